@@ -1,0 +1,27 @@
+/*
+ * api.h - the API handlers, one file per resource (api_*.c).  Thin: parse
+ * and validate the request, call the domain, shape the reply.  The routing
+ * table that names them is routes.c.
+ */
+#ifndef TB_API_H
+#define TB_API_H
+
+#include "http.h"
+
+int api_health(struct tb_request *rq, struct tb_reply *rp);
+int api_whoami(struct tb_request *rq, struct tb_reply *rp);
+
+int api_hosts_list(struct tb_request *rq, struct tb_reply *rp);
+int api_host_get(struct tb_request *rq, struct tb_reply *rp);
+int api_host_trust(struct tb_request *rq, struct tb_reply *rp);
+
+int api_session_create(struct tb_request *rq, struct tb_reply *rp);
+int api_session_delete(struct tb_request *rq, struct tb_reply *rp);
+
+int api_tokens_list(struct tb_request *rq, struct tb_reply *rp);
+int api_token_create(struct tb_request *rq, struct tb_reply *rp);
+int api_token_revoke(struct tb_request *rq, struct tb_reply *rp);
+
+int api_audit_list(struct tb_request *rq, struct tb_reply *rp);
+
+#endif /* TB_API_H */

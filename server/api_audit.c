@@ -1,0 +1,46 @@
+/* api_audit.c - GET /audit: who did what to which host, when. */
+#include "api.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "app.h"
+#include "timeutil.h"
+
+static void add_row(void *cls, const struct tb_audit_row *r)
+{
+	json_array_append_new(cls, json_pack("{s:I, s:o, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s}", "id",
+					     (json_int_t)r->id, "at", tb_time_json(r->at), "actor", r->actor,
+					     "remote", r->remote, "method", r->method, "path", r->path, "action",
+					     r->action, "target", r->target, "status", r->status, "result",
+					     r->result));
+}
+
+int api_audit_list(struct tb_request *rq, struct tb_reply *rp)
+{
+	struct tb_audit_filter f = {.limit = 100};
+	const char *since = tb_req_query(rq, "since"), *limit = tb_req_query(rq, "limit");
+	json_t *list;
+	int rc;
+
+	f.target = tb_req_query(rq, "host");
+	f.actor = tb_req_query(rq, "actor");
+	if (since != NULL && tb_time_parse(since, &f.since) != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "since", "since must be a time like 2026-12-02T16:00:00Z");
+	if (limit != NULL) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(limit, &end, 10);
+		if (*limit == '\0' || *end != '\0' || errno != 0 || v < 1 || v > 1000)
+			return tb_fail(&rp->err, TB_ERR_INVALID, "limit", "limit must be 1..1000");
+		f.limit = (int)v;
+	}
+	list = json_array();
+	if ((rc = tb_store_audit_list(rq->app->store, &f, add_row, list, &rp->err)) != 0) {
+		json_decref(list);
+		return rc;
+	}
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "audit", list));
+}

@@ -1,0 +1,55 @@
+/* api_hosts.c - GET /hosts, GET /hosts/{name}, POST /hosts/{name}/trust. */
+#include "api.h"
+
+#include "app.h"
+#include "hosts.h"
+
+static json_t *host_json(struct tb_app *app, const struct tb_machine *m)
+{
+	json_t *j = tb_machine_to_json(m);
+
+	if (j != NULL)
+		json_object_set_new(j, "state", tb_hosts_state_json(app->hosts, m->name));
+	return j;
+}
+
+int api_hosts_list(struct tb_request *rq, struct tb_reply *rp)
+{
+	struct tb_inventory *inv = tb_app_inventory_get(rq->app);
+	json_t *list = json_array();
+
+	for (size_t i = 0; list != NULL && i < inv->nmachines; i++)
+		json_array_append_new(list, host_json(rq->app, &inv->machines[i]));
+	tb_app_inventory_put(rq->app, inv);
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "hosts", list));
+}
+
+int api_host_get(struct tb_request *rq, struct tb_reply *rp)
+{
+	struct tb_inventory *inv = tb_app_inventory_get(rq->app);
+	const struct tb_machine *m = tb_inventory_find(inv, rq->args[0]);
+	int rc;
+
+	if (m == NULL)
+		rc = tb_fail(&rp->err, TB_ERR_NOT_FOUND, "name", "no machine named \"%.64s\" in the inventory",
+			     rq->args[0]);
+	else
+		rc = tb_reply_json(rp, 200, json_pack("{s:o}", "host", host_json(rq->app, m)));
+	tb_app_inventory_put(rq->app, inv);
+	return rc;
+}
+
+int api_host_trust(struct tb_request *rq, struct tb_reply *rp)
+{
+	static const char *const fields[] = {"os", "fingerprint", NULL};
+	const char *os, *fp;
+	int rc;
+
+	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", rq->args[0]);
+	if ((rc = tb_json_only(rq->body, fields, &rp->err)) != 0 ||
+	    (rc = tb_json_string(rq->body, "os", 1, &os, &rp->err)) != 0 ||
+	    (rc = tb_json_string(rq->body, "fingerprint", 1, &fp, &rp->err)) != 0 ||
+	    (rc = tb_hosts_trust(rq->app->hosts, rq->args[0], os, fp, rq->who->name, &rp->err)) != 0)
+		return rc;
+	return api_host_get(rq, rp);
+}

@@ -1,0 +1,39 @@
+/* api_session.c - browser login (token -> HttpOnly cookie + CSRF token) and logout. */
+#include "api.h"
+
+#include <stdio.h>
+
+#include "app.h"
+#include "timeutil.h"
+
+int api_session_create(struct tb_request *rq, struct tb_reply *rp)
+{
+	static const char *const fields[] = {"token", NULL};
+	char cookie[TB_SECRET_MAX], csrf[TB_SECRET_MAX];
+	struct tb_principal who;
+	const char *token;
+	int64_t expires;
+	int rc;
+
+	if ((rc = tb_json_only(rq->body, fields, &rp->err)) != 0 ||
+	    (rc = tb_json_string(rq->body, "token", 1, &token, &rp->err)) != 0 ||
+	    (rc = tb_auth_session_create(rq->app->auth, token, cookie, csrf, &expires, &who, &rp->err)) != 0)
+		return rc;
+	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", who.name);
+	/* Secure is added when the edge serves TLS (Foundation II). */
+	snprintf(rp->set_cookie, sizeof(rp->set_cookie),
+		 "tb_session=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%d", cookie, TB_SESSION_TTL_S);
+	return tb_reply_json(rp, 200,
+			     json_pack("{s:{s:s, s:s, s:o, s:s}}", "session", "role", tb_level_name(who.level),
+				       "name", who.name, "expires_at", tb_time_json(expires), "csrf_token", csrf));
+}
+
+int api_session_delete(struct tb_request *rq, struct tb_reply *rp)
+{
+	const char *cookie = tb_req_cookie(rq, "tb_session");
+
+	if (cookie != NULL)
+		tb_auth_session_delete(rq->app->auth, cookie);
+	snprintf(rp->set_cookie, sizeof(rp->set_cookie), "tb_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
+	return tb_reply_json(rp, 204, NULL);
+}

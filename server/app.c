@@ -1,0 +1,134 @@
+/* app.c - start, reload and stop one testbedd: see app.h. */
+#include "app.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hosts.h"
+#include "http.h"
+#include "log.h"
+
+struct tb_inventory *tb_app_inventory_get(struct tb_app *app)
+{
+	struct tb_inventory *inv;
+
+	pthread_mutex_lock(&app->inv_lock);
+	inv = app->inv;
+	inv->refs++;
+	pthread_mutex_unlock(&app->inv_lock);
+	return inv;
+}
+
+void tb_app_inventory_put(struct tb_app *app, struct tb_inventory *inv)
+{
+	int last;
+
+	if (inv == NULL)
+		return;
+	pthread_mutex_lock(&app->inv_lock);
+	last = --inv->refs == 0;
+	pthread_mutex_unlock(&app->inv_lock);
+	if (last)
+		tb_inventory_free(inv);
+}
+
+static int write_port_file(const char *path, unsigned int port, struct tb_error *err)
+{
+	char tmp[1024], text[16];
+	int fd, n;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	n = snprintf(text, sizeof(text), "%u\n", port);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, text, (size_t)n) != n || close(fd) != 0 || rename(tmp, path) != 0)
+		return tb_fail(err, TB_ERR_IO, "", "cannot write port file %s: %s", path, strerror(errno));
+	return 0;
+}
+
+int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb_error *err)
+{
+	struct tb_app *app = calloc(1, sizeof(*app));
+	struct tb_http_config hc;
+	char dbpath[1024];
+	struct stat st;
+	int rc;
+
+	*out = NULL;
+	if (app == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	app->cfg = *cfg;
+	pthread_mutex_init(&app->inv_lock, NULL);
+	if ((rc = tb_inventory_load(cfg->inventory_path, TB_INV_CHECK_FILES, &app->inv, err)) != 0)
+		goto fail;
+	app->inv->refs = 1;
+	if (stat(cfg->state_dir, &st) != 0 && mkdir(cfg->state_dir, 0700) != 0) {
+		rc = tb_fail(err, TB_ERR_IO, "state-dir", "cannot create state directory %s: %s", cfg->state_dir,
+			     strerror(errno));
+		goto fail;
+	}
+	snprintf(dbpath, sizeof(dbpath), "%s/testbedd.db", cfg->state_dir);
+	if ((rc = tb_store_open(dbpath, &app->store, err)) != 0 ||
+	    (rc = tb_auth_new(app->store, &app->auth, err)) != 0 ||
+	    (rc = tb_auth_bootstrap(app->auth, cfg->state_dir, err)) != 0 ||
+	    (rc = tb_hosts_start(app, &app->hosts, err)) != 0)
+		goto fail;
+	hc = (struct tb_http_config){
+		.bind_address = cfg->listen_address,
+		.port = cfg->port,
+		.static_dir = cfg->static_dir,
+		.connection_limit = cfg->connection_limit,
+		.per_ip_limit = cfg->per_ip_limit,
+		.timeout_s = 60,
+		.body_limit = 256 * 1024,
+	};
+	if ((rc = tb_http_start(app, &hc, &app->http, err)) != 0)
+		goto fail;
+	if (cfg->port_file != NULL && (rc = write_port_file(cfg->port_file, tb_http_port(app->http), err)) != 0)
+		goto fail;
+	tb_info("app", "testbedd %s serving http://%s:%u/ with %zu machines from %s", TB_VERSION,
+		cfg->listen_address, tb_http_port(app->http), app->inv->nmachines, cfg->inventory_path);
+	*out = app;
+	return 0;
+fail:
+	tb_app_stop(app);
+	return rc;
+}
+
+int tb_app_reload(struct tb_app *app, struct tb_error *err)
+{
+	struct tb_inventory *inv, *old;
+	int rc;
+
+	if ((rc = tb_inventory_load(app->cfg.inventory_path, TB_INV_CHECK_FILES, &inv, err)) != 0) {
+		tb_error("app", "reload refused, keeping the old inventory: %s", err->message);
+		return rc;
+	}
+	inv->refs = 1;
+	pthread_mutex_lock(&app->inv_lock);
+	old = app->inv;
+	app->inv = inv;
+	pthread_mutex_unlock(&app->inv_lock);
+	tb_app_inventory_put(app, old);
+	tb_hosts_inventory_changed(app->hosts);
+	tb_info("app", "reloaded %s: %zu machines", app->cfg.inventory_path, inv->nmachines);
+	return 0;
+}
+
+void tb_app_stop(struct tb_app *app)
+{
+	if (app == NULL)
+		return;
+	tb_http_stop(app->http);
+	tb_hosts_stop(app->hosts);
+	tb_auth_free(app->auth);
+	tb_store_close(app->store);
+	if (app->inv != NULL)
+		tb_app_inventory_put(app, app->inv);
+	pthread_mutex_destroy(&app->inv_lock);
+	free(app);
+}

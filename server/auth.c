@@ -1,0 +1,305 @@
+/* auth.c - tokens, sessions, roles and the failed-login limit: see auth.h. */
+#include "auth.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crypto.h"
+#include "log.h"
+
+#define RATE_SLOTS 256
+
+struct rate_slot {
+	char addr[64];
+	int64_t window_start;
+	int failures;
+};
+
+struct tb_auth {
+	struct tb_store *st;
+	pthread_mutex_t lock;
+	struct rate_slot slots[RATE_SLOTS];
+};
+
+int tb_auth_new(struct tb_store *st, struct tb_auth **out, struct tb_error *err)
+{
+	struct tb_auth *a = calloc(1, sizeof(*a));
+
+	if (a == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	a->st = st;
+	pthread_mutex_init(&a->lock, NULL);
+	*out = a;
+	return 0;
+}
+
+void tb_auth_free(struct tb_auth *a)
+{
+	if (a == NULL)
+		return;
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}
+
+enum tb_level tb_level_parse(const char *role)
+{
+	if (role == NULL)
+		return TB_LEVEL_NONE;
+	if (strcmp(role, "viewer") == 0)
+		return TB_LEVEL_VIEWER;
+	if (strcmp(role, "operator") == 0)
+		return TB_LEVEL_OPERATOR;
+	if (strcmp(role, "admin") == 0)
+		return TB_LEVEL_ADMIN;
+	return TB_LEVEL_NONE;
+}
+
+const char *tb_level_name(enum tb_level level)
+{
+	switch (level) {
+	case TB_LEVEL_VIEWER:
+		return "viewer";
+	case TB_LEVEL_OPERATOR:
+		return "operator";
+	case TB_LEVEL_ADMIN:
+		return "admin";
+	case TB_LEVEL_NONE:
+		break;
+	}
+	return "none";
+}
+
+int tb_auth_token_create(struct tb_auth *a, const char *name, enum tb_level level,
+			 char secret[TB_SECRET_MAX], int64_t *id, struct tb_error *err)
+{
+	uint8_t placeholder[TB_SHA256_LEN], hash[TB_SHA256_LEN];
+	char random_part[48], prefix[40];
+	int rc;
+
+	/* The id is part of the token, so insert first with a random placeholder
+	 * hash, then store the real one.  Both writes are single statements. */
+	if ((rc = tb_random_bytes(placeholder, sizeof(placeholder))) != 0)
+		return tb_fail(err, rc, "", "cannot read random bytes from /dev/urandom");
+	if ((rc = tb_store_token_insert(a->st, name, tb_level_name(level), placeholder,
+					(int64_t)time(NULL), id, err)) != 0)
+		return rc;
+	snprintf(prefix, sizeof(prefix), "tbk_%" PRId64 "_", *id);
+	if ((rc = tb_random_secret("", random_part, sizeof(random_part))) != 0)
+		return tb_fail(err, rc, "", "cannot read random bytes from /dev/urandom");
+	snprintf(secret, TB_SECRET_MAX, "%s%s", prefix, random_part);
+	tb_sha256(secret, strlen(secret), hash);
+	return tb_store_token_set_hash(a->st, *id, hash, err);
+}
+
+struct token_lookup {
+	int found;
+	int revoked;
+	char name[64];
+	char role[16];
+	uint8_t hash[TB_SHA256_LEN];
+};
+
+static void take_token(void *cls, const struct tb_token_row *r)
+{
+	struct token_lookup *t = cls;
+
+	t->found = 1;
+	t->revoked = r->revoked;
+	snprintf(t->name, sizeof(t->name), "%s", r->name);
+	snprintf(t->role, sizeof(t->role), "%s", r->role);
+	memcpy(t->hash, r->hash, TB_SHA256_LEN);
+}
+
+/* Check a token's text against its stored hash by its id. */
+static int check_token(struct tb_auth *a, const char *token, int64_t *id_out, struct tb_principal *who,
+		       struct tb_error *err)
+{
+	struct token_lookup t = {0};
+	uint8_t hash[TB_SHA256_LEN];
+	const char *p;
+	char *end;
+	long long id;
+
+	if (token == NULL || strncmp(token, "tbk_", 4) != 0 || strlen(token) > TB_SECRET_MAX)
+		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "not a testbedd token (they start with tbk_)");
+	p = token + 4;
+	errno = 0;
+	id = strtoll(p, &end, 10);
+	if (end == p || *end != '_' || errno != 0 || id <= 0)
+		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "malformed token");
+	if (tb_store_token_get(a->st, (int64_t)id, take_token, &t, NULL) != 0 || !t.found)
+		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "unknown token");
+	tb_sha256(token, strlen(token), hash);
+	if (!tb_ct_equal(hash, t.hash, TB_SHA256_LEN))
+		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "unknown token");
+	if (t.revoked)
+		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "this token was revoked: ask an admin for a new one");
+	who->token_id = (int64_t)id;
+	snprintf(who->name, sizeof(who->name), "%s", t.name);
+	who->level = tb_level_parse(t.role);
+	who->via_cookie = 0;
+	*id_out = (int64_t)id;
+	tb_store_token_touch(a->st, (int64_t)id, (int64_t)time(NULL));
+	return 0;
+}
+
+int tb_auth_bearer(struct tb_auth *a, const char *token, struct tb_principal *who, struct tb_error *err)
+{
+	int64_t id;
+
+	return check_token(a, token, &id, who, err);
+}
+
+int tb_auth_bootstrap(struct tb_auth *a, const char *state_dir, struct tb_error *err)
+{
+	char secret[TB_SECRET_MAX], path[1024];
+	int64_t count = 0, id;
+	size_t len;
+	int rc, fd;
+
+	if ((rc = tb_store_token_count(a->st, &count, err)) != 0 || count > 0)
+		return rc;
+	snprintf(path, sizeof(path), "%s/admin.token", state_dir);
+	/* O_EXCL: never follow or overwrite a file someone else put there. */
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return tb_fail(err, TB_ERR_IO, "", "cannot create %s: %s", path, strerror(errno));
+	if ((rc = tb_auth_token_create(a, "admin", TB_LEVEL_ADMIN, secret, &id, err)) != 0) {
+		close(fd);
+		unlink(path);
+		return rc;
+	}
+	len = strlen(secret);
+	secret[len] = '\n';
+	if (write(fd, secret, len + 1) != (ssize_t)(len + 1) || fsync(fd) != 0) {
+		rc = tb_fail(err, TB_ERR_IO, "", "cannot write %s: %s", path, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	close(fd);
+	memset(secret, 0, sizeof(secret));
+	tb_info("auth", "first start: wrote an admin token to %s (mode 0600)", path);
+	return 0;
+}
+
+int tb_auth_session_create(struct tb_auth *a, const char *token, char cookie[TB_SECRET_MAX],
+			   char csrf[TB_SECRET_MAX], int64_t *expires_at, struct tb_principal *who,
+			   struct tb_error *err)
+{
+	struct tb_session_row row;
+	uint8_t hash[TB_SHA256_LEN];
+	int64_t id;
+	int rc;
+
+	if ((rc = check_token(a, token, &id, who, err)) != 0)
+		return rc;
+	if (tb_random_secret("", cookie, TB_SECRET_MAX) != 0 || tb_random_secret("", csrf, TB_SECRET_MAX) != 0)
+		return tb_fail(err, TB_ERR_IO, "", "cannot read random bytes from /dev/urandom");
+	row.token_id = id;
+	tb_sha256(csrf, strlen(csrf), row.csrf_hash);
+	row.expires_at = (int64_t)time(NULL) + TB_SESSION_TTL_S;
+	tb_sha256(cookie, strlen(cookie), hash);
+	tb_store_session_purge(a->st, (int64_t)time(NULL));
+	if ((rc = tb_store_session_insert(a->st, hash, &row, err)) != 0)
+		return rc;
+	*expires_at = row.expires_at;
+	who->via_cookie = 1;
+	return 0;
+}
+
+int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int mutating,
+		   struct tb_principal *who, struct tb_error *err)
+{
+	struct tb_session_row row;
+	struct token_lookup t = {0};
+	uint8_t hash[TB_SHA256_LEN];
+
+	tb_sha256(cookie, strlen(cookie), hash);
+	if (tb_store_session_get(a->st, hash, &row, NULL) != 0)
+		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "your session ended: log in again");
+	if (row.expires_at < (int64_t)time(NULL))
+		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "your session expired: log in again");
+	if (tb_store_token_get(a->st, row.token_id, take_token, &t, NULL) != 0 || !t.found || t.revoked)
+		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "the token of this session was revoked: log in again");
+	if (mutating) {
+		uint8_t ch[TB_SHA256_LEN];
+
+		if (csrf == NULL || *csrf == '\0')
+			return tb_fail(err, TB_ERR_CSRF, "X-CSRF-Token",
+				       "a change made with a session cookie needs the X-CSRF-Token header "
+				       "from the login reply");
+		tb_sha256(csrf, strlen(csrf), ch);
+		if (!tb_ct_equal(ch, row.csrf_hash, TB_SHA256_LEN))
+			return tb_fail(err, TB_ERR_CSRF, "X-CSRF-Token", "the X-CSRF-Token header does not match this session");
+	}
+	who->token_id = row.token_id;
+	snprintf(who->name, sizeof(who->name), "%s", t.name);
+	who->level = tb_level_parse(t.role);
+	who->via_cookie = 1;
+	return 0;
+}
+
+void tb_auth_session_delete(struct tb_auth *a, const char *cookie)
+{
+	uint8_t hash[TB_SHA256_LEN];
+
+	tb_sha256(cookie, strlen(cookie), hash);
+	tb_store_session_delete(a->st, hash);
+}
+
+static struct rate_slot *slot_for(struct tb_auth *a, const char *addr, int create)
+{
+	struct rate_slot *oldest = &a->slots[0];
+
+	for (size_t i = 0; i < RATE_SLOTS; i++) {
+		if (strcmp(a->slots[i].addr, addr) == 0)
+			return &a->slots[i];
+		if (a->slots[i].window_start < oldest->window_start)
+			oldest = &a->slots[i];
+	}
+	if (!create)
+		return NULL;
+	memset(oldest, 0, sizeof(*oldest));
+	snprintf(oldest->addr, sizeof(oldest->addr), "%s", addr);
+	return oldest;
+}
+
+int tb_auth_limited(struct tb_auth *a, const char *addr, int *retry_after_s, struct tb_error *err)
+{
+	int64_t now = (int64_t)time(NULL);
+	struct rate_slot *s;
+	int rc = 0;
+
+	pthread_mutex_lock(&a->lock);
+	s = slot_for(a, addr, 0);
+	if (s != NULL && now - s->window_start < TB_AUTH_WINDOW_S && s->failures >= TB_AUTH_MAX_FAILURES) {
+		*retry_after_s = (int)(TB_AUTH_WINDOW_S - (now - s->window_start));
+		rc = tb_fail(err, TB_ERR_RATE_LIMITED, "",
+			     "too many failed logins from %s: try again in %d s", addr, *retry_after_s);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+void tb_auth_failed(struct tb_auth *a, const char *addr)
+{
+	int64_t now = (int64_t)time(NULL);
+	struct rate_slot *s;
+
+	pthread_mutex_lock(&a->lock);
+	s = slot_for(a, addr, 1);
+	if (now - s->window_start >= TB_AUTH_WINDOW_S) {
+		s->window_start = now;
+		s->failures = 0;
+	}
+	s->failures++;
+	pthread_mutex_unlock(&a->lock);
+}

@@ -1,0 +1,74 @@
+/*
+ * auth.h - who is calling: API tokens, browser sessions, roles, and the
+ * per-address limit on failed logins.
+ *
+ * Tokens look like "tbk_<id>_<43 base64url chars>"; only their SHA-256 is
+ * stored, and the check compares hashes in constant time.  A browser session
+ * is a random cookie secret plus a CSRF secret, both stored hashed; it lasts
+ * TB_SESSION_TTL_S and dies with its token.
+ *
+ * Thread-safe.  Calls block on the store (SQLite).  Secrets written to caller
+ * buffers are the caller's to show once and forget; never log them.
+ */
+#ifndef TB_AUTH_H
+#define TB_AUTH_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "store.h"
+
+enum tb_level { TB_LEVEL_NONE = 0, TB_LEVEL_VIEWER = 1, TB_LEVEL_OPERATOR = 2, TB_LEVEL_ADMIN = 3 };
+
+#define TB_SECRET_MAX 96
+#define TB_SESSION_TTL_S (12 * 3600)
+
+struct tb_principal {
+	int64_t token_id;
+	char name[64];
+	enum tb_level level;
+	int via_cookie;
+};
+
+struct tb_auth;
+
+int tb_auth_new(struct tb_store *st, struct tb_auth **out, struct tb_error *err);
+void tb_auth_free(struct tb_auth *a);
+
+/* "viewer" -> TB_LEVEL_VIEWER ...; TB_LEVEL_NONE for anything else. */
+enum tb_level tb_level_parse(const char *role);
+const char *tb_level_name(enum tb_level level);
+
+/* With no token in the store, create an admin token and write it to
+ * state_dir/admin.token (mode 0600, created exclusively).  Logs the path, never
+ * the token.  A no-op when tokens exist. */
+int tb_auth_bootstrap(struct tb_auth *a, const char *state_dir, struct tb_error *err);
+
+/* Create a token; secret gets the token text (shown once). */
+int tb_auth_token_create(struct tb_auth *a, const char *name, enum tb_level level,
+			 char secret[TB_SECRET_MAX], int64_t *id, struct tb_error *err);
+
+/* Check a bearer token.  TB_ERR_UNAUTHORIZED with a reason when it is not valid. */
+int tb_auth_bearer(struct tb_auth *a, const char *token, struct tb_principal *who, struct tb_error *err);
+
+/* Log in with a token: a new session.  cookie and csrf get the two secrets. */
+int tb_auth_session_create(struct tb_auth *a, const char *token, char cookie[TB_SECRET_MAX],
+			   char csrf[TB_SECRET_MAX], int64_t *expires_at, struct tb_principal *who,
+			   struct tb_error *err);
+
+/* Check a session cookie; when mutating, csrf (the X-CSRF-Token header, may be
+ * NULL) must match the session's.  TB_ERR_UNAUTHORIZED or TB_ERR_CSRF. */
+int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int mutating,
+		   struct tb_principal *who, struct tb_error *err);
+
+void tb_auth_session_delete(struct tb_auth *a, const char *cookie);
+
+/* Failed-login limit per client address: tb_auth_limited returns
+ * TB_ERR_RATE_LIMITED (and the seconds to wait) once an address failed
+ * TB_AUTH_MAX_FAILURES times within TB_AUTH_WINDOW_S. */
+#define TB_AUTH_MAX_FAILURES 10
+#define TB_AUTH_WINDOW_S 60
+int tb_auth_limited(struct tb_auth *a, const char *addr, int *retry_after_s, struct tb_error *err);
+void tb_auth_failed(struct tb_auth *a, const char *addr);
+
+#endif /* TB_AUTH_H */

@@ -1,0 +1,31 @@
+/*
+ * crypto.h - the little cryptography testbedd needs for its own secrets:
+ * SHA-256 (tokens and sessions are stored as hashes), random bytes from the
+ * kernel, base64url, and a constant-time comparison.  No allocation.
+ */
+#ifndef TB_CRYPTO_H
+#define TB_CRYPTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TB_SHA256_LEN 32
+
+void tb_sha256(const void *data, size_t len, uint8_t out[TB_SHA256_LEN]);
+
+/* Fill buf with len bytes from /dev/urandom.  0 or TB_ERR_IO. */
+int tb_random_bytes(void *buf, size_t len);
+
+/* base64url without padding; out must hold 4*ceil(len/3)+1 bytes.  Returns length. */
+size_t tb_base64url(const uint8_t *in, size_t len, char *out);
+
+/* Lower-case hex; out must hold 2*len+1 bytes. */
+void tb_hex(const uint8_t *in, size_t len, char *out);
+
+/* 1 when a and b (both len bytes) are equal; time depends only on len. */
+int tb_ct_equal(const void *a, const void *b, size_t len);
+
+/* A new random secret: prefix followed by 43 base64url characters (256 bits). */
+int tb_random_secret(const char *prefix, char *out, size_t outlen);
+
+#endif /* TB_CRYPTO_H */

@@ -1,0 +1,416 @@
+/* hosts.c - live reachability of every machine, probed in the background: see hosts.h. */
+#include "hosts.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "app.h"
+#include "inventory.h"
+#include "log.h"
+#include "ssh.h"
+#include "timeutil.h"
+
+struct host_state {
+	char machine[64];
+	char reach[8];             /* "up" | "down" | "unknown" */
+	char os[40];               /* answering persona, "" none */
+	int64_t since, checked_at;
+	char err_code[32];
+	char err_msg[TB_ERROR_MSG_MAX];
+	char presented_os[40];
+	char presented_fp[64];
+};
+
+struct tb_hosts {
+	struct tb_app *app;
+	struct tb_ssh_pool *pool;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t thread;
+	int running, stop, kick;
+	struct host_state *st;
+	size_t n;
+};
+
+/* The state slot of a machine (lock held); created when missing. */
+static struct host_state *slot(struct tb_hosts *h, const char *machine, int create)
+{
+	struct host_state *grown;
+
+	for (size_t i = 0; i < h->n; i++)
+		if (strcmp(h->st[i].machine, machine) == 0)
+			return &h->st[i];
+	if (!create)
+		return NULL;
+	grown = realloc(h->st, (h->n + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return NULL;
+	h->st = grown;
+	memset(&h->st[h->n], 0, sizeof(h->st[h->n]));
+	snprintf(h->st[h->n].machine, sizeof(h->st[h->n].machine), "%s", machine);
+	snprintf(h->st[h->n].reach, sizeof(h->st[h->n].reach), "unknown");
+	return &h->st[h->n++];
+}
+
+static void load_row(void *cls, const struct tb_host_state_row *r)
+{
+	struct tb_hosts *h = cls;
+	struct host_state *s = slot(h, r->machine, 1);
+
+	if (s == NULL)
+		return;
+	snprintf(s->reach, sizeof(s->reach), "%s", r->reachability);
+	snprintf(s->os, sizeof(s->os), "%s", r->os != NULL ? r->os : "");
+	s->since = r->since;
+	s->checked_at = r->checked_at;
+	snprintf(s->err_code, sizeof(s->err_code), "%s", r->error_code != NULL ? r->error_code : "");
+	snprintf(s->err_msg, sizeof(s->err_msg), "%s", r->error_message != NULL ? r->error_message : "");
+	snprintf(s->presented_os, sizeof(s->presented_os), "%s", r->presented_os != NULL ? r->presented_os : "");
+	snprintf(s->presented_fp, sizeof(s->presented_fp), "%s", r->presented_fp != NULL ? r->presented_fp : "");
+}
+
+/* The pin for a persona: an admin's accepted key, else the inventory's. */
+static void pinned_fp(struct tb_hosts *h, const struct tb_machine *m, const struct tb_persona *p,
+		      char *fp, size_t len)
+{
+	if (tb_store_hostkey_get(h->app->store, m->name, p->os, fp, len) == 0)
+		return;
+	snprintf(fp, len, "%s", p->host_key != NULL ? p->host_key : "");
+}
+
+struct probe_result {
+	int answered;
+	char os[40];
+	struct tb_error err;
+	char presented_os[40];
+	char presented_fp[64];
+};
+
+/* Is fp the pin of another persona of m at the same address?  Then a
+ * mismatch only means that the other OS is the one running. */
+static int pin_of_sibling(struct tb_hosts *h, const struct tb_machine *m, const struct tb_persona *p,
+			  const char *fp)
+{
+	for (size_t i = 0; i < m->nos; i++) {
+		char pin[80];
+
+		if (&m->os[i] == p || strcmp(m->os[i].address, p->address) != 0)
+			continue;
+		pinned_fp(h, m, &m->os[i], pin, sizeof(pin));
+		if (pin[0] != '\0' && strcmp(pin, fp) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int err_rank(int code)
+{
+	switch (code) {
+	case TB_ERR_HOSTKEY:
+		return 3;
+	case TB_ERR_UNAUTHORIZED:
+	case TB_ERR_REMOTE:
+	case TB_ERR_CONFIG:
+		return 2;
+	case 0:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* Probe one persona: connect, check the key, log in, `uname -s`. */
+static int probe_persona(struct tb_hosts *h, const struct tb_machine *m, const struct tb_persona *p,
+			 struct probe_result *res)
+{
+	static const char *const argv[] = {"uname", "-s", NULL};
+	char pin[80], presented[80] = "";
+	struct tb_ssh_target t = {
+		.machine = m->name,
+		.os = p->os,
+		.address = p->address,
+		.port = p->port,
+		.user = p->user,
+		.key_file = p->key_file,
+		.connect_timeout_s = p->connect_timeout_s,
+	};
+	struct tb_ssh_result r;
+	struct tb_error e = {0};
+	int rc;
+
+	pinned_fp(h, m, p, pin, sizeof(pin));
+	t.pinned_fp = pin[0] ? pin : NULL;
+	memset(&r, 0, sizeof(r));
+	rc = tb_ssh_exec(h->pool, &t, argv, p->command_timeout_s * 1000, NULL, NULL, &r, &e);
+	snprintf(presented, sizeof(presented), "%s", r.host_fp);
+	if (rc == 0 && r.exit_status == 0) {
+		res->answered = 1;
+		snprintf(res->os, sizeof(res->os), "%s", p->os);
+		return 0;
+	}
+	if (rc == 0)
+		rc = tb_fail(&e, TB_ERR_REMOTE, "", "%s (%s): uname -s exited with %d", m->name, p->os, r.exit_status);
+	if (rc == TB_ERR_HOSTKEY && presented[0] != '\0' && pin_of_sibling(h, m, p, presented))
+		return rc;   /* the other OS at this address is up; not an error */
+	if (err_rank(rc) > err_rank(res->err.code))
+		res->err = e;
+	if (rc == TB_ERR_HOSTKEY && presented[0] != '\0') {
+		snprintf(res->presented_os, sizeof(res->presented_os), "%s", p->os);
+		snprintf(res->presented_fp, sizeof(res->presented_fp), "%s", presented);
+	}
+	return rc;
+}
+
+static void probe_machine(struct tb_hosts *h, const struct tb_machine *m)
+{
+	struct probe_result res;
+	struct host_state *s, before;
+	char current[40] = "";
+	int64_t now;
+
+	memset(&res, 0, sizeof(res));
+	pthread_mutex_lock(&h->lock);
+	s = slot(h, m->name, 1);
+	if (s != NULL)
+		snprintf(current, sizeof(current), "%s", s->os);
+	pthread_mutex_unlock(&h->lock);
+
+	/* The OS that answered last time first: usually it still does. */
+	for (int pass = 0; pass < 2 && !res.answered; pass++) {
+		for (size_t i = 0; i < m->nos && !res.answered; i++) {
+			int is_current = strcmp(m->os[i].os, current) == 0;
+
+			if ((pass == 0) != is_current)
+				continue;
+			probe_persona(h, m, &m->os[i], &res);
+		}
+	}
+
+	now = tb_now();
+	pthread_mutex_lock(&h->lock);
+	s = slot(h, m->name, 1);
+	if (s == NULL) {
+		pthread_mutex_unlock(&h->lock);
+		return;
+	}
+	before = *s;
+	snprintf(s->reach, sizeof(s->reach), "%s", res.answered ? "up" : "down");
+	snprintf(s->os, sizeof(s->os), "%s", res.answered ? res.os : "");
+	if (strcmp(before.reach, s->reach) != 0 || strcmp(before.os, s->os) != 0 || s->since == 0)
+		s->since = now;
+	s->checked_at = now;
+	snprintf(s->err_code, sizeof(s->err_code), "%s", res.answered || res.err.code == 0 ? "" : tb_err_name(res.err.code));
+	snprintf(s->err_msg, sizeof(s->err_msg), "%s", res.answered ? "" : res.err.message);
+	snprintf(s->presented_os, sizeof(s->presented_os), "%s", res.presented_os);
+	snprintf(s->presented_fp, sizeof(s->presented_fp), "%s", res.presented_fp);
+	{
+		struct host_state copy = *s;
+		struct tb_host_state_row row = {
+			.machine = copy.machine,
+			.reachability = copy.reach,
+			.os = copy.os[0] ? copy.os : NULL,
+			.since = copy.since,
+			.checked_at = copy.checked_at,
+			.error_code = copy.err_code[0] ? copy.err_code : NULL,
+			.error_message = copy.err_msg[0] ? copy.err_msg : NULL,
+			.presented_os = copy.presented_os[0] ? copy.presented_os : NULL,
+			.presented_fp = copy.presented_fp[0] ? copy.presented_fp : NULL,
+		};
+
+		pthread_mutex_unlock(&h->lock);
+		if (strcmp(before.reach, copy.reach) != 0 || strcmp(before.os, copy.os) != 0)
+			tb_info("hosts", "%s: %s%s%s", copy.machine, copy.reach, copy.os[0] ? " as " : "", copy.os);
+		tb_store_host_state_put(h->app->store, &row, NULL);
+	}
+}
+
+struct round {
+	struct tb_hosts *h;
+	struct tb_inventory *inv;
+	pthread_mutex_t lock;
+	size_t next;
+};
+
+static void *round_worker(void *arg)
+{
+	struct round *r = arg;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&r->lock);
+		i = r->next++;
+		pthread_mutex_unlock(&r->lock);
+		if (i >= r->inv->nmachines)
+			return NULL;
+		probe_machine(r->h, &r->inv->machines[i]);
+	}
+}
+
+void tb_hosts_probe_all(struct tb_hosts *h)
+{
+	struct round r = {.h = h, .inv = tb_app_inventory_get(h->app)};
+	pthread_t t[TB_PROBE_WORKERS];
+	size_t nt = r.inv->nmachines < TB_PROBE_WORKERS ? r.inv->nmachines : TB_PROBE_WORKERS, started = 0;
+
+	pthread_mutex_init(&r.lock, NULL);
+	for (size_t i = 0; i < nt; i++)
+		if (pthread_create(&t[started], NULL, round_worker, &r) == 0)
+			started++;
+	if (started == 0)
+		round_worker(&r);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	pthread_mutex_destroy(&r.lock);
+	tb_app_inventory_put(h->app, r.inv);
+}
+
+static void *prober(void *arg)
+{
+	struct tb_hosts *h = arg;
+
+	pthread_mutex_lock(&h->lock);
+	while (!h->stop) {
+		struct timespec until;
+
+		pthread_mutex_unlock(&h->lock);
+		tb_hosts_probe_all(h);
+		pthread_mutex_lock(&h->lock);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += (time_t)h->app->cfg.probe_interval_s;
+		while (!h->stop && !h->kick)
+			if (pthread_cond_timedwait(&h->wake, &h->lock, &until) != 0)
+				break;
+		h->kick = 0;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+int tb_hosts_start(struct tb_app *app, struct tb_hosts **out, struct tb_error *err)
+{
+	struct tb_hosts *h = calloc(1, sizeof(*h));
+
+	*out = NULL;
+	if (h == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	h->app = app;
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->wake, NULL);
+	h->pool = tb_ssh_pool_new(2, 60);
+	if (h->pool == NULL) {
+		tb_hosts_stop(h);
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	tb_store_host_state_each(app->store, load_row, h);
+	if (app->cfg.probe_interval_s > 0) {
+		if (pthread_create(&h->thread, NULL, prober, h) != 0) {
+			tb_hosts_stop(h);
+			return tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the prober thread");
+		}
+		h->running = 1;
+	}
+	*out = h;
+	return 0;
+}
+
+void tb_hosts_stop(struct tb_hosts *h)
+{
+	if (h == NULL)
+		return;
+	pthread_mutex_lock(&h->lock);
+	h->stop = 1;
+	pthread_cond_broadcast(&h->wake);
+	pthread_mutex_unlock(&h->lock);
+	if (h->running)
+		pthread_join(h->thread, NULL);
+	tb_ssh_pool_free(h->pool);
+	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->lock);
+	free(h->st);
+	free(h);
+}
+
+void tb_hosts_probe_now(struct tb_hosts *h)
+{
+	pthread_mutex_lock(&h->lock);
+	h->kick = 1;
+	pthread_cond_broadcast(&h->wake);
+	pthread_mutex_unlock(&h->lock);
+}
+
+void tb_hosts_inventory_changed(struct tb_hosts *h)
+{
+	tb_hosts_probe_now(h);
+}
+
+json_t *tb_hosts_state_json(struct tb_hosts *h, const char *machine)
+{
+	struct host_state s, *p;
+	json_t *err = json_null(), *presented = json_null();
+
+	pthread_mutex_lock(&h->lock);
+	p = slot(h, machine, 0);
+	if (p != NULL)
+		s = *p;
+	pthread_mutex_unlock(&h->lock);
+	if (p == NULL)
+		return json_pack("{s:s, s:n, s:n, s:n, s:n, s:n}", "reachability", "unknown", "os", "since",
+				 "checked_at", "last_error", "presented_host_key");
+	if (s.err_code[0])
+		err = json_pack("{s:s, s:s}", "code", s.err_code, "message", s.err_msg);
+	if (s.presented_fp[0])
+		presented = json_pack("{s:s, s:s}", "os", s.presented_os, "fingerprint", s.presented_fp);
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}", "reachability", s.reach, "os",
+			 s.os[0] ? json_string(s.os) : json_null(), "since", tb_time_json(s.since), "checked_at",
+			 tb_time_json(s.checked_at), "last_error", err, "presented_host_key", presented);
+}
+
+int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, const char *fp,
+		   const char *actor, struct tb_error *err)
+{
+	struct tb_inventory *inv = tb_app_inventory_get(h->app);
+	const struct tb_machine *m = tb_inventory_find(inv, machine);
+	struct host_state *s;
+	char presented[64] = "", presented_os[40] = "";
+	int rc;
+
+	if (m == NULL)
+		rc = tb_fail(err, TB_ERR_NOT_FOUND, "name", "no machine named \"%.64s\"", machine);
+	else if (tb_machine_persona(m, os) == NULL)
+		rc = tb_fail(err, TB_ERR_NOT_FOUND, "os", "%s has no OS persona \"%.40s\"", machine, os);
+	else
+		rc = 0;
+	tb_app_inventory_put(h->app, inv);
+	if (rc != 0)
+		return rc;
+	pthread_mutex_lock(&h->lock);
+	s = slot(h, machine, 0);
+	if (s != NULL) {
+		snprintf(presented, sizeof(presented), "%s", s->presented_fp);
+		snprintf(presented_os, sizeof(presented_os), "%s", s->presented_os);
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (presented[0] == '\0' || strcmp(presented_os, os) != 0)
+		return tb_fail(err, TB_ERR_CONFLICT, "fingerprint",
+			       "%s (%s) has not presented a refused host key; nothing to accept", machine, os);
+	if (strcmp(presented, fp) != 0)
+		return tb_fail(err, TB_ERR_CONFLICT, "fingerprint",
+			       "%s (%s) presented %s, not the %.64s you sent: check the key and send the one shown",
+			       machine, os, presented, fp);
+	if ((rc = tb_store_hostkey_set(h->app->store, machine, os, fp, actor, tb_now(), err)) != 0)
+		return rc;
+	pthread_mutex_lock(&h->lock);
+	s = slot(h, machine, 0);
+	if (s != NULL && strcmp(s->presented_fp, fp) == 0) {
+		s->presented_fp[0] = '\0';
+		s->presented_os[0] = '\0';
+	}
+	pthread_mutex_unlock(&h->lock);
+	tb_info("hosts", "%s (%s): host key %s accepted by %s", machine, os, fp, actor);
+	tb_hosts_probe_now(h);
+	return 0;
+}

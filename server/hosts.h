@@ -1,0 +1,50 @@
+/*
+ * hosts.h - what each machine is doing now: which OS persona answers ssh,
+ * since when, and the last error; kept fresh by a bounded background prober
+ * and saved in the store.  It observes only: it never powers, boots or
+ * "corrects" anything.
+ *
+ * A probe of a persona is: connect to its address, check the host key
+ * against the pin (an admin's accepted key, else the inventory's), log in
+ * with the key, run `uname -s`.  A refused key is kept as "presented" so that
+ * an admin can look at it and accept it (tb_hosts_trust).
+ *
+ * Thread-safe.  tb_hosts_start spawns the prober thread; probes run in at
+ * most TB_PROBE_WORKERS threads and each is bounded by the persona's
+ * connect and command timeouts.
+ */
+#ifndef TB_HOSTS_H
+#define TB_HOSTS_H
+
+#include <jansson.h>
+
+#include "error.h"
+
+struct tb_app;
+struct tb_hosts;
+
+#define TB_PROBE_WORKERS 4
+
+int tb_hosts_start(struct tb_app *app, struct tb_hosts **out, struct tb_error *err);
+void tb_hosts_stop(struct tb_hosts *h);
+
+/* The inventory was replaced: forget machines that left, probe at once. */
+void tb_hosts_inventory_changed(struct tb_hosts *h);
+
+/* Wake the prober now rather than at its next interval. */
+void tb_hosts_probe_now(struct tb_hosts *h);
+
+/* Run one probe round of every machine in the calling thread (tests, and
+ * the prober itself).  Blocks for up to the slowest persona's timeouts. */
+void tb_hosts_probe_all(struct tb_hosts *h);
+
+/* The "state" object of a machine for the API (new reference). */
+json_t *tb_hosts_state_json(struct tb_hosts *h, const char *machine);
+
+/* An admin accepts the host key that persona os of machine presented:
+ * fp must be exactly the fingerprint shown.  TB_ERR_NOT_FOUND for an
+ * unknown machine or OS, TB_ERR_CONFLICT when fp is not what it presented. */
+int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, const char *fp,
+		   const char *actor, struct tb_error *err);
+
+#endif /* TB_HOSTS_H */

@@ -1,0 +1,99 @@
+/*
+ * http.h - the HTTP edge: libmicrohttpd, the routing table, authentication
+ * and roles, body limits, JSON in and out, static files, security headers,
+ * and the audit of every mutating request.
+ *
+ * Handlers (api_*.c) never see libmicrohttpd: they get a struct tb_request
+ * with the path arguments, the parsed JSON body and the caller, and fill a
+ * struct tb_reply.  A handler returns 0 with rp->status/rp->body set, or a
+ * negative tb_err with rp->err filled; the edge turns that error into
+ * {"error":{"code","message","field"}} in one place.
+ */
+#ifndef TB_HTTP_H
+#define TB_HTTP_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "auth.h"
+#include "error.h"
+
+struct tb_app;
+struct tb_http;
+
+#define TB_ROUTE_MAX_ARGS 3
+
+struct tb_request {
+	struct tb_app *app;
+	const char *method;
+	const char *path;                    /* decoded path, "/api/v1/hosts/left" */
+	const char *args[TB_ROUTE_MAX_ARGS]; /* the {name} parts, decoded */
+	json_t *body;                        /* parsed body (borrowed) or NULL */
+	const struct tb_principal *who;      /* NULL on public routes */
+	const char *remote;                  /* client address */
+	void *edge;                          /* the edge's private state */
+};
+
+struct tb_reply {
+	unsigned int status;
+	json_t *body;                 /* owned by the reply; NULL: no body (204) */
+	char set_cookie[512];         /* "" or a Set-Cookie value */
+	char audit_target[128];       /* what the audit log names as target */
+	struct tb_error err;
+};
+
+typedef int (*tb_handler)(struct tb_request *rq, struct tb_reply *rp);
+
+#define TB_ROUTE_PUBLIC 1u   /* no authentication */
+#define TB_ROUTE_BODY 2u     /* expects a JSON object body */
+#define TB_ROUTE_LOGIN 4u    /* counts failures against the address */
+
+struct tb_route {
+	const char *method;
+	const char *pattern;          /* "/api/v1/hosts/{name}" */
+	enum tb_level level;          /* lowest role allowed */
+	unsigned int flags;
+	const char *action;           /* audit name of a mutation, "token.create" */
+	tb_handler handler;
+};
+
+/* The routing table (routes.c), ended by a NULL method. */
+extern const struct tb_route tb_routes[];
+
+struct tb_http_config {
+	const char *bind_address;     /* "127.0.0.1" */
+	unsigned int port;            /* 0: any free port */
+	const char *static_dir;       /* NULL: no static files */
+	unsigned int connection_limit;
+	unsigned int per_ip_limit;
+	unsigned int timeout_s;
+	size_t body_limit;
+};
+
+/* Start serving in libmicrohttpd's internal threads (poll/epoll, never
+ * select).  The app must outlive the server. */
+int tb_http_start(struct tb_app *app, const struct tb_http_config *cfg, struct tb_http **out,
+		  struct tb_error *err);
+unsigned int tb_http_port(const struct tb_http *h);
+void tb_http_stop(struct tb_http *h);
+
+/* A query argument, percent-decoded; NULL when absent.  Valid until the
+ * request ends.  A value with an encoded NUL reads as absent and makes the
+ * request fail with 400. */
+const char *tb_req_query(struct tb_request *rq, const char *name);
+
+/* A cookie of the request, or NULL.  Valid until the request ends. */
+const char *tb_req_cookie(struct tb_request *rq, const char *name);
+
+/* Set the reply: status and a JSON body (the reference is stolen). */
+int tb_reply_json(struct tb_reply *rp, unsigned int status, json_t *body);
+
+/* Refuse body fields not in allowed (NULL-terminated), naming the first one. */
+int tb_json_only(const json_t *body, const char *const allowed[], struct tb_error *err);
+
+/* A required string field; TB_ERR_INVALID naming it when absent or not a string. */
+int tb_json_string(const json_t *body, const char *key, int required, const char **out,
+		   struct tb_error *err);
+
+#endif /* TB_HTTP_H */

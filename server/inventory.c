@@ -1,0 +1,947 @@
+/* inventory.c - load and validate the testbed inventory: see inventory.h. */
+#include "inventory.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "yamltree.h"
+
+struct ctx {
+	const char *file;
+	unsigned int flags;
+	struct tb_error *err;
+	/* defaults from the top-level ssh: section */
+	struct tb_persona ssh;
+};
+
+/* Report a mistake at node n about the key path; always returns TB_ERR_CONFIG. */
+static int bad(struct ctx *c, const struct tb_ynode *n, const char *path, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 4, 5)))
+#endif
+	;
+
+static int bad(struct ctx *c, const struct tb_ynode *n, const char *path, const char *fmt, ...)
+{
+	char what[300];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return tb_fail(c->err, TB_ERR_CONFIG, path, "%s:%u:%u: %s: %s", c->file,
+		       n != NULL ? n->line : 1, n != NULL ? n->col : 1, path, what);
+}
+
+static char *xstrdup(const char *s)
+{
+	return s != NULL ? strdup(s) : NULL;
+}
+
+/* Reject keys of map that are not in allowed (a NULL-terminated list). */
+static int check_keys(struct ctx *c, const struct tb_ynode *map, const char *path,
+		      const char *const allowed[])
+{
+	for (size_t i = 0; i < map->n; i++) {
+		size_t j;
+		char list[300] = "", sub[512];
+
+		for (j = 0; allowed[j] != NULL; j++)
+			if (strcmp(map->keys[i], allowed[j]) == 0)
+				break;
+		if (allowed[j] != NULL)
+			continue;
+		for (j = 0; allowed[j] != NULL; j++) {
+			strncat(list, allowed[j], sizeof(list) - strlen(list) - 1);
+			if (allowed[j + 1] != NULL)
+				strncat(list, ", ", sizeof(list) - strlen(list) - 1);
+		}
+		snprintf(sub, sizeof(sub), "%s%s%.60s", path, *path ? "." : "", map->keys[i]);
+		return bad(c, map->key_nodes[i], sub, "unknown key; allowed here: %s", list);
+	}
+	return 0;
+}
+
+static int want_kind(struct ctx *c, const struct tb_ynode *n, const char *path,
+		     enum tb_ynode_kind kind)
+{
+	static const char *const names[] = {"a single value", "a mapping of keys to values", "a list"};
+
+	if (n->kind != kind)
+		return bad(c, n, path, "expected %s, found %s", names[kind], names[n->kind]);
+	return 0;
+}
+
+typedef int (*validator)(const char *s);
+
+static int valid_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 32 || !(islower((unsigned char)s[0]) || isdigit((unsigned char)s[0])))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
+			return 0;
+	return 1;
+}
+
+static int valid_user(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 32 || !(islower((unsigned char)s[0]) || s[0] == '_' || isupper((unsigned char)s[0])))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return 0;
+	return 1;
+}
+
+static int valid_ipv4(const char *s)
+{
+	struct in_addr a;
+
+	return inet_pton(AF_INET, s, &a) == 1;
+}
+
+static int valid_address(const char *s)
+{
+	struct in6_addr a6;
+	size_t n = strlen(s);
+
+	if (valid_ipv4(s) || inet_pton(AF_INET6, s, &a6) == 1)
+		return 1;
+	if (n == 0 || n > 253 || s[0] == '-' || s[0] == '.')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '.')
+			return 0;
+	return 1;
+}
+
+static int valid_cidr(const char *s)
+{
+	char buf[64];
+	const char *slash = strchr(s, '/');
+	char *end;
+	long bits;
+	struct in6_addr a6;
+
+	if (slash == NULL || (size_t)(slash - s) >= sizeof(buf))
+		return 0;
+	memcpy(buf, s, (size_t)(slash - s));
+	buf[slash - s] = '\0';
+	errno = 0;
+	bits = strtol(slash + 1, &end, 10);
+	if (*end != '\0' || slash[1] == '\0' || errno != 0 || bits < 0)
+		return 0;
+	if (valid_ipv4(buf))
+		return bits <= 32;
+	return inet_pton(AF_INET6, buf, &a6) == 1 && bits <= 128;
+}
+
+static int valid_path(const char *s)
+{
+	if (s[0] != '/' || strlen(s) > 1024)
+		return 0;
+	for (; *s; s++)
+		if (iscntrl((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+static int valid_env(const char *s)
+{
+	if (!(isupper((unsigned char)s[0]) || s[0] == '_') || strlen(s) > 64)
+		return 0;
+	for (; *s; s++)
+		if (!isupper((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '_')
+			return 0;
+	return 1;
+}
+
+static int valid_fingerprint(const char *s)
+{
+	if (strncmp(s, "SHA256:", 7) != 0 || strlen(s) != 7 + 43)
+		return 0;
+	for (s += 7; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '+' && *s != '/')
+			return 0;
+	return 1;
+}
+
+static int valid_mac(const char *s)
+{
+	if (strlen(s) != 17)
+		return 0;
+	for (int i = 0; i < 17; i++) {
+		if (i % 3 == 2 ? s[i] != ':' : !isxdigit((unsigned char)s[i]))
+			return 0;
+	}
+	return 1;
+}
+
+static int valid_ifname(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 15 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-')
+			return 0;
+	return 1;
+}
+
+/* A GRUB entry: an index, an id or a title; printable, no control characters. */
+static int valid_entry(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 128)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (iscntrl((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+/* Read a string under key (optional unless required) checked by v. */
+static int get_str(struct ctx *c, const struct tb_ynode *map, const char *path, const char *key,
+		   int required, validator v, const char *expected, char **out)
+{
+	const struct tb_ynode *n = tb_ynode_get(map, key);
+	char sub[512];
+	int rc;
+
+	snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
+	if (n == NULL) {
+		if (required)
+			return bad(c, map, sub, "missing; expected %s", expected);
+		return 0;
+	}
+	if ((rc = want_kind(c, n, sub, TB_Y_SCALAR)) != 0)
+		return rc;
+	if (v != NULL && !v(n->scalar))
+		return bad(c, n, sub, "expected %s, got \"%.80s\"", expected, n->scalar);
+	free(*out);
+	*out = strdup(n->scalar);
+	if (*out == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	return 0;
+}
+
+static int get_long(struct ctx *c, const struct tb_ynode *map, const char *path, const char *key,
+		    long lo, long hi, long *out)
+{
+	const struct tb_ynode *n = tb_ynode_get(map, key);
+	char sub[512], *end;
+	long v;
+	int rc;
+
+	if (n == NULL)
+		return 0;
+	snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
+	if ((rc = want_kind(c, n, sub, TB_Y_SCALAR)) != 0)
+		return rc;
+	errno = 0;
+	v = strtol(n->scalar, &end, 10);
+	if (n->quoted || n->scalar[0] == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi)
+		return bad(c, n, sub, "expected a whole number %ld..%ld, got \"%.80s\"", lo, hi, n->scalar);
+	*out = v;
+	return 0;
+}
+
+static int get_uint(struct ctx *c, const struct tb_ynode *map, const char *path, const char *key,
+		    long lo, long hi, unsigned int *out)
+{
+	long v = (long)*out;
+	int rc = get_long(c, map, path, key, lo, hi, &v);
+
+	*out = (unsigned int)v;
+	return rc;
+}
+
+static int get_int(struct ctx *c, const struct tb_ynode *map, const char *path, const char *key,
+		   long lo, long hi, int *out)
+{
+	long v = (long)*out;
+	int rc = get_long(c, map, path, key, lo, hi, &v);
+
+	*out = (int)v;
+	return rc;
+}
+
+/* One of the words in choices (NULL-terminated); *out gets its index. */
+static int get_enum(struct ctx *c, const struct tb_ynode *map, const char *path, const char *key,
+		    int required, const char *const choices[], int *out)
+{
+	char *s = NULL, list[200] = "";
+	int rc;
+
+	for (int i = 0; choices[i] != NULL; i++) {
+		strncat(list, choices[i], sizeof(list) - strlen(list) - 1);
+		if (choices[i + 1] != NULL)
+			strncat(list, " | ", sizeof(list) - strlen(list) - 1);
+	}
+	if ((rc = get_str(c, map, path, key, required, NULL, list, &s)) != 0 || s == NULL)
+		return rc;
+	for (int i = 0; choices[i] != NULL; i++) {
+		if (strcmp(s, choices[i]) == 0) {
+			*out = i;
+			free(s);
+			return 0;
+		}
+	}
+	{
+		char sub[512];
+
+		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
+		rc = bad(c, tb_ynode_get(map, key), sub, "expected one of %s, got \"%.60s\"", list, s);
+	}
+	free(s);
+	return rc;
+}
+
+/* A secret file must exist and be readable by its owner only. */
+static int check_secret_file(struct ctx *c, const struct tb_ynode *map, const char *path,
+			     const char *key, const char *file)
+{
+	struct stat st;
+	char sub[512];
+
+	if (file == NULL || !(c->flags & TB_INV_CHECK_FILES))
+		return 0;
+	snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
+	if (stat(file, &st) != 0)
+		return bad(c, tb_ynode_get(map, key), sub, "cannot read %s: %s", file, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return bad(c, tb_ynode_get(map, key), sub, "%s is not a regular file", file);
+	if (st.st_mode & (S_IRWXG | S_IRWXO))
+		return bad(c, tb_ynode_get(map, key), sub,
+			   "%s can be read by group or others (mode %04o); chmod 600 it", file,
+			   (unsigned int)(st.st_mode & 07777));
+	return 0;
+}
+
+static void persona_clear(struct tb_persona *p)
+{
+	free(p->os);
+	free(p->address);
+	free(p->user);
+	free(p->key_file);
+	free(p->host_key);
+	memset(p, 0, sizeof(*p));
+}
+
+static const char *const ssh_keys[] = {"user", "port", "key_file", "connect_timeout_s",
+				       "command_timeout_s", NULL};
+
+/* ssh settings shared by the top-level ssh: section and each persona. */
+static int parse_ssh_settings(struct ctx *c, const struct tb_ynode *map, const char *path,
+			      struct tb_persona *p)
+{
+	int rc;
+
+	if ((rc = get_str(c, map, path, "user", 0, valid_user, "a user name", &p->user)) != 0 ||
+	    (rc = get_uint(c, map, path, "port", 1, 65535, &p->port)) != 0 ||
+	    (rc = get_str(c, map, path, "key_file", 0, valid_path, "an absolute path", &p->key_file)) != 0 ||
+	    (rc = check_secret_file(c, map, path, "key_file",
+				    tb_ynode_get(map, "key_file") != NULL ? p->key_file : NULL)) != 0 ||
+	    (rc = get_long(c, map, path, "connect_timeout_s", 1, 120, &p->connect_timeout_s)) != 0 ||
+	    (rc = get_long(c, map, path, "command_timeout_s", 1, 3600, &p->command_timeout_s)) != 0)
+		return rc;
+	return 0;
+}
+
+static int parse_persona(struct ctx *c, const char *os, const struct tb_ynode *map,
+			 const char *path, struct tb_persona *p)
+{
+	static const char *const keys[] = {"address", "user", "port", "key_file", "host_key",
+					   "connect_timeout_s", "command_timeout_s", NULL};
+	int rc;
+
+	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = check_keys(c, map, path, keys)) != 0)
+		return rc;
+	p->os = strdup(os);
+	p->port = c->ssh.port;
+	p->user = xstrdup(c->ssh.user);
+	p->key_file = xstrdup(c->ssh.key_file);
+	p->connect_timeout_s = c->ssh.connect_timeout_s;
+	p->command_timeout_s = c->ssh.command_timeout_s;
+	if (p->os == NULL || (c->ssh.user && !p->user) || (c->ssh.key_file && !p->key_file))
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	if ((rc = get_str(c, map, path, "address", 1, valid_address,
+			  "an IPv4 or IPv6 address or a host name", &p->address)) != 0 ||
+	    (rc = parse_ssh_settings(c, map, path, p)) != 0 ||
+	    (rc = get_str(c, map, path, "host_key", 0, valid_fingerprint,
+			  "a fingerprint as ssh-keygen -lf prints it, SHA256: and 43 characters",
+			  &p->host_key)) != 0)
+		return rc;
+	if (p->user == NULL)
+		return bad(c, map, path, "no ssh user: set user here or in the top-level ssh: section");
+	if (p->key_file == NULL)
+		return bad(c, map, path, "no ssh key: set key_file here or in the top-level ssh: section");
+	return 0;
+}
+
+static int parse_power(struct ctx *c, const struct tb_ynode *map, const char *path,
+		       const struct tb_ynode *machines, struct tb_power_method *pm)
+{
+	static const char *const drivers[] = {"ipmi", "wol", NULL};
+	static const char *const ipmi_keys[] = {"driver", "address", "port", "user", "password_file",
+						"password_env", "cipher_suite", NULL};
+	static const char *const wol_keys[] = {"driver", "via", "relay", "interface", "command",
+					       "target", "source", "port", "secureon_file", NULL};
+	static const char *const vias[] = {"broadcast", "directed", "raw", "relay", NULL};
+	static const char *const commands[] = {"etherwake", "wakeonlan", NULL};
+	int rc, d = -1, v = -1, cmd = 0;
+
+	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 ||
+	    (rc = get_enum(c, map, path, "driver", 1, drivers, &d)) != 0)
+		return rc;
+	pm->driver = (enum tb_power_driver)d;
+	if (pm->driver == TB_POWER_IPMI) {
+		pm->port = 623;
+		pm->cipher_suite = 3;
+		if ((rc = check_keys(c, map, path, ipmi_keys)) != 0 ||
+		    (rc = get_str(c, map, path, "address", 1, valid_address, "the BMC's address",
+				  &pm->address)) != 0 ||
+		    (rc = get_uint(c, map, path, "port", 1, 65535, &pm->port)) != 0 ||
+		    (rc = get_str(c, map, path, "user", 1, valid_user, "the BMC user", &pm->user)) != 0 ||
+		    (rc = get_str(c, map, path, "password_file", 0, valid_path, "an absolute path",
+				  &pm->password_file)) != 0 ||
+		    (rc = check_secret_file(c, map, path, "password_file", pm->password_file)) != 0 ||
+		    (rc = get_str(c, map, path, "password_env", 0, valid_env,
+				  "an environment variable name (A-Z, 0-9, _)", &pm->password_env)) != 0 ||
+		    (rc = get_int(c, map, path, "cipher_suite", 0, 17, &pm->cipher_suite)) != 0)
+			return rc;
+		if ((pm->password_file == NULL) == (pm->password_env == NULL))
+			return bad(c, map, path, "give exactly one of password_file and password_env");
+		return 0;
+	}
+	pm->port = 9;
+	if ((rc = check_keys(c, map, path, wol_keys)) != 0 ||
+	    (rc = get_enum(c, map, path, "via", 1, vias, &v)) != 0 ||
+	    (rc = get_str(c, map, path, "relay", 0, valid_name, "a machine name", &pm->relay)) != 0 ||
+	    (rc = get_str(c, map, path, "interface", 0, valid_ifname, "an interface name",
+			  &pm->interface)) != 0 ||
+	    (rc = get_enum(c, map, path, "command", 0, commands, &cmd)) != 0 ||
+	    (rc = get_str(c, map, path, "target", 0, valid_ipv4, "an IPv4 address", &pm->target)) != 0 ||
+	    (rc = get_str(c, map, path, "source", 0, valid_ipv4, "an IPv4 address", &pm->source)) != 0 ||
+	    (rc = get_str(c, map, path, "secureon_file", 0, valid_path, "an absolute path",
+			  &pm->secureon_file)) != 0 ||
+	    (rc = check_secret_file(c, map, path, "secureon_file", pm->secureon_file)) != 0)
+		return rc;
+	if (tb_ynode_get(map, "port") != NULL) {
+		if ((rc = get_uint(c, map, path, "port", 7, 9, &pm->port)) != 0)
+			return rc;
+		if (pm->port == 8)
+			return bad(c, tb_ynode_get(map, "port"), path, "Wake-on-LAN uses port 7 or 9");
+	}
+	pm->via = (enum tb_wol_via)v;
+	pm->command = strdup(commands[cmd]);
+	if (pm->command == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	switch (pm->via) {
+	case TB_WOL_BROADCAST:
+	case TB_WOL_DIRECTED:
+		if (pm->target == NULL)
+			return bad(c, map, path, "via %s needs target: the %s address to send to",
+				   vias[v], pm->via == TB_WOL_BROADCAST ? "broadcast" : "host's");
+		if (pm->source == NULL && pm->interface == NULL)
+			return bad(c, map, path,
+				   "via %s needs source (an address of this machine) or interface: "
+				   "an unbound packet leaves by the default route", vias[v]);
+		break;
+	case TB_WOL_RAW:
+		if (pm->interface == NULL)
+			return bad(c, map, path, "via raw needs interface: the interface to send the frame on");
+		break;
+	case TB_WOL_RELAY: {
+		const struct tb_ynode *rm, *role;
+
+		if (pm->relay == NULL)
+			return bad(c, map, path, "via relay needs relay: the name of a machine with role relay");
+		if (pm->interface == NULL)
+			return bad(c, map, path, "via relay needs interface: the relay's interface towards the host");
+		rm = tb_ynode_get(machines, pm->relay);
+		role = tb_ynode_get(rm, "role");
+		if (rm == NULL || role == NULL || role->kind != TB_Y_SCALAR || strcmp(role->scalar, "relay") != 0)
+			return bad(c, tb_ynode_get(map, "relay"), path,
+				   "relay \"%s\" is not a machine with role relay in this inventory", pm->relay);
+		break;
+	}
+	}
+	return 0;
+}
+
+static int parse_console(struct ctx *c, const struct tb_ynode *map, const char *path,
+			 struct tb_console *con)
+{
+	static const char *const types[] = {"tcp", "device", "ipmi-sol", NULL};
+	static const char *const keys[] = {"type", "address", "port", "device", "speed", NULL};
+	int rc, t = -1;
+
+	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = check_keys(c, map, path, keys)) != 0 ||
+	    (rc = get_enum(c, map, path, "type", 1, types, &t)) != 0)
+		return rc;
+	con->type = (enum tb_console_type)(t + 1);
+	con->speed = 115200;
+	if (con->type == TB_CONSOLE_TCP) {
+		if ((rc = get_str(c, map, path, "address", 1, valid_address, "an address", &con->address)) != 0)
+			return rc;
+		if (tb_ynode_get(map, "port") == NULL)
+			return bad(c, map, path, "a tcp console needs port");
+		return get_uint(c, map, path, "port", 1, 65535, &con->port);
+	}
+	if (con->type == TB_CONSOLE_DEVICE) {
+		if ((rc = get_str(c, map, path, "device", 1, valid_path, "a device path such as /dev/cuaU0",
+				  &con->device)) != 0)
+			return rc;
+		return get_uint(c, map, path, "speed", 300, 4000000, &con->speed);
+	}
+	return 0;
+}
+
+static int parse_boot(struct ctx *c, const struct tb_ynode *map, const char *path,
+		      const struct tb_ynode *os, struct tb_boot *b)
+{
+	static const char *const keys[] = {"loader", "default", "entries", NULL};
+	static const char *const loaders[] = {"grub", NULL};
+	const struct tb_ynode *entries;
+	char sub[512];
+	int rc, l = 0;
+
+	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = check_keys(c, map, path, keys)) != 0 ||
+	    (rc = get_enum(c, map, path, "loader", 1, loaders, &l)) != 0 ||
+	    (rc = get_str(c, map, path, "default", 1, valid_name, "an OS name from os:", &b->default_os)) != 0)
+		return rc;
+	b->loader = strdup(loaders[l]);
+	if (b->loader == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	if (tb_ynode_get(os, b->default_os) == NULL)
+		return bad(c, tb_ynode_get(map, "default"), path,
+			   "default \"%s\" is not an OS of this machine's os: section", b->default_os);
+	snprintf(sub, sizeof(sub), "%s.entries", path);
+	entries = tb_ynode_get(map, "entries");
+	if (entries == NULL)
+		return bad(c, map, sub, "missing; expected a mapping of OS to GRUB entry");
+	if ((rc = want_kind(c, entries, sub, TB_Y_MAP)) != 0)
+		return rc;
+	b->entries = calloc(entries->n + 1, sizeof(*b->entries));
+	if (b->entries == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	for (size_t i = 0; i < entries->n; i++) {
+		struct tb_boot_entry *e = &b->entries[b->nentries++];
+		char esub[512];
+
+		snprintf(esub, sizeof(esub), "%s.%.60s", sub, entries->keys[i]);
+		if (tb_ynode_get(os, entries->keys[i]) == NULL)
+			return bad(c, entries->key_nodes[i], esub, "not an OS of this machine's os: section");
+		if ((rc = want_kind(c, entries->items[i], esub, TB_Y_SCALAR)) != 0)
+			return rc;
+		if (!valid_entry(entries->items[i]->scalar))
+			return bad(c, entries->items[i], esub,
+				   "expected a GRUB entry: an index, an id or a title (1..128 printable characters)");
+		e->os = strdup(entries->keys[i]);
+		e->entry = strdup(entries->items[i]->scalar);
+		if (e->os == NULL || e->entry == NULL)
+			return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	return 0;
+}
+
+static int parse_link(struct ctx *c, const char *name, const struct tb_ynode *map, const char *path,
+		      const struct tb_ynode *os, struct tb_link *l)
+{
+	static const char *const keys[] = {"address", "ifname", NULL};
+	const struct tb_ynode *ifn;
+	char sub[512];
+	int rc;
+
+	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = check_keys(c, map, path, keys)) != 0 ||
+	    (rc = get_str(c, map, path, "address", 1, valid_cidr, "an address with prefix length, such as 10.0.10.2/24",
+			  &l->address)) != 0)
+		return rc;
+	if ((l->name = strdup(name)) == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	ifn = tb_ynode_get(map, "ifname");
+	if (ifn == NULL)
+		return 0;
+	snprintf(sub, sizeof(sub), "%s.ifname", path);
+	if ((rc = want_kind(c, ifn, sub, TB_Y_MAP)) != 0)
+		return rc;
+	l->ifnames = calloc(ifn->n + 1, sizeof(*l->ifnames));
+	if (l->ifnames == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	for (size_t i = 0; i < ifn->n; i++) {
+		struct tb_ifname *f = &l->ifnames[l->nifnames++];
+		char isub[512];
+
+		snprintf(isub, sizeof(isub), "%s.%.60s", sub, ifn->keys[i]);
+		if (tb_ynode_get(os, ifn->keys[i]) == NULL)
+			return bad(c, ifn->key_nodes[i], isub, "not an OS of this machine's os: section");
+		if ((rc = want_kind(c, ifn->items[i], isub, TB_Y_SCALAR)) != 0)
+			return rc;
+		if (!valid_ifname(ifn->items[i]->scalar))
+			return bad(c, ifn->items[i], isub, "expected an interface name (1..15 of A-Z a-z 0-9 . _ -)");
+		f->os = strdup(ifn->keys[i]);
+		f->ifname = strdup(ifn->items[i]->scalar);
+		if (f->os == NULL || f->ifname == NULL)
+			return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	return 0;
+}
+
+static int parse_machine(struct ctx *c, const char *name, const struct tb_ynode *map,
+			 const struct tb_ynode *machines, struct tb_machine *m)
+{
+	static const char *const keys[] = {"role", "mac", "power", "console", "boot", "os", "links",
+					   "idle_poweroff_min", NULL};
+	static const char *const roles[] = {"host", "router", "relay", NULL};
+	const struct tb_ynode *n, *os;
+	char path[256], sub[512];
+	int rc, role = 0;
+
+	snprintf(path, sizeof(path), "machines.%s", name);
+	m->idle_poweroff_min = -1;
+	if ((m->name = strdup(name)) == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = check_keys(c, map, path, keys)) != 0 ||
+	    (rc = get_enum(c, map, path, "role", 1, roles, &role)) != 0 ||
+	    (rc = get_str(c, map, path, "mac", 0, valid_mac, "a MAC address such as a8:a1:59:95:87:60",
+			  &m->mac)) != 0 ||
+	    (rc = get_int(c, map, path, "idle_poweroff_min", 0, 10080, &m->idle_poweroff_min)) != 0)
+		return rc;
+	m->role = (enum tb_role)role;
+
+	snprintf(sub, sizeof(sub), "%s.os", path);
+	os = tb_ynode_get(map, "os");
+	if (os == NULL)
+		return bad(c, map, sub, "missing; every machine needs at least one OS persona to reach it by ssh");
+	if ((rc = want_kind(c, os, sub, TB_Y_MAP)) != 0)
+		return rc;
+	if (os->n == 0)
+		return bad(c, os, sub, "empty; every machine needs at least one OS persona");
+	m->os = calloc(os->n, sizeof(*m->os));
+	if (m->os == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	for (size_t i = 0; i < os->n; i++) {
+		char psub[512];
+
+		snprintf(psub, sizeof(psub), "%s.%.60s", sub, os->keys[i]);
+		if (!valid_name(os->keys[i]))
+			return bad(c, os->key_nodes[i], psub, "an OS name is 1..32 of a-z 0-9 - _");
+		rc = parse_persona(c, os->keys[i], os->items[i], psub, &m->os[m->nos++]);
+		if (rc != 0)
+			return rc;
+	}
+
+	if ((n = tb_ynode_get(map, "power")) != NULL) {
+		snprintf(sub, sizeof(sub), "%s.power", path);
+		if ((rc = want_kind(c, n, sub, TB_Y_SEQ)) != 0)
+			return rc;
+		m->power = calloc(n->n + 1, sizeof(*m->power));
+		if (m->power == NULL)
+			return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+		for (size_t i = 0; i < n->n; i++) {
+			char psub[512];
+
+			snprintf(psub, sizeof(psub), "%s[%zu]", sub, i);
+			m->npower++;
+			if ((rc = parse_power(c, n->items[i], psub, machines, &m->power[i])) != 0)
+				return rc;
+			if (m->power[i].driver == TB_POWER_WOL && m->mac == NULL)
+				return bad(c, n->items[i], psub, "Wake-on-LAN needs the machine's mac");
+		}
+	}
+	if ((n = tb_ynode_get(map, "console")) != NULL) {
+		snprintf(sub, sizeof(sub), "%s.console", path);
+		if ((rc = parse_console(c, n, sub, &m->console)) != 0)
+			return rc;
+	}
+	if ((n = tb_ynode_get(map, "boot")) != NULL) {
+		snprintf(sub, sizeof(sub), "%s.boot", path);
+		if ((rc = parse_boot(c, n, sub, os, &m->boot)) != 0)
+			return rc;
+	}
+	if ((n = tb_ynode_get(map, "links")) != NULL) {
+		snprintf(sub, sizeof(sub), "%s.links", path);
+		if ((rc = want_kind(c, n, sub, TB_Y_MAP)) != 0)
+			return rc;
+		m->links = calloc(n->n + 1, sizeof(*m->links));
+		if (m->links == NULL)
+			return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+		for (size_t i = 0; i < n->n; i++) {
+			char lsub[512];
+
+			snprintf(lsub, sizeof(lsub), "%s.%.60s", sub, n->keys[i]);
+			if (!valid_name(n->keys[i]))
+				return bad(c, n->key_nodes[i], lsub, "a link name is 1..32 of a-z 0-9 - _");
+			m->nlinks++;
+			if ((rc = parse_link(c, n->keys[i], n->items[i], lsub, os, &m->links[i])) != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int parse_root(struct ctx *c, const struct tb_ynode *root, struct tb_inventory *inv)
+{
+	static const char *const keys[] = {"version", "ssh", "machines", NULL};
+	const struct tb_ynode *n, *machines;
+	long version = 0;
+	int rc;
+
+	if ((rc = want_kind(c, root, "(top level)", TB_Y_MAP)) != 0 ||
+	    (rc = check_keys(c, root, "", keys)) != 0)
+		return rc;
+	if (tb_ynode_get(root, "version") == NULL)
+		return bad(c, root, "version", "missing; this format is version: 1");
+	if ((rc = get_long(c, root, "", "version", 1, 1, &version)) != 0)
+		return rc;
+	c->ssh.port = 22;
+	c->ssh.connect_timeout_s = 5;
+	c->ssh.command_timeout_s = 30;
+	if ((n = tb_ynode_get(root, "ssh")) != NULL) {
+		if ((rc = want_kind(c, n, "ssh", TB_Y_MAP)) != 0 || (rc = check_keys(c, n, "ssh", ssh_keys)) != 0 ||
+		    (rc = parse_ssh_settings(c, n, "ssh", &c->ssh)) != 0)
+			return rc;
+	}
+	machines = tb_ynode_get(root, "machines");
+	if (machines == NULL)
+		return bad(c, root, "machines", "missing; list the testbed's machines under machines:");
+	if ((rc = want_kind(c, machines, "machines", TB_Y_MAP)) != 0)
+		return rc;
+	inv->machines = calloc(machines->n + 1, sizeof(*inv->machines));
+	if (inv->machines == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	for (size_t i = 0; i < machines->n; i++) {
+		char path[256];
+
+		snprintf(path, sizeof(path), "machines.%.60s", machines->keys[i]);
+		if (!valid_name(machines->keys[i]))
+			return bad(c, machines->key_nodes[i], path, "a machine name is 1..32 of a-z 0-9 - _");
+		inv->nmachines++;
+		if ((rc = parse_machine(c, machines->keys[i], machines->items[i], machines,
+					&inv->machines[i])) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int load_tree(const char *name, struct tb_ynode *root, unsigned int flags,
+		     struct tb_inventory **out, struct tb_error *err)
+{
+	struct ctx c = {.file = name, .flags = flags, .err = err};
+	struct tb_inventory *inv = calloc(1, sizeof(*inv));
+	int rc;
+
+	if (inv == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	inv->path = strdup(name);
+	rc = inv->path == NULL ? tb_fail(err, TB_ERR_NOMEM, "", "out of memory") : parse_root(&c, root, inv);
+	persona_clear(&c.ssh);
+	if (rc != 0) {
+		tb_inventory_free(inv);
+		return rc;
+	}
+	*out = inv;
+	return 0;
+}
+
+int tb_inventory_load_buffer(const char *name, const char *text, size_t len, unsigned int flags,
+			     struct tb_inventory **out, struct tb_error *err)
+{
+	struct tb_ynode *root;
+	int rc;
+
+	*out = NULL;
+	if ((rc = tb_yaml_load_buffer(name, text, len, &root, err)) != 0)
+		return rc;
+	rc = load_tree(name, root, flags, out, err);
+	tb_ynode_free(root);
+	return rc;
+}
+
+int tb_inventory_load(const char *path, unsigned int flags, struct tb_inventory **out,
+		      struct tb_error *err)
+{
+	struct tb_ynode *root;
+	int rc;
+
+	*out = NULL;
+	if ((rc = tb_yaml_load_file(path, &root, err)) != 0)
+		return rc;
+	rc = load_tree(path, root, flags, out, err);
+	tb_ynode_free(root);
+	return rc;
+}
+
+static void machine_free(struct tb_machine *m)
+{
+	free(m->name);
+	free(m->mac);
+	for (size_t i = 0; i < m->npower; i++) {
+		struct tb_power_method *p = &m->power[i];
+
+		free(p->address);
+		free(p->user);
+		free(p->password_file);
+		free(p->password_env);
+		free(p->relay);
+		free(p->interface);
+		free(p->command);
+		free(p->target);
+		free(p->source);
+		free(p->secureon_file);
+	}
+	free(m->power);
+	free(m->console.address);
+	free(m->console.device);
+	free(m->boot.loader);
+	free(m->boot.default_os);
+	for (size_t i = 0; i < m->boot.nentries; i++) {
+		free(m->boot.entries[i].os);
+		free(m->boot.entries[i].entry);
+	}
+	free(m->boot.entries);
+	for (size_t i = 0; i < m->nos; i++)
+		persona_clear(&m->os[i]);
+	free(m->os);
+	for (size_t i = 0; i < m->nlinks; i++) {
+		free(m->links[i].name);
+		free(m->links[i].address);
+		for (size_t j = 0; j < m->links[i].nifnames; j++) {
+			free(m->links[i].ifnames[j].os);
+			free(m->links[i].ifnames[j].ifname);
+		}
+		free(m->links[i].ifnames);
+	}
+	free(m->links);
+}
+
+void tb_inventory_free(struct tb_inventory *inv)
+{
+	if (inv == NULL)
+		return;
+	for (size_t i = 0; i < inv->nmachines; i++)
+		machine_free(&inv->machines[i]);
+	free(inv->machines);
+	free(inv->path);
+	free(inv);
+}
+
+const struct tb_machine *tb_inventory_find(const struct tb_inventory *inv, const char *name)
+{
+	for (size_t i = 0; inv != NULL && i < inv->nmachines; i++)
+		if (strcmp(inv->machines[i].name, name) == 0)
+			return &inv->machines[i];
+	return NULL;
+}
+
+const struct tb_persona *tb_machine_persona(const struct tb_machine *m, const char *os)
+{
+	for (size_t i = 0; m != NULL && i < m->nos; i++)
+		if (strcmp(m->os[i].os, os) == 0)
+			return &m->os[i];
+	return NULL;
+}
+
+const char *tb_role_name(enum tb_role role)
+{
+	switch (role) {
+	case TB_ROLE_HOST:
+		return "host";
+	case TB_ROLE_ROUTER:
+		return "router";
+	case TB_ROLE_RELAY:
+		return "relay";
+	}
+	return "host";
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+static json_t *power_to_json(const struct tb_power_method *p)
+{
+	static const char *const vias[] = {"broadcast", "directed", "raw", "relay"};
+
+	if (p->driver == TB_POWER_IPMI)
+		return json_pack("{s:s, s:s, s:I, s:s, s:i}", "driver", "ipmi", "address", p->address,
+				 "port", (json_int_t)p->port, "user", p->user, "cipher_suite", p->cipher_suite);
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:I, s:b}", "driver", "wol", "via",
+			 vias[p->via], "relay", str_or_null(p->relay), "interface", str_or_null(p->interface),
+			 "command", str_or_null(p->via == TB_WOL_RELAY ? p->command : NULL), "target",
+			 str_or_null(p->target), "source", str_or_null(p->source), "port",
+			 (json_int_t)p->port, "secureon", p->secureon_file != NULL);
+}
+
+json_t *tb_machine_to_json(const struct tb_machine *m)
+{
+	json_t *j, *power, *os, *links, *boot = json_null(), *console = json_null();
+
+	power = json_array();
+	for (size_t i = 0; i < m->npower; i++)
+		json_array_append_new(power, power_to_json(&m->power[i]));
+	os = json_object();
+	for (size_t i = 0; i < m->nos; i++) {
+		const struct tb_persona *p = &m->os[i];
+
+		json_object_set_new(os, p->os,
+				    json_pack("{s:s, s:I, s:s, s:o}", "address", p->address, "port",
+					      (json_int_t)p->port, "user", p->user, "host_key",
+					      str_or_null(p->host_key)));
+	}
+	links = json_object();
+	for (size_t i = 0; i < m->nlinks; i++) {
+		json_t *ifn = json_object();
+
+		for (size_t k = 0; k < m->links[i].nifnames; k++)
+			json_object_set_new(ifn, m->links[i].ifnames[k].os,
+					    json_string(m->links[i].ifnames[k].ifname));
+		json_object_set_new(links, m->links[i].name,
+				    json_pack("{s:s, s:o}", "address", m->links[i].address, "ifname", ifn));
+	}
+	if (m->boot.loader != NULL) {
+		json_t *entries = json_object();
+
+		for (size_t i = 0; i < m->boot.nentries; i++)
+			json_object_set_new(entries, m->boot.entries[i].os, json_string(m->boot.entries[i].entry));
+		boot = json_pack("{s:s, s:s, s:o}", "loader", m->boot.loader, "default", m->boot.default_os,
+				 "entries", entries);
+	}
+	switch (m->console.type) {
+	case TB_CONSOLE_TCP:
+		console = json_pack("{s:s, s:s, s:I}", "type", "tcp", "address", m->console.address, "port",
+				    (json_int_t)m->console.port);
+		break;
+	case TB_CONSOLE_DEVICE:
+		console = json_pack("{s:s, s:s, s:I}", "type", "device", "device", m->console.device, "speed",
+				    (json_int_t)m->console.speed);
+		break;
+	case TB_CONSOLE_IPMI_SOL:
+		console = json_pack("{s:s}", "type", "ipmi-sol");
+		break;
+	case TB_CONSOLE_NONE:
+		break;
+	}
+	j = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "name", m->name, "role",
+		      tb_role_name(m->role), "mac", str_or_null(m->mac), "power", power, "console",
+		      console ? console : json_null(), "boot", boot ? boot : json_null(), "os", os, "links",
+		      links, "idle_poweroff_min",
+		      m->idle_poweroff_min >= 0 ? json_integer(m->idle_poweroff_min) : json_null());
+	return j;
+}

@@ -1,0 +1,136 @@
+/*
+ * inventory.h - the testbed as the operator describes it: machines, their OS
+ * personas, power methods, console, GRUB entries and data-plane links.
+ *
+ * Loaded from one YAML file (format in README.md, "Describing a testbed").
+ * Every mistake is reported as "FILE:LINE:COL: path.to.key: what was expected",
+ * and nothing is half-loaded: on error *out stays NULL.
+ *
+ * Ownership: a struct tb_inventory owns every string and array inside it and is
+ * immutable once loaded, so threads may read it without a lock while they
+ * hold a reference (see tb_inventory_ref in hosts.h).  Secrets are never
+ * stored here, only the paths or environment variable names that hold them.
+ */
+#ifndef TB_INVENTORY_H
+#define TB_INVENTORY_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "error.h"
+
+enum tb_role { TB_ROLE_HOST, TB_ROLE_ROUTER, TB_ROLE_RELAY };
+
+struct tb_persona {
+	char *os;                  /* "ubuntu", "freebsd", ... */
+	char *address;             /* management address (IPv4, IPv6 or DNS name) */
+	unsigned int port;
+	char *user;
+	char *key_file;            /* the daemon's private key for this persona */
+	char *host_key;            /* pinned "SHA256:..." or NULL */
+	long connect_timeout_s;
+	long command_timeout_s;
+};
+
+enum tb_power_driver { TB_POWER_IPMI, TB_POWER_WOL };
+enum tb_wol_via { TB_WOL_BROADCAST, TB_WOL_DIRECTED, TB_WOL_RAW, TB_WOL_RELAY };
+
+struct tb_power_method {
+	enum tb_power_driver driver;
+	/* ipmi */
+	char *address;
+	unsigned int port;         /* ipmi: 623; wol: 9 or 7 */
+	char *user;
+	char *password_file;       /* secret: never shown */
+	char *password_env;        /* secret: never shown */
+	int cipher_suite;
+	/* wol */
+	enum tb_wol_via via;
+	char *relay;               /* name of a machine with role relay */
+	char *interface;
+	char *command;             /* "etherwake" or "wakeonlan" */
+	char *target;              /* broadcast or unicast address */
+	char *source;              /* source address to send from */
+	char *secureon_file;       /* secret: never shown */
+};
+
+enum tb_console_type { TB_CONSOLE_NONE, TB_CONSOLE_TCP, TB_CONSOLE_DEVICE, TB_CONSOLE_IPMI_SOL };
+
+struct tb_console {
+	enum tb_console_type type;
+	char *address;
+	unsigned int port;
+	char *device;
+	unsigned int speed;
+};
+
+struct tb_boot_entry {
+	char *os;
+	char *entry;               /* GRUB index, id or title */
+};
+
+struct tb_boot {
+	char *loader;              /* "grub"; NULL when the machine has no boot section */
+	char *default_os;
+	struct tb_boot_entry *entries;
+	size_t nentries;
+};
+
+struct tb_ifname {
+	char *os;
+	char *ifname;
+};
+
+struct tb_link {
+	char *name;
+	char *address;             /* CIDR */
+	struct tb_ifname *ifnames;
+	size_t nifnames;
+};
+
+struct tb_machine {
+	char *name;
+	enum tb_role role;
+	char *mac;                 /* "aa:bb:cc:dd:ee:ff" or NULL */
+	struct tb_power_method *power;
+	size_t npower;
+	struct tb_console console;
+	struct tb_boot boot;
+	struct tb_persona *os;
+	size_t nos;
+	struct tb_link *links;
+	size_t nlinks;
+	int idle_poweroff_min;     /* -1 when not set */
+};
+
+struct tb_inventory {
+	char *path;
+	int refs;                  /* readers holding it; managed by app.c under its lock */
+	struct tb_machine *machines;
+	size_t nmachines;
+};
+
+/* Flags for tb_inventory_load. */
+#define TB_INV_CHECK_FILES 1u  /* key and password files must exist, mode 0600/0400 */
+
+/* Load and validate an inventory file.  Blocking file I/O only. */
+int tb_inventory_load(const char *path, unsigned int flags, struct tb_inventory **out,
+		      struct tb_error *err);
+
+/* The same from a buffer; name stands for the file in messages. */
+int tb_inventory_load_buffer(const char *name, const char *text, size_t len, unsigned int flags,
+			     struct tb_inventory **out, struct tb_error *err);
+
+void tb_inventory_free(struct tb_inventory *inv);
+
+const struct tb_machine *tb_inventory_find(const struct tb_inventory *inv, const char *name);
+const struct tb_persona *tb_machine_persona(const struct tb_machine *m, const char *os);
+
+const char *tb_role_name(enum tb_role role);
+
+/* The public view of a machine for the API: everything but secrets and the
+ * paths of secret files.  Returns a new reference (NULL on out of memory). */
+json_t *tb_machine_to_json(const struct tb_machine *m);
+
+#endif /* TB_INVENTORY_H */

@@ -1,0 +1,186 @@
+/* main.c - testbedd: parse the command line, start the app, wait for signals. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "app.h"
+#include "http.h"
+#include "inventory.h"
+#include "log.h"
+
+#ifndef TB_STATIC_DIR
+#define TB_STATIC_DIR "/usr/local/share/testbedd/static"
+#endif
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: testbedd --inventory FILE [options]\n"
+		"  --inventory FILE      the testbed description (YAML; see README.md)\n"
+		"  --state-dir DIR       database and admin.token (default /var/lib/testbedd)\n"
+		"  --listen ADDR         address to listen on (default 127.0.0.1)\n"
+		"  --port N              port (default 8080; 0 picks a free one)\n"
+		"  --port-file FILE      write the port listened on to FILE\n"
+		"  --static DIR          web pages (default %s)\n"
+		"  --probe-interval S    seconds between reachability probes (default 10)\n"
+		"  --connection-limit N  open connections at most (default 4000)\n"
+		"  --per-ip-limit N      open connections per client address (default 1200)\n"
+		"  --log-level L         debug, info, warn or error (default info)\n"
+		"  --check-config        check the inventory, print what is wrong, exit\n"
+		"  --list-routes         print the API routes, one per line, exit\n"
+		"  --version, --help\n"
+		"Signals: SIGHUP reloads the inventory (a bad one is refused and the old kept);\n"
+		"SIGINT and SIGTERM stop.  Exit codes: 0 ok, 1 usage, 2 configuration, 3 start-up.\n",
+		TB_STATIC_DIR);
+}
+
+static int parse_uint(const char *s, unsigned int max, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno != 0 || v > max || s[0] == '-')
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct tb_app_config cfg = {
+		.state_dir = "/var/lib/testbedd",
+		.static_dir = TB_STATIC_DIR,
+		.listen_address = "127.0.0.1",
+		.port = 8080,
+		.probe_interval_s = 10,
+		.connection_limit = 4000,
+		.per_ip_limit = 1200,
+	};
+	struct tb_error err = {0};
+	struct tb_app *app;
+	int check_only = 0, sig;
+	sigset_t set;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		unsigned int n;
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(a, "--version") == 0) {
+			printf("testbedd %s\n", TB_VERSION);
+			return 0;
+		} else if (strcmp(a, "--check-config") == 0) {
+			check_only = 1;
+		} else if (strcmp(a, "--list-routes") == 0) {
+			for (const struct tb_route *r = tb_routes; r->method != NULL; r++)
+				printf("%s %s\n", r->method, r->pattern);
+			return 0;
+		} else if (v == NULL) {
+			fprintf(stderr, "testbedd: unknown option or missing value: %s\n", a);
+			usage(stderr);
+			return 1;
+		} else if (strcmp(a, "--inventory") == 0) {
+			cfg.inventory_path = v, i++;
+		} else if (strcmp(a, "--state-dir") == 0) {
+			cfg.state_dir = v, i++;
+		} else if (strcmp(a, "--listen") == 0) {
+			cfg.listen_address = v, i++;
+		} else if (strcmp(a, "--static") == 0) {
+			cfg.static_dir = v, i++;
+		} else if (strcmp(a, "--port-file") == 0) {
+			cfg.port_file = v, i++;
+		} else if (strcmp(a, "--log-level") == 0) {
+			static const char *const levels[] = {"debug", "info", "warn", "error"};
+			int found = 0;
+
+			for (int l = 0; l < 4; l++)
+				if (strcmp(v, levels[l]) == 0)
+					tb_log_set_level((enum tb_log_level)l), found = 1;
+			if (!found) {
+				fprintf(stderr, "testbedd: --log-level must be debug, info, warn or error\n");
+				return 1;
+			}
+			i++;
+		} else if (strcmp(a, "--port") == 0 || strcmp(a, "--probe-interval") == 0 ||
+			   strcmp(a, "--connection-limit") == 0 || strcmp(a, "--per-ip-limit") == 0) {
+			unsigned int max = strcmp(a, "--port") == 0 ? 65535 : 1000000;
+
+			if (parse_uint(v, max, &n) != 0 || (strcmp(a, "--probe-interval") == 0 && n == 0)) {
+				fprintf(stderr, "testbedd: %s needs a number 0..%u, got \"%s\"\n", a, max, v);
+				return 1;
+			}
+			if (strcmp(a, "--port") == 0)
+				cfg.port = n;
+			else if (strcmp(a, "--probe-interval") == 0)
+				cfg.probe_interval_s = n;
+			else if (strcmp(a, "--connection-limit") == 0)
+				cfg.connection_limit = n;
+			else
+				cfg.per_ip_limit = n;
+			i++;
+		} else {
+			fprintf(stderr, "testbedd: unknown option: %s\n", a);
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (cfg.inventory_path == NULL) {
+		fprintf(stderr, "testbedd: --inventory FILE is required\n");
+		usage(stderr);
+		return 1;
+	}
+	if (check_only) {
+		struct tb_inventory *inv;
+
+		if (tb_inventory_load(cfg.inventory_path, TB_INV_CHECK_FILES, &inv, &err) != 0) {
+			fprintf(stderr, "%s\n", err.message);
+			return 2;
+		}
+		printf("%s: ok, %zu machines\n", cfg.inventory_path, inv->nmachines);
+		tb_inventory_free(inv);
+		return 0;
+	}
+
+	/* Signals are taken by sigwait below; every thread inherits the mask. */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	raise_nofile();
+
+	if (tb_app_start(&cfg, &app, &err) != 0) {
+		tb_error("main", "%s", err.message);
+		return err.code == TB_ERR_CONFIG ? 2 : 3;
+	}
+	for (;;) {
+		if (sigwait(&set, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			tb_app_reload(app, &err);
+			continue;
+		}
+		tb_info("main", "signal %d: stopping", sig);
+		break;
+	}
+	tb_app_stop(app);
+	return 0;
+}

@@ -1,0 +1,19 @@
+/* routes.c - the routing table: every API path, its role and its handler.
+ * api/openapi.yaml must describe each line (tests/api/test_openapi.mjs). */
+#include "api.h"
+
+const struct tb_route tb_routes[] = {
+	{"GET", "/api/v1/health", TB_LEVEL_NONE, TB_ROUTE_PUBLIC, NULL, api_health},
+	{"GET", "/api/v1/whoami", TB_LEVEL_VIEWER, 0, NULL, api_whoami},
+	{"GET", "/api/v1/hosts", TB_LEVEL_VIEWER, 0, NULL, api_hosts_list},
+	{"GET", "/api/v1/hosts/{name}", TB_LEVEL_VIEWER, 0, NULL, api_host_get},
+	{"POST", "/api/v1/hosts/{name}/trust", TB_LEVEL_ADMIN, TB_ROUTE_BODY, "host.trust", api_host_trust},
+	{"POST", "/api/v1/session", TB_LEVEL_NONE, TB_ROUTE_PUBLIC | TB_ROUTE_BODY | TB_ROUTE_LOGIN,
+	 "session.create", api_session_create},
+	{"DELETE", "/api/v1/session", TB_LEVEL_VIEWER, 0, "session.delete", api_session_delete},
+	{"GET", "/api/v1/tokens", TB_LEVEL_ADMIN, 0, NULL, api_tokens_list},
+	{"POST", "/api/v1/tokens", TB_LEVEL_ADMIN, TB_ROUTE_BODY, "token.create", api_token_create},
+	{"DELETE", "/api/v1/tokens/{id}", TB_LEVEL_ADMIN, 0, "token.revoke", api_token_revoke},
+	{"GET", "/api/v1/audit", TB_LEVEL_ADMIN, 0, NULL, api_audit_list},
+	{NULL, NULL, TB_LEVEL_NONE, 0, NULL, NULL},
+};

@@ -1,0 +1,125 @@
+/*
+ * store.h - the only place that speaks SQL: testbedd's state in one SQLite
+ * database (WAL mode, numbered migrations, busy timeout, every write in a
+ * transaction, an integrity check when opened).
+ *
+ * Thread-safe: one connection behind a mutex; every call blocks on disk I/O.
+ * Rows passed to callbacks are valid only during the callback.  Strings in
+ * row structs passed in are copied; nothing returned needs freeing unless
+ * said so.  Times are Unix seconds (UTC).
+ */
+#ifndef TB_STORE_H
+#define TB_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "crypto.h"
+#include "error.h"
+
+struct tb_store;
+
+/* Open (create) the database at path, run pending migrations and an
+ * integrity check.  A damaged database is refused with a message. */
+int tb_store_open(const char *path, struct tb_store **out, struct tb_error *err);
+void tb_store_close(struct tb_store *st);
+
+/* The schema version after migrations (the number of the last one). */
+int tb_store_schema_version(struct tb_store *st);
+
+/* ---- tokens (stored as SHA-256 of the secret) ---- */
+struct tb_token_row {
+	int64_t id;
+	const char *name;
+	const char *role;
+	int64_t created_at;
+	int64_t last_used_at;      /* 0: never */
+	int revoked;
+	uint8_t hash[TB_SHA256_LEN];
+};
+
+typedef void (*tb_token_fn)(void *cls, const struct tb_token_row *row);
+
+int tb_store_token_count(struct tb_store *st, int64_t *count, struct tb_error *err);
+int tb_store_token_insert(struct tb_store *st, const char *name, const char *role,
+			  const uint8_t hash[TB_SHA256_LEN], int64_t now, int64_t *id,
+			  struct tb_error *err);
+/* Calls fn once with the token, or returns TB_ERR_NOT_FOUND. */
+int tb_store_token_get(struct tb_store *st, int64_t id, tb_token_fn fn, void *cls, struct tb_error *err);
+int tb_store_token_list(struct tb_store *st, tb_token_fn fn, void *cls, struct tb_error *err);
+/* Replace a token's hash (creation: the id is part of the secret). */
+int tb_store_token_set_hash(struct tb_store *st, int64_t id, const uint8_t hash[TB_SHA256_LEN],
+			    struct tb_error *err);
+int tb_store_token_revoke(struct tb_store *st, int64_t id, struct tb_error *err);
+int tb_store_token_touch(struct tb_store *st, int64_t id, int64_t now);
+
+/* ---- browser sessions (cookie and CSRF secrets stored as SHA-256) ---- */
+struct tb_session_row {
+	int64_t token_id;
+	uint8_t csrf_hash[TB_SHA256_LEN];
+	int64_t expires_at;
+};
+
+int tb_store_session_insert(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN],
+			    const struct tb_session_row *row, struct tb_error *err);
+int tb_store_session_get(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN],
+			 struct tb_session_row *row, struct tb_error *err);
+int tb_store_session_delete(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN]);
+/* Delete sessions that expired before now and those of revoked tokens. */
+int tb_store_session_purge(struct tb_store *st, int64_t now);
+
+/* ---- audit log ---- */
+struct tb_audit_row {
+	int64_t id;
+	int64_t at;
+	const char *actor;         /* token name, or "-" when unauthenticated */
+	const char *remote;        /* client address */
+	const char *method;
+	const char *path;
+	const char *action;        /* "token.create", "host.trust", ... */
+	const char *target;        /* host, token id, ... or "" */
+	int status;                /* HTTP status of the reply */
+	const char *result;        /* "ok" or the error code */
+};
+
+struct tb_audit_filter {
+	const char *target;        /* NULL: any */
+	const char *actor;         /* NULL: any */
+	int64_t since;             /* 0: any */
+	int limit;                 /* 1..1000 */
+};
+
+typedef void (*tb_audit_fn)(void *cls, const struct tb_audit_row *row);
+
+int tb_store_audit_append(struct tb_store *st, const struct tb_audit_row *row, struct tb_error *err);
+/* Newest first. */
+int tb_store_audit_list(struct tb_store *st, const struct tb_audit_filter *f, tb_audit_fn fn,
+			void *cls, struct tb_error *err);
+
+/* ---- ssh host keys accepted by an admin (override the inventory's pin) ---- */
+int tb_store_hostkey_set(struct tb_store *st, const char *machine, const char *os, const char *fp,
+			 const char *by, int64_t now, struct tb_error *err);
+/* Copies the fingerprint into fp, or returns TB_ERR_NOT_FOUND. */
+int tb_store_hostkey_get(struct tb_store *st, const char *machine, const char *os, char *fp,
+			 size_t fplen);
+
+/* ---- host state as the prober last saw it ---- */
+struct tb_host_state_row {
+	const char *machine;
+	const char *reachability;  /* "up" | "down" | "unknown" */
+	const char *os;            /* answering persona or NULL */
+	int64_t since;             /* when reachability/os last changed; 0 unknown */
+	int64_t checked_at;
+	const char *error_code;    /* NULL: none */
+	const char *error_message;
+	const char *presented_os;  /* a persona whose key was refused, or NULL */
+	const char *presented_fp;
+};
+
+typedef void (*tb_host_state_fn)(void *cls, const struct tb_host_state_row *row);
+
+int tb_store_host_state_put(struct tb_store *st, const struct tb_host_state_row *row,
+			    struct tb_error *err);
+int tb_store_host_state_each(struct tb_store *st, tb_host_state_fn fn, void *cls);
+
+#endif /* TB_STORE_H */

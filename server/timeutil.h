@@ -1,0 +1,24 @@
+/* timeutil.h - wall-clock times as the API shows them (RFC 3339, UTC). */
+#ifndef TB_TIMEUTIL_H
+#define TB_TIMEUTIL_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define TB_TIME_MAX 32
+
+/* "2026-12-02T16:20:00Z" into buf (TB_TIME_MAX bytes). */
+void tb_time_format(int64_t t, char buf[TB_TIME_MAX]);
+
+/* The same as a JSON string, or JSON null for t == 0.  New reference. */
+json_t *tb_time_json(int64_t t);
+
+/* Parse "YYYY-MM-DDTHH:MM:SSZ" (or with +HH:MM); 0 on success, -1 otherwise. */
+int tb_time_parse(const char *s, int64_t *out);
+
+/* Seconds since the epoch, and a monotonic clock in milliseconds. */
+int64_t tb_now(void);
+int64_t tb_monotonic_ms(void);
+
+#endif /* TB_TIMEUTIL_H */

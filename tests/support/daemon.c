@@ -1,0 +1,335 @@
+/* daemon.c - run the real testbedd for a test: see daemon.h. */
+#include "daemon.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+char *mkdtemp(char *template);
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+const char tb_test_default_inventory[] =
+	"# loopback inventory for tests: nothing listens on port 9\n"
+	"version: 1\n"
+	"ssh:\n"
+	"  user: root\n"
+	"  key_file: %s\n"
+	"  connect_timeout_s: 2\n"
+	"machines:\n"
+	"  left:\n"
+	"    role: host\n"
+	"    mac: \"02:00:00:00:00:01\"\n"
+	"    boot: {loader: grub, default: ubuntu, entries: {ubuntu: \"0\", freebsd: \"freebsd\"}}\n"
+	"    os:\n"
+	"      ubuntu: {address: 127.0.0.1, port: 9}\n"
+	"      freebsd: {address: 127.0.0.2, port: 9}\n"
+	"    links:\n"
+	"      lan10: {address: 198.19.10.2/24, ifname: {ubuntu: data0, freebsd: data0}}\n"
+	"  right:\n"
+	"    role: host\n"
+	"    os:\n"
+	"      ubuntu: {address: 127.0.0.3, port: 9}\n";
+
+static int write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, len) != (ssize_t)len) {
+		close(fd);
+		return -1;
+	}
+	fchmod(fd, mode);
+	return close(fd);
+}
+
+int tb_test_daemon_write_inventory(struct tb_test_daemon *d, const char *inventory)
+{
+	char *text;
+	size_t n;
+	int rc;
+
+	if (inventory == NULL)
+		inventory = tb_test_default_inventory;
+	n = strlen(inventory) + strlen(d->key_file) + 1;
+	text = malloc(n);
+	if (text == NULL)
+		return -1;
+	if (strstr(inventory, "%s") != NULL)
+		snprintf(text, n, inventory, d->key_file);
+	else
+		snprintf(text, n, "%s", inventory);
+	rc = write_file(d->inventory, text, 0644);
+	free(text);
+	return rc;
+}
+
+static void print_log(const struct tb_test_daemon *d)
+{
+	char buf[4096];
+	FILE *f = fopen(d->log, "r");
+	size_t n;
+
+	if (f == NULL)
+		return;
+	fprintf(stderr, "---- testbedd log ----\n");
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, stderr);
+	fclose(f);
+}
+
+int tb_test_daemon_start(struct tb_test_daemon *d, const char *inventory, const char *const extra[])
+{
+	const char *bindir = getenv("TB_BINARY_DIR");
+	char exe[512], portfile[400];
+	const char *argv[40];
+	int argc = 0;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->dir, sizeof(d->dir), "/tmp/tbtest-XXXXXX");
+	if (mkdtemp(d->dir) == NULL)
+		return -1;
+	snprintf(d->state_dir, sizeof(d->state_dir), "%s/state", d->dir);
+	snprintf(d->inventory, sizeof(d->inventory), "%s/inventory.yaml", d->dir);
+	snprintf(d->key_file, sizeof(d->key_file), "%s/id_test", d->dir);
+	snprintf(d->log, sizeof(d->log), "%s/testbedd.log", d->dir);
+	snprintf(d->admin_token_file, sizeof(d->admin_token_file), "%s/admin.token", d->state_dir);
+	snprintf(portfile, sizeof(portfile), "%s/port", d->dir);
+	snprintf(exe, sizeof(exe), "%s/testbedd", bindir != NULL ? bindir : ".");
+	if (write_file(d->key_file, "not a key: nothing listens where it would be used\n", 0600) != 0 ||
+	    tb_test_daemon_write_inventory(d, inventory) != 0)
+		return -1;
+	argv[argc++] = exe;
+	argv[argc++] = "--inventory";
+	argv[argc++] = d->inventory;
+	argv[argc++] = "--state-dir";
+	argv[argc++] = d->state_dir;
+	argv[argc++] = "--port";
+	argv[argc++] = "0";
+	argv[argc++] = "--port-file";
+	argv[argc++] = portfile;
+	for (size_t i = 0; extra != NULL && extra[i] != NULL && argc < 38; i++)
+		argv[argc++] = extra[i];
+	argv[argc] = NULL;
+
+	d->pid = fork();
+	if (d->pid < 0)
+		return -1;
+	if (d->pid == 0) {
+		int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (fd >= 0) {
+			dup2(fd, 2);
+			dup2(fd, 1);
+			close(fd);
+		}
+		execv(exe, (char *const *)argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 200; i++) {
+		FILE *f = fopen(portfile, "r");
+		int status;
+
+		if (f != NULL) {
+			if (fscanf(f, "%u", &d->port) == 1 && d->port > 0) {
+				fclose(f);
+				break;
+			}
+			fclose(f);
+		}
+		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+			d->pid = 0;
+			print_log(d);
+			return -1;
+		}
+		sleep_ms(50);
+	}
+	if (d->port == 0) {
+		print_log(d);
+		tb_test_daemon_stop(d);
+		return -1;
+	}
+	snprintf(d->url, sizeof(d->url), "http://127.0.0.1:%u", d->port);
+	{
+		FILE *f = fopen(d->admin_token_file, "r");
+
+		if (f != NULL) {
+			if (fgets(d->admin_token, sizeof(d->admin_token), f) != NULL)
+				d->admin_token[strcspn(d->admin_token, "\n")] = '\0';
+			fclose(f);
+		}
+	}
+	return 0;
+}
+
+static void remove_tree(const char *dir)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		execl("/bin/rm", "rm", "-rf", "--", dir, (char *)NULL);
+		_exit(127);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
+}
+
+void tb_test_daemon_stop(struct tb_test_daemon *d)
+{
+	if (d->pid > 0) {
+		int status;
+
+		kill(d->pid, SIGTERM);
+		for (int i = 0; i < 100; i++) {
+			if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+				d->pid = 0;
+				break;
+			}
+			sleep_ms(50);
+		}
+		if (d->pid > 0) {
+			fprintf(stderr, "testbedd did not stop on SIGTERM within 5 s; killing it\n");
+			kill(d->pid, SIGKILL);
+			waitpid(d->pid, &status, 0);
+			d->pid = 0;
+		}
+	}
+	if (d->dir[0] != '\0' && getenv("TB_KEEP_TMP") == NULL)
+		remove_tree(d->dir);
+	d->dir[0] = '\0';
+}
+
+int tb_test_daemon_log_contains(const struct tb_test_daemon *d, const char *needle)
+{
+	FILE *f = fopen(d->log, "r");
+	char *buf;
+	long n;
+	int found = 0;
+
+	if (f == NULL)
+		return 0;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf != NULL && fread(buf, 1, (size_t)n, f) == (size_t)n)
+		found = strstr(buf, needle) != NULL;
+	free(buf);
+	fclose(f);
+	return found;
+}
+
+struct grow {
+	char *p;
+	size_t len;
+};
+
+static size_t collect(char *data, size_t size, size_t n, void *cls)
+{
+	struct grow *g = cls;
+	size_t add = size * n;
+	char *p = realloc(g->p, g->len + add + 1);
+
+	if (p == NULL)
+		return 0;
+	memcpy(p + g->len, data, add);
+	g->len += add;
+	p[g->len] = '\0';
+	g->p = p;
+	return add;
+}
+
+int tb_test_http(const char *method, const char *url, const char *const headers[], const char *body,
+		 size_t body_len, struct tb_test_resp *out)
+{
+	CURL *c = curl_easy_init();
+	struct curl_slist *hl = NULL;
+	struct grow b = {0}, h = {0};
+	CURLcode rc;
+
+	memset(out, 0, sizeof(*out));
+	if (c == NULL)
+		return -1;
+	for (size_t i = 0; headers != NULL && headers[i] != NULL; i++)
+		hl = curl_slist_append(hl, headers[i]);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	if (strcmp(method, "HEAD") == 0)
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, collect);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, &h);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+	if (body != NULL) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)body_len);
+	}
+	rc = curl_easy_perform(c);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
+	curl_slist_free_all(hl);
+	curl_easy_cleanup(c);
+	out->body = b.p != NULL ? b.p : strdup("");
+	out->len = b.len;
+	out->headers = h.p != NULL ? h.p : strdup("");
+	if (b.len > 0)
+		out->json = json_loadb(b.p, b.len, 0, NULL);
+	return rc == CURLE_OK ? 0 : -1;
+}
+
+void tb_test_resp_free(struct tb_test_resp *r)
+{
+	free(r->body);
+	free(r->headers);
+	json_decref(r->json);
+	memset(r, 0, sizeof(*r));
+}
+
+const char *tb_test_header(const struct tb_test_resp *r, const char *name, char *buf, size_t len)
+{
+	const char *p = r->headers;
+	size_t nlen = strlen(name);
+
+	while (p != NULL && *p) {
+		const char *eol = strstr(p, "\r\n");
+		size_t l = eol != NULL ? (size_t)(eol - p) : strlen(p);
+
+		if (l > nlen && strncasecmp(p, name, nlen) == 0 && p[nlen] == ':') {
+			const char *v = p + nlen + 1;
+
+			while (*v == ' ')
+				v++;
+			snprintf(buf, len, "%.*s", (int)(l - (size_t)(v - p)), v);
+			return buf;
+		}
+		p = eol != NULL ? eol + 2 : NULL;
+	}
+	return NULL;
+}
+
+const char *tb_test_error_code(const struct tb_test_resp *r)
+{
+	json_t *e = json_object_get(json_object_get(r->json, "error"), "code");
+
+	return json_is_string(e) ? json_string_value(e) : "";
+}

@@ -1,0 +1,65 @@
+/*
+ * daemon.h - run the real testbedd for a test: a fresh temp directory with an
+ * inventory and a state dir, listening on 127.0.0.1 port 0; and a small
+ * libcurl client to talk to it.
+ */
+#ifndef TB_TEST_DAEMON_H
+#define TB_TEST_DAEMON_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+struct tb_test_daemon {
+	pid_t pid;
+	unsigned int port;
+	char url[64];                 /* "http://127.0.0.1:PORT" */
+	char dir[256];                /* temp dir holding everything below */
+	char state_dir[320];
+	char inventory[320];
+	char key_file[320];           /* a 0600 file the default inventory names */
+	char admin_token[128];
+	char admin_token_file[320];
+	char log[320];                /* the daemon's stderr */
+};
+
+/* A loopback inventory: machines whose personas listen nowhere
+ * (127.0.0.1 port 9, the discard port, nothing there). "%s" = key file. */
+extern const char tb_test_default_inventory[];
+
+/* Start testbedd with inventory text (NULL: the default; "%s" in it is
+ * replaced by the key file path) and extra arguments (NULL-terminated, may
+ * be NULL).  Waits until it listens.  0 or -1 (then the log is printed). */
+int tb_test_daemon_start(struct tb_test_daemon *d, const char *inventory, const char *const extra[]);
+
+/* Rewrite the inventory file (for SIGHUP tests). */
+int tb_test_daemon_write_inventory(struct tb_test_daemon *d, const char *inventory);
+
+/* SIGTERM, wait, remove the temp dir. */
+void tb_test_daemon_stop(struct tb_test_daemon *d);
+
+/* 1 when the log contains needle. */
+int tb_test_daemon_log_contains(const struct tb_test_daemon *d, const char *needle);
+
+struct tb_test_resp {
+	long status;
+	char *body;
+	size_t len;
+	char *headers;                /* raw response headers */
+	json_t *json;                 /* parsed body or NULL */
+};
+
+/* One request.  headers: NULL-terminated "Name: value" strings (may be NULL);
+ * body may be NULL.  0 or -1 (transport error). */
+int tb_test_http(const char *method, const char *url, const char *const headers[], const char *body,
+		 size_t body_len, struct tb_test_resp *out);
+void tb_test_resp_free(struct tb_test_resp *r);
+
+/* The value of a response header (case-insensitive name) into buf, or NULL. */
+const char *tb_test_header(const struct tb_test_resp *r, const char *name, char *buf, size_t len);
+
+/* error.code of a JSON error reply, or "". */
+const char *tb_test_error_code(const struct tb_test_resp *r);
+
+#endif /* TB_TEST_DAEMON_H */
