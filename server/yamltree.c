@@ -187,6 +187,9 @@ static int parse_node(struct parser *p, yaml_event_t *ev, int depth, struct tb_y
 		return 0;
 	case YAML_MAPPING_START_EVENT:
 	case YAML_SEQUENCE_START_EVENT:
+		if ((ev->type == YAML_MAPPING_START_EVENT ? ev->data.mapping_start.anchor
+							  : ev->data.sequence_start.anchor) != NULL)
+			return fail_at(p, &ev->start_mark, "anchors (&name) are not supported");
 		n = node_new(ev->type == YAML_MAPPING_START_EVENT ? TB_Y_MAP : TB_Y_SEQ, &ev->start_mark);
 		if (n == NULL)
 			return tb_fail(p->err, TB_ERR_NOMEM, "", "out of memory");

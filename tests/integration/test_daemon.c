@@ -1,0 +1,310 @@
+/*
+ * test_daemon.c - testbedd as a process: a broken inventory stops it with
+ * file:line:column, --check-config, SIGHUP reload (good and bad), the
+ * failed-login limit, and the reachability prober against a real sshd on
+ * loopback (which persona answers, a changed host key refused until an
+ * admin trusts it).
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include <cmocka.h>
+
+#include "daemon.h"
+#include "sshd.h"
+
+char *mkdtemp(char *template);
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* Run testbedd with args; exit status and stderr into err. */
+static int run_testbedd(const char *const args[], char *err, size_t errlen)
+{
+	char exe[512], out[] = "/tmp/tbrun-XXXXXX";
+	const char *argv[16];
+	int fd = mkstemp(out), status, n = 0;
+	pid_t pid;
+	ssize_t got;
+
+	snprintf(exe, sizeof(exe), "%s/testbedd", getenv("TB_BINARY_DIR"));
+	argv[n++] = exe;
+	for (size_t i = 0; args[i] != NULL; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd, 2);
+		dup2(fd, 1);
+		execv(exe, (char *const *)argv);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	lseek(fd, 0, SEEK_SET);
+	got = read(fd, err, errlen - 1);
+	err[got > 0 ? got : 0] = '\0';
+	close(fd);
+	unlink(out);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_broken_inventory_stops_startup(void **state)
+{
+	char dir[] = "/tmp/tbbad-XXXXXX", inv[128], sd[128], out[4096];
+	const char *args[] = {"--inventory", inv, "--state-dir", sd, "--port", "0", NULL};
+	const char *check[] = {"--check-config", "--inventory", inv, NULL};
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(inv, sizeof(inv), "%s/inv.yaml", dir);
+	snprintf(sd, sizeof(sd), "%s/state", dir);
+	write_text(inv, "version: 1\nmachines:\n  left:\n    role: host\n    os:\n      ubuntu: {address: 1.2.3.4, prot: 22}\n");
+	assert_int_equal(run_testbedd(args, out, sizeof(out)), 2);
+	assert_non_null(strstr(out, "inv.yaml:6:34: machines.left.os.ubuntu.prot: unknown key"));
+	assert_int_equal(run_testbedd(check, out, sizeof(out)), 2);
+	assert_non_null(strstr(out, "inv.yaml:6:34: machines.left.os.ubuntu.prot: unknown key"));
+	/* nothing was started: no state directory */
+	assert_int_equal(access(sd, F_OK), -1);
+	write_text(inv, "version: 1\nmachines:\n  left:\n    role: host\n    os:\n      ubuntu: {address: 1.2.3.4, user: root, key_file: /nonexistent/key}\n");
+	assert_int_equal(run_testbedd(check, out, sizeof(out)), 2);
+	assert_non_null(strstr(out, "inv.yaml:6:56: machines.left.os.ubuntu.key_file: cannot read /nonexistent/key"));
+	unlink(inv);
+	rmdir(dir);
+}
+
+static void test_check_config_ok(void **state)
+{
+	struct tb_test_daemon d;
+	char out[4096];
+	const char *check[] = {"--check-config", "--inventory", d.inventory, NULL};
+
+	(void)state;
+	assert_int_equal(tb_test_daemon_start(&d, NULL, NULL), 0);
+	assert_int_equal(run_testbedd(check, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "ok, 2 machines"));
+	tb_test_daemon_stop(&d);
+}
+
+static size_t count_hosts(struct tb_test_daemon *d)
+{
+	struct tb_test_resp r;
+	char url[256], auth[200];
+	const char *h[] = {auth, NULL};
+	size_t n;
+
+	snprintf(url, sizeof(url), "%s/api/v1/hosts", d->url);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d->admin_token);
+	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
+	n = json_array_size(json_object_get(r.json, "hosts"));
+	tb_test_resp_free(&r);
+	return n;
+}
+
+static void test_sighup_reload(void **state)
+{
+	struct tb_test_daemon d;
+	char more[2048];
+
+	(void)state;
+	assert_int_equal(tb_test_daemon_start(&d, NULL, NULL), 0);
+	assert_int_equal(count_hosts(&d), 2);
+	snprintf(more, sizeof(more), "%s  router:\n    role: router\n    os:\n      freebsd: {address: 127.0.0.4, port: 9}\n",
+		 tb_test_default_inventory);
+	assert_int_equal(tb_test_daemon_write_inventory(&d, more), 0);
+	kill(d.pid, SIGHUP);
+	for (int i = 0; i < 100 && count_hosts(&d) != 3; i++)
+		sleep_ms(50);
+	assert_int_equal(count_hosts(&d), 3);
+	assert_int_equal(tb_test_daemon_write_inventory(&d, "version: 1\nmachines:\n  x: [\n"), 0);
+	kill(d.pid, SIGHUP);
+	for (int i = 0; i < 100 && !tb_test_daemon_log_contains(&d, "reload refused"); i++)
+		sleep_ms(50);
+	assert_true(tb_test_daemon_log_contains(&d, "reload refused, keeping the old inventory"));
+	assert_true(tb_test_daemon_log_contains(&d, "inventory.yaml:4:1"));
+	assert_int_equal(count_hosts(&d), 3);
+	tb_test_daemon_stop(&d);
+}
+
+static void test_failed_login_limit(void **state)
+{
+	struct tb_test_daemon d;
+	struct tb_test_resp r;
+	char url[256], body[256], buf[64];
+	const char *h[] = {"Content-Type: application/json", NULL};
+
+	(void)state;
+	assert_int_equal(tb_test_daemon_start(&d, NULL, NULL), 0);
+	snprintf(url, sizeof(url), "%s/api/v1/session", d.url);
+	for (int i = 0; i < 10; i++) {
+		assert_int_equal(tb_test_http("POST", url, h, "{\"token\":\"tbk_1_guess\"}", 23, &r), 0);
+		assert_int_equal(r.status, 401);
+		tb_test_resp_free(&r);
+	}
+	/* the eleventh is refused, even with the right token */
+	snprintf(body, sizeof(body), "{\"token\":\"%s\"}", d.admin_token);
+	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), &r), 0);
+	assert_int_equal(r.status, 429);
+	assert_string_equal(tb_test_error_code(&r), "rate_limited");
+	assert_non_null(tb_test_header(&r, "Retry-After", buf, sizeof(buf)));
+	assert_true(atoi(buf) > 0 && atoi(buf) <= 60);
+	tb_test_resp_free(&r);
+	tb_test_daemon_stop(&d);
+}
+
+static json_t *get_host(struct tb_test_daemon *d, const char *name)
+{
+	struct tb_test_resp r;
+	char url[256], auth[200];
+	const char *h[] = {auth, NULL};
+	json_t *host;
+
+	snprintf(url, sizeof(url), "%s/api/v1/hosts/%s", d->url, name);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d->admin_token);
+	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
+	host = json_incref(json_object_get(r.json, "host"));
+	tb_test_resp_free(&r);
+	return host;
+}
+
+/* Wait until host's state matches reachability (and os when non-NULL). */
+static json_t *wait_state(struct tb_test_daemon *d, const char *name, const char *reach, const char *os)
+{
+	for (int i = 0; i < 200; i++) {
+		json_t *h = get_host(d, name), *st = json_object_get(h, "state");
+		const char *r = json_string_value(json_object_get(st, "reachability"));
+		const char *o = json_string_value(json_object_get(st, "os"));
+
+		if (r != NULL && strcmp(r, reach) == 0 && (os == NULL || (o != NULL && strcmp(o, os) == 0)))
+			return h;
+		json_decref(h);
+		sleep_ms(100);
+	}
+	fail_msg("%s never became %s %s", name, reach, os ? os : "");
+	return NULL;
+}
+
+static long trust(struct tb_test_daemon *d, const char *name, const char *os, const char *fp)
+{
+	struct tb_test_resp r;
+	char url[256], auth[200], body[256];
+	const char *h[] = {auth, "Content-Type: application/json", NULL};
+	long status;
+
+	snprintf(url, sizeof(url), "%s/api/v1/hosts/%s/trust", d->url, name);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d->admin_token);
+	snprintf(body, sizeof(body), "{\"os\":\"%s\",\"fingerprint\":\"%s\"}", os, fp);
+	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), &r), 0);
+	status = r.status;
+	tb_test_resp_free(&r);
+	return status;
+}
+
+static void test_prober_against_real_sshd(void **state)
+{
+	struct tb_test_daemon d;
+	struct tb_sshd s;
+	char inv[4096];
+	const char *extra[] = {"--probe-interval", "1", NULL};
+	json_t *h, *st, *presented;
+	char newfp[128];
+
+	(void)state;
+	assert_int_equal(tb_sshd_start(&s, NULL), 0);
+	/* left: ubuntu answers on 127.0.0.1 (pinned), freebsd's address has no sshd.
+	 * right: nothing pinned: its key is refused and shown for an admin. */
+	snprintf(inv, sizeof(inv),
+		 "version: 1\n"
+		 "ssh: {user: %s, key_file: %s, connect_timeout_s: 2}\n"
+		 "machines:\n"
+		 "  left:\n"
+		 "    role: host\n"
+		 "    os:\n"
+		 "      ubuntu: {address: 127.0.0.1, port: %u, host_key: \"%s\"}\n"
+		 "      freebsd: {address: 127.0.0.2, port: %u}\n"
+		 "  right:\n"
+		 "    role: host\n"
+		 "    os:\n"
+		 "      ubuntu: {address: 127.0.0.1, port: %u}\n",
+		 s.user, s.client_key, s.port, s.host_fp, s.port, s.port);
+	if (tb_test_daemon_start(&d, inv, extra) != 0) {
+		tb_sshd_stop(&s);
+		fail_msg("testbedd did not start");
+	}
+
+	h = wait_state(&d, "left", "up", "ubuntu");
+	st = json_object_get(h, "state");
+	assert_non_null(json_string_value(json_object_get(st, "since")));
+	assert_true(json_is_null(json_object_get(st, "last_error")));
+	json_decref(h);
+
+	h = wait_state(&d, "right", "down", NULL);
+	for (int i = 0; i < 50 && json_is_null(json_object_get(json_object_get(h, "state"), "presented_host_key")); i++) {
+		json_decref(h);
+		sleep_ms(100);
+		h = get_host(&d, "right");
+	}
+	st = json_object_get(h, "state");
+	presented = json_object_get(st, "presented_host_key");
+	assert_string_equal(json_string_value(json_object_get(presented, "fingerprint")), s.host_fp);
+	assert_string_equal(json_string_value(json_object_get(presented, "os")), "ubuntu");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(st, "last_error"), "code")),
+			    "host_key_mismatch");
+	json_decref(h);
+	assert_int_equal(trust(&d, "right", "ubuntu", "SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"), 409);
+	assert_int_equal(trust(&d, "right", "ubuntu", s.host_fp), 200);
+	json_decref(wait_state(&d, "right", "up", "ubuntu"));
+
+	/* left's ubuntu gets a new host key: refused, shown, trusted, up again */
+	assert_int_equal(tb_sshd_restart_new_host_key(&s), 0);
+	snprintf(newfp, sizeof(newfp), "%s", s.host_fp);
+	h = wait_state(&d, "left", "down", NULL);
+	for (int i = 0; i < 50 && json_is_null(json_object_get(json_object_get(h, "state"), "presented_host_key")); i++) {
+		json_decref(h);
+		sleep_ms(100);
+		h = get_host(&d, "left");
+	}
+	presented = json_object_get(json_object_get(h, "state"), "presented_host_key");
+	assert_string_equal(json_string_value(json_object_get(presented, "fingerprint")), newfp);
+	json_decref(h);
+	assert_int_equal(trust(&d, "left", "ubuntu", newfp), 200);
+	json_decref(wait_state(&d, "left", "up", "ubuntu"));
+	assert_true(tb_test_daemon_log_contains(&d, "accepted by admin"));
+
+	tb_test_daemon_stop(&d);
+	tb_sshd_stop(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_broken_inventory_stops_startup),
+		cmocka_unit_test(test_check_config_ok),
+		cmocka_unit_test(test_sighup_reload),
+		cmocka_unit_test(test_failed_login_limit),
+		cmocka_unit_test(test_prober_against_real_sshd),
+	};
+
+	return cmocka_run_group_tests_name("daemon", tests, NULL, NULL);
+}

@@ -1,0 +1,201 @@
+/*
+ * test_inventory.c - the inventory loader: the reference example parses, and
+ * a table of broken inventories -> the message, with file:line:column.
+ * Adding a case is adding a line.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "inventory.h"
+
+static int path_of(const char *rel, char *out, size_t len)
+{
+	snprintf(out, len, "%s/%s", getenv("TB_SOURCE_DIR") != NULL ? getenv("TB_SOURCE_DIR") : "..", rel);
+	return 0;
+}
+
+static void test_reference_example(void **state)
+{
+	struct tb_inventory *inv = NULL;
+	struct tb_error err = {0};
+	const struct tb_machine *left, *right, *router;
+	char path[512];
+
+	(void)state;
+	path_of("deploy/examples/reference.yaml", path, sizeof(path));
+	assert_int_equal(tb_inventory_load(path, 0, &inv, &err), 0);
+	assert_int_equal(inv->nmachines, 4);
+	left = tb_inventory_find(inv, "left");
+	assert_non_null(left);
+	assert_int_equal(left->role, TB_ROLE_HOST);
+	assert_string_equal(left->mac, "a8:a1:59:95:87:60");
+	assert_int_equal(left->npower, 2);
+	assert_int_equal(left->power[0].driver, TB_POWER_IPMI);
+	assert_int_equal(left->power[0].cipher_suite, 3);
+	assert_int_equal(left->power[1].driver, TB_POWER_WOL);
+	assert_int_equal(left->power[1].via, TB_WOL_RELAY);
+	assert_string_equal(left->power[1].relay, "openwrt");
+	assert_string_equal(left->boot.default_os, "ubuntu");
+	assert_int_equal(left->boot.nentries, 2);
+	assert_string_equal(tb_machine_persona(left, "freebsd")->address, "192.168.100.10");
+	/* defaults from the top-level ssh: section */
+	assert_string_equal(tb_machine_persona(left, "freebsd")->user, "root");
+	assert_int_equal(tb_machine_persona(left, "freebsd")->port, 22);
+	assert_int_equal(left->idle_poweroff_min, 60);
+	assert_int_equal(left->console.type, TB_CONSOLE_TCP);
+	right = tb_inventory_find(inv, "right");
+	assert_int_equal(right->power[1].via, TB_WOL_BROADCAST);
+	assert_string_equal(right->power[1].source, "192.168.100.2");
+	assert_int_equal(right->console.type, TB_CONSOLE_DEVICE);
+	router = tb_inventory_find(inv, "pokeitwithastick");
+	assert_int_equal(router->role, TB_ROLE_ROUTER);
+	assert_int_equal(router->nlinks, 2);
+	assert_null(tb_inventory_find(inv, "nope"));
+	{
+		json_t *j = tb_machine_to_json(left);
+		char *text = json_dumps(j, 0);
+
+		assert_non_null(text);
+		assert_null(strstr(text, "left-bmc.pass"));   /* the password file's path */
+		assert_null(strstr(text, "id_ed25519"));      /* the key file's path */
+		assert_non_null(strstr(text, "\"cipher_suite\": 3"));
+		free(text);
+		json_decref(j);
+	}
+	tb_inventory_free(inv);
+}
+
+#define HEAD "version: 1\nssh: {user: root, key_file: /k}\nmachines:\n"
+#define HOST "  left:\n    role: host\n    os:\n      ubuntu: {address: 198.18.0.11}\n"
+
+struct bad_case {
+	const char *text;
+	const char *expect;   /* a substring of the message, with line:column */
+};
+
+static const struct bad_case bad[] = {
+	{"", "t.yaml:1:1: the file is empty"},
+	{"version: 1\nmachines: [\n", "t.yaml:3:1: did not find expected node content"},
+	{"version: 1\n  bad: indent\n", "t.yaml:2:6: mapping values are not allowed"},
+	{"machines: {}\n", "t.yaml:1:1: version: missing"},
+	{"version: 2\nmachines: {}\n", "t.yaml:1:10: version: expected a whole number 1..1"},
+	{"version: 1\n", "t.yaml:1:1: machines: missing"},
+	{"version: 1\nmachine: {}\n", "t.yaml:2:1: machine: unknown key; allowed here: version, ssh, machines"},
+	{"version: 1\nversion: 1\n", "t.yaml:2:1: duplicate key \"version\" (first at line 1)"},
+	{HEAD "  left:\n    role: hots\n", "t.yaml:5:11: machines.left.role: expected one of host | router | relay"},
+	{HEAD "  left:\n    os: {}\n", "t.yaml:5:5: machines.left.role: missing"},
+	{HEAD "  left:\n    role: host\n", "t.yaml:5:5: machines.left.os: missing"},
+	{HEAD "  Left:\n    role: host\n", "t.yaml:4:3: machines.Left: a machine name is 1..32 of a-z 0-9 - _"},
+	{HEAD HOST "    colour: red\n", "t.yaml:8:5: machines.left.colour: unknown key"},
+	{HEAD "  left:\n    role: host\n    os:\n      ubuntu: {address: \"not an address!\"}\n",
+	 "t.yaml:7:25: machines.left.os.ubuntu.address: expected an IPv4 or IPv6 address or a host name"},
+	{HEAD "  left:\n    role: host\n    os:\n      ubuntu: {address: 1.2.3.4, port: 70000}\n",
+	 "t.yaml:7:40: machines.left.os.ubuntu.port: expected a whole number 1..65535, got \"70000\""},
+	{HEAD "  left:\n    role: host\n    os:\n      ubuntu: {address: 1.2.3.4, host_key: abc}\n",
+	 "machines.left.os.ubuntu.host_key: expected a fingerprint"},
+	{"version: 1\nmachines:\n" HOST, "t.yaml:6:15: machines.left.os.ubuntu: no ssh user"},
+	{HEAD HOST "    mac: 00:11:22:33:44\n", "t.yaml:8:10: machines.left.mac: expected a MAC address"},
+	{HEAD HOST "    power:\n      - {driver: wol, via: raw, interface: eth0}\n",
+	 "t.yaml:9:9: machines.left.power[0]: Wake-on-LAN needs the machine's mac"},
+	{HEAD HOST "    mac: \"02:00:00:00:00:01\"\n    power:\n      - driver: wol\n        via: relay\n        relay: openwrt\n        interface: br-lan\n",
+	 "t.yaml:12:16: machines.left.power[0]: relay \"openwrt\" is not a machine with role relay"},
+	{HEAD HOST "    mac: \"02:00:00:00:00:01\"\n    power:\n      - driver: wol\n        via: broadcast\n        target: 198.18.0.255\n",
+	 "machines.left.power[0]: via broadcast needs source"},
+	{HEAD HOST "    mac: \"02:00:00:00:00:01\"\n    power:\n      - {driver: wol, via: carrier-pigeon}\n",
+	 "t.yaml:10:28: machines.left.power[0].via: expected one of broadcast | directed | raw | relay"},
+	{HEAD HOST "    power:\n      - {driver: ipmi, address: 1.2.3.4, user: ADMIN}\n",
+	 "t.yaml:9:9: machines.left.power[0]: give exactly one of password_file and password_env"},
+	{HEAD HOST "    power:\n      - {driver: ipmi, address: 1.2.3.4, user: ADMIN, password: ADMIN}\n",
+	 "t.yaml:9:55: machines.left.power[0].password: unknown key"},
+	{HEAD HOST "    power:\n      - {driver: ipmi, address: 1.2.3.4, user: ADMIN, password_env: x, cipher_suite: 18}\n",
+	 "machines.left.power[0].password_env: expected an environment variable name"},
+	{HEAD HOST "    power:\n      - {driver: redfish}\n", "machines.left.power[0].driver: expected one of ipmi | wol"},
+	{HEAD HOST "    power: {driver: ipmi}\n", "t.yaml:8:12: machines.left.power: expected a list, found a mapping"},
+	{HEAD HOST "    boot: {loader: grub, default: windows, entries: {ubuntu: \"0\"}}\n",
+	 "machines.left.boot: default \"windows\" is not an OS of this machine's os: section"},
+	{HEAD HOST "    boot: {loader: grub, default: ubuntu, entries: {freebsd: \"4\"}}\n",
+	 "machines.left.boot.entries.freebsd: not an OS of this machine's os: section"},
+	{HEAD HOST "    boot: {loader: lilo, default: ubuntu, entries: {}}\n",
+	 "machines.left.boot.loader: expected one of grub"},
+	{HEAD HOST "    links:\n      lan10: {address: 10.0.10.2}\n",
+	 "t.yaml:9:24: machines.left.links.lan10.address: expected an address with prefix length"},
+	{HEAD HOST "    links:\n      lan10: {address: 10.0.10.2/24, ifname: {ubuntu: \"this-name-is-far-too-long\"}}\n",
+	 "machines.left.links.lan10.ifname.ubuntu: expected an interface name"},
+	{HEAD HOST "    console: {type: tcp, address: 127.0.0.1}\n", "machines.left.console: a tcp console needs port"},
+	{HEAD HOST "    idle_poweroff_min: -5\n", "machines.left.idle_poweroff_min: expected a whole number 0..10080"},
+	{HEAD HOST "    idle_poweroff_min: \"60\"\n", "machines.left.idle_poweroff_min: expected a whole number"},
+	{"version: 1\nssh: {user: root, key_file: relative/key}\nmachines: {}\n",
+	 "t.yaml:2:29: ssh.key_file: expected an absolute path"},
+	{"version: 1\nssh: &a {user: root}\nmachines: {}\n", "anchors (&name) are not supported"},
+};
+
+static void test_bad_inventories(void **state)
+{
+	int failures = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct tb_inventory *inv = NULL;
+		struct tb_error err = {0};
+		int rc = tb_inventory_load_buffer("t.yaml", bad[i].text, strlen(bad[i].text), 0, &inv, &err);
+
+		if (rc != TB_ERR_CONFIG || inv != NULL || strstr(err.message, bad[i].expect) == NULL) {
+			fprintf(stderr, "case %zu: rc %d, message \"%s\"\n  expected \"%s\"\n", i, rc, err.message,
+				bad[i].expect);
+			failures++;
+		}
+		tb_inventory_free(inv);
+	}
+	assert_int_equal(failures, 0);
+}
+
+/* With TB_INV_CHECK_FILES a key file must exist and be private. */
+static void test_secret_file_modes(void **state)
+{
+	char dir[] = "/tmp/tbinv-XXXXXX", key[128], text[512];
+	struct tb_inventory *inv = NULL;
+	struct tb_error err = {0};
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(key, sizeof(key), "%s/key", dir);
+	snprintf(text, sizeof(text), "version: 1\nssh: {user: root, key_file: %s}\nmachines:\n" HOST, key);
+	/* missing */
+	assert_int_equal(tb_inventory_load_buffer("t.yaml", text, strlen(text), TB_INV_CHECK_FILES, &inv, &err),
+			 TB_ERR_CONFIG);
+	assert_non_null(strstr(err.message, "ssh.key_file: cannot read"));
+	f = fopen(key, "w");
+	assert_non_null(f);
+	fputs("key\n", f);
+	fclose(f);
+	chmod(key, 0644);
+	assert_int_equal(tb_inventory_load_buffer("t.yaml", text, strlen(text), TB_INV_CHECK_FILES, &inv, &err),
+			 TB_ERR_CONFIG);
+	assert_non_null(strstr(err.message, "can be read by group or others (mode 0644); chmod 600 it"));
+	chmod(key, 0600);
+	assert_int_equal(tb_inventory_load_buffer("t.yaml", text, strlen(text), TB_INV_CHECK_FILES, &inv, &err), 0);
+	assert_non_null(inv);
+	tb_inventory_free(inv);
+	unlink(key);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reference_example),
+		cmocka_unit_test(test_bad_inventories),
+		cmocka_unit_test(test_secret_file_modes),
+	};
+
+	return cmocka_run_group_tests_name("inventory", tests, NULL, NULL);
+}
