@@ -94,8 +94,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	tb_test_daemon_stop(&D);
-	return 0;
+	return tb_test_daemon_stop(&D) == 0 ? 0 : -1;
 }
 
 struct api_case {

@@ -104,7 +104,7 @@ static void test_check_config_ok(void **state)
 	assert_int_equal(tb_test_daemon_start(&d, NULL, NULL), 0);
 	assert_int_equal(run_testbedd(check, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "ok, 2 machines"));
-	tb_test_daemon_stop(&d);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
 static size_t count_hosts(struct tb_test_daemon *d)
@@ -144,7 +144,7 @@ static void test_sighup_reload(void **state)
 	assert_true(tb_test_daemon_log_contains(&d, "reload refused, keeping the old inventory"));
 	assert_true(tb_test_daemon_log_contains(&d, "inventory.yaml:4:1"));
 	assert_int_equal(count_hosts(&d), 3);
-	tb_test_daemon_stop(&d);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
 static void test_failed_login_limit(void **state)
@@ -170,7 +170,7 @@ static void test_failed_login_limit(void **state)
 	assert_non_null(tb_test_header(&r, "Retry-After", buf, sizeof(buf)));
 	assert_true(atoi(buf) > 0 && atoi(buf) <= 60);
 	tb_test_resp_free(&r);
-	tb_test_daemon_stop(&d);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
 static json_t *get_host(struct tb_test_daemon *d, const char *name)
@@ -292,7 +292,7 @@ static void test_prober_against_real_sshd(void **state)
 	json_decref(wait_state(&d, "left", "up", "ubuntu"));
 	assert_true(tb_test_daemon_log_contains(&d, "accepted by admin"));
 
-	tb_test_daemon_stop(&d);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
 	tb_sshd_stop(&s);
 }
 

@@ -191,15 +191,18 @@ static void remove_tree(const char *dir)
 		waitpid(p, NULL, 0);
 }
 
-void tb_test_daemon_stop(struct tb_test_daemon *d)
+int tb_test_daemon_stop(struct tb_test_daemon *d)
 {
+	int rc = 0;
+
 	if (d->pid > 0) {
-		int status;
+		int status = 0;
 
 		kill(d->pid, SIGTERM);
 		for (int i = 0; i < 100; i++) {
 			if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
 				d->pid = 0;
+				rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 				break;
 			}
 			sleep_ms(50);
@@ -209,11 +212,17 @@ void tb_test_daemon_stop(struct tb_test_daemon *d)
 			kill(d->pid, SIGKILL);
 			waitpid(d->pid, &status, 0);
 			d->pid = 0;
+			rc = 137;
+		}
+		if (rc != 0) {
+			fprintf(stderr, "testbedd exited with status %d\n", rc);
+			print_log(d);
 		}
 	}
 	if (d->dir[0] != '\0' && getenv("TB_KEEP_TMP") == NULL)
 		remove_tree(d->dir);
 	d->dir[0] = '\0';
+	return rc;
 }
 
 int tb_test_daemon_log_contains(const struct tb_test_daemon *d, const char *needle)

@@ -36,8 +36,10 @@ int tb_test_daemon_start(struct tb_test_daemon *d, const char *inventory, const 
 /* Rewrite the inventory file (for SIGHUP tests). */
 int tb_test_daemon_write_inventory(struct tb_test_daemon *d, const char *inventory);
 
-/* SIGTERM, wait, remove the temp dir. */
-void tb_test_daemon_stop(struct tb_test_daemon *d);
+/* SIGTERM, wait, remove the temp dir.  Returns the daemon's exit status
+ * (0 for a clean stop; under AddressSanitizer a leak makes it non-zero, and
+ * the log is printed). */
+int tb_test_daemon_stop(struct tb_test_daemon *d);
 
 /* 1 when the log contains needle. */
 int tb_test_daemon_log_contains(const struct tb_test_daemon *d, const char *needle);

@@ -1,0 +1,763 @@
+/*
+ * test_ssh.c - the SSH adapter against a real sshd on 127.0.0.1
+ * (tests/support/sshd.c): output and exit status, quoting, host key pinning,
+ * authentication errors, timeouts that really stop the remote command,
+ * spawn + kill by pid, the session pool.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "ssh.h"
+#include "sshd.h"
+
+static struct tb_sshd sshd;
+/* other sshd instances, global so that teardown stops them after a failure */
+static struct tb_sshd tcsh_sshd, rekey_sshd;
+static struct tb_ssh_pool *pool;
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void msleep(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static struct tb_ssh_target target_of(const struct tb_sshd *d)
+{
+	struct tb_ssh_target t = {
+		.machine = "left",
+		.os = "ubuntu",
+		.address = "127.0.0.1",
+		.port = d->port,
+		.user = d->user,
+		.key_file = d->client_key,
+		.pinned_fp = d->host_fp,
+		.connect_timeout_s = 5,
+	};
+	return t;
+}
+
+static int setup(void **state)
+{
+	if (tb_sshd_start(&sshd, NULL) != 0)
+		return -1;
+	pool = tb_ssh_pool_new(2, 60);
+	return pool != NULL ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	tb_ssh_pool_free(pool);
+	tb_sshd_stop(&sshd);
+	tb_sshd_stop(&tcsh_sshd);
+	tb_sshd_stop(&rekey_sshd);
+	return 0;
+}
+
+static void expect_ok(int rc, const struct tb_error *err)
+{
+	if (rc != 0)
+		fail_msg("rc %d (%s): %s", rc, tb_err_name(rc), err->message);
+}
+
+/* ---- output, status, quoting ---- */
+
+static void test_exec_output_and_status(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct tb_ssh_capture cap;
+	struct tb_error err = {0};
+	const char *argv[] = {"sh", "-c", "echo out; echo err >&2; cat; exit 3", NULL};
+	int rc;
+
+	rc = tb_ssh_run_capture(pool, &t, argv, 5000, 4096, &cap, &err);
+	expect_ok(rc, &err);
+	assert_string_equal(cap.out, "out\n");
+	assert_string_equal(cap.err, "err\n");
+	assert_int_equal(cap.res.exit_status, 3);
+	assert_string_equal(cap.res.exit_signal, "");
+	assert_false(cap.res.stopped);
+	assert_string_equal(cap.res.host_fp, sshd.host_fp);
+	tb_ssh_capture_free(&cap);
+
+	/* a command that does not exist: sh's 127, message on stderr */
+	{
+		const char *nx[] = {"tb-no-such-command", NULL};
+
+		rc = tb_ssh_run_capture(pool, &t, nx, 5000, 4096, &cap, &err);
+		expect_ok(rc, &err);
+		assert_int_equal(cap.res.exit_status, 127);
+		assert_non_null(strstr(cap.err, "tb-no-such-command"));
+		tb_ssh_capture_free(&cap);
+	}
+}
+
+static void test_capture_is_bounded(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct tb_ssh_capture cap;
+	struct tb_error err = {0};
+	const char *argv[] = {"head", "-c", "300000", "/dev/zero", NULL};
+	int rc;
+
+	rc = tb_ssh_run_capture(pool, &t, argv, 5000, 1000, &cap, &err);
+	expect_ok(rc, &err);
+	assert_int_equal(cap.out_len, 1000);
+	assert_true(cap.out_truncated);
+	assert_false(cap.err_truncated);
+	assert_int_equal(cap.res.exit_status, 0);
+	tb_ssh_capture_free(&cap);
+}
+
+struct timing {
+	long long start;
+	long long first;   /* ms after start of the first stdout chunk */
+	size_t chunks;
+	char text[256];
+	size_t len;
+};
+
+static int on_timed_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
+{
+	struct timing *tm = cls;
+
+	if (stream != TB_SSH_STDOUT)
+		return 0;
+	if (tm->chunks++ == 0)
+		tm->first = now_ms() - tm->start;
+	if (tm->len + len < sizeof(tm->text)) {
+		memcpy(tm->text + tm->len, data, len);
+		tm->len += len;
+	}
+	return 0;
+}
+
+/* Output is delivered while the command runs, not at its end. */
+static void test_exec_streams_live(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct tb_ssh_result res;
+	struct tb_error err = {0};
+	struct timing tm = {0};
+	const char *argv[] = {"sh", "-c", "echo first; sleep 1.5; echo second", NULL};
+	long long total;
+	int rc;
+
+	tm.start = now_ms();
+	rc = tb_ssh_exec(pool, &t, argv, 10000, on_timed_output, &tm, &res, &err);
+	total = now_ms() - tm.start;
+	expect_ok(rc, &err);
+	assert_int_equal(res.exit_status, 0);
+	assert_true(tm.chunks >= 2);
+	assert_true(tm.len < sizeof(tm.text));
+	tm.text[tm.len] = '\0';
+	assert_string_equal(tm.text, "first\nsecond\n");
+	assert_true(total >= 1500);
+	if (tm.first > total - 1000)
+		fail_msg("first chunk came at %lld ms of %lld: not streamed", tm.first, total);
+}
+
+/* Hostile arguments arrive byte-exact: printf '%s\0' ARGS on the server. */
+static void check_roundtrip(const struct tb_ssh_target *t, const char *const *args)
+{
+	const char *argv[400];
+	char expected[65536];
+	size_t n = 0, elen = 0;
+	struct tb_ssh_capture cap;
+	struct tb_error err = {0};
+	int rc;
+
+	argv[n++] = "printf";
+	argv[n++] = "%s\\0";
+	for (size_t i = 0; args[i] != NULL; i++) {
+		size_t l = strlen(args[i]);
+
+		assert_true(n < 398 && elen + l + 1 < sizeof(expected));
+		argv[n++] = args[i];
+		memcpy(expected + elen, args[i], l + 1);
+		elen += l + 1;
+	}
+	argv[n] = NULL;
+	rc = tb_ssh_run_capture(NULL, t, argv, 10000, sizeof(expected), &cap, &err);
+	expect_ok(rc, &err);
+	if (cap.out_len != elen || memcmp(cap.out, expected, elen) != 0)
+		fail_msg("arguments changed on the way: sent %zu bytes, got %zu (stderr: %s)",
+			 elen, cap.out_len, cap.err);
+	assert_int_equal(cap.res.exit_status, 0);
+	tb_ssh_capture_free(&cap);
+}
+
+static const char *const hostile[] = {
+	"", "a b", " ", "'", "\"", "'\"'", "it's", "$HOME", "${HOME}", "$(id)", "`id`",
+	"\\", "\\\\", "a\\nb", ";", "|", "&", "&&", ">", "<", "2>&1", "*", "?", "[a]",
+	"~", "~root", "{a,b}", "#", "!", "!!", "a!b", "!$", "^x^y", "\n", "a\nb", "\n\n",
+	"'\n'", "!\n", "\r\n", "\t", "-", "--", "-n", "-e", "%s", "%%", "\\0",
+	"caf\xc3\xa9", "\xf0\x9f\x98\x80", "\xff\xfe", "\xc3", "$status", "a=b", NULL,
+};
+
+static void test_hostile_argv(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	static char bytes[255][4];
+	const char *every[256];
+
+	check_roundtrip(&t, hostile);
+	for (int b = 1; b <= 255; b++) {
+		bytes[b - 1][0] = 'X';
+		bytes[b - 1][1] = (char)b;
+		bytes[b - 1][2] = 'Y';
+		every[b - 1] = bytes[b - 1];
+	}
+	every[255] = NULL;
+	check_roundtrip(&t, every);
+}
+
+/* The same through a csh login shell: sshd hands the command to tcsh -c. */
+static void test_hostile_argv_tcsh(void **state)
+{
+	struct tb_sshd *d = &tcsh_sshd;
+	struct tb_ssh_target t;
+	struct tb_ssh_capture cap;
+	struct tb_error err = {0};
+	const char *parent[] = {"sh", "-c", "ps -o comm= -p $PPID", NULL};
+	int rc;
+
+	assert_int_equal(tb_sshd_start(d, "ForceCommand /usr/bin/tcsh -c "
+					  "\"$SSH_ORIGINAL_COMMAND\"\n"), 0);
+	t = target_of(d);
+	t.os = "freebsd";
+	/* prove that tcsh is the shell that parsed our line */
+	rc = tb_ssh_run_capture(NULL, &t, parent, 10000, 4096, &cap, &err);
+	expect_ok(rc, &err);
+	assert_string_equal(cap.out, "tcsh\n");
+	tb_ssh_capture_free(&cap);
+	check_roundtrip(&t, hostile);
+	tb_sshd_stop(d);
+}
+
+/* ---- host keys and authentication ---- */
+
+static void test_pinned_key_accepted(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct tb_ssh_result res;
+	struct tb_error err = {0};
+	const char *argv[] = {"true", NULL};
+	char fp[TB_SSH_FP_MAX];
+
+	/* pinned as `ssh-keygen -lf` prints it: must match libssh's rendering */
+	assert_int_equal(strncmp(sshd.host_fp, "SHA256:", 7), 0);
+	expect_ok(tb_ssh_exec(NULL, &t, argv, 5000, NULL, NULL, &res, &err), &err);
+	assert_string_equal(res.host_fp, sshd.host_fp);
+	assert_int_equal(res.exit_status, 0);
+	expect_ok(tb_ssh_host_key(&t, fp, &err), &err);
+	assert_string_equal(fp, sshd.host_fp);
+}
+
+static void test_unknown_key_refused(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct tb_ssh_result res;
+	struct tb_error err = {0};
+	const char *argv[] = {"touch", "/tmp/tb-ssh-test-must-not-exist", NULL};
+	int rc;
+
+	t.pinned_fp = NULL;
+	rc = tb_ssh_exec(pool, &t, argv, 5000, NULL, NULL, &res, &err);
+	assert_int_equal(rc, TB_ERR_HOSTKEY);
+	assert_int_equal(err.code, TB_ERR_HOSTKEY);
+	assert_string_equal(res.host_fp, sshd.host_fp);
+	assert_non_null(strstr(err.message, "left (ubuntu)"));
+	assert_non_null(strstr(err.message, sshd.host_fp));
+	assert_non_null(strstr(err.message, "tbctl host trust left"));
+	assert_int_equal(access("/tmp/tb-ssh-test-must-not-exist", F_OK), -1);
+}
+
+static void test_wrong_pin_refused(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct tb_ssh_result res;
+	struct tb_error err = {0};
+	const char *argv[] = {"true", NULL};
+	const char *pin = "SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU";
+	int rc;
+
+	t.pinned_fp = pin;
+	rc = tb_ssh_exec(pool, &t, argv, 5000, NULL, NULL, &res, &err);
+	assert_int_equal(rc, TB_ERR_HOSTKEY);
+	assert_string_equal(res.host_fp, sshd.host_fp);
+	assert_non_null(strstr(err.message, "which is not the pinned"));
+	assert_non_null(strstr(err.message, pin));
+	assert_non_null(strstr(err.message, sshd.host_fp));
+
+	t.pinned_fp = "47DEQpj8HBSa"; /* not SHA256:... */
+	assert_int_equal(tb_ssh_exec(pool, &t, argv, 5000, NULL, NULL, &res, &err),
+			 TB_ERR_CONFIG);
+	assert_string_equal(err.field, "pinned_fp");
+}
+
+/* The host is reinstalled (new host key) while a session to it is pooled. */
+static void test_changed_key_refused(void **state)
+{
+	struct tb_sshd *d = &rekey_sshd;
+	struct tb_ssh_target t;
+	struct tb_ssh_pool *p = tb_ssh_pool_new(2, 60);
+	struct tb_ssh_pool_stats st;
+	struct tb_ssh_result res;
+	struct tb_error err = {0};
+	const char *argv[] = {"true", NULL};
+	char old_fp[128];
+	int rc;
+
+	assert_non_null(p);
+	assert_int_equal(tb_sshd_start(d, NULL), 0);
+	t = target_of(d);
+	snprintf(old_fp, sizeof(old_fp), "%s", d->host_fp);
+	t.pinned_fp = old_fp;
+	expect_ok(tb_ssh_exec(p, &t, argv, 5000, NULL, NULL, &res, &err), &err);
+
+	assert_int_equal(tb_sshd_restart_new_host_key(d), 0);
+	assert_string_not_equal(d->host_fp, old_fp);
+	rc = tb_ssh_exec(p, &t, argv, 5000, NULL, NULL, &res, &err);
+	assert_int_equal(rc, TB_ERR_HOSTKEY);
+	assert_string_equal(res.host_fp, d->host_fp);
+	assert_non_null(strstr(err.message, d->host_fp));
+	assert_non_null(strstr(err.message, old_fp));
+	tb_ssh_pool_stats(p, &st);
+	/* the pooled session died with the old sshd: retried on a new one */
+	assert_int_equal(st.retries, 1);
+	assert_int_equal(st.connects, 1);
+
+	/* once the admin pins the new key it works again */
+	t.pinned_fp = d->host_fp;
+	expect_ok(tb_ssh_exec(p, &t, argv, 5000, NULL, NULL, &res, &err), &err);
+	tb_ssh_pool_free(p);
+	tb_sshd_stop(d);
+}
+
+static void test_wrong_client_key(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct tb_error err = {0};
+	const char *argv[] = {"true", NULL};
+	int rc;
+
+	t.key_file = sshd.other_key;
+	rc = tb_ssh_exec(pool, &t, argv, 5000, NULL, NULL, NULL, &err);
+	assert_int_equal(rc, TB_ERR_UNAUTHORIZED);
+	assert_non_null(strstr(err.message, "left (ubuntu) refused the key"));
+	assert_non_null(strstr(err.message, sshd.other_key));
+	assert_non_null(strstr(err.message, "authorized_keys"));
+
+	t.key_file = "/nonexistent/tb-key";
+	rc = tb_ssh_exec(pool, &t, argv, 5000, NULL, NULL, NULL, &err);
+	assert_int_equal(rc, TB_ERR_CONFIG);
+	assert_string_equal(err.field, "key_file");
+	assert_non_null(strstr(err.message, "left (ubuntu)"));
+	assert_non_null(strstr(err.message, "/nonexistent/tb-key"));
+	assert_non_null(strstr(err.message, "No such file"));
+
+	t.key_file = sshd.config; /* readable, not a key */
+	rc = tb_ssh_exec(pool, &t, argv, 5000, NULL, NULL, NULL, &err);
+	assert_int_equal(rc, TB_ERR_CONFIG);
+}
+
+static void test_unreachable(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	struct tb_error err = {0};
+	const char *argv[] = {"true", NULL};
+	long long start;
+	int s = socket(AF_INET, SOCK_STREAM, 0), rc;
+
+	/* a port that was free a moment ago: nothing listens there */
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
+	close(s);
+	t.port = ntohs(sa.sin_port);
+
+	start = now_ms();
+	rc = tb_ssh_exec(pool, &t, argv, 5000, NULL, NULL, NULL, &err);
+	assert_int_equal(rc, TB_ERR_UNREACHABLE);
+	assert_true(now_ms() - start < 2000);
+	assert_non_null(strstr(err.message, "left (ubuntu)"));
+	assert_non_null(strstr(err.message, "does not answer ssh"));
+}
+
+/* ---- timeouts, spawn, kill ---- */
+
+struct pid_watch {
+	long pid;
+	int alive_at_start;
+};
+
+/* stdout of `echo $$; exec sleep 30`: the first line is the pid */
+static int on_pid_line(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
+{
+	struct pid_watch *w = cls;
+
+	if (stream == TB_SSH_STDOUT && w->pid == 0) {
+		w->pid = strtol(data, NULL, 10);
+		w->alive_at_start = tb_process_alive((pid_t)w->pid);
+	}
+	return 0;
+}
+
+static int wait_gone(long pid, long ms)
+{
+	for (long waited = 0; waited < ms; waited += 50) {
+		if (!tb_process_alive((pid_t)pid))
+			return 1;
+		msleep(50);
+	}
+	return 0;
+}
+
+static void test_timeout_stops_remote_command(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct tb_ssh_result res;
+	struct tb_error err = {0};
+	struct pid_watch w = {0};
+	const char *argv[] = {"sh", "-c", "echo $$; exec sleep 30", NULL};
+	const char *after[] = {"echo", "still usable", NULL};
+	struct tb_ssh_capture cap;
+	long long start = now_ms(), took;
+	int rc;
+
+	rc = tb_ssh_exec(pool, &t, argv, 1000, on_pid_line, &w, &res, &err);
+	took = now_ms() - start;
+	assert_int_equal(rc, TB_ERR_TIMEOUT);
+	assert_true(res.stopped);
+	assert_true(took >= 1000);
+	if (took > 1000 + TB_SSH_STOP_GRACE_MS + 500)
+		fail_msg("took %lld ms to stop", took);
+	assert_non_null(strstr(err.message, "left (ubuntu)"));
+	assert_non_null(strstr(err.message, "did not end in time"));
+	assert_true(w.pid > 1);
+	assert_true(w.alive_at_start);
+	/* sshd signalled the command: sleep is gone, not orphaned */
+	assert_string_equal(res.exit_signal, "TERM");
+	if (!wait_gone(w.pid, 2000))
+		fail_msg("remote sleep (pid %ld) still runs after the timeout", w.pid);
+
+	/* the session survives a timeout */
+	expect_ok(tb_ssh_run_capture(pool, &t, after, 5000, 100, &cap, &err), &err);
+	assert_string_equal(cap.out, "still usable\n");
+	tb_ssh_capture_free(&cap);
+}
+
+struct spawn_ctx {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	long pid;
+	int pid_before_output; /* on_pid came before any output */
+	int outputs;
+	char out[256];
+	size_t out_len;
+	int rc;
+	struct tb_error err;
+	struct tb_ssh_result res;
+	long long took;
+};
+
+static int spawn_on_pid(void *cls, long pid)
+{
+	struct spawn_ctx *c = cls;
+
+	pthread_mutex_lock(&c->lock);
+	c->pid = pid;
+	c->pid_before_output = c->outputs == 0;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+static int spawn_on_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
+{
+	struct spawn_ctx *c = cls;
+
+	pthread_mutex_lock(&c->lock);
+	c->outputs++;
+	if (c->out_len + len < sizeof(c->out)) {
+		memcpy(c->out + c->out_len, data, len);
+		c->out_len += len;
+		c->out[c->out_len] = '\0';
+	}
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+static void *spawn_thread(void *arg)
+{
+	struct spawn_ctx *c = arg;
+	struct tb_ssh_target t = target_of(&sshd);
+	const char *argv[] = {"sh", "-c", "echo hello; echo oops >&2; exec sleep 30", NULL};
+	long long start = now_ms();
+
+	c->rc = tb_ssh_spawn(pool, &t, argv, 20000, spawn_on_pid, spawn_on_output, c, &c->res,
+			     &c->err);
+	c->took = now_ms() - start;
+	return NULL;
+}
+
+static void test_spawn_and_kill(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct spawn_ctx c;
+	struct tb_error err = {0};
+	struct timespec until;
+	pthread_t th;
+	long pid;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	pthread_mutex_init(&c.lock, NULL);
+	pthread_cond_init(&c.cond, NULL);
+	assert_int_equal(pthread_create(&th, NULL, spawn_thread, &c), 0);
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&c.lock);
+	while ((c.pid == 0 || strstr(c.out, "oops") == NULL) &&
+	       pthread_cond_timedwait(&c.cond, &c.lock, &until) == 0)
+		;
+	pid = c.pid;
+	pthread_mutex_unlock(&c.lock);
+	assert_true(pid > 1);
+	assert_true(tb_process_alive((pid_t)pid));
+
+	rc = tb_ssh_kill(pool, &t, pid, "TERM", &err);
+	expect_ok(rc, &err);
+	pthread_join(th, NULL);
+	expect_ok(c.rc, &c.err);
+	assert_true(c.pid_before_output);
+	assert_non_null(strstr(c.out, "hello\n"));
+	assert_non_null(strstr(c.out, "oops\n"));
+	assert_null(strstr(c.out, "\n\n"));
+	/* the pid line is not passed on as output */
+	{
+		char line[32];
+
+		snprintf(line, sizeof(line), "%ld\n", pid);
+		assert_null(strstr(c.out, line));
+	}
+	/* sleep got SIGTERM from kill: it was the spawned pid itself */
+	assert_true(strcmp(c.res.exit_signal, "TERM") == 0 || c.res.exit_status == 143);
+	assert_true(c.took < 10000);
+	assert_true(wait_gone(pid, 2000));
+
+	/* gone now */
+	rc = tb_ssh_kill(pool, &t, pid, "TERM", &err);
+	assert_int_equal(rc, TB_ERR_NOT_FOUND);
+	assert_non_null(strstr(err.message, "has no process"));
+
+	assert_int_equal(tb_ssh_kill(pool, &t, 1, "TERM", &err), TB_ERR_INVALID);
+	assert_int_equal(tb_ssh_kill(pool, &t, -1, "KILL", &err), TB_ERR_INVALID);
+	assert_int_equal(tb_ssh_kill(pool, &t, pid, "STOP; reboot", &err), TB_ERR_INVALID);
+	pthread_cond_destroy(&c.cond);
+	pthread_mutex_destroy(&c.lock);
+}
+
+static int cancel_on_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
+{
+	return 1;
+}
+
+static void test_cancel_from_callback(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct tb_ssh_result res;
+	struct tb_error err = {0};
+	const char *argv[] = {"sh", "-c", "echo go; exec sleep 30", NULL};
+	long long start = now_ms();
+	int rc;
+
+	rc = tb_ssh_exec(pool, &t, argv, 20000, cancel_on_output, NULL, &res, &err);
+	assert_int_equal(rc, TB_ERR_CANCELED);
+	assert_true(res.stopped);
+	assert_true(now_ms() - start < 5000);
+}
+
+/* ---- pool ---- */
+
+static void test_pool_reuses_sessions(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct tb_ssh_pool *p = tb_ssh_pool_new(1, 60);
+	struct tb_ssh_pool_stats st;
+	struct tb_ssh_result res;
+	struct tb_error err = {0};
+	const char *argv[] = {"true", NULL};
+	long long t0, t1, t2;
+
+	assert_non_null(p);
+	t0 = now_ms();
+	expect_ok(tb_ssh_exec(p, &t, argv, 5000, NULL, NULL, &res, &err), &err);
+	assert_false(res.reused);
+	t1 = now_ms();
+	expect_ok(tb_ssh_exec(p, &t, argv, 5000, NULL, NULL, &res, &err), &err);
+	assert_true(res.reused);
+	assert_string_equal(res.host_fp, sshd.host_fp);
+	t2 = now_ms();
+	print_message("first exec %lld ms (new session), second %lld ms (reused)\n", t1 - t0,
+		      t2 - t1);
+	tb_ssh_pool_stats(p, &st);
+	assert_int_equal(st.connects, 1);
+	assert_int_equal(st.reuses, 1);
+	assert_int_equal(st.idle, 1);
+
+	/* another key is another target: no reuse across it */
+	t.pinned_fp = NULL;
+	assert_int_equal(tb_ssh_exec(p, &t, argv, 5000, NULL, NULL, &res, &err), TB_ERR_HOSTKEY);
+	tb_ssh_pool_stats(p, &st);
+	assert_int_equal(st.reuses, 1);
+	tb_ssh_pool_free(p);
+
+	/* no pool: a new session every time */
+	t = target_of(&sshd);
+	expect_ok(tb_ssh_exec(NULL, &t, argv, 5000, NULL, NULL, &res, &err), &err);
+	assert_false(res.reused);
+}
+
+static void test_pool_idle_timeout(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct tb_ssh_pool *p = tb_ssh_pool_new(1, 1);
+	struct tb_ssh_pool_stats st;
+	struct tb_error err = {0};
+	const char *argv[] = {"true", NULL};
+
+	assert_non_null(p);
+	expect_ok(tb_ssh_exec(p, &t, argv, 5000, NULL, NULL, NULL, &err), &err);
+	msleep(1300);
+	expect_ok(tb_ssh_exec(p, &t, argv, 5000, NULL, NULL, NULL, &err), &err);
+	tb_ssh_pool_stats(p, &st);
+	assert_int_equal(st.connects, 2);
+	assert_int_equal(st.reuses, 0);
+	assert_int_equal(st.discards, 1);
+	tb_ssh_pool_free(p);
+}
+
+#define WORKERS 4
+#define RUNS 5
+
+struct worker {
+	int failures;
+	char msg[TB_ERROR_MSG_MAX];
+};
+
+static void *pool_worker(void *arg)
+{
+	struct worker *w = arg;
+	struct tb_ssh_target t = target_of(&sshd);
+
+	for (int i = 0; i < RUNS; i++) {
+		char n[16];
+		const char *argv[] = {"echo", n, NULL};
+		struct tb_ssh_capture cap;
+		struct tb_error err = {0};
+		int rc;
+
+		snprintf(n, sizeof(n), "%d", i);
+		rc = tb_ssh_run_capture(pool, &t, argv, 10000, 64, &cap, &err);
+		if (rc != 0 || strncmp(cap.out, n, strlen(n)) != 0) {
+			w->failures++;
+			snprintf(w->msg, sizeof(w->msg), "%s", err.message);
+		}
+		tb_ssh_capture_free(&cap);
+	}
+	return NULL;
+}
+
+/* Threads share one pool; each call has a session to itself. */
+static void test_pool_threads(void **state)
+{
+	pthread_t th[WORKERS];
+	struct worker w[WORKERS];
+	struct tb_ssh_pool_stats before, after;
+
+	memset(w, 0, sizeof(w));
+	tb_ssh_pool_stats(pool, &before);
+	for (int i = 0; i < WORKERS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, pool_worker, &w[i]), 0);
+	for (int i = 0; i < WORKERS; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < WORKERS; i++)
+		if (w[i].failures != 0)
+			fail_msg("worker %d: %d failures: %s", i, w[i].failures, w[i].msg);
+	tb_ssh_pool_stats(pool, &after);
+	assert_true(after.reuses > before.reuses);
+	assert_true(after.connects - before.connects <= WORKERS);
+	assert_true(after.idle <= 2);
+}
+
+static void test_invalid_calls(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct tb_error err = {0};
+	const char *argv[] = {"true", NULL};
+	const char *empty[] = {NULL};
+	const char *dash[] = {"-x", NULL};
+
+	assert_int_equal(tb_ssh_exec(pool, &t, argv, 0, NULL, NULL, NULL, &err), TB_ERR_INVALID);
+	assert_int_equal(tb_ssh_exec(pool, &t, empty, 1000, NULL, NULL, NULL, &err),
+			 TB_ERR_INVALID);
+	assert_int_equal(tb_ssh_exec(pool, &t, dash, 1000, NULL, NULL, NULL, &err),
+			 TB_ERR_INVALID);
+	assert_non_null(strstr(err.message, "left (ubuntu)"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exec_output_and_status),
+		cmocka_unit_test(test_capture_is_bounded),
+		cmocka_unit_test(test_exec_streams_live),
+		cmocka_unit_test(test_hostile_argv),
+		cmocka_unit_test(test_hostile_argv_tcsh),
+		cmocka_unit_test(test_pinned_key_accepted),
+		cmocka_unit_test(test_unknown_key_refused),
+		cmocka_unit_test(test_wrong_pin_refused),
+		cmocka_unit_test(test_changed_key_refused),
+		cmocka_unit_test(test_wrong_client_key),
+		cmocka_unit_test(test_unreachable),
+		cmocka_unit_test(test_timeout_stops_remote_command),
+		cmocka_unit_test(test_spawn_and_kill),
+		cmocka_unit_test(test_cancel_from_callback),
+		cmocka_unit_test(test_pool_reuses_sessions),
+		cmocka_unit_test(test_pool_idle_timeout),
+		cmocka_unit_test(test_pool_threads),
+		cmocka_unit_test(test_invalid_calls),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
