@@ -153,6 +153,13 @@ static int probe_persona(struct tb_hosts *h, const struct tb_machine *m, const s
 	}
 	if (rc == 0)
 		rc = tb_fail(&e, TB_ERR_REMOTE, "", "%s (%s): uname -s exited with %d", m->name, p->os, r.exit_status);
+	if (rc == TB_ERR_CONFIG) {
+		/* The state is readable by every viewer: the key file's path and
+		 * what is wrong with it go to the log only. */
+		tb_warn("hosts", "%s", e.message);
+		tb_fail(&e, rc, "", "%s (%s): the ssh key file of this persona cannot be used; "
+			"the daemon's log says why", m->name, p->os);
+	}
 	if (rc == TB_ERR_HOSTKEY && presented[0] != '\0' && pin_of_sibling(h, m, p, presented))
 		return rc;   /* the other OS at this address is up; not an error */
 	if (err_rank(rc) > err_rank(res->err.code))

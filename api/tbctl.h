@@ -1,0 +1,104 @@
+/*
+ * tbctl.h - what tbctl's files share: exit codes, parsed arguments, the call
+ * that turns an API reply into an exit code, and the commands.
+ *
+ * Layout: tbctl.c parses the command line and dispatches (the only file that
+ * exits); tbctl_api.c loads the token and calls the API; tbctl_http.c speaks
+ * HTTP; tbctl_table.c prints tables; tbctl_cmd_hosts.c and tbctl_cmd_admin.c
+ * hold one function per command.
+ *
+ * Ownership: a command borrows the context; every json_t a command receives
+ * from tbctl_api_call() is the command's to json_decref().
+ */
+#ifndef TBCTL_H
+#define TBCTL_H
+
+#include <jansson.h>
+
+#include "tbctl_http.h"
+
+/* Exit codes, documented in `tbctl --help`. */
+enum tbctl_exit {
+	TBCTL_EXIT_OK = 0,
+	TBCTL_EXIT_USAGE = 1,      /* bad arguments or local setup (token file) */
+	TBCTL_EXIT_REFUSED = 2,    /* the API refused the request (4xx) */
+	TBCTL_EXIT_SERVER = 3,     /* 5xx, no reply, timeout, not JSON */
+	TBCTL_EXIT_AUTH = 4,       /* 401 or 403 */
+};
+
+#define TBCTL_DEFAULT_URL "http://127.0.0.1:8080"
+#define TBCTL_MAX_POS 8
+
+/* Options, one bit each, so that a command can say which ones it takes. */
+enum tbctl_opt {
+	TBCTL_OPT_OS = 1 << 0,
+	TBCTL_OPT_FINGERPRINT = 1 << 1,
+	TBCTL_OPT_ROLE = 1 << 2,
+	TBCTL_OPT_HOST = 1 << 3,
+	TBCTL_OPT_ACTOR = 1 << 4,
+	TBCTL_OPT_SINCE = 1 << 5,
+	TBCTL_OPT_LIMIT = 1 << 6,
+};
+
+struct tbctl_args {
+	int json;                       /* --json: print the server's JSON */
+	const char *url;                /* --url, else TESTBEDD_URL, else default */
+	long timeout_s;                 /* --timeout, total time per request */
+	unsigned seen;                  /* enum tbctl_opt bits given */
+	const char *os, *fingerprint, *role, *host, *actor, *since, *limit;
+	const char *pos[TBCTL_MAX_POS]; /* the command and its operands */
+	int npos;
+};
+
+struct tbctl_ctx {
+	const struct tbctl_args *args;
+	struct tbctl_http http;         /* base_url and token set by tbctl.c */
+	const char *token_file;         /* for messages; NULL if none was needed */
+};
+
+/*
+ * Load the bearer token from the file named by TESTBEDD_TOKEN_FILE into a
+ * malloc'ed string (*token, the caller wipes and frees it with
+ * tbctl_token_free).  Refuses a missing variable, a file that is not a regular
+ * file, one that group or other may access, and an empty or malformed token,
+ * printing what to do on stderr.  Returns TBCTL_EXIT_OK or TBCTL_EXIT_USAGE.
+ */
+int tbctl_token_load(const char **path, char **token);
+void tbctl_token_free(char *token);
+
+/*
+ * Call the API: METHOD path (already escaped) with an optional JSON body.
+ * On a 2xx reply stores the parsed body in *out (NULL for 204 or when out is
+ * NULL) and, with --json, prints the body as the server sent it.  Otherwise
+ * prints the server's error (or why no reply came) on stderr, stores nothing
+ * and returns the exit code of enum tbctl_exit.  Blocks up to the timeouts.
+ */
+int tbctl_api_call(const struct tbctl_ctx *ctx, const char *method,
+		   const char *path, const json_t *body, json_t **out);
+
+/* Same, but --json printing is left to the caller (used when a command
+ * needs to inspect a reply before deciding what to print). */
+int tbctl_api_call_quiet(const struct tbctl_ctx *ctx, const char *method,
+			 const char *path, const json_t *body, json_t **out);
+
+/* Print j indented, with one trailing newline (for replies that tbctl
+ * inspected before printing). */
+void tbctl_print_json(const json_t *j);
+
+/* Small accessors that tolerate missing or mistyped members:
+ * the string at key, or NULL; the integer at key, or dflt. */
+const char *tbctl_jstr(const json_t *obj, const char *key);
+long long tbctl_jint(const json_t *obj, const char *key, long long dflt);
+
+/* Commands: each returns an enum tbctl_exit. */
+int tbctl_cmd_hosts(const struct tbctl_ctx *ctx);
+int tbctl_cmd_host(const struct tbctl_ctx *ctx);
+int tbctl_cmd_host_trust(const struct tbctl_ctx *ctx);
+int tbctl_cmd_token_create(const struct tbctl_ctx *ctx);
+int tbctl_cmd_token_list(const struct tbctl_ctx *ctx);
+int tbctl_cmd_token_revoke(const struct tbctl_ctx *ctx);
+int tbctl_cmd_audit(const struct tbctl_ctx *ctx);
+int tbctl_cmd_whoami(const struct tbctl_ctx *ctx);
+int tbctl_cmd_health(const struct tbctl_ctx *ctx);
+
+#endif /* TBCTL_H */

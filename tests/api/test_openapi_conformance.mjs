@@ -1,0 +1,285 @@
+// The real testbedd answers as api/openapi.yaml says.
+//
+// Starts $TB_BINARY_DIR/testbedd on 127.0.0.1, port 0, with a temp state dir
+// and a loopback-only inventory (the reference testbed's machine names; every
+// address is on 127.0.0.0/8 and every SSH port is closed, so the prober sends
+// nothing off this machine).  Then runs a table of requests, each with the
+// status it must get, and checks every reply against the document: the status
+// is listed for that operation (the catch-all `default` does not count), the
+// body validates against that response's schema (JSON Schema 2020-12, ajv),
+// and the headers the document marks required are there.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readFileSync, existsSync, rmSync, openSync, closeSync } from 'node:fs';
+import { createServer } from 'node:net';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const sourceDir = process.env.TB_SOURCE_DIR ?? path.resolve(here, '..', '..');
+const binaryDir = process.env.TB_BINARY_DIR;
+const specPath = path.join(sourceDir, 'api', 'openapi.yaml');
+
+async function need(name) {
+  try {
+    return await import(name);
+  } catch (err) {
+    throw new Error(`cannot load ${name} (${err.code ?? err.message}); ` +
+      `install the test dependencies with: npm ci --prefix ${path.join(sourceDir, 'tests')}`);
+  }
+}
+const parser = await need('@readme/openapi-parser');
+const { default: Ajv2020 } = await need('ajv/dist/2020.js');
+const { default: addFormats } = await need('ajv-formats');
+
+const spec = await parser.dereference(specPath);
+// strict: false lets OpenAPI's own keywords (discriminator, example) through.
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+const validators = new Map();
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+let dir;
+let daemon;
+let daemonExit = null;
+let base;
+let logPath;
+const tokens = {};   // role name -> secret
+
+before(async () => {
+  assert.ok(binaryDir, 'TB_BINARY_DIR is not set (ctest sets it to the build directory)');
+  const exe = path.join(binaryDir, 'testbedd');
+  assert.ok(existsSync(exe), `${exe} does not exist: build testbedd first`);
+  dir = mkdtempSync(path.join(os.tmpdir(), 'tb-openapi-'));
+  const closed = await freePort();
+  // A real key (the prober loads it before it finds the port closed), so
+  // that a host's last_error is about the network, not about the key file.
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'tb-openapi', '-f', path.join(dir, 'id_ed25519')],
+    { stdio: 'ignore', timeout: 10_000 });
+  writeFileSync(path.join(dir, 'bmc.pass'), 'not a password\n', { mode: 0o600 });
+  writeFileSync(path.join(dir, 'inventory.yaml'), `version: 1
+ssh:
+  user: root
+  port: ${closed}
+  key_file: ${dir}/id_ed25519
+  connect_timeout_s: 1
+  command_timeout_s: 2
+machines:
+  left:
+    role: host
+    mac: "a8:a1:59:95:87:60"
+    power:
+      - {driver: ipmi, address: 127.0.0.1, port: ${closed}, user: ADMIN, password_file: ${dir}/bmc.pass, cipher_suite: 3}
+      - {driver: wol, via: relay, relay: openwrt, interface: br-lan, command: etherwake}
+    console: {type: tcp, address: 127.0.0.1, port: ${closed}}
+    boot: {loader: grub, default: ubuntu, entries: {ubuntu: "0", freebsd: "4"}}
+    os:
+      ubuntu: {address: 127.0.0.1}
+      freebsd: {address: 127.0.0.2, host_key: "SHA256:Q0l3tO8zq7N5D3fQkx4m1m7x0E6H1b7m2Wk5YtH3c8U"}
+    links:
+      lan10: {address: 10.0.10.2/24, ifname: {freebsd: mlxen0, ubuntu: enp9s0}}
+    idle_poweroff_min: 60
+  right:
+    role: host
+    console: {type: device, device: /dev/null, speed: 115200}
+    os:
+      ubuntu: {address: 127.0.0.3}
+  pokeitwithastick:
+    role: router
+    os:
+      freebsd: {address: 127.0.0.5}
+  openwrt:
+    role: relay
+    os:
+      openwrt: {address: 127.0.0.6}
+`);
+  const portFile = path.join(dir, 'port');
+  logPath = path.join(dir, 'testbedd.log');
+  const log = openSync(logPath, 'w');
+  daemon = spawn(exe, ['--inventory', path.join(dir, 'inventory.yaml'), '--state-dir', path.join(dir, 'state'),
+    '--listen', '127.0.0.1', '--port', '0', '--port-file', portFile, '--probe-interval', '1'],
+  { stdio: ['ignore', log, log] });
+  closeSync(log);
+  daemon.on('exit', (code, signal) => { daemonExit = signal ?? code; });
+  for (let i = 0; i < 100 && !(existsSync(portFile) && readFileSync(portFile, 'utf8').trim()); i++) {
+    if (daemonExit !== null) break;
+    await sleep(100);
+  }
+  assert.equal(daemonExit, null, `testbedd exited (${daemonExit}):\n${readFileSync(logPath, 'utf8')}`);
+  assert.ok(existsSync(portFile), `testbedd wrote no port file in 10 s:\n${readFileSync(logPath, 'utf8')}`);
+  base = `http://127.0.0.1:${readFileSync(portFile, 'utf8').trim()}`;
+  tokens.admin = readFileSync(path.join(dir, 'state', 'admin.token'), 'utf8').trim();
+});
+
+after(async () => {
+  if (daemon && daemonExit === null) {
+    daemon.kill('SIGTERM');
+    for (let i = 0; i < 50 && daemonExit === null; i++) await sleep(100);
+    if (daemonExit === null) daemon.kill('SIGKILL');
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function request(method, urlPath, { headers = {}, body } = {}) {
+  // Node sends a GET's body with neither Content-Length nor chunking: say its length.
+  if (body !== undefined) headers = { ...headers, 'Content-Length': Buffer.byteLength(body) };
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${base}${urlPath}`, { method, headers, timeout: 10_000 }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${urlPath}: no reply in 10 s`)));
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+// The operation of the document that a request hits.
+function operationFor(method, urlPath) {
+  const p = urlPath.split('?')[0];
+  for (const [tmpl, item] of Object.entries(spec.paths)) {
+    const re = new RegExp(`^${tmpl.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    if (re.test(p)) return { tmpl, item, op: item[method.toLowerCase()] };
+  }
+  return null;
+}
+
+// Check one reply against the document; returns the parsed body.
+function conforms(method, urlPath, res) {
+  const found = operationFor(method, urlPath);
+  assert.ok(found, `${urlPath} is not a path of api/openapi.yaml`);
+  // A method the path lacks answers 405: check it against a sibling
+  // operation's 405 response, which every operation documents.
+  const op = found.op ?? Object.values(found.item).find((v) => v && v.responses);
+  const where = `${method} ${urlPath} -> ${res.status}`;
+  const resp = op.responses[String(res.status)];
+  assert.ok(resp, `${where}: status ${res.status} is not documented for ${method} ${found.tmpl}\n${res.text}`);
+  for (const [name, h] of Object.entries(resp.headers ?? {})) {
+    if (h.required) assert.ok(res.headers[name.toLowerCase()] !== undefined, `${where}: no ${name} header`);
+  }
+  const media = resp.content?.['application/json'];
+  if (!media) {
+    assert.equal(res.text, '', `${where}: documented without a body, got one`);
+    return null;
+  }
+  assert.match(res.headers['content-type'] ?? '', /^application\/json/, `${where}: Content-Type`);
+  let body;
+  try {
+    body = JSON.parse(res.text);
+  } catch {
+    assert.fail(`${where}: body is not JSON: ${res.text.slice(0, 200)}`);
+  }
+  if (!validators.has(media.schema)) validators.set(media.schema, ajv.compile(media.schema));
+  const validate = validators.get(media.schema);
+  assert.ok(validate(body), `${where}: body does not match api/openapi.yaml:\n` +
+    `${ajv.errorsText(validate.errors, { separator: '\n' })}\n${JSON.stringify(body, null, 1).slice(0, 2000)}`);
+  return body;
+}
+
+const json = (obj) => ({ headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(obj) });
+const auth = (who, extra = {}) => {
+  const h = { ...(extra.headers ?? {}) };
+  if (who) h.Authorization = `Bearer ${tokens[who] ?? who}`;
+  return { ...extra, headers: h };
+};
+const FP = `SHA256:${'A'.repeat(43)}`;
+const session = {};
+
+// Requests in order (some use what earlier ones made): name, method, path,
+// options (who: a role in `tokens`, or a literal token), status, then().
+const cases = [
+  ['health, no token', 'GET', '/api/v1/health', {}, 200],
+  ['whoami', 'GET', '/api/v1/whoami', { who: 'admin' }, 200,
+    (b) => assert.equal(b.token.role, 'admin')],
+  ['whoami, no token', 'GET', '/api/v1/whoami', {}, 401],
+  ['hosts', 'GET', '/api/v1/hosts', { who: 'admin' }, 200,
+    (b) => assert.deepEqual(b.hosts.map((h) => h.name), ['left', 'right', 'pokeitwithastick', 'openwrt'])],
+  ['hosts, no secret path', 'GET', '/api/v1/hosts', { who: 'admin' }, 200,
+    (b) => assert.ok(!JSON.stringify(b).includes(dir), `a file path of the inventory is in the reply: ${JSON.stringify(b)}`)],
+  ['one host', 'GET', '/api/v1/hosts/left', { who: 'admin' }, 200,
+    (b) => assert.equal(b.host.os.freebsd.host_key, 'SHA256:Q0l3tO8zq7N5D3fQkx4m1m7x0E6H1b7m2Wk5YtH3c8U')],
+  ['unknown host', 'GET', '/api/v1/hosts/lfet', { who: 'admin' }, 404],
+  ['a body where none is taken', 'GET', '/api/v1/hosts', { who: 'admin', ...json({}) }, 400],
+  ['wrong method', 'PUT', '/api/v1/hosts', { who: 'admin' }, 405],
+  ['create a viewer token', 'POST', '/api/v1/tokens', { who: 'admin', ...json({ name: 'conf-viewer', role: 'viewer' }) }, 201,
+    (b) => { tokens.viewer = b.secret; tokens.viewerId = b.token.id; }],
+  ['bad role', 'POST', '/api/v1/tokens', { who: 'admin', ...json({ name: 'x', role: 'root' }) }, 400,
+    (b) => assert.equal(b.error.field, 'role')],
+  ['unknown field', 'POST', '/api/v1/tokens', { who: 'admin', ...json({ name: 'x', role: 'viewer', colour: 'red' }) }, 400,
+    (b) => assert.equal(b.error.code, 'unknown_field')],
+  ['malformed JSON', 'POST', '/api/v1/tokens', { who: 'admin', headers: { 'Content-Type': 'application/json' }, body: '{"name":' }, 400,
+    (b) => assert.equal(b.error.code, 'invalid_json')],
+  ['not JSON', 'POST', '/api/v1/tokens', { who: 'admin', headers: { 'Content-Type': 'text/plain' }, body: 'name=x' }, 415],
+  ['too large', 'POST', '/api/v1/tokens', { who: 'admin', ...json({ name: 'x'.repeat(1024 * 1024), role: 'viewer' }) }, 413],
+  ['viewer reads hosts', 'GET', '/api/v1/hosts', { who: 'viewer' }, 200],
+  ['viewer lists tokens', 'GET', '/api/v1/tokens', { who: 'viewer' }, 403],
+  ['viewer trusts a key', 'POST', '/api/v1/hosts/left/trust', { who: 'viewer', ...json({ os: 'ubuntu', fingerprint: FP }) }, 403],
+  ['trust a key not presented', 'POST', '/api/v1/hosts/left/trust', { who: 'admin', ...json({ os: 'ubuntu', fingerprint: FP }) }, 409],
+  ['trust an OS the host lacks', 'POST', '/api/v1/hosts/left/trust', { who: 'admin', ...json({ os: 'windows', fingerprint: FP }) }, 404],
+  ['tokens', 'GET', '/api/v1/tokens', { who: 'admin' }, 200,
+    (b) => assert.ok(b.tokens.some((t) => t.name === 'conf-viewer' && !t.revoked))],
+  ['log in', 'POST', '/api/v1/session', json({ token: 'ADMIN' }), 200,
+    (b, res) => {
+      session.csrf = b.session.csrf_token;
+      session.cookie = /tb_session=[^;]+/.exec(res.headers['set-cookie']?.join(';') ?? '')?.[0];
+      assert.ok(session.cookie, 'no tb_session cookie');
+    }],
+  ['cookie mutation without CSRF', 'POST', '/api/v1/tokens', { cookie: true, ...json({ name: 'by-cookie', role: 'viewer' }) }, 403,
+    (b) => assert.equal(b.error.code, 'csrf_required')],
+  ['cookie mutation with CSRF', 'POST', '/api/v1/tokens', { cookie: true, csrf: true, ...json({ name: 'by-cookie', role: 'viewer' }) }, 201],
+  ['cookie read', 'GET', '/api/v1/whoami', { cookie: true }, 200, (b) => assert.equal(b.via, 'cookie')],
+  ['log out', 'DELETE', '/api/v1/session', { cookie: true, csrf: true }, 204],
+  ['after log out', 'GET', '/api/v1/whoami', { cookie: true }, 401],
+  ['audit', 'GET', '/api/v1/audit?limit=5', { who: 'admin' }, 200, (b) => assert.ok(b.audit.length > 0 && b.audit.length <= 5)],
+  ['audit filtered', 'GET', '/api/v1/audit?actor=admin&since=2000-01-01T00:00:00Z', { who: 'admin' }, 200],
+  ['audit limit 0', 'GET', '/api/v1/audit?limit=0', { who: 'admin' }, 400],
+  ['audit since garbage', 'GET', '/api/v1/audit?since=yesterday', { who: 'admin' }, 400],
+  ['revoke unknown', 'DELETE', '/api/v1/tokens/999999', { who: 'admin' }, 404],
+  ['revoke non-number', 'DELETE', '/api/v1/tokens/abc', { who: 'admin' }, 400],
+  ['revoke the viewer', 'DELETE', '/api/v1/tokens/VIEWER_ID', { who: 'admin' }, 204],
+  ['revoked token', 'GET', '/api/v1/hosts', { who: 'viewer' }, 401],
+  // Last: it locks this address out of logging in for a minute.
+  ['failed logins are rate limited', 'LOGIN_FLOOD', '/api/v1/session', {}, 429],
+];
+
+for (const [name, method, rawPath, opts, status, then] of cases) {
+  test(`${name}: ${method} ${rawPath} -> ${status}`, async () => {
+    const urlPath = rawPath.replace('VIEWER_ID', String(tokens.viewerId));
+    if (method === 'LOGIN_FLOOD') {
+      let res;
+      for (let i = 0; i < 30; i++) {
+        res = await request('POST', urlPath, json({ token: 'tbk_wrong' }));
+        conforms('POST', urlPath, res);
+        if (res.status === 429) break;
+        assert.equal(res.status, 401);
+      }
+      assert.equal(res.status, status, 'no 429 after 30 failed logins');
+      return;
+    }
+    const o = auth(opts.who, opts);
+    if (opts.body !== undefined) o.body = opts.body.replace('"ADMIN"', JSON.stringify(tokens.admin));
+    if (opts.cookie) o.headers.Cookie = session.cookie;
+    if (opts.csrf) o.headers['X-CSRF-Token'] = session.csrf;
+    const res = await request(method, urlPath, o);
+    const body = conforms(method, urlPath, res);
+    assert.equal(res.status, status, `${method} ${urlPath}: ${res.text}`);
+    if (then) then(body, res);
+  });
+}

@@ -1,0 +1,220 @@
+/*
+ * test_core.c - the small pieces everything stands on: SHA-256 against the
+ * FIPS 180-4 vectors, base64url, RFC 3339 times, the error table, and the
+ * store (migrations, reopen, tokens, sessions, audit filters, host keys).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "crypto.h"
+#include "error.h"
+#include "store.h"
+#include "timeutil.h"
+
+char *mkdtemp(char *template);
+
+static void test_sha256(void **state)
+{
+	static const struct {
+		const char *in;
+		size_t repeat;
+		const char *hex;
+	} v[] = {
+		{"", 1, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+		{"abc", 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+		{"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 1,
+		 "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+		{"a", 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"},
+		/* 55, 56 and 64 bytes: the padding edges */
+		{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 1,
+		 "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318"},
+		{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 1,
+		 "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		size_t n = strlen(v[i].in) * v[i].repeat;
+		char *buf = malloc(n + 1), hex[65];
+		uint8_t out[TB_SHA256_LEN];
+
+		for (size_t r = 0; r < v[i].repeat; r++)
+			memcpy(buf + r * strlen(v[i].in), v[i].in, strlen(v[i].in));
+		tb_sha256(buf, n, out);
+		tb_hex(out, sizeof(out), hex);
+		assert_string_equal(hex, v[i].hex);
+		free(buf);
+	}
+}
+
+static void test_base64url_and_secrets(void **state)
+{
+	char out[64], s1[96], s2[96];
+
+	(void)state;
+	assert_int_equal(tb_base64url((const uint8_t *)"\xfb\xff", 2, out), 3);
+	assert_string_equal(out, "-_8");
+	tb_base64url((const uint8_t *)"foobar", 6, out);
+	assert_string_equal(out, "Zm9vYmFy");
+	assert_int_equal(tb_random_secret("tbk_", s1, sizeof(s1)), 0);
+	assert_int_equal(tb_random_secret("tbk_", s2, sizeof(s2)), 0);
+	assert_int_equal(strlen(s1), 4 + 43);
+	assert_string_not_equal(s1, s2);
+	assert_true(tb_ct_equal("abc", "abc", 3));
+	assert_false(tb_ct_equal("abc", "abd", 3));
+}
+
+static void test_time(void **state)
+{
+	int64_t t;
+	char buf[TB_TIME_MAX];
+
+	(void)state;
+	assert_int_equal(tb_time_parse("2026-12-02T16:20:00Z", &t), 0);
+	assert_int_equal(t, 1796228400);
+	tb_time_format(t, buf);
+	assert_string_equal(buf, "2026-12-02T16:20:00Z");
+	assert_int_equal(tb_time_parse("2026-12-02T18:20:00+02:00", &t), 0);
+	assert_int_equal(t, 1796228400);
+	assert_int_equal(tb_time_parse("1970-01-01T00:00:00Z", &t), 0);
+	assert_int_equal(t, 0);
+	assert_int_equal(tb_time_parse("2024-02-29T12:00:00.5Z", &t), 0);
+	assert_int_equal(t, 1709208000);
+	assert_int_equal(tb_time_parse("yesterday", &t), -1);
+	assert_int_equal(tb_time_parse("2026-13-01T00:00:00Z", &t), -1);
+	assert_int_equal(tb_time_parse("2026-12-02T16:20:00", &t), -1);
+	assert_int_equal(tb_time_parse("2026-12-02T16:20:00Zjunk", &t), -1);
+}
+
+static void test_errors(void **state)
+{
+	struct tb_error e = {0};
+
+	(void)state;
+	assert_int_equal(tb_fail(&e, TB_ERR_INVALID, "duration_s", "must be 1..3600, got %d", -5), TB_ERR_INVALID);
+	assert_string_equal(e.field, "duration_s");
+	assert_string_equal(e.message, "must be 1..3600, got -5");
+	assert_string_equal(tb_err_name(TB_ERR_INVALID), "invalid_field");
+	assert_int_equal(tb_err_http_status(TB_ERR_RATE_LIMITED), 429);
+	assert_int_equal(tb_err_http_status(TB_ERR_HOSTKEY), 502);
+	assert_int_equal(tb_fail(NULL, TB_ERR_IO, NULL, "x"), TB_ERR_IO);
+}
+
+struct collect {
+	int n;
+	char last[64];
+};
+
+static void count_audit(void *cls, const struct tb_audit_row *r)
+{
+	struct collect *c = cls;
+
+	c->n++;
+	snprintf(c->last, sizeof(c->last), "%s", r->action);
+}
+
+static void count_token(void *cls, const struct tb_token_row *r)
+{
+	struct collect *c = cls;
+
+	c->n++;
+	snprintf(c->last, sizeof(c->last), "%s:%s:%d", r->name, r->role, r->revoked);
+}
+
+static void test_store(void **state)
+{
+	char dir[] = "/tmp/tbstore-XXXXXX", path[128], fp[128];
+	struct tb_store *st;
+	struct tb_error err = {0};
+	uint8_t h1[TB_SHA256_LEN] = {1}, h2[TB_SHA256_LEN] = {2};
+	struct tb_session_row sess = {0}, got;
+	struct tb_audit_filter f = {.limit = 10};
+	struct collect c = {0};
+	int64_t id, n;
+	int version;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t.db", dir);
+	assert_int_equal(tb_store_open(path, &st, &err), 0);
+	version = tb_store_schema_version(st);
+	assert_true(version >= 1);
+	assert_int_equal(tb_store_token_insert(st, "ci", "operator", h1, 100, &id, &err), 0);
+	/* the role is checked by the schema too */
+	assert_int_not_equal(tb_store_token_insert(st, "x", "root", h2, 100, &n, &err), 0);
+	sess.token_id = id;
+	sess.expires_at = 200;
+	assert_int_equal(tb_store_session_insert(st, h2, &sess, &err), 0);
+	assert_int_equal(tb_store_session_get(st, h2, &got, &err), 0);
+	assert_int_equal(got.token_id, id);
+	struct tb_audit_row a = {.at = 50, .actor = "admin", .remote = "127.0.0.1", .method = "POST",
+				 .path = "/api/v1/tokens", .action = "token.create", .target = "ci",
+				 .status = 201, .result = "ok"};
+	assert_int_equal(tb_store_audit_append(st, &a, &err), 0);
+	a.target = "left";
+	a.action = "host.trust";
+	a.at = 60;
+	assert_int_equal(tb_store_audit_append(st, &a, &err), 0);
+	f.target = "left";
+	assert_int_equal(tb_store_audit_list(st, &f, count_audit, &c, &err), 0);
+	assert_int_equal(c.n, 1);
+	assert_string_equal(c.last, "host.trust");
+	f.target = NULL;
+	f.since = 55;
+	c.n = 0;
+	assert_int_equal(tb_store_audit_list(st, &f, count_audit, &c, &err), 0);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(tb_store_hostkey_get(st, "left", "ubuntu", fp, sizeof(fp)), TB_ERR_NOT_FOUND);
+	assert_int_equal(tb_store_hostkey_set(st, "left", "ubuntu", "SHA256:abc", "admin", 1, &err), 0);
+	assert_int_equal(tb_store_hostkey_get(st, "left", "ubuntu", fp, sizeof(fp)), 0);
+	assert_string_equal(fp, "SHA256:abc");
+	tb_store_close(st);
+
+	/* reopening runs no migration twice and keeps the data */
+	assert_int_equal(tb_store_open(path, &st, &err), 0);
+	assert_int_equal(tb_store_schema_version(st), version);
+	assert_int_equal(tb_store_token_count(st, &n, &err), 0);
+	assert_int_equal(n, 1);
+	/* revoking a token ends its sessions */
+	assert_int_equal(tb_store_token_revoke(st, id, &err), 0);
+	assert_int_not_equal(tb_store_session_get(st, h2, &got, &err), 0);
+	assert_int_equal(tb_store_token_revoke(st, 999, &err), TB_ERR_NOT_FOUND);
+	c.n = 0;
+	assert_int_equal(tb_store_token_list(st, count_token, &c, &err), 0);
+	assert_string_equal(c.last, "ci:operator:1");
+	tb_store_close(st);
+
+	/* a file that is not a database is refused with a message */
+	{
+		FILE *fh = fopen(path, "w");
+
+		fputs("this is not a database, just text that is long enough to fill a header page.", fh);
+		fclose(fh);
+		unlink(strcat(strcpy(fp, path), "-wal"));
+		unlink(strcat(strcpy(fp, path), "-shm"));
+		assert_int_not_equal(tb_store_open(path, &st, &err), 0);
+		assert_non_null(strstr(err.message, "database"));
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sha256),
+		cmocka_unit_test(test_base64url_and_secrets),
+		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_store),
+	};
+
+	return cmocka_run_group_tests_name("core", tests, NULL, NULL);
+}
