@@ -4,22 +4,13 @@
 #include "app.h"
 #include "hosts.h"
 
-static json_t *host_json(struct tb_app *app, const struct tb_machine *m)
-{
-	json_t *j = tb_machine_to_json(m);
-
-	if (j != NULL)
-		json_object_set_new(j, "state", tb_hosts_state_json(app->hosts, m->name));
-	return j;
-}
-
 int api_hosts_list(struct tb_request *rq, struct tb_reply *rp)
 {
 	struct tb_inventory *inv = tb_app_inventory_get(rq->app);
 	json_t *list = json_array();
 
 	for (size_t i = 0; list != NULL && i < inv->nmachines; i++)
-		json_array_append_new(list, host_json(rq->app, &inv->machines[i]));
+		json_array_append_new(list, tb_hosts_machine_json(rq->app->hosts, &inv->machines[i]));
 	tb_app_inventory_put(rq->app, inv);
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "hosts", list));
 }
@@ -34,7 +25,7 @@ int api_host_get(struct tb_request *rq, struct tb_reply *rp)
 		rc = tb_fail(&rp->err, TB_ERR_NOT_FOUND, "name", "no machine named \"%.64s\" in the inventory",
 			     rq->args[0]);
 	else
-		rc = tb_reply_json(rp, 200, json_pack("{s:o}", "host", host_json(rq->app, m)));
+		rc = tb_reply_json(rp, 200, json_pack("{s:o}", "host", tb_hosts_machine_json(rq->app->hosts, m)));
 	tb_app_inventory_put(rq->app, inv);
 	return rc;
 }

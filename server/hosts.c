@@ -376,6 +376,24 @@ json_t *tb_hosts_state_json(struct tb_hosts *h, const char *machine)
 			 tb_time_json(s.checked_at), "last_error", err, "presented_host_key", presented);
 }
 
+json_t *tb_hosts_machine_json(struct tb_hosts *h, const struct tb_machine *m)
+{
+	json_t *j = tb_machine_to_json(m), *os;
+
+	if (j == NULL)
+		return NULL;
+	os = json_object_get(j, "os");
+	for (size_t i = 0; i < m->nos; i++) {
+		char pin[80];
+
+		pinned_fp(h, m, &m->os[i], pin, sizeof(pin));
+		json_object_set_new(json_object_get(os, m->os[i].os), "host_key",
+				    pin[0] ? json_string(pin) : json_null());
+	}
+	json_object_set_new(j, "state", tb_hosts_state_json(h, m->name));
+	return j;
+}
+
 int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, const char *fp,
 		   const char *actor, struct tb_error *err)
 {

@@ -41,6 +41,12 @@ void tb_hosts_probe_all(struct tb_hosts *h);
 /* The "state" object of a machine for the API (new reference). */
 json_t *tb_hosts_state_json(struct tb_hosts *h, const char *machine);
 
+/* A machine for the API: the inventory's public view, each persona's
+ * host_key as it is pinned now (an admin's accepted key over the
+ * inventory's), and its state.  New reference; NULL when out of memory. */
+struct tb_machine;
+json_t *tb_hosts_machine_json(struct tb_hosts *h, const struct tb_machine *m);
+
 /* An admin accepts the host key that persona os of machine presented:
  * fp must be exactly the fingerprint shown.  TB_ERR_NOT_FOUND for an
  * unknown machine or OS, TB_ERR_CONFLICT when fp is not what it presented. */

@@ -289,7 +289,11 @@ static void test_prober_against_real_sshd(void **state)
 	assert_string_equal(json_string_value(json_object_get(presented, "fingerprint")), newfp);
 	json_decref(h);
 	assert_int_equal(trust(&d, "left", "ubuntu", newfp), 200);
-	json_decref(wait_state(&d, "left", "up", "ubuntu"));
+	h = wait_state(&d, "left", "up", "ubuntu");
+	/* the host shows the pin in force now: the accepted key, not the inventory's */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(h, "os"), "ubuntu"), "host_key")),
+			    newfp);
+	json_decref(h);
 	assert_true(tb_test_daemon_log_contains(&d, "accepted by admin"));
 
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
