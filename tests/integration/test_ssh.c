@@ -234,6 +234,8 @@ static void test_hostile_argv(void **state)
 	check_roundtrip(&t, every);
 }
 
+static void check_timeout_stops(struct tb_ssh_pool *p, const struct tb_ssh_target *t);
+
 /* The same through a csh login shell: sshd hands the command to tcsh -c. */
 static void test_hostile_argv_tcsh(void **state)
 {
@@ -254,6 +256,9 @@ static void test_hostile_argv_tcsh(void **state)
 	assert_string_equal(cap.out, "tcsh\n");
 	tb_ssh_capture_free(&cap);
 	check_roundtrip(&t, hostile);
+	/* the watchdog works under csh too */
+	t.machine = "router";
+	check_timeout_stops(NULL, &t);
 	tb_sshd_stop(d);
 }
 
@@ -440,38 +445,83 @@ static int wait_gone(long pid, long ms)
 	return 0;
 }
 
-static void test_timeout_stops_remote_command(void **state)
+/* A command that hangs is stopped at its timeout and is gone remotely. */
+static void check_timeout_stops(struct tb_ssh_pool *p, const struct tb_ssh_target *t)
 {
-	struct tb_ssh_target t = target_of(&sshd);
 	struct tb_ssh_result res;
 	struct tb_error err = {0};
 	struct pid_watch w = {0};
 	const char *argv[] = {"sh", "-c", "echo $$; exec sleep 30", NULL};
-	const char *after[] = {"echo", "still usable", NULL};
-	struct tb_ssh_capture cap;
 	long long start = now_ms(), took;
 	int rc;
 
-	rc = tb_ssh_exec(pool, &t, argv, 1000, on_pid_line, &w, &res, &err);
+	rc = tb_ssh_exec(p, t, argv, 1000, on_pid_line, &w, &res, &err);
 	took = now_ms() - start;
 	assert_int_equal(rc, TB_ERR_TIMEOUT);
 	assert_true(res.stopped);
 	assert_true(took >= 1000);
-	if (took > 1000 + TB_SSH_STOP_GRACE_MS + 500)
-		fail_msg("took %lld ms to stop", took);
-	assert_non_null(strstr(err.message, "left (ubuntu)"));
+	/* Not a speed target: only proof that it was stopped, long before
+	 * sleep 30 would have ended by itself (generous for sanitizer builds). */
+	if (took > 15000)
+		fail_msg("took %lld ms to stop: the timeout did not stop it", took);
+	assert_non_null(strstr(err.message, t->machine));
 	assert_non_null(strstr(err.message, "did not end in time"));
 	assert_true(w.pid > 1);
 	assert_true(w.alive_at_start);
-	/* sshd signalled the command: sleep is gone, not orphaned */
+	/* the command died of the watchdog's SIGTERM, not of a closed pipe */
 	assert_string_equal(res.exit_signal, "TERM");
 	if (!wait_gone(w.pid, 2000))
 		fail_msg("remote sleep (pid %ld) still runs after the timeout", w.pid);
+}
 
-	/* the session survives a timeout */
+static void test_timeout_stops_remote_command(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct tb_ssh_capture cap;
+	struct tb_error err = {0};
+	const char *after[] = {"echo", "still usable", NULL};
+	struct tb_ssh_pool_stats before, st;
+
+	tb_ssh_pool_stats(pool, &before);
+	check_timeout_stops(pool, &t);
+	/* the session survives a timeout and is reused */
 	expect_ok(tb_ssh_run_capture(pool, &t, after, 5000, 100, &cap, &err), &err);
 	assert_string_equal(cap.out, "still usable\n");
+	assert_true(cap.res.reused);
 	tb_ssh_capture_free(&cap);
+	tb_ssh_pool_stats(pool, &st);
+	assert_int_equal(st.connects, before.connects);
+}
+
+/* A port that accepts TCP but never speaks ssh: the connect timeout holds. */
+static void test_connect_timeout(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	struct tb_error err = {0};
+	const char *argv[] = {"true", NULL};
+	long long start, took;
+	int s = socket(AF_INET, SOCK_STREAM, 0), rc;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(s, 4), 0);
+	assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
+	t.port = ntohs(sa.sin_port);
+	t.connect_timeout_s = 1;
+
+	start = now_ms();
+	rc = tb_ssh_exec(NULL, &t, argv, 5000, NULL, NULL, NULL, &err);
+	took = now_ms() - start;
+	close(s);
+	assert_int_equal(rc, TB_ERR_UNREACHABLE);
+	assert_non_null(strstr(err.message, "left (ubuntu)"));
+	/* The connect timeout applied (not the 5 s command timeout, not a hang). */
+	if (took < 900 || took > 4500)
+		fail_msg("connect timeout of 1 s took %lld ms", took);
 }
 
 struct spawn_ctx {
@@ -750,6 +800,7 @@ int main(void)
 		cmocka_unit_test(test_changed_key_refused),
 		cmocka_unit_test(test_wrong_client_key),
 		cmocka_unit_test(test_unreachable),
+		cmocka_unit_test(test_connect_timeout),
 		cmocka_unit_test(test_timeout_stops_remote_command),
 		cmocka_unit_test(test_spawn_and_kill),
 		cmocka_unit_test(test_cancel_from_callback),
