@@ -24,4 +24,7 @@ int api_token_revoke(struct tb_request *rq, struct tb_reply *rp);
 
 int api_audit_list(struct tb_request *rq, struct tb_reply *rp);
 
+int api_events_stream(struct tb_request *rq, struct tb_reply *rp);
+int api_metrics(struct tb_request *rq, struct tb_reply *rp);
+
 #endif /* TB_API_H */

@@ -9,9 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "hosts.h"
 #include "http.h"
 #include "log.h"
+#include "metrics.h"
 
 struct tb_inventory *tb_app_inventory_get(struct tb_app *app)
 {
@@ -75,7 +77,13 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	if ((rc = tb_store_open(dbpath, &app->store, err)) != 0 ||
 	    (rc = tb_auth_new(app->store, &app->auth, err)) != 0 ||
 	    (rc = tb_auth_bootstrap(app->auth, cfg->state_dir, err)) != 0 ||
-	    (rc = tb_hosts_start(app, &app->hosts, err)) != 0)
+	    (rc = tb_events_new(app->store, &app->events, err)) != 0)
+		goto fail;
+	if ((app->metrics = tb_metrics_new()) == NULL) {
+		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+		goto fail;
+	}
+	if ((rc = tb_hosts_start(app, &app->hosts, err)) != 0)
 		goto fail;
 	hc = (struct tb_http_config){
 		.bind_address = cfg->listen_address,
@@ -123,8 +131,13 @@ void tb_app_stop(struct tb_app *app)
 {
 	if (app == NULL)
 		return;
+	/* Close the bus first: it wakes every event stream, so that no
+	 * connection is left suspended when the HTTP edge stops. */
+	tb_events_close(app->events);
 	tb_http_stop(app->http);
 	tb_hosts_stop(app->hosts);
+	tb_events_free(app->events);
+	tb_metrics_free(app->metrics);
 	tb_auth_free(app->auth);
 	tb_store_close(app->store);
 	if (app->inv != NULL)

@@ -16,8 +16,10 @@
 #include "inventory.h"
 #include "store.h"
 
+struct tb_events;
 struct tb_hosts;
 struct tb_http;
+struct tb_metrics;
 
 struct tb_app_config {
 	const char *inventory_path;
@@ -35,6 +37,8 @@ struct tb_app {
 	struct tb_app_config cfg;
 	struct tb_store *store;
 	struct tb_auth *auth;
+	struct tb_events *events;
+	struct tb_metrics *metrics;
 	struct tb_hosts *hosts;
 	struct tb_http *http;
 	pthread_mutex_t inv_lock;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "app.h"
+#include "events.h"
 #include "inventory.h"
 #include "log.h"
 #include "ssh.h"
@@ -171,6 +172,11 @@ static int probe_persona(struct tb_hosts *h, const struct tb_machine *m, const s
 	return rc;
 }
 
+static void publish_state(struct tb_hosts *h, const char *machine)
+{
+	tb_events_publish(h->app->events, "host.state", machine, 0, tb_hosts_state_json(h, machine));
+}
+
 static void probe_machine(struct tb_hosts *h, const struct tb_machine *m)
 {
 	struct probe_result res;
@@ -231,6 +237,10 @@ static void probe_machine(struct tb_hosts *h, const struct tb_machine *m)
 		if (strcmp(before.reach, copy.reach) != 0 || strcmp(before.os, copy.os) != 0)
 			tb_info("hosts", "%s: %s%s%s", copy.machine, copy.reach, copy.os[0] ? " as " : "", copy.os);
 		tb_store_host_state_put(h->app->store, &row, NULL);
+		if (strcmp(before.reach, copy.reach) != 0 || strcmp(before.os, copy.os) != 0 ||
+		    strcmp(before.err_code, copy.err_code) != 0 || strcmp(before.err_msg, copy.err_msg) != 0 ||
+		    strcmp(before.presented_fp, copy.presented_fp) != 0)
+			publish_state(h, copy.machine);
 	}
 }
 
@@ -394,6 +404,14 @@ json_t *tb_hosts_machine_json(struct tb_hosts *h, const struct tb_machine *m)
 	return j;
 }
 
+void tb_hosts_each_state(struct tb_hosts *h, tb_hosts_state_fn fn, void *cls)
+{
+	pthread_mutex_lock(&h->lock);
+	for (size_t i = 0; i < h->n; i++)
+		fn(cls, h->st[i].machine, h->st[i].reach, h->st[i].os[0] ? h->st[i].os : NULL);
+	pthread_mutex_unlock(&h->lock);
+}
+
 int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, const char *fp,
 		   const char *actor, struct tb_error *err)
 {
@@ -436,6 +454,7 @@ int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, cons
 	}
 	pthread_mutex_unlock(&h->lock);
 	tb_info("hosts", "%s (%s): host key %s accepted by %s", machine, os, fp, actor);
+	publish_state(h, machine);
 	tb_hosts_probe_now(h);
 	return 0;
 }

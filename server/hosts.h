@@ -47,6 +47,11 @@ json_t *tb_hosts_state_json(struct tb_hosts *h, const char *machine);
 struct tb_machine;
 json_t *tb_hosts_machine_json(struct tb_hosts *h, const struct tb_machine *m);
 
+/* Call fn for every machine's reachability ("up", "down", "unknown") and
+ * answering OS (NULL when none), under the hosts lock: fn must not block. */
+typedef void (*tb_hosts_state_fn)(void *cls, const char *machine, const char *reachability, const char *os);
+void tb_hosts_each_state(struct tb_hosts *h, tb_hosts_state_fn fn, void *cls);
+
 /* An admin accepts the host key that persona os of machine presented:
  * fp must be exactly the fingerprint shown.  TB_ERR_NOT_FOUND for an
  * unknown machine or OS, TB_ERR_CONFLICT when fp is not what it presented. */

@@ -16,9 +16,12 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
 
 #include "app.h"
 #include "log.h"
+#include "metrics.h"
+#include "timeutil.h"
 
 struct tb_http {
 	struct MHD_Daemon *d;
@@ -26,6 +29,26 @@ struct tb_http {
 	struct tb_http_config cfg;
 	char static_root[PATH_MAX];
 	int have_static;
+	pthread_t heartbeat;
+	pthread_mutex_t hb_lock;
+	pthread_cond_t hb_cond;
+	int hb_running, hb_stop;
+};
+
+/* Seconds between heartbeat comments on an idle event stream. */
+#define SSE_HEARTBEAT_MS 15000
+#define SSE_BLOCK 16384
+
+/* One event-stream client: its subscription and its connection's state.
+ * mu orders suspend (in the reader) before resume (in the waker). */
+struct sse_client {
+	struct tb_http *h;
+	struct tb_sub *sub;
+	struct MHD_Connection *conn;
+	pthread_mutex_t mu;
+	int suspended;
+	int wake_pending;
+	int64_t last_write_ms;
 };
 
 #define MAX_DECODED 16
@@ -41,6 +64,7 @@ struct conn_state {
 	char *decoded[MAX_DECODED];   /* strings handed to handlers, freed at the end */
 	size_t ndecoded;
 	int bad_query;
+	int64_t start_ms;
 };
 
 static const char *const security_headers[][2] = {
@@ -289,6 +313,13 @@ const char *tb_req_query(struct tb_request *rq, const char *name)
 	return d;
 }
 
+const char *tb_req_header(struct tb_request *rq, const char *name)
+{
+	struct conn_state *cs = rq->edge;
+
+	return MHD_lookup_connection_value(cs->conn, MHD_HEADER_KIND, name);
+}
+
 const char *tb_req_cookie(struct tb_request *rq, const char *name)
 {
 	struct conn_state *cs = rq->edge;
@@ -368,8 +399,16 @@ static void audit(struct tb_http *h, const struct tb_route *route, const struct 
 	};
 	struct tb_error err;
 
+	char at[TB_TIME_MAX];
+
 	if (tb_store_audit_append(h->app->store, &row, &err) != 0)
 		tb_error("audit", "cannot record %s %s: %s", rq->method, rq->path, err.message);
+	tb_time_format(row.at, at);
+	tb_events_publish(h->app->events, "audit",
+			  strncmp(rq->path, "/api/v1/hosts/", 14) == 0 ? rq->args[0] : NULL, 0,
+			  json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s}", "at", at, "actor", row.actor,
+				    "remote", row.remote, "method", row.method, "path", row.path, "action", row.action,
+				    "target", row.target, "status", row.status, "result", row.result));
 }
 
 /* Authenticate and authorise; 0 or an error in e. */
@@ -427,6 +466,145 @@ static int parse_body(struct conn_state *cs, json_t **out, struct tb_error *e)
 	}
 	*out = j;
 	return 0;
+}
+
+/* A non-JSON reply (steals text). */
+static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned int status, char *text, size_t len,
+				 const char *type)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	if (r == NULL) {
+		free(text);
+		return MHD_NO;
+	}
+	add_common_headers(r);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* Called by the bus (publisher's thread, bus lock held) when an event for
+ * this client arrives while it waits.  Never blocks for long. */
+static void sse_wake(void *cls)
+{
+	struct sse_client *c = cls;
+
+	pthread_mutex_lock(&c->mu);
+	if (c->suspended) {
+		c->suspended = 0;
+		MHD_resume_connection(c->conn);
+	} else {
+		c->wake_pending = 1;
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	static const char ping[] = ": ping\n\n";
+	struct sse_client *c = cls;
+
+	(void)pos;
+	for (;;) {
+		size_t n = 0;
+		enum tb_sub_status st = tb_sub_next(c->sub, buf, max, &n);
+		int64_t now = tb_monotonic_ms();
+
+		if (st == TB_SUB_DATA) {
+			c->last_write_ms = now;
+			return (ssize_t)n;
+		}
+		if (st == TB_SUB_CLOSED)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (now - c->last_write_ms >= SSE_HEARTBEAT_MS && max >= sizeof(ping) - 1) {
+			/* also how a dead client is found: the write fails */
+			c->last_write_ms = now;
+			memcpy(buf, ping, sizeof(ping) - 1);
+			return (ssize_t)(sizeof(ping) - 1);
+		}
+		pthread_mutex_lock(&c->mu);
+		if (c->wake_pending) {
+			c->wake_pending = 0;
+			pthread_mutex_unlock(&c->mu);
+			continue;
+		}
+		MHD_suspend_connection(c->conn);
+		c->suspended = 1;
+		pthread_mutex_unlock(&c->mu);
+		return 0;
+	}
+}
+
+static void sse_free(void *cls)
+{
+	struct sse_client *c = cls;
+
+	tb_events_unsubscribe(c->sub);
+	tb_metrics_sse(c->h->app->metrics, -1);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+static enum MHD_Result start_stream(struct tb_http *h, struct conn_state *cs, struct tb_reply *rp)
+{
+	struct sse_client *c = calloc(1, sizeof(*c));
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	struct tb_error e = {0};
+
+	if (c == NULL)
+		return MHD_NO;
+	c->h = h;
+	c->conn = cs->conn;
+	c->last_write_ms = tb_monotonic_ms();
+	pthread_mutex_init(&c->mu, NULL);
+	if (tb_events_subscribe(h->app->events, rp->stream_since, &rp->stream_filter, sse_wake, c, &c->sub, &e) != 0) {
+		pthread_mutex_destroy(&c->mu);
+		free(c);
+		return send_error(cs->conn, &e, NULL, 0);
+	}
+	tb_metrics_sse(h->app->metrics, +1);
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK, sse_read, c, sse_free);
+	if (r == NULL) {
+		sse_free(c);
+		return MHD_NO;
+	}
+	add_common_headers(r);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	/* Idle streams are kept alive by heartbeats, not by the daemon's timeout. */
+	MHD_set_connection_option(cs->conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+	ret = MHD_queue_response(cs->conn, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* Every few seconds wake the waiting streams, so that idle ones send their
+ * heartbeat (and dead clients are found) on time. */
+static void *heartbeat(void *arg)
+{
+	struct tb_http *h = arg;
+
+	pthread_mutex_lock(&h->hb_lock);
+	while (!h->hb_stop) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += SSE_HEARTBEAT_MS / 3000;
+		pthread_cond_timedwait(&h->hb_cond, &h->hb_lock, &until);
+		if (h->hb_stop)
+			break;
+		pthread_mutex_unlock(&h->hb_lock);
+		tb_events_wake_all(h->app->events);
+		pthread_mutex_lock(&h->hb_lock);
+	}
+	pthread_mutex_unlock(&h->hb_lock);
+	return NULL;
 }
 
 static enum MHD_Result serve_api(struct tb_http *h, struct conn_state *cs, const char *method,
@@ -515,11 +693,18 @@ static enum MHD_Result serve_api(struct tb_http *h, struct conn_state *cs, const
 
 		if (rc != 0) {
 			json_decref(rp.body);
+			free(rp.text);
 			ret = send_error(cs->conn, &rp.err, extra, 2);
+		} else if (rp.stream) {
+			ret = start_stream(h, cs, &rp);
+		} else if (rp.text != NULL) {
+			ret = send_text(cs->conn, status, rp.text, rp.text_len, rp.content_type);
 		} else {
 			ret = send_json(cs->conn, status, rp.body, extra, 2);
 		}
 	}
+	tb_metrics_request(h->app->metrics, route->pattern, route->method, status,
+			   (double)(tb_monotonic_ms() - cs->start_ms) / 1000.0);
 	return ret;
 }
 
@@ -624,6 +809,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (cs == NULL)
 			return MHD_NO;
 		cs->conn = conn;
+		cs->start_ms = tb_monotonic_ms();
 		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		if (ci == NULL || ci->client_addr == NULL ||
 		    getnameinfo(ci->client_addr,
@@ -743,7 +929,13 @@ int tb_http_start(struct tb_app *app, const struct tb_http_config *cfg, struct t
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				MHD_OPTION_END);
+	pthread_mutex_init(&h->hb_lock, NULL);
+	pthread_cond_init(&h->hb_cond, NULL);
+	if (h->d != NULL && pthread_create(&h->heartbeat, NULL, heartbeat, h) == 0)
+		h->hb_running = 1;
 	if (h->d == NULL) {
+		pthread_mutex_destroy(&h->hb_lock);
+		pthread_cond_destroy(&h->hb_cond);
 		free(h);
 		return tb_fail(err, TB_ERR_IO, "listen", "cannot listen on %s port %u (in use, or not an address of this machine?)",
 			       cfg->bind_address, cfg->port);
@@ -763,6 +955,15 @@ void tb_http_stop(struct tb_http *h)
 {
 	if (h == NULL)
 		return;
+	pthread_mutex_lock(&h->hb_lock);
+	h->hb_stop = 1;
+	pthread_cond_broadcast(&h->hb_cond);
+	pthread_mutex_unlock(&h->hb_lock);
+	if (h->hb_running)
+		pthread_join(h->heartbeat, NULL);
+	/* The app closed the bus first: every stream was woken and ends. */
 	MHD_stop_daemon(h->d);
+	pthread_mutex_destroy(&h->hb_lock);
+	pthread_cond_destroy(&h->hb_cond);
 	free(h);
 }

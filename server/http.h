@@ -18,6 +18,7 @@
 
 #include "auth.h"
 #include "error.h"
+#include "events.h"
 
 struct tb_app;
 struct tb_http;
@@ -38,6 +39,12 @@ struct tb_request {
 struct tb_reply {
 	unsigned int status;
 	json_t *body;                 /* owned by the reply; NULL: no body (204) */
+	char *text;                   /* or a non-JSON body (malloc'd, owned) ... */
+	size_t text_len;
+	const char *content_type;     /* ... of this type (static string) */
+	int stream;                   /* or an event stream (SSE) from stream_since */
+	int64_t stream_since;         /* -1: live only */
+	struct tb_events_filter stream_filter; /* strings valid until the handler's request ends */
 	char set_cookie[512];         /* "" or a Set-Cookie value */
 	char audit_target[128];       /* what the audit log names as target */
 	struct tb_error err;
@@ -82,6 +89,9 @@ void tb_http_stop(struct tb_http *h);
  * request ends.  A value with an encoded NUL reads as absent and makes the
  * request fail with 400. */
 const char *tb_req_query(struct tb_request *rq, const char *name);
+
+/* A request header, or NULL.  Valid until the request ends. */
+const char *tb_req_header(struct tb_request *rq, const char *name);
 
 /* A cookie of the request, or NULL.  Valid until the request ends. */
 const char *tb_req_cookie(struct tb_request *rq, const char *name);

@@ -15,5 +15,7 @@ const struct tb_route tb_routes[] = {
 	{"POST", "/api/v1/tokens", TB_LEVEL_ADMIN, TB_ROUTE_BODY, "token.create", api_token_create},
 	{"DELETE", "/api/v1/tokens/{id}", TB_LEVEL_ADMIN, 0, "token.revoke", api_token_revoke},
 	{"GET", "/api/v1/audit", TB_LEVEL_ADMIN, 0, NULL, api_audit_list},
+	{"GET", "/api/v1/events", TB_LEVEL_VIEWER, 0, NULL, api_events_stream},
+	{"GET", "/metrics", TB_LEVEL_VIEWER, 0, NULL, api_metrics},
 	{NULL, NULL, TB_LEVEL_NONE, 0, NULL, NULL},
 };

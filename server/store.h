@@ -122,4 +122,25 @@ int tb_store_host_state_put(struct tb_store *st, const struct tb_host_state_row 
 			    struct tb_error *err);
 int tb_store_host_state_each(struct tb_store *st, tb_host_state_fn fn, void *cls);
 
+/* ---- events (for resuming a stream across restarts) ---- */
+struct tb_event_row {
+	int64_t id;
+	int64_t at;
+	const char *type;
+	const char *host;          /* NULL: none */
+	int64_t matrix;            /* 0: none */
+	const char *json;          /* the whole event object */
+};
+
+typedef void (*tb_event_fn)(void *cls, const struct tb_event_row *row);
+
+int tb_store_event_insert(struct tb_store *st, const struct tb_event_row *row, struct tb_error *err);
+/* The highest id stored (0 when none). */
+int tb_store_event_last(struct tb_store *st, int64_t *id, struct tb_error *err);
+/* Up to limit events with id > after, oldest first. */
+int tb_store_event_each(struct tb_store *st, int64_t after, int limit, tb_event_fn fn, void *cls,
+			struct tb_error *err);
+/* Delete events with id < below. */
+int tb_store_event_prune(struct tb_store *st, int64_t below);
+
 #endif /* TB_STORE_H */

@@ -1,0 +1,66 @@
+/* api_events.c - GET /events (server-sent events) and GET /metrics. */
+#include "api.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "metrics.h"
+
+static int parse_id(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno != 0 || v < 0)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
+}
+
+static int valid_types(const char *s)
+{
+	if (*s == '\0' || strlen(s) > 200)
+		return 0;
+	for (; *s; s++)
+		if (!islower((unsigned char)*s) && *s != '.' && *s != ',' && *s != '_')
+			return 0;
+	return 1;
+}
+
+int api_events_stream(struct tb_request *rq, struct tb_reply *rp)
+{
+	const char *since = tb_req_query(rq, "since"), *last = tb_req_header(rq, "Last-Event-ID");
+	const char *matrix = tb_req_query(rq, "matrix");
+
+	rp->stream_since = -1;
+	/* Last-Event-ID (a reconnecting EventSource) wins over ?since= */
+	if (last != NULL && parse_id(last, &rp->stream_since) != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "Last-Event-ID", "Last-Event-ID must be an event id");
+	if (last == NULL && since != NULL && parse_id(since, &rp->stream_since) != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "since", "since must be an event id (0 replays all kept)");
+	rp->stream_filter.host = tb_req_query(rq, "host");
+	rp->stream_filter.types = tb_req_query(rq, "type");
+	if (rp->stream_filter.types != NULL && !valid_types(rp->stream_filter.types))
+		return tb_fail(&rp->err, TB_ERR_INVALID, "type",
+			       "type is a comma list of event types, a trailing . for a prefix: host.state,audit");
+	if (matrix != NULL && (parse_id(matrix, &rp->stream_filter.matrix) != 0 || rp->stream_filter.matrix == 0))
+		return tb_fail(&rp->err, TB_ERR_INVALID, "matrix", "matrix must be a matrix id");
+	rp->stream = 1;
+	rp->status = 200;
+	return 0;
+}
+
+int api_metrics(struct tb_request *rq, struct tb_reply *rp)
+{
+	rp->text = tb_metrics_render(rq->app->metrics, rq->app, &rp->text_len);
+	if (rp->text == NULL)
+		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
+	rp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	rp->status = 200;
+	return 0;
+}

@@ -1,0 +1,480 @@
+/* events.c - the event bus: ring, store, subscribers: see events.h. */
+#include "events.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "log.h"
+#include "store.h"
+
+struct slot {
+	int64_t id;
+	char type[40];
+	char host[64];
+	int64_t matrix;
+	char *json;                /* the whole event object, compact */
+};
+
+struct tb_sub {
+	struct tb_events *ev;
+	struct tb_sub *next, *prev;
+	int64_t cursor;            /* last id delivered (or skipped) */
+	char host[64];
+	char types[256];
+	int64_t matrix;
+	tb_events_wake_fn wake;
+	void *cls;
+	int waiting;               /* told TB_SUB_WAIT; wake on the next event */
+	int dropped;
+	char *carry;               /* the rest of an event longer than a read */
+	size_t carry_len, carry_off;
+};
+
+struct tb_events {
+	struct tb_store *st;
+	pthread_mutex_t lock;
+	struct slot ring[TB_EVENTS_RING];
+	int64_t last;              /* last id published */
+	struct tb_sub *subs;
+	size_t nsubs;
+	int closing;
+	uint64_t published, dropped;
+};
+
+static struct slot *slot_of(struct tb_events *ev, int64_t id)
+{
+	return &ev->ring[(uint64_t)id % TB_EVENTS_RING];
+}
+
+/* Oldest id the ring still holds (lock held). */
+static int64_t ring_oldest(struct tb_events *ev)
+{
+	int64_t oldest = ev->last - TB_EVENTS_RING + 1;
+
+	return oldest < 1 ? 1 : oldest;
+}
+
+static void fill_slot(struct slot *s, int64_t id, const char *type, const char *host, int64_t matrix,
+		      char *json)
+{
+	free(s->json);
+	s->id = id;
+	snprintf(s->type, sizeof(s->type), "%s", type);
+	snprintf(s->host, sizeof(s->host), "%s", host != NULL ? host : "");
+	s->matrix = matrix;
+	s->json = json;
+}
+
+static void load_kept(void *cls, const struct tb_event_row *r)
+{
+	struct tb_events *ev = cls;
+	char *copy = strdup(r->json);
+
+	if (copy == NULL)
+		return;
+	fill_slot(slot_of(ev, r->id), r->id, r->type, r->host, r->matrix, copy);
+	if (r->id > ev->last)
+		ev->last = r->id;
+}
+
+int tb_events_new(struct tb_store *st, struct tb_events **out, struct tb_error *err)
+{
+	struct tb_events *ev = calloc(1, sizeof(*ev));
+	int64_t last = 0;
+	int rc;
+
+	*out = NULL;
+	if (ev == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	ev->st = st;
+	pthread_mutex_init(&ev->lock, NULL);
+	/* Ids continue across restarts, so Last-Event-ID stays meaningful. */
+	if ((rc = tb_store_event_last(st, &last, err)) != 0 ||
+	    (rc = tb_store_event_each(st, last - TB_EVENTS_RING, TB_EVENTS_RING, load_kept, ev, err)) != 0) {
+		tb_events_free(ev);
+		return rc;
+	}
+	ev->last = last;
+	*out = ev;
+	return 0;
+}
+
+void tb_events_close(struct tb_events *ev)
+{
+	if (ev == NULL)
+		return;
+	pthread_mutex_lock(&ev->lock);
+	ev->closing = 1;
+	for (struct tb_sub *s = ev->subs; s != NULL; s = s->next) {
+		if (s->waiting) {
+			s->waiting = 0;
+			s->wake(s->cls);
+		}
+	}
+	pthread_mutex_unlock(&ev->lock);
+}
+
+void tb_events_free(struct tb_events *ev)
+{
+	if (ev == NULL)
+		return;
+	pthread_mutex_lock(&ev->lock);
+	ev->closing = 1;
+	for (struct tb_sub *s = ev->subs; s != NULL; s = s->next) {
+		s->ev = NULL;   /* detached: its owner frees it later */
+		if (s->waiting) {
+			s->waiting = 0;
+			s->wake(s->cls);
+		}
+	}
+	ev->subs = NULL;
+	pthread_mutex_unlock(&ev->lock);
+	for (size_t i = 0; i < TB_EVENTS_RING; i++)
+		free(ev->ring[i].json);
+	pthread_mutex_destroy(&ev->lock);
+	free(ev);
+}
+
+static int64_t now_ms(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+static void format_time_ms(int64_t ms, char buf[32])
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	char base[24];
+
+	gmtime_r(&t, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, 32, "%s.%03dZ", base, (int)(ms % 1000));
+}
+
+static int matches(const struct tb_sub *s, const struct slot *e)
+{
+	if (s->host[0] != '\0' && strcmp(s->host, e->host) != 0)
+		return 0;
+	if (s->matrix != 0 && s->matrix != e->matrix)
+		return 0;
+	if (s->types[0] != '\0') {
+		const char *p = s->types;
+
+		while (*p != '\0') {
+			size_t n = strcspn(p, ",");
+			int prefix = n > 0 && p[n - 1] == '.';
+
+			if (prefix ? strncmp(e->type, p, n) == 0
+				   : strlen(e->type) == n && strncmp(e->type, p, n) == 0)
+				return 1;
+			p += n;
+			if (*p == ',')
+				p++;
+		}
+		return 0;
+	}
+	return 1;
+}
+
+int64_t tb_events_publish(struct tb_events *ev, const char *type, const char *host, int64_t matrix,
+			  json_t *data)
+{
+	char at[32];
+	json_t *obj;
+	char *text;
+	int64_t id, ms = now_ms();
+	struct tb_event_row row;
+
+	if (data == NULL)
+		return TB_ERR_NOMEM;
+	format_time_ms(ms, at);
+	pthread_mutex_lock(&ev->lock);
+	if (ev->closing) {
+		pthread_mutex_unlock(&ev->lock);
+		json_decref(data);
+		return TB_ERR_CANCELED;
+	}
+	id = ev->last + 1;
+	obj = json_pack("{s:I, s:s, s:s, s:o, s:o, s:o}", "id", (json_int_t)id, "at", at, "type", type, "host",
+			host != NULL ? json_string(host) : json_null(), "matrix",
+			matrix != 0 ? json_integer(matrix) : json_null(), "data", data);
+	text = obj != NULL ? json_dumps(obj, JSON_COMPACT) : NULL;
+	json_decref(obj);
+	if (text == NULL) {
+		pthread_mutex_unlock(&ev->lock);
+		return TB_ERR_NOMEM;
+	}
+	ev->last = id;
+	ev->published++;
+	row = (struct tb_event_row){.id = id, .at = ms / 1000, .type = type, .host = host, .matrix = matrix,
+				    .json = text};
+	/* Persist under the lock so that the store's order is the ids' order.
+	 * A failed write leaves the event live but not resumable after a restart. */
+	if (tb_store_event_insert(ev->st, &row, NULL) != 0)
+		tb_warn("events", "event %lld not persisted", (long long)id);
+	if (id % 1000 == 0)
+		tb_store_event_prune(ev->st, id - TB_EVENTS_KEEP);
+	fill_slot(slot_of(ev, id), id, type, host, matrix, text);
+	for (struct tb_sub *s = ev->subs; s != NULL; s = s->next) {
+		if (id - s->cursor > TB_EVENTS_MAX_LAG && !s->dropped) {
+			s->dropped = 1;
+			ev->dropped++;
+		}
+		if (s->waiting && (s->dropped || matches(s, slot_of(ev, id)))) {
+			s->waiting = 0;
+			s->wake(s->cls);
+		}
+	}
+	pthread_mutex_unlock(&ev->lock);
+	return id;
+}
+
+int64_t tb_events_last_id(struct tb_events *ev)
+{
+	int64_t id;
+
+	pthread_mutex_lock(&ev->lock);
+	id = ev->last;
+	pthread_mutex_unlock(&ev->lock);
+	return id;
+}
+
+int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_events_filter *f,
+			tb_events_wake_fn wake, void *cls, struct tb_sub **out, struct tb_error *err)
+{
+	struct tb_sub *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (s == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	if (f->types != NULL && strlen(f->types) >= sizeof(s->types)) {
+		free(s);
+		return tb_fail(err, TB_ERR_INVALID, "type", "type filter too long");
+	}
+	snprintf(s->host, sizeof(s->host), "%s", f->host != NULL ? f->host : "");
+	snprintf(s->types, sizeof(s->types), "%s", f->types != NULL ? f->types : "");
+	s->matrix = f->matrix;
+	s->wake = wake;
+	s->cls = cls;
+	pthread_mutex_lock(&ev->lock);
+	s->ev = ev;
+	/* since < 0: live only; a since in the future means "from now" too */
+	s->cursor = since < 0 || since > ev->last ? ev->last : since;
+	s->next = ev->subs;
+	if (ev->subs != NULL)
+		ev->subs->prev = s;
+	ev->subs = s;
+	ev->nsubs++;
+	pthread_mutex_unlock(&ev->lock);
+	*out = s;
+	return 0;
+}
+
+void tb_events_unsubscribe(struct tb_sub *s)
+{
+	struct tb_events *ev;
+
+	if (s == NULL)
+		return;
+	ev = s->ev;
+	if (ev != NULL) {
+		pthread_mutex_lock(&ev->lock);
+		if (s->ev != NULL) {
+			if (s->prev != NULL)
+				s->prev->next = s->next;
+			else
+				ev->subs = s->next;
+			if (s->next != NULL)
+				s->next->prev = s->prev;
+			ev->nsubs--;
+		}
+		pthread_mutex_unlock(&ev->lock);
+	}
+	free(s->carry);
+	free(s);
+}
+
+/* Append one SSE record; returns bytes used, or 0 when it does not fit
+ * (then, if the buffer is empty, it is split through carry). */
+static size_t put_record(struct tb_sub *s, char *buf, size_t len, size_t used, int64_t id, const char *type,
+			 const char *json)
+{
+	size_t need;
+	char head[96];
+	int hn;
+
+	if (id > 0)
+		hn = snprintf(head, sizeof(head), "id: %lld\nevent: %s\ndata: ", (long long)id, type);
+	else
+		hn = snprintf(head, sizeof(head), "event: %s\ndata: ", type);
+	need = (size_t)hn + strlen(json) + 2;
+	if (used + need <= len) {
+		memcpy(buf + used, head, (size_t)hn);
+		memcpy(buf + used + (size_t)hn, json, strlen(json));
+		memcpy(buf + used + need - 2, "\n\n", 2);
+		return need;
+	}
+	if (used > 0)
+		return 0;
+	/* one record longer than the whole buffer: keep the rest for later */
+	s->carry = malloc(need);
+	if (s->carry == NULL)
+		return 0;
+	memcpy(s->carry, head, (size_t)hn);
+	memcpy(s->carry + hn, json, strlen(json));
+	memcpy(s->carry + need - 2, "\n\n", 2);
+	s->carry_len = need;
+	s->carry_off = 0;
+	return 0;
+}
+
+struct store_page {
+	struct tb_sub *sub;
+	char *buf;
+	size_t len, used;
+	int full;
+	int rows;
+};
+
+static void page_row(void *cls, const struct tb_event_row *r)
+{
+	struct store_page *p = cls;
+	struct tb_sub *s = p->sub;
+	struct slot e = {.id = r->id, .matrix = r->matrix};
+	size_t n;
+
+	if (p->full)
+		return;
+	if (p->rows++ == 0 && r->id > s->cursor + 1 && s->cursor > 0) {
+		/* The store no longer holds what came right after the cursor:
+		 * say so once, so that the client reloads its state. */
+		char reset[64];
+
+		snprintf(reset, sizeof(reset), "{\"oldest\":%lld}", (long long)r->id);
+		n = put_record(s, p->buf, p->len, p->used, 0, "reset", reset);
+		p->used += n;
+		if (n == 0) {
+			p->full = 1;
+			return;
+		}
+	}
+	snprintf(e.type, sizeof(e.type), "%s", r->type);
+	snprintf(e.host, sizeof(e.host), "%s", r->host != NULL ? r->host : "");
+	if (matches(s, &e)) {
+		n = put_record(s, p->buf, p->len, p->used, r->id, r->type, r->json);
+		if (n == 0 && s->carry == NULL) {
+			p->full = 1;
+			return;
+		}
+		p->used += n;
+	}
+	s->cursor = r->id;
+	if (s->carry != NULL)
+		p->full = 1;
+}
+
+enum tb_sub_status tb_sub_next(struct tb_sub *s, char *buf, size_t len, size_t *n)
+{
+	struct tb_events *ev = s->ev;
+	size_t used = 0;
+
+	*n = 0;
+	if (s->carry != NULL) {
+		size_t k = s->carry_len - s->carry_off < len ? s->carry_len - s->carry_off : len;
+
+		memcpy(buf, s->carry + s->carry_off, k);
+		s->carry_off += k;
+		if (s->carry_off == s->carry_len) {
+			free(s->carry);
+			s->carry = NULL;
+		}
+		*n = k;
+		return TB_SUB_DATA;
+	}
+	if (ev == NULL)
+		return TB_SUB_CLOSED;
+	pthread_mutex_lock(&ev->lock);
+	if (ev->closing || s->dropped) {
+		pthread_mutex_unlock(&ev->lock);
+		return TB_SUB_CLOSED;
+	}
+	if (s->cursor < ev->last && s->cursor + 1 < ring_oldest(ev)) {
+		/* Behind the ring: replay a page from the store, unlocked. */
+		struct store_page p = {.sub = s, .buf = buf, .len = len};
+
+		pthread_mutex_unlock(&ev->lock);
+		if (tb_store_event_each(ev->st, s->cursor, 256, page_row, &p, NULL) != 0)
+			return TB_SUB_CLOSED;
+		if (p.rows == 0) {
+			/* nothing kept past the cursor: continue from the ring */
+			pthread_mutex_lock(&ev->lock);
+			if (s->cursor + 1 < ring_oldest(ev))
+				s->cursor = ring_oldest(ev) - 1;
+			pthread_mutex_unlock(&ev->lock);
+		}
+		if (p.used > 0) {
+			*n = p.used;
+			return TB_SUB_DATA;
+		}
+		return tb_sub_next(s, buf, len, n);
+	}
+	while (s->cursor < ev->last) {
+		struct slot *e = slot_of(ev, s->cursor + 1);
+		size_t k;
+
+		if (e->id != s->cursor + 1 || e->json == NULL) {
+			s->cursor++;   /* lost from memory (out of memory): skip */
+			continue;
+		}
+		if (matches(s, e)) {
+			k = put_record(s, buf, len, used, e->id, e->type, e->json);
+			if (k == 0 && s->carry == NULL)
+				break;
+			used += k;
+		}
+		s->cursor++;
+		if (s->carry != NULL)
+			break;
+	}
+	if (used == 0 && s->carry == NULL) {
+		s->waiting = 1;
+		pthread_mutex_unlock(&ev->lock);
+		return TB_SUB_WAIT;
+	}
+	pthread_mutex_unlock(&ev->lock);
+	if (used == 0)
+		return tb_sub_next(s, buf, len, n);
+	*n = used;
+	return TB_SUB_DATA;
+}
+
+size_t tb_events_wake_all(struct tb_events *ev)
+{
+	size_t woken = 0;
+
+	pthread_mutex_lock(&ev->lock);
+	for (struct tb_sub *s = ev->subs; s != NULL; s = s->next) {
+		if (s->waiting) {
+			s->waiting = 0;
+			s->wake(s->cls);
+			woken++;
+		}
+	}
+	pthread_mutex_unlock(&ev->lock);
+	return woken;
+}
+
+void tb_events_stats(struct tb_events *ev, struct tb_events_stats *out)
+{
+	pthread_mutex_lock(&ev->lock);
+	out->published = ev->published;
+	out->dropped_subscribers = ev->dropped;
+	out->subscribers = ev->nsubs;
+	pthread_mutex_unlock(&ev->lock);
+}

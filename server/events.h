@@ -1,0 +1,89 @@
+/*
+ * events.h - the in-process event bus: every live thing testbedd reports
+ * (host state changes, audit entries; later action steps, iperf3 intervals,
+ * console output) is an event with a monotonically increasing id.
+ *
+ * Events are kept in a bounded ring in memory and persisted in the store, so
+ * that a subscriber can resume after any id (Last-Event-ID) with no loss and
+ * no duplicate: from the ring when it still holds the id, else from the
+ * store; when even the store no longer holds it, the subscriber first gets a
+ * "reset" record saying what the oldest kept id is.
+ *
+ * Producers never block on subscribers: publishing appends to the ring,
+ * writes the store, and calls each waiting subscriber's wake function (which
+ * must not block).  A subscriber that falls more than TB_EVENTS_MAX_LAG
+ * events behind is dropped (its next read says so) and may resume.
+ *
+ * Thread-safe.  Subscriptions are used by one reader thread at a time.
+ */
+#ifndef TB_EVENTS_H
+#define TB_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "error.h"
+
+struct tb_store;
+struct tb_events;
+struct tb_sub;
+
+#define TB_EVENTS_RING 4096
+#define TB_EVENTS_MAX_LAG 20000
+#define TB_EVENTS_KEEP 100000      /* events kept in the store */
+
+int tb_events_new(struct tb_store *st, struct tb_events **out, struct tb_error *err);
+/* Stop: every read from now on says TB_SUB_CLOSED, and every waiting
+ * subscriber is woken to hear it.  Publishing fails from now on. */
+void tb_events_close(struct tb_events *ev);
+/* Free (after close, once the readers are gone).  NULL is allowed. */
+void tb_events_free(struct tb_events *ev);
+
+/* Publish: type ("host.state"), host (or NULL), matrix id (0: none), data
+ * (the reference is stolen).  Returns the new id, or a negative tb_err. */
+int64_t tb_events_publish(struct tb_events *ev, const char *type, const char *host, int64_t matrix,
+			  json_t *data);
+
+/* The last id published (0 when none). */
+int64_t tb_events_last_id(struct tb_events *ev);
+
+struct tb_events_filter {
+	const char *host;          /* NULL: any */
+	const char *types;         /* NULL: any; "host.state,audit"; "host." is a prefix */
+	int64_t matrix;            /* 0: any */
+};
+
+typedef void (*tb_events_wake_fn)(void *cls);
+
+/* A subscription delivering events with id > since that match f (strings
+ * are copied).  wake(cls) is called, from the publisher's thread, when an
+ * event arrives while the subscriber is waiting (see tb_sub_next). */
+int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_events_filter *f,
+			tb_events_wake_fn wake, void *cls, struct tb_sub **out, struct tb_error *err);
+void tb_events_unsubscribe(struct tb_sub *sub);
+
+enum tb_sub_status { TB_SUB_DATA, TB_SUB_WAIT, TB_SUB_CLOSED };
+
+/* Format the next events for the wire (SSE: "id: N\nevent: T\ndata: J\n\n"
+ * each) into buf, at most len bytes, never splitting an event unless one
+ * event alone exceeds len (then it continues on the next call).
+ * TB_SUB_DATA: *n bytes written.  TB_SUB_WAIT: nothing now; the caller
+ * must wait for wake (the subscription is marked waiting atomically with
+ * this answer).  TB_SUB_CLOSED: the bus is closing or the subscriber was
+ * dropped for lagging; end the stream. */
+enum tb_sub_status tb_sub_next(struct tb_sub *sub, char *buf, size_t len, size_t *n);
+
+/* Wake every waiting subscriber (heartbeats), and count them. */
+size_t tb_events_wake_all(struct tb_events *ev);
+
+/* Counters for /metrics. */
+struct tb_events_stats {
+	uint64_t published;
+	uint64_t dropped_subscribers;
+	size_t subscribers;
+};
+void tb_events_stats(struct tb_events *ev, struct tb_events_stats *out);
+
+#endif /* TB_EVENTS_H */

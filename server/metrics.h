@@ -1,0 +1,29 @@
+/*
+ * metrics.h - counters and histograms for GET /metrics (Prometheus text
+ * exposition format 0.0.4): requests by route, method and status with
+ * latency histograms, SSE clients, events, host reachability, build info.
+ *
+ * Thread-safe (one mutex; an observation is a few additions).
+ */
+#ifndef TB_METRICS_H
+#define TB_METRICS_H
+
+#include <stddef.h>
+
+struct tb_metrics;
+struct tb_app;
+
+struct tb_metrics *tb_metrics_new(void);
+void tb_metrics_free(struct tb_metrics *m);
+
+/* One request: route is a routing-table pattern (or "static", "none"). */
+void tb_metrics_request(struct tb_metrics *m, const char *route, const char *method, unsigned int status,
+			double seconds);
+
+/* SSE streams open now (+1 on open, -1 on close). */
+void tb_metrics_sse(struct tb_metrics *m, int delta);
+
+/* The exposition text (malloc'd, caller frees; NULL on out of memory). */
+char *tb_metrics_render(struct tb_metrics *m, struct tb_app *app, size_t *len);
+
+#endif /* TB_METRICS_H */

@@ -1,0 +1,314 @@
+/*
+ * test_events.c - the event bus with a real store: ids, replay from the
+ * ring and from the store, no loss and no duplicate on resume, the reset
+ * record when events were pruned, filters, waking, events larger than one
+ * read, and dropping a subscriber that lags too far.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "events.h"
+#include "store.h"
+
+char *mkdtemp(char *template);
+
+struct fx {
+	char dir[64], path[128];
+	struct tb_store *st;
+	struct tb_events *ev;
+};
+
+static int wakes;
+
+static void on_wake(void *cls)
+{
+	(void)cls;
+	wakes++;
+}
+
+static void open_fx(struct fx *f)
+{
+	struct tb_error err = {0};
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/tbev-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
+	assert_int_equal(tb_store_open(f->path, &f->st, &err), 0);
+	assert_int_equal(tb_events_new(f->st, &f->ev, &err), 0);
+}
+
+static void close_fx(struct fx *f, int remove)
+{
+	char p[160];
+
+	tb_events_close(f->ev);
+	tb_events_free(f->ev);
+	tb_store_close(f->st);
+	if (!remove)
+		return;
+	unlink(f->path);
+	snprintf(p, sizeof(p), "%s-wal", f->path);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s-shm", f->path);
+	unlink(p);
+	rmdir(f->dir);
+}
+
+/* Read everything available; collect the ids (and reset records as -oldest). */
+static size_t drain(struct tb_sub *s, long long *ids, size_t max, char *types_seen, size_t tlen)
+{
+	static char buf[16384];
+	size_t nids = 0, n;
+	char *acc = NULL;
+	size_t acc_len = 0;
+
+	for (;;) {
+		enum tb_sub_status st = tb_sub_next(s, buf, sizeof(buf), &n);
+		char *nacc;
+
+		if (st != TB_SUB_DATA)
+			break;
+		nacc = realloc(acc, acc_len + n + 1);
+		assert_non_null(nacc);
+		acc = nacc;
+		memcpy(acc + acc_len, buf, n);
+		acc_len += n;
+		acc[acc_len] = '\0';
+	}
+	if (acc == NULL)
+		return 0;
+	for (char *rec = acc; rec != NULL && *rec;) {
+		char *end = strstr(rec, "\n\n");
+		long long id;
+		char type[40];
+
+		assert_non_null(end);   /* records are whole */
+		*end = '\0';
+		if (sscanf(rec, "id: %lld\nevent: %39s", &id, type) == 2) {
+			assert_true(nids < max);
+			ids[nids++] = id;
+		} else if (sscanf(rec, "event: %39s", type) == 1 && strcmp(type, "reset") == 0) {
+			const char *o = strstr(rec, "\"oldest\":");
+
+			assert_non_null(o);
+			ids[nids++] = -atoll(o + 9);
+		} else {
+			fail_msg("bad record: %.80s", rec);
+		}
+		if (types_seen != NULL) {
+			strncat(types_seen, type, tlen - strlen(types_seen) - 1);
+			strncat(types_seen, " ", tlen - strlen(types_seen) - 1);
+		}
+		assert_non_null(strstr(rec, "data: {\"id\":") != NULL || strcmp(type, "reset") == 0 ? rec : NULL);
+		rec = end + 2;
+	}
+	free(acc);
+	return nids;
+}
+
+static void test_replay_ring_and_store(void **state)
+{
+	struct fx f;
+	struct tb_sub *s;
+	struct tb_error err = {0};
+	struct tb_events_filter all = {0};
+	static long long ids[6000];
+	size_t n;
+	const int total = TB_EVENTS_RING + 904;
+
+	(void)state;
+	open_fx(&f);
+	for (int i = 1; i <= total; i++)
+		assert_int_equal(tb_events_publish(f.ev, i % 2 ? "host.state" : "audit", "left", 0,
+						   json_pack("{s:i}", "n", i)), i);
+	/* from the beginning: the first events come from the store, the rest from the ring */
+	assert_int_equal(tb_events_subscribe(f.ev, 0, &all, on_wake, NULL, &s, &err), 0);
+	n = drain(s, ids, 6000, NULL, 0);
+	assert_int_equal(n, (size_t)total);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(ids[i], (long long)i + 1);
+	tb_events_unsubscribe(s);
+	/* resume in the middle: exactly what came after */
+	assert_int_equal(tb_events_subscribe(f.ev, 4000, &all, on_wake, NULL, &s, &err), 0);
+	n = drain(s, ids, 6000, NULL, 0);
+	assert_int_equal(n, (size_t)(total - 4000));
+	assert_int_equal(ids[0], 4001);
+	assert_int_equal(ids[n - 1], total);
+	tb_events_unsubscribe(s);
+	close_fx(&f, 0);
+
+	/* a restart keeps the ids going and can replay what came before it */
+	{
+		struct tb_error e2 = {0};
+
+		assert_int_equal(tb_store_open(f.path, &f.st, &e2), 0);
+		assert_int_equal(tb_events_new(f.st, &f.ev, &e2), 0);
+		assert_int_equal(tb_events_last_id(f.ev), total);
+		assert_int_equal(tb_events_publish(f.ev, "audit", NULL, 0, json_object()), total + 1);
+		assert_int_equal(tb_events_subscribe(f.ev, total - 2, &all, on_wake, NULL, &s, &err), 0);
+		n = drain(s, ids, 6000, NULL, 0);
+		assert_int_equal(n, 3);
+		assert_int_equal(ids[2], total + 1);
+		tb_events_unsubscribe(s);
+	}
+	close_fx(&f, 1);
+}
+
+static void test_reset_when_pruned(void **state)
+{
+	struct fx f;
+	struct tb_sub *s;
+	struct tb_error err = {0};
+	struct tb_events_filter all = {0};
+	static long long ids[6000];
+	size_t n;
+
+	(void)state;
+	open_fx(&f);
+	for (int i = 1; i <= TB_EVENTS_RING + 100; i++)
+		tb_events_publish(f.ev, "audit", NULL, 0, json_object());
+	assert_int_equal(tb_store_event_prune(f.st, 51), 0);
+	assert_int_equal(tb_events_subscribe(f.ev, 10, &all, on_wake, NULL, &s, &err), 0);
+	n = drain(s, ids, 6000, NULL, 0);
+	assert_int_equal(ids[0], -51);          /* reset: the oldest kept is 51 */
+	assert_int_equal(ids[1], 51);
+	assert_int_equal(ids[n - 1], TB_EVENTS_RING + 100);
+	assert_int_equal(n, (size_t)(TB_EVENTS_RING + 100 - 50 + 1));
+	tb_events_unsubscribe(s);
+	close_fx(&f, 1);
+}
+
+static void test_filters_and_wake(void **state)
+{
+	struct fx f;
+	struct tb_sub *hosts, *left, *live;
+	struct tb_error err = {0};
+	struct tb_events_filter fh = {.types = "host."}, fl = {.host = "left", .types = "audit,host.state"};
+	struct tb_events_filter none = {0};
+	long long ids[16];
+	char seen[256] = "";
+	char buf[256];
+	size_t n;
+
+	(void)state;
+	open_fx(&f);
+	assert_int_equal(tb_events_subscribe(f.ev, 0, &fh, on_wake, NULL, &hosts, &err), 0);
+	assert_int_equal(tb_events_subscribe(f.ev, 0, &fl, on_wake, NULL, &left, &err), 0);
+	assert_int_equal(tb_events_subscribe(f.ev, -1, &none, on_wake, NULL, &live, &err), 0);
+	/* nothing yet: each says wait */
+	assert_int_equal(tb_sub_next(hosts, buf, sizeof(buf), &n), TB_SUB_WAIT);
+	assert_int_equal(tb_sub_next(left, buf, sizeof(buf), &n), TB_SUB_WAIT);
+	assert_int_equal(tb_sub_next(live, buf, sizeof(buf), &n), TB_SUB_WAIT);
+	wakes = 0;
+	tb_events_publish(f.ev, "host.state", "left", 0, json_object());   /* 1: all three */
+	assert_int_equal(wakes, 3);
+	tb_events_publish(f.ev, "host.state", "right", 0, json_object());  /* 2: hosts, live */
+	tb_events_publish(f.ev, "audit", "left", 0, json_object());        /* 3: left, live */
+	tb_events_publish(f.ev, "matrix.run", NULL, 7, json_object());     /* 4: live */
+	assert_int_equal(drain(hosts, ids, 16, seen, sizeof(seen)), 2);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(ids[1], 2);
+	assert_string_equal(seen, "host.state host.state ");
+	assert_int_equal(drain(left, ids, 16, NULL, 0), 2);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(ids[1], 3);
+	assert_int_equal(drain(live, ids, 16, NULL, 0), 4);
+	/* a subscriber that is not waiting is not woken */
+	wakes = 0;
+	tb_events_publish(f.ev, "audit", NULL, 0, json_object());
+	assert_int_equal(wakes, 1);   /* only "live": the other two were told to wait, "left" filters it */
+	tb_events_unsubscribe(hosts);
+	tb_events_unsubscribe(left);
+	/* close wakes a waiting subscriber, which then reads "closed" */
+	drain(live, ids, 16, NULL, 0);
+	assert_int_equal(tb_sub_next(live, buf, sizeof(buf), &n), TB_SUB_WAIT);
+	wakes = 0;
+	tb_events_close(f.ev);
+	assert_int_equal(wakes, 1);
+	assert_int_equal(tb_sub_next(live, buf, sizeof(buf), &n), TB_SUB_CLOSED);
+	tb_events_unsubscribe(live);
+	tb_events_free(f.ev);
+	f.ev = NULL;
+	tb_store_close(f.st);
+	f.st = NULL;
+	unlink(f.path);
+	rmdir(f.dir);
+}
+
+static void test_event_larger_than_a_read(void **state)
+{
+	struct fx f;
+	struct tb_sub *s;
+	struct tb_error err = {0};
+	struct tb_events_filter all = {0};
+	char *big = malloc(100001), buf[4096], *acc = calloc(1, 200000);
+	size_t n, len = 0;
+	json_t *j;
+
+	(void)state;
+	memset(big, 'x', 100000);
+	big[100000] = '\0';
+	open_fx(&f);
+	assert_int_equal(tb_events_subscribe(f.ev, 0, &all, on_wake, NULL, &s, &err), 0);
+	tb_events_publish(f.ev, "console", "left", 0, json_pack("{s:s}", "text", big));
+	tb_events_publish(f.ev, "audit", NULL, 0, json_object());
+	while (tb_sub_next(s, buf, sizeof(buf), &n) == TB_SUB_DATA) {
+		assert_true(len + n < 200000);
+		memcpy(acc + len, buf, n);
+		len += n;
+	}
+	assert_true(strncmp(acc, "id: 1\nevent: console\ndata: ", 27) == 0);
+	j = json_loads(acc + 27, JSON_DISABLE_EOF_CHECK, NULL);
+	assert_non_null(j);
+	assert_int_equal(strlen(json_string_value(json_object_get(json_object_get(j, "data"), "text"))), 100000);
+	json_decref(j);
+	assert_non_null(strstr(acc, "\n\nid: 2\nevent: audit\n"));
+	tb_events_unsubscribe(s);
+	close_fx(&f, 1);
+	free(big);
+	free(acc);
+}
+
+static void test_lagging_subscriber_dropped(void **state)
+{
+	struct fx f;
+	struct tb_sub *s, *keep;
+	struct tb_error err = {0};
+	struct tb_events_filter all = {0};
+	char buf[256];
+	size_t n;
+
+	(void)state;
+	open_fx(&f);
+	assert_int_equal(tb_events_subscribe(f.ev, 0, &all, on_wake, NULL, &s, &err), 0);
+	for (int i = 0; i < TB_EVENTS_MAX_LAG + 5; i++)
+		assert_true(tb_events_publish(f.ev, "audit", NULL, 0, json_object()) > 0);
+	assert_int_equal(tb_sub_next(s, buf, sizeof(buf), &n), TB_SUB_CLOSED);
+	/* it may come back and resume from where it was */
+	assert_int_equal(tb_events_subscribe(f.ev, 0, &all, on_wake, NULL, &keep, &err), 0);
+	assert_int_equal(tb_sub_next(keep, buf, sizeof(buf), &n), TB_SUB_DATA);
+	assert_true(strncmp(buf, "id: 1\n", 6) == 0);
+	tb_events_unsubscribe(s);
+	tb_events_unsubscribe(keep);
+	close_fx(&f, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_replay_ring_and_store),
+		cmocka_unit_test(test_reset_when_pruned),
+		cmocka_unit_test(test_filters_and_wake),
+		cmocka_unit_test(test_event_larger_than_a_read),
+		cmocka_unit_test(test_lagging_subscriber_dropped),
+	};
+
+	return cmocka_run_group_tests_name("events", tests, NULL, NULL);
+}
