@@ -126,6 +126,13 @@ static json_t *error_body(const struct tb_error *e)
 static enum MHD_Result send_error(struct MHD_Connection *conn, const struct tb_error *e,
 				  const char *const extra[][2], size_t nextra)
 {
+	const char *www[4][2] = {{MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"testbedd\""}};
+
+	if (e->code == TB_ERR_UNAUTHORIZED && nextra < 4) {
+		for (size_t i = 0; i < nextra; i++)
+			www[i + 1][0] = extra[i][0], www[i + 1][1] = extra[i][1];
+		return send_json(conn, 401, error_body(e), (const char *const(*)[2])www, nextra + 1);
+	}
 	return send_json(conn, tb_err_http_status(e->code), error_body(e), extra, nextra);
 }
 

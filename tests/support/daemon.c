@@ -97,11 +97,6 @@ static void print_log(const struct tb_test_daemon *d)
 
 int tb_test_daemon_start(struct tb_test_daemon *d, const char *inventory, const char *const extra[])
 {
-	const char *bindir = getenv("TB_BINARY_DIR");
-	char exe[512], portfile[400];
-	const char *argv[40];
-	int argc = 0;
-
 	memset(d, 0, sizeof(*d));
 	snprintf(d->dir, sizeof(d->dir), "/tmp/tbtest-XXXXXX");
 	if (mkdtemp(d->dir) == NULL)
@@ -111,18 +106,31 @@ int tb_test_daemon_start(struct tb_test_daemon *d, const char *inventory, const 
 	snprintf(d->key_file, sizeof(d->key_file), "%s/id_test", d->dir);
 	snprintf(d->log, sizeof(d->log), "%s/testbedd.log", d->dir);
 	snprintf(d->admin_token_file, sizeof(d->admin_token_file), "%s/admin.token", d->state_dir);
-	snprintf(portfile, sizeof(portfile), "%s/port", d->dir);
-	snprintf(exe, sizeof(exe), "%s/testbedd", bindir != NULL ? bindir : ".");
 	if (write_file(d->key_file, "not a key: nothing listens where it would be used\n", 0600) != 0 ||
 	    tb_test_daemon_write_inventory(d, inventory) != 0)
 		return -1;
+	return tb_test_daemon_launch(d, extra, 0);
+}
+
+int tb_test_daemon_launch(struct tb_test_daemon *d, const char *const extra[], unsigned int port)
+{
+	const char *bindir = getenv("TB_BINARY_DIR");
+	char exe[512], portfile[400], portarg[16];
+	const char *argv[40];
+	int argc = 0;
+
+	snprintf(portfile, sizeof(portfile), "%s/port", d->dir);
+	snprintf(portarg, sizeof(portarg), "%u", port);
+	snprintf(exe, sizeof(exe), "%s/testbedd", bindir != NULL ? bindir : ".");
+	unlink(portfile);
+	d->port = 0;
 	argv[argc++] = exe;
 	argv[argc++] = "--inventory";
 	argv[argc++] = d->inventory;
 	argv[argc++] = "--state-dir";
 	argv[argc++] = d->state_dir;
 	argv[argc++] = "--port";
-	argv[argc++] = "0";
+	argv[argc++] = portarg;
 	argv[argc++] = "--port-file";
 	argv[argc++] = portfile;
 	for (size_t i = 0; extra != NULL && extra[i] != NULL && argc < 38; i++)
@@ -133,7 +141,7 @@ int tb_test_daemon_start(struct tb_test_daemon *d, const char *inventory, const 
 	if (d->pid < 0)
 		return -1;
 	if (d->pid == 0) {
-		int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 
 		if (fd >= 0) {
 			dup2(fd, 2);
@@ -193,6 +201,16 @@ static void remove_tree(const char *dir)
 
 int tb_test_daemon_stop(struct tb_test_daemon *d)
 {
+	int rc = tb_test_daemon_kill(d);
+
+	if (d->dir[0] != '\0' && getenv("TB_KEEP_TMP") == NULL)
+		remove_tree(d->dir);
+	d->dir[0] = '\0';
+	return rc;
+}
+
+int tb_test_daemon_kill(struct tb_test_daemon *d)
+{
 	int rc = 0;
 
 	if (d->pid > 0) {
@@ -219,9 +237,6 @@ int tb_test_daemon_stop(struct tb_test_daemon *d)
 			print_log(d);
 		}
 	}
-	if (d->dir[0] != '\0' && getenv("TB_KEEP_TMP") == NULL)
-		remove_tree(d->dir);
-	d->dir[0] = '\0';
 	return rc;
 }
 

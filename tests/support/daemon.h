@@ -33,6 +33,12 @@ extern const char tb_test_default_inventory[];
  * be NULL).  Waits until it listens.  0 or -1 (then the log is printed). */
 int tb_test_daemon_start(struct tb_test_daemon *d, const char *inventory, const char *const extra[]);
 
+/* (Re)start the daemon on the same directories; port 0 picks a free one. */
+int tb_test_daemon_launch(struct tb_test_daemon *d, const char *const extra[], unsigned int port);
+
+/* SIGTERM and wait, keeping the directories (for a restart); exit status as stop. */
+int tb_test_daemon_kill(struct tb_test_daemon *d);
+
 /* Rewrite the inventory file (for SIGHUP tests). */
 int tb_test_daemon_write_inventory(struct tb_test_daemon *d, const char *inventory);
 

@@ -1,0 +1,83 @@
+# tests/sim/lib.sh: helpers for the simulated-testbed tests (sourced, not a test).
+# Each test brings up its own sim (own prefix and block, so tests run in parallel)
+# and always takes it down in a trap.
+TOP=${TB_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+SIM=$TOP/deploy/sim/sim
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH LC_ALL=C
+T_N=0 T_FAIL=0 PFX="" S=""
+
+ok() { T_N=$((T_N + 1)); echo "ok $T_N - $*"; }
+nok() { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $*"; }
+check() {	# description command...
+	local d=$1
+	shift
+	if "$@"; then ok "$d"; else nok "$d"; fi
+}
+diag() { echo "# $*"; }
+finish() {
+	echo "1..$T_N"
+	[ "$T_FAIL" = 0 ] || { diag "$T_FAIL failed"; exit 1; }
+	exit 0
+}
+[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP the sim needs root"; exit 0; }
+
+sim_down() { [ -n "$PFX" ] && "$SIM" down --prefix "$PFX" >/dev/null 2>&1; }
+trap 'sim_down' EXIT
+trap 'exit 1' INT TERM HUP
+
+sim_up() {	# prefix block [sim up options...]
+	PFX=$1 BLK=$2
+	shift 2
+	NET=198.18.$BLK
+	# a sim of this test left by a killed run (older than ctest's timeout): remove it
+	if [ -n "$(find /run/testbedd-sim/.registry/$PFX -mmin +11 2>/dev/null)" ]; then
+		diag "removing a stale sim $PFX"
+		"$SIM" down --prefix "$PFX" >/dev/null 2>&1
+	fi
+	S=$("$SIM" up --prefix "$PFX" --block "$BLK" "$@") || return 1
+	MAC_left=02:18:$(printf %02x "$BLK"):00:00:01 MAC_right=02:18:$(printf %02x "$BLK"):00:00:02
+	export IPMI_PASSWORD
+	IPMI_PASSWORD=$(cat "$S/bmc-left.pass")
+}
+
+# ssh as the daemon does: its key, pinned host keys, no config, no agent
+sshc() {	# user@addr command...
+	ssh -F /dev/null -i "$S/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes \
+		-o UserKnownHostsFile="$S/known_hosts" -o StrictHostKeyChecking=yes \
+		-o ConnectTimeout=3 -o LogLevel=ERROR "$@"
+}
+ipmi() { timeout 15 ipmitool -I lanplus -H "$NET.12" -U ADMIN -E -C 3 -R 2 -N 2 "$@"; }
+
+power() { cat "$S/hosts/$1/power" 2>/dev/null; }
+wait_power() {	# host state [seconds]
+	local i
+	for i in $(seq 1 $((${3:-10} * 10))); do
+		[ "$(power "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	diag "$1: power is $(power "$1"), wanted $2"
+	return 1
+}
+wait_ssh() {	# addr [seconds]: the host answers ssh (TCP then a command)
+	local i end=$((SECONDS + ${2:-10}))
+	while [ $SECONDS -lt $end ]; do
+		sshc -o ConnectTimeout=1 "root@$1" true 2>/dev/null && return 0
+		sleep 0.2
+	done
+	diag "$1 does not answer ssh"
+	return 1
+}
+ssh_refused() {	# addr: an off host does not answer ssh
+	! sshc -o ConnectTimeout=2 "root@$1" true 2>/dev/null
+}
+boots() { grep -c ': power on$' "$S/hosts/$1/log"; }
+wait_boot() {	# host boots-before addr [seconds]: a new boot finished and the host answers ssh
+	local i
+	for i in $(seq 1 $((${4:-15} * 10))); do
+		[ "$(boots "$1")" -gt "$2" ] && break
+		sleep 0.1
+	done
+	[ "$(boots "$1")" -gt "$2" ] || { diag "$1 did not boot again"; return 1; }
+	wait_ssh "$3" 5
+}
