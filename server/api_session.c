@@ -20,9 +20,9 @@ int api_session_create(struct tb_request *rq, struct tb_reply *rp)
 	    (rc = tb_auth_session_create(rq->app->auth, token, cookie, csrf, &expires, &who, &rp->err)) != 0)
 		return rc;
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", who.name);
-	/* Secure is added when the edge serves TLS (Foundation II). */
 	snprintf(rp->set_cookie, sizeof(rp->set_cookie),
-		 "tb_session=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%d", cookie, TB_SESSION_TTL_S);
+		 "tb_session=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%d%s", cookie, TB_SESSION_TTL_S,
+		 rq->app->cfg.tls_cert != NULL ? "; Secure" : "");
 	return tb_reply_json(rp, 200,
 			     json_pack("{s:{s:s, s:s, s:o, s:s}}", "session", "role", tb_level_name(who.level),
 				       "name", who.name, "expires_at", tb_time_json(expires), "csrf_token", csrf));
@@ -34,6 +34,7 @@ int api_session_delete(struct tb_request *rq, struct tb_reply *rp)
 
 	if (cookie != NULL)
 		tb_auth_session_delete(rq->app->auth, cookie);
-	snprintf(rp->set_cookie, sizeof(rp->set_cookie), "tb_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
+	snprintf(rp->set_cookie, sizeof(rp->set_cookie), "tb_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0%s",
+		 rq->app->cfg.tls_cert != NULL ? "; Secure" : "");
 	return tb_reply_json(rp, 204, NULL);
 }

@@ -93,13 +93,15 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 		.per_ip_limit = cfg->per_ip_limit,
 		.timeout_s = 60,
 		.body_limit = 256 * 1024,
+		.tls_cert = cfg->tls_cert,
+		.tls_key = cfg->tls_key,
 	};
 	if ((rc = tb_http_start(app, &hc, &app->http, err)) != 0)
 		goto fail;
 	if (cfg->port_file != NULL && (rc = write_port_file(cfg->port_file, tb_http_port(app->http), err)) != 0)
 		goto fail;
-	tb_info("app", "testbedd %s serving http://%s:%u/ with %zu machines from %s", TB_VERSION,
-		cfg->listen_address, tb_http_port(app->http), app->inv->nmachines, cfg->inventory_path);
+	tb_info("app", "testbedd %s serving %s://%s:%u/ with %zu machines from %s", TB_VERSION,
+		cfg->tls_cert != NULL ? "https" : "http", cfg->listen_address, tb_http_port(app->http), app->inv->nmachines, cfg->inventory_path);
 	*out = app;
 	return 0;
 fail:

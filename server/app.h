@@ -31,6 +31,8 @@ struct tb_app_config {
 	unsigned int probe_interval_s;
 	unsigned int connection_limit;
 	unsigned int per_ip_limit;
+	const char *tls_cert;         /* NULL: plain HTTP */
+	const char *tls_key;          /* must be readable by its owner only */
 };
 
 struct tb_app {

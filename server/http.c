@@ -29,6 +29,7 @@ struct tb_http {
 	struct tb_http_config cfg;
 	char static_root[PATH_MAX];
 	int have_static;
+	char *tls_cert, *tls_key;     /* PEM text, kept while the daemon runs */
 	pthread_t heartbeat;
 	pthread_mutex_t hb_lock;
 	pthread_cond_t hb_cond;
@@ -884,12 +885,47 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	tb_warn("http", "%s", msg);
 }
 
+/* Read a PEM file whole; a key must be readable by its owner only. */
+static int read_pem(const char *path, int secret, char **out, struct tb_error *err)
+{
+	struct stat st;
+	char *buf;
+	FILE *f;
+	size_t n;
+
+	*out = NULL;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return tb_fail(err, TB_ERR_CONFIG, "tls", "cannot read %s: %s", path, strerror(errno));
+	if (secret && (st.st_mode & (S_IRWXG | S_IRWXO)))
+		return tb_fail(err, TB_ERR_CONFIG, "tls", "%s can be read by group or others; chmod 600 it", path);
+	if (st.st_size <= 0 || st.st_size > 1024 * 1024)
+		return tb_fail(err, TB_ERR_CONFIG, "tls", "%s is empty or too large for a PEM file", path);
+	f = fopen(path, "rb");
+	buf = f != NULL ? malloc((size_t)st.st_size + 1) : NULL;
+	if (buf == NULL) {
+		if (f != NULL)
+			fclose(f);
+		return tb_fail(err, TB_ERR_CONFIG, "tls", "cannot read %s", path);
+	}
+	n = fread(buf, 1, (size_t)st.st_size, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (strstr(buf, "-----BEGIN ") == NULL) {
+		free(buf);
+		return tb_fail(err, TB_ERR_CONFIG, "tls", "%s is not a PEM file", path);
+	}
+	*out = buf;
+	return 0;
+}
+
 int tb_http_start(struct tb_app *app, const struct tb_http_config *cfg, struct tb_http **out,
 		  struct tb_error *err)
 {
 	struct tb_http *h = calloc(1, sizeof(*h));
 	struct sockaddr_storage ss;
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+	struct MHD_OptionItem tls_opts[3] = {{MHD_OPTION_END, 0, NULL}, {MHD_OPTION_END, 0, NULL},
+					     {MHD_OPTION_END, 0, NULL}};
 
 	*out = NULL;
 	if (h == NULL)
@@ -914,6 +950,25 @@ int tb_http_start(struct tb_app *app, const struct tb_http_config *cfg, struct t
 				       cfg->bind_address);
 		}
 	}
+	if ((cfg->tls_cert == NULL) != (cfg->tls_key == NULL)) {
+		free(h);
+		return tb_fail(err, TB_ERR_CONFIG, "tls", "TLS needs both a certificate and a key");
+	}
+	if (cfg->tls_cert != NULL) {
+		int rc;
+
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			free(h);
+			return tb_fail(err, TB_ERR_CONFIG, "tls", "this libmicrohttpd was built without TLS");
+		}
+		if ((rc = read_pem(cfg->tls_cert, 0, &h->tls_cert, err)) != 0 ||
+		    (rc = read_pem(cfg->tls_key, 1, &h->tls_key, err)) != 0) {
+			free(h->tls_cert);
+			free(h);
+			return rc;
+		}
+		flags |= MHD_USE_TLS;
+	}
 	if (cfg->static_dir != NULL) {
 		struct stat st;
 
@@ -923,6 +978,10 @@ int tb_http_start(struct tb_app *app, const struct tb_http_config *cfg, struct t
 			snprintf(h->static_root, sizeof(h->static_root), "%s", cfg->static_dir);
 			h->have_static = 1;
 		}
+	}
+	if (h->tls_cert != NULL) {
+		tls_opts[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, h->tls_key};
+		tls_opts[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, h->tls_cert};
 	}
 	h->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, h,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
@@ -935,9 +994,14 @@ int tb_http_start(struct tb_app *app, const struct tb_http_config *cfg, struct t
 				MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				MHD_OPTION_ARRAY, tls_opts,
 				MHD_OPTION_END);
 	pthread_mutex_init(&h->hb_lock, NULL);
 	pthread_cond_init(&h->hb_cond, NULL);
+	if (h->d == NULL) {
+		free(h->tls_cert);
+		free(h->tls_key);
+	}
 	if (h->d != NULL && pthread_create(&h->heartbeat, NULL, heartbeat, h) == 0)
 		h->hb_running = 1;
 	if (h->d == NULL) {
@@ -972,5 +1036,9 @@ void tb_http_stop(struct tb_http *h)
 	MHD_stop_daemon(h->d);
 	pthread_mutex_destroy(&h->hb_lock);
 	pthread_cond_destroy(&h->hb_cond);
+	if (h->tls_key != NULL)
+		memset(h->tls_key, 0, strlen(h->tls_key));
+	free(h->tls_key);
+	free(h->tls_cert);
 	free(h);
 }

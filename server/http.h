@@ -76,6 +76,8 @@ struct tb_http_config {
 	unsigned int per_ip_limit;
 	unsigned int timeout_s;
 	size_t body_limit;
+	const char *tls_cert;         /* PEM files; both NULL: plain HTTP */
+	const char *tls_key;
 };
 
 /* Start serving in libmicrohttpd's internal threads (poll/epoll, never

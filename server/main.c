@@ -25,6 +25,8 @@ static void usage(FILE *f)
 		"  --port N              port (default 8080; 0 picks a free one)\n"
 		"  --port-file FILE      write the port listened on to FILE\n"
 		"  --static DIR          web pages (default %s)\n"
+		"  --tls-cert FILE       serve HTTPS with this PEM certificate (chain)\n"
+		"  --tls-key FILE        and this PEM key (mode 0600)\n"
 		"  --probe-interval S    seconds between reachability probes (default 10)\n"
 		"  --connection-limit N  open connections at most (default 4000)\n"
 		"  --per-ip-limit N      open connections per client address (default 1200)\n"
@@ -104,6 +106,10 @@ int main(int argc, char **argv)
 			cfg.listen_address = v, i++;
 		} else if (strcmp(a, "--static") == 0) {
 			cfg.static_dir = v, i++;
+		} else if (strcmp(a, "--tls-cert") == 0) {
+			cfg.tls_cert = v, i++;
+		} else if (strcmp(a, "--tls-key") == 0) {
+			cfg.tls_key = v, i++;
 		} else if (strcmp(a, "--port-file") == 0) {
 			cfg.port_file = v, i++;
 		} else if (strcmp(a, "--log-level") == 0) {

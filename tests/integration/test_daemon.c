@@ -16,8 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
+#include <curl/curl.h>
 
 #include "daemon.h"
 #include "sshd.h"
@@ -300,6 +302,75 @@ static void test_prober_against_real_sshd(void **state)
 	tb_sshd_stop(&s);
 }
 
+static size_t sink(char *d, size_t s, size_t n, void *cls)
+{
+	strncat(cls, d, s * n < 4000 - strlen(cls) ? s * n : 4000 - strlen(cls));
+	return s * n;
+}
+
+/* GET or POST over HTTPS trusting cafile; status, headers into hdr. */
+static long https(const char *url, const char *cafile, const char *body, char *hdr, char *out)
+{
+	CURL *c = curl_easy_init();
+	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+	long status = 0;
+
+	hdr[0] = out[0] = '\0';
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CAINFO, cafile);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, sink);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, hdr);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+	if (body != NULL) {
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	}
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	return status;
+}
+
+static void test_tls(void **state)
+{
+	char dir[] = "/tmp/tbtls-XXXXXX", cert[96], key[96], cmd[512], url[128], body[256];
+	static char hdr[4096], out[4096];
+	const char *extra[] = {"--tls-cert", cert, "--tls-key", key, NULL};
+	struct tb_test_daemon d;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
+	snprintf(key, sizeof(key), "%s/key.pem", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
+		 "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s 2>/dev/null", key, cert);
+	assert_int_equal(system(cmd), 0);
+	chmod(key, 0644);
+	assert_int_equal(tb_test_daemon_start(&d, NULL, extra), -1);   /* a readable key is refused */
+	chmod(key, 0600);
+	assert_int_equal(tb_test_daemon_start(&d, NULL, extra), 0);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%u/api/v1/health", d.port);
+	assert_int_equal(https(url, cert, NULL, hdr, out), 200);
+	assert_non_null(strstr(out, "\"status\":\"ok\""));
+	/* the session cookie is Secure under TLS */
+	snprintf(url, sizeof(url), "https://127.0.0.1:%u/api/v1/session", d.port);
+	snprintf(body, sizeof(body), "{\"token\":\"%s\"}", d.admin_token);
+	assert_int_equal(https(url, cert, body, hdr, out), 200);
+	assert_non_null(strstr(hdr, "; Secure"));
+	/* plain HTTP to the TLS port gets no HTTP answer */
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/api/v1/health", d.port);
+	assert_int_not_equal(https(url, cert, NULL, hdr, out), 200);
+	assert_true(tb_test_daemon_log_contains(&d, "serving https://"));
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+	unlink(cert);
+	unlink(key);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_sighup_reload),
 		cmocka_unit_test(test_failed_login_limit),
 		cmocka_unit_test(test_prober_against_real_sshd),
+		cmocka_unit_test(test_tls),
 	};
 
 	return cmocka_run_group_tests_name("daemon", tests, NULL, NULL);
