@@ -1,479 +1,33 @@
-/* ssh.c - commands over SSH with a session pool: see ssh.h. */
-#include "ssh.h"
+/*
+ * ssh.c - commands on a session: channels, the watchdog, streaming,
+ * timeouts; exec, spawn, kill and capture.  Sessions come from ssh_pool.c
+ * (made in ssh_session.c).  See ssh.h and ssh_internal.h.
+ */
+#include "ssh_internal.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <libssh/callbacks.h>
-#include <libssh/libssh.h>
 
 #include "log.h"
 #include "shquote.h"
+#include "timeutil.h"
 
-#define DEFAULT_CONNECT_TIMEOUT_S 10
-#define DEFAULT_IDLE_TIMEOUT_S 60
 /* ssh_channel_poll_timeout() waits for stdout only (libssh 0.10), so stderr
  * is looked at between slices of this length. */
 #define POLL_SLICE_MS 100
 #define READ_CHUNK 16384
 /* Chunks drained per turn before the deadline is looked at again. */
 #define DRAIN_TURNS 64
-/* Fixed, so that the pinned fingerprint is always of the same key: the
- * ed25519 one when the server has it (libssh 0.10's own default order
- * prefers it too, and would also reorder by known_hosts, which we don't use). */
-#define HOSTKEY_ALGOS "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384," \
-		      "ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256"
-
-/* ---- helpers ---- */
-
-static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
-static int lib_rc;
-
-static void lib_init_once(void)
-{
-	/* Needed when libssh is linked statically, harmless otherwise. */
-	lib_rc = ssh_init();
-}
-
-static int lib_init(struct tb_error *err)
-{
-	pthread_once(&lib_once, lib_init_once);
-	if (lib_rc != SSH_OK)
-		return tb_fail(err, TB_ERR_INTERNAL, NULL, "libssh failed to initialise");
-	return 0;
-}
-
-static const char *mname(const struct tb_ssh_target *t)
-{
-	if (t->machine != NULL && *t->machine != '\0')
-		return t->machine;
-	return t->address != NULL ? t->address : "?";
-}
-
-static const char *oname(const struct tb_ssh_target *t)
-{
-	return t->os != NULL && *t->os != '\0' ? t->os : "unknown OS";
-}
-
-static const char *uname_of(const struct tb_ssh_target *t)
-{
-	return t->user != NULL && *t->user != '\0' ? t->user : "root";
-}
-
-static unsigned int port_of(const struct tb_ssh_target *t)
-{
-	return t->port != 0 ? t->port : 22;
-}
-
-static long timeout_s_of(const struct tb_ssh_target *t)
-{
-	return t->connect_timeout_s > 0 ? t->connect_timeout_s : DEFAULT_CONNECT_TIMEOUT_S;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int min_ms(long long a, long long b)
 {
 	long long m = a < b ? a : b;
 
 	return m < 0 ? 0 : (int)m;
-}
-
-/* ---- sessions ---- */
-
-/* One authenticated session: owned by one caller, or idle in a pool. */
-struct conn {
-	ssh_session s;
-	char *key;                   /* pool key, see pool_key() */
-	long timeout_s;              /* the session's normal SSH_OPTIONS_TIMEOUT */
-	long long idle_since;        /* now_ms() when checked in */
-	char host_fp[TB_SSH_FP_MAX];
-	struct conn *next;
-};
-
-static void conn_close(struct conn *c)
-{
-	if (c == NULL)
-		return;
-	if (c->s != NULL) {
-		ssh_disconnect(c->s);
-		ssh_free(c->s);
-	}
-	free(c->key);
-	free(c);
-}
-
-static void conn_close_list(struct conn *c)
-{
-	while (c != NULL) {
-		struct conn *next = c->next;
-
-		conn_close(c);
-		c = next;
-	}
-}
-
-static int load_key(const struct tb_ssh_target *t, ssh_key *key, struct tb_error *err)
-{
-	FILE *f;
-
-	if (t->key_file == NULL || *t->key_file == '\0')
-		return tb_fail(err, TB_ERR_CONFIG, "key_file",
-			       "%s (%s): no ssh key file is configured; set key_file", mname(t),
-			       oname(t));
-	/* libssh says only "SSH_EOF" for a missing file: ask the OS why. */
-	f = fopen(t->key_file, "r");
-	if (f == NULL)
-		return tb_fail(err, TB_ERR_CONFIG, "key_file",
-			       "%s (%s): cannot read the ssh key file %s (%s); set key_file "
-			       "to a private key readable by testbedd",
-			       mname(t), oname(t), t->key_file, strerror(errno));
-	fclose(f);
-	if (ssh_pki_import_privkey_file(t->key_file, NULL, NULL, NULL, key) != SSH_OK)
-		return tb_fail(err, TB_ERR_CONFIG, "key_file",
-			       "%s (%s): %s is not an unencrypted private key; use a key "
-			       "without passphrase (ssh-keygen -t ed25519 -N '')",
-			       mname(t), oname(t), t->key_file);
-	return 0;
-}
-
-static int set_options(ssh_session s, const struct tb_ssh_target *t)
-{
-	bool no = false;
-	int verbosity = SSH_LOG_NOLOG, nodelay = 1;
-	unsigned int port = port_of(t);
-	long timeout = timeout_s_of(t);
-
-	/* HOST first: it would take a "user@" prefix as the user. */
-	if (ssh_options_set(s, SSH_OPTIONS_HOST, t->address) < 0 ||
-	    ssh_options_set(s, SSH_OPTIONS_PROCESS_CONFIG, &no) < 0 ||
-	    ssh_options_set(s, SSH_OPTIONS_USER, uname_of(t)) < 0 ||
-	    ssh_options_set(s, SSH_OPTIONS_PORT, &port) < 0 ||
-	    ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &timeout) < 0 ||
-	    ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, "/dev/null") < 0 ||
-	    ssh_options_set(s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null") < 0 ||
-	    ssh_options_set(s, SSH_OPTIONS_HOSTKEYS, HOSTKEY_ALGOS) < 0 ||
-	    ssh_options_set(s, SSH_OPTIONS_NODELAY, &nodelay) < 0 ||
-	    ssh_options_set(s, SSH_OPTIONS_LOG_VERBOSITY, &verbosity) < 0)
-		return -1;
-	return 0;
-}
-
-/* Read the presented host key's fingerprint into fp ("SHA256:..."). */
-static int server_fp(ssh_session s, const struct tb_ssh_target *t, char fp[TB_SSH_FP_MAX],
-		     struct tb_error *err)
-{
-	ssh_key key = NULL;
-	unsigned char *hash = NULL;
-	size_t hlen = 0;
-	char *text = NULL;
-	int rc = 0;
-
-	if (ssh_get_server_publickey(s, &key) != SSH_OK ||
-	    ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &hlen) != 0 ||
-	    (text = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hlen)) == NULL)
-		rc = tb_fail(err, TB_ERR_INTERNAL, mname(t),
-			     "%s (%s): cannot read the server's host key: %s", mname(t),
-			     oname(t), ssh_get_error(s));
-	else
-		/* "SHA256:" + unpadded base64, exactly as ssh-keygen -lf prints */
-		snprintf(fp, TB_SSH_FP_MAX, "%s", text);
-	ssh_string_free_char(text);
-	ssh_clean_pubkey_hash(&hash);
-	ssh_key_free(key);
-	return rc;
-}
-
-/* TCP connect and key exchange; fills c->s and c->host_fp. */
-static int conn_handshake(struct conn *c, const struct tb_ssh_target *t,
-			  struct tb_error *err)
-{
-	int rc;
-
-	if ((rc = lib_init(err)) != 0)
-		return rc;
-	if (t->address == NULL || *t->address == '\0')
-		return tb_fail(err, TB_ERR_CONFIG, "address",
-			       "%s (%s): no address to connect to; set its address",
-			       mname(t), oname(t));
-	c->s = ssh_new();
-	if (c->s == NULL)
-		return tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory for an ssh session");
-	c->timeout_s = timeout_s_of(t);
-	if (set_options(c->s, t) != 0)
-		return tb_fail(err, TB_ERR_INTERNAL, mname(t),
-			       "%s (%s): libssh refused an option: %s", mname(t), oname(t),
-			       ssh_get_error(c->s));
-	if (ssh_connect(c->s) != SSH_OK)
-		return tb_fail(err, TB_ERR_UNREACHABLE, mname(t),
-			       "%s (%s) at %s port %u does not answer ssh (%s); check that it "
-			       "is on, booted into %s and running sshd",
-			       mname(t), oname(t), t->address, port_of(t),
-			       ssh_get_error(c->s), oname(t));
-	return server_fp(c->s, t, c->host_fp, err);
-}
-
-/* A new authenticated session, host key checked against the pin. */
-static int conn_open(struct conn *c, const struct tb_ssh_target *t,
-		     struct tb_ssh_result *res, struct tb_error *err)
-{
-	ssh_key key = NULL;
-	int rc;
-
-	if (t->pinned_fp != NULL && strncmp(t->pinned_fp, "SHA256:", 7) != 0)
-		return tb_fail(err, TB_ERR_CONFIG, "pinned_fp",
-			       "%s (%s): the pinned host key '%s' is not of the form "
-			       "SHA256:... that ssh-keygen -lf prints; fix it or trust the "
-			       "host again with tbctl host trust %s",
-			       mname(t), oname(t), t->pinned_fp, mname(t));
-	/* The key first: a config mistake should not cost a handshake. */
-	if ((rc = load_key(t, &key, err)) != 0)
-		return rc;
-	if ((rc = conn_handshake(c, t, err)) != 0)
-		goto out;
-	snprintf(res->host_fp, sizeof(res->host_fp), "%s", c->host_fp);
-	if (t->pinned_fp == NULL) {
-		rc = tb_fail(err, TB_ERR_HOSTKEY, mname(t),
-			     "%s (%s) presented host key %s, and no host key is pinned for "
-			     "it; an admin can accept it with tbctl host trust %s",
-			     mname(t), oname(t), c->host_fp, mname(t));
-		goto out;
-	}
-	if (strcmp(t->pinned_fp, c->host_fp) != 0) {
-		rc = tb_fail(err, TB_ERR_HOSTKEY, mname(t),
-			     "%s (%s) presented host key %s, which is not the pinned %s; an "
-			     "admin can accept it with tbctl host trust %s",
-			     mname(t), oname(t), c->host_fp, t->pinned_fp, mname(t));
-		goto out;
-	}
-	switch (ssh_userauth_publickey(c->s, NULL, key)) {
-	case SSH_AUTH_SUCCESS:
-		rc = 0;
-		break;
-	case SSH_AUTH_DENIED:
-	case SSH_AUTH_PARTIAL:
-		rc = tb_fail(err, TB_ERR_UNAUTHORIZED, mname(t),
-			     "%s (%s) refused the key %s for user %s; add %s.pub to that "
-			     "user's authorized_keys on %s, or set key_file to the right key",
-			     mname(t), oname(t), t->key_file, uname_of(t), t->key_file,
-			     mname(t));
-		break;
-	default:
-		rc = tb_fail(err, TB_ERR_UNREACHABLE, mname(t),
-			     "%s (%s): logging in as %s failed (%s); check the host and "
-			     "its sshd log",
-			     mname(t), oname(t), uname_of(t), ssh_get_error(c->s));
-		break;
-	}
-out:
-	ssh_key_free(key);
-	return rc;
-}
-
-/* ---- pool ---- */
-
-struct tb_ssh_pool {
-	pthread_mutex_t lock;
-	unsigned int max_idle;
-	long long idle_ms;
-	struct conn *idle;           /* most recently used first */
-	struct tb_ssh_pool_stats st;
-};
-
-struct tb_ssh_pool *tb_ssh_pool_new(unsigned int max_idle_per_target, long idle_timeout_s)
-{
-	struct tb_ssh_pool *p;
-
-	if (lib_init(NULL) != 0)
-		return NULL;
-	p = calloc(1, sizeof(*p));
-	if (p == NULL)
-		return NULL;
-	if (pthread_mutex_init(&p->lock, NULL) != 0) {
-		free(p);
-		return NULL;
-	}
-	p->max_idle = max_idle_per_target;
-	p->idle_ms = (idle_timeout_s > 0 ? idle_timeout_s : DEFAULT_IDLE_TIMEOUT_S) * 1000LL;
-	return p;
-}
-
-void tb_ssh_pool_free(struct tb_ssh_pool *pool)
-{
-	if (pool == NULL)
-		return;
-	conn_close_list(pool->idle);
-	pthread_mutex_destroy(&pool->lock);
-	free(pool);
-}
-
-void tb_ssh_pool_stats(struct tb_ssh_pool *pool, struct tb_ssh_pool_stats *out)
-{
-	memset(out, 0, sizeof(*out));
-	if (pool == NULL)
-		return;
-	pthread_mutex_lock(&pool->lock);
-	*out = pool->st;
-	pthread_mutex_unlock(&pool->lock);
-}
-
-/* Under the lock: move expired idle sessions to *dead. */
-static void pool_prune(struct tb_ssh_pool *pool, long long now, struct conn **dead)
-{
-	struct conn **pp = &pool->idle;
-
-	while (*pp != NULL) {
-		struct conn *c = *pp;
-
-		if (now - c->idle_since > pool->idle_ms) {
-			*pp = c->next;
-			c->next = *dead;
-			*dead = c;
-			pool->st.idle--;
-			pool->st.discards++;
-		} else {
-			pp = &c->next;
-		}
-	}
-}
-
-enum counter { COUNT_CONNECTS, COUNT_REUSES, COUNT_DISCARDS, COUNT_RETRIES };
-
-static void pool_count(struct tb_ssh_pool *pool, enum counter which)
-{
-	if (pool == NULL)
-		return;
-	pthread_mutex_lock(&pool->lock);
-	switch (which) {
-	case COUNT_CONNECTS:
-		pool->st.connects++;
-		break;
-	case COUNT_REUSES:
-		pool->st.reuses++;
-		break;
-	case COUNT_DISCARDS:
-		pool->st.discards++;
-		break;
-	case COUNT_RETRIES:
-		pool->st.retries++;
-		break;
-	}
-	pthread_mutex_unlock(&pool->lock);
-}
-
-/* Sessions are interchangeable when all of these match. */
-static char *pool_key(const struct tb_ssh_target *t)
-{
-	const char *addr = t->address != NULL ? t->address : "";
-	const char *key = t->key_file != NULL ? t->key_file : "";
-	const char *fp = t->pinned_fp != NULL ? t->pinned_fp : "";
-	size_t len = strlen(addr) + strlen(key) + strlen(fp) + strlen(uname_of(t)) + 32;
-	char *k = malloc(len);
-
-	if (k != NULL)
-		snprintf(k, len, "%s\n%u\n%s\n%s\n%s", uname_of(t), port_of(t), addr, key, fp);
-	return k;
-}
-
-/* Check a session out of the pool (reuse) or make a new one. */
-static int conn_get(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, bool reuse,
-		    struct conn **out, bool *reused, struct tb_ssh_result *res,
-		    struct tb_error *err)
-{
-	struct conn *c = NULL, *dead = NULL;
-	char *key = pool_key(t);
-	int rc;
-
-	*reused = false;
-	if (key == NULL)
-		return tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory");
-	if (pool != NULL && reuse) {
-		pthread_mutex_lock(&pool->lock);
-		pool_prune(pool, now_ms(), &dead);
-		for (struct conn **pp = &pool->idle; *pp != NULL; pp = &(*pp)->next) {
-			if (strcmp((*pp)->key, key) == 0) {
-				c = *pp;
-				*pp = c->next;
-				c->next = NULL;
-				pool->st.idle--;
-				break;
-			}
-		}
-		pthread_mutex_unlock(&pool->lock);
-		conn_close_list(dead);
-		if (c != NULL && !ssh_is_connected(c->s)) {
-			pool_count(pool, COUNT_DISCARDS);
-			conn_close(c);
-			c = NULL;
-		}
-		if (c != NULL) {
-			free(key);
-			snprintf(res->host_fp, sizeof(res->host_fp), "%s", c->host_fp);
-			*reused = true;
-			*out = c;
-			return 0;
-		}
-	}
-	c = calloc(1, sizeof(*c));
-	if (c == NULL) {
-		free(key);
-		return tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory");
-	}
-	c->key = key;
-	rc = conn_open(c, t, res, err);
-	if (rc != 0) {
-		conn_close(c);
-		return rc;
-	}
-	pool_count(pool, COUNT_CONNECTS);
-	tb_debug("ssh", "new session to %s (%s) at %s port %u", mname(t), oname(t), t->address,
-		 port_of(t));
-	*out = c;
-	return 0;
-}
-
-/* Give a session back: kept for reuse when healthy and wanted, else closed. */
-static void conn_put(struct tb_ssh_pool *pool, struct conn *c, bool healthy)
-{
-	struct conn *dead = NULL;
-	unsigned int same = 0;
-
-	if (pool == NULL) {
-		conn_close(c);
-		return;
-	}
-	if (!healthy || !ssh_is_connected(c->s)) {
-		pool_count(pool, COUNT_DISCARDS);
-		conn_close(c);
-		return;
-	}
-	pthread_mutex_lock(&pool->lock);
-	pool_prune(pool, now_ms(), &dead);
-	for (struct conn *i = pool->idle; i != NULL; i = i->next)
-		if (strcmp(i->key, c->key) == 0)
-			same++;
-	if (same < pool->max_idle) {
-		c->idle_since = now_ms();
-		c->next = pool->idle;
-		pool->idle = c;
-		pool->st.idle++;
-		c = NULL;
-	} else {
-		pool->st.discards++;
-	}
-	pthread_mutex_unlock(&pool->lock);
-	conn_close_list(dead);
-	conn_close(c);
 }
 
 /* ---- running one command ---- */
@@ -586,16 +140,16 @@ static void wait_packets(struct conn *c, ssh_channel ch, int ms)
  */
 static bool stop_command(struct conn *c, ssh_channel ch, struct run *r)
 {
-	long long until = now_ms() + TB_SSH_STOP_GRACE_MS;
+	long long until = tb_monotonic_ms() + TB_SSH_STOP_GRACE_MS;
 
 	if (!run_ended(ch, r) && ssh_is_connected(c->s)) {
 		ssh_channel_request_send_signal(ch, "TERM");
 		ssh_channel_send_eof(ch);
 	}
-	while (!run_ended(ch, r) && ssh_is_connected(c->s) && now_ms() < until) {
+	while (!run_ended(ch, r) && ssh_is_connected(c->s) && tb_monotonic_ms() < until) {
 		if (drain(ch, r) != 0)
 			break;
-		wait_packets(c, ch, min_ms(until - now_ms(), POLL_SLICE_MS));
+		wait_packets(c, ch, min_ms(until - tb_monotonic_ms(), POLL_SLICE_MS));
 	}
 	if (!run_ended(ch, r) && ssh_is_connected(c->s))
 		ssh_channel_request_send_signal(ch, "KILL");
@@ -610,6 +164,8 @@ enum pump_end { PUMP_DONE, PUMP_TIMEOUT, PUMP_CANCELED, PUMP_LOST };
 static enum pump_end pump(struct conn *c, ssh_channel ch, struct run *r, long long deadline)
 {
 	for (;;) {
+		int slice;
+
 		if (drain(ch, r) != 0)
 			return PUMP_LOST;
 		if (r->canceled)
@@ -617,16 +173,16 @@ static enum pump_end pump(struct conn *c, ssh_channel ch, struct run *r, long lo
 		/* EOF first (all output read), then the status that follows it */
 		if (ssh_channel_is_eof(ch) && run_ended(ch, r))
 			return PUMP_DONE;
-		if (now_ms() >= deadline)
+		if (tb_monotonic_ms() >= deadline)
 			return PUMP_TIMEOUT;
 		if (!ssh_is_connected(c->s))
 			return PUMP_LOST;
+		slice = min_ms(deadline - tb_monotonic_ms(), POLL_SLICE_MS);
 		if (!ssh_channel_is_eof(ch)) {
-			if (ssh_channel_poll_timeout(ch, min_ms(deadline - now_ms(), POLL_SLICE_MS),
-						     0) == SSH_ERROR)
+			if (ssh_channel_poll_timeout(ch, slice, 0) == SSH_ERROR)
 				return PUMP_LOST;
 		} else {
-			wait_packets(c, ch, min_ms(deadline - now_ms(), POLL_SLICE_MS));
+			wait_packets(c, ch, slice);
 		}
 	}
 }
@@ -648,7 +204,7 @@ static int run_line(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 	int rc = 0;
 
 	for (int attempt = 0;; attempt++) {
-		rc = conn_get(pool, t, attempt == 0, &c, &reused, res, err);
+		rc = tb_ssh_conn_get(pool, t, attempt == 0, &c, &reused, res, err);
 		if (rc != 0)
 			return rc;
 		res->reused = reused;
@@ -660,8 +216,8 @@ static int run_line(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 			tb_debug("ssh", "pooled session to %s (%s) is dead (%s), reconnecting",
 				 mname(t), oname(t), ssh_get_error(c->s));
 			ssh_channel_free(ch);
-			conn_put(pool, c, false);
-			pool_count(pool, COUNT_RETRIES);
+			tb_ssh_conn_put(pool, c, false);
+			tb_ssh_pool_count(pool, COUNT_RETRIES);
 			continue;
 		}
 		rc = tb_fail(err, ssh_is_connected(c->s) ? TB_ERR_REMOTE : TB_ERR_UNREACHABLE,
@@ -669,11 +225,11 @@ static int run_line(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 			     "sshd (MaxSessions) and log",
 			     mname(t), oname(t), ssh_get_error(c->s));
 		ssh_channel_free(ch);
-		conn_put(pool, c, false);
+		tb_ssh_conn_put(pool, c, false);
 		return rc;
 	}
 	if (reused)
-		pool_count(pool, COUNT_REUSES);
+		tb_ssh_pool_count(pool, COUNT_REUSES);
 
 	memset(&cb, 0, sizeof(cb));
 	ssh_callbacks_init(&cb);
@@ -682,7 +238,7 @@ static int run_line(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 	cb.channel_exit_signal_function = on_exit_signal;
 	ssh_set_channel_callbacks(ch, &cb);
 
-	deadline = now_ms() + timeout_ms;
+	deadline = tb_monotonic_ms() + timeout_ms;
 	if (ssh_channel_request_exec(ch, line) != SSH_OK) {
 		healthy = ssh_is_connected(c->s);
 		rc = tb_fail(err, healthy ? TB_ERR_REMOTE : TB_ERR_UNREACHABLE, mname(t),
@@ -729,7 +285,7 @@ out:
 	if (healthy)
 		ssh_channel_close(ch);
 	ssh_channel_free(ch);
-	conn_put(pool, c, healthy);
+	tb_ssh_conn_put(pool, c, healthy);
 	return rc;
 }
 
@@ -1050,26 +606,5 @@ int tb_ssh_kill(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, long pi
 				     mname(t), oname(t), sig, pid, cap.res.exit_status, cap.err);
 	}
 	tb_ssh_capture_free(&cap);
-	return rc;
-}
-
-/* ---- host key ---- */
-
-int tb_ssh_host_key(const struct tb_ssh_target *t, char fp[TB_SSH_FP_MAX], struct tb_error *err)
-{
-	struct conn c;
-	int rc;
-
-	fp[0] = '\0';
-	if (t == NULL)
-		return tb_fail(err, TB_ERR_INVALID, NULL, "no ssh target given");
-	memset(&c, 0, sizeof(c));
-	rc = conn_handshake(&c, t, err);
-	if (rc == 0)
-		snprintf(fp, TB_SSH_FP_MAX, "%s", c.host_fp);
-	if (c.s != NULL) {
-		ssh_disconnect(c.s);
-		ssh_free(c.s);
-	}
 	return rc;
 }

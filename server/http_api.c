@@ -1,0 +1,233 @@
+/* http_api.c - an API request: route, authenticate, authorise, parse the
+ * body, call the handler, audit, reply.  See http_edge.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_edge.h"
+#include <time.h>
+
+#include "app.h"
+#include "log.h"
+#include "metrics.h"
+#include "timeutil.h"
+
+/* How a pattern matches: 0 no, 1 yes (args filled). */
+static int match(const char *pattern, char *seg[], size_t nseg, const char *args[])
+{
+	size_t i = 0, a = 0;
+	const char *p = pattern;
+
+	while (*p == '/') {
+		const char *start = ++p;
+		size_t len;
+
+		while (*p != '\0' && *p != '/')
+			p++;
+		len = (size_t)(p - start);
+		if (i >= nseg)
+			return 0;
+		if (len >= 2 && start[0] == '{') {
+			if (a >= TB_ROUTE_MAX_ARGS)
+				return 0;
+			args[a++] = seg[i];
+		} else if (strlen(seg[i]) != len || strncmp(seg[i], start, len) != 0) {
+			return 0;
+		}
+		i++;
+	}
+	return i == nseg;
+}
+
+int edge_is_mutation(const char *method)
+{
+	return strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0;
+}
+
+static void audit(struct tb_http *h, const struct tb_route *route, const struct tb_request *rq,
+		  const char *actor, unsigned int status, const struct tb_reply *rp, const char *result)
+{
+	struct tb_audit_row row = {
+		.at = (int64_t)time(NULL),
+		.actor = actor,
+		.remote = rq->remote,
+		.method = rq->method,
+		.path = rq->path,
+		.action = route->action != NULL ? route->action : route->pattern,
+		.target = rp->audit_target[0] ? rp->audit_target : (rq->args[0] != NULL ? rq->args[0] : ""),
+		.status = (int)status,
+		.result = result,
+	};
+	struct tb_error err;
+
+	char at[TB_TIME_MAX];
+
+	if (tb_store_audit_append(h->app->store, &row, &err) != 0)
+		tb_error("audit", "cannot record %s %s: %s", rq->method, rq->path, err.message);
+	tb_time_format(row.at, at);
+	tb_events_publish(h->app->events, "audit",
+			  strncmp(rq->path, "/api/v1/hosts/", 14) == 0 ? rq->args[0] : NULL, 0,
+			  json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s}", "at", at, "actor", row.actor,
+				    "remote", row.remote, "method", row.method, "path", row.path, "action", row.action,
+				    "target", row.target, "status", row.status, "result", row.result));
+}
+
+/* Authenticate and authorise; 0 or an error in e. */
+static int authenticate(struct tb_http *h, struct conn_state *cs, const struct tb_route *route,
+			const char *method, struct tb_principal *who, struct tb_error *e)
+{
+	struct MHD_Connection *c = cs->conn;
+	const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "tb_session");
+	int retry, rc;
+
+	if (authz != NULL) {
+		if (strncmp(authz, "Bearer ", 7) != 0)
+			return tb_fail(e, TB_ERR_UNAUTHORIZED, "Authorization",
+				       "use Authorization: Bearer TOKEN");
+		if ((rc = tb_auth_limited(h->app->auth, cs->remote, &retry, e)) != 0)
+			return rc;
+		if ((rc = tb_auth_bearer(h->app->auth, authz + 7, who, e)) != 0) {
+			tb_auth_failed(h->app->auth, cs->remote);
+			return rc;
+		}
+	} else if (cookie != NULL) {
+		const char *csrf = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-CSRF-Token");
+
+		if ((rc = tb_auth_cookie(h->app->auth, cookie, csrf, edge_is_mutation(method), who, e)) != 0)
+			return rc;
+	} else {
+		return tb_fail(e, TB_ERR_UNAUTHORIZED, "",
+			       "authentication required: send Authorization: Bearer TOKEN or log in");
+	}
+	if (who->level < route->level)
+		return tb_fail(e, TB_ERR_FORBIDDEN, "", "this needs the %s role; token \"%s\" is %s",
+			       tb_level_name(route->level), who->name, tb_level_name(who->level));
+	return 0;
+}
+
+static int parse_body(struct conn_state *cs, json_t **out, struct tb_error *e)
+{
+	const char *ct = MHD_lookup_connection_value(cs->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	json_error_t je;
+	json_t *j;
+
+	*out = NULL;
+	if (ct == NULL || strncmp(ct, "application/json", 16) != 0 || (ct[16] != '\0' && ct[16] != ';'))
+		return tb_fail(e, TB_ERR_MEDIA_TYPE, "Content-Type", "send the body as Content-Type: application/json");
+	if (cs->len == 0)
+		return tb_fail(e, TB_ERR_BAD_JSON, "", "the body is empty; expected a JSON object");
+	j = json_loadb(cs->buf, cs->len, JSON_REJECT_DUPLICATES, &je);
+	if (j == NULL)
+		return tb_fail(e, TB_ERR_BAD_JSON, "", "malformed JSON at line %d, column %d: %s", je.line,
+			       je.column, je.text);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return tb_fail(e, TB_ERR_BAD_JSON, "", "expected a JSON object");
+	}
+	*out = j;
+	return 0;
+}
+
+enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const char *method,
+				 const char *raw_path, char *seg[], size_t nseg)
+{
+	struct tb_request rq = {.app = h->app, .method = method, .remote = cs->remote, .edge = cs};
+	struct tb_reply rp = {.status = 200};
+	const struct tb_route *route = NULL;
+	struct tb_principal who = {0};
+	char allow[128] = "", path[1024] = "", retry_s[16] = "";
+	const char *const extra_allow[][2] = {{MHD_HTTP_HEADER_ALLOW, allow}};
+	json_t *body = NULL;
+	unsigned int status;
+	enum MHD_Result ret;
+	int rc;
+
+	for (size_t i = 0; i < nseg; i++) {
+		strncat(path, "/", sizeof(path) - strlen(path) - 1);
+		strncat(path, seg[i], sizeof(path) - strlen(path) - 1);
+	}
+	rq.path = path;
+	(void)raw_path;
+	for (const struct tb_route *r = tb_routes; r->method != NULL; r++) {
+		const char *args[TB_ROUTE_MAX_ARGS] = {0};
+
+		if (!match(r->pattern, seg, nseg, args))
+			continue;
+		if (strcmp(r->method, method) == 0 || (strcmp(method, "HEAD") == 0 && strcmp(r->method, "GET") == 0)) {
+			route = r;
+			memcpy(rq.args, args, sizeof(args));
+			break;
+		}
+		if (strstr(allow, r->method) == NULL) {
+			if (allow[0])
+				strncat(allow, ", ", sizeof(allow) - strlen(allow) - 1);
+			strncat(allow, r->method, sizeof(allow) - strlen(allow) - 1);
+		}
+	}
+	if (route == NULL && allow[0])
+		return edge_send_json(cs->conn, 405,
+				 json_pack("{s:{s:s, s:s, s:s}}", "error", "code", "method_not_allowed", "message",
+					   "this path does not take that method; see the Allow header", "field", ""),
+				 extra_allow, 1);
+	if (route == NULL)
+		return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such API path: %s", path);
+	if (cs->bad_query)
+		return edge_fail(cs->conn, TB_ERR_INVALID, "query", "bad or NUL percent-escape in the query string");
+	if (cs->too_large) {
+		rc = tb_fail(&rp.err, TB_ERR_TOO_LARGE, "", "the body is larger than %zu bytes", h->cfg.body_limit);
+	} else if (route->flags & TB_ROUTE_PUBLIC) {
+		rc = 0;
+		if (route->flags & TB_ROUTE_LOGIN) {
+			int retry = 0;
+
+			rc = tb_auth_limited(h->app->auth, cs->remote, &retry, &rp.err);
+			if (rc != 0)
+				snprintf(retry_s, sizeof(retry_s), "%d", retry);
+		}
+	} else {
+		rc = authenticate(h, cs, route, method, &who, &rp.err);
+		if (rc == TB_ERR_RATE_LIMITED)
+			snprintf(retry_s, sizeof(retry_s), "%d", TB_AUTH_WINDOW_S);
+		if (rc == 0)
+			rq.who = &who;
+	}
+	if (rc == 0 && (route->flags & TB_ROUTE_BODY))
+		rc = parse_body(cs, &body, &rp.err);
+	else if (rc == 0 && cs->len > 0)
+		rc = tb_fail(&rp.err, TB_ERR_INVALID, "", "%s %s takes no body", method, route->pattern);
+	if (rc == 0) {
+		rq.body = body;
+		rc = route->handler(&rq, &rp);
+		if (rc != 0 && rp.err.code == 0)
+			tb_fail(&rp.err, rc, "", "%s", tb_err_name(rc));
+		if (rc != 0 && (route->flags & TB_ROUTE_LOGIN) && rc == TB_ERR_UNAUTHORIZED)
+			tb_auth_failed(h->app->auth, cs->remote);
+	}
+	json_decref(body);
+	status = rc == 0 ? rp.status : tb_err_http_status(rp.err.code);
+	if (edge_is_mutation(method))
+		audit(h, route, &rq, who.name[0] != '\0' ? who.name : "-", status, &rp,
+		      rc == 0 ? "ok" : tb_err_name(rp.err.code));
+	{
+		const char *const extra[][2] = {{MHD_HTTP_HEADER_SET_COOKIE, rp.set_cookie},
+						{MHD_HTTP_HEADER_RETRY_AFTER, retry_s}};
+
+		if (rc != 0) {
+			json_decref(rp.body);
+			free(rp.text);
+			ret = edge_send_error(cs->conn, &rp.err, extra, 2);
+		} else if (rp.stream) {
+			ret = edge_start_stream(h, cs, &rp);
+		} else if (rp.text != NULL) {
+			ret = edge_send_text(cs->conn, status, rp.text, rp.text_len, rp.content_type);
+		} else {
+			ret = edge_send_json(cs->conn, status, rp.body, extra, 2);
+		}
+	}
+	tb_metrics_request(h->app->metrics, route->pattern, route->method, status,
+			   (double)(tb_monotonic_ms() - cs->start_ms) / 1000.0);
+	return ret;
+}
+

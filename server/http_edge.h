@@ -1,0 +1,85 @@
+/*
+ * http_edge.h - what the files of the HTTP edge share (private to http*.c):
+ * the server, the per-request state, and the helpers that reply.  The
+ * public side is http.h.
+ *
+ * Ownership: the edge_send_* functions steal the body they are given and
+ * queue exactly one response; strings kept with edge_keep live until the
+ * request ends (on_completed frees them).
+ */
+#ifndef TB_HTTP_EDGE_H
+#define TB_HTTP_EDGE_H
+
+#include <limits.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "http.h"
+
+struct tb_http {
+	struct MHD_Daemon *d;
+	struct tb_app *app;
+	struct tb_http_config cfg;
+	char static_root[PATH_MAX];
+	int have_static;
+	char *tls_cert, *tls_key;     /* PEM text, kept while the daemon runs */
+	pthread_t heartbeat;
+	pthread_mutex_t hb_lock;
+	pthread_cond_t hb_cond;
+	int hb_running, hb_stop;
+};
+
+#define MAX_DECODED 16
+
+/* Per-request state, from the first call of the access handler until
+ * NOTIFY_COMPLETED. */
+struct conn_state {
+	char *buf;
+	size_t len, cap;
+	int too_large;
+	struct MHD_Connection *conn;
+	char remote[64];
+	char *decoded[MAX_DECODED];   /* strings handed to handlers, freed at the end */
+	size_t ndecoded;
+	int bad_query;
+	int64_t start_ms;
+};
+
+/* http_reply.c */
+void edge_add_headers(struct MHD_Response *r);
+enum MHD_Result edge_send_json(struct MHD_Connection *conn, unsigned int status, json_t *body,
+			       const char *const extra[][2], size_t nextra);
+enum MHD_Result edge_send_error(struct MHD_Connection *conn, const struct tb_error *e,
+				const char *const extra[][2], size_t nextra);
+enum MHD_Result edge_fail(struct MHD_Connection *conn, int code, const char *field, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 4, 5)))
+#endif
+	;
+enum MHD_Result edge_send_text(struct MHD_Connection *conn, unsigned int status, char *text, size_t len,
+			       const char *type);
+
+/* http_path.c */
+size_t edge_no_unescape(void *cls, struct MHD_Connection *c, char *s);
+char *edge_pct_decode(const char *s, size_t len, int plus);
+int edge_keep(struct conn_state *cs, char *s);
+int edge_split_path(struct conn_state *cs, const char *raw, char *seg[], size_t max, size_t *nseg,
+		    struct tb_error *err);
+enum MHD_Result edge_check_query(void *cls, enum MHD_ValueKind kind, const char *key, const char *value);
+
+/* http_api.c */
+int edge_is_mutation(const char *method);
+enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const char *method,
+			       const char *raw_path, char *seg[], size_t nseg);
+
+/* http_sse.c */
+enum MHD_Result edge_start_stream(struct tb_http *h, struct conn_state *cs, struct tb_reply *rp);
+int edge_sse_start(struct tb_http *h);   /* the heartbeat thread; 0 or -1 */
+void edge_sse_stop(struct tb_http *h);   /* before MHD_stop_daemon */
+
+/* http_static.c */
+enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, const char *method, char *seg[],
+				  size_t nseg);
+
+#endif /* TB_HTTP_EDGE_H */

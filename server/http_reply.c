@@ -1,0 +1,162 @@
+/* http_reply.c - the edge's replies: JSON, errors in the one shape, text,
+ * security headers; and the body helpers handlers use.  See http_edge.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_edge.h"
+
+static const char *const security_headers[][2] = {
+	{"Content-Security-Policy",
+	 "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+	 "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"},
+	{"X-Content-Type-Options", "nosniff"},
+	{"X-Frame-Options", "DENY"},
+	{"Referrer-Policy", "no-referrer"},
+};
+
+void edge_add_headers(struct MHD_Response *r)
+{
+	for (size_t i = 0; i < sizeof(security_headers) / sizeof(security_headers[0]); i++)
+		MHD_add_response_header(r, security_headers[i][0], security_headers[i][1]);
+}
+
+/* Queue a JSON reply (steals body; NULL sends no body). */
+enum MHD_Result edge_send_json(struct MHD_Connection *conn, unsigned int status, json_t *body,
+				 const char *const extra[][2], size_t nextra)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	char *text = NULL;
+	size_t len = 0;
+
+	if (body != NULL) {
+		text = json_dumps(body, JSON_COMPACT | JSON_ENSURE_ASCII);
+		json_decref(body);
+		if (text == NULL)
+			return MHD_NO;
+		len = strlen(text);
+		text[len++] = '\n';   /* json_dumps leaves room: its NUL */
+	}
+	r = MHD_create_response_from_buffer(len, text != NULL ? text : (void *)"",
+					    text != NULL ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (r == NULL) {
+		free(text);
+		return MHD_NO;
+	}
+	edge_add_headers(r);
+	if (body != NULL)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	for (size_t i = 0; i < nextra; i++)
+		if (extra[i][1] != NULL && extra[i][1][0] != '\0')
+			MHD_add_response_header(r, extra[i][0], extra[i][1]);
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static json_t *error_body(const struct tb_error *e)
+{
+	return json_pack("{s:{s:s, s:s, s:s}}", "error", "code", tb_err_name(e->code), "message",
+			 e->message[0] ? e->message : tb_err_name(e->code), "field", e->field);
+}
+
+enum MHD_Result edge_send_error(struct MHD_Connection *conn, const struct tb_error *e,
+				  const char *const extra[][2], size_t nextra)
+{
+	const char *www[4][2] = {{MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"testbedd\""}};
+
+	if (e->code == TB_ERR_UNAUTHORIZED && nextra < 4) {
+		for (size_t i = 0; i < nextra; i++)
+			www[i + 1][0] = extra[i][0], www[i + 1][1] = extra[i][1];
+		return edge_send_json(conn, 401, error_body(e), (const char *const(*)[2])www, nextra + 1);
+	}
+	return edge_send_json(conn, tb_err_http_status(e->code), error_body(e), extra, nextra);
+}
+
+enum MHD_Result edge_fail(struct MHD_Connection *conn, int code, const char *field,
+				const char *fmt, ...)
+{
+	struct tb_error e;
+	va_list ap;
+
+	e.code = code;
+	snprintf(e.field, sizeof(e.field), "%s", field);
+	va_start(ap, fmt);
+	vsnprintf(e.message, sizeof(e.message), fmt, ap);
+	va_end(ap);
+	return edge_send_error(conn, &e, NULL, 0);
+}
+
+/* A non-JSON reply (steals text). */
+enum MHD_Result edge_send_text(struct MHD_Connection *conn, unsigned int status, char *text, size_t len,
+				 const char *type)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	if (r == NULL) {
+		free(text);
+		return MHD_NO;
+	}
+	edge_add_headers(r);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+int tb_reply_json(struct tb_reply *rp, unsigned int status, json_t *body)
+{
+	rp->status = status;
+	json_decref(rp->body);
+	rp->body = body;
+	if (body == NULL && status != 204)
+		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
+	return 0;
+}
+
+int tb_json_only(const json_t *body, const char *const allowed[], struct tb_error *err)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)body, key, v) {
+		size_t i;
+		char list[256] = "";
+
+		for (i = 0; allowed[i] != NULL; i++)
+			if (strcmp(key, allowed[i]) == 0)
+				break;
+		if (allowed[i] != NULL)
+			continue;
+		for (i = 0; allowed[i] != NULL; i++) {
+			strncat(list, allowed[i], sizeof(list) - strlen(list) - 1);
+			if (allowed[i + 1] != NULL)
+				strncat(list, ", ", sizeof(list) - strlen(list) - 1);
+		}
+		return tb_fail(err, TB_ERR_UNKNOWN_FIELD, key, "unknown field \"%.60s\"; allowed: %s", key, list);
+	}
+	return 0;
+}
+
+int tb_json_string(const json_t *body, const char *key, int required, const char **out,
+		   struct tb_error *err)
+{
+	json_t *v = json_object_get(body, key);
+
+	*out = NULL;
+	if (v == NULL) {
+		if (required)
+			return tb_fail(err, TB_ERR_INVALID, key, "%s is required", key);
+		return 0;
+	}
+	if (!json_is_string(v))
+		return tb_fail(err, TB_ERR_INVALID, key, "%s must be a string", key);
+	*out = json_string_value(v);
+	return 0;
+}
+

@@ -1,0 +1,80 @@
+/* http_static.c - the web pages from the static directory.  See http_edge.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_edge.h"
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *content_type(const char *path)
+{
+	static const char *const types[][2] = {
+		{".html", "text/html; charset=utf-8"}, {".js", "text/javascript; charset=utf-8"},
+		{".mjs", "text/javascript; charset=utf-8"}, {".css", "text/css; charset=utf-8"},
+		{".json", "application/json"}, {".map", "application/json"},
+		{".svg", "image/svg+xml"}, {".png", "image/png"}, {".ico", "image/x-icon"},
+		{".woff2", "font/woff2"}, {".txt", "text/plain; charset=utf-8"},
+		{".webmanifest", "application/manifest+json"},
+	};
+	const char *dot = strrchr(path, '.');
+
+	for (size_t i = 0; dot != NULL && i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcmp(dot, types[i][0]) == 0)
+			return types[i][1];
+	return "application/octet-stream";
+}
+
+enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, const char *method,
+				    char *seg[], size_t nseg)
+{
+	char rel[PATH_MAX] = "", full[PATH_MAX * 2];
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	struct stat st;
+	int fd;
+
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		const char *const extra[][2] = {{MHD_HTTP_HEADER_ALLOW, "GET, HEAD"}};
+
+		return edge_send_json(cs->conn, 405,
+				 json_pack("{s:{s:s, s:s, s:s}}", "error", "code", "method_not_allowed", "message",
+					   "static files are read-only", "field", ""),
+				 extra, 1);
+	}
+	if (!h->have_static)
+		return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such file");
+	for (size_t i = 0; i < nseg; i++) {
+		if (seg[i][0] == '.')
+			return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such file");
+		strncat(rel, "/", sizeof(rel) - strlen(rel) - 1);
+		strncat(rel, seg[i], sizeof(rel) - strlen(rel) - 1);
+	}
+	if (nseg == 0)
+		snprintf(rel, sizeof(rel), "/index.html");
+	/* split_path refused "..", "." and encoded slashes, and no segment
+	 * here starts with a dot, so full stays inside the static root. */
+	if ((size_t)snprintf(full, sizeof(full), "%s%s", h->static_root, rel) >= sizeof(full))
+		return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such file");
+	fd = open(full, O_RDONLY | O_NOFOLLOW);
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such file");
+	}
+	r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+	if (r == NULL) {
+		close(fd);
+		return MHD_NO;
+	}
+	edge_add_headers(r);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type(full));
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	ret = MHD_queue_response(cs->conn, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
