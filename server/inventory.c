@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "validate.h"
 #include "yamltree.h"
 
 struct ctx {
@@ -80,139 +81,6 @@ static int want_kind(struct ctx *c, const struct tb_ynode *n, const char *path,
 }
 
 typedef int (*validator)(const char *s);
-
-static int valid_name(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 32 || !(islower((unsigned char)s[0]) || isdigit((unsigned char)s[0])))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
-			return 0;
-	return 1;
-}
-
-static int valid_user(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 32 || !(islower((unsigned char)s[0]) || s[0] == '_' || isupper((unsigned char)s[0])))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-			return 0;
-	return 1;
-}
-
-static int valid_ipv4(const char *s)
-{
-	struct in_addr a;
-
-	return inet_pton(AF_INET, s, &a) == 1;
-}
-
-static int valid_address(const char *s)
-{
-	struct in6_addr a6;
-	size_t n = strlen(s);
-
-	if (valid_ipv4(s) || inet_pton(AF_INET6, s, &a6) == 1)
-		return 1;
-	if (n == 0 || n > 253 || s[0] == '-' || s[0] == '.')
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '.')
-			return 0;
-	return 1;
-}
-
-static int valid_cidr(const char *s)
-{
-	char buf[64];
-	const char *slash = strchr(s, '/');
-	char *end;
-	long bits;
-	struct in6_addr a6;
-
-	if (slash == NULL || (size_t)(slash - s) >= sizeof(buf))
-		return 0;
-	memcpy(buf, s, (size_t)(slash - s));
-	buf[slash - s] = '\0';
-	errno = 0;
-	bits = strtol(slash + 1, &end, 10);
-	if (*end != '\0' || slash[1] == '\0' || errno != 0 || bits < 0)
-		return 0;
-	if (valid_ipv4(buf))
-		return bits <= 32;
-	return inet_pton(AF_INET6, buf, &a6) == 1 && bits <= 128;
-}
-
-static int valid_path(const char *s)
-{
-	if (s[0] != '/' || strlen(s) > 1024)
-		return 0;
-	for (; *s; s++)
-		if (iscntrl((unsigned char)*s))
-			return 0;
-	return 1;
-}
-
-static int valid_env(const char *s)
-{
-	if (!(isupper((unsigned char)s[0]) || s[0] == '_') || strlen(s) > 64)
-		return 0;
-	for (; *s; s++)
-		if (!isupper((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '_')
-			return 0;
-	return 1;
-}
-
-static int valid_fingerprint(const char *s)
-{
-	if (strncmp(s, "SHA256:", 7) != 0 || strlen(s) != 7 + 43)
-		return 0;
-	for (s += 7; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '+' && *s != '/')
-			return 0;
-	return 1;
-}
-
-static int valid_mac(const char *s)
-{
-	if (strlen(s) != 17)
-		return 0;
-	for (int i = 0; i < 17; i++) {
-		if (i % 3 == 2 ? s[i] != ':' : !isxdigit((unsigned char)s[i]))
-			return 0;
-	}
-	return 1;
-}
-
-static int valid_ifname(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 15 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-')
-			return 0;
-	return 1;
-}
-
-/* A GRUB entry: an index, an id or a title; printable, no control characters. */
-static int valid_entry(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 128)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (iscntrl((unsigned char)s[i]))
-			return 0;
-	return 1;
-}
 
 /* Read a string under key (optional unless required) checked by v. */
 static int get_str(struct ctx *c, const struct tb_ynode *map, const char *path, const char *key,
@@ -351,9 +219,9 @@ static int parse_ssh_settings(struct ctx *c, const struct tb_ynode *map, const c
 {
 	int rc;
 
-	if ((rc = get_str(c, map, path, "user", 0, valid_user, "a user name", &p->user)) != 0 ||
+	if ((rc = get_str(c, map, path, "user", 0, tb_valid_user, "a user name", &p->user)) != 0 ||
 	    (rc = get_uint(c, map, path, "port", 1, 65535, &p->port)) != 0 ||
-	    (rc = get_str(c, map, path, "key_file", 0, valid_path, "an absolute path", &p->key_file)) != 0 ||
+	    (rc = get_str(c, map, path, "key_file", 0, tb_valid_path, "an absolute path", &p->key_file)) != 0 ||
 	    (rc = check_secret_file(c, map, path, "key_file",
 				    tb_ynode_get(map, "key_file") != NULL ? p->key_file : NULL)) != 0 ||
 	    (rc = get_long(c, map, path, "connect_timeout_s", 1, 120, &p->connect_timeout_s)) != 0 ||
@@ -379,10 +247,10 @@ static int parse_persona(struct ctx *c, const char *os, const struct tb_ynode *m
 	p->command_timeout_s = c->ssh.command_timeout_s;
 	if (p->os == NULL || (c->ssh.user && !p->user) || (c->ssh.key_file && !p->key_file))
 		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = get_str(c, map, path, "address", 1, valid_address,
+	if ((rc = get_str(c, map, path, "address", 1, tb_valid_address,
 			  "an IPv4 or IPv6 address or a host name", &p->address)) != 0 ||
 	    (rc = parse_ssh_settings(c, map, path, p)) != 0 ||
-	    (rc = get_str(c, map, path, "host_key", 0, valid_fingerprint,
+	    (rc = get_str(c, map, path, "host_key", 0, tb_valid_fingerprint,
 			  "a fingerprint as ssh-keygen -lf prints it, SHA256: and 43 characters",
 			  &p->host_key)) != 0)
 		return rc;
@@ -413,14 +281,14 @@ static int parse_power(struct ctx *c, const struct tb_ynode *map, const char *pa
 		pm->port = 623;
 		pm->cipher_suite = 3;
 		if ((rc = check_keys(c, map, path, ipmi_keys)) != 0 ||
-		    (rc = get_str(c, map, path, "address", 1, valid_address, "the BMC's address",
+		    (rc = get_str(c, map, path, "address", 1, tb_valid_address, "the BMC's address",
 				  &pm->address)) != 0 ||
 		    (rc = get_uint(c, map, path, "port", 1, 65535, &pm->port)) != 0 ||
-		    (rc = get_str(c, map, path, "user", 1, valid_user, "the BMC user", &pm->user)) != 0 ||
-		    (rc = get_str(c, map, path, "password_file", 0, valid_path, "an absolute path",
+		    (rc = get_str(c, map, path, "user", 1, tb_valid_user, "the BMC user", &pm->user)) != 0 ||
+		    (rc = get_str(c, map, path, "password_file", 0, tb_valid_path, "an absolute path",
 				  &pm->password_file)) != 0 ||
 		    (rc = check_secret_file(c, map, path, "password_file", pm->password_file)) != 0 ||
-		    (rc = get_str(c, map, path, "password_env", 0, valid_env,
+		    (rc = get_str(c, map, path, "password_env", 0, tb_valid_env,
 				  "an environment variable name (A-Z, 0-9, _)", &pm->password_env)) != 0 ||
 		    (rc = get_int(c, map, path, "cipher_suite", 0, 17, &pm->cipher_suite)) != 0)
 			return rc;
@@ -431,13 +299,13 @@ static int parse_power(struct ctx *c, const struct tb_ynode *map, const char *pa
 	pm->port = 9;
 	if ((rc = check_keys(c, map, path, wol_keys)) != 0 ||
 	    (rc = get_enum(c, map, path, "via", 1, vias, &v)) != 0 ||
-	    (rc = get_str(c, map, path, "relay", 0, valid_name, "a machine name", &pm->relay)) != 0 ||
-	    (rc = get_str(c, map, path, "interface", 0, valid_ifname, "an interface name",
+	    (rc = get_str(c, map, path, "relay", 0, tb_valid_name, "a machine name", &pm->relay)) != 0 ||
+	    (rc = get_str(c, map, path, "interface", 0, tb_valid_ifname, "an interface name",
 			  &pm->interface)) != 0 ||
 	    (rc = get_enum(c, map, path, "command", 0, commands, &cmd)) != 0 ||
-	    (rc = get_str(c, map, path, "target", 0, valid_ipv4, "an IPv4 address", &pm->target)) != 0 ||
-	    (rc = get_str(c, map, path, "source", 0, valid_ipv4, "an IPv4 address", &pm->source)) != 0 ||
-	    (rc = get_str(c, map, path, "secureon_file", 0, valid_path, "an absolute path",
+	    (rc = get_str(c, map, path, "target", 0, tb_valid_ipv4, "an IPv4 address", &pm->target)) != 0 ||
+	    (rc = get_str(c, map, path, "source", 0, tb_valid_ipv4, "an IPv4 address", &pm->source)) != 0 ||
+	    (rc = get_str(c, map, path, "secureon_file", 0, tb_valid_path, "an absolute path",
 			  &pm->secureon_file)) != 0 ||
 	    (rc = check_secret_file(c, map, path, "secureon_file", pm->secureon_file)) != 0)
 		return rc;
@@ -497,14 +365,14 @@ static int parse_console(struct ctx *c, const struct tb_ynode *map, const char *
 	con->type = (enum tb_console_type)(t + 1);
 	con->speed = 115200;
 	if (con->type == TB_CONSOLE_TCP) {
-		if ((rc = get_str(c, map, path, "address", 1, valid_address, "an address", &con->address)) != 0)
+		if ((rc = get_str(c, map, path, "address", 1, tb_valid_address, "an address", &con->address)) != 0)
 			return rc;
 		if (tb_ynode_get(map, "port") == NULL)
 			return bad(c, map, path, "a tcp console needs port");
 		return get_uint(c, map, path, "port", 1, 65535, &con->port);
 	}
 	if (con->type == TB_CONSOLE_DEVICE) {
-		if ((rc = get_str(c, map, path, "device", 1, valid_path, "a device path such as /dev/cuaU0",
+		if ((rc = get_str(c, map, path, "device", 1, tb_valid_path, "a device path such as /dev/cuaU0",
 				  &con->device)) != 0)
 			return rc;
 		return get_uint(c, map, path, "speed", 300, 4000000, &con->speed);
@@ -523,7 +391,7 @@ static int parse_boot(struct ctx *c, const struct tb_ynode *map, const char *pat
 
 	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = check_keys(c, map, path, keys)) != 0 ||
 	    (rc = get_enum(c, map, path, "loader", 1, loaders, &l)) != 0 ||
-	    (rc = get_str(c, map, path, "default", 1, valid_name, "an OS name from os:", &b->default_os)) != 0)
+	    (rc = get_str(c, map, path, "default", 1, tb_valid_name, "an OS name from os:", &b->default_os)) != 0)
 		return rc;
 	b->loader = strdup(loaders[l]);
 	if (b->loader == NULL)
@@ -549,7 +417,7 @@ static int parse_boot(struct ctx *c, const struct tb_ynode *map, const char *pat
 			return bad(c, entries->key_nodes[i], esub, "not an OS of this machine's os: section");
 		if ((rc = want_kind(c, entries->items[i], esub, TB_Y_SCALAR)) != 0)
 			return rc;
-		if (!valid_entry(entries->items[i]->scalar))
+		if (!tb_valid_entry(entries->items[i]->scalar))
 			return bad(c, entries->items[i], esub,
 				   "expected a GRUB entry: an index, an id or a title (1..128 printable characters)");
 		e->os = strdup(entries->keys[i]);
@@ -569,7 +437,7 @@ static int parse_link(struct ctx *c, const char *name, const struct tb_ynode *ma
 	int rc;
 
 	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = check_keys(c, map, path, keys)) != 0 ||
-	    (rc = get_str(c, map, path, "address", 1, valid_cidr, "an address with prefix length, such as 10.0.10.2/24",
+	    (rc = get_str(c, map, path, "address", 1, tb_valid_cidr, "an address with prefix length, such as 10.0.10.2/24",
 			  &l->address)) != 0)
 		return rc;
 	if ((l->name = strdup(name)) == NULL)
@@ -592,7 +460,7 @@ static int parse_link(struct ctx *c, const char *name, const struct tb_ynode *ma
 			return bad(c, ifn->key_nodes[i], isub, "not an OS of this machine's os: section");
 		if ((rc = want_kind(c, ifn->items[i], isub, TB_Y_SCALAR)) != 0)
 			return rc;
-		if (!valid_ifname(ifn->items[i]->scalar))
+		if (!tb_valid_ifname(ifn->items[i]->scalar))
 			return bad(c, ifn->items[i], isub, "expected an interface name (1..15 of A-Z a-z 0-9 . _ -)");
 		f->os = strdup(ifn->keys[i]);
 		f->ifname = strdup(ifn->items[i]->scalar);
@@ -618,7 +486,7 @@ static int parse_machine(struct ctx *c, const char *name, const struct tb_ynode 
 		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
 	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = check_keys(c, map, path, keys)) != 0 ||
 	    (rc = get_enum(c, map, path, "role", 1, roles, &role)) != 0 ||
-	    (rc = get_str(c, map, path, "mac", 0, valid_mac, "a MAC address such as a8:a1:59:95:87:60",
+	    (rc = get_str(c, map, path, "mac", 0, tb_valid_mac, "a MAC address such as a8:a1:59:95:87:60",
 			  &m->mac)) != 0 ||
 	    (rc = get_int(c, map, path, "idle_poweroff_min", 0, 10080, &m->idle_poweroff_min)) != 0)
 		return rc;
@@ -639,7 +507,7 @@ static int parse_machine(struct ctx *c, const char *name, const struct tb_ynode 
 		char psub[512];
 
 		snprintf(psub, sizeof(psub), "%s.%.60s", sub, os->keys[i]);
-		if (!valid_name(os->keys[i]))
+		if (!tb_valid_name(os->keys[i]))
 			return bad(c, os->key_nodes[i], psub, "an OS name is 1..32 of a-z 0-9 - _");
 		rc = parse_persona(c, os->keys[i], os->items[i], psub, &m->os[m->nos++]);
 		if (rc != 0)
@@ -685,7 +553,7 @@ static int parse_machine(struct ctx *c, const char *name, const struct tb_ynode 
 			char lsub[512];
 
 			snprintf(lsub, sizeof(lsub), "%s.%.60s", sub, n->keys[i]);
-			if (!valid_name(n->keys[i]))
+			if (!tb_valid_name(n->keys[i]))
 				return bad(c, n->key_nodes[i], lsub, "a link name is 1..32 of a-z 0-9 - _");
 			m->nlinks++;
 			if ((rc = parse_link(c, n->keys[i], n->items[i], lsub, os, &m->links[i])) != 0)
@@ -729,7 +597,7 @@ static int parse_root(struct ctx *c, const struct tb_ynode *root, struct tb_inve
 		char path[256];
 
 		snprintf(path, sizeof(path), "machines.%.60s", machines->keys[i]);
-		if (!valid_name(machines->keys[i]))
+		if (!tb_valid_name(machines->keys[i]))
 			return bad(c, machines->key_nodes[i], path, "a machine name is 1..32 of a-z 0-9 - _");
 		inv->nmachines++;
 		if ((rc = parse_machine(c, machines->keys[i], machines->items[i], machines,
@@ -868,80 +736,4 @@ const char *tb_role_name(enum tb_role role)
 		return "relay";
 	}
 	return "host";
-}
-
-static json_t *str_or_null(const char *s)
-{
-	return s != NULL ? json_string(s) : json_null();
-}
-
-static json_t *power_to_json(const struct tb_power_method *p)
-{
-	static const char *const vias[] = {"broadcast", "directed", "raw", "relay"};
-
-	if (p->driver == TB_POWER_IPMI)
-		return json_pack("{s:s, s:s, s:I, s:s, s:i}", "driver", "ipmi", "address", p->address,
-				 "port", (json_int_t)p->port, "user", p->user, "cipher_suite", p->cipher_suite);
-	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:I, s:b}", "driver", "wol", "via",
-			 vias[p->via], "relay", str_or_null(p->relay), "interface", str_or_null(p->interface),
-			 "command", str_or_null(p->via == TB_WOL_RELAY ? p->command : NULL), "target",
-			 str_or_null(p->target), "source", str_or_null(p->source), "port",
-			 (json_int_t)p->port, "secureon", p->secureon_file != NULL);
-}
-
-json_t *tb_machine_to_json(const struct tb_machine *m)
-{
-	json_t *j, *power, *os, *links, *boot = json_null(), *console = json_null();
-
-	power = json_array();
-	for (size_t i = 0; i < m->npower; i++)
-		json_array_append_new(power, power_to_json(&m->power[i]));
-	os = json_object();
-	for (size_t i = 0; i < m->nos; i++) {
-		const struct tb_persona *p = &m->os[i];
-
-		json_object_set_new(os, p->os,
-				    json_pack("{s:s, s:I, s:s, s:o}", "address", p->address, "port",
-					      (json_int_t)p->port, "user", p->user, "host_key",
-					      str_or_null(p->host_key)));
-	}
-	links = json_object();
-	for (size_t i = 0; i < m->nlinks; i++) {
-		json_t *ifn = json_object();
-
-		for (size_t k = 0; k < m->links[i].nifnames; k++)
-			json_object_set_new(ifn, m->links[i].ifnames[k].os,
-					    json_string(m->links[i].ifnames[k].ifname));
-		json_object_set_new(links, m->links[i].name,
-				    json_pack("{s:s, s:o}", "address", m->links[i].address, "ifname", ifn));
-	}
-	if (m->boot.loader != NULL) {
-		json_t *entries = json_object();
-
-		for (size_t i = 0; i < m->boot.nentries; i++)
-			json_object_set_new(entries, m->boot.entries[i].os, json_string(m->boot.entries[i].entry));
-		boot = json_pack("{s:s, s:s, s:o}", "loader", m->boot.loader, "default", m->boot.default_os,
-				 "entries", entries);
-	}
-	switch (m->console.type) {
-	case TB_CONSOLE_TCP:
-		console = json_pack("{s:s, s:s, s:I}", "type", "tcp", "address", m->console.address, "port",
-				    (json_int_t)m->console.port);
-		break;
-	case TB_CONSOLE_DEVICE:
-		console = json_pack("{s:s, s:s, s:I}", "type", "device", "device", m->console.device, "speed",
-				    (json_int_t)m->console.speed);
-		break;
-	case TB_CONSOLE_IPMI_SOL:
-		console = json_pack("{s:s}", "type", "ipmi-sol");
-		break;
-	case TB_CONSOLE_NONE:
-		break;
-	}
-	j = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "name", m->name, "role",
-		      tb_role_name(m->role), "mac", str_or_null(m->mac), "power", power, "console",
-		      console ? console : json_null(), "boot", boot ? boot : json_null(), "os", os, "links",
-		      links, "idle_poweroff_min",
-		      m->idle_poweroff_min >= 0 ? json_integer(m->idle_poweroff_min) : json_null());
-	return j;
 }

@@ -379,6 +379,13 @@ struct spawn {
 	size_t held_len;
 };
 
+static void drop_held(struct spawn *sp)
+{
+	free(sp->held);
+	sp->held = NULL;
+	sp->held_len = 0;
+}
+
 static int spawn_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
 {
 	struct spawn *sp = cls;
@@ -393,9 +400,7 @@ static int spawn_output(void *cls, enum tb_ssh_stream stream, const char *data, 
 
 			if (sp->on_output != NULL && sp->held_len > 0)
 				rc = sp->on_output(sp->cls, stream, sp->held, sp->held_len);
-			free(sp->held);
-			sp->held = NULL;
-			sp->held_len = 0;
+			drop_held(sp);
 			if (rc == 0 && sp->on_output != NULL)
 				rc = sp->on_output(sp->cls, stream, data, len);
 			return rc;
@@ -436,9 +441,7 @@ static int spawn_output(void *cls, enum tb_ssh_stream stream, const char *data, 
 		if (sp->held_len > 0 && sp->on_output != NULL &&
 		    sp->on_output(sp->cls, TB_SSH_STDERR, sp->held, sp->held_len) != 0)
 			return -1;
-		free(sp->held);
-		sp->held = NULL;
-		sp->held_len = 0;
+		drop_held(sp);
 	}
 	if (len > 0 && sp->on_output != NULL)
 		return sp->on_output(sp->cls, stream, data, len);

@@ -1,0 +1,142 @@
+/* validate.c - the shapes of the values testbedd accepts: see validate.h. */
+#include "validate.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tb_valid_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 32 || !(islower((unsigned char)s[0]) || isdigit((unsigned char)s[0])))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
+			return 0;
+	return 1;
+}
+
+int tb_valid_user(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 32 || !(islower((unsigned char)s[0]) || s[0] == '_' || isupper((unsigned char)s[0])))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return 0;
+	return 1;
+}
+
+int tb_valid_ipv4(const char *s)
+{
+	struct in_addr a;
+
+	return inet_pton(AF_INET, s, &a) == 1;
+}
+
+int tb_valid_address(const char *s)
+{
+	struct in6_addr a6;
+	size_t n = strlen(s);
+
+	if (tb_valid_ipv4(s) || inet_pton(AF_INET6, s, &a6) == 1)
+		return 1;
+	if (n == 0 || n > 253 || s[0] == '-' || s[0] == '.')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '.')
+			return 0;
+	return 1;
+}
+
+int tb_valid_cidr(const char *s)
+{
+	char buf[64];
+	const char *slash = strchr(s, '/');
+	char *end;
+	long bits;
+	struct in6_addr a6;
+
+	if (slash == NULL || (size_t)(slash - s) >= sizeof(buf))
+		return 0;
+	memcpy(buf, s, (size_t)(slash - s));
+	buf[slash - s] = '\0';
+	errno = 0;
+	bits = strtol(slash + 1, &end, 10);
+	if (*end != '\0' || slash[1] == '\0' || errno != 0 || bits < 0)
+		return 0;
+	if (tb_valid_ipv4(buf))
+		return bits <= 32;
+	return inet_pton(AF_INET6, buf, &a6) == 1 && bits <= 128;
+}
+
+int tb_valid_path(const char *s)
+{
+	if (s[0] != '/' || strlen(s) > 1024)
+		return 0;
+	for (; *s; s++)
+		if (iscntrl((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+int tb_valid_env(const char *s)
+{
+	if (!(isupper((unsigned char)s[0]) || s[0] == '_') || strlen(s) > 64)
+		return 0;
+	for (; *s; s++)
+		if (!isupper((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '_')
+			return 0;
+	return 1;
+}
+
+int tb_valid_fingerprint(const char *s)
+{
+	if (strncmp(s, "SHA256:", 7) != 0 || strlen(s) != 7 + 43)
+		return 0;
+	for (s += 7; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '+' && *s != '/')
+			return 0;
+	return 1;
+}
+
+int tb_valid_mac(const char *s)
+{
+	if (strlen(s) != 17)
+		return 0;
+	for (int i = 0; i < 17; i++) {
+		if (i % 3 == 2 ? s[i] != ':' : !isxdigit((unsigned char)s[i]))
+			return 0;
+	}
+	return 1;
+}
+
+int tb_valid_ifname(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 15 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-')
+			return 0;
+	return 1;
+}
+
+/* A GRUB entry: an index, an id or a title; printable, no control characters. */
+int tb_valid_entry(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 128)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (iscntrl((unsigned char)s[i]))
+			return 0;
+	return 1;
+}

@@ -1,0 +1,21 @@
+/*
+ * validate.h - predicates for the values testbedd accepts from its
+ * inventory and its API: names, addresses, paths, fingerprints.  Each
+ * returns 1 when s has the shape, else 0.  Pure functions, no allocation.
+ */
+#ifndef TB_VALIDATE_H
+#define TB_VALIDATE_H
+
+int tb_valid_name(const char *s);        /* machine, OS, link: [a-z0-9][a-z0-9_-]{0,31} */
+int tb_valid_user(const char *s);        /* a login name */
+int tb_valid_ipv4(const char *s);
+int tb_valid_address(const char *s);     /* IPv4, IPv6 or a DNS name */
+int tb_valid_cidr(const char *s);        /* address/prefix */
+int tb_valid_path(const char *s);        /* absolute, no control characters */
+int tb_valid_env(const char *s);         /* an environment variable name */
+int tb_valid_fingerprint(const char *s); /* "SHA256:" + 43 base64 characters */
+int tb_valid_mac(const char *s);         /* aa:bb:cc:dd:ee:ff */
+int tb_valid_ifname(const char *s);      /* 1..15 of A-Z a-z 0-9 . _ - */
+int tb_valid_entry(const char *s);       /* a GRUB entry: 1..128 printable */
+
+#endif /* TB_VALIDATE_H */
