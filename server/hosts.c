@@ -23,6 +23,7 @@ struct host_state {
 	char err_msg[TB_ERROR_MSG_MAX];
 	char presented_os[40];
 	char presented_fp[64];
+	char detail[TB_ERROR_MSG_MAX]; /* last log-only detail, to log each once */
 };
 
 struct tb_hosts {
@@ -88,6 +89,7 @@ struct probe_result {
 	struct tb_error err;
 	char presented_os[40];
 	char presented_fp[64];
+	char detail[TB_ERROR_MSG_MAX];  /* for the log only (may name files) */
 };
 
 /* Is fp the pin of another persona of m at the same address?  Then a
@@ -157,7 +159,7 @@ static int probe_persona(struct tb_hosts *h, const struct tb_machine *m, const s
 	if (rc == TB_ERR_CONFIG) {
 		/* The state is readable by every viewer: the key file's path and
 		 * what is wrong with it go to the log only. */
-		tb_warn("hosts", "%s", e.message);
+		snprintf(res->detail, sizeof(res->detail), "%s", e.message);
 		tb_fail(&e, rc, "", "%s (%s): the ssh key file of this persona cannot be used; "
 			"the daemon's log says why", m->name, p->os);
 	}
@@ -210,6 +212,9 @@ static void probe_machine(struct tb_hosts *h, const struct tb_machine *m)
 		return;
 	}
 	before = *s;
+	if (res.detail[0] != '\0' && strcmp(res.detail, s->detail) != 0)
+		tb_warn("hosts", "%s", res.detail);
+	snprintf(s->detail, sizeof(s->detail), "%s", res.detail);
 	snprintf(s->reach, sizeof(s->reach), "%s", res.answered ? "up" : "down");
 	snprintf(s->os, sizeof(s->os), "%s", res.answered ? res.os : "");
 	if (strcmp(before.reach, s->reach) != 0 || strcmp(before.os, s->os) != 0 || s->since == 0)

@@ -248,8 +248,13 @@ static void test_prober_against_real_sshd(void **state)
 		 "  right:\n"
 		 "    role: host\n"
 		 "    os:\n"
-		 "      ubuntu: {address: 127.0.0.1, port: %u}\n",
-		 s.user, s.client_key, s.port, s.host_fp, s.port, s.port);
+		 "      ubuntu: {address: 127.0.0.1, port: %u}\n"
+		 "  dual:\n"
+		 "    role: host\n"
+		 "    os:\n"
+		 "      ubuntu: {address: 127.0.0.1, port: %u, host_key: \"SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"}\n"
+		 "      freebsd: {address: 127.0.0.1, port: %u, host_key: \"%s\"}\n",
+		 s.user, s.client_key, s.port, s.host_fp, s.port, s.port, s.port, s.port, s.host_fp);
 	if (tb_test_daemon_start(&d, inv, extra) != 0) {
 		tb_sshd_stop(&s);
 		fail_msg("testbedd did not start");
@@ -259,6 +264,13 @@ static void test_prober_against_real_sshd(void **state)
 	st = json_object_get(h, "state");
 	assert_non_null(json_string_value(json_object_get(st, "since")));
 	assert_true(json_is_null(json_object_get(st, "last_error")));
+	json_decref(h);
+
+	/* two personas at one address: the host key that answers tells which OS is up */
+	h = wait_state(&d, "dual", "up", "freebsd");
+	st = json_object_get(h, "state");
+	assert_true(json_is_null(json_object_get(st, "last_error")));
+	assert_true(json_is_null(json_object_get(st, "presented_host_key")));
 	json_decref(h);
 
 	h = wait_state(&d, "right", "down", NULL);
