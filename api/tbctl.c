@@ -37,6 +37,10 @@ static const char usage_text[] =
 "  audit [--host H] [--actor A] [--since RFC3339] [--limit 1..1000]\n"
 "                                     who did what, newest first (admin)\n"
 "  whoami                             the token in use and its role\n"
+"  events [--type T,...] [--host H] [--since ID]\n"
+"                                     follow the live event stream, one line per\n"
+"                                     event (--json: the event's JSON); resumes by\n"
+"                                     itself after a disconnect; Ctrl-C stops\n"
 "  health                             is testbedd up, and its version (no token)\n"
 "  help, --help, -h                   this text\n"
 "  version, --version                 tbctl's version\n"
@@ -94,6 +98,8 @@ static const struct command commands[] = {
 	  TBCTL_OPT_HOST | TBCTL_OPT_ACTOR | TBCTL_OPT_SINCE | TBCTL_OPT_LIMIT, 1,
 	  tbctl_cmd_audit, "audit [--host H] [--actor A] [--since RFC3339] [--limit N]" },
 	{ "whoami", NULL, 1, 1, 0, 1, tbctl_cmd_whoami, "whoami" },
+	{ "events", NULL, 1, 1, TBCTL_OPT_TYPE | TBCTL_OPT_HOST | TBCTL_OPT_SINCE, 1, tbctl_cmd_events,
+	  "events [--type T,...] [--host H] [--since ID]" },
 	{ "health", NULL, 1, 1, 0, 0, tbctl_cmd_health, "health" },
 };
 
@@ -116,6 +122,7 @@ static const struct option_def options[] = {
 	{ "actor", TBCTL_OPT_ACTOR, 1 },
 	{ "since", TBCTL_OPT_SINCE, 1 },
 	{ "limit", TBCTL_OPT_LIMIT, 1 },
+	{ "type", TBCTL_OPT_TYPE, 1 },
 };
 
 enum parse_result { PARSE_OK, PARSE_HELP, PARSE_VERSION, PARSE_ERROR };
@@ -162,6 +169,7 @@ static int set_option(struct tbctl_args *a, const struct option_def *o, const ch
 	case TBCTL_OPT_ACTOR: slot = &a->actor; break;
 	case TBCTL_OPT_SINCE: slot = &a->since; break;
 	case TBCTL_OPT_LIMIT: slot = &a->limit; break;
+	case TBCTL_OPT_TYPE: slot = &a->type; break;
 	default: return -1;
 	}
 	if (*value == '\0') {

@@ -5,7 +5,7 @@
  * Layout: tbctl.c parses the command line and dispatches (the only file that
  * exits); tbctl_api.c loads the token and calls the API; tbctl_http.c speaks
  * HTTP; tbctl_table.c prints tables; tbctl_cmd_hosts.c and tbctl_cmd_admin.c
- * hold one function per command.
+ * hold one function per command; tbctl_cmd_events.c follows the event stream.
  *
  * Ownership: a command borrows the context; every json_t a command receives
  * from tbctl_api_call() is the command's to json_decref().
@@ -38,6 +38,7 @@ enum tbctl_opt {
 	TBCTL_OPT_ACTOR = 1 << 4,
 	TBCTL_OPT_SINCE = 1 << 5,
 	TBCTL_OPT_LIMIT = 1 << 6,
+	TBCTL_OPT_TYPE = 1 << 7,
 };
 
 struct tbctl_args {
@@ -45,7 +46,7 @@ struct tbctl_args {
 	const char *url;                /* --url, else TESTBEDD_URL, else default */
 	long timeout_s;                 /* --timeout, total time per request */
 	unsigned seen;                  /* enum tbctl_opt bits given */
-	const char *os, *fingerprint, *role, *host, *actor, *since, *limit;
+	const char *os, *fingerprint, *role, *host, *actor, *since, *limit, *type;
 	const char *pos[TBCTL_MAX_POS]; /* the command and its operands */
 	int npos;
 };
@@ -100,5 +101,6 @@ int tbctl_cmd_token_revoke(const struct tbctl_ctx *ctx);
 int tbctl_cmd_audit(const struct tbctl_ctx *ctx);
 int tbctl_cmd_whoami(const struct tbctl_ctx *ctx);
 int tbctl_cmd_health(const struct tbctl_ctx *ctx);
+int tbctl_cmd_events(const struct tbctl_ctx *ctx);
 
 #endif /* TBCTL_H */
