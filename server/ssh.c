@@ -439,8 +439,10 @@ static int spawn_output(void *cls, enum tb_ssh_stream stream, const char *data, 
 		if (sp->on_pid != NULL && sp->on_pid(sp->cls, sp->pid) != 0)
 			return -1;
 		if (sp->held_len > 0 && sp->on_output != NULL &&
-		    sp->on_output(sp->cls, TB_SSH_STDERR, sp->held, sp->held_len) != 0)
+		    sp->on_output(sp->cls, TB_SSH_STDERR, sp->held, sp->held_len) != 0) {
+			drop_held(sp);   /* delivered once: not again at the end */
 			return -1;
+		}
 		drop_held(sp);
 	}
 	if (len > 0 && sp->on_output != NULL)
