@@ -143,4 +143,47 @@ int tb_store_event_each(struct tb_store *st, int64_t after, int limit, tb_event_
 /* Delete events with id < below. */
 int tb_store_event_prune(struct tb_store *st, int64_t below);
 
+/* ---- actions (power, boot) and their steps ---- */
+struct tb_action_row {
+	int64_t id;
+	const char *host;
+	const char *kind;          /* "power", "boot" */
+	const char *params;        /* JSON text */
+	const char *state;         /* queued, running, succeeded, failed, canceled */
+	const char *actor;
+	int64_t created_at, started_at, finished_at;   /* 0: not yet */
+	const char *error_code;    /* NULL: none */
+	const char *error_message;
+};
+
+struct tb_step_row {
+	int64_t id;
+	int64_t action_id;
+	int64_t at_ms;
+	const char *what;
+	const char *command;       /* NULL: none */
+	int exit_status;           /* -1: none */
+	const char *output;        /* NULL: none */
+};
+
+typedef void (*tb_action_row_fn)(void *cls, const struct tb_action_row *row);
+typedef void (*tb_step_row_fn)(void *cls, const struct tb_step_row *row);
+
+int tb_store_action_insert(struct tb_store *st, const struct tb_action_row *row, int64_t *id,
+			   struct tb_error *err);
+/* Set state (and started/finished times when non-zero, error when non-NULL). */
+int tb_store_action_update(struct tb_store *st, int64_t id, const char *state, int64_t started_at,
+			   int64_t finished_at, const char *error_code, const char *error_message,
+			   struct tb_error *err);
+int tb_store_action_get(struct tb_store *st, int64_t id, tb_action_row_fn fn, void *cls,
+			struct tb_error *err);
+/* Newest first; host NULL: any. */
+int tb_store_action_list(struct tb_store *st, const char *host, int limit, tb_action_row_fn fn, void *cls,
+			 struct tb_error *err);
+/* Mark every queued or running action failed with the reason (start-up). */
+int tb_store_action_interrupt(struct tb_store *st, const char *reason, int64_t now, struct tb_error *err);
+int tb_store_step_insert(struct tb_store *st, const struct tb_step_row *row, int64_t *id, struct tb_error *err);
+int tb_store_step_each(struct tb_store *st, int64_t action_id, tb_step_row_fn fn, void *cls,
+		       struct tb_error *err);
+
 #endif /* TB_STORE_H */

@@ -1,0 +1,78 @@
+/* store_events.c - kept events, for resuming a stream across restarts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+/* ---- events ---- */
+
+int tb_store_event_insert(struct tb_store *st, const struct tb_event_row *r, struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st, "INSERT INTO events (id, at, type, host, matrix_id, data) VALUES (?, ?, ?, ?, ?, ?)",
+		       &s, err)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, r->id);
+	sqlite3_bind_int64(s, 2, r->at);
+	st_bind_text(s, 3, r->type);
+	st_bind_text(s, 4, r->host);
+	if (r->matrix != 0)
+		sqlite3_bind_int64(s, 5, r->matrix);
+	else
+		sqlite3_bind_null(s, 5);
+	st_bind_text(s, 6, r->json);
+	return st_finish_write(st, s, err);
+}
+
+int tb_store_event_last(struct tb_store *st, int64_t *id, struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st, "SELECT coalesce(max(id), 0) FROM events", &s, err)) != 0)
+		return rc;
+	*id = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	st_finish(st, s);
+	return 0;
+}
+
+int tb_store_event_each(struct tb_store *st, int64_t after, int limit, tb_event_fn fn, void *cls,
+			struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	struct tb_event_row r;
+	int rc;
+
+	if ((rc = st_prep(st, "SELECT id, at, type, host, coalesce(matrix_id, 0), data FROM events"
+			   " WHERE id > ? ORDER BY id LIMIT ?", &s, err)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, after);
+	sqlite3_bind_int(s, 2, limit);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		r.id = sqlite3_column_int64(s, 0);
+		r.at = sqlite3_column_int64(s, 1);
+		r.type = st_col_text(s, 2);
+		r.host = st_col_text_or_null(s, 3);
+		r.matrix = sqlite3_column_int64(s, 4);
+		r.json = st_col_text(s, 5);
+		fn(cls, &r);
+	}
+	st_finish(st, s);
+	return 0;
+}
+
+int tb_store_event_prune(struct tb_store *st, int64_t below)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (below <= 0)
+		return 0;
+	if ((rc = st_prep(st, "DELETE FROM events WHERE id < ?", &s, NULL)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, below);
+	return st_finish_write(st, s, NULL);
+}
