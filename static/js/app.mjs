@@ -1,0 +1,154 @@
+// app.mjs - the web shell: session, top bar, live indicator, hash routes.
+//
+// Routes: #/login, #/hosts (more pages - matrices, actions, console - add a
+// line to `routes` and a link to the nav in index.html).
+
+import { api, csrf, onUnauthorized } from './api.mjs';
+import { replace } from './dom.mjs';
+import { LiveStream } from './live.mjs';
+import { renderLogin } from './login.mjs';
+import { renderHosts } from './hosts.mjs';
+
+const routes = {
+  hosts: { title: 'Hosts', render: renderHosts },
+};
+const DEFAULT_ROUTE = 'hosts';
+
+const LIVE_TEXT = {
+  connecting: 'connecting…',
+  live: 'live',
+  reconnecting: 'reconnecting…',
+  stopped: 'offline',
+};
+
+const ctx = {
+  session: null,   // {name, role}
+  live: null,      // LiveStream while logged in
+  main: null,
+  pageCleanup: null,
+  isAdmin: () => ctx.session?.role === 'admin',
+};
+
+function route() {
+  const m = /^#\/([a-z-]+)/.exec(location.hash);
+  return m ? m[1] : '';
+}
+
+function setTopBar() {
+  const logged = ctx.session !== null;
+  document.getElementById('nav').hidden = !logged;
+  document.getElementById('session').hidden = !logged;
+  if (logged) {
+    replace(document.getElementById('who'),
+      ctx.session.name, ' ', Object.assign(document.createElement('span'), {
+        className: `role role-${ctx.session.role}`, textContent: ctx.session.role,
+      }));
+    document.getElementById('who').setAttribute('aria-label',
+      `Logged in as ${ctx.session.name}, role ${ctx.session.role}`);
+  }
+  const current = route() || DEFAULT_ROUTE;
+  for (const a of document.querySelectorAll('#nav a')) {
+    if (a.dataset.route === current) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+}
+
+function showLive(state) {
+  const el = document.getElementById('live');
+  el.dataset.state = state;
+  el.textContent = LIVE_TEXT[state] ?? state;
+}
+
+function startLive() {
+  if (ctx.live) return;
+  ctx.live = new LiveStream(['host.state']);
+  // #live is a status region: screen readers hear "reconnecting…" and "live".
+  ctx.live.addEventListener('state', (e) => showLive(e.detail));
+  showLive('connecting');
+  ctx.live.start();
+}
+
+function stopLive() {
+  ctx.live?.stop();
+  ctx.live = null;
+}
+
+function cleanupPage() {
+  const fn = ctx.pageCleanup;
+  ctx.pageCleanup = null;
+  if (fn) fn();
+}
+
+async function render(focus) {
+  cleanupPage();
+  const main = ctx.main;
+  if (ctx.session === null) {
+    setTopBar();
+    document.title = 'Log in · testbedd';
+    ctx.pageCleanup = renderLogin(main, { onLogin: loggedIn, notice: ctx.loginNotice });
+    ctx.loginNotice = null;
+    return;
+  }
+  let name = route();
+  if (!routes[name]) {
+    name = DEFAULT_ROUTE;
+    history.replaceState(null, '', `#/${name}`);
+  }
+  setTopBar();
+  document.title = `${routes[name].title} · testbedd`;
+  ctx.pageCleanup = routes[name].render(main, ctx);
+  if (focus) main.focus({ preventScroll: true });
+}
+
+function loggedIn(session) {
+  ctx.session = { name: session.name, role: session.role };
+  csrf.set(session.csrf_token);
+  startLive();
+  if (route() === 'login' || !routes[route()]) history.replaceState(null, '', `#/${DEFAULT_ROUTE}`);
+  render(true);
+}
+
+function loggedOut(notice) {
+  stopLive();
+  csrf.clear();
+  ctx.session = null;
+  ctx.loginNotice = notice ?? null;
+  history.replaceState(null, '', '#/login');
+  render(true);
+}
+
+async function logout() {
+  const button = document.getElementById('logout');
+  button.disabled = true;
+  try {
+    await api('DELETE', 'session', undefined, { quiet401: true });
+  } catch (err) {
+    // The session may be gone already (expired, revoked): the cookie is
+    // useless either way, so still show the login page.
+    console.warn('testbedd: logout:', err.message);
+  } finally {
+    button.disabled = false;
+  }
+  loggedOut('You are logged out.');
+}
+
+async function boot() {
+  ctx.main = document.getElementById('main');
+  document.getElementById('logout').addEventListener('click', logout);
+  window.addEventListener('hashchange', () => render(true));
+  onUnauthorized((err) => {
+    if (ctx.session !== null) loggedOut(`${err.message}`);
+  });
+  try {
+    const me = await api('GET', 'whoami', undefined, { quiet401: true });
+    ctx.session = { name: me.token.name, role: me.token.role };
+    if (me.via !== 'cookie') csrf.clear();
+    startLive();
+  } catch (err) {
+    ctx.session = null;
+    if (err.status !== 401) ctx.loginNotice = err.message;
+  }
+  render(false);
+}
+
+boot();

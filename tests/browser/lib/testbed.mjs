@@ -1,0 +1,318 @@
+// testbed.mjs - what the browser tests run against: the real testbedd, a real
+// sshd on 127.0.0.1 and Debian's Chromium driven by playwright-core.
+//
+// Every process started here is remembered by its pid and ended by that pid
+// (with the pids of its own children, found in /proc: sshd's per-connection
+// processes call setsid(), so a process group would miss them).
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import {
+  mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync, openSync, closeSync,
+  readdirSync, unlinkSync,
+} from 'node:fs';
+import { createServer, connect } from 'node:net';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const sourceDir = process.env.TB_SOURCE_DIR ?? path.resolve(here, '..', '..', '..');
+export const binaryDir = process.env.TB_BINARY_DIR;
+export const CHROMIUM = process.env.TB_CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Poll fn until it returns a truthy value; fail with what() after ms. */
+export async function eventually(fn, ms, what) {
+  const end = Date.now() + ms;
+  let last;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+      last = v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > end) {
+      const why = typeof what === 'function' ? await what(last) : what;
+      throw new Error(`${why} (waited ${ms} ms; last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    }
+    await sleep(100);
+  }
+}
+
+export async function need(name) {
+  try {
+    return await import(name);
+  } catch (err) {
+    throw new Error(`cannot load ${name} (${err.code ?? err.message}); ` +
+      `install the test dependencies with: npm ci --prefix ${path.join(sourceDir, 'tests')}`);
+  }
+}
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function portOpen(port) {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port });
+    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('error', () => resolve(false));
+  });
+}
+
+/** The pids of every descendant of pid (children first found, then theirs). */
+function descendants(pid) {
+  const parent = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parent.set(Number(name), ppid);
+    } catch { /* gone meanwhile */ }
+  }
+  const out = [];
+  const walk = (p) => {
+    for (const [child, pp] of parent) if (pp === p) { out.push(child); walk(child); }
+  };
+  walk(pid);
+  return out;
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One child process with its exit remembered. */
+class Proc {
+  constructor(name, file, args, logPath) {
+    const log = openSync(logPath, 'a');
+    this.name = name;
+    this.logPath = logPath;
+    this.exit = null;
+    this.child = spawn(file, args, { stdio: ['ignore', log, log] });
+    closeSync(log);
+    this.pid = this.child.pid;
+    this.exited = new Promise((resolve) => {
+      this.child.on('exit', (code, signal) => { this.exit = signal ?? code; resolve(this.exit); });
+    });
+  }
+
+  get running() { return this.exit === null; }
+
+  log() {
+    try { return readFileSync(this.logPath, 'utf8'); } catch { return ''; }
+  }
+
+  /**
+   * SIGTERM (then SIGKILL after ms) to the process and every descendant, by
+   * pid.  The process is stopped (SIGSTOP) first, so that it forks no child
+   * after its children were listed (sshd forks one per connection).
+   */
+  async stop(ms = 5000) {
+    let kids = [];
+    if (this.running) {
+      this.child.kill('SIGSTOP');
+      kids = descendants(this.pid);
+      for (const k of kids) { try { process.kill(k, 'SIGTERM'); } catch { /* gone */ } }
+      this.child.kill('SIGTERM');
+      this.child.kill('SIGCONT');
+    }
+    const timedOut = await Promise.race([this.exited.then(() => false), sleep(ms).then(() => true)]);
+    if (timedOut && this.running) this.child.kill('SIGKILL');
+    await this.exited;
+    for (const k of kids) {
+      for (let i = 0; i < 20 && alive(k); i++) await sleep(50);
+      if (alive(k)) { try { process.kill(k, 'SIGKILL'); } catch { /* gone */ } }
+    }
+    return { timedOut };
+  }
+}
+
+/** A real sshd on 127.0.0.1:port with its own host key; the client key is authorized for root. */
+export class Sshd {
+  constructor(dir, port) {
+    this.dir = dir;
+    this.port = port;
+    this.proc = null;
+    mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
+    const keygen = (file, comment) => execFileSync('ssh-keygen',
+      ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', file], { stdio: 'ignore', timeout: 10_000 });
+    this.hostKey = path.join(dir, 'ssh_host_ed25519_key');
+    this.clientKey = path.join(dir, 'id_ed25519');
+    keygen(this.hostKey, 'tb-browser-host');
+    keygen(this.clientKey, 'tb-browser-client');
+    writeFileSync(path.join(dir, 'authorized_keys'), readFileSync(`${this.clientKey}.pub`), { mode: 0o600 });
+    // "256 SHA256:... comment (ED25519)"
+    this.fingerprint = execFileSync('ssh-keygen', ['-lf', `${this.hostKey}.pub`], { encoding: 'utf8' }).split(' ')[1];
+    assert.match(this.fingerprint, /^SHA256:[A-Za-z0-9+/]{43}$/);
+    this.config = path.join(dir, 'sshd_config');
+    writeFileSync(this.config, [
+      `ListenAddress 127.0.0.1:${port}`,
+      `HostKey ${this.hostKey}`,
+      'PidFile none',
+      'StrictModes no',
+      'UsePAM no',
+      'PasswordAuthentication no',
+      'KbdInteractiveAuthentication no',
+      'PermitRootLogin prohibit-password',
+      `AuthorizedKeysFile ${path.join(dir, 'authorized_keys')}`,
+      'LogLevel ERROR',
+      '',
+    ].join('\n'));
+  }
+
+  async start() {
+    assert.ok(!this.proc?.running, 'sshd runs already');
+    this.proc = new Proc('sshd', '/usr/sbin/sshd', ['-D', '-e', '-f', this.config], path.join(this.dir, 'sshd.log'));
+    await eventually(async () => {
+      if (!this.proc.running) throw new Error(`sshd exited (${this.proc.exit}): ${this.proc.log()}`);
+      return portOpen(this.port);
+    }, 10_000, `sshd did not listen on 127.0.0.1:${this.port}`);
+  }
+
+  get running() { return Boolean(this.proc?.running); }
+
+  async stop() {
+    if (this.proc) await this.proc.stop();
+  }
+}
+
+/** The real testbedd with a state dir that outlives restarts. */
+export class Testbedd {
+  constructor(dir, inventory) {
+    assert.ok(binaryDir, 'TB_BINARY_DIR is not set (ctest sets it to the build directory)');
+    this.exe = path.join(binaryDir, 'testbedd');
+    assert.ok(existsSync(this.exe), `${this.exe} does not exist: build testbedd first`);
+    this.dir = dir;
+    this.inventory = path.join(dir, 'inventory.yaml');
+    this.stateDir = path.join(dir, 'state');
+    this.portFile = path.join(dir, 'port');
+    writeFileSync(this.inventory, inventory);
+    this.port = 0;
+    this.proc = null;
+  }
+
+  get base() { return `http://127.0.0.1:${this.port}`; }
+
+  /** Start (on the same port as before, if it ran before). */
+  async start() {
+    if (existsSync(this.portFile)) unlinkSync(this.portFile);
+    this.proc = new Proc('testbedd', this.exe, ['--inventory', this.inventory, '--state-dir', this.stateDir,
+      '--listen', '127.0.0.1', '--port', String(this.port), '--port-file', this.portFile,
+      '--probe-interval', '1', '--static', path.join(sourceDir, 'static')], path.join(this.dir, 'testbedd.log'));
+    await eventually(() => {
+      if (!this.proc.running) throw new Error(`testbedd exited (${this.proc.exit})`);
+      return existsSync(this.portFile) && readFileSync(this.portFile, 'utf8').trim();
+    }, 15_000, () => `testbedd wrote no port file:\n${this.proc.log()}`);
+    this.port = Number(readFileSync(this.portFile, 'utf8').trim());
+    this.adminToken = readFileSync(path.join(this.stateDir, 'admin.token'), 'utf8').trim();
+  }
+
+  async stop() {
+    if (!this.proc) return { timedOut: false };
+    return this.proc.stop(10_000);
+  }
+
+  /** GET path with the admin token -> parsed JSON. */
+  async get(urlPath) {
+    const res = await fetch(`${this.base}${urlPath}`, { headers: { Authorization: `Bearer ${this.adminToken}` } });
+    const text = await res.text();
+    assert.equal(res.status, 200, `GET ${urlPath}: ${res.status} ${text}`);
+    return JSON.parse(text);
+  }
+
+  /** POST path with the admin token and a JSON body -> parsed JSON. */
+  async post(urlPath, body) {
+    const res = await fetch(`${this.base}${urlPath}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${this.adminToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    assert.ok(res.status >= 200 && res.status < 300, `POST ${urlPath}: ${res.status} ${text}`);
+    return JSON.parse(text);
+  }
+
+  /**
+   * The ids and types of the events the stream replays after `since`,
+   * read until the stream has been quiet for quietMs.
+   */
+  replay(query, quietMs = 1500) {
+    return new Promise((resolve, reject) => {
+      const events = [];
+      let timer;
+      const req = http.get(`${this.base}/api/v1/events?${query}`,
+        { headers: { Authorization: `Bearer ${this.adminToken}`, Accept: 'text/event-stream' } }, (res) => {
+          if (res.statusCode !== 200) {
+            reject(new Error(`GET /api/v1/events?${query}: ${res.statusCode}`));
+            res.resume();
+            return;
+          }
+          let buf = '';
+          const done = () => { req.destroy(); resolve(events); };
+          timer = setTimeout(done, quietMs);
+          res.setEncoding('utf8');
+          res.on('data', (chunk) => {
+            buf += chunk;
+            let i;
+            while ((i = buf.indexOf('\n\n')) >= 0) {
+              const block = buf.slice(0, i);
+              buf = buf.slice(i + 2);
+              const ev = {};
+              for (const line of block.split('\n')) {
+                const m = /^(id|event): ?(.*)$/.exec(line);
+                if (m) ev[m[1]] = m[2];
+              }
+              if (ev.id !== undefined) {
+                events.push({ id: Number(ev.id), type: ev.event ?? 'message' });
+                clearTimeout(timer);
+                timer = setTimeout(done, quietMs);
+              }
+            }
+          });
+          res.on('end', () => { clearTimeout(timer); resolve(events); });
+        });
+      req.on('error', (err) => { clearTimeout(timer); if (err.code !== 'ECONNRESET') reject(err); });
+    });
+  }
+}
+
+export function tempDir(prefix) {
+  return mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export function removeDir(dir) {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Headless Chromium with a fresh profile in dir. */
+export async function launchChromium(dir, viewport = { width: 1280, height: 800 }) {
+  const { chromium } = await need('playwright-core');
+  return chromium.launchPersistentContext(dir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport,
+    timeout: 60_000,
+  });
+}
