@@ -37,6 +37,16 @@ static const char usage_text[] =
 "  audit [--host H] [--actor A] [--since RFC3339] [--limit 1..1000]\n"
 "                                     who did what, newest first (admin)\n"
 "  whoami                             the token in use and its role\n"
+"  power HOST on|off|cycle|reset|soft [--wait]\n"
+"                                     switch a machine (operator); --wait follows\n"
+"                                     the action's steps to its end\n"
+"  boot HOST OS [--wait] [--make-default]\n"
+"                                     bring HOST up in OS through GRUB and verify\n"
+"                                     it (operator)\n"
+"  boot-entries HOST                  the GRUB menu read from HOST's Linux\n"
+"  actions [--host H] [--limit N]     recent power and boot actions\n"
+"  action ID [--wait]                 one action with its steps and exact commands\n"
+"  action cancel ID                   stop a running action (operator)\n"
 "  events [--type T,...] [--host H] [--since ID]\n"
 "                                     follow the live event stream, one line per\n"
 "                                     event (--json: the event's JSON); resumes by\n"
@@ -69,7 +79,9 @@ static const char usage_text[] =
 "  3  server error or no answer: HTTP 5xx, connection refused, timeout, a reply\n"
 "     that is not testbedd's JSON\n"
 "  4  unauthorized or forbidden (HTTP 401 or 403): the token is missing,\n"
-"     revoked or its role is too low\n";
+"     revoked or its role is too low\n"
+"  5  --wait: the action failed (its reason is printed)\n"
+"  6  --wait: the action was canceled\n";
 
 typedef int (*cmd_fn)(const struct tbctl_ctx *ctx);
 
@@ -98,6 +110,13 @@ static const struct command commands[] = {
 	  TBCTL_OPT_HOST | TBCTL_OPT_ACTOR | TBCTL_OPT_SINCE | TBCTL_OPT_LIMIT, 1,
 	  tbctl_cmd_audit, "audit [--host H] [--actor A] [--since RFC3339] [--limit N]" },
 	{ "whoami", NULL, 1, 1, 0, 1, tbctl_cmd_whoami, "whoami" },
+	{ "power", NULL, 3, 3, TBCTL_OPT_WAIT, 1, tbctl_cmd_power, "power HOST on|off|cycle|reset|soft [--wait]" },
+	{ "boot", NULL, 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_MAKE_DEFAULT, 1, tbctl_cmd_boot,
+	  "boot HOST OS [--wait] [--make-default]" },
+	{ "boot-entries", NULL, 2, 2, 0, 1, tbctl_cmd_boot_entries, "boot-entries HOST" },
+	{ "actions", NULL, 1, 1, TBCTL_OPT_HOST | TBCTL_OPT_LIMIT, 1, tbctl_cmd_actions, "actions [--host H] [--limit N]" },
+	{ "action", "cancel", 3, 3, 0, 1, tbctl_cmd_action_cancel, "action cancel ID" },
+	{ "action", NULL, 2, 2, TBCTL_OPT_WAIT, 1, tbctl_cmd_action, "action ID [--wait]" },
 	{ "events", NULL, 1, 1, TBCTL_OPT_TYPE | TBCTL_OPT_HOST | TBCTL_OPT_SINCE, 1, tbctl_cmd_events,
 	  "events [--type T,...] [--host H] [--since ID]" },
 	{ "health", NULL, 1, 1, 0, 0, tbctl_cmd_health, "health" },
@@ -123,6 +142,8 @@ static const struct option_def options[] = {
 	{ "since", TBCTL_OPT_SINCE, 1 },
 	{ "limit", TBCTL_OPT_LIMIT, 1 },
 	{ "type", TBCTL_OPT_TYPE, 1 },
+	{ "wait", TBCTL_OPT_WAIT, 0 },
+	{ "make-default", TBCTL_OPT_MAKE_DEFAULT, 0 },
 };
 
 enum parse_result { PARSE_OK, PARSE_HELP, PARSE_VERSION, PARSE_ERROR };
@@ -138,6 +159,11 @@ static int set_option(struct tbctl_args *a, const struct option_def *o, const ch
 
 	if (strcmp(o->name, "json") == 0) {
 		a->json = 1;
+		return 0;
+	}
+	if (o->bit == TBCTL_OPT_WAIT || o->bit == TBCTL_OPT_MAKE_DEFAULT) {
+		*(o->bit == TBCTL_OPT_WAIT ? &a->wait : &a->make_default) = 1;
+		a->seen |= o->bit;
 		return 0;
 	}
 	if (strcmp(o->name, "url") == 0) {

@@ -24,6 +24,8 @@ enum tbctl_exit {
 	TBCTL_EXIT_REFUSED = 2,    /* the API refused the request (4xx) */
 	TBCTL_EXIT_SERVER = 3,     /* 5xx, no reply, timeout, not JSON */
 	TBCTL_EXIT_AUTH = 4,       /* 401 or 403 */
+	TBCTL_EXIT_FAILED = 5,     /* --wait: the action failed */
+	TBCTL_EXIT_CANCELED = 6,   /* --wait: the action was canceled */
 };
 
 #define TBCTL_DEFAULT_URL "http://127.0.0.1:8080"
@@ -39,10 +41,14 @@ enum tbctl_opt {
 	TBCTL_OPT_SINCE = 1 << 5,
 	TBCTL_OPT_LIMIT = 1 << 6,
 	TBCTL_OPT_TYPE = 1 << 7,
+	TBCTL_OPT_WAIT = 1 << 8,
+	TBCTL_OPT_MAKE_DEFAULT = 1 << 9,
 };
 
 struct tbctl_args {
 	int json;                       /* --json: print the server's JSON */
+	int wait;                       /* --wait: follow an action to its end */
+	int make_default;               /* --make-default */
 	const char *url;                /* --url, else TESTBEDD_URL, else default */
 	long timeout_s;                 /* --timeout, total time per request */
 	unsigned seen;                  /* enum tbctl_opt bits given */
@@ -102,5 +108,11 @@ int tbctl_cmd_audit(const struct tbctl_ctx *ctx);
 int tbctl_cmd_whoami(const struct tbctl_ctx *ctx);
 int tbctl_cmd_health(const struct tbctl_ctx *ctx);
 int tbctl_cmd_events(const struct tbctl_ctx *ctx);
+int tbctl_cmd_power(const struct tbctl_ctx *ctx);
+int tbctl_cmd_boot(const struct tbctl_ctx *ctx);
+int tbctl_cmd_boot_entries(const struct tbctl_ctx *ctx);
+int tbctl_cmd_actions(const struct tbctl_ctx *ctx);
+int tbctl_cmd_action(const struct tbctl_ctx *ctx);
+int tbctl_cmd_action_cancel(const struct tbctl_ctx *ctx);
 
 #endif /* TBCTL_H */

@@ -24,6 +24,13 @@ int api_token_revoke(struct tb_request *rq, struct tb_reply *rp);
 
 int api_audit_list(struct tb_request *rq, struct tb_reply *rp);
 
+int api_host_power(struct tb_request *rq, struct tb_reply *rp);
+int api_host_boot(struct tb_request *rq, struct tb_reply *rp);
+int api_host_boot_entries(struct tb_request *rq, struct tb_reply *rp);
+int api_actions_list(struct tb_request *rq, struct tb_reply *rp);
+int api_action_get(struct tb_request *rq, struct tb_reply *rp);
+int api_action_cancel(struct tb_request *rq, struct tb_reply *rp);
+
 int api_events_stream(struct tb_request *rq, struct tb_reply *rp);
 int api_metrics(struct tb_request *rq, struct tb_reply *rp);
 

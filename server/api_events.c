@@ -50,6 +50,9 @@ int api_events_stream(struct tb_request *rq, struct tb_reply *rp)
 			       "type is a comma list of event types, a trailing . for a prefix: host.state,audit");
 	if (matrix != NULL && (parse_id(matrix, &rp->stream_filter.matrix) != 0 || rp->stream_filter.matrix == 0))
 		return tb_fail(&rp->err, TB_ERR_INVALID, "matrix", "matrix must be a matrix id");
+	/* the audit log is the admin's: others do not get its entries live either */
+	rp->stream_filter.hide_audit = rq->who->level < TB_LEVEL_ADMIN;
+	rp->stream_filter.owner = rq->who->token_id;
 	rp->stream = 1;
 	rp->status = 200;
 	return 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "events.h"
 #include "timeutil.h"
 
 static json_t *token_json(const struct tb_token_row *r)
@@ -89,5 +90,7 @@ int api_token_revoke(struct tb_request *rq, struct tb_reply *rp)
 			       rq->args[0]);
 	if ((rc = tb_store_token_revoke(rq->app->store, (int64_t)id, &rp->err)) != 0)
 		return rc;
+	/* its sessions ended with it (store); its open event streams end now */
+	tb_events_drop_owner(rq->app->events, (int64_t)id);
 	return tb_reply_json(rp, 204, NULL);
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "actions.h"
 #include "events.h"
 #include "hosts.h"
 #include "http.h"
@@ -83,7 +84,8 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		goto fail;
 	}
-	if ((rc = tb_hosts_start(app, &app->hosts, err)) != 0)
+	if ((rc = tb_hosts_start(app, &app->hosts, err)) != 0 ||
+	    (rc = tb_actions_new(app, &app->actions, err)) != 0)
 		goto fail;
 	hc = (struct tb_http_config){
 		.bind_address = cfg->listen_address,
@@ -137,6 +139,7 @@ void tb_app_stop(struct tb_app *app)
 	 * connection is left suspended when the HTTP edge stops. */
 	tb_events_close(app->events);
 	tb_http_stop(app->http);
+	tb_actions_stop(app->actions);
 	tb_hosts_stop(app->hosts);
 	tb_events_free(app->events);
 	tb_metrics_free(app->metrics);

@@ -16,6 +16,7 @@
 #include "inventory.h"
 #include "store.h"
 
+struct tb_actions;
 struct tb_events;
 struct tb_hosts;
 struct tb_http;
@@ -42,6 +43,7 @@ struct tb_app {
 	struct tb_events *events;
 	struct tb_metrics *metrics;
 	struct tb_hosts *hosts;
+	struct tb_actions *actions;
 	struct tb_http *http;
 	pthread_mutex_t inv_lock;
 	struct tb_inventory *inv;     /* current; guarded by inv_lock */

@@ -25,6 +25,9 @@ struct tb_sub {
 	char host[64];
 	char types[256];
 	int64_t matrix;
+	int hide_audit;
+	int64_t owner;
+	int reset_ahead;           /* resumed after an id this bus never had */
 	tb_events_wake_fn wake;
 	void *cls;
 	int waiting;               /* told TB_SUB_WAIT; wake on the next event */
@@ -159,6 +162,8 @@ static void format_time_ms(int64_t ms, char buf[32])
 
 static int matches(const struct tb_sub *s, const struct slot *e)
 {
+	if (s->hide_audit && strcmp(e->type, "audit") == 0)
+		return 0;
 	if (s->host[0] != '\0' && strcmp(s->host, e->host) != 0)
 		return 0;
 	if (s->matrix != 0 && s->matrix != e->matrix)
@@ -260,11 +265,15 @@ int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_eve
 	snprintf(s->host, sizeof(s->host), "%s", f->host != NULL ? f->host : "");
 	snprintf(s->types, sizeof(s->types), "%s", f->types != NULL ? f->types : "");
 	s->matrix = f->matrix;
+	s->hide_audit = f->hide_audit;
+	s->owner = f->owner;
 	s->wake = wake;
 	s->cls = cls;
 	pthread_mutex_lock(&ev->lock);
 	s->ev = ev;
-	/* since < 0: live only; a since in the future means "from now" too */
+	/* since < 0: live only.  A since this bus never reached (a restored or
+	 * replaced state directory): the client's state is stale, tell it. */
+	s->reset_ahead = since > ev->last;
 	s->cursor = since < 0 || since > ev->last ? ev->last : since;
 	s->next = ev->subs;
 	if (ev->subs != NULL)
@@ -404,6 +413,17 @@ enum tb_sub_status tb_sub_next(struct tb_sub *s, char *buf, size_t len, size_t *
 		pthread_mutex_unlock(&ev->lock);
 		return TB_SUB_CLOSED;
 	}
+	if (s->reset_ahead) {
+		char reset[64];
+
+		s->reset_ahead = 0;
+		snprintf(reset, sizeof(reset), "{\"oldest\":%lld}", (long long)ring_oldest(ev));
+		*n = put_record(s, buf, len, 0, 0, "reset", reset);
+		pthread_mutex_unlock(&ev->lock);
+		if (*n > 0)
+			return TB_SUB_DATA;
+		return tb_sub_next(s, buf, len, n);
+	}
 	if (s->cursor < ev->last && s->cursor + 1 < ring_oldest(ev)) {
 		/* Behind the ring: replay a page from the store, unlocked. */
 		struct store_page p = {.sub = s, .buf = buf, .len = len};
@@ -452,6 +472,21 @@ enum tb_sub_status tb_sub_next(struct tb_sub *s, char *buf, size_t len, size_t *
 		return tb_sub_next(s, buf, len, n);
 	*n = used;
 	return TB_SUB_DATA;
+}
+
+void tb_events_drop_owner(struct tb_events *ev, int64_t owner)
+{
+	pthread_mutex_lock(&ev->lock);
+	for (struct tb_sub *s = ev->subs; s != NULL; s = s->next) {
+		if (s->owner != owner || s->dropped)
+			continue;
+		s->dropped = 1;
+		if (s->waiting) {
+			s->waiting = 0;
+			s->wake(s->cls);
+		}
+	}
+	pthread_mutex_unlock(&ev->lock);
 }
 
 size_t tb_events_wake_all(struct tb_events *ev)

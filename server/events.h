@@ -53,6 +53,8 @@ struct tb_events_filter {
 	const char *host;          /* NULL: any */
 	const char *types;         /* NULL: any; "host.state,audit"; "host." is a prefix */
 	int64_t matrix;            /* 0: any */
+	int hide_audit;            /* the subscriber may not see audit events (not an admin) */
+	int64_t owner;             /* the token it runs under, for tb_events_drop_owner */
 };
 
 typedef void (*tb_events_wake_fn)(void *cls);
@@ -74,6 +76,10 @@ enum tb_sub_status { TB_SUB_DATA, TB_SUB_WAIT, TB_SUB_CLOSED };
  * this answer).  TB_SUB_CLOSED: the bus is closing or the subscriber was
  * dropped for lagging; end the stream. */
 enum tb_sub_status tb_sub_next(struct tb_sub *sub, char *buf, size_t len, size_t *n);
+
+/* End every subscription of owner (a revoked token): its next read says
+ * TB_SUB_CLOSED. */
+void tb_events_drop_owner(struct tb_events *ev, int64_t owner);
 
 /* Wake every waiting subscriber (heartbeats), and count them. */
 size_t tb_events_wake_all(struct tb_events *ev);

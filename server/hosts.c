@@ -24,6 +24,7 @@ struct host_state {
 	char presented_os[40];
 	char presented_fp[64];
 	char detail[TB_ERROR_MSG_MAX]; /* last log-only detail, to log each once */
+	char phase[16];                /* set by an action, "" when none */
 };
 
 struct tb_hosts {
@@ -83,6 +84,27 @@ static void pinned_fp(struct tb_hosts *h, const struct tb_machine *m, const stru
 	snprintf(fp, len, "%s", p->host_key != NULL ? p->host_key : "");
 }
 
+void tb_hosts_target(struct tb_hosts *h, const struct tb_machine *m, const struct tb_persona *p,
+		     struct tb_ssh_target *t, char *pin, size_t pinlen)
+{
+	pinned_fp(h, m, p, pin, pinlen);
+	*t = (struct tb_ssh_target){
+		.machine = m->name,
+		.os = p->os,
+		.address = p->address,
+		.port = p->port,
+		.user = p->user,
+		.key_file = p->key_file,
+		.pinned_fp = pin[0] ? pin : NULL,
+		.connect_timeout_s = p->connect_timeout_s,
+	};
+}
+
+struct tb_ssh_pool *tb_hosts_pool(struct tb_hosts *h)
+{
+	return h->pool;
+}
+
 struct probe_result {
 	int answered;
 	char os[40];
@@ -131,21 +153,12 @@ static int probe_persona(struct tb_hosts *h, const struct tb_machine *m, const s
 {
 	static const char *const argv[] = {"uname", "-s", NULL};
 	char pin[80], presented[80] = "";
-	struct tb_ssh_target t = {
-		.machine = m->name,
-		.os = p->os,
-		.address = p->address,
-		.port = p->port,
-		.user = p->user,
-		.key_file = p->key_file,
-		.connect_timeout_s = p->connect_timeout_s,
-	};
+	struct tb_ssh_target t;
 	struct tb_ssh_result r;
 	struct tb_error e = {0};
 	int rc;
 
-	pinned_fp(h, m, p, pin, sizeof(pin));
-	t.pinned_fp = pin[0] ? pin : NULL;
+	tb_hosts_target(h, m, p, &t, pin, sizeof(pin));
 	memset(&r, 0, sizeof(r));
 	rc = tb_ssh_exec(h->pool, &t, argv, p->command_timeout_s * 1000, NULL, NULL, &r, &e);
 	snprintf(presented, sizeof(presented), "%s", r.host_fp);
@@ -172,6 +185,22 @@ static int probe_persona(struct tb_hosts *h, const struct tb_machine *m, const s
 		snprintf(res->presented_fp, sizeof(res->presented_fp), "%s", presented);
 	}
 	return rc;
+}
+
+void tb_hosts_set_phase(struct tb_hosts *h, const char *machine, const char *phase)
+{
+	struct host_state *s;
+	int changed = 0;
+
+	pthread_mutex_lock(&h->lock);
+	s = slot(h, machine, 1);
+	if (s != NULL && strcmp(s->phase, phase != NULL ? phase : "") != 0) {
+		snprintf(s->phase, sizeof(s->phase), "%s", phase != NULL ? phase : "");
+		changed = 1;
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (changed)
+		tb_events_publish(h->app->events, "host.state", machine, 0, tb_hosts_state_json(h, machine));
 }
 
 static void publish_state(struct tb_hosts *h, const char *machine)
@@ -380,15 +409,16 @@ json_t *tb_hosts_state_json(struct tb_hosts *h, const char *machine)
 		s = *p;
 	pthread_mutex_unlock(&h->lock);
 	if (p == NULL)
-		return json_pack("{s:s, s:n, s:n, s:n, s:n, s:n}", "reachability", "unknown", "os", "since",
-				 "checked_at", "last_error", "presented_host_key");
+		return json_pack("{s:s, s:n, s:n, s:n, s:n, s:n, s:s}", "reachability", "unknown", "os", "since",
+				 "checked_at", "last_error", "presented_host_key", "phase", "unknown");
 	if (s.err_code[0])
 		err = json_pack("{s:s, s:s}", "code", s.err_code, "message", s.err_msg);
 	if (s.presented_fp[0])
 		presented = json_pack("{s:s, s:s}", "os", s.presented_os, "fingerprint", s.presented_fp);
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}", "reachability", s.reach, "os",
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "reachability", s.reach, "os",
 			 s.os[0] ? json_string(s.os) : json_null(), "since", tb_time_json(s.since), "checked_at",
-			 tb_time_json(s.checked_at), "last_error", err, "presented_host_key", presented);
+			 tb_time_json(s.checked_at), "last_error", err, "presented_host_key", presented, "phase",
+			 s.phase[0] ? s.phase : (strcmp(s.reach, "up") == 0 ? "up" : strcmp(s.reach, "down") == 0 ? "down" : "unknown"));
 }
 
 json_t *tb_hosts_machine_json(struct tb_hosts *h, const struct tb_machine *m)
@@ -407,6 +437,24 @@ json_t *tb_hosts_machine_json(struct tb_hosts *h, const struct tb_machine *m)
 	}
 	json_object_set_new(j, "state", tb_hosts_state_json(h, m->name));
 	return j;
+}
+
+int tb_hosts_probe_one(struct tb_hosts *h, const struct tb_machine *m, char *os, size_t len)
+{
+	struct host_state *s;
+	int up = 0;
+
+	probe_machine(h, m);
+	pthread_mutex_lock(&h->lock);
+	s = slot(h, m->name, 0);
+	if (s != NULL && strcmp(s->reach, "up") == 0) {
+		up = 1;
+		snprintf(os, len, "%s", s->os);
+	} else if (len > 0) {
+		os[0] = '\0';
+	}
+	pthread_mutex_unlock(&h->lock);
+	return up;
 }
 
 void tb_hosts_each_state(struct tb_hosts *h, tb_hosts_state_fn fn, void *cls)

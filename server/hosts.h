@@ -52,6 +52,25 @@ json_t *tb_hosts_machine_json(struct tb_hosts *h, const struct tb_machine *m);
 typedef void (*tb_hosts_state_fn)(void *cls, const char *machine, const char *reachability, const char *os);
 void tb_hosts_each_state(struct tb_hosts *h, tb_hosts_state_fn fn, void *cls);
 
+/* Probe one machine now, in the calling thread (also updates its state and
+ * publishes a change).  Returns 1 and the answering OS in os (len bytes)
+ * when a persona answers, else 0.  Blocks up to the personas' timeouts. */
+struct tb_machine;
+int tb_hosts_probe_one(struct tb_hosts *h, const struct tb_machine *m, char *os, size_t len);
+
+/* What an action is doing to the machine ("powering_on", "booting",
+ * "shutting_down"; NULL when nothing): shown as state.phase. */
+void tb_hosts_set_phase(struct tb_hosts *h, const char *machine, const char *phase);
+
+/* The ssh target of a persona with the pin in force; pin is the caller's
+ * buffer (at least 80 bytes) that t->pinned_fp may point into. */
+struct tb_persona;
+struct tb_ssh_target;
+struct tb_ssh_pool;
+void tb_hosts_target(struct tb_hosts *h, const struct tb_machine *m, const struct tb_persona *p,
+		     struct tb_ssh_target *t, char *pin, size_t pinlen);
+struct tb_ssh_pool *tb_hosts_pool(struct tb_hosts *h);
+
 /* An admin accepts the host key that persona os of machine presented:
  * fp must be exactly the fingerprint shown.  TB_ERR_NOT_FOUND for an
  * unknown machine or OS, TB_ERR_CONFLICT when fp is not what it presented. */

@@ -276,7 +276,7 @@ static int parse_power(struct ctx *c, const struct tb_ynode *map, const char *pa
 	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 ||
 	    (rc = get_enum(c, map, path, "driver", 1, drivers, &d)) != 0)
 		return rc;
-	pm->driver = (enum tb_power_driver)d;
+	pm->driver = (enum tb_power_kind)d;
 	if (pm->driver == TB_POWER_IPMI) {
 		pm->port = 623;
 		pm->cipher_suite = 3;
@@ -474,7 +474,7 @@ static int parse_machine(struct ctx *c, const char *name, const struct tb_ynode 
 			 const struct tb_ynode *machines, struct tb_machine *m)
 {
 	static const char *const keys[] = {"role", "mac", "power", "console", "boot", "os", "links",
-					   "idle_poweroff_min", NULL};
+					   "idle_poweroff_min", "boot_timeout_s", "shutdown_timeout_s", NULL};
 	static const char *const roles[] = {"host", "router", "relay", NULL};
 	const struct tb_ynode *n, *os;
 	char path[256], sub[512];
@@ -482,13 +482,17 @@ static int parse_machine(struct ctx *c, const char *name, const struct tb_ynode 
 
 	snprintf(path, sizeof(path), "machines.%s", name);
 	m->idle_poweroff_min = -1;
+	m->boot_timeout_s = 300;
+	m->shutdown_timeout_s = 120;
 	if ((m->name = strdup(name)) == NULL)
 		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
 	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = check_keys(c, map, path, keys)) != 0 ||
 	    (rc = get_enum(c, map, path, "role", 1, roles, &role)) != 0 ||
 	    (rc = get_str(c, map, path, "mac", 0, tb_valid_mac, "a MAC address such as a8:a1:59:95:87:60",
 			  &m->mac)) != 0 ||
-	    (rc = get_int(c, map, path, "idle_poweroff_min", 0, 10080, &m->idle_poweroff_min)) != 0)
+	    (rc = get_int(c, map, path, "idle_poweroff_min", 0, 10080, &m->idle_poweroff_min)) != 0 ||
+	    (rc = get_int(c, map, path, "boot_timeout_s", 5, 3600, &m->boot_timeout_s)) != 0 ||
+	    (rc = get_int(c, map, path, "shutdown_timeout_s", 5, 3600, &m->shutdown_timeout_s)) != 0)
 		return rc;
 	m->role = (enum tb_role)role;
 

@@ -33,11 +33,11 @@ struct tb_persona {
 	long command_timeout_s;
 };
 
-enum tb_power_driver { TB_POWER_IPMI, TB_POWER_WOL };
+enum tb_power_kind { TB_POWER_IPMI, TB_POWER_WOL };
 enum tb_wol_via { TB_WOL_BROADCAST, TB_WOL_DIRECTED, TB_WOL_RAW, TB_WOL_RELAY };
 
 struct tb_power_method {
-	enum tb_power_driver driver;
+	enum tb_power_kind driver;
 	/* ipmi */
 	char *address;
 	unsigned int port;         /* ipmi: 623; wol: 9 or 7 */
@@ -102,6 +102,8 @@ struct tb_machine {
 	struct tb_link *links;
 	size_t nlinks;
 	int idle_poweroff_min;     /* -1 when not set */
+	int boot_timeout_s;        /* power on or boot: until an OS answers (300) */
+	int shutdown_timeout_s;    /* off: until nothing answers (120) */
 };
 
 struct tb_inventory {

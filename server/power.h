@@ -78,4 +78,44 @@ extern const struct tb_power_driver tb_power_wol;
 /* The driver for an inventory power method. */
 const struct tb_power_driver *tb_power_driver_for(const struct tb_power_method *pm);
 
+
+/* ---- the state machine (power.c), run inside an action ---- */
+struct tb_action;
+struct tb_app;
+
+/*
+ * Do op to machine m and prove it: "on" ends when an OS persona answers ssh
+ * (Wake-on-LAN resent every TB_WOL_RESEND_S while waiting); "off"/"soft" end
+ * when nothing answers (through the BMC when there is one, else `shutdown -p
+ * now` on FreeBSD or `systemctl poweroff` on Linux over ssh); "cycle" and
+ * "reset" end when an OS answers again.  Transient BMC errors are retried
+ * with jittered backoff; credential and configuration errors fail at once.
+ * Every wait is bounded by m's boot/shutdown timeouts; every step is
+ * recorded on the action.  Blocks; checks the action's cancel flag.
+ * On success *os_out (when non-NULL, 40 bytes) gets the OS that answers, ""
+ * when the host is off.
+ */
+#define TB_WOL_RESEND_S 4
+int tb_power_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
+		 enum tb_power_op op, char *os_out, struct tb_error *err);
+
+/* Wait until a persona of m answers (1, os filled) or nothing does (0),
+ * as want says, within timeout_s; resending Wake-on-LAN when resend_wol.
+ * 0 when reached; TB_ERR_TIMEOUT or TB_ERR_CANCELED otherwise. */
+int tb_power_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, int want_up,
+		  int timeout_s, int resend_wol, char *os, size_t oslen, struct tb_error *err);
+
+/* Reboot-like operations: trigger(a, cls, err) makes the host go down (a
+ * reboot command, a BMC cycle); this returns when it has gone down and an
+ * OS answers again (*os_out, 40 bytes).  A watcher command on the host's
+ * own ssh session sees the moment it goes down, however short. */
+typedef int (*tb_trigger_fn)(struct tb_action *a, void *cls, struct tb_error *err);
+int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
+			 const char *cur_os, tb_trigger_fn trigger, void *cls, char *os_out, struct tb_error *err);
+
+/* Run argv on the persona of m that answers as os; capture (bounded). */
+struct tb_ssh_capture;
+int tb_power_ssh(struct tb_action *a, const struct tb_machine *m, const char *os, const char *const argv[],
+		 long timeout_ms, struct tb_ssh_capture *cap, struct tb_error *err);
+
 #endif /* TB_POWER_H */

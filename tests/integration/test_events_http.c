@@ -342,6 +342,54 @@ static void test_heartbeat(void **state)
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
+/* A viewer's stream carries no audit entries; revoking its token ends it;
+ * resuming after an id the daemon never had gets a reset. */
+static void test_viewer_revoke_and_ahead(void **state)
+{
+	struct tb_test_daemon d;
+	struct stream s;
+	struct tb_test_resp r;
+	char url[256], auth[200], body[128], secret[128], hdr[512];
+	const char *h[] = {auth, "Content-Type: application/json", NULL};
+	long long id;
+
+	(void)state;
+	assert_int_equal(tb_test_daemon_start(&d, NULL, NULL), 0);
+	snprintf(url, sizeof(url), "%s/api/v1/tokens", d.url);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d.admin_token);
+	snprintf(body, sizeof(body), "{\"name\":\"watcher\",\"role\":\"viewer\"}");
+	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), &r), 0);
+	assert_int_equal(r.status, 201);
+	snprintf(secret, sizeof(secret), "%s", json_string_value(json_object_get(r.json, "secret")));
+	id = json_integer_value(json_object_get(json_object_get(r.json, "token"), "id"));
+	tb_test_resp_free(&r);
+	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s\r\n", secret);
+	open_stream(&s, d.port, "/api/v1/events?since=0", hdr);
+	assert_true(read_until(&s, "event: host.state", 10000));
+	create_token(&d, "seen-by-admins-only");
+	/* revoke the watcher's token: its stream ends */
+	snprintf(url, sizeof(url), "%s/api/v1/tokens/%lld", d.url, id);
+	assert_int_equal(tb_test_http("DELETE", url, h, NULL, 0, &r), 0);
+	assert_int_equal(r.status, 204);
+	tb_test_resp_free(&r);
+	read_until(&s, "never-there", 3000);   /* reads until the server closes */
+	assert_null(strstr(s.buf, "event: audit"));
+	assert_null(strstr(s.buf, "seen-by-admins-only"));
+	{
+		char probe[1];
+
+		assert_int_equal(read(s.fd, probe, 1), 0);   /* closed by the server */
+	}
+	close_stream(&s);
+
+	auth_header(&d, hdr, sizeof(hdr));
+	strncat(hdr, "Last-Event-ID: 999999\r\n", sizeof(hdr) - strlen(hdr) - 1);
+	open_stream(&s, d.port, "/api/v1/events", hdr);
+	assert_true(read_until(&s, "event: reset\ndata: {\"oldest\":", 5000));
+	close_stream(&s);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_cookie_session_stream),
 		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_heartbeat),
+		cmocka_unit_test(test_viewer_revoke_and_ahead),
 	};
 
 	return cmocka_run_group_tests_name("events_http", tests, NULL, NULL);

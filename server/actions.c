@@ -1,0 +1,430 @@
+/* actions.c - long operations on one host, one holder per host: see actions.h. */
+#include "actions.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "app.h"
+#include "events.h"
+#include "log.h"
+#include "store.h"
+#include "timeutil.h"
+
+#define MAX_HOLDS 256
+
+struct hold {
+	char host[64];
+	char holder[160];
+};
+
+struct tb_action {
+	struct tb_actions *acts;
+	struct tb_action *next;
+	int64_t id;
+	char host[64];
+	char kind[16];
+	char actor[64];
+	tb_action_fn fn;
+	void *cls;
+	void (*cls_free)(void *);
+	volatile int cancel;
+	int done;
+	pthread_t thread;
+};
+
+struct tb_actions {
+	struct tb_app *app;
+	pthread_mutex_t lock;
+	struct hold holds[MAX_HOLDS];
+	struct tb_action *running;   /* started, not yet joined */
+};
+
+int tb_actions_new(struct tb_app *app, struct tb_actions **out, struct tb_error *err)
+{
+	struct tb_actions *acts = calloc(1, sizeof(*acts));
+	int rc;
+
+	*out = NULL;
+	if (acts == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	acts->app = app;
+	pthread_mutex_init(&acts->lock, NULL);
+	rc = tb_store_action_interrupt(app->store, "testbedd stopped while this action ran; run it again",
+				       tb_now(), err);
+	if (rc != 0) {
+		pthread_mutex_destroy(&acts->lock);
+		free(acts);
+		return rc;
+	}
+	*out = acts;
+	return 0;
+}
+
+/* Join the threads of finished actions (lock held). */
+static void reap(struct tb_actions *acts)
+{
+	struct tb_action **pp = &acts->running;
+
+	while (*pp != NULL) {
+		struct tb_action *a = *pp;
+
+		if (a->done) {
+			*pp = a->next;
+			pthread_join(a->thread, NULL);
+			free(a);
+		} else {
+			pp = &a->next;
+		}
+	}
+}
+
+void tb_actions_stop(struct tb_actions *acts)
+{
+	if (acts == NULL)
+		return;
+	pthread_mutex_lock(&acts->lock);
+	for (struct tb_action *a = acts->running; a != NULL; a = a->next)
+		a->cancel = 1;
+	while (acts->running != NULL) {
+		struct tb_action *a = acts->running;
+
+		acts->running = a->next;
+		pthread_mutex_unlock(&acts->lock);
+		pthread_join(a->thread, NULL);
+		free(a);
+		pthread_mutex_lock(&acts->lock);
+	}
+	pthread_mutex_unlock(&acts->lock);
+	pthread_mutex_destroy(&acts->lock);
+	free(acts);
+}
+
+static struct hold *find_hold(struct tb_actions *acts, const char *host)
+{
+	for (size_t i = 0; i < MAX_HOLDS; i++)
+		if (acts->holds[i].host[0] != '\0' && strcmp(acts->holds[i].host, host) == 0)
+			return &acts->holds[i];
+	return NULL;
+}
+
+/* Take a hold (lock held). */
+static int take_hold(struct tb_actions *acts, const char *host, const char *holder, struct tb_error *err)
+{
+	struct hold *h = find_hold(acts, host);
+
+	if (h != NULL)
+		return tb_fail(err, TB_ERR_CONFLICT, "name", "%s is busy: %s holds it; wait for it or cancel it",
+			       host, h->holder);
+	for (size_t i = 0; i < MAX_HOLDS; i++) {
+		if (acts->holds[i].host[0] == '\0') {
+			snprintf(acts->holds[i].host, sizeof(acts->holds[i].host), "%s", host);
+			snprintf(acts->holds[i].holder, sizeof(acts->holds[i].holder), "%s", holder);
+			return 0;
+		}
+	}
+	return tb_fail(err, TB_ERR_CONFLICT, "name", "too many hosts are busy");
+}
+
+int tb_actions_hold(struct tb_actions *acts, const char *host, const char *holder, struct tb_error *err)
+{
+	int rc;
+
+	pthread_mutex_lock(&acts->lock);
+	rc = take_hold(acts, host, holder, err);
+	pthread_mutex_unlock(&acts->lock);
+	return rc;
+}
+
+void tb_actions_release(struct tb_actions *acts, const char *host)
+{
+	struct hold *h;
+
+	pthread_mutex_lock(&acts->lock);
+	h = find_hold(acts, host);
+	if (h != NULL)
+		memset(h, 0, sizeof(*h));
+	pthread_mutex_unlock(&acts->lock);
+}
+
+void tb_actions_holder(struct tb_actions *acts, const char *host, char *buf, size_t len)
+{
+	struct hold *h;
+
+	pthread_mutex_lock(&acts->lock);
+	h = find_hold(acts, host);
+	snprintf(buf, len, "%s", h != NULL ? h->holder : "");
+	pthread_mutex_unlock(&acts->lock);
+}
+
+static void publish_state(struct tb_action *a)
+{
+	json_t *j = NULL;
+
+	if (tb_actions_get_json(a->acts, a->id, &j, NULL) == 0) {
+		json_object_del(j, "steps");
+		tb_events_publish(a->acts->app->events, "action.state", a->host, 0, j);
+	}
+}
+
+static void *run(void *arg)
+{
+	struct tb_action *a = arg;
+	struct tb_actions *acts = a->acts;
+	struct tb_error err = {0};
+	const char *state;
+	int rc;
+
+	tb_store_action_update(acts->app->store, a->id, "running", tb_now(), 0, NULL, NULL, NULL);
+	publish_state(a);
+	rc = a->fn(a, a->cls, &err);
+	if (rc == 0)
+		state = "succeeded";
+	else if (rc == TB_ERR_CANCELED || a->cancel)
+		state = "canceled";
+	else
+		state = "failed";
+	if (rc != 0 && err.message[0] == '\0')
+		tb_fail(&err, rc, "", "%s", tb_err_name(rc));
+	if (a->cancel && rc != 0 && rc != TB_ERR_CANCELED)
+		tb_fail(&err, TB_ERR_CANCELED, "", "canceled: %s", err.message);
+	tb_store_action_update(acts->app->store, a->id, state, 0, tb_now(), rc != 0 ? tb_err_name(err.code) : NULL,
+			       rc != 0 ? err.message : NULL, NULL);
+	tb_info("actions", "action %lld (%s on %s by %s): %s%s%s", (long long)a->id, a->kind, a->host, a->actor,
+		state, rc != 0 ? ": " : "", rc != 0 ? err.message : "");
+	tb_actions_release(acts, a->host);
+	publish_state(a);
+	if (a->cls_free != NULL)
+		a->cls_free(a->cls);
+	pthread_mutex_lock(&acts->lock);
+	a->done = 1;
+	pthread_mutex_unlock(&acts->lock);
+	return NULL;
+}
+
+int tb_actions_start(struct tb_actions *acts, const char *host, const char *kind, json_t *params,
+		     const char *actor, tb_action_fn fn, void *cls, void (*cls_free)(void *), int64_t *id,
+		     struct tb_error *err)
+{
+	struct tb_action *a = calloc(1, sizeof(*a));
+	struct tb_action_row row = {0};
+	char *text = json_dumps(params, JSON_COMPACT), holder[160];
+	int rc;
+
+	json_decref(params);
+	if (a == NULL || text == NULL) {
+		free(a);
+		free(text);
+		if (cls_free != NULL)
+			cls_free(cls);
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	a->acts = acts;
+	snprintf(a->host, sizeof(a->host), "%s", host);
+	snprintf(a->kind, sizeof(a->kind), "%s", kind);
+	snprintf(a->actor, sizeof(a->actor), "%s", actor);
+	a->fn = fn;
+	a->cls = cls;
+	a->cls_free = cls_free;
+	row.host = host;
+	row.kind = kind;
+	row.params = text;
+	row.state = "queued";
+	row.actor = actor;
+	row.created_at = tb_now();
+	pthread_mutex_lock(&acts->lock);
+	reap(acts);
+	/* the holder's name needs the id: hold first under a placeholder */
+	rc = take_hold(acts, host, "an action that is starting", err);
+	if (rc == 0 && (rc = tb_store_action_insert(acts->app->store, &row, &a->id, err)) != 0) {
+		struct hold *h = find_hold(acts, host);
+
+		if (h != NULL)
+			memset(h, 0, sizeof(*h));
+	}
+	if (rc == 0) {
+		snprintf(holder, sizeof(holder), "action %lld (%s %s) by %s", (long long)a->id, kind, text, actor);
+		snprintf(find_hold(acts, host)->holder, sizeof(holder), "%s", holder);
+		if (pthread_create(&a->thread, NULL, run, a) != 0) {
+			memset(find_hold(acts, host), 0, sizeof(struct hold));
+			tb_store_action_update(acts->app->store, a->id, "failed", 0, tb_now(), "internal_error",
+					       "cannot start a thread", NULL);
+			rc = tb_fail(err, TB_ERR_INTERNAL, "", "cannot start a thread for the action");
+		} else {
+			a->next = acts->running;
+			acts->running = a;
+			*id = a->id;
+		}
+	}
+	pthread_mutex_unlock(&acts->lock);
+	free(text);
+	if (rc != 0) {
+		if (cls_free != NULL)
+			cls_free(cls);
+		free(a);
+	}
+	return rc;
+}
+
+void tb_action_step(void *cls, const char *what, const char *command, int exit_status, const char *output)
+{
+	struct tb_action *a = cls;
+	struct tb_step_row row = {
+		.action_id = a->id,
+		.at_ms = 0,
+		.what = what,
+		.command = command,
+		.exit_status = exit_status,
+		.output = output,
+	};
+	char at[TB_TIME_MAX];
+	int64_t sid = 0;
+
+	{
+		/* wall-clock milliseconds */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		row.at_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	}
+	tb_store_step_insert(a->acts->app->store, &row, &sid, NULL);
+	tb_time_format(row.at_ms / 1000, at);
+	tb_events_publish(a->acts->app->events, "action.step", a->host, 0,
+			  json_pack("{s:I, s:I, s:s, s:I, s:s, s:o, s:o, s:o}", "action", (json_int_t)a->id, "step",
+				    (json_int_t)sid, "at", at, "at_ms", (json_int_t)row.at_ms, "what", what, "command",
+				    command != NULL ? json_string(command) : json_null(), "exit_status",
+				    exit_status >= 0 ? json_integer(exit_status) : json_null(), "output",
+				    output != NULL ? json_string(output) : json_null()));
+}
+
+void tb_action_note(struct tb_action *a, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	tb_action_step(a, what, NULL, -1, NULL);
+}
+
+int tb_action_canceled(const struct tb_action *a)
+{
+	return a->cancel != 0;
+}
+
+const volatile int *tb_action_cancel_flag(const struct tb_action *a)
+{
+	return &a->cancel;
+}
+
+int64_t tb_action_id(const struct tb_action *a)
+{
+	return a->id;
+}
+
+const char *tb_action_host(const struct tb_action *a)
+{
+	return a->host;
+}
+
+struct tb_app *tb_action_app(const struct tb_action *a)
+{
+	return a->acts->app;
+}
+
+int tb_actions_cancel(struct tb_actions *acts, int64_t id, struct tb_error *err)
+{
+	int found = 0;
+	json_t *j = NULL;
+
+	pthread_mutex_lock(&acts->lock);
+	for (struct tb_action *a = acts->running; a != NULL; a = a->next) {
+		if (a->id == id && !a->done) {
+			a->cancel = 1;
+			found = 1;
+		}
+	}
+	pthread_mutex_unlock(&acts->lock);
+	if (found)
+		return 0;
+	if (tb_actions_get_json(acts, id, &j, err) != 0)
+		return err != NULL ? err->code : TB_ERR_NOT_FOUND;
+	tb_fail(err, TB_ERR_CONFLICT, "id", "action %lld has already ended (%s)", (long long)id,
+		json_string_value(json_object_get(j, "state")));
+	json_decref(j);
+	return TB_ERR_CONFLICT;
+}
+
+static json_t *action_json(const struct tb_action_row *r)
+{
+	json_t *params = json_loads(r->params, 0, NULL);
+
+	return json_pack("{s:I, s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:o, s:o, s:[]}", "id", (json_int_t)r->id, "host",
+			 r->host, "kind", r->kind, "params", params != NULL ? params : json_object(), "state", r->state,
+			 "actor", r->actor, "created_at", tb_time_json(r->created_at), "started_at",
+			 tb_time_json(r->started_at), "finished_at", tb_time_json(r->finished_at), "error",
+			 r->error_code != NULL ? json_pack("{s:s, s:s}", "code", r->error_code, "message",
+							   r->error_message != NULL ? r->error_message : "")
+					       : json_null(),
+			 "steps");
+}
+
+static void take_action(void *cls, const struct tb_action_row *r)
+{
+	*(json_t **)cls = action_json(r);
+}
+
+static void add_step(void *cls, const struct tb_step_row *r)
+{
+	char at[TB_TIME_MAX];
+
+	tb_time_format(r->at_ms / 1000, at);
+	json_array_append_new(cls, json_pack("{s:I, s:s, s:I, s:s, s:o, s:o, s:o}", "id", (json_int_t)r->id, "at", at,
+					     "at_ms", (json_int_t)r->at_ms, "what", r->what, "command",
+					     r->command != NULL ? json_string(r->command) : json_null(),
+					     "exit_status",
+					     r->exit_status >= 0 ? json_integer(r->exit_status) : json_null(),
+					     "output", r->output != NULL ? json_string(r->output) : json_null()));
+}
+
+int tb_actions_get_json(struct tb_actions *acts, int64_t id, json_t **out, struct tb_error *err)
+{
+	json_t *j = NULL;
+	int rc;
+
+	*out = NULL;
+	if ((rc = tb_store_action_get(acts->app->store, id, take_action, &j, err)) != 0)
+		return rc;
+	if (j == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	tb_store_step_each(acts->app->store, id, add_step, json_object_get(j, "steps"), NULL);
+	*out = j;
+	return 0;
+}
+
+static void add_action(void *cls, const struct tb_action_row *r)
+{
+	json_t *j = action_json(r);
+
+	json_object_del(j, "steps");
+	json_array_append_new(cls, j);
+}
+
+int tb_actions_list_json(struct tb_actions *acts, const char *host, int limit, json_t **out,
+			 struct tb_error *err)
+{
+	json_t *list = json_array();
+	int rc;
+
+	*out = NULL;
+	if ((rc = tb_store_action_list(acts->app->store, host, limit, add_action, list, err)) != 0) {
+		json_decref(list);
+		return rc;
+	}
+	*out = list;
+	return 0;
+}

@@ -1,0 +1,79 @@
+/*
+ * actions.h - long operations on one host (power, boot), run in their own
+ * thread, recorded step by step in the store and published as events.
+ *
+ * One holder per host: starting an action holds its host until it ends; a
+ * second request gets TB_ERR_CONFLICT naming the holder ("action 12 (boot
+ * freebsd) by admin").  A matrix will hold its hosts the same way
+ * (tb_actions_hold / tb_actions_release).
+ *
+ * Every step is stored with a millisecond timestamp and published as an
+ * "action.step" event; every change of state as "action.state".  On start
+ * an action that was queued or running when testbedd stopped is marked
+ * failed ("interrupted").
+ *
+ * Thread-safe.  An action's work function runs in the action's thread and
+ * must check tb_action_canceled() between steps; every wait it does must be
+ * bounded.
+ */
+#ifndef TB_ACTIONS_H
+#define TB_ACTIONS_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "error.h"
+
+struct tb_app;
+struct tb_actions;
+struct tb_action;
+
+/* The work: 0 for success, else a tb_err with err filled (the reason). */
+typedef int (*tb_action_fn)(struct tb_action *a, void *cls, struct tb_error *err);
+
+int tb_actions_new(struct tb_app *app, struct tb_actions **out, struct tb_error *err);
+/* Cancel every running action and wait for its thread. */
+void tb_actions_stop(struct tb_actions *acts);
+
+/*
+ * Hold host, record the action (kind "power"/"boot", params: stolen JSON
+ * object describing the request), and start fn(a, cls) in a new thread.
+ * cls is freed with cls_free (may be NULL) when the action ends.  *id gets
+ * the action's id.  TB_ERR_CONFLICT when the host is held.
+ */
+int tb_actions_start(struct tb_actions *acts, const char *host, const char *kind, json_t *params,
+		     const char *actor, tb_action_fn fn, void *cls, void (*cls_free)(void *), int64_t *id,
+		     struct tb_error *err);
+
+/* Record a step (see power.h's tb_step_fn; a is the cls). */
+void tb_action_step(void *a, const char *what, const char *command, int exit_status, const char *output);
+/* printf-style step with no command. */
+void tb_action_note(struct tb_action *a, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+
+int tb_action_canceled(const struct tb_action *a);
+const volatile int *tb_action_cancel_flag(const struct tb_action *a);
+int64_t tb_action_id(const struct tb_action *a);
+const char *tb_action_host(const struct tb_action *a);
+struct tb_app *tb_action_app(const struct tb_action *a);
+
+/* Ask a running action to stop; TB_ERR_NOT_FOUND, or TB_ERR_CONFLICT when it has ended. */
+int tb_actions_cancel(struct tb_actions *acts, int64_t id, struct tb_error *err);
+
+/* An action with its steps, as the API shows it (new reference). */
+int tb_actions_get_json(struct tb_actions *acts, int64_t id, json_t **out, struct tb_error *err);
+/* Newest first; host NULL: any; limit 1..1000. */
+int tb_actions_list_json(struct tb_actions *acts, const char *host, int limit, json_t **out,
+			 struct tb_error *err);
+
+/* Hold a host for something else (a matrix): TB_ERR_CONFLICT naming the holder. */
+int tb_actions_hold(struct tb_actions *acts, const char *host, const char *holder, struct tb_error *err);
+void tb_actions_release(struct tb_actions *acts, const char *host);
+/* Who holds host now ("" when nobody), into buf. */
+void tb_actions_holder(struct tb_actions *acts, const char *host, char *buf, size_t len);
+
+#endif /* TB_ACTIONS_H */

@@ -1,0 +1,194 @@
+/* api_power.c - power and boot actions on a host, GRUB entries, and actions. */
+#include "api.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "actions.h"
+#include "app.h"
+#include "boot.h"
+#include "power.h"
+
+/* What an action's thread needs: the inventory it was started with. */
+struct work {
+	struct tb_app *app;
+	struct tb_inventory *inv;
+	const struct tb_machine *m;
+	int op;
+	char os[40];
+	int make_default;
+};
+
+static void work_free(void *cls)
+{
+	struct work *w = cls;
+
+	tb_app_inventory_put(w->app, w->inv);
+	free(w);
+}
+
+static int do_power(struct tb_action *a, void *cls, struct tb_error *err)
+{
+	struct work *w = cls;
+
+	return tb_power_run(a, w->inv, w->m, (enum tb_power_op)w->op, NULL, err);
+}
+
+static int do_boot(struct tb_action *a, void *cls, struct tb_error *err)
+{
+	struct work *w = cls;
+
+	return tb_boot_run(a, w->inv, w->m, w->os, w->make_default, err);
+}
+
+/* A work item for machine rq->args[0], or an error. */
+static int new_work(struct tb_request *rq, struct tb_reply *rp, struct work **out)
+{
+	struct work *w = calloc(1, sizeof(*w));
+
+	*out = NULL;
+	if (w == NULL)
+		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
+	w->app = rq->app;
+	w->inv = tb_app_inventory_get(rq->app);
+	w->m = tb_inventory_find(w->inv, rq->args[0]);
+	if (w->m == NULL) {
+		work_free(w);
+		return tb_fail(&rp->err, TB_ERR_NOT_FOUND, "name", "no machine named \"%.64s\" in the inventory",
+			       rq->args[0]);
+	}
+	*out = w;
+	return 0;
+}
+
+static int reply_action(struct tb_request *rq, struct tb_reply *rp, int64_t id)
+{
+	json_t *j;
+	int rc;
+
+	if ((rc = tb_actions_get_json(rq->app->actions, id, &j, &rp->err)) != 0)
+		return rc;
+	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", json_string_value(json_object_get(j, "host")));
+	return tb_reply_json(rp, 202, json_pack("{s:o}", "action", j));
+}
+
+int api_host_power(struct tb_request *rq, struct tb_reply *rp)
+{
+	static const char *const fields[] = {"action", NULL};
+	const char *action;
+	struct work *w;
+	int64_t id;
+	int rc, op;
+
+	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", rq->args[0]);
+	if ((rc = tb_json_only(rq->body, fields, &rp->err)) != 0 ||
+	    (rc = tb_json_string(rq->body, "action", 1, &action, &rp->err)) != 0)
+		return rc;
+	if ((op = tb_power_op_parse(action)) < 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "action", "action must be on, off, cycle, reset or soft, got \"%.32s\"",
+			       action);
+	if ((rc = new_work(rq, rp, &w)) != 0)
+		return rc;
+	w->op = op;
+	rc = tb_actions_start(rq->app->actions, w->m->name, "power", json_pack("{s:s}", "action", action),
+			      rq->who->name, do_power, w, work_free, &id, &rp->err);
+	return rc != 0 ? rc : reply_action(rq, rp, id);
+}
+
+int api_host_boot(struct tb_request *rq, struct tb_reply *rp)
+{
+	static const char *const fields[] = {"os", "make_default", NULL};
+	json_t *md = json_object_get(rq->body, "make_default");
+	const char *os;
+	struct work *w;
+	int64_t id;
+	int rc;
+
+	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", rq->args[0]);
+	if ((rc = tb_json_only(rq->body, fields, &rp->err)) != 0 ||
+	    (rc = tb_json_string(rq->body, "os", 1, &os, &rp->err)) != 0)
+		return rc;
+	if (md != NULL && !json_is_boolean(md))
+		return tb_fail(&rp->err, TB_ERR_INVALID, "make_default", "make_default must be true or false");
+	if ((rc = new_work(rq, rp, &w)) != 0)
+		return rc;
+	snprintf(w->os, sizeof(w->os), "%s", os);
+	w->make_default = json_is_true(md);
+	if ((rc = tb_boot_check(w->m, os, w->make_default, &rp->err)) != 0) {
+		work_free(w);
+		return rc;
+	}
+	rc = tb_actions_start(rq->app->actions, w->m->name, "boot",
+			      json_pack("{s:s, s:b}", "os", os, "make_default", w->make_default), rq->who->name, do_boot,
+			      w, work_free, &id, &rp->err);
+	return rc != 0 ? rc : reply_action(rq, rp, id);
+}
+
+int api_host_boot_entries(struct tb_request *rq, struct tb_reply *rp)
+{
+	struct tb_inventory *inv = tb_app_inventory_get(rq->app);
+	const struct tb_machine *m = tb_inventory_find(inv, rq->args[0]);
+	json_t *j = NULL;
+	int rc;
+
+	if (m == NULL)
+		rc = tb_fail(&rp->err, TB_ERR_NOT_FOUND, "name", "no machine named \"%.64s\" in the inventory",
+			     rq->args[0]);
+	else
+		rc = tb_boot_entries(rq->app, m, &j, &rp->err);
+	tb_app_inventory_put(rq->app, inv);
+	return rc != 0 ? rc : tb_reply_json(rp, 200, j);
+}
+
+static int parse_id(const char *s, int64_t *id)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno != 0 || v <= 0)
+		return -1;
+	*id = (int64_t)v;
+	return 0;
+}
+
+int api_action_get(struct tb_request *rq, struct tb_reply *rp)
+{
+	json_t *j;
+	int64_t id;
+	int rc;
+
+	if (parse_id(rq->args[0], &id) != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "an action id is a positive whole number");
+	if ((rc = tb_actions_get_json(rq->app->actions, id, &j, &rp->err)) != 0)
+		return rc;
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "action", j));
+}
+
+int api_actions_list(struct tb_request *rq, struct tb_reply *rp)
+{
+	const char *host = tb_req_query(rq, "host"), *limit = tb_req_query(rq, "limit");
+	json_t *list;
+	int64_t n = 50;
+	int rc;
+
+	if (limit != NULL && (parse_id(limit, &n) != 0 || n > 1000))
+		return tb_fail(&rp->err, TB_ERR_INVALID, "limit", "limit must be 1..1000");
+	if ((rc = tb_actions_list_json(rq->app->actions, host, (int)n, &list, &rp->err)) != 0)
+		return rc;
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "actions", list));
+}
+
+int api_action_cancel(struct tb_request *rq, struct tb_reply *rp)
+{
+	int64_t id;
+	int rc;
+
+	if (parse_id(rq->args[0], &id) != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "an action id is a positive whole number");
+	if ((rc = tb_actions_cancel(rq->app->actions, id, &rp->err)) != 0)
+		return rc;
+	return reply_action(rq, rp, id);
+}

@@ -1,0 +1,286 @@
+/* boot.c - boot into an OS through GRUB and prove it: see boot.h. */
+#include "boot.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actions.h"
+#include "app.h"
+#include "grubcfg.h"
+#include "hosts.h"
+#include "power.h"
+#include "ssh.h"
+
+#define MAX_SWITCHES 3
+
+static const char *entry_of(const struct tb_machine *m, const char *os)
+{
+	for (size_t i = 0; i < m->boot.nentries; i++)
+		if (strcmp(m->boot.entries[i].os, os) == 0)
+			return m->boot.entries[i].entry;
+	return NULL;
+}
+
+/* What `uname -s` says in an OS persona of this name. */
+static const char *kernel_of(const char *os)
+{
+	return strstr(os, "bsd") != NULL ? "FreeBSD" : "Linux";
+}
+
+int tb_boot_check(const struct tb_machine *m, const char *os, int make_default, struct tb_error *err)
+{
+	int has_bmc = 0;
+
+	if (tb_machine_persona(m, os) == NULL)
+		return tb_fail(err, TB_ERR_NOT_FOUND, "os", "%s has no OS \"%.40s\"; it has %s%s%s", m->name, os,
+			       m->nos > 0 ? m->os[0].os : "", m->nos > 1 ? " and " : "", m->nos > 1 ? m->os[1].os : "");
+	if (m->boot.loader == NULL)
+		return tb_fail(err, TB_ERR_INVALID, "os", "%s has no boot: section in the inventory: it cannot choose an OS",
+			       m->name);
+	if (strcmp(os, m->boot.default_os) != 0 && entry_of(m, os) == NULL)
+		return tb_fail(err, TB_ERR_INVALID, "os", "%s's boot.entries has no GRUB entry for %s", m->name, os);
+	for (size_t i = 0; i < m->npower; i++)
+		has_bmc |= m->power[i].driver == TB_POWER_IPMI;
+	if (make_default && strcmp(kernel_of(os), "Linux") != 0 && m->console.type == TB_CONSOLE_NONE && !has_bmc)
+		return tb_fail(err, TB_ERR_INVALID, "make_default",
+			       "refused: %s has no grub-reboot, so %s could not get back from it; it would need a "
+			       "console or a BMC", os, m->name);
+	return 0;
+}
+
+/* argv with "sudo -n" in front when the persona does not log in as root. */
+static void with_sudo(const struct tb_persona *p, const char *const in[], const char *out[], size_t max)
+{
+	size_t n = 0;
+
+	if (strcmp(p->user, "root") != 0) {
+		out[n++] = "sudo";
+		out[n++] = "-n";
+	}
+	for (size_t i = 0; in[i] != NULL && n + 1 < max; i++)
+		out[n++] = in[i];
+	out[n] = NULL;
+}
+
+/* Run argv on the persona answering as os; 0 only when it exited 0. */
+static int run_ok(struct tb_action *a, const struct tb_machine *m, const char *os, const char *const argv[],
+		  struct tb_ssh_capture *cap, struct tb_error *err)
+{
+	const char *full[16];
+	int rc;
+
+	with_sudo(tb_machine_persona(m, os), argv, full, 16);
+	rc = tb_power_ssh(a, m, os, full, 30000, cap, err);
+	if (rc == 0 && cap->res.exit_status != 0)
+		rc = tb_fail(err, TB_ERR_REMOTE, "", "%s (%s): %s exited with %d: %.200s", m->name, os, argv[0],
+			     cap->res.exit_status, cap->err != NULL ? cap->err : "");
+	return rc;
+}
+
+static int uname_is(struct tb_action *a, const struct tb_machine *m, const char *os, const char *want,
+		    char *got, size_t len)
+{
+	static const char *const argv[] = {"uname", "-s", NULL};
+	struct tb_ssh_capture cap;
+	struct tb_error e = {0};
+	int ok = 0;
+
+	got[0] = '\0';
+	if (tb_power_ssh(a, m, os, argv, 10000, &cap, &e) == 0 && cap.out != NULL) {
+		snprintf(got, len, "%s", cap.out);
+		got[strcspn(got, "\r\n")] = '\0';
+		ok = strcmp(got, want) == 0;
+	}
+	tb_ssh_capture_free(&cap);
+	return ok;
+}
+
+/* From Linux: make GRUB boot entry next (or always, when make_default). */
+static int set_next(struct tb_action *a, const struct tb_machine *m, const char *os, const char *entry,
+		    int make_default, struct tb_error *err)
+{
+	const char *set[] = {make_default ? "grub-set-default" : "grub-reboot", entry, NULL};
+	static const char *const list[] = {"grub-editenv", "-", "list", NULL};
+	struct tb_ssh_capture cap;
+	char want[256];
+	int rc;
+
+	if ((rc = run_ok(a, m, os, set, &cap, err)) != 0) {
+		tb_ssh_capture_free(&cap);
+		return rc;
+	}
+	tb_ssh_capture_free(&cap);
+	/* grub-reboot exits 0 even when it could not write grubenv: read it back */
+	snprintf(want, sizeof(want), "%s=%s", make_default ? "saved_entry" : "next_entry", entry);
+	if ((rc = run_ok(a, m, os, list, &cap, err)) == 0) {
+		int found = 0;
+
+		for (char *l = cap.out; l != NULL && *l;) {
+			char *eol = strchr(l, '\n');
+
+			if (eol != NULL)
+				*eol = '\0';
+			if (strcmp(l, want) == 0)
+				found = 1;
+			l = eol != NULL ? eol + 1 : NULL;
+		}
+		if (!found)
+			rc = tb_fail(err, TB_ERR_REMOTE, "",
+				     "%s: %s exited 0 but grubenv does not say %s: GRUB cannot write its "
+				     "environment here (btrfs, ZFS, LVM or mdraid under /boot?)", m->name, set[0], want);
+	}
+	tb_ssh_capture_free(&cap);
+	if (rc == 0)
+		tb_action_note(a, "grubenv now says %s", want);
+	return rc;
+}
+
+struct reboot {
+	const struct tb_machine *m;
+	const char *os;
+};
+
+static int send_reboot(struct tb_action *a, void *cls, struct tb_error *err)
+{
+	static const char *const bsd[] = {"shutdown", "-r", "now", NULL};
+	static const char *const lin[] = {"reboot", NULL};
+	struct reboot *r = cls;
+	const char *full[8];
+	struct tb_ssh_capture cap;
+	struct tb_error e = {0};
+
+	(void)err;
+	with_sudo(tb_machine_persona(r->m, r->os), strcmp(kernel_of(r->os), "FreeBSD") == 0 ? bsd : lin, full, 8);
+	/* the connection may drop as the host goes down: not an error */
+	tb_power_ssh(a, r->m, r->os, full, 15000, &cap, &e);
+	tb_ssh_capture_free(&cap);
+	return 0;
+}
+
+static int reboot_and_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
+			   const char *os, char *now_os, struct tb_error *err)
+{
+	struct reboot r = {m, os};
+	char was[40];
+
+	snprintf(was, sizeof(was), "%s", os);
+	r.os = was;
+	return tb_power_reboot_wait(a, inv, m, was, send_reboot, &r, now_os, err);
+}
+
+static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
+		    const char *os, int make_default, struct tb_error *err)
+{
+	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	const char *def = m->boot.default_os;
+	char cur[40], got[64];
+	int rc, expect_grub = 0;
+
+	if (!tb_hosts_probe_one(hosts, m, cur, sizeof(cur))) {
+		tb_action_note(a, "%s is off: powering it on first", m->name);
+		if ((rc = tb_power_run(a, inv, m, TB_POWER_ON, cur, err)) != 0)
+			return rc;
+	}
+	for (int n = 0; n <= MAX_SWITCHES; n++) {
+		const char *entry = entry_of(m, os);
+
+		if (tb_action_canceled(a))
+			return tb_fail(err, TB_ERR_CANCELED, "", "canceled");
+		if (strcmp(cur, os) == 0 && !(make_default && n == 0 && strcmp(kernel_of(os), "Linux") == 0)) {
+			if (!uname_is(a, m, cur, kernel_of(os), got, sizeof(got)))
+				return tb_fail(err, TB_ERR_REMOTE, "",
+					       "%s answers at %s's address but uname -s says \"%s\", not %s", m->name, os,
+					       got, kernel_of(os));
+			tb_action_note(a, "%s runs %s: verified (uname -s: %s)", m->name, os, got);
+			return 0;
+		}
+		if (n == MAX_SWITCHES)
+			break;
+		expect_grub = 0;
+		if (strcmp(kernel_of(cur), "Linux") == 0 && m->boot.loader != NULL) {
+			/* Linux can pick GRUB's next entry */
+			if (make_default && entry != NULL) {
+				if ((rc = set_next(a, m, cur, entry, 1, err)) != 0)
+					return rc;
+			} else if (strcmp(os, def) != 0 && entry != NULL) {
+				if ((rc = set_next(a, m, cur, entry, 0, err)) != 0)
+					return rc;
+			}
+			expect_grub = strcmp(os, def) != 0 || make_default;
+			if (strcmp(cur, os) == 0)   /* made default where it already runs */
+				continue;
+		} else if (strcmp(cur, def) == 0) {
+			return tb_fail(err, TB_ERR_INVALID, "os",
+				       "%s runs %s, which is GRUB's default and has no grub-reboot: cannot choose %s from it",
+				       m->name, cur, os);
+		} else {
+			tb_action_note(a, "%s has no grub-reboot: a plain reboot returns to GRUB's default (%s)", cur, def);
+		}
+		if ((rc = reboot_and_wait(a, inv, m, cur, cur, err)) != 0)
+			return rc;
+		if (expect_grub && strcmp(cur, os) != 0)
+			return tb_fail(err, TB_ERR_REMOTE, "",
+				       "%s came up as %s, not %s: GRUB did not use the one-shot entry (grubenv not "
+				       "writable on btrfs, ZFS, LVM or mdraid?, or boot.entries.%s names the wrong entry)",
+				       m->name, cur, os, os);
+	}
+	return tb_fail(err, TB_ERR_REMOTE, "", "%s is still not in %s after %d reboots", m->name, os, MAX_SWITCHES);
+}
+
+int tb_boot_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *os,
+		int make_default, struct tb_error *err)
+{
+	int rc;
+
+	if ((rc = tb_boot_check(m, os, make_default, err)) != 0)
+		return rc;
+	rc = boot_run(a, inv, m, os, make_default, err);
+	tb_hosts_set_phase(tb_action_app(a)->hosts, m->name, NULL);
+	return rc;
+}
+
+int tb_boot_entries(struct tb_app *app, const struct tb_machine *m, json_t **out, struct tb_error *err)
+{
+	static const char *const argv[] = {"cat", "/boot/grub/grub.cfg", NULL};
+	struct tb_ssh_capture cap;
+	const struct tb_persona *p;
+	struct tb_ssh_target t;
+	char os[40], pin[96];
+	json_t *entries, *map;
+	int rc;
+
+	*out = NULL;
+	if (m->boot.loader == NULL)
+		return tb_fail(err, TB_ERR_INVALID, "name", "%s has no boot: section in the inventory", m->name);
+	if (!tb_hosts_probe_one(app->hosts, m, os, sizeof(os)))
+		return tb_fail(err, TB_ERR_CONFLICT, "name", "%s does not answer: power it on to read its GRUB menu", m->name);
+	if (strcmp(kernel_of(os), "Linux") != 0)
+		return tb_fail(err, TB_ERR_CONFLICT, "name",
+			       "%s runs %s now; its GRUB menu is read from Linux: boot it into %s first", m->name, os,
+			       m->boot.default_os);
+	p = tb_machine_persona(m, os);
+	tb_hosts_target(app->hosts, m, p, &t, pin, sizeof(pin));
+	rc = tb_ssh_run_capture(tb_hosts_pool(app->hosts), &t, argv, 15000, 1024 * 1024, &cap, err);
+	if (rc == 0 && cap.res.exit_status != 0)
+		rc = tb_fail(err, TB_ERR_REMOTE, "", "%s (%s): cannot read /boot/grub/grub.cfg: %.200s", m->name, os,
+			     cap.err != NULL ? cap.err : "");
+	if (rc != 0) {
+		tb_ssh_capture_free(&cap);
+		return rc;
+	}
+	entries = tb_grubcfg_entries(cap.out);
+	tb_ssh_capture_free(&cap);
+	map = json_object();
+	for (size_t i = 0; i < m->boot.nentries; i++) {
+		char idx[64];
+		int found = tb_grubcfg_resolve(entries, m->boot.entries[i].entry, idx, sizeof(idx)) == 0;
+
+		json_object_set_new(map, m->boot.entries[i].os,
+				    json_pack("{s:s, s:o}", "entry", m->boot.entries[i].entry, "index",
+					      found ? json_string(idx) : json_null()));
+	}
+	*out = json_pack("{s:s, s:s, s:s, s:o, s:o}", "host", m->name, "read_from", os, "default", m->boot.default_os,
+			 "entries", entries, "map", map);
+	return *out != NULL ? 0 : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+}

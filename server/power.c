@@ -1,0 +1,475 @@
+/* power.c - the power state machine: do, then prove by asking the host.  See power.h. */
+#include "power.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "actions.h"
+#include "app.h"
+#include <pthread.h>
+
+#include "hosts.h"
+#include "proc.h"
+#include "ssh.h"
+#include "timeutil.h"
+
+#define BMC_CALL_MS 15000
+#define BMC_TRIES 3
+
+const char *tb_power_op_name(enum tb_power_op op)
+{
+	static const char *const names[] = {"on", "off", "cycle", "reset", "soft", "status"};
+
+	return op < TB_POWER_NOPS ? names[op] : "?";
+}
+
+int tb_power_op_parse(const char *s)
+{
+	for (int op = 0; op < TB_POWER_STATUS; op++)
+		if (s != NULL && strcmp(s, tb_power_op_name((enum tb_power_op)op)) == 0)
+			return op;
+	return -1;
+}
+
+static void sleep_ms_cancel(struct tb_action *a, long ms)
+{
+	while (ms > 0 && !tb_action_canceled(a)) {
+		long step = ms > 100 ? 100 : ms;
+		struct timespec ts = {0, step * 1000000L};
+
+		nanosleep(&ts, NULL);
+		ms -= step;
+	}
+}
+
+static void fill_call(struct tb_power_call *c, struct tb_action *a, const struct tb_inventory *inv,
+		      const struct tb_machine *m, const struct tb_power_method *pm, long timeout_ms)
+{
+	*c = (struct tb_power_call){
+		.inv = inv,
+		.m = m,
+		.pm = pm,
+		.pool = tb_hosts_pool(tb_action_app(a)->hosts),
+		.step = tb_action_step,
+		.step_cls = a,
+		.cancel = tb_action_cancel_flag(a),
+		.timeout_ms = timeout_ms,
+	};
+}
+
+/* One driver call, retrying transient failures with jittered backoff. */
+static int driver_call(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
+		       const struct tb_power_method *pm, enum tb_power_op op, int *is_on, struct tb_error *err)
+{
+	const struct tb_power_driver *d = tb_power_driver_for(pm);
+	struct tb_power_call c;
+	long backoff = 500;
+	int rc = TB_ERR_INTERNAL;
+
+	if (d == NULL || !(d->ops & TB_POWER_BIT(op)))
+		return tb_fail(err, TB_ERR_INVALID, "action", "%s: the %s method cannot %s", m->name,
+			       d != NULL ? d->name : "?", tb_power_op_name(op));
+	fill_call(&c, a, inv, m, pm, BMC_CALL_MS);
+	for (int attempt = 1; attempt <= BMC_TRIES; attempt++) {
+		rc = d->run(&c, op, is_on, err);
+		if (rc != TB_ERR_UNREACHABLE && rc != TB_ERR_TIMEOUT)
+			return rc;
+		if (attempt < BMC_TRIES && !tb_action_canceled(a)) {
+			long wait = backoff / 2 + rand() % (backoff + 1);
+
+			tb_action_note(a, "%s did not answer (attempt %d of %d); retrying in %ld ms", d->name, attempt,
+				       BMC_TRIES, wait);
+			sleep_ms_cancel(a, wait);
+			backoff *= 2;
+		}
+	}
+	return rc;
+}
+
+static const struct tb_power_method *find_method(const struct tb_machine *m, enum tb_power_kind kind)
+{
+	for (size_t i = 0; i < m->npower; i++)
+		if (m->power[i].driver == kind)
+			return &m->power[i];
+	return NULL;
+}
+
+/* Send every Wake-on-LAN way the machine has; 0 when at least one went out. */
+static int send_wol(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
+		    struct tb_error *err)
+{
+	int sent = 0, rc = TB_ERR_INVALID;
+
+	for (size_t i = 0; i < m->npower; i++) {
+		struct tb_power_call c;
+		struct tb_error e = {0};
+
+		if (m->power[i].driver != TB_POWER_WOL)
+			continue;
+		fill_call(&c, a, inv, m, &m->power[i], 10000);
+		rc = tb_power_wol.run(&c, TB_POWER_ON, NULL, &e);
+		if (rc == 0)
+			sent++;
+		else {
+			tb_action_note(a, "Wake-on-LAN: %s", e.message);
+			*err = e;
+		}
+	}
+	return sent > 0 ? 0 : rc;
+}
+
+int tb_power_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, int want_up,
+		  int timeout_s, int resend_wol, char *os, size_t oslen, struct tb_error *err)
+{
+	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	int64_t start = tb_monotonic_ms(), last_wol = start;
+
+	for (;;) {
+		int up = tb_hosts_probe_one(hosts, m, os, oslen);
+		int64_t now = tb_monotonic_ms();
+
+		if (up == want_up) {
+			if (up)
+				tb_action_note(a, "%s answers as %s after %.1f s", m->name, os, (double)(now - start) / 1000.0);
+			else
+				tb_action_note(a, "%s no longer answers (after %.1f s)", m->name, (double)(now - start) / 1000.0);
+			return 0;
+		}
+		if (tb_action_canceled(a))
+			return tb_fail(err, TB_ERR_CANCELED, "", "canceled while waiting for %s", m->name);
+		if (now - start >= (int64_t)timeout_s * 1000)
+			return tb_fail(err, TB_ERR_TIMEOUT, "",
+				       want_up ? "%s did not answer ssh within %d s (boot_timeout_s): check its console or BMC"
+					       : "%s still answers after %d s (shutdown_timeout_s)",
+				       m->name, timeout_s);
+		if (want_up && resend_wol && now - last_wol >= TB_WOL_RESEND_S * 1000) {
+			struct tb_error e = {0};
+
+			/* Wake-on-LAN is lossy: keep sending until the host answers. */
+			send_wol(a, inv, m, &e);
+			last_wol = now;
+		}
+		sleep_ms_cancel(a, 1000);
+	}
+}
+
+int tb_power_ssh(struct tb_action *a, const struct tb_machine *m, const char *os, const char *const argv[],
+		 long timeout_ms, struct tb_ssh_capture *cap, struct tb_error *err)
+{
+	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	const struct tb_persona *p = tb_machine_persona(m, os);
+	struct tb_ssh_target t;
+	char pin[96], shown[1024], *q;
+	int rc;
+
+	memset(cap, 0, sizeof(*cap));
+	if (p == NULL)
+		return tb_fail(err, TB_ERR_NOT_FOUND, "os", "%s has no OS persona %s", m->name, os);
+	tb_hosts_target(hosts, m, p, &t, pin, sizeof(pin));
+	rc = tb_ssh_run_capture(tb_hosts_pool(hosts), &t, argv, timeout_ms, 8192, cap, err);
+	q = tb_proc_display(argv);
+	snprintf(shown, sizeof(shown), "ssh %s@%s %s", p->user, p->address, q != NULL ? q : "?");
+	free(q);
+	{
+		char out[1024];
+
+		snprintf(out, sizeof(out), "%s%s%s", cap->out != NULL ? cap->out : "",
+			 cap->err != NULL && cap->err[0] ? "\n" : "", cap->err != NULL ? cap->err : "");
+		tb_action_step(a, rc == 0 ? "ran on the host" : err->message, shown, rc == 0 ? cap->res.exit_status : -1,
+			       out[0] ? out : NULL);
+	}
+	return rc;
+}
+
+/* uname -s of the persona answering as os ("" when it cannot tell). */
+static void uname_s(struct tb_action *a, const struct tb_machine *m, const char *os, char *out, size_t len)
+{
+	static const char *const argv[] = {"uname", "-s", NULL};
+	struct tb_ssh_capture cap;
+	struct tb_error e = {0};
+
+	out[0] = '\0';
+	if (tb_power_ssh(a, m, os, argv, 10000, &cap, &e) == 0 && cap.res.exit_status == 0 && cap.out != NULL) {
+		snprintf(out, len, "%s", cap.out);
+		out[strcspn(out, "\r\n")] = '\0';
+	}
+	tb_ssh_capture_free(&cap);
+}
+
+/*
+ * Seeing a reboot: a probe between two polls can miss a host that is down
+ * for a second (the simulated testbed reboots that fast; so do VMs).  So a
+ * watcher keeps a command running on the host over its own ssh session
+ * while the reboot is triggered: the host went down when that command's
+ * session dies.  It prints a line a second, so that a cancel is seen.
+ */
+struct watch {
+	struct tb_action *a;
+	struct tb_ssh_target t;
+	char pin[96];
+	long timeout_ms;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int started, rc;
+	int64_t ended_ms;
+};
+
+static int watch_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
+{
+	struct watch *w = cls;
+
+	(void)stream, (void)data, (void)len;
+	pthread_mutex_lock(&w->lock);
+	if (!w->started) {
+		w->started = 1;
+		pthread_cond_broadcast(&w->cond);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return tb_action_canceled(w->a) ? -1 : 0;
+}
+
+static void *watch_run(void *arg)
+{
+	static const char *const argv[] = {"sh", "-c", "while :; do echo up; sleep 1; done", NULL};
+	struct watch *w = arg;
+	struct tb_ssh_result res;
+	struct tb_error e = {0};
+	int rc = tb_ssh_exec(NULL, &w->t, argv, w->timeout_ms, watch_output, w, &res, &e);
+
+	pthread_mutex_lock(&w->lock);
+	w->rc = rc;
+	w->ended_ms = tb_monotonic_ms();
+	w->started = 1;   /* also wakes a caller still waiting for the start */
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
+			 const char *cur_os, tb_trigger_fn trigger, void *cls, char *os_out, struct tb_error *err)
+{
+	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	const struct tb_persona *p = tb_machine_persona(m, cur_os);
+	struct watch w = {.a = a, .timeout_ms = (long)m->shutdown_timeout_s * 1000};
+	pthread_t th;
+	int64_t t0;
+	int rc, started;
+
+	if (p == NULL)
+		return tb_fail(err, TB_ERR_NOT_FOUND, "os", "%s has no OS persona %s", m->name, cur_os);
+	tb_hosts_target(hosts, m, p, &w.t, w.pin, sizeof(w.pin));
+	pthread_mutex_init(&w.lock, NULL);
+	pthread_cond_init(&w.cond, NULL);
+	if (pthread_create(&th, NULL, watch_run, &w) != 0) {
+		pthread_mutex_destroy(&w.lock);
+		pthread_cond_destroy(&w.cond);
+		return tb_fail(err, TB_ERR_INTERNAL, "", "cannot start a thread");
+	}
+	{
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 20;
+		pthread_mutex_lock(&w.lock);
+		while (!w.started)
+			if (pthread_cond_timedwait(&w.cond, &w.lock, &until) != 0)
+				break;
+		started = w.started && w.ended_ms == 0;
+		pthread_mutex_unlock(&w.lock);
+	}
+	t0 = tb_monotonic_ms();
+	tb_hosts_set_phase(hosts, m->name, "shutting_down");
+	rc = started ? trigger(a, cls, err) : tb_fail(err, TB_ERR_UNREACHABLE, "",
+						      "%s (%s) stopped answering before the reboot was sent",
+						      m->name, cur_os);
+	pthread_join(th, NULL);
+	pthread_mutex_destroy(&w.lock);
+	pthread_cond_destroy(&w.cond);
+	if (rc != 0)
+		return rc;
+	if (tb_action_canceled(a))
+		return tb_fail(err, TB_ERR_CANCELED, "", "canceled while waiting for %s to go down", m->name);
+	if (w.rc == TB_ERR_TIMEOUT)
+		return tb_fail(err, TB_ERR_TIMEOUT, "", "%s (%s) still answers %d s after the reboot was sent",
+			       m->name, cur_os, m->shutdown_timeout_s);
+	tb_action_note(a, "%s went down after %.1f s", m->name, (double)(w.ended_ms - t0) / 1000.0);
+	tb_hosts_set_phase(hosts, m->name, "booting");
+	return tb_power_wait(a, inv, m, 1, m->boot_timeout_s, 0, os_out, 40, err);
+}
+
+/* Ask the running OS to power off or reboot (the connection may drop: fine). */
+static int ssh_shutdown(struct tb_action *a, const struct tb_machine *m, const char *os, int reboot,
+			struct tb_error *err)
+{
+	static const char *const bsd_off[] = {"shutdown", "-p", "now", NULL};
+	static const char *const bsd_reboot[] = {"shutdown", "-r", "now", NULL};
+	static const char *const linux_off[] = {"systemctl", "poweroff", NULL};
+	static const char *const linux_reboot[] = {"systemctl", "reboot", NULL};
+	struct tb_ssh_capture cap;
+	struct tb_error e = {0};
+	char sys[64];
+	int bsd;
+
+	uname_s(a, m, os, sys, sizeof(sys));
+	if (sys[0] == '\0')
+		return tb_fail(err, TB_ERR_UNREACHABLE, "", "%s (%s) did not say which OS it runs (uname -s)", m->name, os);
+	bsd = strcmp(sys, "FreeBSD") == 0;
+	tb_power_ssh(a, m, os, bsd ? (reboot ? bsd_reboot : bsd_off) : (reboot ? linux_reboot : linux_off), 15000,
+		     &cap, &e);
+	tb_ssh_capture_free(&cap);
+	return 0;
+}
+
+static int power_on(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, char *os,
+		    struct tb_error *err)
+{
+	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	const struct tb_power_method *bmc = find_method(m, TB_POWER_IPMI);
+	int have_wol = find_method(m, TB_POWER_WOL) != NULL, rc;
+
+	if (tb_hosts_probe_one(hosts, m, os, 40)) {
+		tb_action_note(a, "%s is already on: it answers as %s", m->name, os);
+		return 0;
+	}
+	if (bmc == NULL && !have_wol)
+		return tb_fail(err, TB_ERR_INVALID, "action", "%s has no power method that can switch it on: add ipmi or "
+			       "wol to its inventory entry", m->name);
+	tb_hosts_set_phase(hosts, m->name, "powering_on");
+	rc = -1;
+	if (bmc != NULL) {
+		rc = driver_call(a, inv, m, bmc, TB_POWER_ON, NULL, err);
+		if (rc == TB_ERR_UNAUTHORIZED || rc == TB_ERR_CONFIG || rc == TB_ERR_CANCELED)
+			return rc;
+		if (rc != 0 && have_wol)
+			tb_action_note(a, "the BMC failed (%s); trying Wake-on-LAN", err->message);
+	}
+	if (rc != 0 && have_wol && (rc = send_wol(a, inv, m, err)) != 0)
+		return rc;
+	if (rc != 0)
+		return rc;
+	tb_hosts_set_phase(hosts, m->name, "booting");
+	return tb_power_wait(a, inv, m, 1, m->boot_timeout_s, have_wol && bmc == NULL, os, 40, err);
+}
+
+static int power_off(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, int soft,
+		     struct tb_error *err)
+{
+	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	const struct tb_power_method *bmc = find_method(m, TB_POWER_IPMI);
+	char os[40];
+	int rc;
+
+	if (!tb_hosts_probe_one(hosts, m, os, sizeof(os))) {
+		int on = 0;
+
+		if (bmc == NULL) {
+			tb_action_note(a, "%s is already off: nothing answers", m->name);
+			return 0;
+		}
+		if ((rc = driver_call(a, inv, m, bmc, TB_POWER_STATUS, &on, err)) != 0)
+			return rc;
+		if (!on) {
+			tb_action_note(a, "%s is already off: nothing answers and the BMC says off", m->name);
+			return 0;
+		}
+	}
+	tb_hosts_set_phase(hosts, m->name, "shutting_down");
+	if (bmc != NULL)
+		rc = driver_call(a, inv, m, bmc, soft ? TB_POWER_SOFT : TB_POWER_OFF, NULL, err);
+	else
+		rc = ssh_shutdown(a, m, os, 0, err);
+	if (rc != 0)
+		return rc;
+	return tb_power_wait(a, inv, m, 0, m->shutdown_timeout_s, 0, os, sizeof(os), err);
+}
+
+struct bmc_op {
+	const struct tb_inventory *inv;
+	const struct tb_machine *m;
+	const struct tb_power_method *bmc;
+	enum tb_power_op op;
+};
+
+static int bmc_trigger(struct tb_action *a, void *cls, struct tb_error *err)
+{
+	struct bmc_op *b = cls;
+
+	return driver_call(a, b->inv, b->m, b->bmc, b->op, NULL, err);
+}
+
+struct reboot_op {
+	const struct tb_machine *m;
+	const char *os;
+};
+
+static int reboot_trigger(struct tb_action *a, void *cls, struct tb_error *err)
+{
+	struct reboot_op *r = cls;
+
+	return ssh_shutdown(a, r->m, r->os, 1, err);
+}
+
+/* cycle and reset: through the BMC, else off by ssh and back on. */
+static int power_restart(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
+			 enum tb_power_op op, char *os, struct tb_error *err)
+{
+	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	const struct tb_power_method *bmc = find_method(m, TB_POWER_IPMI);
+	char cur[40];
+	int rc;
+
+	if (bmc != NULL) {
+		struct bmc_op bo = {inv, m, bmc, op};
+
+		if (tb_hosts_probe_one(hosts, m, cur, sizeof(cur)))
+			return tb_power_reboot_wait(a, inv, m, cur, bmc_trigger, &bo, os, err);
+		tb_hosts_set_phase(hosts, m->name, "booting");
+		if ((rc = driver_call(a, inv, m, bmc, op, NULL, err)) != 0)
+			return rc;
+		return tb_power_wait(a, inv, m, 1, m->boot_timeout_s, 0, os, 40, err);
+	}
+	if (!tb_hosts_probe_one(hosts, m, cur, sizeof(cur)))
+		return tb_fail(err, TB_ERR_CONFLICT, "action",
+			       "%s does not answer and has no BMC: use \"on\" to wake it", m->name);
+	tb_hosts_set_phase(hosts, m->name, "shutting_down");
+	if (op == TB_POWER_RESET) {
+		/* no BMC: the closest to a reset is a reboot by the OS */
+		struct reboot_op ro = {m, cur};
+
+		return tb_power_reboot_wait(a, inv, m, cur, reboot_trigger, &ro, os, err);
+	}
+	if ((rc = power_off(a, inv, m, 0, err)) != 0)
+		return rc;
+	return power_on(a, inv, m, os, err);
+}
+
+int tb_power_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
+		 enum tb_power_op op, char *os_out, struct tb_error *err)
+{
+	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	char os[40] = "";
+	int rc;
+
+	switch (op) {
+	case TB_POWER_ON:
+		rc = power_on(a, inv, m, os, err);
+		break;
+	case TB_POWER_OFF:
+	case TB_POWER_SOFT:
+		rc = power_off(a, inv, m, op == TB_POWER_SOFT, err);
+		break;
+	case TB_POWER_CYCLE:
+	case TB_POWER_RESET:
+		rc = power_restart(a, inv, m, op, os, err);
+		break;
+	default:
+		rc = tb_fail(err, TB_ERR_INVALID, "action", "unknown power action");
+		break;
+	}
+	tb_hosts_set_phase(hosts, m->name, NULL);
+	if (os_out != NULL)
+		snprintf(os_out, 40, "%s", rc == 0 ? os : "");
+	return rc;
+}
