@@ -69,7 +69,7 @@ static int end_code(const json_t *act)
 	if (state != NULL && strcmp(state, "succeeded") == 0)
 		return TBCTL_EXIT_OK;
 	if (json_is_object(e))
-		fprintf(stderr, "tbctl: action %lld %s: %s\n", tbctl_jint(act, "id", 0), state,
+		fprintf(stderr, "tbctl: action %lld %s: %s\n", tbctl_jint(act, "id", 0), state != NULL ? state : "?",
 			tbctl_jstr(e, "message") ? tbctl_jstr(e, "message") : "");
 	return state != NULL && strcmp(state, "canceled") == 0 ? TBCTL_EXIT_CANCELED : TBCTL_EXIT_FAILED;
 }
