@@ -225,16 +225,17 @@ int tb_http_start(struct tb_app *app, const struct tb_http_config *cfg, struct t
 		tls_opts[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, h->tls_cert};
 	}
 	h->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, h,
+				/* first, so that MHD's own start-up messages use it too */
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2,
 				MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_limit,
 				MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
 				MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
 				MHD_OPTION_UNESCAPE_CALLBACK, edge_no_unescape, NULL,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				MHD_OPTION_ARRAY, tls_opts,
 				MHD_OPTION_END);
 	if (h->d == NULL) {

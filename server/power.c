@@ -440,6 +440,10 @@ static int power_restart(struct tb_action *a, const struct tb_inventory *inv, co
 
 		return tb_power_reboot_wait(a, inv, m, cur, reboot_trigger, &ro, os, err);
 	}
+	if (find_method(m, TB_POWER_WOL) == NULL)
+		return tb_fail(err, TB_ERR_INVALID, "action",
+			       "%s has neither a BMC nor Wake-on-LAN: a cycle would leave it off; use reset (a reboot) "
+			       "or add a power method to its inventory entry", m->name);
 	if ((rc = power_off(a, inv, m, 0, err)) != 0)
 		return rc;
 	return power_on(a, inv, m, os, err);

@@ -145,6 +145,8 @@ void tb_store_close(struct tb_store *st)
 {
 	if (st == NULL)
 		return;
+	for (size_t i = 0; i < st->ncache; i++)
+		sqlite3_finalize(st->cache[i].stmt);
 	sqlite3_close(st->db);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
@@ -159,28 +161,51 @@ int tb_store_schema_version(struct tb_store *st)
 int st_prep(struct tb_store *st, const char *sql, sqlite3_stmt **s, struct tb_error *err)
 {
 	pthread_mutex_lock(&st->lock);
-	if (sqlite3_prepare_v2(st->db, sql, -1, s, NULL) != SQLITE_OK) {
+	for (size_t i = 0; i < st->ncache; i++) {
+		if (st->cache[i].sql == sql || strcmp(st->cache[i].sql, sql) == 0) {
+			*s = st->cache[i].stmt;
+			sqlite3_clear_bindings(*s);
+			return 0;
+		}
+	}
+	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, s, NULL) != SQLITE_OK) {
 		int rc = st_db_fail(st, err, "preparing a query");
 
 		pthread_mutex_unlock(&st->lock);
 		return rc;
 	}
+	if (st->ncache < ST_CACHE) {
+		st->cache[st->ncache].sql = sql;
+		st->cache[st->ncache].stmt = *s;
+		st->ncache++;
+	}
 	return 0;
 }
 
-/* Step a write statement to completion, finalize, unlock. */
+/* Done with s: reset a kept statement, finalize another one. */
+static void release(struct tb_store *st, sqlite3_stmt *s)
+{
+	for (size_t i = 0; i < st->ncache; i++) {
+		if (st->cache[i].stmt == s) {
+			sqlite3_reset(s);
+			return;
+		}
+	}
+	sqlite3_finalize(s);
+}
+
 int st_finish_write(struct tb_store *st, sqlite3_stmt *s, struct tb_error *err)
 {
 	int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : st_db_fail(st, err, "writing");
 
-	sqlite3_finalize(s);
+	release(st, s);
 	pthread_mutex_unlock(&st->lock);
 	return rc;
 }
 
 void st_finish(struct tb_store *st, sqlite3_stmt *s)
 {
-	sqlite3_finalize(s);
+	release(st, s);
 	pthread_mutex_unlock(&st->lock);
 }
 

@@ -61,7 +61,7 @@ function showLive(state) {
 
 function startLive() {
   if (ctx.live) return;
-  ctx.live = new LiveStream(['host.state']);
+  ctx.live = new LiveStream(['host.state', 'action.state', 'action.step']);
   // #live is a status region: screen readers hear "reconnecting…" and "live".
   ctx.live.addEventListener('state', (e) => showLive(e.detail));
   showLive('connecting');

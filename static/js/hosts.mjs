@@ -5,13 +5,17 @@
 // stream is opened before the list is fetched and events that arrive while
 // the list loads are applied after it, in order, so no change falls between
 // the two.  A `reset` event (testbedd dropped events we had not seen) makes
-// the page fetch the list again.
+// the page fetch the list again.  Power and boot (buttons, the running
+// action, recent actions) are actions.mjs's: action.state and action.step
+// events go there, through the same queue.
 
+import { ActionBoard } from './actions.mjs';
 import { api } from './api.mjs';
 import { announce, h, replace } from './dom.mjs';
 import { absolute, since } from './time.mjs';
 
 const REACH_TEXT = { up: 'up', down: 'down', unknown: 'unknown' };
+const PHASE_TEXT = { powering_on: 'powering on…', booting: 'booting…', shutting_down: 'shutting down…' };
 
 export function renderHosts(main, ctx) {
   const cards = new Map();      // name -> {host, el, stateKey}
@@ -22,6 +26,7 @@ export function renderHosts(main, ctx) {
   const summary = h('p', { class: 'summary' });
   const list = h('ul', { class: 'hosts', 'aria-label': 'Machines' });
   const dialog = trustDialog();
+  const board = new ActionBoard(ctx);
 
   replace(main,
     h('div', { class: 'page-head' },
@@ -29,7 +34,8 @@ export function renderHosts(main, ctx) {
       summary),
     status,
     list,
-    dialog.el);
+    dialog.el,
+    board.dialogEl);
 
   async function load() {
     const mine = ++generation;
@@ -54,6 +60,7 @@ export function renderHosts(main, ctx) {
       queue = [];
       for (const ev of pending) apply(ev);
       drawSummary();
+      board.seed();
     } catch (err) {
       if (mine !== generation) return;
       if (err.status === 401) return;   // the app shows the login page
@@ -64,6 +71,10 @@ export function renderHosts(main, ctx) {
   }
 
   function apply(ev) {
+    if (ev.type === 'action.state' || ev.type === 'action.step') {
+      board.onEvent(ev);
+      return;
+    }
     const card = cards.get(ev.host);
     if (!card) {
       // A machine we do not know: the inventory was reloaded.
@@ -72,13 +83,14 @@ export function renderHosts(main, ctx) {
     }
     const before = card.host.state;
     card.host.state = ev.data;
+    board.hostChanged(card.host);
     drawState(card);
     drawSummary();
     if (before?.reachability !== ev.data.reachability || before?.os !== ev.data.os)
       announce(`${card.host.name} is now ${stateSentence(ev.data)}`);
   }
 
-  function onHostState(e) {
+  function onEvent(e) {
     if (loaded) apply(e.detail);
     else queue.push(e.detail);
   }
@@ -99,16 +111,21 @@ export function renderHosts(main, ctx) {
     const { host } = card;
     card.stateEl = h('div', { class: 'state-block' });
     card.personasEl = h('ul', { class: 'personas', 'aria-label': `OS personas of ${host.name}` });
+    const parts = board.partsFor(host);
     replace(card.el,
       h('article', { 'aria-labelledby': `host-${host.name}-name` },
         h('header', { class: 'host-head' },
           h('h2', { id: `host-${host.name}-name` }, host.name),
           h('span', { class: 'tag' }, host.role),
+          card.phase = h('span', { class: 'phase', hidden: true }),
           card.badge = h('span', { class: 'badge' })),
         card.stateEl,
+        parts.controls,
+        parts.panel,
         h('h3', {}, 'OS personas'),
         card.personasEl,
-        facts(host)));
+        facts(host),
+        parts.history));
     card.stateKey = null;
     drawState(card);
   }
@@ -123,6 +140,11 @@ export function renderHosts(main, ctx) {
     card.el.dataset.os = st.os ?? '';
     card.badge.textContent = REACH_TEXT[st.reachability] ?? st.reachability;
     card.badge.className = `badge badge-${st.reachability}`;
+    // What an action does to the machine now (powering on, booting, shutting down).
+    const phase = PHASE_TEXT[st.phase];
+    card.el.dataset.phase = st.phase ?? st.reachability;
+    card.phase.hidden = !phase;
+    card.phase.textContent = phase ?? '';
 
     // checked_at is not shown: testbedd publishes a host.state event when
     // reachability, OS or error change, not after every probe, so it would
@@ -205,7 +227,8 @@ export function renderHosts(main, ctx) {
   };
   const ticker = setInterval(onTick, 10_000);
 
-  ctx.live?.addEventListener('host.state', onHostState);
+  const types = ['host.state', 'action.state', 'action.step'];
+  for (const t of types) ctx.live?.addEventListener(t, onEvent);
   ctx.live?.addEventListener('reset', onReset);
   // Open the stream first, so nothing that changes while the list loads is missed.
   (ctx.live ? ctx.live.whenOpen(2000) : Promise.resolve()).then(() => { if (generation === 0) load(); });
@@ -213,7 +236,8 @@ export function renderHosts(main, ctx) {
   return () => {
     generation += 1;
     clearInterval(ticker);
-    ctx.live?.removeEventListener('host.state', onHostState);
+    board.destroy();
+    for (const t of types) ctx.live?.removeEventListener(t, onEvent);
     ctx.live?.removeEventListener('reset', onReset);
   };
 }
