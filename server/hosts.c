@@ -149,7 +149,7 @@ static int err_rank(int code)
 
 /* Probe one persona: connect, check the key, log in, `uname -s`. */
 static int probe_persona(struct tb_hosts *h, const struct tb_machine *m, const struct tb_persona *p,
-			 struct probe_result *res)
+			 long max_connect_s, struct probe_result *res)
 {
 	static const char *const argv[] = {"uname", "-s", NULL};
 	char pin[80], presented[80] = "";
@@ -159,6 +159,8 @@ static int probe_persona(struct tb_hosts *h, const struct tb_machine *m, const s
 	int rc;
 
 	tb_hosts_target(h, m, p, &t, pin, sizeof(pin));
+	if (max_connect_s > 0 && t.connect_timeout_s > max_connect_s)
+		t.connect_timeout_s = max_connect_s;
 	memset(&r, 0, sizeof(r));
 	rc = tb_ssh_exec(h->pool, &t, argv, p->command_timeout_s * 1000, NULL, NULL, &r, &e);
 	snprintf(presented, sizeof(presented), "%s", r.host_fp);
@@ -208,7 +210,7 @@ static void publish_state(struct tb_hosts *h, const char *machine)
 	tb_events_publish(h->app->events, "host.state", machine, 0, tb_hosts_state_json(h, machine));
 }
 
-static void probe_machine(struct tb_hosts *h, const struct tb_machine *m)
+static void probe_machine(struct tb_hosts *h, const struct tb_machine *m, long max_connect_s)
 {
 	struct probe_result res;
 	struct host_state *s, before;
@@ -229,7 +231,7 @@ static void probe_machine(struct tb_hosts *h, const struct tb_machine *m)
 
 			if ((pass == 0) != is_current)
 				continue;
-			probe_persona(h, m, &m->os[i], &res);
+			probe_persona(h, m, &m->os[i], max_connect_s, &res);
 		}
 	}
 
@@ -297,7 +299,7 @@ static void *round_worker(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		if (i >= r->inv->nmachines)
 			return NULL;
-		probe_machine(r->h, &r->inv->machines[i]);
+		probe_machine(r->h, &r->inv->machines[i], 0);
 	}
 }
 
@@ -444,7 +446,9 @@ int tb_hosts_probe_one(struct tb_hosts *h, const struct tb_machine *m, char *os,
 	struct host_state *s;
 	int up = 0;
 
-	probe_machine(h, m);
+	/* a waiting action probes often: a machine that is off must not hold
+	 * it up for a full connect timeout per persona */
+	probe_machine(h, m, TB_PROBE_WAIT_CONNECT_S);
 	pthread_mutex_lock(&h->lock);
 	s = slot(h, m->name, 0);
 	if (s != NULL && strcmp(s->reach, "up") == 0) {

@@ -24,6 +24,7 @@ struct tb_app;
 struct tb_hosts;
 
 #define TB_PROBE_WORKERS 4
+#define TB_PROBE_WAIT_CONNECT_S 3
 
 int tb_hosts_start(struct tb_app *app, struct tb_hosts **out, struct tb_error *err);
 void tb_hosts_stop(struct tb_hosts *h);
@@ -53,7 +54,8 @@ typedef void (*tb_hosts_state_fn)(void *cls, const char *machine, const char *re
 void tb_hosts_each_state(struct tb_hosts *h, tb_hosts_state_fn fn, void *cls);
 
 /* Probe one machine now, in the calling thread (also updates its state and
- * publishes a change).  Returns 1 and the answering OS in os (len bytes)
+ * publishes a change), with connect timeouts of at most
+ * TB_PROBE_WAIT_CONNECT_S (a machine being waited for is on the LAN).  Returns 1 and the answering OS in os (len bytes)
  * when a persona answers, else 0.  Blocks up to the personas' timeouts. */
 struct tb_machine;
 int tb_hosts_probe_one(struct tb_hosts *h, const struct tb_machine *m, char *os, size_t len);

@@ -127,8 +127,18 @@ int tb_power_wait(struct tb_action *a, const struct tb_inventory *inv, const str
 	int64_t start = tb_monotonic_ms(), last_wol = start;
 
 	for (;;) {
-		int up = tb_hosts_probe_one(hosts, m, os, oslen);
+		int up;
 		int64_t now = tb_monotonic_ms();
+
+		if (want_up && resend_wol && now - last_wol >= TB_WOL_RESEND_S * 1000) {
+			struct tb_error e = {0};
+
+			/* Wake-on-LAN is lossy: keep sending until the host answers. */
+			send_wol(a, inv, m, &e);
+			last_wol = now;
+		}
+		up = tb_hosts_probe_one(hosts, m, os, oslen);
+		now = tb_monotonic_ms();
 
 		if (up == want_up) {
 			if (up)
@@ -144,13 +154,6 @@ int tb_power_wait(struct tb_action *a, const struct tb_inventory *inv, const str
 				       want_up ? "%s did not answer ssh within %d s (boot_timeout_s): check its console or BMC"
 					       : "%s still answers after %d s (shutdown_timeout_s)",
 				       m->name, timeout_s);
-		if (want_up && resend_wol && now - last_wol >= TB_WOL_RESEND_S * 1000) {
-			struct tb_error e = {0};
-
-			/* Wake-on-LAN is lossy: keep sending until the host answers. */
-			send_wol(a, inv, m, &e);
-			last_wol = now;
-		}
 		sleep_ms_cancel(a, 1000);
 	}
 }
@@ -327,7 +330,7 @@ static int power_on(struct tb_action *a, const struct tb_inventory *inv, const s
 {
 	struct tb_hosts *hosts = tb_action_app(a)->hosts;
 	const struct tb_power_method *bmc = find_method(m, TB_POWER_IPMI);
-	int have_wol = find_method(m, TB_POWER_WOL) != NULL, rc;
+	int have_wol = find_method(m, TB_POWER_WOL) != NULL, rc, used_wol;
 
 	if (tb_hosts_probe_one(hosts, m, os, 40)) {
 		tb_action_note(a, "%s is already on: it answers as %s", m->name, os);
@@ -338,6 +341,7 @@ static int power_on(struct tb_action *a, const struct tb_inventory *inv, const s
 			       "wol to its inventory entry", m->name);
 	tb_hosts_set_phase(hosts, m->name, "powering_on");
 	rc = -1;
+	used_wol = 0;
 	if (bmc != NULL) {
 		rc = driver_call(a, inv, m, bmc, TB_POWER_ON, NULL, err);
 		if (rc == TB_ERR_UNAUTHORIZED || rc == TB_ERR_CONFIG || rc == TB_ERR_CANCELED)
@@ -345,12 +349,15 @@ static int power_on(struct tb_action *a, const struct tb_inventory *inv, const s
 		if (rc != 0 && have_wol)
 			tb_action_note(a, "the BMC failed (%s); trying Wake-on-LAN", err->message);
 	}
-	if (rc != 0 && have_wol && (rc = send_wol(a, inv, m, err)) != 0)
-		return rc;
+	if (rc != 0 && have_wol) {
+		if ((rc = send_wol(a, inv, m, err)) != 0)
+			return rc;
+		used_wol = 1;
+	}
 	if (rc != 0)
 		return rc;
 	tb_hosts_set_phase(hosts, m->name, "booting");
-	return tb_power_wait(a, inv, m, 1, m->boot_timeout_s, have_wol && bmc == NULL, os, 40, err);
+	return tb_power_wait(a, inv, m, 1, m->boot_timeout_s, used_wol, os, 40, err);
 }
 
 static int power_off(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, int soft,
