@@ -88,7 +88,7 @@ int api_token_revoke(struct tb_request *rq, struct tb_reply *rp)
 	if (*end != '\0' || errno != 0 || id <= 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "a token id is a positive whole number, got \"%.32s\"",
 			       rq->args[0]);
-	if ((rc = tb_store_token_revoke(rq->app->store, (int64_t)id, &rp->err)) != 0)
+	if ((rc = tb_auth_token_revoke(rq->app->auth, (int64_t)id, &rp->err)) != 0)
 		return rc;
 	/* its sessions ended with it (store); its open event streams end now */
 	tb_events_drop_owner(rq->app->events, (int64_t)id);

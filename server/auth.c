@@ -22,10 +22,26 @@ struct rate_slot {
 	int failures;
 };
 
+#define TOKEN_CACHE 256
+
+struct token_lookup {
+	int found;
+	int revoked;
+	int64_t last_used_at;
+	int64_t id;
+	char name[64];
+	char role[16];
+	uint8_t hash[TB_SHA256_LEN];
+};
+
 struct tb_auth {
 	struct tb_store *st;
 	pthread_mutex_t lock;
 	struct rate_slot slots[RATE_SLOTS];
+	/* tokens already read from the store: a request needs no SQL to be
+	 * authenticated (revocation goes through tb_auth_token_revoke) */
+	struct token_lookup cache[TOKEN_CACHE];
+	size_t ncache, next_evict;
 };
 
 int tb_auth_new(struct tb_store *st, struct tb_auth **out, struct tb_error *err)
@@ -98,25 +114,70 @@ int tb_auth_token_create(struct tb_auth *a, const char *name, enum tb_level leve
 	return tb_store_token_set_hash(a->st, *id, hash, err);
 }
 
-struct token_lookup {
-	int found;
-	int revoked;
-	int64_t last_used_at;
-	char name[64];
-	char role[16];
-	uint8_t hash[TB_SHA256_LEN];
-};
-
 static void take_token(void *cls, const struct tb_token_row *r)
 {
 	struct token_lookup *t = cls;
 
 	t->found = 1;
+	t->id = r->id;
 	t->revoked = r->revoked;
 	t->last_used_at = r->last_used_at;
 	snprintf(t->name, sizeof(t->name), "%s", r->name);
 	snprintf(t->role, sizeof(t->role), "%s", r->role);
 	memcpy(t->hash, r->hash, TB_SHA256_LEN);
+}
+
+/* The token with this id, from the cache or the store; 0 when found. */
+static int lookup(struct tb_auth *a, int64_t id, struct token_lookup *t)
+{
+	pthread_mutex_lock(&a->lock);
+	for (size_t i = 0; i < a->ncache; i++) {
+		if (a->cache[i].id == id) {
+			*t = a->cache[i];
+			pthread_mutex_unlock(&a->lock);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	memset(t, 0, sizeof(*t));
+	if (tb_store_token_get(a->st, id, take_token, t, NULL) != 0 || !t->found)
+		return -1;
+	pthread_mutex_lock(&a->lock);
+	if (a->ncache < TOKEN_CACHE) {
+		a->cache[a->ncache++] = *t;
+	} else {
+		a->cache[a->next_evict] = *t;
+		a->next_evict = (a->next_evict + 1) % TOKEN_CACHE;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return 0;
+}
+
+/* Note a use: the store is written at most once a minute per token. */
+static void touch(struct tb_auth *a, struct token_lookup *t)
+{
+	int64_t now = (int64_t)time(NULL);
+
+	if (now - t->last_used_at < 60)
+		return;
+	tb_store_token_touch(a->st, t->id, now);
+	pthread_mutex_lock(&a->lock);
+	for (size_t i = 0; i < a->ncache; i++)
+		if (a->cache[i].id == t->id)
+			a->cache[i].last_used_at = now;
+	pthread_mutex_unlock(&a->lock);
+}
+
+int tb_auth_token_revoke(struct tb_auth *a, int64_t id, struct tb_error *err)
+{
+	int rc = tb_store_token_revoke(a->st, id, err);
+
+	pthread_mutex_lock(&a->lock);
+	for (size_t i = 0; i < a->ncache; i++)
+		if (a->cache[i].id == id)
+			a->cache[i].revoked = 1;
+	pthread_mutex_unlock(&a->lock);
+	return rc;
 }
 
 /* Check a token's text against its stored hash by its id. */
@@ -136,7 +197,7 @@ static int check_token(struct tb_auth *a, const char *token, int64_t *id_out, st
 	id = strtoll(p, &end, 10);
 	if (end == p || *end != '_' || errno != 0 || id <= 0)
 		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "malformed token");
-	if (tb_store_token_get(a->st, (int64_t)id, take_token, &t, NULL) != 0 || !t.found)
+	if (lookup(a, (int64_t)id, &t) != 0)
 		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "unknown token");
 	tb_sha256(token, strlen(token), hash);
 	if (!tb_ct_equal(hash, t.hash, TB_SHA256_LEN))
@@ -148,9 +209,7 @@ static int check_token(struct tb_auth *a, const char *token, int64_t *id_out, st
 	who->level = tb_level_parse(t.role);
 	who->via_cookie = 0;
 	*id_out = (int64_t)id;
-	/* a write per request would serialise every reader: once a minute is enough */
-	if ((int64_t)time(NULL) - t.last_used_at >= 60)
-		tb_store_token_touch(a->st, (int64_t)id, (int64_t)time(NULL));
+	touch(a, &t);
 	return 0;
 }
 
@@ -231,7 +290,7 @@ int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int 
 		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "your session ended: log in again");
 	if (row.expires_at < (int64_t)time(NULL))
 		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "your session expired: log in again");
-	if (tb_store_token_get(a->st, row.token_id, take_token, &t, NULL) != 0 || !t.found || t.revoked)
+	if (lookup(a, row.token_id, &t) != 0 || t.revoked)
 		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "the token of this session was revoked: log in again");
 	if (mutating) {
 		uint8_t ch[TB_SHA256_LEN];

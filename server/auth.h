@@ -48,6 +48,9 @@ int tb_auth_bootstrap(struct tb_auth *a, const char *state_dir, struct tb_error 
 int tb_auth_token_create(struct tb_auth *a, const char *name, enum tb_level level,
 			 char secret[TB_SECRET_MAX], int64_t *id, struct tb_error *err);
 
+/* Revoke a token (its sessions end with it).  TB_ERR_NOT_FOUND when unknown. */
+int tb_auth_token_revoke(struct tb_auth *a, int64_t id, struct tb_error *err);
+
 /* Check a bearer token.  TB_ERR_UNAUTHORIZED with a reason when it is not valid. */
 int tb_auth_bearer(struct tb_auth *a, const char *token, struct tb_principal *who, struct tb_error *err);
 

@@ -27,8 +27,16 @@ struct host_state {
 	char phase[16];                /* set by an action, "" when none */
 };
 
+struct pin {
+	char machine[64];
+	char os[40];
+	char fp[96];
+};
+
 struct tb_hosts {
 	struct tb_app *app;
+	struct pin *pins;              /* keys accepted by an admin (also in the store) */
+	size_t npins;
 	struct tb_ssh_pool *pool;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -76,11 +84,46 @@ static void load_row(void *cls, const struct tb_host_state_row *r)
 }
 
 /* The pin for a persona: an admin's accepted key, else the inventory's. */
+/* Remember an accepted key in memory (lock held). */
+static void pin_set(struct tb_hosts *h, const char *machine, const char *os, const char *fp)
+{
+	struct pin *grown;
+
+	for (size_t i = 0; i < h->npins; i++) {
+		if (strcmp(h->pins[i].machine, machine) == 0 && strcmp(h->pins[i].os, os) == 0) {
+			snprintf(h->pins[i].fp, sizeof(h->pins[i].fp), "%s", fp);
+			return;
+		}
+	}
+	grown = realloc(h->pins, (h->npins + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return;
+	h->pins = grown;
+	snprintf(h->pins[h->npins].machine, sizeof(h->pins[0].machine), "%s", machine);
+	snprintf(h->pins[h->npins].os, sizeof(h->pins[0].os), "%s", os);
+	snprintf(h->pins[h->npins].fp, sizeof(h->pins[0].fp), "%s", fp);
+	h->npins++;
+}
+
+static void load_pin(void *cls, const char *machine, const char *os, const char *fp)
+{
+	pin_set(cls, machine, os, fp);
+}
+
+/* The pin for a persona: an admin's accepted key, else the inventory's.
+ * From memory: a GET /hosts reads no SQL. */
 static void pinned_fp(struct tb_hosts *h, const struct tb_machine *m, const struct tb_persona *p,
 		      char *fp, size_t len)
 {
-	if (tb_store_hostkey_get(h->app->store, m->name, p->os, fp, len) == 0)
-		return;
+	pthread_mutex_lock(&h->lock);
+	for (size_t i = 0; i < h->npins; i++) {
+		if (strcmp(h->pins[i].machine, m->name) == 0 && strcmp(h->pins[i].os, p->os) == 0) {
+			snprintf(fp, len, "%s", h->pins[i].fp);
+			pthread_mutex_unlock(&h->lock);
+			return;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
 	snprintf(fp, len, "%s", p->host_key != NULL ? p->host_key : "");
 }
 
@@ -359,6 +402,7 @@ int tb_hosts_start(struct tb_app *app, struct tb_hosts **out, struct tb_error *e
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	}
 	tb_store_host_state_each(app->store, load_row, h);
+	tb_store_hostkey_each(app->store, load_pin, h);
 	if (app->cfg.probe_interval_s > 0) {
 		if (pthread_create(&h->thread, NULL, prober, h) != 0) {
 			tb_hosts_stop(h);
@@ -384,6 +428,7 @@ void tb_hosts_stop(struct tb_hosts *h)
 	pthread_cond_destroy(&h->wake);
 	pthread_mutex_destroy(&h->lock);
 	free(h->st);
+	free(h->pins);
 	free(h);
 }
 
@@ -504,6 +549,7 @@ int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, cons
 	if ((rc = tb_store_hostkey_set(h->app->store, machine, os, fp, actor, tb_now(), err)) != 0)
 		return rc;
 	pthread_mutex_lock(&h->lock);
+	pin_set(h, machine, os, fp);
 	s = slot(h, machine, 0);
 	if (s != NULL && strcmp(s->presented_fp, fp) == 0) {
 		s->presented_fp[0] = '\0';

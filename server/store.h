@@ -103,6 +103,9 @@ int tb_store_hostkey_set(struct tb_store *st, const char *machine, const char *o
 int tb_store_hostkey_get(struct tb_store *st, const char *machine, const char *os, char *fp,
 			 size_t fplen);
 
+typedef void (*tb_hostkey_fn)(void *cls, const char *machine, const char *os, const char *fp);
+int tb_store_hostkey_each(struct tb_store *st, tb_hostkey_fn fn, void *cls);
+
 /* ---- host state as the prober last saw it ---- */
 struct tb_host_state_row {
 	const char *machine;

@@ -295,3 +295,16 @@ int tb_store_hostkey_get(struct tb_store *st, const char *machine, const char *o
 	st_finish(st, s);
 	return rc;
 }
+
+int tb_store_hostkey_each(struct tb_store *st, tb_hostkey_fn fn, void *cls)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st, "SELECT machine, os, fingerprint FROM host_keys", &s, NULL)) != 0)
+		return rc;
+	while (sqlite3_step(s) == SQLITE_ROW)
+		fn(cls, st_col_text(s, 0), st_col_text(s, 1), st_col_text(s, 2));
+	st_finish(st, s);
+	return 0;
+}
