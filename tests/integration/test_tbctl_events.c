@@ -54,16 +54,7 @@ static pid_t run_tbctl(const struct tb_test_daemon *d, const char *token_file, c
 
 static void create_token(struct tb_test_daemon *d, const char *name)
 {
-	struct tb_test_resp r;
-	char url[256], auth[200], body[128];
-	const char *h[] = {auth, "Content-Type: application/json", NULL};
-
-	snprintf(url, sizeof(url), "%s/api/v1/tokens", d->url);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d->admin_token);
-	snprintf(body, sizeof(body), "{\"name\":\"%s\",\"role\":\"viewer\"}", name);
-	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), &r), 0);
-	assert_int_equal(r.status, 201);
-	tb_test_resp_free(&r);
+	assert_int_equal(tb_test_create_token(d, name, "viewer", NULL, 0), 201);
 }
 
 static char *slurp(const char *path)

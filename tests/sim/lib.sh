@@ -81,3 +81,31 @@ wait_boot() {	# host boots-before addr [seconds]: a new boot finished and the ho
 	[ "$(boots "$1")" -gt "$2" ] || { diag "$1 did not boot again"; return 1; }
 	wait_ssh "$3" 5
 }
+
+# testbedd on a sim's inventory, for tests that drive the daemon.
+# daemon_up INVENTORY [testbedd options...]: starts it on port 0 in a temp dir
+# ($DD), waits until it listens, exports TESTBEDD_URL and TESTBEDD_TOKEN_FILE.
+BIN=${TB_BINARY_DIR:-$TOP/build}
+DD="" DPID=""
+daemon_up() {
+	local inv=$1
+	shift
+	DD=$(mktemp -d /tmp/tbsimd-XXXXXX)
+	"$BIN/testbedd" --inventory "$inv" --state-dir "$DD/state" --port 0 --port-file "$DD/port" \
+		"$@" >"$DD/log" 2>&1 &
+	DPID=$!
+	for _ in $(seq 100); do [ -s "$DD/port" ] && break; sleep 0.1; done
+	[ -s "$DD/port" ] || return 1
+	export TESTBEDD_URL="http://127.0.0.1:$(cat "$DD/port")" TESTBEDD_TOKEN_FILE="$DD/state/admin.token"
+}
+# daemon_down: SIGTERM, wait, by pid (the temp dir goes in daemon_clean).
+daemon_down() {
+	[ -n "$DPID" ] || return 0
+	kill -TERM "$DPID" 2>/dev/null
+	for _ in $(seq 50); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	DPID=""
+}
+daemon_clean() { daemon_down; [ -n "$DD" ] && rm -rf "$DD"; }
+trap 'daemon_clean; sim_down' EXIT

@@ -7,28 +7,14 @@
 # nowhere in replies, events, the audit log or the daemon's log.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
+D=$(mktemp -d /tmp/tbscratch-XXXXXX)
+trap 'daemon_clean; sim_down; rm -rf "$D"' EXIT
 
-BIN=${TB_BINARY_DIR:-$TOP/build}
-D=$(mktemp -d /tmp/tbpb-XXXXXX)
-DPID=""
-stop_daemon() {
-	[ -n "$DPID" ] || return 0
-	kill -TERM "$DPID" 2>/dev/null
-	for _ in $(seq 50); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
-	kill -KILL "$DPID" 2>/dev/null
-	wait "$DPID" 2>/dev/null
-	DPID=""
-}
-trap 'stop_daemon; sim_down; rm -rf "$D"' EXIT
 
 sim_up tbpb 237 || { nok "sim up"; finish; }
 ok "sim up (prefix $PFX)"
-"$BIN/testbedd" --inventory "$S/inventory.yaml" --state-dir "$D/state" --port 0 --port-file "$D/port" \
-	--probe-interval 2 >"$D/log" 2>&1 &
-DPID=$!
-for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.1; done
-check "testbedd starts" test -s "$D/port"
-export TESTBEDD_URL="http://127.0.0.1:$(cat "$D/port")" TESTBEDD_TOKEN_FILE="$D/state/admin.token"
+daemon_up "$S/inventory.yaml" --probe-interval 2
+check "testbedd starts" test -n "$DPID"
 tb() { timeout 180 "$BIN/tbctl" "$@"; }
 answers() {
 	tb --json host "$1" 2>/dev/null | python3 -c 'import json,sys; s=json.load(sys.stdin)["host"]["state"]; print(s["os"] if s["reachability"]=="up" else "down")'
@@ -109,7 +95,7 @@ check "actions were recorded" grep -q 'chassis power off' "$D/a.json"
 check "the BMC password is in no action reply" sh -c "! grep -qF '$pw' $D/a.json"
 check "... in no event" sh -c "! grep -qF '$pw' $D/events.json"
 check "... not in the audit log" sh -c "! grep -qF '$pw' $D/audit.json"
-check "... not in the daemon's log" sh -c "! grep -qF '$pw' $D/log"
+check "... not in the daemon's log" sh -c "! grep -qF '$pw' $DD/log"
 check "events carried the steps" grep -q '"type":"action.step"' "$D/events.json"
-stop_daemon
+daemon_down
 finish

@@ -5,19 +5,9 @@
 # that does not answer fails within its timeout with a clear message.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
+D=$(mktemp -d /tmp/tbscratch-XXXXXX)
+trap 'daemon_clean; sim_down; rm -rf "$D"' EXIT
 
-BIN=${TB_BINARY_DIR:-$TOP/build}
-D=$(mktemp -d /tmp/tbpt-XXXXXX)
-DPID=""
-stop_daemon() {
-	[ -n "$DPID" ] || return 0
-	kill -TERM "$DPID" 2>/dev/null
-	for _ in $(seq 50); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
-	kill -KILL "$DPID" 2>/dev/null
-	wait "$DPID" 2>/dev/null
-	DPID=""
-}
-trap 'stop_daemon; sim_down; rm -rf "$D"' EXIT
 
 sim_up tbpt 235 --off --wol-ignore 1000 --bmc-dead || { nok "sim up"; finish; }
 ok "sim up with hosts off, WoL ignored, the BMC dead (prefix $PFX)"
@@ -30,12 +20,8 @@ for host in ("left", "right"):
 open(sys.argv[2], "w").write(text)
 PY
 check "the inventory got short boot timeouts" test "$(grep -c 'boot_timeout_s: 8' "$D/inventory.yaml")" = 2
-"$BIN/testbedd" --inventory "$D/inventory.yaml" --state-dir "$D/state" --port 0 --port-file "$D/port" \
-	--probe-interval 5 >"$D/log" 2>&1 &
-DPID=$!
-for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.1; done
-check "testbedd starts" test -s "$D/port"
-export TESTBEDD_URL="http://127.0.0.1:$(cat "$D/port")" TESTBEDD_TOKEN_FILE="$D/state/admin.token"
+daemon_up "$D/inventory.yaml" --probe-interval 5
+check "testbedd starts" test -n "$DPID"
 
 t0=$(date +%s)
 timeout 120 "$BIN/tbctl" power right on --wait >"$D/on" 2>&1
@@ -53,5 +39,5 @@ sed 's/^/# /' "$D/bmc"
 check "power on through a dead BMC fails (exit 5)" test $rc = 5
 check "the BMC was retried with backoff" grep -q 'retrying in' "$D/bmc"
 check "then Wake-on-LAN was tried" grep -q 'trying Wake-on-LAN' "$D/bmc"
-stop_daemon
+daemon_down
 finish

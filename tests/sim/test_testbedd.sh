@@ -6,29 +6,15 @@
 # "left answers freebsd" without anyone telling testbedd.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
+D=$(mktemp -d /tmp/tbscratch-XXXXXX)
+trap 'daemon_clean; sim_down; rm -rf "$D"' EXIT
 
-BIN=${TB_BINARY_DIR:-$TOP/build}
-D=$(mktemp -d /tmp/tbtd-XXXXXX)
-DPID=""
-stop_daemon() {
-	[ -n "$DPID" ] || return 0
-	kill -TERM "$DPID" 2>/dev/null
-	for _ in $(seq 50); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
-	kill -KILL "$DPID" 2>/dev/null
-	wait "$DPID" 2>/dev/null
-	DPID=""
-}
-trap 'stop_daemon; sim_down; rm -rf "$D"' EXIT
 
 sim_up tbtd 239 || { nok "sim up"; finish; }
 ok "sim up (prefix $PFX)"
 
-"$BIN/testbedd" --inventory "$S/inventory.yaml" --state-dir "$D/state" --port 0 --port-file "$D/port" \
-	--probe-interval 1 >"$D/log" 2>&1 &
-DPID=$!
-for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.1; done
-check "testbedd starts on the sim's inventory" test -s "$D/port"
-export TESTBEDD_URL="http://127.0.0.1:$(cat "$D/port")" TESTBEDD_TOKEN_FILE="$D/state/admin.token"
+daemon_up "$S/inventory.yaml" --probe-interval 1
+check "testbedd starts on the sim's inventory" test -n "$DPID"
 
 answers() {	# machine: the OS that answers, as tbctl --json says
 	"$BIN/tbctl" --json host "$1" 2>/dev/null | python3 -c 'import json,sys; s=json.load(sys.stdin)["host"]["state"]; print(s["os"] if s["reachability"]=="up" else "down")'
@@ -49,7 +35,7 @@ check "the relay answers as openwrt" wait_answers relay openwrt
 out=$("$BIN/tbctl" hosts)
 echo "$out" | sed 's/^/# /'
 check "tbctl hosts lists the four machines" test "$(echo "$out" | grep -cE '^(left|right|router|relay) ')" = 4
-check "the API never shows the BMC password file" sh -c "! curl -s -H \"Authorization: Bearer \$(cat $D/state/admin.token)\" $TESTBEDD_URL/api/v1/hosts | grep -q 'bmc-left.pass'"
+check "the API never shows the BMC password file" sh -c "! curl -s -H \"Authorization: Bearer \$(cat $DD/state/admin.token)\" $TESTBEDD_URL/api/v1/hosts | grep -q 'bmc-left.pass'"
 
 b=$(boots left)
 check "grub-reboot 4 and reboot over ssh" sshc root@$NET.11 'grub-reboot 4 && reboot'
@@ -62,8 +48,8 @@ check "testbedd sees left back in ubuntu" wait_answers left ubuntu
 
 sshc root@$NET.21 poweroff
 check "right powered off: testbedd says down" wait_answers right down
-check "the log names the transitions" grep -q 'left: up as freebsd' "$D/log"
-check "the log never holds the admin token" sh -c "! grep -q \"\$(cat $D/state/admin.token)\" $D/log"
-stop_daemon
-check "testbedd logged no error" sh -c "! grep -q 'Z error ' $D/log"
+check "the log names the transitions" grep -q 'left: up as freebsd' "$DD/log"
+check "the log never holds the admin token" sh -c "! grep -q \"\$(cat $DD/state/admin.token)\" $DD/log"
+daemon_down
+check "testbedd logged no error" sh -c "! grep -q 'Z error ' $DD/log"
 finish

@@ -357,3 +357,24 @@ const char *tb_test_error_code(const struct tb_test_resp *r)
 
 	return json_is_string(e) ? json_string_value(e) : "";
 }
+
+long tb_test_create_token(const struct tb_test_daemon *d, const char *name, const char *role, char *secret,
+			  size_t len)
+{
+	struct tb_test_resp r;
+	char url[256], auth[200], body[256];
+	const char *h[] = {auth, "Content-Type: application/json", NULL};
+	long status;
+
+	snprintf(url, sizeof(url), "%s/api/v1/tokens", d->url);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d->admin_token);
+	snprintf(body, sizeof(body), "{\"name\":\"%s\",\"role\":\"%s\"}", name, role);
+	if (tb_test_http("POST", url, h, body, strlen(body), &r) != 0)
+		return 0;
+	status = r.status;
+	if (secret != NULL && len > 0)
+		snprintf(secret, len, "%s", json_string_value(json_object_get(r.json, "secret")) ?
+						    json_string_value(json_object_get(r.json, "secret")) : "");
+	tb_test_resp_free(&r);
+	return status;
+}

@@ -67,6 +67,11 @@ void tb_test_resp_free(struct tb_test_resp *r);
 /* The value of a response header (case-insensitive name) into buf, or NULL. */
 const char *tb_test_header(const struct tb_test_resp *r, const char *name, char *buf, size_t len);
 
+/* POST /api/v1/tokens as the admin: a token named name with role; its
+ * secret into secret (may be NULL).  Returns the HTTP status. */
+long tb_test_create_token(const struct tb_test_daemon *d, const char *name, const char *role, char *secret,
+			  size_t len);
+
 /* error.code of a JSON error reply, or "". */
 const char *tb_test_error_code(const struct tb_test_resp *r);
 
