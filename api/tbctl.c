@@ -65,6 +65,8 @@ static const char usage_text[] =
 "\n"
 "Environment:\n"
 "  TESTBEDD_URL         testbedd's address when --url is not given\n"
+"  TESTBEDD_CA_FILE     a PEM file of CAs to trust for an https URL (a testbedd\n"
+"                       with a self-signed certificate: ./deploy/demo --tls)\n"
 "  TESTBEDD_TOKEN_FILE  the file that holds the API token (one line). It must be\n"
 "                       a regular file that only its owner may use (chmod 600);\n"
 "                       tbctl never takes a token on the command line. The daemon\n"

@@ -197,6 +197,7 @@ int tbctl_cmd_events(const struct tbctl_ctx *ctx)
 		s->len = 0;
 		s->err_len = 0;
 		curl_easy_setopt(c, CURLOPT_URL, url);
+		tbctl_http_tls(c);
 		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 		curl_easy_setopt(c, CURLOPT_WRITEDATA, s);

@@ -75,6 +75,15 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
+void tbctl_http_tls(void *curl)
+{
+	const char *ca = getenv("TESTBEDD_CA_FILE");
+
+	/* a testbedd with its own (self-signed) certificate: trust that file */
+	if (ca != NULL && *ca != '\0')
+		curl_easy_setopt(curl, CURLOPT_CAINFO, ca);
+}
+
 char *tbctl_http_escape(const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
@@ -176,6 +185,7 @@ int tbctl_http_request(const struct tbctl_http *h, const char *method,
 	headers = tmp;
 
 	curl_easy_setopt(curl, CURLOPT_URL, url);
+	tbctl_http_tls(curl);
 	curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
 	if (strcmp(method, "GET") == 0)
 		curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);

@@ -52,6 +52,10 @@ int tbctl_http_request(const struct tbctl_http *h, const char *method,
 
 void tbctl_reply_free(struct tbctl_reply *reply);
 
+/* Apply TESTBEDD_CA_FILE (a PEM file of CAs to trust for https) to a CURL
+ * handle (void * so that this header needs no curl.h). */
+void tbctl_http_tls(void *curl);
+
 /* Percent-encode s for use as one path segment or query value.  Returns a
  * malloc'ed string the caller frees, NULL on out of memory. */
 char *tbctl_http_escape(const char *s);
