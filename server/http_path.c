@@ -6,17 +6,7 @@
 #include <string.h>
 
 #include "http_edge.h"
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include "validate.h"
 
 /* Percent-decode len bytes of s (and '+' as space when plus); NULL on a bad
  * escape or an encoded NUL. */
@@ -35,8 +25,8 @@ char *edge_pct_decode(const char *s, size_t len, int plus)
 				free(out);
 				return NULL;
 			}
-			hi = hexval(s[i + 1]);
-			lo = hexval(s[i + 2]);
+			hi = tb_hexval(s[i + 1]);
+			lo = tb_hexval(s[i + 2]);
 			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
 				free(out);
 				return NULL;

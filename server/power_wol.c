@@ -45,24 +45,13 @@
 #define MAGIC_MAX (6 + 16 * 6 + 6)
 #define RELAY_TIMEOUT_MS 15000L
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* "aa:bb:cc:dd:ee:ff" into 6 bytes; 0 or -1. */
 static int parse_mac(const char *s, unsigned char mac[6])
 {
 	if (s == NULL || !tb_valid_mac(s) || strlen(s) != 17)
 		return -1;
 	for (int i = 0; i < 6; i++) {
-		int h = hexval(s[3 * i]), l = hexval(s[3 * i + 1]);
+		int h = tb_hexval(s[3 * i]), l = tb_hexval(s[3 * i + 1]);
 
 		if (h < 0 || l < 0 || (i < 5 && s[3 * i + 2] != ':'))
 			return -1;
@@ -105,7 +94,7 @@ static int parse_secureon(const char *s, unsigned char out[6])
 	}
 	/* hex pairs, optionally separated by ':' or '-' */
 	for (p = s; *p != '\0';) {
-		int h = hexval(p[0]), l = h >= 0 ? hexval(p[1]) : -1;
+		int h = tb_hexval(p[0]), l = h >= 0 ? tb_hexval(p[1]) : -1;
 
 		if (h < 0 || l < 0 || n == 6)
 			return -1;

@@ -140,3 +140,14 @@ int tb_valid_entry(const char *s)
 			return 0;
 	return 1;
 }
+
+int tb_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -18,4 +18,7 @@ int tb_valid_mac(const char *s);         /* aa:bb:cc:dd:ee:ff */
 int tb_valid_ifname(const char *s);      /* 1..15 of A-Z a-z 0-9 . _ - */
 int tb_valid_entry(const char *s);       /* a GRUB entry: 1..128 printable */
 
+/* The value of a hex digit, or -1. */
+int tb_hexval(int c);
+
 #endif /* TB_VALIDATE_H */
