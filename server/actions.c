@@ -274,7 +274,7 @@ void tb_action_step(void *cls, const char *what, const char *command, int exit_s
 	struct tb_action *a = cls;
 	struct tb_step_row row = {
 		.action_id = a->id,
-		.at_ms = 0,
+		.at_ms = tb_now_ms(),
 		.what = what,
 		.command = command,
 		.exit_status = exit_status,
@@ -283,13 +283,6 @@ void tb_action_step(void *cls, const char *what, const char *command, int exit_s
 	char at[TB_TIME_MAX];
 	int64_t sid = 0;
 
-	{
-		/* wall-clock milliseconds */
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		row.at_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	}
 	tb_store_step_insert(a->acts->app->store, &row, &sid, NULL);
 	tb_time_format(row.at_ms / 1000, at);
 	tb_events_publish(a->acts->app->events, "action.step", a->host, 0,

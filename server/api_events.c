@@ -7,20 +7,8 @@
 #include <string.h>
 
 #include "app.h"
+#include "validate.h"
 #include "metrics.h"
-
-static int parse_id(const char *s, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno != 0 || v < 0)
-		return -1;
-	*out = (int64_t)v;
-	return 0;
-}
 
 static int valid_types(const char *s)
 {
@@ -39,16 +27,16 @@ int api_events_stream(struct tb_request *rq, struct tb_reply *rp)
 
 	rp->stream_since = -1;
 	/* Last-Event-ID (a reconnecting EventSource) wins over ?since= */
-	if (last != NULL && parse_id(last, &rp->stream_since) != 0)
+	if (last != NULL && tb_parse_id(last, 0, &rp->stream_since) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "Last-Event-ID", "Last-Event-ID must be an event id");
-	if (last == NULL && since != NULL && parse_id(since, &rp->stream_since) != 0)
+	if (last == NULL && since != NULL && tb_parse_id(since, 0, &rp->stream_since) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "since", "since must be an event id (0 replays all kept)");
 	rp->stream_filter.host = tb_req_query(rq, "host");
 	rp->stream_filter.types = tb_req_query(rq, "type");
 	if (rp->stream_filter.types != NULL && !valid_types(rp->stream_filter.types))
 		return tb_fail(&rp->err, TB_ERR_INVALID, "type",
 			       "type is a comma list of event types, a trailing . for a prefix: host.state,audit");
-	if (matrix != NULL && (parse_id(matrix, &rp->stream_filter.matrix) != 0 || rp->stream_filter.matrix == 0))
+	if (matrix != NULL && tb_parse_id(matrix, 1, &rp->stream_filter.matrix) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "matrix", "matrix must be a matrix id");
 	/* the audit log is the admin's: others do not get its entries live either */
 	rp->stream_filter.hide_audit = rq->who->level < TB_LEVEL_ADMIN;

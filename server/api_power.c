@@ -7,6 +7,7 @@
 
 #include "actions.h"
 #include "app.h"
+#include "validate.h"
 #include "boot.h"
 #include "power.h"
 
@@ -141,26 +142,13 @@ int api_host_boot_entries(struct tb_request *rq, struct tb_reply *rp)
 	return rc != 0 ? rc : tb_reply_json(rp, 200, j);
 }
 
-static int parse_id(const char *s, int64_t *id)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno != 0 || v <= 0)
-		return -1;
-	*id = (int64_t)v;
-	return 0;
-}
-
 int api_action_get(struct tb_request *rq, struct tb_reply *rp)
 {
 	json_t *j;
 	int64_t id;
 	int rc;
 
-	if (parse_id(rq->args[0], &id) != 0)
+	if (tb_parse_id(rq->args[0], 1, &id) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "an action id is a positive whole number");
 	if ((rc = tb_actions_get_json(rq->app->actions, id, &j, &rp->err)) != 0)
 		return rc;
@@ -174,7 +162,7 @@ int api_actions_list(struct tb_request *rq, struct tb_reply *rp)
 	int64_t n = 50;
 	int rc;
 
-	if (limit != NULL && (parse_id(limit, &n) != 0 || n > 1000))
+	if (limit != NULL && (tb_parse_id(limit, 1, &n) != 0 || n > 1000))
 		return tb_fail(&rp->err, TB_ERR_INVALID, "limit", "limit must be 1..1000");
 	if ((rc = tb_actions_list_json(rq->app->actions, host, (int)n, &list, &rp->err)) != 0)
 		return rc;
@@ -186,7 +174,7 @@ int api_action_cancel(struct tb_request *rq, struct tb_reply *rp)
 	int64_t id;
 	int rc;
 
-	if (parse_id(rq->args[0], &id) != 0)
+	if (tb_parse_id(rq->args[0], 1, &id) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "an action id is a positive whole number");
 	if ((rc = tb_actions_cancel(rq->app->actions, id, &rp->err)) != 0)
 		return rc;

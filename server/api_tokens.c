@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "validate.h"
 #include "events.h"
 #include "timeutil.h"
 
@@ -79,13 +80,10 @@ int api_token_create(struct tb_request *rq, struct tb_reply *rp)
 
 int api_token_revoke(struct tb_request *rq, struct tb_reply *rp)
 {
-	char *end;
-	long long id;
+	int64_t id;
 	int rc;
 
-	errno = 0;
-	id = strtoll(rq->args[0], &end, 10);
-	if (*end != '\0' || errno != 0 || id <= 0)
+	if (tb_parse_id(rq->args[0], 1, &id) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "a token id is a positive whole number, got \"%.32s\"",
 			       rq->args[0]);
 	if ((rc = tb_auth_token_revoke(rq->app->auth, (int64_t)id, &rp->err)) != 0)

@@ -253,7 +253,8 @@ int tb_boot_entries(struct tb_app *app, const struct tb_machine *m, json_t **out
 	*out = NULL;
 	if (m->boot.loader == NULL)
 		return tb_fail(err, TB_ERR_INVALID, "name", "%s has no boot: section in the inventory", m->name);
-	if (!tb_hosts_probe_one(app->hosts, m, os, sizeof(os)))
+	/* the prober's view: an HTTP thread does not wait for a probe */
+	if (!tb_hosts_answering(app->hosts, m->name, os, sizeof(os)))
 		return tb_fail(err, TB_ERR_CONFLICT, "name", "%s does not answer: power it on to read its GRUB menu", m->name);
 	if (strcmp(kernel_of(os), "Linux") != 0)
 		return tb_fail(err, TB_ERR_CONFLICT, "name",

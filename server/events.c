@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "log.h"
 #include "store.h"
+#include "timeutil.h"
 
 struct slot {
 	int64_t id;
@@ -141,25 +141,6 @@ void tb_events_free(struct tb_events *ev)
 	free(ev);
 }
 
-static int64_t now_ms(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
-
-static void format_time_ms(int64_t ms, char buf[32])
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	char base[24];
-
-	gmtime_r(&t, &tm);
-	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, 32, "%s.%03dZ", base, (int)(ms % 1000));
-}
-
 static int matches(const struct tb_sub *s, const struct slot *e)
 {
 	if (s->hide_audit && strcmp(e->type, "audit") == 0)
@@ -190,15 +171,15 @@ static int matches(const struct tb_sub *s, const struct slot *e)
 int64_t tb_events_publish(struct tb_events *ev, const char *type, const char *host, int64_t matrix,
 			  json_t *data)
 {
-	char at[32];
+	char at[TB_TIME_MAX];
 	json_t *obj;
 	char *text;
-	int64_t id, ms = now_ms();
+	int64_t id, ms = tb_now_ms();
 	struct tb_event_row row;
 
 	if (data == NULL)
 		return TB_ERR_NOMEM;
-	format_time_ms(ms, at);
+	tb_time_format_ms(ms, at);
 	pthread_mutex_lock(&ev->lock);
 	if (ev->closing) {
 		pthread_mutex_unlock(&ev->lock);

@@ -486,16 +486,13 @@ json_t *tb_hosts_machine_json(struct tb_hosts *h, const struct tb_machine *m)
 	return j;
 }
 
-int tb_hosts_probe_one(struct tb_hosts *h, const struct tb_machine *m, char *os, size_t len)
+int tb_hosts_answering(struct tb_hosts *h, const char *machine, char *os, size_t len)
 {
 	struct host_state *s;
 	int up = 0;
 
-	/* a waiting action probes often: a machine that is off must not hold
-	 * it up for a full connect timeout per persona */
-	probe_machine(h, m, TB_PROBE_WAIT_CONNECT_S);
 	pthread_mutex_lock(&h->lock);
-	s = slot(h, m->name, 0);
+	s = slot(h, machine, 0);
 	if (s != NULL && strcmp(s->reach, "up") == 0) {
 		up = 1;
 		snprintf(os, len, "%s", s->os);
@@ -504,6 +501,14 @@ int tb_hosts_probe_one(struct tb_hosts *h, const struct tb_machine *m, char *os,
 	}
 	pthread_mutex_unlock(&h->lock);
 	return up;
+}
+
+int tb_hosts_probe_one(struct tb_hosts *h, const struct tb_machine *m, char *os, size_t len)
+{
+	/* a waiting action probes often: a machine that is off must not hold
+	 * it up for a full connect timeout per persona */
+	probe_machine(h, m, TB_PROBE_WAIT_CONNECT_S);
+	return tb_hosts_answering(h, m->name, os, len);
 }
 
 void tb_hosts_each_state(struct tb_hosts *h, tb_hosts_state_fn fn, void *cls)

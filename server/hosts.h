@@ -60,6 +60,10 @@ void tb_hosts_each_state(struct tb_hosts *h, tb_hosts_state_fn fn, void *cls);
 struct tb_machine;
 int tb_hosts_probe_one(struct tb_hosts *h, const struct tb_machine *m, char *os, size_t len);
 
+/* What the prober last saw, without probing: 1 and the answering OS in os
+ * when a persona answered, else 0.  Never blocks on the network. */
+int tb_hosts_answering(struct tb_hosts *h, const char *machine, char *os, size_t len);
+
 /* What an action is doing to the machine ("powering_on", "booting",
  * "shutting_down"; NULL when nothing): shown as state.phase. */
 void tb_hosts_set_phase(struct tb_hosts *h, const char *machine, const char *phase);

@@ -14,6 +14,15 @@ void tb_time_format(int64_t t, char buf[TB_TIME_MAX])
 	strftime(buf, TB_TIME_MAX, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+void tb_time_format_ms(int64_t ms, char buf[TB_TIME_MAX])
+{
+	char base[TB_TIME_MAX];
+
+	tb_time_format(ms / 1000, base);
+	base[strlen(base) - 1] = '\0';   /* drop the Z */
+	snprintf(buf, TB_TIME_MAX, "%s.%03dZ", base, (int)(ms % 1000));
+}
+
 json_t *tb_time_json(int64_t t)
 {
 	char buf[TB_TIME_MAX];
@@ -68,6 +77,14 @@ int tb_time_parse(const char *s, int64_t *out)
 int64_t tb_now(void)
 {
 	return (int64_t)time(NULL);
+}
+
+int64_t tb_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int64_t tb_monotonic_ms(void)

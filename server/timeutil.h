@@ -17,8 +17,13 @@ json_t *tb_time_json(int64_t t);
 /* Parse "YYYY-MM-DDTHH:MM:SSZ" (or with +HH:MM); 0 on success, -1 otherwise. */
 int tb_time_parse(const char *s, int64_t *out);
 
-/* Seconds since the epoch, and a monotonic clock in milliseconds. */
+/* "2026-12-02T16:20:00.123Z" for a wall-clock time in milliseconds. */
+void tb_time_format_ms(int64_t ms, char buf[TB_TIME_MAX]);
+
+/* Seconds and milliseconds since the epoch, and a monotonic clock in
+ * milliseconds. */
 int64_t tb_now(void);
+int64_t tb_now_ms(void);
 int64_t tb_monotonic_ms(void);
 
 #endif /* TB_TIMEUTIL_H */

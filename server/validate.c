@@ -151,3 +151,18 @@ int tb_hexval(int c)
 		return c - 'A' + 10;
 	return -1;
 }
+
+int tb_parse_id(const char *s, int64_t min, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || !isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*end != '\0' || errno != 0 || v < min)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
+}

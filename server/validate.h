@@ -18,6 +18,10 @@ int tb_valid_mac(const char *s);         /* aa:bb:cc:dd:ee:ff */
 int tb_valid_ifname(const char *s);      /* 1..15 of A-Z a-z 0-9 . _ - */
 int tb_valid_entry(const char *s);       /* a GRUB entry: 1..128 printable */
 
+/* A decimal id: digits only, min..INT64_MAX; 0 or -1. */
+#include <stdint.h>
+int tb_parse_id(const char *s, int64_t min, int64_t *out);
+
 /* The value of a hex digit, or -1. */
 int tb_hexval(int c);
 

@@ -258,6 +258,19 @@ static void test_allow_header(void **state)
 	tb_test_resp_free(&r);
 }
 
+static void test_www_authenticate(void **state)
+{
+	struct tb_test_resp r;
+	char buf[128];
+
+	(void)state;
+	call(NOBODY, "GET", "/api/v1/hosts", NULL, NULL, 0, &r);
+	assert_int_equal(r.status, 401);
+	assert_non_null(tb_test_header(&r, "WWW-Authenticate", buf, sizeof(buf)));
+	assert_string_equal(buf, "Bearer realm=\"testbedd\"");
+	tb_test_resp_free(&r);
+}
+
 static void test_security_headers(void **state)
 {
 	const char *paths[] = {"/api/v1/health", "/", "/nope", "/api/v1/hosts"};
@@ -469,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_oversized),
 		cmocka_unit_test(test_allow_header),
+		cmocka_unit_test(test_www_authenticate),
 		cmocka_unit_test(test_security_headers),
 		cmocka_unit_test(test_static),
 		cmocka_unit_test(test_hosts_shape),

@@ -383,6 +383,69 @@ static void test_tls(void **state)
 	rmdir(dir);
 }
 
+/* An action running when testbedd dies is marked failed ("interrupted")
+ * when it starts again, never left "running".  The machine is woken by a
+ * UDP magic packet to the loopback broadcast (nothing leaves this machine)
+ * and never answers, so the action is still waiting when testbedd dies. */
+static void test_action_interrupted_by_a_crash(void **state)
+{
+	static const char inv[] =
+		"version: 1\n"
+		"ssh: {user: root, key_file: %s, connect_timeout_s: 1}\n"
+		"machines:\n"
+		"  sleeper:\n"
+		"    role: host\n"
+		"    mac: \"02:00:00:00:00:09\"\n"
+		"    boot_timeout_s: 600\n"
+		"    power:\n"
+		"      - {driver: wol, via: broadcast, target: 127.255.255.255, source: 127.0.0.1, port: 9}\n"
+		"    os:\n"
+		"      ubuntu: {address: 127.0.0.1, port: 9}\n";
+	struct tb_test_daemon d;
+	struct tb_test_resp r;
+	char url[256], auth[200];
+	const char *h[] = {auth, "Content-Type: application/json", NULL};
+	long long id;
+	int status;
+
+	(void)state;
+	assert_int_equal(tb_test_daemon_start(&d, inv, NULL), 0);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d.admin_token);
+	snprintf(url, sizeof(url), "%s/api/v1/hosts/sleeper/power", d.url);
+	assert_int_equal(tb_test_http("POST", url, h, "{\"action\":\"on\"}", 15, &r), 0);
+	assert_int_equal(r.status, 202);
+	id = json_integer_value(json_object_get(json_object_get(r.json, "action"), "id"));
+	tb_test_resp_free(&r);
+	snprintf(url, sizeof(url), "%s/api/v1/actions/%lld", d.url, id);
+	for (int i = 0; i < 100; i++) {
+		assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
+		if (strstr(r.body, "UDP magic packet") != NULL)
+			break;
+		tb_test_resp_free(&r);
+		sleep_ms(100);
+	}
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r.json, "action"), "state")), "running");
+	tb_test_resp_free(&r);
+	/* a crash, not a stop: nothing gets to mark the action */
+	kill(d.pid, SIGKILL);
+	waitpid(d.pid, &status, 0);
+	d.pid = 0;
+	assert_int_equal(tb_test_daemon_launch(&d, NULL, 0), 0);
+	snprintf(url, sizeof(url), "%s/api/v1/actions/%lld", d.url, id);
+	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r.json, "action"), "state")), "failed");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(r.json, "action"), "error"),
+							       "code")),
+			    "interrupted");
+	tb_test_resp_free(&r);
+	/* and the host is free again */
+	snprintf(url, sizeof(url), "%s/api/v1/hosts/sleeper/power", d.url);
+	assert_int_equal(tb_test_http("POST", url, h, "{\"action\":\"off\"}", 16, &r), 0);
+	assert_int_equal(r.status, 202);
+	tb_test_resp_free(&r);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_failed_login_limit),
 		cmocka_unit_test(test_prober_against_real_sshd),
 		cmocka_unit_test(test_tls),
+		cmocka_unit_test(test_action_interrupted_by_a_crash),
 	};
 
 	return cmocka_run_group_tests_name("daemon", tests, NULL, NULL);
