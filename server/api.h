@@ -31,6 +31,17 @@ int api_actions_list(struct tb_request *rq, struct tb_reply *rp);
 int api_action_get(struct tb_request *rq, struct tb_reply *rp);
 int api_action_cancel(struct tb_request *rq, struct tb_reply *rp);
 
+int api_matrix_plan(struct tb_request *rq, struct tb_reply *rp);
+int api_matrix_create(struct tb_request *rq, struct tb_reply *rp);
+int api_matrices_list(struct tb_request *rq, struct tb_reply *rp);
+int api_matrix_get(struct tb_request *rq, struct tb_reply *rp);
+int api_matrix_cancel(struct tb_request *rq, struct tb_reply *rp);
+int api_matrix_resume(struct tb_request *rq, struct tb_reply *rp);
+int api_matrix_rerun(struct tb_request *rq, struct tb_reply *rp);
+int api_matrix_results(struct tb_request *rq, struct tb_reply *rp);
+int api_run_get(struct tb_request *rq, struct tb_reply *rp);
+int api_run_raw(struct tb_request *rq, struct tb_reply *rp);
+
 int api_events_stream(struct tb_request *rq, struct tb_reply *rp);
 int api_metrics(struct tb_request *rq, struct tb_reply *rp);
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "runner.h"
 #include "events.h"
 #include "hosts.h"
 #include "http.h"
@@ -85,7 +86,8 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 		goto fail;
 	}
 	if ((rc = tb_hosts_start(app, &app->hosts, err)) != 0 ||
-	    (rc = tb_actions_new(app, &app->actions, err)) != 0)
+	    (rc = tb_actions_new(app, &app->actions, err)) != 0 ||
+	    (rc = tb_runner_new(app, &app->runner, err)) != 0)
 		goto fail;
 	hc = (struct tb_http_config){
 		.bind_address = cfg->listen_address,
@@ -139,6 +141,7 @@ void tb_app_stop(struct tb_app *app)
 	 * connection is left suspended when the HTTP edge stops. */
 	tb_events_close(app->events);
 	tb_http_stop(app->http);
+	tb_runner_stop(app->runner);
 	tb_actions_stop(app->actions);
 	tb_hosts_stop(app->hosts);
 	tb_events_free(app->events);

@@ -21,6 +21,7 @@ struct tb_events;
 struct tb_hosts;
 struct tb_http;
 struct tb_metrics;
+struct tb_runner;
 
 struct tb_app_config {
 	const char *inventory_path;
@@ -44,6 +45,7 @@ struct tb_app {
 	struct tb_metrics *metrics;
 	struct tb_hosts *hosts;
 	struct tb_actions *actions;
+	struct tb_runner *runner;
 	struct tb_http *http;
 	pthread_mutex_t inv_lock;
 	struct tb_inventory *inv;     /* current; guarded by inv_lock */

@@ -44,6 +44,25 @@ static const char *const migrations[] = {
 	"  stream TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (run_id, side, stream));"
 	"CREATE TABLE events (id INTEGER PRIMARY KEY, at INTEGER NOT NULL, type TEXT NOT NULL,"
 	"  host TEXT, matrix_id INTEGER, data TEXT NOT NULL);",
+	/* 2: Matrices I (the tables of 1 were never written: replaced whole) */
+	"DROP TABLE raw_outputs; DROP TABLE intervals; DROP TABLE runs; DROP TABLE matrices;"
+	"CREATE TABLE matrices (id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL,"
+	"  state TEXT NOT NULL, actor TEXT NOT NULL, created_at INTEGER NOT NULL, started_at INTEGER,"
+	"  finished_at INTEGER, error_code TEXT, error_message TEXT, seed INTEGER NOT NULL DEFAULT 0,"
+	"  estimated_ms INTEGER NOT NULL DEFAULT 0, rerun_of INTEGER);"
+	"CREATE TABLE runs (id INTEGER PRIMARY KEY, matrix_id INTEGER NOT NULL REFERENCES matrices(id),"
+	"  seq INTEGER NOT NULL, cell INTEGER NOT NULL, rep INTEGER NOT NULL, client TEXT NOT NULL,"
+	"  server TEXT NOT NULL, link TEXT NOT NULL, server_address TEXT NOT NULL, protocol TEXT NOT NULL,"
+	"  direction TEXT NOT NULL, params TEXT NOT NULL, state TEXT NOT NULL, error_class TEXT,"
+	"  error_message TEXT, client_os TEXT, server_os TEXT, client_version TEXT, server_version TEXT,"
+	"  client_command TEXT, server_command TEXT, port INTEGER, client_pid INTEGER, server_pid INTEGER,"
+	"  cookie TEXT, client_exit INTEGER, server_exit INTEGER, started_ms INTEGER, finished_ms INTEGER,"
+	"  attempts INTEGER NOT NULL DEFAULT 0, summary TEXT, sender_bps REAL, receiver_bps REAL,"
+	"  retransmits INTEGER, lost_percent REAL, UNIQUE (matrix_id, seq));"
+	"CREATE TABLE intervals (run_id INTEGER NOT NULL REFERENCES runs(id), side TEXT NOT NULL,"
+	"  seq INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (run_id, side, seq));"
+	"CREATE TABLE raw_outputs (run_id INTEGER NOT NULL REFERENCES runs(id), side TEXT NOT NULL,"
+	"  stream TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (run_id, side, stream));",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -189,4 +189,104 @@ int tb_store_step_insert(struct tb_store *st, const struct tb_step_row *row, int
 int tb_store_step_each(struct tb_store *st, int64_t action_id, tb_step_row_fn fn, void *cls,
 		       struct tb_error *err);
 
+/* ---- matrices and their runs (Matrices I) ---- */
+struct tb_matrix_row {
+	int64_t id;
+	const char *name;
+	const char *spec;          /* JSON text: the spec as planned (defaults filled) */
+	const char *state;         /* queued, running, succeeded, failed, canceled, interrupted */
+	const char *actor;
+	int64_t created_at, started_at, finished_at;   /* 0: not yet */
+	const char *error_code;    /* NULL: none */
+	const char *error_message;
+	int64_t seed;
+	int64_t estimated_ms;
+	int64_t rerun_of;          /* 0: none */
+	/* read only: runs by state */
+	int nruns, npending, nrunning, nok, nfailed, ncanceled, ninterrupted;
+	int64_t pending_ms;        /* sum of duration + omit of pending and running runs */
+};
+
+struct tb_run_row {
+	int64_t id, matrix_id;
+	int seq, cell, repeat;
+	const char *client, *server, *link, *server_address;
+	const char *protocol;      /* tcp, udp */
+	const char *direction;     /* forward, reverse, bidir */
+	const char *params;        /* JSON text */
+	const char *state;         /* pending, running, ok, failed, canceled, interrupted */
+	const char *error_class;   /* NULL, or busy, refused, timeout, interrupted, ssh_error,
+				    * parse_error, canceled, iperf_error */
+	const char *error_message;
+	const char *client_os, *server_os, *client_version, *server_version;
+	const char *client_command, *server_command;
+	int port;                  /* 0: none yet */
+	long client_pid, server_pid; /* remote pids; 0: none */
+	const char *cookie;
+	int client_exit, server_exit; /* -1: none */
+	int64_t started_ms, finished_ms;
+	int attempts;
+	const char *summary;       /* JSON text of the normalised end, or NULL */
+	double sender_bps, receiver_bps, lost_percent;  /* < 0: none */
+	int64_t retransmits;       /* < 0: none */
+	int duration_ms;           /* read only: (omit + duration) of params */
+};
+
+struct tb_interval_row {
+	const char *side;          /* "client" or "server" */
+	int seq;
+	const char *data;          /* JSON text of a normalised interval */
+};
+
+struct tb_raw_row {
+	const char *side;          /* "client" or "server" */
+	const char *stream;        /* "stdout" or "stderr" */
+	const char *data;
+	size_t len;
+};
+
+typedef void (*tb_matrix_row_fn)(void *cls, const struct tb_matrix_row *row);
+typedef void (*tb_run_row_fn)(void *cls, const struct tb_run_row *row);
+typedef void (*tb_interval_row_fn)(void *cls, const struct tb_interval_row *row);
+typedef void (*tb_raw_row_fn)(void *cls, const struct tb_raw_row *row);
+
+/* The matrix and all its planned runs (state pending), in one transaction. */
+int tb_store_matrix_insert(struct tb_store *st, const struct tb_matrix_row *m, const struct tb_run_row *runs,
+			   int nruns, int64_t *id, struct tb_error *err);
+/* Set state (and times when non-zero, error when code is non-NULL). */
+int tb_store_matrix_update(struct tb_store *st, int64_t id, const char *state, int64_t started_at,
+			   int64_t finished_at, const char *error_code, const char *error_message,
+			   struct tb_error *err);
+/* Back to queued for a resume: clears finished_at and the error; runs that
+ * were running, interrupted or canceled before they ended become pending
+ * (their partial data deleted); completed runs are kept as they are.
+ * *reset gets how many runs will run again. */
+int tb_store_matrix_requeue(struct tb_store *st, int64_t id, int *reset, struct tb_error *err);
+int tb_store_matrix_get(struct tb_store *st, int64_t id, tb_matrix_row_fn fn, void *cls, struct tb_error *err);
+/* Newest first. */
+int tb_store_matrix_list(struct tb_store *st, int limit, tb_matrix_row_fn fn, void *cls, struct tb_error *err);
+/* Start-up: every run still running is passed to fn (its pids are what to
+ * stop), then marked interrupted with reason, and every queued or running
+ * matrix is marked interrupted. */
+int tb_store_matrix_interrupt(struct tb_store *st, const char *reason, int64_t now, tb_run_row_fn fn, void *cls,
+			      struct tb_error *err);
+
+/* Runs of a matrix in seq order; state NULL: any. */
+int tb_store_run_each(struct tb_store *st, int64_t matrix_id, const char *state, tb_run_row_fn fn, void *cls,
+		      struct tb_error *err);
+int tb_store_run_get(struct tb_store *st, int64_t run_id, tb_run_row_fn fn, void *cls, struct tb_error *err);
+/* Write every mutable field of r (state, errors, personas, versions,
+ * commands, port, pids, cookie, exits, times, attempts, summary, figures). */
+int tb_store_run_update(struct tb_store *st, const struct tb_run_row *r, struct tb_error *err);
+/* The run's end, in one transaction: tb_store_run_update, its intervals and
+ * raw outputs (replacing any earlier ones). */
+int tb_store_run_finish(struct tb_store *st, const struct tb_run_row *r, const struct tb_interval_row *iv,
+			size_t niv, const struct tb_raw_row *raw, size_t nraw, struct tb_error *err);
+/* Intervals of a run, client side first, in order. */
+int tb_store_interval_each(struct tb_store *st, int64_t run_id, tb_interval_row_fn fn, void *cls,
+			   struct tb_error *err);
+/* One raw output; TB_ERR_NOT_FOUND when none was stored. */
+int tb_store_raw_get(struct tb_store *st, int64_t run_id, const char *side, const char *stream, tb_raw_row_fn fn,
+		     void *cls, struct tb_error *err);
+
 #endif /* TB_STORE_H */

@@ -14,7 +14,7 @@
 
 #include "store.h"
 
-#define ST_CACHE 64
+#define ST_CACHE 128
 
 struct tb_store {
 	sqlite3 *db;

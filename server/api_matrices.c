@@ -1,0 +1,213 @@
+/* api_matrices.c - matrices: plan, start, list, get, cancel, resume, rerun,
+ * results; runs and their raw output. */
+#include "api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "matrix.h"
+#include "results.h"
+#include "runner.h"
+#include "timeutil.h"
+#include "validate.h"
+
+static uint64_t fresh_seed(void)
+{
+	uint64_t s = (uint64_t)tb_now_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)rand();
+
+	return s & ((1ULL << 53) - 1);   /* exact in JSON numbers */
+}
+
+static int plan_of(struct tb_request *rq, const json_t *spec, struct tb_matrix_plan **plan, struct tb_error *err)
+{
+	struct tb_inventory *inv = tb_app_inventory_get(rq->app);
+	int rc = tb_matrix_plan_make(spec, inv, fresh_seed(), plan, err);
+
+	tb_app_inventory_put(rq->app, inv);
+	return rc;
+}
+
+static int matrix_id(struct tb_request *rq, struct tb_reply *rp, int64_t *id)
+{
+	snprintf(rp->audit_target, sizeof(rp->audit_target), "matrix %.40s", rq->args[0]);
+	if (tb_parse_id(rq->args[0], 1, id) != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "a matrix id is a positive whole number");
+	return 0;
+}
+
+static int reply_matrix(struct tb_request *rq, struct tb_reply *rp, unsigned int status, int64_t id, int with_runs)
+{
+	json_t *j;
+	int rc;
+
+	if ((rc = tb_results_matrix_json(rq->app, id, with_runs, &j, &rp->err)) != 0)
+		return rc;
+	return tb_reply_json(rp, status, json_pack("{s:o}", "matrix", j));
+}
+
+int api_matrix_plan(struct tb_request *rq, struct tb_reply *rp)
+{
+	struct tb_matrix_plan *plan;
+	int rc;
+
+	if ((rc = plan_of(rq, rq->body, &plan, &rp->err)) != 0)
+		return rc;
+	rc = tb_reply_json(rp, 200, json_pack("{s:o}", "plan", tb_matrix_plan_json(plan)));
+	tb_matrix_plan_free(plan);
+	return rc;
+}
+
+static int submit(struct tb_request *rq, struct tb_reply *rp, const json_t *spec, int64_t rerun_of)
+{
+	struct tb_matrix_plan *plan;
+	int64_t id;
+	int rc;
+
+	if ((rc = plan_of(rq, spec, &plan, &rp->err)) != 0)
+		return rc;
+	rc = tb_runner_submit(rq->app->runner, plan, rq->who->name, rerun_of, &id, &rp->err);
+	tb_matrix_plan_free(plan);
+	if (rc != 0)
+		return rc;
+	snprintf(rp->audit_target, sizeof(rp->audit_target), "matrix %lld", (long long)id);
+	return reply_matrix(rq, rp, 201, id, 0);
+}
+
+int api_matrix_create(struct tb_request *rq, struct tb_reply *rp)
+{
+	return submit(rq, rp, rq->body, 0);
+}
+
+int api_matrices_list(struct tb_request *rq, struct tb_reply *rp)
+{
+	const char *limit = tb_req_query(rq, "limit");
+	json_t *list;
+	int64_t n = 50;
+	int rc;
+
+	if (limit != NULL && (tb_parse_id(limit, 1, &n) != 0 || n > 1000))
+		return tb_fail(&rp->err, TB_ERR_INVALID, "limit", "limit must be 1..1000");
+	if ((rc = tb_results_matrix_list_json(rq->app, (int)n, &list, &rp->err)) != 0)
+		return rc;
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "matrices", list));
+}
+
+int api_matrix_get(struct tb_request *rq, struct tb_reply *rp)
+{
+	const char *runs = tb_req_query(rq, "runs");
+	int64_t id;
+	int rc;
+
+	if ((rc = matrix_id(rq, rp, &id)) != 0)
+		return rc;
+	if (runs != NULL && strcmp(runs, "0") != 0 && strcmp(runs, "1") != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "runs", "runs must be 0 or 1");
+	return reply_matrix(rq, rp, 200, id, runs == NULL || strcmp(runs, "1") == 0);
+}
+
+int api_matrix_cancel(struct tb_request *rq, struct tb_reply *rp)
+{
+	int64_t id;
+	int rc;
+
+	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_runner_cancel(rq->app->runner, id, &rp->err)) != 0)
+		return rc;
+	return reply_matrix(rq, rp, 200, id, 0);
+}
+
+int api_matrix_resume(struct tb_request *rq, struct tb_reply *rp)
+{
+	int64_t id;
+	int rc;
+
+	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_runner_resume(rq->app->runner, id, &rp->err)) != 0)
+		return rc;
+	return reply_matrix(rq, rp, 200, id, 0);
+}
+
+int api_matrix_rerun(struct tb_request *rq, struct tb_reply *rp)
+{
+	json_t *m;
+	int64_t id;
+	int rc;
+
+	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_results_matrix_json(rq->app, id, 0, &m, &rp->err)) != 0)
+		return rc;
+	rc = submit(rq, rp, json_object_get(m, "spec"), id);
+	json_decref(m);
+	return rc;
+}
+
+int api_matrix_results(struct tb_request *rq, struct tb_reply *rp)
+{
+	const char *format = tb_req_query(rq, "format"), *view = tb_req_query(rq, "view");
+	int64_t id;
+	int rc;
+
+	if ((rc = matrix_id(rq, rp, &id)) != 0)
+		return rc;
+	if (format != NULL && strcmp(format, "json") != 0 && strcmp(format, "csv") != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "format", "format must be json or csv, got \"%.16s\"", format);
+	if (view != NULL && strcmp(view, "runs") != 0 && strcmp(view, "cells") != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "view", "view must be runs or cells, got \"%.16s\"", view);
+	if (format != NULL && strcmp(format, "csv") == 0) {
+		if ((rc = tb_results_table_csv(rq->app, id, view != NULL && strcmp(view, "cells") == 0, &rp->text,
+					       &rp->text_len, &rp->err)) != 0)
+			return rc;
+		rp->status = 200;
+		rp->content_type = "text/csv; charset=utf-8; header=present";
+		return 0;
+	}
+	{
+		json_t *t;
+
+		if ((rc = tb_results_table_json(rq->app, id, &t, &rp->err)) != 0)
+			return rc;
+		return tb_reply_json(rp, 200, t);
+	}
+}
+
+static int run_id(struct tb_request *rq, struct tb_reply *rp, int64_t *id)
+{
+	if (tb_parse_id(rq->args[0], 1, id) != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "a run id is a positive whole number");
+	return 0;
+}
+
+int api_run_get(struct tb_request *rq, struct tb_reply *rp)
+{
+	json_t *j;
+	int64_t id;
+	int rc;
+
+	if ((rc = run_id(rq, rp, &id)) != 0 || (rc = tb_results_run_json(rq->app, id, &j, &rp->err)) != 0)
+		return rc;
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "run", j));
+}
+
+int api_run_raw(struct tb_request *rq, struct tb_reply *rp)
+{
+	const char *side = tb_req_query(rq, "side"), *stream = tb_req_query(rq, "stream");
+	int64_t id;
+	int rc;
+
+	if ((rc = run_id(rq, rp, &id)) != 0)
+		return rc;
+	if (side == NULL)
+		side = "client";
+	if (stream == NULL)
+		stream = "stdout";
+	if (strcmp(side, "client") != 0 && strcmp(side, "server") != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "side", "side must be client or server, got \"%.16s\"", side);
+	if (strcmp(stream, "stdout") != 0 && strcmp(stream, "stderr") != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "stream", "stream must be stdout or stderr, got \"%.16s\"", stream);
+	if ((rc = tb_results_raw(rq->app, id, side, stream, &rp->text, &rp->text_len, &rp->err)) != 0)
+		return rc;
+	rp->status = 200;
+	rp->content_type = "text/plain; charset=utf-8";
+	return 0;
+}

@@ -1,0 +1,118 @@
+/*
+ * matrix.h - a matrix spec (JSON, api/openapi.yaml MatrixSpec) checked
+ * against the inventory and a fixed grammar, expanded into the ordered list
+ * of runs it stands for, with an estimated duration.  No side effects: the
+ * runner (runner.h) executes what this plans.
+ *
+ * A spec (every key but name and pairs is optional):
+ *
+ *  {"name": "baseline",
+ *   "pairs": [{"client": "left", "server": "right", "link": "lan20"}],
+ *   "protocols": ["tcp", "udp"],                 default ["tcp"]
+ *   "directions": ["forward", "reverse", "bidir"], default ["forward"]
+ *   "duration_s": 10 | [5, 10],                   default 10
+ *   "repeats": 3,                                  default 1, 1..1000
+ *   "order": "sequential" | "interleaved" | "shuffled",  default "sequential"
+ *   "seed": 42,                                    shuffled only; absent: chosen and stored
+ *   "pause_s": 0.5,                                between runs, 0..3600
+ *   "caps": {"total_s": 3600, "duration_s": 60, "bitrate": "10G"},
+ *   "iperf": {"udp_bitrate": "0", "bitrate": null, "parallel": 1,
+ *             "length": null, "window": null, "omit_s": 0,
+ *             "congestion": null, "tos": null, "zerocopy": false,
+ *             "affinity": null}}
+ *
+ * Sweeps: duration_s and every "iperf" value may be a list; the runs are the
+ * cross product pairs x protocols x directions x every swept value, each
+ * done `repeats` times.  A "cell" is one combination (all but the repeat).
+ * udp_bitrate applies to UDP runs (iperf3's default there is 1M), bitrate to
+ * TCP runs (default: unlimited).
+ *
+ * link: the name of one of the server's links; the client connects to that
+ * link's address.  Default: the first link the two machines share by name,
+ * else the server's first link (a routed dumbbell).
+ *
+ * order: sequential = each cell's repeats back to back; interleaved = round
+ * r runs every cell once, r = 1..repeats; shuffled = a Fisher-Yates shuffle
+ * of all runs with the seed's PRNG (xorshift64*), so a stored seed gives the
+ * same order again.
+ *
+ * "os" (OS combinations) is Matrices II: it is refused for now with a
+ * message saying so.
+ *
+ * Every mistake is TB_ERR_INVALID (or TB_ERR_UNKNOWN_FIELD) with err->field
+ * the JSON path of the value ("iperf.parallel[1]", "pairs[0].server") and a
+ * message that names the allowed values.  Nothing is half-built.
+ *
+ * Ownership: a struct tb_matrix_plan owns everything in it; free it with
+ * tb_matrix_plan_free.  The spec json passed in stays the caller's.
+ */
+#ifndef TB_MATRIX_H
+#define TB_MATRIX_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "error.h"
+#include "inventory.h"
+#include "iperf.h"
+
+#define TB_MATRIX_MAX_RUNS 100000
+#define TB_MATRIX_NAME_MAX 64
+
+enum tb_matrix_order { TB_ORDER_SEQUENTIAL, TB_ORDER_INTERLEAVED, TB_ORDER_SHUFFLED };
+
+struct tb_planned_run {
+	int seq;                   /* 0-based position in the order */
+	int cell;                  /* 0-based cell index (cells in expansion order) */
+	int repeat;                /* 0-based */
+	char client[40];           /* machine names */
+	char server[40];
+	char link[40];             /* the server's link used */
+	char server_address[64];   /* that link's address, no prefix length */
+	struct tb_iperf_params p;  /* proto, dir and every parameter */
+};
+
+struct tb_matrix_plan {
+	char name[TB_MATRIX_NAME_MAX + 1];
+	enum tb_matrix_order order;
+	uint64_t seed;             /* the seed used (shuffled), else 0 */
+	int pause_ms;
+	int repeats;
+	int ncells;
+	struct tb_planned_run *runs;
+	int nruns;
+	int64_t estimated_ms;      /* sum of (omit + duration + TB_MATRIX_RUN_OVERHEAD_MS) + pauses */
+	json_t *spec;              /* the spec as stored: the input with defaults
+				    * filled in and the seed set (owned) */
+};
+
+/* Fixed per-run overhead the estimate adds (start server, wait, exit). */
+#define TB_MATRIX_RUN_OVERHEAD_MS 600
+
+/* Check spec against the inventory and expand it.  Blocking: none (pure,
+ * linear in the number of runs).  seed_if_unset is used when the spec asks
+ * for "shuffled" without a seed. */
+int tb_matrix_plan_make(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
+			struct tb_matrix_plan **out, struct tb_error *err);
+void tb_matrix_plan_free(struct tb_matrix_plan *plan);
+
+/* One run as JSON: {"seq","cell","repeat","client","server","link",
+ * "server_address","protocol","direction","params":{...},"iperf_args":"-t 10 -u -b 0"}
+ * (new reference). */
+json_t *tb_matrix_run_json(const struct tb_planned_run *r);
+
+/* A run's params as JSON ({"duration_s":10,"omit_s":0,"parallel":1,...},
+ * unset values as null) and back; tb_matrix_params_from_json is the exact
+ * inverse (the runner reads stored runs with it). */
+json_t *tb_matrix_params_json(const struct tb_iperf_params *p);
+int tb_matrix_params_from_json(const json_t *j, struct tb_iperf_params *p, struct tb_error *err);
+
+/* The whole plan: {"name","order","seed","runs":N,"cells":N,"estimated_s":X,
+ * "spec":{...},"plan":[run...]} (new reference). */
+json_t *tb_matrix_plan_json(const struct tb_matrix_plan *plan);
+
+const char *tb_iperf_proto_name(enum tb_iperf_proto p);   /* "tcp", "udp" */
+const char *tb_iperf_dir_name(enum tb_iperf_dir d);       /* "forward", "reverse", "bidir" */
+
+#endif /* TB_MATRIX_H */

@@ -1,0 +1,94 @@
+/*
+ * matrix_internal.h - what matrix_spec.c (parse and check a spec) hands to
+ * matrix.c (count, expand, order, JSON).  Not for other modules: their
+ * contract is matrix.h.
+ */
+#ifndef TB_MATRIX_INTERNAL_H
+#define TB_MATRIX_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "matrix.h"
+
+#define TB_MX_SWEEP_MAX 64   /* values in one sweep list */
+#define TB_MX_PAIRS_MAX 64
+
+/* The swept iperf keys in expansion order (outermost first).  BITRATE is
+ * the axis of TCP cells, UDP_BITRATE the axis of UDP cells: a cell uses one
+ * of the two, never both. */
+enum tb_mx_axis {
+	TB_MX_PARALLEL,
+	TB_MX_LENGTH,
+	TB_MX_WINDOW,
+	TB_MX_BITRATE,
+	TB_MX_UDP_BITRATE,
+	TB_MX_OMIT,
+	TB_MX_CONGESTION,
+	TB_MX_TOS,
+	TB_MX_ZEROCOPY,
+	TB_MX_AFFINITY,
+	TB_MX_NAXES
+};
+
+/* One value of an axis, normalised: num for the numeric keys (parallel,
+ * length, window, omit_s, tos, zerocopy; the "unset" value of
+ * struct tb_iperf_params when null), str for the string keys ("" = unset),
+ * bps for bitrates (bits/s; 0 = unlimited, -1 = unset). */
+struct tb_mx_value {
+	long num;
+	double bps;
+	char str[24];
+};
+
+struct tb_mx_sweep {
+	int n;                           /* >= 1: an unset key is one null value */
+	bool listed;                     /* given as a list: messages say key[i] */
+	struct tb_mx_value v[TB_MX_SWEEP_MAX];
+};
+
+struct tb_mx_pair {
+	char client[40];
+	char server[40];
+	char link[40];
+	char address[64];
+};
+
+struct tb_mx_spec {
+	char name[TB_MATRIX_NAME_MAX + 1];
+	int npairs;
+	struct tb_mx_pair pairs[TB_MX_PAIRS_MAX];
+	int nprotos;
+	enum tb_iperf_proto protos[2];
+	int ndirs;
+	enum tb_iperf_dir dirs[3];
+	int ndurations;
+	int durations[TB_MX_SWEEP_MAX];
+	struct tb_mx_sweep axes[TB_MX_NAXES];
+	int repeats;
+	enum tb_matrix_order order;
+	uint64_t seed;                   /* shuffled: the seed used; else 0 */
+	int pause_ms;
+	long long cap_total_s;           /* 0: no cap */
+	json_t *stored;                  /* the spec as stored (owned) */
+};
+
+/* Check spec against the grammar and inv, and fill *out (which the caller
+ * allocates: it is large).  Every check that needs only the spec is here;
+ * the run count and the caps.total_s estimate are matrix.c's.  On success
+ * out->stored is a new reference the caller owns; on failure it is NULL. */
+int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
+		     struct tb_mx_spec *out, struct tb_error *err);
+
+/* The grammar of single values, shared with tb_matrix_params_from_json.
+ * Each returns 0 or TB_ERR_INVALID with field and a message naming the
+ * allowed values; v is a scalar (not null, not a list). */
+int tb_mx_value_parse(enum tb_mx_axis axis, const json_t *v, const char *field, struct tb_mx_value *out,
+		      struct tb_error *err);
+
+/* "\"abc\"", "12", "a list", ... for messages; control characters shown as '?'. */
+void tb_mx_describe(const json_t *v, char *buf, size_t len);
+
+#endif /* TB_MATRIX_INTERNAL_H */

@@ -1,0 +1,955 @@
+/*
+ * matrix_spec.c - a matrix spec checked against the fixed grammar of
+ * matrix.h and the inventory, normalised into struct tb_mx_spec, and the
+ * spec as stored (defaults filled in, the seed set).  Expansion is matrix.c's.
+ *
+ * Messages start with the JSON path of the value and name what is allowed:
+ * "iperf.parallel[1] must be 1..128, got 0".
+ */
+#include "matrix_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SEED_MAX 9007199254740992LL  /* 2^53: the largest integer a JSON double keeps exactly */
+#define TOTAL_CAP_MAX 31536000LL     /* caps.total_s: a year */
+#define UDP_LENGTH_MAX 65507L        /* the largest UDP payload over IPv4 */
+
+static const char *const top_keys[] = {"name", "pairs", "os", "protocols", "directions", "duration_s",
+				       "repeats", "order", "seed", "pause_s", "caps", "iperf", NULL};
+static const char *const pair_keys[] = {"client", "server", "link", NULL};
+static const char *const cap_keys[] = {"total_s", "duration_s", "bitrate", NULL};
+static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel", "length",     "window", "bitrate",
+						       "udp_bitrate", "omit_s", "congestion", "tos",
+						       "zerocopy", "affinity",  NULL};
+static const char *const proto_names[] = {"tcp", "udp", NULL};
+static const char *const dir_names[] = {"forward", "reverse", "bidir", NULL};
+static const char *const order_names[] = {"sequential", "interleaved", "shuffled", NULL};
+
+/* ---- messages ---- */
+
+static void sanitize(char *dst, size_t len, const char *src, size_t max)
+{
+	size_t i;
+
+	for (i = 0; src[i] != '\0' && i < max && i + 1 < len; i++)
+		dst[i] = ((unsigned char)src[i] < 0x20 || src[i] == 0x7f) ? '?' : src[i];
+	dst[i] = '\0';
+}
+
+void tb_mx_describe(const json_t *v, char *buf, size_t len)
+{
+	char s[48];
+
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		sanitize(s, sizeof(s), json_string_value(v), 40);
+		snprintf(buf, len, "\"%s%s\"", s, json_string_length(v) > 40 ? "..." : "");
+		break;
+	case JSON_INTEGER:
+		snprintf(buf, len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		break;
+	case JSON_REAL:
+		snprintf(buf, len, "%g", json_real_value(v));
+		break;
+	case JSON_TRUE:
+		snprintf(buf, len, "true");
+		break;
+	case JSON_FALSE:
+		snprintf(buf, len, "false");
+		break;
+	case JSON_NULL:
+		snprintf(buf, len, "null");
+		break;
+	case JSON_ARRAY:
+		snprintf(buf, len, json_array_size(v) == 0 ? "[] (an empty list)" : "a list");
+		break;
+	default:
+		snprintf(buf, len, "an object");
+		break;
+	}
+}
+
+/* "a, b, c" of a NULL-terminated list. */
+static void join(char *buf, size_t len, const char *const *names, const char *sep)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; names[i] != NULL && used < len; i++) {
+		int w = snprintf(buf + used, len - used, "%s%s", i > 0 ? sep : "", names[i]);
+
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
+static int check_keys(const json_t *obj, const char *prefix, const char *const *allowed,
+		      struct tb_error *err)
+{
+	const char *key;
+	const json_t *v;
+
+	json_object_foreach((json_t *)obj, key, v) {
+		int known = 0;
+		char k[48], field[TB_ERROR_FIELD_MAX], list[256];
+
+		for (int i = 0; allowed[i] != NULL && !known; i++)
+			known = strcmp(key, allowed[i]) == 0;
+		if (known)
+			continue;
+		sanitize(k, sizeof(k), key, 40);
+		snprintf(field, sizeof(field), "%s%s%s", prefix, prefix[0] != '\0' ? "." : "", k);
+		join(list, sizeof(list), allowed, ", ");
+		return tb_fail(err, TB_ERR_UNKNOWN_FIELD, field, "%s: unknown field; allowed here: %s", field,
+			       list);
+	}
+	return 0;
+}
+
+/* The value of key, or NULL when absent or null (both mean "the default"). */
+static const json_t *opt(const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	return v != NULL && !json_is_null(v) ? v : NULL;
+}
+
+static int get_int(const json_t *v, const char *field, long long lo, long long hi, const char *unit,
+		   long long *out, struct tb_error *err)
+{
+	char got[64];
+
+	tb_mx_describe(v, got, sizeof(got));
+	if (!json_is_integer(v))
+		return tb_fail(err, TB_ERR_INVALID, field, "%s must be a whole number %lld..%lld%s, got %s", field,
+			       lo, hi, unit, got);
+	if (json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return tb_fail(err, TB_ERR_INVALID, field, "%s must be %lld..%lld%s, got %s", field, lo, hi, unit,
+			       got);
+	*out = json_integer_value(v);
+	return 0;
+}
+
+static int get_enum(const json_t *v, const char *field, const char *const *names, int *out,
+		    struct tb_error *err)
+{
+	char got[64], list[128];
+
+	if (json_is_string(v))
+		for (int i = 0; names[i] != NULL; i++)
+			if (strcmp(json_string_value(v), names[i]) == 0) {
+				*out = i;
+				return 0;
+			}
+	tb_mx_describe(v, got, sizeof(got));
+	join(list, sizeof(list), names, " | ");
+	return tb_fail(err, TB_ERR_INVALID, field, "%s must be one of %s, got %s", field, list, got);
+}
+
+/* ---- single values ---- */
+
+/* "4M", "256K", 1048576: bytes, K/M/G = 1024. */
+static int parse_size(const json_t *v, long max, long *out)
+{
+	const char *s;
+	long long n = 0;
+	size_t i;
+
+	if (json_is_integer(v)) {
+		if (json_integer_value(v) < 1 || json_integer_value(v) > max)
+			return -1;
+		*out = (long)json_integer_value(v);
+		return 0;
+	}
+	if (!json_is_string(v))
+		return -1;
+	s = json_string_value(v);
+	for (i = 0; s[i] >= '0' && s[i] <= '9'; i++) {
+		n = n * 10 + (s[i] - '0');
+		if (n > max)
+			return -1;
+	}
+	if (i == 0)
+		return -1;
+	if (s[i] != '\0') {
+		const char *units = "KMG";
+		const char *u = strchr(units, s[i]);
+
+		if (u == NULL || s[i + 1] != '\0')
+			return -1;
+		for (long k = 0; k <= u - units; k++)
+			if ((n *= 1024) > max)
+				return -1;
+	}
+	if (n < 1)
+		return -1;
+	*out = (long)n;
+	return 0;
+}
+
+/* iperf3's -b: ^[0-9]+(\.[0-9]+)?[KMGT]?$ (1000-based, as iperf3 reads -b), or a
+ * non-negative whole number of bits/s. */
+static int parse_rate(const json_t *v, char *text, size_t len, double *bps)
+{
+	const char *s;
+	double n = 0, scale = 1;
+	size_t i = 0;
+
+	if (json_is_integer(v)) {
+		if (json_integer_value(v) < 0)
+			return -1;
+		snprintf(text, len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		*bps = (double)json_integer_value(v);
+		return 0;
+	}
+	if (!json_is_string(v) || json_string_length(v) < 1 || json_string_length(v) > 20)
+		return -1;
+	s = json_string_value(v);
+	for (; s[i] >= '0' && s[i] <= '9'; i++)
+		n = n * 10 + (s[i] - '0');
+	if (i == 0)
+		return -1;
+	if (s[i] == '.') {
+		size_t start = ++i;
+
+		for (; s[i] >= '0' && s[i] <= '9'; i++)
+			n += (s[i] - '0') * (scale /= 10);
+		if (i == start)
+			return -1;
+	}
+	if (s[i] != '\0') {
+		static const double mult[] = {1e3, 1e6, 1e9, 1e12};
+		const char *units = "KMGT";
+		const char *u = strchr(units, s[i]);
+
+		if (u == NULL || s[i + 1] != '\0')
+			return -1;
+		n *= mult[u - units];
+	}
+	snprintf(text, len, "%s", s);
+	*bps = n;
+	return 0;
+}
+
+/* "n" or "n,m", n and m 0..1023 without leading zeros (or a whole number). */
+static int parse_affinity(const json_t *v, char *text, size_t len)
+{
+	const char *s;
+	int parts = 0;
+
+	if (json_is_integer(v)) {
+		if (json_integer_value(v) < 0 || json_integer_value(v) > 1023)
+			return -1;
+		snprintf(text, len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return 0;
+	}
+	if (!json_is_string(v))
+		return -1;
+	s = json_string_value(v);
+	for (const char *p = s;; p++) {
+		int n = 0, digits = 0;
+
+		for (; *p >= '0' && *p <= '9'; p++, digits++)
+			n = n * 10 + (*p - '0');
+		if (digits == 0 || digits > 4 || n > 1023 || (digits > 1 && p[-digits] == '0'))
+			return -1;
+		parts++;
+		if (*p == '\0')
+			break;
+		if (*p != ',' || parts == 2)
+			return -1;
+	}
+	snprintf(text, len, "%s", s);
+	return 0;
+}
+
+static int valid_congestion(const json_t *v)
+{
+	const char *s;
+	size_t n = 0;
+
+	if (!json_is_string(v))
+		return 0;
+	for (s = json_string_value(v); *s != '\0'; s++, n++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+			return 0;
+	return n >= 1 && n <= 16 && n == json_string_length(v);
+}
+
+int tb_mx_value_parse(enum tb_mx_axis axis, const json_t *v, const char *field, struct tb_mx_value *out,
+		      struct tb_error *err)
+{
+	struct tb_mx_value x;
+	long long n;
+	char got[64];
+	int rc;
+
+	memset(&x, 0, sizeof(x));
+	x.bps = -1;
+	tb_mx_describe(v, got, sizeof(got));
+	switch (axis) {
+	case TB_MX_PARALLEL:
+		if ((rc = get_int(v, field, 1, 128, "", &n, err)) != 0)
+			return rc;
+		x.num = (long)n;
+		break;
+	case TB_MX_OMIT:
+		if ((rc = get_int(v, field, 0, 600, " seconds", &n, err)) != 0)
+			return rc;
+		x.num = (long)n;
+		break;
+	case TB_MX_TOS:
+		if ((rc = get_int(v, field, 0, 255, "", &n, err)) != 0)
+			return rc;
+		x.num = (long)n;
+		break;
+	case TB_MX_LENGTH:
+	case TB_MX_WINDOW: {
+		long max = axis == TB_MX_LENGTH ? 1048576L : 1073741824L;
+
+		if (parse_size(v, max, &x.num) != 0)
+			return tb_fail(err, TB_ERR_INVALID, field,
+				       "%s must be 1..%ld bytes: a whole number or a size like \"256K\", \"4M\" "
+				       "(K, M, G = 1024 bytes), got %s",
+				       field, max, got);
+		break;
+	}
+	case TB_MX_BITRATE:
+	case TB_MX_UDP_BITRATE:
+		if (parse_rate(v, x.str, sizeof(x.str), &x.bps) != 0)
+			return tb_fail(err, TB_ERR_INVALID, field,
+				       "%s must be a bitrate like \"100M\", \"1.5G\" or \"0\" (unlimited): digits, "
+				       "optionally .digits, optionally K, M, G or T (1000-based), at most 20 "
+				       "characters; or a whole number of bits/s, got %s",
+				       field, got);
+		break;
+	case TB_MX_CONGESTION:
+		if (!valid_congestion(v))
+			return tb_fail(err, TB_ERR_INVALID, field,
+				       "%s must be a congestion control name: 1..16 of a-z 0-9 _ (such as \"cubic\" "
+				       "or \"bbr\"), got %s",
+				       field, got);
+		snprintf(x.str, sizeof(x.str), "%s", json_string_value(v));
+		break;
+	case TB_MX_ZEROCOPY:
+		if (!json_is_boolean(v))
+			return tb_fail(err, TB_ERR_INVALID, field, "%s must be true or false, got %s", field, got);
+		x.num = json_is_true(v);
+		break;
+	case TB_MX_AFFINITY:
+		if (parse_affinity(v, x.str, sizeof(x.str)) != 0)
+			return tb_fail(err, TB_ERR_INVALID, field,
+				       "%s must be \"n\" or \"n,m\" with n and m CPU numbers 0..1023, got %s", field,
+				       got);
+		break;
+	default:
+		return tb_fail(err, TB_ERR_INTERNAL, field, "no such matrix key");
+	}
+	*out = x;
+	return 0;
+}
+
+/* The "unset" value of an axis: what struct tb_iperf_params means by unset. */
+static void unset_value(enum tb_mx_axis axis, struct tb_mx_value *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->bps = -1;
+	if (axis == TB_MX_PARALLEL)
+		x->num = 1;
+	else if (axis == TB_MX_TOS)
+		x->num = -1;
+}
+
+static int same_value(enum tb_mx_axis axis, const struct tb_mx_value *a, const struct tb_mx_value *b)
+{
+	if (axis == TB_MX_BITRATE || axis == TB_MX_UDP_BITRATE)
+		return a->bps == b->bps;
+	return a->num == b->num && strcmp(a->str, b->str) == 0;
+}
+
+/* ---- sweeps ---- */
+
+static int sweep_shape(const json_t *v, const char *field, const char *what, struct tb_error *err)
+{
+	char got[64];
+
+	if (!json_is_array(v) || (json_array_size(v) >= 1 && json_array_size(v) <= TB_MX_SWEEP_MAX))
+		return 0;
+	if (json_array_size(v) == 0)
+		snprintf(got, sizeof(got), "[] (an empty list)");
+	else
+		snprintf(got, sizeof(got), "a list of %zu", json_array_size(v));
+	return tb_fail(err, TB_ERR_INVALID, field,
+		       "%s must be %s, or a list of 1..%d of them (a sweep), got %s", field, what,
+		       TB_MX_SWEEP_MAX, got);
+}
+
+static const char *const axis_what[TB_MX_NAXES] = {
+	"1..128",
+	"1..1048576 bytes",
+	"1..1073741824 bytes",
+	"a bitrate such as \"100M\"",
+	"a bitrate such as \"100M\"",
+	"0..600 seconds",
+	"a congestion control name",
+	"0..255",
+	"true or false",
+	"\"n\" or \"n,m\" (CPUs 0..1023)",
+};
+
+/* An iperf key: absent/null (unset), a scalar, or a list of 1..64 distinct scalars
+ * (null in a list: unset). */
+static int parse_axis(const json_t *iperf, enum tb_mx_axis axis, struct tb_mx_sweep *sw,
+		      struct tb_error *err)
+{
+	const json_t *v = iperf != NULL ? opt(iperf, axis_keys[axis]) : NULL;
+	char field[TB_ERROR_FIELD_MAX];
+	int rc;
+
+	snprintf(field, sizeof(field), "iperf.%s", axis_keys[axis]);
+	sw->n = 1;
+	sw->listed = false;
+	unset_value(axis, &sw->v[0]);
+	if (v == NULL)
+		return 0;
+	if (!json_is_array(v))
+		return tb_mx_value_parse(axis, v, field, &sw->v[0], err);
+	if ((rc = sweep_shape(v, field, axis_what[axis], err)) != 0)
+		return rc;
+	sw->listed = true;
+	sw->n = (int)json_array_size(v);
+	for (int i = 0; i < sw->n; i++) {
+		const json_t *e = json_array_get(v, (size_t)i);
+		char efield[TB_ERROR_FIELD_MAX], got[64];
+
+		snprintf(efield, sizeof(efield), "%s[%d]", field, i);
+		if (json_is_null(e))
+			unset_value(axis, &sw->v[i]);
+		else if ((rc = tb_mx_value_parse(axis, e, efield, &sw->v[i], err)) != 0)
+			return rc;
+		for (int k = 0; k < i; k++)
+			if (same_value(axis, &sw->v[k], &sw->v[i])) {
+				tb_mx_describe(e, got, sizeof(got));
+				return tb_fail(err, TB_ERR_INVALID, efield,
+					       "%s repeats %s[%d] (%s); a sweep lists each value once", efield, field,
+					       k, got);
+			}
+	}
+	return 0;
+}
+
+static int parse_durations(const json_t *spec, struct tb_mx_spec *out, struct tb_error *err)
+{
+	const json_t *v = opt(spec, "duration_s");
+	long long n;
+	int rc;
+
+	out->ndurations = 1;
+	out->durations[0] = 10;
+	if (v == NULL)
+		return 0;
+	if (!json_is_array(v)) {
+		if ((rc = get_int(v, "duration_s", 1, 3600, " seconds", &n, err)) != 0)
+			return rc;
+		out->durations[0] = (int)n;
+		return 0;
+	}
+	if ((rc = sweep_shape(v, "duration_s", "1..3600 seconds", err)) != 0)
+		return rc;
+	out->ndurations = (int)json_array_size(v);
+	for (int i = 0; i < out->ndurations; i++) {
+		char field[32];
+
+		snprintf(field, sizeof(field), "duration_s[%d]", i);
+		if ((rc = get_int(json_array_get(v, (size_t)i), field, 1, 3600, " seconds", &n, err)) != 0)
+			return rc;
+		out->durations[i] = (int)n;
+		for (int k = 0; k < i; k++)
+			if (out->durations[k] == out->durations[i])
+				return tb_fail(err, TB_ERR_INVALID, field,
+					       "%s repeats duration_s[%d] (%d); a sweep lists each value once", field, k,
+					       out->durations[i]);
+	}
+	return 0;
+}
+
+/* protocols, directions: a non-empty set of names, in the order given. */
+static int parse_set(const json_t *spec, const char *key, const char *const *names, int *values, int *n,
+		     struct tb_error *err)
+{
+	const json_t *v = opt(spec, key);
+	char got[64], list[64];
+	int rc, max = 0;
+
+	while (names[max] != NULL)
+		max++;
+	if (v == NULL) {
+		values[0] = 0;
+		*n = 1;
+		return 0;
+	}
+	join(list, sizeof(list), names, " | ");
+	tb_mx_describe(v, got, sizeof(got));
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return tb_fail(err, TB_ERR_INVALID, key, "%s must be a non-empty list of %s, got %s", key, list, got);
+	if (json_array_size(v) > (size_t)max)
+		return tb_fail(err, TB_ERR_INVALID, key, "%s lists %zu values; each of %s at most once", key,
+			       json_array_size(v), list);
+	*n = (int)json_array_size(v);
+	for (int i = 0; i < *n; i++) {
+		char field[32];
+
+		snprintf(field, sizeof(field), "%s[%d]", key, i);
+		if ((rc = get_enum(json_array_get(v, (size_t)i), field, names, &values[i], err)) != 0)
+			return rc;
+		for (int k = 0; k < i; k++)
+			if (values[k] == values[i])
+				return tb_fail(err, TB_ERR_INVALID, field,
+					       "%s repeats %s[%d] (\"%s\"); list each of %s at most once", field, key, k,
+					       names[values[i]], list);
+	}
+	return 0;
+}
+
+/* ---- name and pairs ---- */
+
+static int parse_name(const json_t *spec, struct tb_mx_spec *out, struct tb_error *err)
+{
+	const json_t *v = json_object_get(spec, "name");
+	const unsigned char *s;
+	char got[64];
+	size_t len;
+
+	if (v == NULL)
+		return tb_fail(err, TB_ERR_INVALID, "name",
+			       "name is required: 1..%d printable characters that say what the matrix measures",
+			       TB_MATRIX_NAME_MAX);
+	tb_mx_describe(v, got, sizeof(got));
+	len = json_is_string(v) ? json_string_length(v) : 0;
+	s = (const unsigned char *)(json_is_string(v) ? json_string_value(v) : "");
+	for (size_t i = 0; i < len; i++)
+		/* C0, DEL, NUL inside the string, and C1 (U+0080..U+009F = C2 80..C2 9F) */
+		if (s[i] < 0x20 || s[i] == 0x7f || (s[i] == 0xc2 && i + 1 < len && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f))
+			len = 0;
+	if (len < 1 || len > TB_MATRIX_NAME_MAX)
+		return tb_fail(err, TB_ERR_INVALID, "name",
+			       "name must be 1..%d printable characters (at most %d bytes of UTF-8, no control "
+			       "characters), got %s",
+			       TB_MATRIX_NAME_MAX, TB_MATRIX_NAME_MAX, got);
+	memcpy(out->name, s, len);
+	out->name[len] = '\0';
+	return 0;
+}
+
+/* "left, right, router": the machines a pair may name. */
+static void pair_machines(const struct tb_inventory *inv, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < inv->nmachines && used + 1 < len; i++) {
+		int w;
+
+		if (inv->machines[i].role == TB_ROLE_RELAY)
+			continue;
+		w = snprintf(buf + used, len - used, "%s%s", used > 0 ? ", " : "", inv->machines[i].name);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	if (used == 0)
+		snprintf(buf, len, "none: the inventory has no host or router");
+}
+
+static int pair_machine(const json_t *pair, const char *pfield, const char *key, const struct tb_inventory *inv,
+			const struct tb_machine **out, struct tb_error *err)
+{
+	const json_t *v = json_object_get(pair, key);
+	const struct tb_machine *m;
+	char field[TB_ERROR_FIELD_MAX], list[256], got[64];
+
+	snprintf(field, sizeof(field), "%s.%s", pfield, key);
+	pair_machines(inv, list, sizeof(list));
+	if (v == NULL)
+		return tb_fail(err, TB_ERR_INVALID, field, "%s is required: a machine with role host or router (%s)",
+			       field, list);
+	tb_mx_describe(v, got, sizeof(got));
+	if (!json_is_string(v))
+		return tb_fail(err, TB_ERR_INVALID, field, "%s must be a machine name (%s), got %s", field, list, got);
+	m = tb_inventory_find(inv, json_string_value(v));
+	if (m == NULL)
+		return tb_fail(err, TB_ERR_INVALID, field,
+			       "%s: no machine %s in the inventory; hosts and routers: %s", field, got, list);
+	if (m->role == TB_ROLE_RELAY)
+		return tb_fail(err, TB_ERR_INVALID, field,
+			       "%s: %s has role relay; a pair needs a machine with role host or router (%s)", field,
+			       m->name, list);
+	*out = m;
+	return 0;
+}
+
+static int parse_pair(const json_t *pair, int i, const struct tb_inventory *inv, struct tb_mx_pair *out,
+		      struct tb_error *err)
+{
+	const struct tb_machine *c = NULL, *s = NULL;
+	const struct tb_link *link = NULL;
+	const json_t *lv;
+	char pfield[32], field[TB_ERROR_FIELD_MAX], got[64];
+	int rc;
+
+	snprintf(pfield, sizeof(pfield), "pairs[%d]", i);
+	tb_mx_describe(pair, got, sizeof(got));
+	if (!json_is_object(pair))
+		return tb_fail(err, TB_ERR_INVALID, pfield,
+			       "%s must be an object {\"client\": machine, \"server\": machine, \"link\": optional}, "
+			       "got %s",
+			       pfield, got);
+	if ((rc = check_keys(pair, pfield, pair_keys, err)) != 0 ||
+	    (rc = pair_machine(pair, pfield, "client", inv, &c, err)) != 0 ||
+	    (rc = pair_machine(pair, pfield, "server", inv, &s, err)) != 0)
+		return rc;
+	snprintf(field, sizeof(field), "%s.server", pfield);
+	if (c == s)
+		return tb_fail(err, TB_ERR_INVALID, field, "%s must differ from %s.client (both %s)", field, pfield,
+			       c->name);
+	if (s->nlinks == 0)
+		return tb_fail(err, TB_ERR_INVALID, field,
+			       "%s: %s has no links: add one under links in the inventory", field, s->name);
+	snprintf(field, sizeof(field), "%s.link", pfield);
+	lv = opt(pair, "link");
+	if (lv != NULL) {
+		char list[256];
+		size_t used = 0;
+
+		for (size_t k = 0; k < s->nlinks && link == NULL; k++)
+			if (json_is_string(lv) && strcmp(json_string_value(lv), s->links[k].name) == 0)
+				link = &s->links[k];
+		if (link == NULL) {
+			list[0] = '\0';
+			for (size_t k = 0; k < s->nlinks && used + 1 < sizeof(list); k++) {
+				int w = snprintf(list + used, sizeof(list) - used, "%s%s", k > 0 ? ", " : "",
+						 s->links[k].name);
+
+				if (w < 0)
+					break;
+				used += (size_t)w;
+			}
+			tb_mx_describe(lv, got, sizeof(got));
+			return tb_fail(err, TB_ERR_INVALID, field, "%s must be one of %s's links (%s), got %s", field,
+				       s->name, list, got);
+		}
+	}
+	/* Default: the first of the server's links the client has too, else its first. */
+	for (size_t k = 0; k < s->nlinks && link == NULL; k++)
+		for (size_t m = 0; m < c->nlinks && link == NULL; m++)
+			if (strcmp(s->links[k].name, c->links[m].name) == 0)
+				link = &s->links[k];
+	if (link == NULL)
+		link = &s->links[0];
+	snprintf(out->client, sizeof(out->client), "%s", c->name);
+	snprintf(out->server, sizeof(out->server), "%s", s->name);
+	snprintf(out->link, sizeof(out->link), "%s", link->name);
+	snprintf(out->address, sizeof(out->address), "%.*s", (int)strcspn(link->address, "/"), link->address);
+	return 0;
+}
+
+static int parse_pairs(const json_t *spec, const struct tb_inventory *inv, struct tb_mx_spec *out,
+		       struct tb_error *err)
+{
+	const json_t *v = json_object_get(spec, "pairs");
+	char got[64];
+	int rc;
+
+	if (v == NULL)
+		return tb_fail(err, TB_ERR_INVALID, "pairs",
+			       "pairs is required: a list of 1..%d {\"client\": machine, \"server\": machine}",
+			       TB_MX_PAIRS_MAX);
+	tb_mx_describe(v, got, sizeof(got));
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return tb_fail(err, TB_ERR_INVALID, "pairs",
+			       "pairs must be a list of 1..%d {\"client\": machine, \"server\": machine}, got %s",
+			       TB_MX_PAIRS_MAX, got);
+	if (json_array_size(v) > TB_MX_PAIRS_MAX)
+		return tb_fail(err, TB_ERR_INVALID, "pairs", "pairs has %zu entries; at most %d", json_array_size(v),
+			       TB_MX_PAIRS_MAX);
+	out->npairs = (int)json_array_size(v);
+	for (int i = 0; i < out->npairs; i++)
+		if ((rc = parse_pair(json_array_get(v, (size_t)i), i, inv, &out->pairs[i], err)) != 0)
+			return rc;
+	return 0;
+}
+
+/* ---- order, caps ---- */
+
+static int parse_order(const json_t *spec, uint64_t seed_if_unset, struct tb_mx_spec *out, struct tb_error *err)
+{
+	const json_t *v;
+	long long n;
+	int rc, order = TB_ORDER_SEQUENTIAL;
+
+	if ((v = opt(spec, "repeats")) == NULL)
+		out->repeats = 1;
+	else if ((rc = get_int(v, "repeats", 1, 1000, "", &n, err)) != 0)
+		return rc;
+	else
+		out->repeats = (int)n;
+	if ((v = opt(spec, "order")) != NULL && (rc = get_enum(v, "order", order_names, &order, err)) != 0)
+		return rc;
+	out->order = (enum tb_matrix_order)order;
+	if ((v = opt(spec, "seed")) != NULL) {
+		if (out->order != TB_ORDER_SHUFFLED)
+			return tb_fail(err, TB_ERR_INVALID, "seed",
+				       "seed is only used with order \"shuffled\" (order is \"%s\"); leave it out or set "
+				       "order to \"shuffled\"",
+				       order_names[order]);
+		if ((rc = get_int(v, "seed", 0, SEED_MAX, "", &n, err)) != 0)
+			return rc;
+		out->seed = (uint64_t)n;
+	} else if (out->order == TB_ORDER_SHUFFLED) {
+		out->seed = seed_if_unset & (uint64_t)(SEED_MAX - 1);
+	}
+	if ((v = opt(spec, "pause_s")) != NULL) {
+		char got[64];
+
+		tb_mx_describe(v, got, sizeof(got));
+		if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 3600)
+			return tb_fail(err, TB_ERR_INVALID, "pause_s",
+				       "pause_s must be a number of seconds 0..3600 (ms resolution), got %s", got);
+		out->pause_ms = (int)(json_number_value(v) * 1000.0 + 0.5);
+	}
+	return 0;
+}
+
+static void field_of(const struct tb_mx_sweep *sw, const char *key, int i, char *buf, size_t len)
+{
+	if (sw->listed)
+		snprintf(buf, len, "%s[%d]", key, i);
+	else
+		snprintf(buf, len, "%s", key);
+}
+
+static int has_proto(const struct tb_mx_spec *sp, enum tb_iperf_proto p)
+{
+	for (int i = 0; i < sp->nprotos; i++)
+		if (sp->protos[i] == p)
+			return 1;
+	return 0;
+}
+
+/* The caps, and the checks that compare one key with another. */
+static int check_caps(const json_t *spec, struct tb_mx_spec *sp, struct tb_error *err)
+{
+	const json_t *caps = opt(spec, "caps"), *v;
+	char field[TB_ERROR_FIELD_MAX], got[64];
+	long long n;
+	int rc;
+
+	if (has_proto(sp, TB_IPERF_UDP)) {
+		const struct tb_mx_sweep *sw = &sp->axes[TB_MX_LENGTH];
+
+		for (int i = 0; i < sw->n; i++)
+			if (sw->v[i].num > UDP_LENGTH_MAX) {
+				field_of(sw, "iperf.length", i, field, sizeof(field));
+				return tb_fail(err, TB_ERR_INVALID, field,
+					       "%s is %ld bytes; UDP runs (protocols has udp) take at most %ld", field,
+					       sw->v[i].num, UDP_LENGTH_MAX);
+			}
+	}
+	if (caps == NULL)
+		return 0;
+	tb_mx_describe(caps, got, sizeof(got));
+	if (!json_is_object(caps))
+		return tb_fail(err, TB_ERR_INVALID, "caps",
+			       "caps must be an object {\"total_s\", \"duration_s\", \"bitrate\"}, got %s", got);
+	if ((rc = check_keys(caps, "caps", cap_keys, err)) != 0)
+		return rc;
+	if ((v = opt(caps, "total_s")) != NULL) {
+		if ((rc = get_int(v, "caps.total_s", 1, TOTAL_CAP_MAX, " seconds", &n, err)) != 0)
+			return rc;
+		sp->cap_total_s = n;
+	}
+	if ((v = opt(caps, "duration_s")) != NULL) {
+		if ((rc = get_int(v, "caps.duration_s", 1, 3600, " seconds", &n, err)) != 0)
+			return rc;
+		for (int i = 0; i < sp->ndurations; i++)
+			if (sp->durations[i] > n) {
+				if (json_is_array(json_object_get(spec, "duration_s")))
+					snprintf(field, sizeof(field), "duration_s[%d]", i);
+				else
+					snprintf(field, sizeof(field), "duration_s");
+				return tb_fail(err, TB_ERR_INVALID, field, "%s is %d, more than caps.duration_s %lld",
+					       field, sp->durations[i], n);
+			}
+	}
+	if ((v = opt(caps, "bitrate")) != NULL) {
+		struct tb_mx_value cap;
+		const struct tb_mx_sweep *sw;
+
+		if ((rc = tb_mx_value_parse(TB_MX_BITRATE, v, "caps.bitrate", &cap, err)) != 0)
+			return rc;
+		if (cap.bps <= 0)
+			return tb_fail(err, TB_ERR_INVALID, "caps.bitrate",
+				       "caps.bitrate must be more than 0 (a bitrate such as \"1G\"), got %s",
+				       cap.str);
+		/* TCP: "0" and unset are unlimited but congestion-controlled, so allowed. */
+		sw = &sp->axes[TB_MX_BITRATE];
+		for (int i = 0; has_proto(sp, TB_IPERF_TCP) && i < sw->n; i++)
+			if (sw->v[i].bps > cap.bps) {
+				field_of(sw, "iperf.bitrate", i, field, sizeof(field));
+				return tb_fail(err, TB_ERR_INVALID, field, "%s is \"%s\", more than caps.bitrate \"%s\"",
+					       field, sw->v[i].str, cap.str);
+			}
+		sw = &sp->axes[TB_MX_UDP_BITRATE];
+		for (int i = 0; has_proto(sp, TB_IPERF_UDP) && i < sw->n; i++) {
+			field_of(sw, "iperf.udp_bitrate", i, field, sizeof(field));
+			if (sw->v[i].bps < 0 && 1e6 > cap.bps)
+				return tb_fail(err, TB_ERR_INVALID, field,
+					       "%s unset sends UDP at iperf3's default 1M, more than caps.bitrate "
+					       "\"%s\"; set %s",
+					       field, cap.str, field);
+			if (sw->v[i].bps == 0)
+				return tb_fail(err, TB_ERR_INVALID, field,
+					       "%s is \"%s\" (unlimited), which caps.bitrate \"%s\" does not allow for "
+					       "UDP; give a bitrate up to \"%s\"",
+					       field, sw->v[i].str, cap.str, cap.str);
+			if (sw->v[i].bps > cap.bps)
+				return tb_fail(err, TB_ERR_INVALID, field, "%s is \"%s\", more than caps.bitrate \"%s\"",
+					       field, sw->v[i].str, cap.str);
+		}
+	}
+	return 0;
+}
+
+/* ---- the spec as stored ---- */
+
+static json_t *copy_or(const json_t *spec, const char *key, json_t *dflt)
+{
+	const json_t *v = opt(spec, key);
+
+	if (v == NULL)
+		return dflt;
+	json_decref(dflt);
+	return json_deep_copy(v);
+}
+
+static json_t *names_json(const int *values, int n, const char *const *names)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; a != NULL && i < n; i++)
+		if (json_array_append_new(a, json_string(names[values[i]])) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
+{
+	const json_t *iperf_in = opt(spec, "iperf");
+	json_t *st = json_object(), *pairs = json_array(), *iperf = json_object();
+	int bad = st == NULL || pairs == NULL || iperf == NULL;
+	int protos[2], dirs[3];
+
+	for (int i = 0; i < sp->nprotos; i++)
+		protos[i] = (int)sp->protos[i];
+	for (int i = 0; i < sp->ndirs; i++)
+		dirs[i] = (int)sp->dirs[i];
+	for (int i = 0; !bad && i < sp->npairs; i++)
+		bad |= json_array_append_new(pairs, json_pack("{s:s, s:s, s:s}", "client", sp->pairs[i].client,
+							      "server", sp->pairs[i].server, "link",
+							      sp->pairs[i].link)) != 0;
+	for (int a = 0; !bad && a < TB_MX_NAXES; a++) {
+		const json_t *v = iperf_in != NULL ? json_object_get(iperf_in, axis_keys[a]) : NULL;
+		json_t *x;
+
+		if (v != NULL)
+			x = json_deep_copy(v);
+		else if (a == TB_MX_PARALLEL)
+			x = json_integer(1);
+		else if (a == TB_MX_OMIT)
+			x = json_integer(0);
+		else if (a == TB_MX_ZEROCOPY)
+			x = json_false();
+		else
+			x = json_null();
+		bad |= json_object_set_new(iperf, axis_keys[a], x) != 0;
+	}
+	if (bad) {
+		json_decref(pairs);
+		json_decref(iperf);
+		json_decref(st);
+		return NULL;
+	}
+	bad |= json_object_set_new(st, "name", json_string(sp->name)) != 0;
+	bad |= json_object_set_new(st, "pairs", pairs) != 0;
+	bad |= json_object_set_new(st, "protocols", names_json(protos, sp->nprotos, proto_names)) != 0;
+	bad |= json_object_set_new(st, "directions", names_json(dirs, sp->ndirs, dir_names)) != 0;
+	bad |= json_object_set_new(st, "duration_s", copy_or(spec, "duration_s", json_integer(10))) != 0;
+	bad |= json_object_set_new(st, "repeats", json_integer(sp->repeats)) != 0;
+	bad |= json_object_set_new(st, "order", json_string(order_names[sp->order])) != 0;
+	if (sp->order == TB_ORDER_SHUFFLED)
+		bad |= json_object_set_new(st, "seed", json_integer((json_int_t)sp->seed)) != 0;
+	bad |= json_object_set_new(st, "pause_s", copy_or(spec, "pause_s", json_integer(0))) != 0;
+	if (opt(spec, "caps") != NULL)
+		bad |= json_object_set_new(st, "caps", json_deep_copy(opt(spec, "caps"))) != 0;
+	bad |= json_object_set_new(st, "iperf", iperf) != 0;
+	if (bad) {
+		json_decref(st);
+		return NULL;
+	}
+	return st;
+}
+
+/* ---- the whole spec ---- */
+
+int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
+		     struct tb_mx_spec *out, struct tb_error *err)
+{
+	const json_t *iperf;
+	int rc, v[3];
+	char got[64];
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(spec)) {
+		tb_mx_describe(spec, got, sizeof(got));
+		return tb_fail(err, TB_ERR_INVALID, "", "a matrix spec must be a JSON object with name and pairs, got %s",
+			       got);
+	}
+	if ((rc = check_keys(spec, "", top_keys, err)) != 0)
+		return rc;
+	if (opt(spec, "os") != NULL)
+		return tb_fail(err, TB_ERR_INVALID, "os",
+			       "os: OS combinations come with Matrices II and are not accepted yet; leave os out to "
+			       "run the hosts in the OS they are in now");
+	if ((rc = parse_name(spec, out, err)) != 0 || (rc = parse_pairs(spec, inv, out, err)) != 0)
+		return rc;
+	if ((rc = parse_set(spec, "protocols", proto_names, v, &out->nprotos, err)) != 0)
+		return rc;
+	for (int i = 0; i < out->nprotos; i++)
+		out->protos[i] = (enum tb_iperf_proto)v[i];
+	if ((rc = parse_set(spec, "directions", dir_names, v, &out->ndirs, err)) != 0)
+		return rc;
+	for (int i = 0; i < out->ndirs; i++)
+		out->dirs[i] = (enum tb_iperf_dir)v[i];
+	if ((rc = parse_durations(spec, out, err)) != 0 || (rc = parse_order(spec, seed_if_unset, out, err)) != 0)
+		return rc;
+	iperf = opt(spec, "iperf");
+	if (iperf != NULL && !json_is_object(iperf)) {
+		tb_mx_describe(iperf, got, sizeof(got));
+		return tb_fail(err, TB_ERR_INVALID, "iperf", "iperf must be an object of iperf3 parameters, got %s",
+			       got);
+	}
+	if (iperf != NULL && (rc = check_keys(iperf, "iperf", axis_keys, err)) != 0)
+		return rc;
+	for (int a = 0; a < TB_MX_NAXES; a++)
+		if ((rc = parse_axis(iperf, (enum tb_mx_axis)a, &out->axes[a], err)) != 0)
+			return rc;
+	if ((rc = check_caps(spec, out, err)) != 0)
+		return rc;
+	if ((out->stored = stored_spec(spec, out)) == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	return 0;
+}

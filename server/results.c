@@ -1,0 +1,547 @@
+/* results.c - matrices, runs and results tables for the API.  See results.h. */
+#include "results.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "matrix.h"
+#include "runner.h"
+#include "stats.h"
+#include "store.h"
+#include "timeutil.h"
+
+static json_t *str_or_null(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+static json_t *num_or_null(double v)
+{
+	return v >= 0 ? json_real(v) : json_null();
+}
+
+static json_t *ms_time(int64_t ms)
+{
+	char buf[TB_TIME_MAX];
+
+	if (ms <= 0)
+		return json_null();
+	tb_time_format_ms(ms, buf);
+	return json_string(buf);
+}
+
+/* ---- matrices ---- */
+
+struct mctx {
+	struct tb_app *app;
+	json_t *out;               /* one matrix, or the list */
+	int list;
+};
+
+static json_t *matrix_json(struct tb_app *app, const struct tb_matrix_row *m)
+{
+	json_t *j = json_object(), *p = json_object();
+	int done = m->nok + m->nfailed + m->ncanceled;
+	int64_t now = tb_now(), end = m->finished_at ? m->finished_at : now;
+	int running = strcmp(m->state, "running") == 0;
+	double remaining = running || strcmp(m->state, "queued") == 0
+				   ? (double)(m->pending_ms + (int64_t)(m->npending + m->nrunning) * TB_MATRIX_RUN_OVERHEAD_MS) /
+					     1000.0
+				   : 0.0;
+
+	if (j == NULL || p == NULL) {
+		json_decref(j);
+		json_decref(p);
+		return NULL;
+	}
+	json_object_set_new(j, "id", json_integer(m->id));
+	json_object_set_new(j, "name", json_string(m->name));
+	json_object_set_new(j, "state", json_string(m->state));
+	json_object_set_new(j, "actor", json_string(m->actor));
+	json_object_set_new(j, "created_at", tb_time_json(m->created_at));
+	json_object_set_new(j, "started_at", tb_time_json(m->started_at));
+	json_object_set_new(j, "finished_at", tb_time_json(m->finished_at));
+	json_object_set_new(j, "seed", json_integer(m->seed));
+	json_object_set_new(j, "estimated_s", json_real((double)m->estimated_ms / 1000.0));
+	json_object_set_new(j, "rerun_of", m->rerun_of ? json_integer(m->rerun_of) : json_null());
+	json_object_set_new(j, "spec", json_loads(m->spec, 0, NULL));
+	json_object_set_new(j, "error", m->error_code != NULL ? json_pack("{s:s, s:s}", "code", m->error_code, "message",
+									  m->error_message ? m->error_message : "")
+							     : json_null());
+	json_object_set_new(p, "total", json_integer(m->nruns));
+	json_object_set_new(p, "done", json_integer(done));
+	json_object_set_new(p, "ok", json_integer(m->nok));
+	json_object_set_new(p, "failed", json_integer(m->nfailed));
+	json_object_set_new(p, "canceled", json_integer(m->ncanceled));
+	json_object_set_new(p, "interrupted", json_integer(m->ninterrupted));
+	json_object_set_new(p, "pending", json_integer(m->npending));
+	json_object_set_new(p, "running", json_integer(m->nrunning));
+	{
+		int seq = app->runner != NULL ? tb_runner_current_seq(app->runner, m->id) : -1;
+
+		json_object_set_new(p, "current_seq", seq >= 0 ? json_integer(seq) : json_null());
+	}
+	json_object_set_new(p, "elapsed_s", json_integer(m->started_at ? end - m->started_at : 0));
+	json_object_set_new(p, "remaining_s", json_real(remaining));
+	json_object_set_new(j, "progress", p);
+	return j;
+}
+
+static void on_matrix(void *cls, const struct tb_matrix_row *m)
+{
+	struct mctx *c = cls;
+	json_t *j = matrix_json(c->app, m);
+
+	if (c->list)
+		json_array_append_new(c->out, j);
+	else
+		c->out = j;
+}
+
+static json_t *run_brief(const struct tb_run_row *r)
+{
+	json_t *j = json_object();
+
+	if (j == NULL)
+		return NULL;
+	json_object_set_new(j, "id", json_integer(r->id));
+	json_object_set_new(j, "matrix", json_integer(r->matrix_id));
+	json_object_set_new(j, "seq", json_integer(r->seq));
+	json_object_set_new(j, "cell", json_integer(r->cell));
+	json_object_set_new(j, "repeat", json_integer(r->repeat));
+	json_object_set_new(j, "client", json_string(r->client));
+	json_object_set_new(j, "server", json_string(r->server));
+	json_object_set_new(j, "link", json_string(r->link));
+	json_object_set_new(j, "server_address", json_string(r->server_address));
+	json_object_set_new(j, "protocol", json_string(r->protocol));
+	json_object_set_new(j, "direction", json_string(r->direction));
+	json_object_set_new(j, "params", json_loads(r->params, 0, NULL));
+	json_object_set_new(j, "state", json_string(r->state));
+	json_object_set_new(j, "error_class", str_or_null(r->error_class));
+	json_object_set_new(j, "error_message", str_or_null(r->error_message));
+	json_object_set_new(j, "client_os", str_or_null(r->client_os));
+	json_object_set_new(j, "server_os", str_or_null(r->server_os));
+	json_object_set_new(j, "sender_bps", num_or_null(r->sender_bps));
+	json_object_set_new(j, "receiver_bps", num_or_null(r->receiver_bps));
+	json_object_set_new(j, "retransmits", r->retransmits >= 0 ? json_integer(r->retransmits) : json_null());
+	json_object_set_new(j, "lost_percent", num_or_null(r->lost_percent));
+	json_object_set_new(j, "started_at", ms_time(r->started_ms));
+	json_object_set_new(j, "finished_at", ms_time(r->finished_ms));
+	json_object_set_new(j, "attempts", json_integer(r->attempts));
+	return j;
+}
+
+static void on_run_brief(void *cls, const struct tb_run_row *r)
+{
+	json_array_append_new(cls, run_brief(r));
+}
+
+int tb_results_matrix_json(struct tb_app *app, int64_t id, int with_runs, json_t **out, struct tb_error *err)
+{
+	struct mctx c = {app, NULL, 0};
+	int rc;
+
+	*out = NULL;
+	if ((rc = tb_store_matrix_get(app->store, id, on_matrix, &c, err)) != 0)
+		return rc;
+	if (c.out == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	if (with_runs) {
+		json_t *runs = json_array();
+
+		if ((rc = tb_store_run_each(app->store, id, NULL, on_run_brief, runs, err)) != 0) {
+			json_decref(runs);
+			json_decref(c.out);
+			return rc;
+		}
+		json_object_set_new(c.out, "runs", runs);
+	}
+	*out = c.out;
+	return 0;
+}
+
+int tb_results_matrix_list_json(struct tb_app *app, int limit, json_t **out, struct tb_error *err)
+{
+	struct mctx c = {app, json_array(), 1};
+	int rc;
+
+	*out = NULL;
+	if (c.out == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	if ((rc = tb_store_matrix_list(app->store, limit, on_matrix, &c, err)) != 0) {
+		json_decref(c.out);
+		return rc;
+	}
+	*out = c.out;
+	return 0;
+}
+
+/* ---- one run ---- */
+
+static void on_run_full(void *cls, const struct tb_run_row *r)
+{
+	json_t **out = cls;
+	json_t *j = run_brief(r);
+
+	if (j == NULL)
+		return;
+	json_object_set_new(j, "client_command", str_or_null(r->client_command));
+	json_object_set_new(j, "server_command", str_or_null(r->server_command));
+	json_object_set_new(j, "client_version", str_or_null(r->client_version));
+	json_object_set_new(j, "server_version", str_or_null(r->server_version));
+	json_object_set_new(j, "port", r->port ? json_integer(r->port) : json_null());
+	json_object_set_new(j, "client_pid", r->client_pid ? json_integer(r->client_pid) : json_null());
+	json_object_set_new(j, "server_pid", r->server_pid ? json_integer(r->server_pid) : json_null());
+	json_object_set_new(j, "cookie", str_or_null(r->cookie));
+	json_object_set_new(j, "client_exit", r->client_exit >= 0 ? json_integer(r->client_exit) : json_null());
+	json_object_set_new(j, "server_exit", r->server_exit >= 0 ? json_integer(r->server_exit) : json_null());
+	json_object_set_new(j, "summary", r->summary != NULL ? json_loads(r->summary, 0, NULL) : json_null());
+	*out = j;
+}
+
+static void on_interval(void *cls, const struct tb_interval_row *iv)
+{
+	json_t *by_side = cls;
+	json_t *a = json_object_get(by_side, iv->side);
+
+	if (a != NULL)
+		json_array_append_new(a, json_loads(iv->data, 0, NULL));
+}
+
+int tb_results_run_json(struct tb_app *app, int64_t run_id, json_t **out, struct tb_error *err)
+{
+	json_t *j = NULL, *iv;
+	int rc;
+
+	*out = NULL;
+	if ((rc = tb_store_run_get(app->store, run_id, on_run_full, &j, err)) != 0)
+		return rc;
+	if (j == NULL || (iv = json_pack("{s:[], s:[]}", "client", "server")) == NULL) {
+		json_decref(j);
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	if ((rc = tb_store_interval_each(app->store, run_id, on_interval, iv, err)) != 0) {
+		json_decref(iv);
+		json_decref(j);
+		return rc;
+	}
+	json_object_set_new(j, "intervals", iv);
+	*out = j;
+	return 0;
+}
+
+struct raw {
+	char *p;
+	size_t len;
+};
+
+static void on_raw(void *cls, const struct tb_raw_row *r)
+{
+	struct raw *x = cls;
+
+	if ((x->p = malloc(r->len + 1)) != NULL) {
+		memcpy(x->p, r->data, r->len);
+		x->p[r->len] = '\0';
+		x->len = r->len;
+	}
+}
+
+int tb_results_raw(struct tb_app *app, int64_t run_id, const char *side, const char *stream, char **out, size_t *len,
+		   struct tb_error *err)
+{
+	struct raw x = {0};
+	int rc;
+
+	*out = NULL;
+	*len = 0;
+	if ((rc = tb_store_raw_get(app->store, run_id, side, stream, on_raw, &x, err)) != 0)
+		return rc;
+	if (x.p == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	*out = x.p;
+	*len = x.len;
+	return 0;
+}
+
+/* ---- the results table ---- */
+
+/* The receiver's UDP jitter from a stored summary (-1: none). */
+static double jitter_of(const char *summary)
+{
+	json_t *s = summary != NULL ? json_loads(summary, 0, NULL) : NULL;
+	json_t *v = json_object_get(json_object_get(json_object_get(s, "client"), "receiver"), "jitter_ms");
+	double j = json_is_number(v) ? json_number_value(v) : -1;
+
+	json_decref(s);
+	return j;
+}
+
+struct table {
+	json_t *runs;
+	json_t *cells;             /* array indexed by cell */
+};
+
+static void add_cell_value(json_t *cell, const char *key, double v)
+{
+	if (v >= 0)
+		json_array_append_new(json_object_get(cell, key), json_real(v));
+}
+
+static void on_row(void *cls, const struct tb_run_row *r)
+{
+	struct table *t = cls;
+	json_t *row = run_brief(r), *cell;
+	double jit = jitter_of(r->summary);
+
+	if (row == NULL)
+		return;
+	json_object_del(row, "error_message");
+	json_object_set_new(row, "error_message", str_or_null(r->error_message));
+	json_object_set_new(row, "jitter_ms", num_or_null(jit));
+	json_object_set_new(row, "cookie", str_or_null(r->cookie));
+	json_array_append_new(t->runs, row);
+	while ((int)json_array_size(t->cells) <= r->cell)
+		json_array_append_new(t->cells, json_null());
+	cell = json_array_get(t->cells, (size_t)r->cell);
+	if (json_is_null(cell)) {
+		cell = json_pack("{s:i, s:s, s:s, s:s, s:s, s:o, s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:i, s:i}",
+				 "cell", r->cell, "client", r->client, "server", r->server, "protocol", r->protocol,
+				 "direction", r->direction, "params", json_loads(r->params, 0, NULL), "client_os",
+				 "server_os", "sender_bps", "receiver_bps", "retransmits", "lost_percent", "jitter_ms",
+				 "runs", 0, "failed", 0);
+		if (cell == NULL)
+			return;
+		json_array_set_new(t->cells, (size_t)r->cell, cell);
+	}
+	json_object_set_new(cell, "runs", json_integer(json_integer_value(json_object_get(cell, "runs")) + 1));
+	if (strcmp(r->state, "failed") == 0)
+		json_object_set_new(cell, "failed", json_integer(json_integer_value(json_object_get(cell, "failed")) + 1));
+	if (r->client_os != NULL)
+		json_array_append_new(json_object_get(cell, "client_os"), json_string(r->client_os));
+	if (r->server_os != NULL)
+		json_array_append_new(json_object_get(cell, "server_os"), json_string(r->server_os));
+	if (strcmp(r->state, "ok") != 0)
+		return;
+	add_cell_value(cell, "sender_bps", r->sender_bps);
+	add_cell_value(cell, "receiver_bps", r->receiver_bps);
+	add_cell_value(cell, "retransmits", r->retransmits >= 0 ? (double)r->retransmits : -1);
+	add_cell_value(cell, "lost_percent", r->lost_percent);
+	add_cell_value(cell, "jitter_ms", jit);
+}
+
+/* Replace a list of values by its statistics. */
+static void summarise(json_t *cell, const char *key)
+{
+	json_t *a = json_object_get(cell, key);
+	size_t n = json_array_size(a), i;
+	double *v = malloc((n + 1) * sizeof(*v));
+	struct tb_stats s;
+	json_t *x;
+
+	if (v == NULL)
+		return;
+	json_array_foreach(a, i, x) v[i] = json_number_value(x);
+	tb_stats_compute(v, (int)n, &s);
+	json_object_set_new(cell, key, tb_stats_json(&s));
+	free(v);
+}
+
+/* The OS a cell ran in: the one value seen, "a+b" when runs differed, null when none ran. */
+static void os_of(json_t *cell, const char *key)
+{
+	json_t *a = json_object_get(cell, key), *x;
+	char buf[128] = "";
+	size_t i;
+
+	json_array_foreach(a, i, x) {
+		const char *s = json_string_value(x);
+
+		if (strstr(buf, s) == NULL)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", buf[0] ? "+" : "", s);
+	}
+	json_object_set_new(cell, key, buf[0] ? json_string(buf) : json_null());
+}
+
+static int build_table(struct tb_app *app, int64_t id, struct table *t, struct tb_error *err)
+{
+	size_t i;
+	json_t *cell;
+	int rc;
+
+	t->runs = json_array();
+	t->cells = json_array();
+	if (t->runs == NULL || t->cells == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	if ((rc = tb_store_run_each(app->store, id, NULL, on_row, t, err)) != 0)
+		return rc;
+	json_array_foreach(t->cells, i, cell) {
+		if (json_is_null(cell))
+			continue;
+		json_object_set_new(cell, "n", json_integer((json_int_t)json_array_size(json_object_get(cell, "sender_bps"))));
+		summarise(cell, "sender_bps");
+		summarise(cell, "receiver_bps");
+		summarise(cell, "retransmits");
+		summarise(cell, "lost_percent");
+		summarise(cell, "jitter_ms");
+		os_of(cell, "client_os");
+		os_of(cell, "server_os");
+	}
+	return 0;
+}
+
+int tb_results_table_json(struct tb_app *app, int64_t id, json_t **out, struct tb_error *err)
+{
+	struct table t = {0};
+	json_t *m;
+	int rc;
+
+	*out = NULL;
+	if ((rc = tb_results_matrix_json(app, id, 0, &m, err)) != 0)
+		return rc;
+	if ((rc = build_table(app, id, &t, err)) != 0) {
+		json_decref(t.runs);
+		json_decref(t.cells);
+		json_decref(m);
+		return rc;
+	}
+	*out = json_pack("{s:I, s:O, s:O, s:o, s:o}", "matrix", (json_int_t)id, "name", json_object_get(m, "name"),
+			 "state", json_object_get(m, "state"), "runs", t.runs, "cells", t.cells);
+	json_decref(m);
+	return *out != NULL ? 0 : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+}
+
+/* ---- CSV ---- */
+
+struct csv {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void csv_add(struct csv *c, const char *s, size_t n)
+{
+	if (c->len + n + 1 > c->cap) {
+		size_t cap = c->cap ? c->cap : 8192;
+		char *p;
+
+		while (cap < c->len + n + 1)
+			cap *= 2;
+		if ((p = realloc(c->p, cap)) == NULL) {
+			c->oom = 1;
+			return;
+		}
+		c->p = p;
+		c->cap = cap;
+	}
+	memcpy(c->p + c->len, s, n);
+	c->len += n;
+	c->p[c->len] = '\0';
+}
+
+/* One field: quoted when it holds a comma, quote or line break (RFC 4180). */
+static void csv_field(struct csv *c, const json_t *v, int last)
+{
+	char num[64];
+	const char *s = "";
+
+	if (json_is_string(v))
+		s = json_string_value(v);
+	else if (json_is_integer(v)) {
+		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+		s = num;
+	} else if (json_is_real(v)) {
+		snprintf(num, sizeof(num), "%.17g", json_real_value(v));
+		s = num;
+	}
+	else if (json_is_true(v))
+		s = "true";
+	else if (json_is_false(v))
+		s = "false";
+	if (strpbrk(s, ",\"\r\n") != NULL) {
+		csv_add(c, "\"", 1);
+		for (const char *p = s; *p; p++) {
+			csv_add(c, p, 1);
+			if (*p == '"')
+				csv_add(c, "\"", 1);
+		}
+		csv_add(c, "\"", 1);
+	} else {
+		csv_add(c, s, strlen(s));
+	}
+	csv_add(c, last ? "\r\n" : ",", last ? 2 : 1);
+}
+
+static const json_t *path_get(const json_t *o, const char *path)
+{
+	char key[64];
+	const char *dot;
+
+	while ((dot = strchr(path, '.')) != NULL) {
+		snprintf(key, sizeof(key), "%.*s", (int)(dot - path), path);
+		o = json_object_get(o, key);
+		path = dot + 1;
+	}
+	return json_object_get(o, path);
+}
+
+static void csv_rows(struct csv *c, const json_t *rows, const char *const cols[])
+{
+	size_t i;
+	json_t *row;
+
+	for (int k = 0; cols[k] != NULL; k++) {
+		csv_add(c, cols[k], strlen(cols[k]));
+		csv_add(c, cols[k + 1] != NULL ? "," : "\r\n", cols[k + 1] != NULL ? 1 : 2);
+	}
+	json_array_foreach(rows, i, row) {
+		if (json_is_null(row))
+			continue;
+		for (int k = 0; cols[k] != NULL; k++)
+			csv_field(c, path_get(row, cols[k]), cols[k + 1] == NULL);
+	}
+}
+
+int tb_results_table_csv(struct tb_app *app, int64_t id, int cells, char **out, size_t *len, struct tb_error *err)
+{
+	static const char *const run_cols[] = {
+		"id", "seq", "cell", "repeat", "client", "client_os", "server", "server_os", "link", "protocol", "direction",
+		"params.duration_s", "params.omit_s", "params.parallel", "params.bitrate", "params.length", "params.window",
+		"params.congestion", "params.tos", "state", "error_class", "sender_bps", "receiver_bps", "retransmits",
+		"lost_percent", "jitter_ms", "started_at", "finished_at", "cookie", NULL};
+	static const char *const cell_cols[] = {
+		"cell", "client", "client_os", "server", "server_os", "protocol", "direction", "params.duration_s",
+		"params.parallel", "params.bitrate", "runs", "failed", "n", "sender_bps.mean", "sender_bps.median",
+		"sender_bps.stdev", "sender_bps.min", "sender_bps.max", "receiver_bps.mean", "receiver_bps.median",
+		"receiver_bps.stdev", "receiver_bps.min", "receiver_bps.max", "retransmits.median", "lost_percent.median",
+		"jitter_ms.median", NULL};
+	struct table t = {0};
+	struct csv c = {0};
+	int rc;
+
+	*out = NULL;
+	*len = 0;
+	{
+		json_t *m;
+
+		if ((rc = tb_results_matrix_json(app, id, 0, &m, err)) != 0)
+			return rc;
+		json_decref(m);
+	}
+	if ((rc = build_table(app, id, &t, err)) == 0) {
+		csv_rows(&c, cells ? t.cells : t.runs, cells ? cell_cols : run_cols);
+		if (c.oom || c.p == NULL)
+			rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	json_decref(t.runs);
+	json_decref(t.cells);
+	if (rc != 0) {
+		free(c.p);
+		return rc;
+	}
+	*out = c.p;
+	*len = c.len;
+	return 0;
+}

@@ -1,0 +1,38 @@
+/*
+ * results.h - matrices and runs as the API shows them: a matrix with its
+ * progress, a run with everything needed to reproduce it, and the results
+ * table (one row per run and a summary per cell across repeats: n, mean,
+ * median, stdev, min, max of sender and receiver bitrate, retransmits and
+ * UDP loss) as JSON or CSV.
+ *
+ * Reads the store only (blocking on it); every json_t and buffer returned is
+ * a new reference / malloc'd string the caller owns.  Errors follow error.h
+ * (TB_ERR_NOT_FOUND naming the id).
+ */
+#ifndef TB_RESULTS_H
+#define TB_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "error.h"
+
+struct tb_app;
+
+/* A matrix (api/openapi.yaml Matrix); with_runs adds "runs": [RunBrief]. */
+int tb_results_matrix_json(struct tb_app *app, int64_t id, int with_runs, json_t **out, struct tb_error *err);
+/* Newest first, without runs. */
+int tb_results_matrix_list_json(struct tb_app *app, int limit, json_t **out, struct tb_error *err);
+/* One run with its commands, personas, versions, summary and intervals. */
+int tb_results_run_json(struct tb_app *app, int64_t run_id, json_t **out, struct tb_error *err);
+/* {"matrix":ID,"name":..,"state":..,"runs":[row],"cells":[cell]} */
+int tb_results_table_json(struct tb_app *app, int64_t id, json_t **out, struct tb_error *err);
+/* The same as CSV (RFC 4180, header line): cells 0 one row per run, 1 one row per cell. */
+int tb_results_table_csv(struct tb_app *app, int64_t id, int cells, char **out, size_t *len, struct tb_error *err);
+/* A run's raw output (side "client"|"server", stream "stdout"|"stderr"). */
+int tb_results_raw(struct tb_app *app, int64_t run_id, const char *side, const char *stream, char **out, size_t *len,
+		   struct tb_error *err);
+
+#endif /* TB_RESULTS_H */

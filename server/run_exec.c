@@ -1,0 +1,828 @@
+/* run_exec.c - one iperf3 run between two hosts.  See run_exec.h. */
+#include "run_exec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "app.h"
+#include "events.h"
+#include "hosts.h"
+#include "inventory.h"
+#include "log.h"
+#include "matrix.h"
+#include "proc.h"
+#include "shquote.h"
+#include "store.h"
+#include "timeutil.h"
+
+#define OUT_MAX (32u << 20)        /* stdout kept per side */
+#define ERR_MAX (64u << 10)        /* stderr kept per side */
+#define LISTEN_WAIT_MS 8000        /* server started -> listening */
+#define SLACK_S 15                 /* client watchdog: omit + duration + this */
+#define BUSY_TRIES 4
+#define PORT_BASE 5201
+#define PORT_SPAN 800
+
+/* ---- growable byte buffers ---- */
+
+struct buf {
+	char *p;
+	size_t len, cap, max;
+	bool truncated;
+};
+
+static void buf_add(struct buf *b, const char *data, size_t len)
+{
+	if (b->len + len > b->max) {
+		b->truncated = true;
+		len = b->max > b->len ? b->max - b->len : 0;
+	}
+	if (b->len + len + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *p;
+
+		while (cap < b->len + len + 1)
+			cap *= 2;
+		if ((p = realloc(b->p, cap)) == NULL) {
+			b->truncated = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+	b->p[b->len] = '\0';
+}
+
+static const char *buf_str(const struct buf *b)
+{
+	return b->p != NULL ? b->p : "";
+}
+
+static void buf_free(struct buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- events ---- */
+
+struct pub {
+	struct tb_app *app;
+	const struct tb_run_row *r;
+	const char *side;
+	const char *host;
+	int n;
+};
+
+static void publish_interval(void *cls, json_t *interval)
+{
+	struct pub *pb = cls;
+
+	tb_events_publish(pb->app->events, "run.interval", pb->host, pb->r->matrix_id,
+			  json_pack("{s:I, s:I, s:i, s:s, s:i, s:o}", "matrix", (json_int_t)pb->r->matrix_id, "run",
+				    (json_int_t)pb->r->id, "seq", pb->r->seq, "side", pb->side, "n", pb->n++, "interval",
+				    interval));
+}
+
+static void publish_run(struct tb_app *app, const struct tb_run_row *r)
+{
+	json_t *j = json_pack("{s:I, s:I, s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:s}", "matrix", (json_int_t)r->matrix_id,
+			      "run", (json_int_t)r->id, "seq", r->seq, "cell", r->cell, "repeat", r->repeat, "state",
+			      r->state, "client", r->client, "server", r->server, "protocol", r->protocol, "direction",
+			      r->direction);
+
+	if (j == NULL)
+		return;
+	json_object_set_new(j, "error_class", r->error_class ? json_string(r->error_class) : json_null());
+	json_object_set_new(j, "error_message", r->error_message ? json_string(r->error_message) : json_null());
+	json_object_set_new(j, "client_command", r->client_command ? json_string(r->client_command) : json_null());
+	json_object_set_new(j, "server_command", r->server_command ? json_string(r->server_command) : json_null());
+	json_object_set_new(j, "sender_bps", r->sender_bps >= 0 ? json_real(r->sender_bps) : json_null());
+	json_object_set_new(j, "receiver_bps", r->receiver_bps >= 0 ? json_real(r->receiver_bps) : json_null());
+	json_object_set_new(j, "retransmits", r->retransmits >= 0 ? json_integer(r->retransmits) : json_null());
+	json_object_set_new(j, "lost_percent", r->lost_percent >= 0 ? json_real(r->lost_percent) : json_null());
+	tb_events_publish(app->events, "run.state", r->client, r->matrix_id, j);
+}
+
+/* ---- hosts ---- */
+
+static void target_of(struct tb_app *app, const struct tb_run_host *h, struct tb_ssh_target *t, char *pin,
+		      size_t pinlen)
+{
+	tb_hosts_target(app->hosts, h->m, h->p, t, pin, pinlen);
+}
+
+int tb_run_host_prepare(struct tb_app *app, struct tb_run_host *h, struct tb_error *err)
+{
+	static const char *const argv[] = {"sh", "-c", "uname -s; iperf3 --version 2>&1 | head -n 1", NULL};
+	struct tb_ssh_target t;
+	struct tb_ssh_capture cap;
+	char pin[96], *nl;
+	int rc;
+
+	h->ready = false;
+	if (!tb_hosts_probe_one(app->hosts, h->m, h->os, sizeof(h->os)))
+		return tb_fail(err, TB_ERR_UNREACHABLE, "", "%s does not answer ssh in any of its OS personas: is it on?",
+			       h->m->name);
+	if ((h->p = tb_machine_persona(h->m, h->os)) == NULL)
+		return tb_fail(err, TB_ERR_INTERNAL, "", "%s answers as %s, which it has no persona for", h->m->name,
+			       h->os);
+	target_of(app, h, &t, pin, sizeof(pin));
+	rc = tb_ssh_run_capture(tb_hosts_pool(app->hosts), &t, argv, 15000, 4096, &cap, err);
+	if (rc == 0) {
+		char *ver = cap.out;
+
+		if ((nl = strchr(ver, '\n')) != NULL) {
+			*nl = '\0';
+			h->bsd = strcmp(ver, "FreeBSD") == 0;
+			ver = nl + 1;
+		}
+		ver[strcspn(ver, "\r\n")] = '\0';
+		if (tb_iperf_caps_parse(ver, &h->caps, err) != 0)
+			rc = tb_fail(err, TB_ERR_REMOTE, "", "%s (%s): iperf3 --version said \"%.80s\": install iperf3 3.x there",
+				     h->m->name, h->os, ver);
+	}
+	tb_ssh_capture_free(&cap);
+	if (rc == 0)
+		h->ready = true;
+	return rc;
+}
+
+int tb_run_kill_leftovers(struct tb_app *app, const struct tb_machine *m, const char *os, const long *pids,
+			  int npids, struct tb_error *err)
+{
+	const struct tb_persona *p = tb_machine_persona(m, os);
+	struct tb_ssh_target t;
+	struct tb_ssh_capture cap;
+	char pin[96], script[1024];
+	size_t n;
+	int rc;
+
+	if (p == NULL || npids == 0)
+		return 0;
+	/* pids are numbers from our own store: formatted in, never a request string */
+	n = (size_t)snprintf(script, sizeof(script), "for p in");
+	for (int i = 0; i < npids && n < sizeof(script) - 256; i++)
+		n += (size_t)snprintf(script + n, sizeof(script) - n, " %ld", pids[i]);
+	snprintf(script + n, sizeof(script) - n,
+		 "; do c=$(ps -o comm= -p $p 2>/dev/null); case \"$c\" in *iperf3*|*timeout*) kill -TERM $p &&"
+		 " echo \"stopped $p ($c)\";; esac; done; true");
+	{
+		const char *argv[] = {"sh", "-c", script, NULL};
+		struct tb_run_host h = {.m = m, .p = p};
+
+		target_of(app, &h, &t, pin, sizeof(pin));
+		rc = tb_ssh_run_capture(tb_hosts_pool(app->hosts), &t, argv, 15000, 4096, &cap, err);
+	}
+	if (rc == 0 && cap.out != NULL && cap.out[0] != '\0')
+		tb_info("runner", "%s (%s): leftover iperf3 of an interrupted run: %s", m->name, os, cap.out);
+	tb_ssh_capture_free(&cap);
+	return rc;
+}
+
+/* ---- the server side ---- */
+
+struct server {
+	struct tb_app *app;
+	struct tb_ssh_target t;
+	char pin[96];
+	char *script;
+	long timeout_ms;
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	long pid;                  /* timeout(1)'s pid, which runs iperf3 */
+	int listening;             /* 1 listening, -1 never did */
+	int ended, rc, exit_code;
+	int killed;                /* testbedd stopped it by pid */
+	struct tb_error err;
+	struct buf line, out, errb;
+	struct tb_iperf_text *text;
+	const struct tb_run_row *r;
+};
+
+static void server_line(struct server *s, const char *line, size_t len)
+{
+	if (len > 6 && strncmp(line, "tbpid ", 6) == 0) {
+		pthread_mutex_lock(&s->lock);
+		s->pid = strtol(line + 6, NULL, 10);
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	if (len == 11 && strncmp(line, "tblistening", 11) == 0) {
+		pthread_mutex_lock(&s->lock);
+		s->listening = 1;
+		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	if (len == 10 && strncmp(line, "tbnolisten", 10) == 0) {
+		pthread_mutex_lock(&s->lock);
+		s->listening = -1;
+		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	if (len > 7 && strncmp(line, "tbexit ", 7) == 0) {
+		s->exit_code = (int)strtol(line + 7, NULL, 10);
+		return;
+	}
+	buf_add(&s->out, line, len);
+	buf_add(&s->out, "\n", 1);
+	tb_iperf_text_feed(s->text, line, len);
+	tb_iperf_text_feed(s->text, "\n", 1);
+}
+
+static int server_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
+{
+	struct server *s = cls;
+
+	if (stream == TB_SSH_STDERR) {
+		buf_add(&s->errb, data, len);
+		return 0;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (data[i] == '\n') {
+			server_line(s, buf_str(&s->line), s->line.len);
+			s->line.len = 0;
+		} else {
+			buf_add(&s->line, &data[i], 1);
+		}
+	}
+	return 0;
+}
+
+static void *server_run(void *arg)
+{
+	struct server *s = arg;
+	const char *argv[] = {"sh", "-c", s->script, NULL};
+	struct tb_ssh_result res;
+	int rc = tb_ssh_exec(tb_hosts_pool(s->app->hosts), &s->t, argv, s->timeout_ms, server_output, s, &res, &s->err);
+
+	if (s->line.len > 0) {
+		server_line(s, buf_str(&s->line), s->line.len);
+		s->line.len = 0;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->rc = rc;
+	s->ended = 1;
+	if (s->listening == 0)
+		s->listening = -1;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* Wait until the server listens (1), failed (-1), or the run is stopped (0). */
+static int server_wait_listening(struct server *s, struct tb_run_ctl *ctl)
+{
+	int64_t until = tb_monotonic_ms() + LISTEN_WAIT_MS;
+	int st;
+
+	pthread_mutex_lock(&s->lock);
+	while (s->listening == 0 && !ctl->stop && tb_monotonic_ms() < until) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 50 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+	}
+	st = s->listening;
+	pthread_mutex_unlock(&s->lock);
+	return st;
+}
+
+/* Wait for the server's ssh command to end; stop it by pid if it does not. */
+static void server_finish(struct server *s, int wait_ms)
+{
+	int64_t until = tb_monotonic_ms() + wait_ms;
+	int ended;
+
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		ended = s->ended;
+		pthread_mutex_unlock(&s->lock);
+		if (ended || tb_monotonic_ms() >= until)
+			break;
+		sleep_ms(20);
+	}
+	if (!ended && s->pid > 1) {
+		struct tb_error e = {0};
+
+		s->killed = 1;
+		tb_ssh_kill(tb_hosts_pool(s->app->hosts), &s->t, s->pid, "TERM", &e);
+	}
+	pthread_join(s->th, NULL);
+}
+
+static void server_free(struct server *s)
+{
+	buf_free(&s->line);
+	buf_free(&s->out);
+	buf_free(&s->errb);
+	free(s->script);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
+}
+
+/* The script that runs the server and says when it listens:
+ *   timeout --foreground W iperf3 -s ... & p=$!; echo tbpid $p; <poll>; wait $p; echo tbexit $? */
+static char *server_script(const struct tb_run_host *h, unsigned int port, long wall_s, struct tb_error *err)
+{
+	struct tb_argv av;
+	const char *argv[TB_ARGV_MAX + 4];
+	char wall[24], check[160], *q, *script;
+	size_t need;
+	int n = 0;
+
+	if (tb_iperf_server_argv(&h->caps, port, (int)(wall_s > 60 ? 60 : wall_s), &av, err) != 0)
+		return NULL;
+	snprintf(wall, sizeof(wall), "%ld", wall_s);
+	argv[n++] = "timeout";
+	argv[n++] = "--foreground";
+	argv[n++] = wall;
+	for (int i = 0; i < av.n && n < TB_ARGV_MAX + 3; i++)
+		argv[n++] = av.v[i];
+	argv[n] = NULL;
+	if ((q = tb_sh_quote_argv(argv, err)) == NULL)
+		return NULL;
+	if (h->bsd)
+		snprintf(check, sizeof(check), "sockstat -46 -l -P tcp -p %u | grep -q iperf3", port);
+	else
+		snprintf(check, sizeof(check), "ss -Hltn 'sport = :%u' | grep -q .", port);
+	need = strlen(q) + strlen(check) + 400;
+	if ((script = malloc(need)) == NULL) {
+		free(q);
+		tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+		return NULL;
+	}
+	snprintf(script, need,
+		 "%s & p=$!; echo tbpid $p; n=0; until %s; do n=$((n+1)); if [ $n -ge 400 ] || ! kill -0 $p 2>/dev/null;"
+		 " then echo tbnolisten; n=-1; break; fi; sleep 0.01; done; [ $n -ge 0 ] && echo tblistening; wait $p;"
+		 " echo tbexit $?",
+		 q, check);
+	free(q);
+	return script;
+}
+
+/* ---- the client side ---- */
+
+struct client {
+	struct tb_run_ctl *ctl;
+	struct tb_store *store;
+	struct tb_run_row *r;
+	struct buf out, errb;
+	struct tb_iperf_stream *stream;   /* --json-stream, else NULL (-J) */
+};
+
+static int client_pid(void *cls, long pid)
+{
+	struct client *c = cls;
+
+	pthread_mutex_lock(&c->ctl->lock);
+	c->ctl->client_pid = pid;
+	pthread_mutex_unlock(&c->ctl->lock);
+	c->r->client_pid = pid;
+	tb_store_run_update(c->store, c->r, NULL);
+	return 0;
+}
+
+static int client_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
+{
+	struct client *c = cls;
+
+	if (stream == TB_SSH_STDERR) {
+		buf_add(&c->errb, data, len);
+		return 0;
+	}
+	buf_add(&c->out, data, len);
+	if (c->stream != NULL)
+		tb_iperf_stream_feed(c->stream, data, len);
+	return 0;
+}
+
+void tb_run_ctl_stop(struct tb_app *app, struct tb_run_ctl *ctl, int why)
+{
+	struct tb_ssh_target t;
+	long pid;
+
+	pthread_mutex_lock(&ctl->lock);
+	if (ctl->stop == TB_RUN_GO || why == TB_RUN_SHUTDOWN)
+		ctl->stop = why;
+	pid = ctl->client_pid;
+	t = ctl->client_t;
+	if (pid > 1)
+		ctl->signaled = 1;
+	pthread_mutex_unlock(&ctl->lock);
+	if (pid > 1) {
+		struct tb_error e = {0};
+
+		/* SIGINT: iperf3 prints its partial result and exits (timeout(1) passes it on) */
+		tb_ssh_kill(tb_hosts_pool(app->hosts), &t, pid, "INT", &e);
+	}
+}
+
+/* ---- one attempt, then the outcome ---- */
+
+static double num(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+
+	return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+/* Figures of the run from a normalised result: sender/receiver bitrate, ... */
+static void figures(struct tb_run_row *r, const json_t *result)
+{
+	const json_t *end = json_object_get(result, "end");
+	const json_t *snd = json_object_get(end, "sender"), *rcv = json_object_get(end, "receiver");
+
+	r->sender_bps = num(snd, "bits_per_second");
+	r->receiver_bps = num(rcv, "bits_per_second");
+	r->retransmits = (int64_t)num(snd, "retransmits");
+	r->lost_percent = num(rcv, "lost_percent");
+}
+
+static const char *class_name(enum tb_iperf_errclass c)
+{
+	switch (c) {
+	case TB_IPERF_ERR_BUSY: return "busy";
+	case TB_IPERF_ERR_REFUSED: return "refused";
+	case TB_IPERF_ERR_INTERRUPT: return "interrupted";
+	case TB_IPERF_ERR_TIMEOUT: return "timeout";
+	case TB_IPERF_ERR_OTHER: return "iperf_error";
+	default: return NULL;
+	}
+}
+
+struct outcome {
+	json_t *client_result;     /* owned */
+	json_t *server_result;     /* owned */
+	struct buf cout, cerr, sout, serr;
+	char *client_cmd, *server_cmd;
+	const char *klass;         /* NULL: ok */
+	char message[512];
+	bool retry_busy;           /* busy, or the port was taken: try again */
+};
+
+static void outcome_free(struct outcome *o)
+{
+	json_decref(o->client_result);
+	json_decref(o->server_result);
+	buf_free(&o->cout);
+	buf_free(&o->cerr);
+	buf_free(&o->sout);
+	buf_free(&o->serr);
+	free(o->client_cmd);
+	free(o->server_cmd);
+	memset(o, 0, sizeof(*o));
+}
+
+static char *shown(const struct tb_persona *p, const char *const argv[])
+{
+	char *q = tb_proc_display(argv), *s;
+	size_t n;
+
+	if (q == NULL)
+		return NULL;
+	n = strlen(q) + strlen(p->user) + strlen(p->address) + 16;
+	if ((s = malloc(n)) != NULL)
+		snprintf(s, n, "ssh %s@%s %s", p->user, p->address, q);
+	free(q);
+	return s;
+}
+
+static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_row *r, const struct tb_iperf_params *p,
+		    struct tb_run_host *ch, struct tb_run_host *sh, struct outcome *o)
+{
+	struct server s = {.app = app, .r = r, .out = {.max = OUT_MAX}, .errb = {.max = ERR_MAX}, .line = {.max = 65536}};
+	struct client c = {.ctl = ctl, .store = app->store, .r = r, .out = {.max = OUT_MAX}, .errb = {.max = ERR_MAX}};
+	struct pub spub = {app, r, "server", sh->m->name, 0}, cpub = {app, r, "client", ch->m->name, 0};
+	struct tb_error e = {0};
+	struct tb_argv cav;
+	const char *cargv[TB_ARGV_MAX + 4];
+	char wall[24];
+	long wall_s = p->omit_s + p->duration_s + SLACK_S;
+	int ln, rc, n = 0;
+	struct tb_ssh_result res = {0};
+
+	memset(o, 0, sizeof(*o));
+	pthread_mutex_init(&s.lock, NULL);
+	pthread_cond_init(&s.cond, NULL);
+	s.exit_code = -1;
+	target_of(app, sh, &s.t, s.pin, sizeof(s.pin));
+	s.timeout_ms = (wall_s + 10) * 1000;
+	if ((s.script = server_script(sh, (unsigned int)r->port, wall_s + 5, &e)) == NULL ||
+	    tb_iperf_client_argv(&ch->caps, r->server_address, (unsigned int)r->port, p, &cav, &e) != 0) {
+		o->klass = "iperf_error";
+		snprintf(o->message, sizeof(o->message), "%s", e.message);
+		server_free(&s);
+		return;
+	}
+	snprintf(wall, sizeof(wall), "%ld", wall_s);
+	cargv[n++] = "timeout";
+	cargv[n++] = "--foreground";
+	cargv[n++] = wall;
+	for (int i = 0; i < cav.n && n < TB_ARGV_MAX + 3; i++)
+		cargv[n++] = cav.v[i];
+	cargv[n] = NULL;
+	{
+		const char *sargv[] = {"sh", "-c", s.script, NULL};
+
+		o->server_cmd = shown(sh->p, sargv);
+		o->client_cmd = shown(ch->p, cargv);
+	}
+	r->server_command = o->server_cmd;
+	r->client_command = o->client_cmd;
+	r->state = "running";
+	r->started_ms = tb_now_ms();
+	tb_store_run_update(app->store, r, NULL);
+	publish_run(app, r);
+
+	s.text = tb_iperf_text_new(p->parallel, p->dir == TB_IPERF_BIDIR, publish_interval, &spub);
+	if (ch->caps.json_stream)
+		c.stream = tb_iperf_stream_new(publish_interval, &cpub);
+	if (s.text == NULL || (ch->caps.json_stream && c.stream == NULL) ||
+	    pthread_create(&s.th, NULL, server_run, &s) != 0) {
+		o->klass = "iperf_error";
+		snprintf(o->message, sizeof(o->message), "out of memory or threads");
+		if (s.text != NULL)
+			tb_iperf_text_finish(s.text, &o->server_result, NULL);
+		if (c.stream != NULL)
+			tb_iperf_stream_finish(c.stream, &o->client_result, NULL);
+		server_free(&s);
+		return;
+	}
+	ln = server_wait_listening(&s, ctl);
+	pthread_mutex_lock(&s.lock);
+	r->server_pid = s.pid;
+	pthread_mutex_unlock(&s.lock);
+	tb_store_run_update(app->store, r, NULL);
+	if (ln != 1) {
+		server_finish(&s, ln == 0 && ctl->stop ? 0 : 3000);
+		if (ctl->stop) {
+			o->klass = ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted";
+			snprintf(o->message, sizeof(o->message), "stopped before the client started");
+		} else if (s.rc != 0) {
+			o->klass = "ssh_error";
+			snprintf(o->message, sizeof(o->message), "server %s: %s", sh->m->name, s.err.message);
+		} else {
+			o->klass = "iperf_error";
+			o->retry_busy = strstr(buf_str(&s.out), "in use") != NULL;
+			snprintf(o->message, sizeof(o->message), "the iperf3 server on %s did not listen on port %d: %.300s",
+				 sh->m->name, r->port, s.out.len ? buf_str(&s.out) : buf_str(&s.errb));
+		}
+		goto done;
+	}
+
+	/* the client, under the ssh watchdog (and timeout(1) on the host) */
+	pthread_mutex_lock(&ctl->lock);
+	target_of(app, ch, &ctl->client_t, ctl->client_pin, sizeof(ctl->client_pin));
+	ctl->client_pid = 0;
+	ctl->signaled = 0;
+	{
+		struct tb_ssh_target t = ctl->client_t;
+
+		pthread_mutex_unlock(&ctl->lock);
+		if (ctl->stop)
+			rc = TB_ERR_CANCELED;
+		else
+			rc = tb_ssh_spawn(tb_hosts_pool(app->hosts), &t, cargv, (wall_s + 5) * 1000, client_pid, client_output,
+					  &c, &res, &e);
+	}
+	pthread_mutex_lock(&ctl->lock);
+	ctl->client_pid = 0;
+	pthread_mutex_unlock(&ctl->lock);
+	r->client_exit = rc == 0 ? res.exit_status : -1;
+
+	/* a -1 server ends by itself after the test; give it a moment, then stop it */
+	server_finish(&s, 3000);
+	r->server_exit = s.exit_code;
+
+	if (c.stream != NULL) {
+		struct tb_error pe = {0};
+
+		if (tb_iperf_stream_finish(c.stream, &o->client_result, &pe) != 0 && rc == 0) {
+			o->klass = "parse_error";
+			snprintf(o->message, sizeof(o->message), "client output: %s", pe.message);
+		}
+		c.stream = NULL;
+	} else if (c.out.len > 0) {
+		struct tb_error pe = {0};
+
+		if (tb_iperf_parse_json(buf_str(&c.out), c.out.len, &o->client_result, &pe) != 0 && rc == 0) {
+			o->klass = "parse_error";
+			snprintf(o->message, sizeof(o->message), "client output: %s", pe.message);
+		}
+	}
+	if (rc == TB_ERR_CANCELED && ctl->stop) {
+		o->klass = ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted";
+		snprintf(o->message, sizeof(o->message), "stopped before the client started");
+	} else if (rc == TB_ERR_TIMEOUT) {
+		o->klass = "timeout";
+		snprintf(o->message, sizeof(o->message), "the client did not end within %ld s: %s", wall_s + 5, e.message);
+	} else if (rc != 0) {
+		o->klass = "ssh_error";
+		snprintf(o->message, sizeof(o->message), "client %s: %s", ch->m->name, e.message);
+	} else if (o->klass == NULL && o->client_result == NULL) {
+		o->klass = "parse_error";
+		snprintf(o->message, sizeof(o->message), "the client printed nothing (exit %d): %.300s", res.exit_status,
+			 buf_str(&c.errb));
+	} else if (o->klass == NULL) {
+		const char *etext = json_string_value(json_object_get(o->client_result, "error"));
+		enum tb_iperf_errclass ec = tb_iperf_classify(etext);
+
+		if (ctl->signaled && (ec == TB_IPERF_ERR_INTERRUPT || ec == TB_IPERF_ERR_NONE)) {
+			o->klass = ctl->stop == TB_RUN_SHUTDOWN ? "interrupted" : "canceled";
+			snprintf(o->message, sizeof(o->message), "%s: the client got SIGINT; its partial result is kept",
+				 ctl->stop == TB_RUN_SHUTDOWN ? "testbedd stopped" : "canceled");
+		} else if (ec != TB_IPERF_ERR_NONE) {
+			o->klass = class_name(ec);
+			o->retry_busy = ec == TB_IPERF_ERR_BUSY;
+			snprintf(o->message, sizeof(o->message), "iperf3: %s", etext);
+		}
+	}
+	/* the server's ssh session broke (sshd gone, host down): that is the cause,
+	 * whatever the client then said ("the server has terminated") */
+	if ((o->klass == NULL || strcmp(o->klass, "iperf_error") == 0) && s.rc != 0 && s.rc != TB_ERR_CANCELED &&
+	    s.rc != TB_ERR_TIMEOUT && !s.killed) {
+		char was[200];
+
+		snprintf(was, sizeof(was), "%s", o->klass != NULL ? o->message : "");
+		o->klass = "ssh_error";
+		snprintf(o->message, sizeof(o->message), "server %s: %s%s%s", sh->m->name, s.err.message, was[0] ? "; " : "",
+			 was);
+	}
+done:
+	if (s.text != NULL)
+		tb_iperf_text_finish(s.text, &o->server_result, NULL);
+	if (c.stream != NULL)
+		tb_iperf_stream_finish(c.stream, &o->client_result, NULL);
+	o->cout = c.out;
+	o->cerr = c.errb;
+	o->sout = s.out;
+	o->serr = s.errb;
+	s.out = (struct buf){0};
+	s.errb = (struct buf){0};
+	server_free(&s);
+}
+
+/* Intervals of a result as rows for the store (data strings malloc'd). */
+static size_t interval_rows(const json_t *result, const char *side, struct tb_interval_row *rows, size_t at,
+			    size_t max)
+{
+	const json_t *iv = json_object_get(result, "intervals");
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(iv, i, v) {
+		if (at >= max)
+			break;
+		rows[at].side = side;
+		rows[at].seq = (int)i;
+		rows[at].data = json_dumps(v, JSON_COMPACT);
+		if (rows[at].data != NULL)
+			at++;
+	}
+	return at;
+}
+
+static int commit(struct tb_app *app, struct tb_run_row *r, struct outcome *o, struct tb_error *err)
+{
+	size_t nc = json_array_size(json_object_get(o->client_result, "intervals"));
+	size_t ns = json_array_size(json_object_get(o->server_result, "intervals"));
+	struct tb_interval_row *rows = calloc(nc + ns + 1, sizeof(*rows));
+	struct tb_raw_row raw[4] = {
+		{"client", "stdout", buf_str(&o->cout), o->cout.len},
+		{"client", "stderr", buf_str(&o->cerr), o->cerr.len},
+		{"server", "stdout", buf_str(&o->sout), o->sout.len},
+		{"server", "stderr", buf_str(&o->serr), o->serr.len},
+	};
+	char *summary = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (rows == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	n = interval_rows(o->client_result, "client", rows, n, nc + ns);
+	n = interval_rows(o->server_result, "server", rows, n, nc + ns);
+	{
+		json_t *sum = json_object();
+		json_t *cend = json_object_get(o->client_result, "end");
+		json_t *send = json_object_get(o->server_result, "end");
+
+		if (sum != NULL) {
+			json_object_set(sum, "client", cend != NULL ? cend : json_null());
+			json_object_set(sum, "server", send != NULL ? send : json_null());
+			if (o->client_result != NULL) {
+				static const char *const keep[] = {"cookie", "version", "system_info", "timesecs", "test_start",
+								   "error", NULL};
+
+				for (int i = 0; keep[i] != NULL; i++) {
+					json_t *v = json_object_get(o->client_result, keep[i]);
+
+					if (v != NULL)
+						json_object_set(sum, keep[i], v);
+				}
+			}
+			{
+				json_t *se = json_object_get(o->server_result, "error");
+
+				json_object_set_new(sum, "server_error", se != NULL ? json_incref(se) : json_null());
+			}
+			summary = json_dumps(sum, JSON_COMPACT);
+			json_decref(sum);
+		}
+	}
+	r->summary = summary;
+	rc = tb_store_run_finish(app->store, r, rows, n, raw, 4, err);
+	for (size_t i = 0; i < n; i++)
+		free((void *)rows[i].data);
+	free(rows);
+	free(summary);
+	r->summary = NULL;
+	return rc;
+}
+
+int tb_run_execute(struct tb_app *app, struct tb_run_ctl *ctl, const struct tb_run_row *planned,
+		   struct tb_run_host *client, struct tb_run_host *server, const char **state_out,
+		   const char **class_out, struct tb_error *err)
+{
+	struct tb_run_row r = *planned;
+	struct tb_iperf_params p;
+	struct outcome o = {0};
+	struct tb_error e = {0};
+	json_t *pj = json_loads(planned->params, 0, NULL);
+	long backoff = 500;
+	int rc;
+
+	r.client_os = client->os;
+	r.server_os = server->os;
+	r.client_version = client->caps.version;
+	r.server_version = server->caps.version;
+	r.client_exit = r.server_exit = -1;
+	r.sender_bps = r.receiver_bps = r.lost_percent = -1;
+	r.retransmits = -1;
+	r.attempts = 0;
+	rc = pj != NULL ? tb_matrix_params_from_json(pj, &p, &e) : tb_fail(&e, TB_ERR_INVALID, "params", "not JSON");
+	json_decref(pj);
+	if (rc != 0) {
+		o.klass = "iperf_error";
+		snprintf(o.message, sizeof(o.message), "stored parameters: %s", e.message);
+	}
+	for (int tries = 1; rc == 0; tries++) {
+		r.attempts = tries;
+		r.port = PORT_BASE + (int)((r.id * 7 + tries) % PORT_SPAN);
+		attempt(app, ctl, &r, &p, client, server, &o);
+		if (!o.retry_busy || tries >= BUSY_TRIES || ctl->stop)
+			break;
+		{
+			long wait = backoff / 2 + rand() % (backoff + 1);
+
+			tb_info("runner", "matrix %lld run %d: %s; retrying in %ld ms (attempt %d of %d)",
+			       (long long)r.matrix_id, r.seq, o.message, wait, tries, BUSY_TRIES);
+			outcome_free(&o);
+			for (long t = 0; t < wait && !ctl->stop; t += 50)
+				sleep_ms(50);
+			backoff *= 2;
+		}
+	}
+	r.client_command = o.client_cmd;
+	r.server_command = o.server_cmd;
+	r.error_class = o.klass;
+	r.error_message = o.klass != NULL ? o.message : NULL;
+	r.cookie = json_string_value(json_object_get(o.client_result, "cookie"));
+	figures(&r, o.client_result);
+	if (o.klass == NULL)
+		r.state = "ok";
+	else if (strcmp(o.klass, "canceled") == 0)
+		r.state = "canceled";
+	else if (strcmp(o.klass, "interrupted") == 0)
+		r.state = "interrupted";
+	else
+		r.state = "failed";
+	r.finished_ms = tb_now_ms();
+	if (r.started_ms == 0)
+		r.started_ms = r.finished_ms;
+	rc = commit(app, &r, &o, err);
+	publish_run(app, &r);
+	*state_out = r.state;
+	*class_out = r.error_class;
+	outcome_free(&o);
+	return rc;
+}

@@ -1,0 +1,74 @@
+/*
+ * run_exec.h - one iperf3 run between two hosts over ssh, for the runner:
+ * start the server (its pid recorded), wait until it listens (checked on
+ * the server host with ss or sockstat, never by connecting: that would use
+ * up a -1 server), run the client under a watchdog, publish every interval
+ * of both sides as it arrives, decide the outcome from iperf3's JSON (never
+ * from the exit code alone), retry "server is busy" with jittered backoff,
+ * make sure both iperf3 processes are gone, and commit the result.
+ *
+ * Blocking: the run's duration plus bounded slack.  Called from the
+ * runner's thread only; tb_run_ctl is what another thread uses to stop it.
+ */
+#ifndef TB_RUN_EXEC_H
+#define TB_RUN_EXEC_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "iperf.h"
+#include "ssh.h"
+
+struct tb_app;
+struct tb_machine;
+struct tb_persona;
+struct tb_run_row;
+
+/* A host as this matrix found it: the persona that answers and its iperf3. */
+struct tb_run_host {
+	const struct tb_machine *m;
+	const struct tb_persona *p;
+	char os[40];
+	struct tb_iperf_caps caps;
+	bool bsd;                  /* FreeBSD userland: sockstat, not ss */
+	bool ready;                /* os, caps and bsd are known */
+};
+
+enum tb_run_stop { TB_RUN_GO = 0, TB_RUN_CANCEL = 1, TB_RUN_SHUTDOWN = 2 };
+
+/* Shared between the run and a thread that stops it (lock guards all). */
+struct tb_run_ctl {
+	pthread_mutex_t lock;
+	volatile int stop;         /* enum tb_run_stop */
+	struct tb_ssh_target client_t;
+	char client_pin[96];
+	long client_pid;           /* > 0 while the client runs */
+	int signaled;              /* SIGINT was sent to the client */
+};
+
+/* Ask the run in progress to stop (why: TB_RUN_CANCEL or TB_RUN_SHUTDOWN):
+ * SIGINT to its client if one runs (blocking: one short ssh command). */
+void tb_run_ctl_stop(struct tb_app *app, struct tb_run_ctl *ctl, int why);
+
+/*
+ * Learn what h answers as: probe, then `uname -s; iperf3 --version` once.
+ * 0, or TB_ERR_UNREACHABLE / TB_ERR_REMOTE (no iperf3 3.x) with err.
+ */
+int tb_run_host_prepare(struct tb_app *app, struct tb_run_host *h, struct tb_error *err);
+
+/*
+ * Execute planned run r (id, matrix_id, seq, addresses and params set) and
+ * commit its result to the store.  *state_out gets the run's final state
+ * ("ok", "failed", "canceled", "interrupted") and *class_out its error class
+ * (NULL for ok); both point to static strings.  Returns 0 when the result
+ * was stored, else a store error.
+ */
+int tb_run_execute(struct tb_app *app, struct tb_run_ctl *ctl, const struct tb_run_row *r, struct tb_run_host *client,
+		   struct tb_run_host *server, const char **state_out, const char **class_out, struct tb_error *err);
+
+/* Stop leftover iperf3 processes by pid on a host persona: each pid is
+ * signalled only when it is still an iperf3 or timeout process. */
+int tb_run_kill_leftovers(struct tb_app *app, const struct tb_machine *m, const char *os, const long *pids,
+			  int npids, struct tb_error *err);
+
+#endif /* TB_RUN_EXEC_H */

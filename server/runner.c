@@ -1,0 +1,597 @@
+/* runner.c - the matrix queue and its worker.  See runner.h. */
+#include "runner.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "actions.h"
+#include "app.h"
+#include "events.h"
+#include "inventory.h"
+#include "log.h"
+#include "matrix.h"
+#include "results.h"
+#include "run_exec.h"
+#include "store.h"
+#include "timeutil.h"
+
+#define QUEUE_MAX 256
+
+struct leftover {
+	char machine[40], os[40];
+	long pids[2];
+	int npids;
+};
+
+struct tb_runner {
+	struct tb_app *app;
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int stopping;
+	int64_t queue[QUEUE_MAX];
+	int nqueue;
+	int64_t current;           /* the matrix in progress, 0: none */
+	int current_seq;
+	struct tb_run_ctl ctl;     /* of the run in progress */
+	struct leftover *left;     /* remote processes of interrupted runs */
+	int nleft;
+};
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static void publish_matrix(struct tb_runner *r, int64_t id)
+{
+	json_t *j = NULL;
+
+	if (tb_results_matrix_json(r->app, id, 0, &j, NULL) != 0)
+		return;
+	tb_events_publish(r->app->events, "matrix.state", NULL, id,
+			  json_pack("{s:I, s:O, s:O}", "matrix", (json_int_t)id, "state", json_object_get(j, "state"),
+				    "progress", json_object_get(j, "progress")));
+	json_decref(j);
+}
+
+/* ---- one matrix ---- */
+
+struct job {
+	struct tb_run_row row;     /* strings below are copies */
+	char client[40], server[40], link[40], addr[64], proto[8], dir[12];
+	char *params;
+};
+
+struct jobs {
+	struct job *v;
+	int n, cap;
+	int failed;                /* out of memory */
+};
+
+static void collect(void *cls, const struct tb_run_row *row)
+{
+	struct jobs *js = cls;
+	struct job *j;
+
+	if (js->n == js->cap) {
+		int cap = js->cap ? js->cap * 2 : 64;
+		struct job *v = realloc(js->v, (size_t)cap * sizeof(*v));
+
+		if (v == NULL) {
+			js->failed = 1;
+			return;
+		}
+		js->v = v;
+		js->cap = cap;
+	}
+	j = &js->v[js->n];
+	memset(j, 0, sizeof(*j));
+	j->row = *row;
+	snprintf(j->client, sizeof(j->client), "%s", row->client);
+	snprintf(j->server, sizeof(j->server), "%s", row->server);
+	snprintf(j->link, sizeof(j->link), "%s", row->link);
+	snprintf(j->addr, sizeof(j->addr), "%s", row->server_address);
+	snprintf(j->proto, sizeof(j->proto), "%s", row->protocol);
+	snprintf(j->dir, sizeof(j->dir), "%s", row->direction);
+	if ((j->params = strdup(row->params)) == NULL) {
+		js->failed = 1;
+		return;
+	}
+	j->row.client = j->client;
+	j->row.server = j->server;
+	j->row.link = j->link;
+	j->row.server_address = j->addr;
+	j->row.protocol = j->proto;
+	j->row.direction = j->dir;
+	j->row.params = j->params;
+	j->row.state = "pending";
+	/* results of an earlier attempt are not carried over */
+	j->row.error_class = j->row.error_message = NULL;
+	j->row.client_os = j->row.server_os = j->row.client_version = j->row.server_version = NULL;
+	j->row.client_command = j->row.server_command = j->row.cookie = j->row.summary = NULL;
+	js->n++;
+}
+
+static void jobs_free(struct jobs *js)
+{
+	for (int i = 0; i < js->n; i++)
+		free(js->v[i].params);
+	free(js->v);
+}
+
+struct names {
+	char v[64][40];
+	int n;
+};
+
+static void names_add(struct names *ns, const char *name)
+{
+	for (int i = 0; i < ns->n; i++)
+		if (strcmp(ns->v[i], name) == 0)
+			return;
+	if (ns->n < 64)
+		snprintf(ns->v[ns->n++], sizeof(ns->v[0]), "%s", name);
+}
+
+/* Hold every host of the matrix, waiting while an action holds one. */
+static int hold_hosts(struct tb_runner *r, int64_t id, const char *name, const struct names *ns)
+{
+	char holder[128];
+	int noted = 0;
+
+	snprintf(holder, sizeof(holder), "matrix %lld (%s)", (long long)id, name);
+	for (;;) {
+		struct tb_error e = {0};
+		int i;
+
+		for (i = 0; i < ns->n; i++)
+			if (tb_actions_hold(r->app->actions, ns->v[i], holder, &e) != 0)
+				break;
+		if (i == ns->n)
+			return 0;
+		while (i-- > 0)
+			tb_actions_release(r->app->actions, ns->v[i]);
+		if (!noted) {
+			tb_info("runner", "matrix %lld waits: %s", (long long)id, e.message);
+			tb_events_publish(r->app->events, "matrix.state", NULL, id,
+					  json_pack("{s:I, s:s, s:s}", "matrix", (json_int_t)id, "state", "queued",
+						    "waiting_for", e.message));
+			noted = 1;
+		}
+		for (int t = 0; t < 10; t++) {
+			if (r->ctl.stop)
+				return -1;
+			sleep_ms(100);
+		}
+	}
+}
+
+static struct tb_run_host *host_for(struct tb_run_host *hs, int *nh, const struct tb_inventory *inv, const char *name)
+{
+	for (int i = 0; i < *nh; i++)
+		if (strcmp(hs[i].m->name, name) == 0)
+			return &hs[i];
+	if (*nh >= 64 || (hs[*nh].m = tb_inventory_find(inv, name)) == NULL)
+		return NULL;
+	return &hs[(*nh)++];
+}
+
+/* A run that could not start (a host is missing or does not answer). */
+static void fail_run(struct tb_runner *r, struct job *j, const char *klass, const char *message)
+{
+	struct tb_run_row row = j->row;
+	struct tb_error e = {0};
+
+	row.state = "failed";
+	row.error_class = klass;
+	row.error_message = message;
+	row.client_exit = row.server_exit = -1;
+	row.sender_bps = row.receiver_bps = row.lost_percent = -1;
+	row.retransmits = -1;
+	row.started_ms = row.finished_ms = tb_now_ms();
+	if (tb_store_run_finish(r->app->store, &row, NULL, 0, NULL, 0, &e) != 0)
+		tb_warn("runner", "matrix %lld run %d: %s", (long long)row.matrix_id, row.seq, e.message);
+	tb_events_publish(r->app->events, "run.state", row.client, row.matrix_id,
+			  json_pack("{s:I, s:I, s:i, s:s, s:s, s:s}", "matrix", (json_int_t)row.matrix_id, "run",
+				    (json_int_t)row.id, "seq", row.seq, "state", "failed", "error_class", klass,
+				    "error_message", message));
+}
+
+static void run_one(struct tb_runner *r, struct job *j, struct tb_run_host *hs, int *nh)
+{
+	struct tb_inventory *inv = tb_app_inventory_get(r->app);
+	struct tb_run_host *c = host_for(hs, nh, inv, j->client), *s = host_for(hs, nh, inv, j->server);
+	const char *state = NULL, *klass = NULL;
+	struct tb_error e = {0};
+	char msg[600];
+
+	if (c == NULL || s == NULL) {
+		snprintf(msg, sizeof(msg), "%s is no longer in the inventory", c == NULL ? j->client : j->server);
+		fail_run(r, j, "ssh_error", msg);
+		goto out;
+	}
+	/* a machine that was (re)loaded with the inventory: its pointer changed */
+	c->m = tb_inventory_find(inv, j->client);
+	s->m = tb_inventory_find(inv, j->server);
+	if ((!c->ready && tb_run_host_prepare(r->app, c, &e) != 0) ||
+	    (!s->ready && tb_run_host_prepare(r->app, s, &e) != 0)) {
+		fail_run(r, j, "ssh_error", e.message);
+		goto out;
+	}
+	if (tb_run_execute(r->app, &r->ctl, &j->row, c, s, &state, &klass, &e) != 0)
+		tb_warn("runner", "matrix %lld run %d: %s", (long long)j->row.matrix_id, j->row.seq, e.message);
+	/* a host that failed over ssh is asked again before its next run */
+	if (klass != NULL && strcmp(klass, "ssh_error") == 0)
+		c->ready = s->ready = false;
+out:
+	tb_app_inventory_put(r->app, inv);
+}
+
+struct mview {
+	char name[TB_MATRIX_NAME_MAX + 1];
+	char state[16];
+	int pause_ms;
+	int nfailed;
+};
+
+static void read_matrix(void *cls, const struct tb_matrix_row *m)
+{
+	struct mview *mv = cls;
+	json_t *spec = json_loads(m->spec, 0, NULL);
+	json_t *pause = json_object_get(spec, "pause_s");
+
+	snprintf(mv->name, sizeof(mv->name), "%s", m->name);
+	snprintf(mv->state, sizeof(mv->state), "%s", m->state);
+	mv->pause_ms = json_is_number(pause) ? (int)(json_number_value(pause) * 1000.0 + 0.5) : 0;
+	mv->nfailed = m->nfailed;
+	json_decref(spec);
+}
+
+static void run_matrix(struct tb_runner *r, int64_t id)
+{
+	struct tb_store *st = r->app->store;
+	struct mview mv = {0};
+	struct jobs js = {0};
+	struct names ns = {0};
+	struct tb_run_host *hs = calloc(64, sizeof(*hs));
+	struct tb_error e = {0};
+	const char *final;
+	int nh = 0, i;
+
+	if (hs == NULL || tb_store_matrix_get(st, id, read_matrix, &mv, &e) != 0 ||
+	    tb_store_run_each(st, id, "pending", collect, &js, &e) != 0 || js.failed) {
+		tb_warn("runner", "matrix %lld: %s", (long long)id, js.failed ? "out of memory" : e.message);
+		tb_store_matrix_update(st, id, "failed", 0, tb_now(), "internal", js.failed ? "out of memory" : e.message,
+				       NULL);
+		goto out;
+	}
+	if (strcmp(mv.state, "queued") != 0)   /* canceled while queued */
+		goto out;
+	for (i = 0; i < js.n; i++) {
+		names_add(&ns, js.v[i].client);
+		names_add(&ns, js.v[i].server);
+	}
+	if (hold_hosts(r, id, mv.name, &ns) != 0) {
+		tb_store_matrix_update(st, id, r->ctl.stop == TB_RUN_SHUTDOWN ? "interrupted" : "canceled", 0, tb_now(),
+				       r->ctl.stop == TB_RUN_SHUTDOWN ? "interrupted" : "canceled",
+				       "stopped while waiting for its hosts", NULL);
+		publish_matrix(r, id);
+		goto out;
+	}
+	tb_store_matrix_update(st, id, "running", tb_now(), 0, NULL, NULL, NULL);
+	publish_matrix(r, id);
+	for (i = 0; i < js.n && !r->ctl.stop; i++) {
+		pthread_mutex_lock(&r->lock);
+		r->current_seq = js.v[i].row.seq;
+		pthread_mutex_unlock(&r->lock);
+		run_one(r, &js.v[i], hs, &nh);
+		publish_matrix(r, id);
+		if (mv.pause_ms > 0 && i + 1 < js.n)
+			for (int t = 0; t < mv.pause_ms && !r->ctl.stop; t += 50)
+				sleep_ms(50);
+	}
+	for (i = 0; i < ns.n; i++)
+		tb_actions_release(r->app->actions, ns.v[i]);
+	tb_store_matrix_get(st, id, read_matrix, &mv, NULL);
+	if (r->ctl.stop == TB_RUN_SHUTDOWN) {
+		final = "interrupted";
+		tb_store_matrix_update(st, id, final, 0, 0, "interrupted", "testbedd stopped: resume it to go on", NULL);
+	} else if (r->ctl.stop == TB_RUN_CANCEL) {
+		final = "canceled";
+		tb_store_matrix_update(st, id, final, 0, tb_now(), "canceled", "canceled: resume runs what is left", NULL);
+	} else if (mv.nfailed > 0) {
+		char msg[96];
+
+		final = "failed";
+		snprintf(msg, sizeof(msg), "%d run%s failed", mv.nfailed, mv.nfailed == 1 ? "" : "s");
+		tb_store_matrix_update(st, id, final, 0, tb_now(), "runs_failed", msg, NULL);
+	} else {
+		final = "succeeded";
+		tb_store_matrix_update(st, id, final, 0, tb_now(), NULL, NULL, NULL);
+	}
+	tb_info("runner", "matrix %lld (%s) %s", (long long)id, mv.name, final);
+	publish_matrix(r, id);
+out:
+	jobs_free(&js);
+	free(hs);
+}
+
+/* ---- the worker ---- */
+
+static void stop_leftovers(struct tb_runner *r)
+{
+	struct tb_inventory *inv = tb_app_inventory_get(r->app);
+
+	for (int i = 0; i < r->nleft; i++) {
+		const struct tb_machine *m = tb_inventory_find(inv, r->left[i].machine);
+		struct tb_error e = {0};
+
+		if (m != NULL && tb_run_kill_leftovers(r->app, m, r->left[i].os, r->left[i].pids, r->left[i].npids, &e) != 0)
+			tb_warn("runner", "%s: could not stop the iperf3 of an interrupted run (pids %ld %ld): %s",
+				r->left[i].machine, r->left[i].pids[0], r->left[i].pids[1], e.message);
+	}
+	tb_app_inventory_put(r->app, inv);
+	free(r->left);
+	r->left = NULL;
+	r->nleft = 0;
+}
+
+static void *worker(void *arg)
+{
+	struct tb_runner *r = arg;
+
+	stop_leftovers(r);
+	for (;;) {
+		int64_t id;
+
+		pthread_mutex_lock(&r->lock);
+		while (!r->stopping && r->nqueue == 0)
+			pthread_cond_wait(&r->cond, &r->lock);
+		if (r->stopping) {
+			pthread_mutex_unlock(&r->lock);
+			break;
+		}
+		id = r->queue[0];
+		memmove(r->queue, r->queue + 1, (size_t)(r->nqueue - 1) * sizeof(r->queue[0]));
+		r->nqueue--;
+		r->current = id;
+		r->current_seq = -1;
+		pthread_mutex_lock(&r->ctl.lock);
+		r->ctl.stop = TB_RUN_GO;
+		pthread_mutex_unlock(&r->ctl.lock);
+		pthread_mutex_unlock(&r->lock);
+
+		run_matrix(r, id);
+
+		pthread_mutex_lock(&r->lock);
+		r->current = 0;
+		r->current_seq = -1;
+		pthread_mutex_unlock(&r->lock);
+	}
+	return NULL;
+}
+
+static void note_leftover(void *cls, const struct tb_run_row *row)
+{
+	struct tb_runner *r = cls;
+	struct leftover *l;
+
+	if (row->client_pid <= 1 && row->server_pid <= 1)
+		return;
+	if ((l = realloc(r->left, (size_t)(r->nleft + 2) * sizeof(*l))) == NULL)
+		return;
+	r->left = l;
+	if (row->client_pid > 1 && row->client_os != NULL) {
+		l = &r->left[r->nleft++];
+		snprintf(l->machine, sizeof(l->machine), "%s", row->client);
+		snprintf(l->os, sizeof(l->os), "%s", row->client_os);
+		l->pids[0] = row->client_pid;
+		l->npids = 1;
+	}
+	if (row->server_pid > 1 && row->server_os != NULL) {
+		l = &r->left[r->nleft++];
+		snprintf(l->machine, sizeof(l->machine), "%s", row->server);
+		snprintf(l->os, sizeof(l->os), "%s", row->server_os);
+		l->pids[0] = row->server_pid;
+		l->npids = 1;
+	}
+}
+
+int tb_runner_new(struct tb_app *app, struct tb_runner **out, struct tb_error *err)
+{
+	struct tb_runner *r = calloc(1, sizeof(*r));
+	int rc;
+
+	*out = NULL;
+	if (r == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	r->app = app;
+	r->current_seq = -1;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	pthread_mutex_init(&r->ctl.lock, NULL);
+	if ((rc = tb_store_matrix_interrupt(app->store, "testbedd stopped while this ran: resume the matrix to run it again",
+					    tb_now(), note_leftover, r, err)) != 0 ||
+	    pthread_create(&r->th, NULL, worker, r) != 0) {
+		if (rc == 0)
+			rc = tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the runner's thread");
+		free(r->left);
+		pthread_mutex_destroy(&r->ctl.lock);
+		pthread_mutex_destroy(&r->lock);
+		pthread_cond_destroy(&r->cond);
+		free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+void tb_runner_stop(struct tb_runner *r)
+{
+	if (r == NULL)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stopping = 1;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	tb_run_ctl_stop(r->app, &r->ctl, TB_RUN_SHUTDOWN);
+	pthread_join(r->th, NULL);
+	pthread_mutex_destroy(&r->ctl.lock);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->cond);
+	free(r->left);
+	free(r);
+}
+
+static int enqueue(struct tb_runner *r, int64_t id, struct tb_error *err)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&r->lock);
+	if (r->nqueue >= QUEUE_MAX)
+		rc = tb_fail(err, TB_ERR_CONFLICT, "", "%d matrices are queued already: wait for some to finish", QUEUE_MAX);
+	else
+		r->queue[r->nqueue++] = id;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+int tb_runner_submit(struct tb_runner *r, const struct tb_matrix_plan *plan, const char *actor, int64_t rerun_of,
+		     int64_t *id, struct tb_error *err)
+{
+	struct tb_run_row *rows = calloc((size_t)plan->nruns + 1, sizeof(*rows));
+	char **params = calloc((size_t)plan->nruns + 1, sizeof(*params));
+	char *spec = json_dumps(plan->spec, JSON_COMPACT | JSON_SORT_KEYS);
+	struct tb_matrix_row m = {
+		.name = plan->name,
+		.spec = spec,
+		.state = "queued",
+		.actor = actor,
+		.created_at = tb_now(),
+		.seed = (int64_t)plan->seed,
+		.estimated_ms = plan->estimated_ms,
+		.rerun_of = rerun_of,
+	};
+	int rc = 0;
+
+	if (rows == NULL || params == NULL || spec == NULL) {
+		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < plan->nruns; i++) {
+		const struct tb_planned_run *p = &plan->runs[i];
+		json_t *pj = tb_matrix_params_json(&p->p);
+
+		params[i] = pj != NULL ? json_dumps(pj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+		json_decref(pj);
+		if (params[i] == NULL) {
+			rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+			goto out;
+		}
+		rows[i] = (struct tb_run_row){
+			.seq = p->seq,
+			.cell = p->cell,
+			.repeat = p->repeat,
+			.client = p->client,
+			.server = p->server,
+			.link = p->link,
+			.server_address = p->server_address,
+			.protocol = tb_iperf_proto_name(p->p.proto),
+			.direction = tb_iperf_dir_name(p->p.dir),
+			.params = params[i],
+		};
+	}
+	if ((rc = tb_store_matrix_insert(r->app->store, &m, rows, plan->nruns, id, err)) != 0)
+		goto out;
+	if ((rc = enqueue(r, *id, err)) != 0)
+		tb_store_matrix_update(r->app->store, *id, "failed", 0, tb_now(), "conflict", err->message, NULL);
+	else
+		publish_matrix(r, *id);
+out:
+	if (params != NULL)
+		for (int i = 0; i < plan->nruns; i++)
+			free(params[i]);
+	free(params);
+	free(rows);
+	free(spec);
+	return rc;
+}
+
+static void read_state(void *cls, const struct tb_matrix_row *m)
+{
+	snprintf(cls, 16, "%s", m->state);
+}
+
+int tb_runner_cancel(struct tb_runner *r, int64_t id, struct tb_error *err)
+{
+	char state[16];
+	int rc, queued = 0;
+
+	if ((rc = tb_store_matrix_get(r->app->store, id, read_state, state, err)) != 0)
+		return rc;
+	pthread_mutex_lock(&r->lock);
+	for (int i = 0; i < r->nqueue; i++) {
+		if (r->queue[i] == id) {
+			memmove(r->queue + i, r->queue + i + 1, (size_t)(r->nqueue - i - 1) * sizeof(r->queue[0]));
+			r->nqueue--;
+			queued = 1;
+			break;
+		}
+	}
+	if (r->current == id) {
+		pthread_mutex_unlock(&r->lock);
+		tb_run_ctl_stop(r->app, &r->ctl, TB_RUN_CANCEL);
+		return 0;
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (!queued && strcmp(state, "queued") != 0)
+		return tb_fail(err, TB_ERR_CONFLICT, "id", "matrix %lld has ended (%s): nothing to cancel", (long long)id,
+			       state);
+	rc = tb_store_matrix_update(r->app->store, id, "canceled", 0, tb_now(), "canceled",
+				    "canceled before it started: resume runs it", err);
+	publish_matrix(r, id);
+	return rc;
+}
+
+int tb_runner_resume(struct tb_runner *r, int64_t id, struct tb_error *err)
+{
+	char state[16];
+	int rc, reset = 0;
+
+	if ((rc = tb_store_matrix_get(r->app->store, id, read_state, state, err)) != 0)
+		return rc;
+	pthread_mutex_lock(&r->lock);
+	if (r->current == id) {
+		pthread_mutex_unlock(&r->lock);
+		return tb_fail(err, TB_ERR_CONFLICT, "id", "matrix %lld is running", (long long)id);
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (strcmp(state, "interrupted") != 0 && strcmp(state, "canceled") != 0)
+		return tb_fail(err, TB_ERR_CONFLICT, "id",
+			       "matrix %lld is %s: only an interrupted or canceled matrix can be resumed"
+			       " (rerun makes a new matrix from the same spec)", (long long)id, state);
+	if ((rc = tb_store_matrix_requeue(r->app->store, id, &reset, err)) != 0)
+		return rc;
+	tb_info("runner", "matrix %lld resumed: %d run%s to go again", (long long)id, reset, reset == 1 ? "" : "s");
+	if ((rc = enqueue(r, id, err)) != 0)
+		return rc;
+	publish_matrix(r, id);
+	return 0;
+}
+
+int tb_runner_current_seq(struct tb_runner *r, int64_t id)
+{
+	int seq;
+
+	pthread_mutex_lock(&r->lock);
+	seq = r->current == id ? r->current_seq : -1;
+	pthread_mutex_unlock(&r->lock);
+	return seq;
+}

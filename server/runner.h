@@ -1,0 +1,60 @@
+/*
+ * runner.h - runs matrices: a persisted queue and one worker thread that
+ * executes a matrix's runs one at a time (Matrices I), holding the matrix's
+ * hosts (actions.h's "one holder per host") until the matrix ends.
+ *
+ * Everything is in the store first: a matrix and all its runs are recorded
+ * (state pending) before it is queued, a run is marked running with its
+ * exact command lines and remote pids as they become known, and its result
+ * (intervals of both sides, end summary, raw output, error class) is
+ * committed in one transaction when it ends.  On start, runs that were in
+ * flight are marked interrupted and their remote iperf3 processes are
+ * stopped by the recorded pids; resume runs them again, keeping every
+ * completed run (run ids are stable: nothing is duplicated).
+ *
+ * Events: "matrix.state" {matrix, state, progress}; "run.state" {matrix,
+ * run, seq, state, ...}; "run.interval" {matrix, run, seq, side, interval}
+ * as each interval arrives (side "client" or "server").
+ *
+ * Thread-safe.  tb_runner_submit/cancel/resume return at once; the work is
+ * done in the runner's thread, where every remote operation is bounded.
+ */
+#ifndef TB_RUNNER_H
+#define TB_RUNNER_H
+
+#include <stdint.h>
+
+#include "error.h"
+
+struct tb_app;
+struct tb_runner;
+struct tb_matrix_plan;
+
+/* Marks what was in flight as interrupted and starts the worker (which
+ * first stops the interrupted runs' remote processes). */
+int tb_runner_new(struct tb_app *app, struct tb_runner **out, struct tb_error *err);
+/* Stop: the running run is stopped (SIGINT to its client, kept as
+ * interrupted), the worker joined.  Queued matrices stay queued in the
+ * store and are marked interrupted on the next start.  NULL is allowed. */
+void tb_runner_stop(struct tb_runner *r);
+
+/* Record plan as a new matrix (state queued) and queue it; *id gets its id.
+ * rerun_of: the matrix it repeats, or 0. */
+int tb_runner_submit(struct tb_runner *r, const struct tb_matrix_plan *plan, const char *actor, int64_t rerun_of,
+		     int64_t *id, struct tb_error *err);
+
+/* Cancel a queued or running matrix: a running client gets SIGINT and its
+ * partial result is kept, marked canceled; the runs not started stay
+ * pending (resume can run them).  TB_ERR_NOT_FOUND, or TB_ERR_CONFLICT when
+ * it has ended. */
+int tb_runner_cancel(struct tb_runner *r, int64_t id, struct tb_error *err);
+
+/* Queue an interrupted or canceled matrix again: runs that did not
+ * complete run again, completed ones (ok or failed) are kept.
+ * TB_ERR_CONFLICT when it is queued, running, failed or succeeded. */
+int tb_runner_resume(struct tb_runner *r, int64_t id, struct tb_error *err);
+
+/* The seq of the run in progress of matrix id, or -1. */
+int tb_runner_current_seq(struct tb_runner *r, int64_t id);
+
+#endif /* TB_RUNNER_H */

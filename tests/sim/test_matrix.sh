@@ -1,0 +1,225 @@
+#!/bin/sh
+# Matrices I on the simulated testbed, end to end through the API: a
+# tcp/udp x forward/reverse x 2 matrix completes with every result stored and
+# intervals arriving on the event stream while the runs are in progress; a
+# cancel mid-run keeps the partial result; kill -9 of testbedd mid-run, a
+# restart and a resume complete the matrix with no completed run lost or
+# repeated and no iperf3 left on any host; sshd stopped on a host mid-run
+# fails that run as ssh_error and the matrix goes on; a loss profile on the
+# router shows up as UDP loss.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+SPID=""
+stamp_stop() { [ -n "$SPID" ] && kill "$SPID" 2>/dev/null; [ -n "$SPID" ] && wait "$SPID" 2>/dev/null; SPID=""; }
+trap 'stamp_stop; daemon_clean; sim_down' EXIT
+
+sim_up tbmx 231 || { nok "sim up"; finish; }
+ok "sim up (prefix $PFX)"
+daemon_up "$S/inventory.yaml" --probe-interval 2
+check "testbedd starts on the sim's inventory" test -n "$DPID"
+TOK=$(cat "$TESTBEDD_TOKEN_FILE")
+
+api() {	# method path [body]: the reply body on stdout, the status in $DD/status (see st)
+	local out
+	out=$(curl -s -w '\n%{http_code}' -X "$1" -H "Authorization: Bearer $TOK" -H 'Content-Type: application/json' \
+		${3:+--data-binary "$3"} "$TESTBEDD_URL$2")
+	echo "${out##*$'\n'}" >"$DD/status"
+	printf '%s' "${out%$'\n'*}"
+}
+st() { cat "$DD/status"; }
+pyck() { python3 -c "import json,sys
+d=json.load(sys.stdin)
+$2" <<<"$1"; }	# json code: code sees d and exits non-zero to fail
+jq_() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+mstate() { api GET "/api/v1/matrices/$1?runs=0" | jq_ 'd["matrix"]["state"]' 2>/dev/null; }
+wait_state() {	# id state... [seconds in $WAIT]
+	local id=$1 s
+	shift
+	for _ in $(seq $((${WAIT:-120} * 5))); do
+		s=$(mstate "$id")
+		for w in "$@"; do [ "$s" = "$w" ] && return 0; done
+		sleep 0.2
+	done
+	diag "matrix $id is $s, wanted $*"
+	return 1
+}
+run_state() {	# id seq
+	api GET "/api/v1/matrices/$1" | jq_ "[r['state'] for r in d['matrix']['runs'] if r['seq'] == $2][0]" 2>/dev/null
+}
+wait_run() {	# id seq state [seconds]
+	for _ in $(seq $((${4:-30} * 10))); do
+		[ "$(run_state "$1" "$2")" = "$3" ] && return 0
+		sleep 0.1
+	done
+	diag "matrix $1 run $2 is $(run_state "$1" "$2"), wanted $3"
+	return 1
+}
+# iperf3 processes (and their timeout(1) wrappers) in the sim's host namespaces
+iperf_left() {
+	local ns p n=0
+	for ns in left right router; do
+		for p in $(ip netns pids "$PFX-$ns" 2>/dev/null); do
+			case "$(ps -o stat= -p "$p" 2>/dev/null)" in Z*|"") continue ;; esac
+			case "$(ps -o comm= -p "$p" 2>/dev/null)" in iperf3|timeout) n=$((n + 1)) ;; esac
+		done
+	done
+	echo $n
+}
+no_iperf_left() {	# within a few seconds
+	for _ in $(seq 30); do [ "$(iperf_left)" = 0 ] && return 0; sleep 0.2; done
+	diag "$(iperf_left) iperf3/timeout processes left on the hosts"
+	return 1
+}
+wait_up() {	# machine
+	for _ in $(seq 60); do
+		api GET "/api/v1/hosts/$1" | jq_ 'd["host"]["state"]["reachability"]' 2>/dev/null | grep -qx up && return 0
+		sleep 0.5
+	done
+	return 1
+}
+check "left answers" wait_up left
+check "right answers" wait_up right
+check "the router answers" wait_up router
+
+# ---- bad input: nothing runs ----
+body=$(api POST /api/v1/matrices '{"name":"bad","pairs":[{"client":"left","server":"nosuch"}]}')
+check "a spec naming an unknown machine is refused (400) naming the field" \
+	test "$(st)" = 400 -a -n "$(echo "$body" | grep '"field": *"pairs\[0\].server"')"
+check "nothing was created" test "$(api GET /api/v1/matrices | jq_ 'len(d["matrices"])')" = 0
+
+# ---- 1. tcp/udp x forward/reverse x 2, live intervals ----
+python3 "$HERE/sse_stamp.py" "$TESTBEDD_URL/api/v1/events?type=run.,matrix." "$TESTBEDD_TOKEN_FILE" >"$DD/events.jsonl" 2>/dev/null &
+SPID=$!
+sleep 0.5
+spec='{"name":"basic","pairs":[{"client":"left","server":"right"}],"protocols":["tcp","udp"],
+ "directions":["forward","reverse"],"duration_s":2,"repeats":2,"order":"interleaved","iperf":{"udp_bitrate":"200M"}}'
+body=$(api POST /api/v1/matrices/plan "$spec")
+check "plan: 200 with 8 runs" test "$(st)" = 200 -a "$(echo "$body" | jq_ 'd["plan"]["runs"]')" = 8
+body=$(api POST /api/v1/matrices "$spec")
+M1=$(echo "$body" | jq_ 'd["matrix"]["id"]')
+check "start: 201 with an id" test "$(st)" = 201 -a -n "$M1"
+WAIT=90 check "matrix $M1 succeeds" wait_state "$M1" succeeded
+stamp_stop
+body=$(api GET "/api/v1/matrices/$M1")
+check "8 runs, all ok" test "$(echo "$body" | jq_ 'sum(1 for r in d["matrix"]["runs"] if r["state"] == "ok")')" = 8
+R=$(echo "$body" | jq_ 'd["matrix"]["runs"][0]["id"]')
+run=$(api GET "/api/v1/runs/$R")
+diag "client: $(echo "$run" | jq_ 'd["run"]["client_command"]')"
+diag "server: $(echo "$run" | jq_ 'd["run"]["server_command"]')"
+check "the run shows the client command exactly (iperf3 -c to right's data address)" \
+	pyck "$run" 'c=d["run"]["client_command"]; sys.exit(not ("iperf3 -c 198.19.20.2" in c and "timeout" in c))'
+check "the run stores personas, versions, cookie, exit codes" pyck "$run" '
+r=d["run"]
+ok = r["client_os"] == "ubuntu" and r["server_os"] == "ubuntu" and r["client_version"].startswith("3.") \
+  and len(r["cookie"] or "") == 36 and r["client_exit"] == 0 and r["server_exit"] == 0
+sys.exit(not ok)'
+check "the run stores intervals of both sides" pyck "$run" '
+r=d["run"]; i=r["intervals"]
+sys.exit(not (len(i["client"]) >= 2 and len(i["server"]) >= 2 and i["client"][0]["sum"]["bits_per_second"] > 0))'
+check "the end summary keeps sender and receiver apart" pyck "$run" '
+e=d["run"]["summary"]["client"]
+sys.exit(not (e["sender"]["bits_per_second"] > 0 and e["receiver"]["bits_per_second"] > 0 and "cpu" in e))'
+raw=$(curl -s -H "Authorization: Bearer $TOK" "$TESTBEDD_URL/api/v1/runs/$R/raw?side=server")
+check "the raw server output is iperf3's text" test -n "$(echo "$raw" | grep -E 'bits/sec')"
+live=$(python3 - "$DD/events.jsonl" <<'EOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+first, end = {}, {}
+for e in ev:
+    d = e.get("data", {}).get("data", {})
+    if e["event"] == "run.interval":
+        first.setdefault((d["run"], d["side"]), e["t"])
+    if e["event"] == "run.state" and d.get("state") == "ok":
+        end[d["run"]] = e["t"]
+# a run of 2 s: its first interval must arrive well before the run ends
+live = [r for r in end if min(first.get((r, "client"), 1e18), first.get((r, "server"), 1e18)) < end[r] - 0.5]
+print(len(end), len(live), len({k for k in first if k[1] == "server"}))
+EOF
+)
+diag "runs ended, runs with intervals seen live, runs with server intervals: $live"
+check "intervals arrived on the event stream while every run was in progress" test "$(echo "$live" | cut -d' ' -f1-2)" = "8 8"
+res=$(api GET "/api/v1/matrices/$M1/results")
+check "results: 4 cells with n = 2 and medians" pyck "$res" '
+c=d["cells"]
+sys.exit(not (len(c) == 4 and all(x["n"] == 2 and x["receiver_bps"]["median"] > 0 for x in c)))'
+csv=$(curl -s -H "Authorization: Bearer $TOK" "$TESTBEDD_URL/api/v1/matrices/$M1/results?format=csv")
+check "results as CSV: a header and 8 rows" test "$(echo "$csv" | grep -c .)" = 9
+check "no iperf3 left after the matrix" no_iperf_left
+
+# ---- 2. cancel mid-run keeps the partial result ----
+body=$(api POST /api/v1/matrices '{"name":"cancel","pairs":[{"client":"left","server":"right"}],"duration_s":8,"repeats":2}')
+M2=$(echo "$body" | jq_ 'd["matrix"]["id"]')
+check "matrix $M2 runs" wait_run "$M2" 0 running
+sleep 3
+api POST "/api/v1/matrices/$M2/cancel" >/dev/null
+check "cancel: 200" test "$(st)" = 200
+check "matrix $M2 ends canceled" wait_state "$M2" canceled
+body=$(api GET "/api/v1/matrices/$M2")
+R=$(echo "$body" | jq_ 'd["matrix"]["runs"][0]["id"]')
+run=$(api GET "/api/v1/runs/$R")
+check "the canceled run is kept, marked canceled, with its partial intervals" pyck "$run" '
+r=d["run"]
+sys.exit(not (r["state"] == "canceled" and r["error_class"] == "canceled" and 1 <= len(r["intervals"]["client"]) < 8))'
+check "the run not started stays pending" test "$(run_state "$M2" 1)" = pending
+check "no iperf3 left after the cancel" no_iperf_left
+
+# ---- 3. kill -9 mid-run, restart, resume ----
+body=$(api POST /api/v1/matrices '{"name":"crash","pairs":[{"client":"left","server":"right"}],"directions":["forward","reverse"],"duration_s":3,"repeats":2}')
+M3=$(echo "$body" | jq_ 'd["matrix"]["id"]')
+check "matrix $M3: the second run starts" wait_run "$M3" 1 running 30
+sleep 1.5
+before=$(api GET "/api/v1/matrices/$M3" | jq_ '[(r["id"], r["state"], r["finished_at"]) for r in d["matrix"]["runs"]]')
+kill -KILL "$DPID"
+wait "$DPID" 2>/dev/null
+"$BIN/testbedd" --inventory "$S/inventory.yaml" --state-dir "$DD/state" --port 0 --port-file "$DD/port2" \
+	--probe-interval 2 >>"$DD/log" 2>&1 &
+DPID=$!
+for _ in $(seq 100); do [ -s "$DD/port2" ] && break; sleep 0.1; done
+TESTBEDD_URL="http://127.0.0.1:$(cat "$DD/port2")"
+check "testbedd restarts on the same state" test -s "$DD/port2"
+check "the matrix is interrupted" test "$(mstate "$M3")" = interrupted
+check "the run in flight is interrupted, the completed one kept" \
+	test "$(run_state "$M3" 0)/$(run_state "$M3" 1)" = ok/interrupted
+check "no iperf3 left on any host after the restart" no_iperf_left
+api POST "/api/v1/matrices/$M3/resume" >/dev/null
+check "resume: 200" test "$(st)" = 200
+check "matrix $M3 completes" wait_state "$M3" succeeded
+after=$(api GET "/api/v1/matrices/$M3" | jq_ '[(r["id"], r["state"], r["finished_at"]) for r in d["matrix"]["runs"]]')
+diag "before: $before"
+diag "after:  $after"
+check "same run ids, 4 runs, all ok" test "$(echo "$after" | grep -o "'ok'" | wc -l)" = 4
+check "the run completed before the crash was not repeated" test \
+	"$(echo "$before" | python3 -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read())[0])')" = \
+	"$(echo "$after" | python3 -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read())[0])')"
+check "no iperf3 left after the resume" no_iperf_left
+
+# ---- 4. a loss profile on the router shows up as UDP loss ----
+# (a UDP test whose setup datagram is dropped moves no data: such a run fails,
+# so three repeats and the median of those that ran)
+"$SIM" link --prefix "$PFX" --loss 3 >/dev/null
+body=$(api POST /api/v1/matrices '{"name":"loss","pairs":[{"client":"left","server":"right"}],"protocols":["udp"],"duration_s":3,"repeats":3,"iperf":{"udp_bitrate":"50M"}}')
+M4=$(echo "$body" | jq_ 'd["matrix"]["id"]')
+check "matrix $M4 ends" wait_state "$M4" succeeded failed
+loss=$(api GET "/api/v1/matrices/$M4/results" | jq_ 'd["cells"][0]["lost_percent"]["median"]')
+diag "UDP 50 Mbit/s through a 3 % loss profile: median lost_percent $loss"
+check "UDP loss shows the profile (1..6 %)" awk -v l="${loss:-0}" 'BEGIN { exit !(l >= 1 && l <= 6) }'
+"$SIM" link --prefix "$PFX" --loss 0 >/dev/null
+
+# ---- 5. sshd stopped on the server mid-run: ssh_error, the matrix goes on ----
+body=$(api POST /api/v1/matrices '{"name":"sshd","pairs":[{"client":"left","server":"right"},{"client":"left","server":"router","link":"lan10"}],"duration_s":4}')
+M5=$(echo "$body" | jq_ 'd["matrix"]["id"]')
+check "matrix $M5 runs" wait_run "$M5" 0 running
+sleep 1.5
+for p in $(ip netns pids "$PFX-right"); do
+	[ "$(ps -o comm= -p "$p" 2>/dev/null)" = sshd ] && kill -TERM "$p"
+done
+check "matrix $M5 ends failed" wait_state "$M5" failed
+body=$(api GET "/api/v1/matrices/$M5")
+check "the run on right failed as ssh_error with the reason" pyck "$body" '
+r=d["matrix"]["runs"]; print("#", r[0]["error_message"])
+sys.exit(not (r[0]["state"] == "failed" and r[0]["error_class"] == "ssh_error" and r[0]["error_message"]))'
+check "the matrix went on: the run on the router is ok" test "$(run_state "$M5" 1)" = ok
+daemon_down
+check "testbedd logged no error" sh -c "! grep -q 'Z error ' $DD/log"
+finish
