@@ -16,7 +16,7 @@
 #define DEFAULT_TIMEOUT_S 30L
 #define CONNECT_TIMEOUT_MS 5000L
 
-static const char usage_text[] =
+static const char usage_commands[] =
 "usage: tbctl [--json] [--url URL] [--timeout SECONDS] COMMAND [ARGS]\n"
 "\n"
 "Commands:\n"
@@ -51,9 +51,29 @@ static const char usage_text[] =
 "                                     follow the live event stream, one line per\n"
 "                                     event (--json: the event's JSON); resumes by\n"
 "                                     itself after a disconnect; Ctrl-C stops\n"
+"  matrix plan SPEC                   the runs a matrix spec (a JSON file, - for\n"
+"                                     stdin) stands for, in order, and the estimate\n"
+"  matrix run SPEC [--wait] [--quiet] start a matrix (operator) and print its id;\n"
+"                                     --wait follows it as watch does; --quiet: the\n"
+"                                     id alone, and with --wait only the summary\n"
+"  matrix watch ID [--quiet]          follow a matrix: progress, live bitrate, a\n"
+"                                     line per finished run; ends with the matrix\n"
+"                                     and exits as --wait does; resumes by itself\n"
+"                                     after a disconnect; Ctrl-C stops watching only\n"
+"  matrix results ID [--runs] [--csv] medians per cell (--runs: every run); --csv:\n"
+"                                     the server's CSV as it sent it\n"
+"  matrix show ID                     state, progress and every run\n"
+"  matrix list [--limit N]            recent matrices\n"
+"  matrix cancel ID                   stop a queued or running matrix (operator)\n"
+"  matrix resume ID [--wait]          run what a canceled or interrupted matrix\n"
+"                                     left (operator)\n"
+"  matrix rerun ID [--wait]           a new matrix from ID's spec (operator)\n"
 "  health                             is testbedd up, and its version (no token)\n"
 "  help, --help, -h                   this text\n"
-"  version, --version                 tbctl's version\n"
+"  version, --version                 tbctl's version\n";
+
+/* Two strings: ISO C limits one literal to 4095 bytes. */
+static const char usage_options[] =
 "\n"
 "Options:\n"
 "  --json             print the server's JSON reply instead of a table\n"
@@ -82,8 +102,16 @@ static const char usage_text[] =
 "     that is not testbedd's JSON\n"
 "  4  unauthorized or forbidden (HTTP 401 or 403): the token is missing,\n"
 "     revoked or its role is too low\n"
-"  5  --wait: the action failed (its reason is printed)\n"
-"  6  --wait: the action was canceled\n";
+"  5  --wait: the action failed (its reason is printed); a matrix (--wait,\n"
+"     watch) failed: a run failed, or the matrix did not succeed\n"
+"  6  --wait: the action was canceled; a matrix (--wait, watch) was canceled\n"
+"     or interrupted by a testbedd restart ('matrix resume ID' goes on)\n";
+
+static void usage(FILE *out)
+{
+	fputs(usage_commands, out);
+	fputs(usage_options, out);
+}
 
 typedef int (*cmd_fn)(const struct tbctl_ctx *ctx);
 
@@ -121,6 +149,19 @@ static const struct command commands[] = {
 	{ "action", NULL, 2, 2, TBCTL_OPT_WAIT, 1, tbctl_cmd_action, "action ID [--wait]" },
 	{ "events", NULL, 1, 1, TBCTL_OPT_TYPE | TBCTL_OPT_HOST | TBCTL_OPT_SINCE, 1, tbctl_cmd_events,
 	  "events [--type T,...] [--host H] [--since ID]" },
+	{ "matrix", "plan", 3, 3, 0, 1, tbctl_cmd_matrix_plan, "matrix plan SPEC" },
+	{ "matrix", "run", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_run,
+	  "matrix run SPEC [--wait] [--quiet]" },
+	{ "matrix", "watch", 3, 3, TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_watch, "matrix watch ID [--quiet]" },
+	{ "matrix", "results", 3, 3, TBCTL_OPT_CSV | TBCTL_OPT_RUNS | TBCTL_OPT_CELLS, 1,
+	  tbctl_cmd_matrix_results, "matrix results ID [--runs|--cells] [--csv]" },
+	{ "matrix", "show", 3, 3, 0, 1, tbctl_cmd_matrix_show, "matrix show ID" },
+	{ "matrix", "list", 2, 2, TBCTL_OPT_LIMIT, 1, tbctl_cmd_matrix_list, "matrix list [--limit N]" },
+	{ "matrix", "cancel", 3, 3, 0, 1, tbctl_cmd_matrix_cancel, "matrix cancel ID" },
+	{ "matrix", "resume", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_resume,
+	  "matrix resume ID [--wait] [--quiet]" },
+	{ "matrix", "rerun", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_rerun,
+	  "matrix rerun ID [--wait] [--quiet]" },
 	{ "health", NULL, 1, 1, 0, 0, tbctl_cmd_health, "health" },
 };
 
@@ -146,6 +187,10 @@ static const struct option_def options[] = {
 	{ "type", TBCTL_OPT_TYPE, 1 },
 	{ "wait", TBCTL_OPT_WAIT, 0 },
 	{ "make-default", TBCTL_OPT_MAKE_DEFAULT, 0 },
+	{ "quiet", TBCTL_OPT_QUIET, 0 },
+	{ "csv", TBCTL_OPT_CSV, 0 },
+	{ "runs", TBCTL_OPT_RUNS, 0 },
+	{ "cells", TBCTL_OPT_CELLS, 0 },
 };
 
 enum parse_result { PARSE_OK, PARSE_HELP, PARSE_VERSION, PARSE_ERROR };
@@ -163,8 +208,9 @@ static int set_option(struct tbctl_args *a, const struct option_def *o, const ch
 		a->json = 1;
 		return 0;
 	}
-	if (o->bit == TBCTL_OPT_WAIT || o->bit == TBCTL_OPT_MAKE_DEFAULT) {
-		*(o->bit == TBCTL_OPT_WAIT ? &a->wait : &a->make_default) = 1;
+	if (o->bit != 0 && !o->takes_value) {   /* a flag */
+		a->wait |= o->bit == TBCTL_OPT_WAIT;
+		a->make_default |= o->bit == TBCTL_OPT_MAKE_DEFAULT;
 		a->seen |= o->bit;
 		return 0;
 	}
@@ -305,7 +351,7 @@ static const struct command *find_command(const struct tbctl_args *a)
 			continue;
 		if (a->npos < c->min_pos || a->npos > c->max_pos)
 			continue;
-		for (bit = 1; bit <= TBCTL_OPT_LIMIT; bit <<= 1) {
+		for (bit = 1; bit <= TBCTL_OPT_LAST; bit <<= 1) {
 			if ((a->seen & bit) && !(c->opts & bit)) {
 				fprintf(stderr, "tbctl: option --%s does not apply to "
 					"'tbctl %s'\n", option_name(bit), c->usage);
@@ -383,7 +429,7 @@ int main(int argc, char **argv)
 	args.timeout_s = DEFAULT_TIMEOUT_S;
 	switch (parse_args(argc, argv, &args)) {
 	case PARSE_HELP:
-		fputs(usage_text, stdout);
+		usage(stdout);
 		return TBCTL_EXIT_OK;
 	case PARSE_VERSION:
 		printf("tbctl %s\n", TB_VERSION);
@@ -394,11 +440,11 @@ int main(int argc, char **argv)
 		break;
 	}
 	if (args.npos == 0) {
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return TBCTL_EXIT_USAGE;
 	}
 	if (strcmp(args.pos[0], "help") == 0 && args.npos == 1) {
-		fputs(usage_text, stdout);
+		usage(stdout);
 		return TBCTL_EXIT_OK;
 	}
 	if (strcmp(args.pos[0], "version") == 0 && args.npos == 1) {

@@ -5,7 +5,8 @@
  * Layout: tbctl.c parses the command line and dispatches (the only file that
  * exits); tbctl_api.c loads the token and calls the API; tbctl_http.c speaks
  * HTTP; tbctl_table.c prints tables; tbctl_cmd_hosts.c and tbctl_cmd_admin.c
- * hold one function per command; tbctl_cmd_events.c follows the event stream.
+ * hold one function per command; tbctl_cmd_events.c follows the event stream;
+ * tbctl_cmd_matrix.c plans, runs, follows and tabulates iperf3 matrices.
  *
  * Ownership: a command borrows the context; every json_t a command receives
  * from tbctl_api_call() is the command's to json_decref().
@@ -24,8 +25,8 @@ enum tbctl_exit {
 	TBCTL_EXIT_REFUSED = 2,    /* the API refused the request (4xx) */
 	TBCTL_EXIT_SERVER = 3,     /* 5xx, no reply, timeout, not JSON */
 	TBCTL_EXIT_AUTH = 4,       /* 401 or 403 */
-	TBCTL_EXIT_FAILED = 5,     /* --wait: the action failed */
-	TBCTL_EXIT_CANCELED = 6,   /* --wait: the action was canceled */
+	TBCTL_EXIT_FAILED = 5,     /* --wait: the action or matrix failed (a run failed) */
+	TBCTL_EXIT_CANCELED = 6,   /* --wait: canceled; a matrix also when interrupted */
 };
 
 #define TBCTL_DEFAULT_URL "http://127.0.0.1:8080"
@@ -43,7 +44,15 @@ enum tbctl_opt {
 	TBCTL_OPT_TYPE = 1 << 7,
 	TBCTL_OPT_WAIT = 1 << 8,
 	TBCTL_OPT_MAKE_DEFAULT = 1 << 9,
+	TBCTL_OPT_QUIET = 1 << 10,
+	TBCTL_OPT_CSV = 1 << 11,
+	TBCTL_OPT_RUNS = 1 << 12,
+	TBCTL_OPT_CELLS = 1 << 13,
 };
+#define TBCTL_OPT_LAST TBCTL_OPT_CELLS
+
+/* Flags without a field of their own (--quiet, --csv, --runs, --cells) are
+ * read from struct tbctl_args.seen. */
 
 struct tbctl_args {
 	int json;                       /* --json: print the server's JSON */
@@ -88,6 +97,11 @@ int tbctl_api_call(const struct tbctl_ctx *ctx, const char *method,
 int tbctl_api_call_quiet(const struct tbctl_ctx *ctx, const char *method,
 			 const char *path, const json_t *body, json_t **out);
 
+/* GET path and hand over the reply's body as it came (CSV, text) in *text
+ * (malloc'ed, NUL-terminated, NULL when empty; the caller frees it) and
+ * *len.  Errors as tbctl_api_call. */
+int tbctl_api_get_text(const struct tbctl_ctx *ctx, const char *path, char **text, size_t *len);
+
 /* Print j indented, with one trailing newline (for replies that tbctl
  * inspected before printing). */
 void tbctl_print_json(const json_t *j);
@@ -114,5 +128,14 @@ int tbctl_cmd_boot_entries(const struct tbctl_ctx *ctx);
 int tbctl_cmd_actions(const struct tbctl_ctx *ctx);
 int tbctl_cmd_action(const struct tbctl_ctx *ctx);
 int tbctl_cmd_action_cancel(const struct tbctl_ctx *ctx);
+int tbctl_cmd_matrix_plan(const struct tbctl_ctx *ctx);
+int tbctl_cmd_matrix_run(const struct tbctl_ctx *ctx);
+int tbctl_cmd_matrix_watch(const struct tbctl_ctx *ctx);
+int tbctl_cmd_matrix_results(const struct tbctl_ctx *ctx);
+int tbctl_cmd_matrix_cancel(const struct tbctl_ctx *ctx);
+int tbctl_cmd_matrix_resume(const struct tbctl_ctx *ctx);
+int tbctl_cmd_matrix_rerun(const struct tbctl_ctx *ctx);
+int tbctl_cmd_matrix_list(const struct tbctl_ctx *ctx);
+int tbctl_cmd_matrix_show(const struct tbctl_ctx *ctx);
 
 #endif /* TBCTL_H */

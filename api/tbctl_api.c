@@ -209,6 +209,31 @@ static int report_error(const struct tbctl_ctx *ctx, const struct tbctl_reply *r
 	return exit_for_status(r->status);
 }
 
+/* Send the request.  On a 2xx reply leave it in *r (the caller frees it);
+ * otherwise say why on stderr and return the exit code. */
+static int request(const struct tbctl_ctx *ctx, const char *method, const char *path,
+		   const json_t *body, struct tbctl_reply *r)
+{
+	int rc;
+
+	if (tbctl_http_request(&ctx->http, method, path, body, r) != 0) {
+		fprintf(stderr, "tbctl: no reply from testbedd at %s: %s\n",
+			ctx->http.base_url, r->transport_error);
+		fprintf(stderr, r->timed_out
+			? "tbctl: it did not answer in time; check that testbedd runs and "
+			  "is not overloaded, or raise --timeout\n"
+			: "tbctl: check that testbedd runs there, or set --url or "
+			  "TESTBEDD_URL\n");
+		return TBCTL_EXIT_SERVER;
+	}
+	if (r->status < 200 || r->status >= 300) {
+		rc = report_error(ctx, r);
+		tbctl_reply_free(r);
+		return rc;
+	}
+	return TBCTL_EXIT_OK;
+}
+
 static int call(const struct tbctl_ctx *ctx, const char *method, const char *path,
 		const json_t *body, json_t **out, int print)
 {
@@ -217,21 +242,8 @@ static int call(const struct tbctl_ctx *ctx, const char *method, const char *pat
 
 	if (out != NULL)
 		*out = NULL;
-	if (tbctl_http_request(&ctx->http, method, path, body, &r) != 0) {
-		fprintf(stderr, "tbctl: no reply from testbedd at %s: %s\n",
-			ctx->http.base_url, r.transport_error);
-		fprintf(stderr, r.timed_out
-			? "tbctl: it did not answer in time; check that testbedd runs and "
-			  "is not overloaded, or raise --timeout\n"
-			: "tbctl: check that testbedd runs there, or set --url or "
-			  "TESTBEDD_URL\n");
-		return TBCTL_EXIT_SERVER;
-	}
-	if (r.status < 200 || r.status >= 300) {
-		rc = report_error(ctx, &r);
-		tbctl_reply_free(&r);
+	if ((rc = request(ctx, method, path, body, &r)) != TBCTL_EXIT_OK)
 		return rc;
-	}
 	if (r.status != 204 && r.json == NULL) {
 		fprintf(stderr, "tbctl: testbedd at %s answered HTTP %ld with a body "
 			"that is not JSON; is --url pointing at testbedd?\n",
@@ -245,6 +257,22 @@ static int call(const struct tbctl_ctx *ctx, const char *method, const char *pat
 		*out = r.json;
 		r.json = NULL;
 	}
+	tbctl_reply_free(&r);
+	return TBCTL_EXIT_OK;
+}
+
+int tbctl_api_get_text(const struct tbctl_ctx *ctx, const char *path, char **text, size_t *len)
+{
+	struct tbctl_reply r;
+	int rc;
+
+	*text = NULL;
+	*len = 0;
+	if ((rc = request(ctx, "GET", path, NULL, &r)) != TBCTL_EXIT_OK)
+		return rc;
+	*text = r.body;
+	*len = r.body_len;
+	r.body = NULL;
 	tbctl_reply_free(&r);
 	return TBCTL_EXIT_OK;
 }
