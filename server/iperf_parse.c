@@ -318,7 +318,7 @@ static json_t *result_of(const json_t *start, json_t *intervals, const json_t *e
 	const json_t *ts = json_object_get(start, "test_start");
 	const json_t *secs = json_object_get(json_object_get(start, "timestamp"), "timesecs");
 	const json_t *sys = json_object_get(start, "system_info");
-	json_t *r = json_object(), *e, *e2;
+	json_t *r = json_object(), *e, *timesecs;
 	bool oom = r == NULL;
 
 	if ((e = end_of(end, err)) == NULL) {
@@ -331,8 +331,8 @@ static json_t *result_of(const json_t *start, json_t *intervals, const json_t *e
 		oom |= json_object_set_new(r, "cookie", string_or_null(json_object_get(start, "cookie"))) != 0;
 		oom |= json_object_set_new(r, "version", string_or_null(json_object_get(start, "version"))) != 0;
 		oom |= json_object_set_new(r, "system_info", string_or_null(sys)) != 0;
-		e2 = json_is_integer(secs) ? json_integer(json_integer_value(secs)) : json_null();
-		oom |= json_object_set_new(r, "timesecs", e2) != 0;
+		timesecs = json_is_integer(secs) ? json_integer(json_integer_value(secs)) : json_null();
+		oom |= json_object_set_new(r, "timesecs", timesecs) != 0;
 		oom |= json_object_set_new(r, "test_start", json_is_object(ts) ? json_deep_copy(ts) : json_null()) != 0;
 		oom |= json_object_set_new(r, "intervals", intervals) != 0;
 		oom |= json_object_set_new(r, "end", e) != 0;

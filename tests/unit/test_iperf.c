@@ -996,6 +996,88 @@ static void test_long_line(void **state)
 	free(buf);
 }
 
+/*
+ * jansson allocations fail from the n-th on: the parsers give a result or
+ * TB_ERR_NOMEM, never a crash or a leak (ASan's leak check).  Not while
+ * jansson itself parses: jansson 2.14 asserts in lex_unget_unsave() when an
+ * allocation fails there (akheron/jansson#362, open), so -J is tested from
+ * the first allocation after json_loadb, and --json-stream (a json_loadb per
+ * line) not at all; its normaliser is -J's.
+ */
+static long alloc_left, alloc_count;
+
+static void *failing_malloc(size_t n)
+{
+	return alloc_left-- > 0 ? malloc(n) : NULL;
+}
+
+static void *counting_malloc(size_t n)
+{
+	alloc_count++;
+	return malloc(n);
+}
+
+static void drop(void *cls, json_t *interval)
+{
+	(void)cls;
+	json_decref(interval);
+}
+
+static void test_out_of_memory(void **state)
+{
+	static const char *const files[] = {"tcp_json_312.json", "bidir_json_312.json", "udp_b0_l8000_json_312.json",
+					    "bidir_P2_text_312.txt", "srv_udp_b0_text_312.txt", "srv_bidir_text_312.txt"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		const struct sample *s = find_sample(files[i]);
+		size_t len;
+		char *buf = read_data(files[i], &len);
+		bool done = false;
+		long first = 0;
+
+		assert_non_null(s);
+		if (s->parser == P_JSON) {
+			json_t *doc;
+
+			alloc_count = 0;
+			json_set_alloc_funcs(counting_malloc, free);
+			doc = json_loadb(buf, len, 0, NULL);
+			json_set_alloc_funcs(malloc, free);
+			assert_non_null(doc);
+			json_decref(doc);
+			first = alloc_count;
+		}
+		for (long n = first; !done; n++) {
+			struct tb_error err;
+			json_t *r = NULL;
+			int rc;
+
+			tb_error_clear(&err);
+			alloc_left = n;
+			json_set_alloc_funcs(failing_malloc, free);
+			if (s->parser == P_JSON) {
+				rc = tb_iperf_parse_json(buf, len, &r, &err);
+			} else {
+				struct tb_iperf_text *t = tb_iperf_text_new(s->parallel, s->bidir, drop, NULL);
+
+				tb_iperf_text_feed(t, buf, len);
+				rc = tb_iperf_text_finish(t, &r, &err);
+			}
+			json_set_alloc_funcs(malloc, free);
+			done = alloc_left >= 0;   /* no allocation failed */
+			if (rc == 0)
+				assert_non_null(r);
+			else if (r != NULL || rc != TB_ERR_NOMEM)
+				fail_msg("%s, %ld allocations: rc %d (%s)", files[i], n, rc, err.message);
+			if (!done && rc == 0)
+				fail_msg("%s, %ld allocations: a failed allocation went unnoticed", files[i], n);
+			json_decref(r);
+		}
+		free(buf);
+	}
+}
+
 /* ---- versions ---- */
 
 static void test_caps(void **state)
@@ -1455,7 +1537,8 @@ int main(void)
 		cmocka_unit_test(test_chunked),      cmocka_unit_test(test_live),
 		cmocka_unit_test(test_full_output),  cmocka_unit_test(test_odd_inputs),
 		cmocka_unit_test(test_long_line),    cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_garbage),      cmocka_unit_test(test_caps),
+		cmocka_unit_test(test_garbage),      cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_client_argv),  cmocka_unit_test(test_client_argv_address),
 		cmocka_unit_test(test_params_args),  cmocka_unit_test(test_server_argv),
 		cmocka_unit_test(test_classify),
