@@ -212,12 +212,14 @@ static void fmt_pair(char *buf, size_t n, const json_t *o)
 /* The spec in path ("-": stdin) as JSON, or NULL after saying why. */
 static json_t *load_spec(const char *path)
 {
+	int is_stdin = strcmp(path, "-") == 0;
+	const char *name = is_stdin ? "stdin" : path;
 	json_error_t e;
-	json_t *j = strcmp(path, "-") == 0 ? json_loadf(stdin, JSON_REJECT_DUPLICATES, &e)
-					   : json_load_file(path, JSON_REJECT_DUPLICATES, &e);
+	json_t *j = is_stdin ? json_loadf(stdin, JSON_REJECT_DUPLICATES, &e)
+			     : json_load_file(path, JSON_REJECT_DUPLICATES, &e);
 
 	if (j == NULL) {
-		fprintf(stderr, "tbctl: %s", strcmp(path, "-") == 0 ? "stdin" : path);
+		fprintf(stderr, "tbctl: %s", name);
 		if (e.line > 0)
 			fprintf(stderr, ":%d:%d", e.line, e.column);
 		fputs(": ", stderr);
@@ -230,7 +232,7 @@ static json_t *load_spec(const char *path)
 	}
 	if (!json_is_object(j)) {
 		fprintf(stderr, "tbctl: %s: a matrix spec is one JSON object {\"name\": ..., \"pairs\": [...]}\n",
-			path);
+			name);
 		json_decref(j);
 		return NULL;
 	}
