@@ -1,16 +1,19 @@
 // app.mjs - the web shell: session, top bar, live indicator, hash routes.
 //
-// Routes: #/login, #/hosts (more pages - matrices, actions, console - add a
-// line to `routes` and a link to the nav in index.html).
+// Routes: #/login, #/hosts, #/matrices[/new|/ID] (more pages - actions,
+// console - add a line to `routes` and a link to the nav in index.html).  A
+// page's render(main, ctx, rest) gets what follows its name ("new", "12").
 
 import { api, csrf, onUnauthorized } from './api.mjs';
 import { replace } from './dom.mjs';
 import { LiveStream } from './live.mjs';
 import { renderLogin } from './login.mjs';
 import { renderHosts } from './hosts.mjs';
+import { renderMatrices } from './matrices.mjs';
 
 const routes = {
   hosts: { title: 'Hosts', render: renderHosts },
+  matrices: { title: 'Matrices', render: renderMatrices },
 };
 const DEFAULT_ROUTE = 'hosts';
 
@@ -27,11 +30,18 @@ const ctx = {
   main: null,
   pageCleanup: null,
   isAdmin: () => ctx.session?.role === 'admin',
+  canOperate: () => ctx.session?.role === 'operator' || ctx.session?.role === 'admin',
 };
 
 function route() {
   const m = /^#\/([a-z-]+)/.exec(location.hash);
   return m ? m[1] : '';
+}
+
+/** What follows the route's name: "12" for #/matrices/12. */
+function routeRest() {
+  const m = /^#\/[a-z-]+\/([^?#]*)/.exec(location.hash);
+  return m ? decodeURIComponent(m[1]) : '';
 }
 
 function setTopBar() {
@@ -61,7 +71,7 @@ function showLive(state) {
 
 function startLive() {
   if (ctx.live) return;
-  ctx.live = new LiveStream(['host.state', 'action.state', 'action.step']);
+  ctx.live = new LiveStream(['host.state', 'action.state', 'action.step', 'matrix.state']);
   // #live is a status region: screen readers hear "reconnecting…" and "live".
   ctx.live.addEventListener('state', (e) => showLive(e.detail));
   showLive('connecting');
@@ -96,7 +106,7 @@ async function render(focus) {
   }
   setTopBar();
   document.title = `${routes[name].title} · testbedd`;
-  ctx.pageCleanup = routes[name].render(main, ctx);
+  ctx.pageCleanup = routes[name].render(main, ctx, routeRest());
   if (focus) main.focus({ preventScroll: true });
 }
 

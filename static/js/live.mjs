@@ -15,6 +15,7 @@ import { api } from './api.mjs';
 
 export class LiveStream extends EventTarget {
   #types;
+  #params;
   #es = null;
   #timer = null;
   #backoff = 1000;
@@ -22,10 +23,14 @@ export class LiveStream extends EventTarget {
   #resolveOpened = null;
   #onOnline = () => { if (this.state === 'reconnecting') this.#reopen(0); };
 
-  /** types: the event types to subscribe to, e.g. ['host.state']. */
-  constructor(types) {
+  /**
+   * types: the event types to subscribe to, e.g. ['host.state'];
+   * params: more filters for GET /api/v1/events, e.g. {matrix: 12}.
+   */
+  constructor(types, params = {}) {
     super();
     this.#types = types;
+    this.#params = params;
     this.state = 'stopped';
     this.lastId = null;
     this.#opened = new Promise((resolve) => { this.#resolveOpened = resolve; });
@@ -54,6 +59,7 @@ export class LiveStream extends EventTarget {
   #url() {
     const url = new URL('api/v1/events', document.baseURI);
     url.searchParams.set('type', this.#types.join(','));
+    for (const [key, value] of Object.entries(this.#params)) url.searchParams.set(key, String(value));
     if (this.lastId !== null) url.searchParams.set('since', this.lastId);
     return url;
   }

@@ -1,0 +1,385 @@
+// The Matrices pages in Debian's Chromium (headless, driven by
+// playwright-core), against the real testbedd and the simulated testbed
+// (deploy/sim: real sshd personas and iperf3 in network namespaces).
+//
+// The sim runs under prefix tbwm, block 232 (198.18.232.0/24).  The cases
+// run in order on one page: "Matrices" is in the navigation and New matrix
+// comes prefilled with deploy/examples/baseline.json (its pair made of the
+// inventory's machines of role host); a small spec (left -> right, tcp,
+// forward + reverse, 2 s, 1 repeat) plans to a table of 2 runs; a bad spec
+// shows the field and message the API gives; Start opens the matrix's page,
+// whose live bitrate text changes while a run is in progress (before that
+// run's row says ok), whose runs table ends with 2 ok rows and whose cells
+// table has the 2 cells; a run's details show the client and server
+// commands exactly as GET /api/v1/runs/{id} gives them, with links to the
+// raw output; the CSV link downloads the table; the list shows the matrix;
+// Rerun opens a new matrix of the same spec, Cancel stops it mid-run and
+// Resume completes it; a viewer may plan but sees Start and Rerun disabled,
+// saying why.
+// Screenshots of every page (1280x800 and a 390x844 phone, some dark) go to
+// $TB_BINARY_DIR/screenshots/matrix-*.png.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  Testbedd, binaryDir, eventually, launchChromium, removeDir, sourceDir, tempDir,
+} from './lib/testbed.mjs';
+
+const PREFIX = 'tbwm';
+const BLOCK = '232';
+const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
+const SOON = 15_000;
+const SMALL = {
+  name: 'small',
+  pairs: [{ client: 'left', server: 'right' }],
+  protocols: ['tcp'],
+  directions: ['forward', 'reverse'],
+  duration_s: 2,
+  repeats: 1,
+};
+const BAD = { name: 'bad', pairs: [{ client: 'left', server: 'nosuch' }] };
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+let dir;
+let simUp = false;
+let tbd;
+let browser;
+let page;
+let shots;
+let viewerSecret;
+let matrixId;
+const pageErrors = [];
+
+function sim(...args) {
+  return execFileSync(SIM, args, { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+before(async () => {
+  dir = tempDir('tb-matrix-');
+  const simDir = path.join(dir, 'sim');
+  // `up` refuses, changing nothing, while a sim of this prefix runs or left
+  // traces: then after() leaves that sim alone.
+  let out;
+  try {
+    out = sim('up', '--prefix', PREFIX, '--block', BLOCK, '--dir', simDir);
+  } catch (err) {
+    throw new Error(`deploy/sim/sim up --prefix ${PREFIX} --block ${BLOCK} failed: ${err.stderr || err.message}`);
+  }
+  simUp = true;
+  assert.equal(out.trim().split('\n').pop(), simDir, `sim up printed ${out}`);
+  const tbDir = path.join(dir, 'tb');
+  mkdirSync(tbDir, { mode: 0o700 });
+  tbd = new Testbedd(tbDir, readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8'));
+  await tbd.start();
+  for (const name of ['left', 'right']) {
+    await eventually(async () => {
+      const st = (await tbd.get(`/api/v1/hosts/${name}`)).host.state;
+      return st.reachability === 'up' && st.os === 'ubuntu';
+    }, 30_000, `${name} is not up as ubuntu in testbedd`);
+  }
+  viewerSecret = (await tbd.post('/api/v1/tokens', { name: 'matrix-viewer', role: 'viewer' })).secret;
+  shots = path.join(binaryDir, 'screenshots');
+  mkdirSync(shots, { recursive: true });
+  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
+  page = browser.pages()[0] ?? await browser.newPage();
+  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+});
+
+after(async () => {
+  await browser?.close().catch(() => {});
+  await tbd?.stop();
+  if (tbd) { try { copyFileSync(tbd.proc.logPath, path.join(binaryDir, 'test_matrix.testbedd.log')); } catch { /* none */ } }
+  if (simUp) {
+    try {
+      sim('down', '--prefix', PREFIX);
+    } catch (err) {
+      console.error(`sim down --prefix ${PREFIX} failed: ${err.stderr ?? err.message}`);
+    }
+  }
+  removeDir(dir);
+});
+
+async function login(token) {
+  const input = page.getByLabel('API token');
+  await input.waitFor();
+  await input.fill(token);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+}
+
+/**
+ * Screenshots at the desktop and phone sizes (and dark on the phone if
+ * asked): of the full page, or of the viewport for a modal dialog.
+ */
+async function shoot(name, { dark = false, fullPage = true } = {}) {
+  if (fullPage) await page.evaluate(() => document.activeElement?.blur());
+  await page.screenshot({ path: path.join(shots, `matrix-${name}-desktop.png`), fullPage });
+  await page.setViewportSize(PHONE);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  await page.screenshot({ path: path.join(shots, `matrix-${name}-phone.png`), fullPage });
+  if (dark) {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: path.join(shots, `matrix-${name}-phone-dark.png`), fullPage });
+    await page.emulateMedia({ colorScheme: 'light' });
+  }
+  await page.setViewportSize(DESKTOP);
+  assert.ok(overflow <= 0, `${name}: the page is ${overflow} px wider than a 390 px phone`);
+}
+
+/** POST a spec to the API with the admin token: {status, body}. */
+async function apiPost(urlPath, body) {
+  const res = await fetch(`${tbd.base}${urlPath}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${tbd.adminToken}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+const spec = () => page.locator('textarea#spec');
+const specError = () => page.locator('#spec-error');
+const planRows = () => page.locator('.plan-table tbody tr');
+const runRows = () => page.locator('.runs-table tbody tr');
+
+async function setSpec(value) {
+  await spec().fill(typeof value === 'string' ? value : JSON.stringify(value, null, 2));
+}
+
+test('"Matrices" is in the navigation; New matrix is prefilled with the baseline example', { timeout: 60_000 }, async () => {
+  await page.goto(`${tbd.base}/`);
+  await login(tbd.adminToken);
+  await page.locator('#nav').getByRole('link', { name: 'Matrices' }).click();
+  await page.locator('h1', { hasText: 'Matrices' }).waitFor();
+  assert.equal(await page.locator('#nav a[aria-current="page"]').innerText(), 'Matrices');
+  await page.getByText('No matrix yet').waitFor();
+  await shoot('list-empty');
+
+  await page.getByRole('link', { name: 'New matrix' }).first().click();
+  await page.locator('h1', { hasText: 'New matrix' }).waitFor();
+  assert.match(page.url(), /#\/matrices\/new$/);
+  await page.locator('textarea#spec[data-ready="yes"]').waitFor();
+  const hosts = (await tbd.get('/api/v1/hosts')).hosts.filter((m) => m.role === 'host').map((m) => m.name);
+  const baseline = JSON.parse(readFileSync(path.join(sourceDir, 'deploy', 'examples', 'baseline.json'), 'utf8'));
+  baseline.pairs = [{ client: hosts[0], server: hosts[1] }];
+  assert.deepEqual(JSON.parse(await spec().inputValue()), baseline,
+    'the textarea holds deploy/examples/baseline.json with the first two machines of role host');
+  assert.equal(await page.getByRole('button', { name: 'Start' }).isDisabled(), false, 'an admin may start');
+  await shoot('new-example');
+});
+
+test('Plan shows the 2 runs of a small spec, with their iperf args and the estimated time', { timeout: 30_000 }, async () => {
+  await setSpec(SMALL);
+  await page.getByRole('button', { name: 'Plan' }).click();
+  await planRows().first().waitFor();
+  assert.equal(await planRows().count(), 2);
+  const api = (await apiPost('/api/v1/matrices/plan', SMALL)).body.plan;
+  const shown = await planRows().evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent.trim())));
+  assert.deepEqual(shown.map((r) => r.slice(0, 4)), [['0', 'left → right', 'tcp', 'forward'], ['1', 'left → right', 'tcp', 'reverse']]
+    .map((r, i) => [r[0], `${r[1]}${api.plan[i].link ? ` (${api.plan[i].link} ${api.plan[i].server_address})` : ''}`, r[2], r[3]]));
+  assert.deepEqual(shown.map((r) => r[4]), api.plan.map((r) => r.iperf_args), 'the iperf args are the API\'s');
+  assert.match(shown[1][4], /-R\b/, 'the reverse run has -R');
+  assert.match(await page.locator('.plan-summary').innerText(), /2 runs in 2 cells .* estimated \d+ s/);
+  assert.equal(await specError().isVisible(), false);
+  await shoot('new-plan', { dark: true });
+});
+
+test('a bad spec shows the field and message the API names, next to the textarea', { timeout: 30_000 }, async () => {
+  const api = await apiPost('/api/v1/matrices/plan', BAD);
+  assert.equal(api.status, 400);
+  await setSpec(BAD);
+  await page.getByRole('button', { name: 'Plan' }).click();
+  await specError().waitFor({ state: 'visible' });
+  assert.equal(await specError().locator('.field').innerText(), api.body.error.field);
+  assert.equal(api.body.error.field, 'pairs[0].server');
+  // The message is the API's, without the field it starts with (shown apart, once).
+  const message = await specError().locator('.message').innerText();
+  assert.ok([message, `${api.body.error.field}: ${message}`].includes(api.body.error.message),
+    `the message shown ("${message}") is the API's ("${api.body.error.message}")`);
+  assert.equal(await spec().getAttribute('aria-invalid'), 'true');
+  assert.equal(await page.locator('.plan-out').getAttribute('data-stale'), 'yes', 'the earlier plan is marked out of date');
+  await shoot('new-error');
+  // Not JSON at all: said without asking testbedd.
+  await setSpec('{"name": "x",');
+  await page.getByRole('button', { name: 'Plan' }).click();
+  await eventually(async () => /not JSON/.test(await specError().innerText()), SOON, 'a spec that is not JSON is not refused');
+  assert.equal(await specError().locator('.field').count(), 0);
+});
+
+test('Start: the live bitrate changes while a run is in progress; the table ends with 2 ok rows', { timeout: 120_000 }, async (t) => {
+  await setSpec(SMALL);
+  // Every text the live bitrate takes, with the run shown and that run's row state at that moment.
+  await page.evaluate(() => {
+    window.__rates = [];
+    const seen = window.__rates;
+    new MutationObserver(() => {
+      const cur = document.querySelector('.mx-current');
+      const el = cur?.querySelector('.live-bps');
+      if (!el || cur.hidden) return;
+      const run = cur.dataset.run ?? null;
+      const row = run ? document.querySelector(`.runs-table tr[data-run="${run}"]`) : null;
+      const last = seen[seen.length - 1];
+      if (last && last.text === el.textContent && last.run === run) return;
+      seen.push({ text: el.textContent, run, rowState: row?.dataset.state ?? null });
+    }).observe(document.getElementById('main'), { subtree: true, childList: true, characterData: true, attributes: true });
+  });
+  await page.getByRole('button', { name: 'Start' }).click();
+  await page.waitForURL(/#\/matrices\/\d+$/);
+  matrixId = Number(/(\d+)$/.exec(page.url())[1]);
+  await page.locator('h1', { hasText: 'small' }).waitFor();
+  assert.equal(await runRows().count(), 2);
+
+  // A screenshot while a run is in progress, once its bitrate shows.
+  const bps = page.locator('.mx-current .live-bps');
+  const showing = await eventually(async () => /bit\/s/.test(await bps.innerText()) ||
+    (await page.locator('main').getAttribute('data-matrix-state')) === 'succeeded', 60_000,
+  'no bitrate was shown and the matrix did not end');
+  if (showing && await page.locator('.mx-current').isVisible()) await shoot('running', { dark: true });
+  else console.warn('the matrix ended before a screenshot of a run in progress');
+
+  await eventually(async () => {
+    const st = await page.locator('main').getAttribute('data-matrix-state');
+    if (st === 'failed' || st === 'canceled') throw new Error(`the matrix ${st}`);
+    return st === 'succeeded';
+  }, 90_000, async () => `matrix ${matrixId} should succeed; the API says ${JSON.stringify((await tbd.get(`/api/v1/matrices/${matrixId}`)).matrix)}`);
+  await eventually(async () => (await runRows().evaluateAll((trs) => trs.map((tr) => tr.dataset.state))).join() === 'ok,ok', SOON,
+    async () => `the table should end with 2 ok rows; it shows ${await runRows().evaluateAll((trs) => trs.map((tr) => tr.dataset.state))}`);
+
+  const seen = await page.evaluate(() => window.__rates);
+  t.diagnostic(`the live bitrate: ${seen.map((x) => `run ${x.run} (${x.rowState}): ${x.text}`).join(' | ')}`);
+  const rated = seen.filter((s) => /\d (k|M|G|T)?bit\/s/.test(s.text) && s.rowState !== 'ok');
+  const byRun = new Map();
+  for (const s of rated) byRun.set(s.run, new Set([...(byRun.get(s.run) ?? []), s.text]));
+  assert.ok([...byRun.values()].some((texts) => texts.size >= 2),
+    `the live bitrate text should change while a run is in progress (seen: ${JSON.stringify(seen)})`);
+  assert.match([...byRun.values()][0].values().next().value, /^client (\d+(\.\d+)? [kMGT]?bit\/s|…|at the end) · server (\d+(\.\d+)? [kMGT]?bit\/s|…)$/);
+
+  // The rows have the API's values; the per-cell summary has both cells with n = 1.
+  const results = await tbd.get(`/api/v1/matrices/${matrixId}/results`);
+  const rows = await runRows().evaluateAll((trs) => trs.map((tr) => ({
+    run: Number(tr.dataset.run), pair: tr.querySelector('.pair').textContent, sender: tr.querySelector('.sender').textContent,
+  })));
+  assert.deepEqual(rows.map((r) => r.run), results.runs.map((r) => r.id));
+  assert.deepEqual(rows.map((r) => r.pair), results.runs.map((r) => `left@${r.client_os} → right@${r.server_os}`));
+  for (const r of rows) assert.match(r.sender, /^\d+(\.\d+)? [kMGT]?bit\/s$/);
+  const cells = page.locator('.cells-table tbody tr');
+  await eventually(async () => (await cells.count()) === 2, SOON, 'the per-cell summary does not show 2 cells');
+  assert.deepEqual(await cells.locator('td.n').allInnerTexts(), ['1', '1']);
+  assert.equal(await page.locator('.mx-current').isVisible(), false, 'an ended matrix has no current run');
+  assert.match(await page.locator('.mx-progress-text').innerText(), /^2 of 2 runs done \(2 ok\)/);
+  assert.equal(await page.getByRole('button', { name: 'Rerun' }).isVisible(), true);
+  assert.equal(await page.getByRole('button', { name: 'Cancel' }).isVisible(), false);
+  await shoot('done', { dark: true });
+});
+
+test('a run\'s details show the commands the API gives, with links to the raw output', { timeout: 30_000 }, async () => {
+  const first = runRows().first();
+  const runId = Number(await first.getAttribute('data-run'));
+  const { run } = await tbd.get(`/api/v1/runs/${runId}`);
+  assert.ok(run.client_command, 'the API has the client command');
+  await first.getByRole('button', { name: /^Run 0/ }).focus();
+  await page.keyboard.press('Enter');
+  const dialog = page.locator('dialog.run-dialog');
+  await dialog.locator('code.client-command').waitFor();
+  assert.equal(await dialog.locator('code.client-command').textContent(), run.client_command);
+  assert.equal(await dialog.locator('code.server-command').textContent(), run.server_command);
+  assert.match(await dialog.innerText(), new RegExp(`client ${run.client_version.replace(/\./g, '\\.')}`));
+  const links = await dialog.locator('a.raw-link').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+  assert.deepEqual(links, ['client&stream=stdout', 'client&stream=stderr', 'server&stream=stdout', 'server&stream=stderr']
+    .map((q) => `api/v1/runs/${runId}/raw?side=${q}`));
+  // The links work with the session cookie.
+  const raw = await page.evaluate(async (href) => { const r = await fetch(href); return { status: r.status, text: await r.text() }; }, links[0]);
+  assert.equal(raw.status, 200);
+  assert.ok(raw.text.length > 0, 'the client\'s raw output is not empty');
+  await page.setViewportSize(PHONE);
+  const dialogOverflow = await dialog.evaluate((el) => el.scrollWidth - el.clientWidth);
+  await page.setViewportSize(DESKTOP);
+  assert.ok(dialogOverflow <= 0, `on a phone the run's details are ${dialogOverflow} px wider than their dialog`);
+  await shoot('run-details', { dark: true, fullPage: false });
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'hidden' });
+});
+
+test('the CSV link downloads the results table', { timeout: 30_000 }, async () => {
+  const href = await page.locator('a.csv-runs').getAttribute('href');
+  assert.equal(href, `api/v1/matrices/${matrixId}/results?format=csv&view=runs`);
+  const csv = await page.evaluate(async (u) => { const r = await fetch(u); return { status: r.status, type: r.headers.get('content-type'), text: await r.text() }; }, href);
+  assert.equal(csv.status, 200);
+  assert.match(csv.type, /^text\/csv/);
+  const lines = csv.text.trim().split(/\r\n/);
+  assert.match(lines[0], /^id,seq,/);
+  assert.equal(lines.length, 3, 'a header and 2 runs');
+});
+
+test('the list shows the matrix with its state and progress', { timeout: 30_000 }, async () => {
+  await page.locator('.crumbs').getByRole('link', { name: 'Matrices' }).click();
+  const row = page.locator(`.mx-list tr[data-matrix="${matrixId}"]`);
+  await row.waitFor();
+  assert.equal(await row.getAttribute('data-state'), 'succeeded');
+  assert.match(await row.innerText(), /small/);
+  assert.match(await row.innerText(), /2\/2/);
+  await shoot('list', { dark: true });
+  await row.getByRole('link', { name: 'small' }).click();
+  await page.waitForURL(new RegExp(`#/matrices/${matrixId}$`));
+});
+
+test('Rerun starts the same spec again; Cancel stops it mid-run; Resume completes it', { timeout: 150_000 }, async () => {
+  const mainState = () => page.locator('main').getAttribute('data-matrix-state');
+  const states = () => runRows().evaluateAll((trs) => trs.map((tr) => tr.dataset.state));
+  await page.getByRole('button', { name: 'Rerun' }).click();
+  const rerunId = await eventually(() => {
+    const m = /#\/matrices\/(\d+)$/.exec(page.url());
+    return m && Number(m[1]) !== matrixId && Number(m[1]);
+  }, SOON, 'Rerun did not open the new matrix');
+  const made = (await tbd.get(`/api/v1/matrices/${rerunId}?runs=0`)).matrix;
+  assert.equal(made.rerun_of, matrixId);
+  await page.locator('.mx-meta a', { hasText: `#${matrixId}` }).waitFor();
+
+  await page.locator('.runs-table tr[data-seq="0"][data-state="running"]').waitFor({ timeout: 60_000 });
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await eventually(async () => (await mainState()) === 'canceled', 30_000,
+    async () => `matrix ${rerunId} should be canceled; the API says ${JSON.stringify((await tbd.get(`/api/v1/matrices/${rerunId}`)).matrix)}`);
+  await eventually(async () => !(await states()).includes('running'), SOON, 'a run still shows running after the cancel');
+  assert.ok((await states()).some((st) => st !== 'ok'), `a canceled matrix has a run left to do (${await states()})`);
+  assert.equal(await page.getByRole('button', { name: 'Cancel' }).isVisible(), false);
+  assert.equal(await page.getByRole('button', { name: 'Rerun' }).isVisible(), true);
+  await shoot('canceled');
+
+  await page.getByRole('button', { name: 'Resume' }).click();
+  await eventually(async () => (await mainState()) === 'succeeded', 90_000,
+    async () => `matrix ${rerunId} should succeed after the resume; the API says ${JSON.stringify((await tbd.get(`/api/v1/matrices/${rerunId}`)).matrix)}`);
+  await eventually(async () => (await states()).join() === 'ok,ok', SOON, async () => `the table should end with 2 ok rows: ${await states()}`);
+  const api = (await tbd.get(`/api/v1/matrices/${rerunId}`)).matrix;
+  assert.deepEqual(await runRows().evaluateAll((trs) => trs.map((tr) => Number(tr.dataset.run))), api.runs.map((r) => r.id),
+    'the resumed runs keep their ids');
+  assert.equal(await page.getByRole('button', { name: 'Resume' }).isVisible(), false);
+});
+
+test('a viewer may plan, but sees Start and Rerun disabled, saying why', { timeout: 60_000 }, async () => {
+  const before = (await tbd.get('/api/v1/matrices')).matrices.length;
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await login(viewerSecret);
+  await page.goto(`${tbd.base}/#/matrices/${matrixId}`);
+  const rerun = page.getByRole('button', { name: 'Rerun' });
+  await rerun.waitFor();
+  assert.equal(await rerun.isDisabled(), true);
+  assert.match(await rerun.getAttribute('title'), /operator role/);
+  await page.locator('main[data-matrix-state="succeeded"]').waitFor();
+  await shoot('viewer');
+  await page.goto(`${tbd.base}/#/matrices/new`);
+  const start = page.getByRole('button', { name: 'Start' });
+  await start.waitFor();
+  assert.equal(await start.isDisabled(), true);
+  assert.match(await start.getAttribute('title'), /needs the operator role; you are viewer/);
+  await setSpec(SMALL);
+  await page.getByRole('button', { name: 'Plan' }).click();
+  await eventually(async () => (await planRows().count()) === 2, SOON, 'a viewer cannot plan');
+  assert.equal((await tbd.get('/api/v1/matrices')).matrices.length, before, 'nothing was started');
+});
+
+test('no script errors on the pages', () => {
+  const real = pageErrors.filter((e) => !/Failed to load resource|net::ERR_|EventSource/.test(e));
+  assert.deepEqual(real, []);
+});
