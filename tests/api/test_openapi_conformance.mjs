@@ -7,7 +7,12 @@
 // status it must get, and checks every reply against the document: the status
 // is listed for that operation (the catch-all `default` does not count), the
 // body validates against that response's schema (JSON Schema 2020-12, ajv),
-// and the headers the document marks required are there.
+// and the headers the document marks required are there.  A reply that is not
+// JSON (CSV, plain text) must carry a media type the document lists for it.
+//
+// Matrices run for real: the hosts never answer (closed SSH port), so every
+// run fails at once as ssh_error and the matrix ends failed; the cases poll
+// it until it has ended.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
@@ -99,6 +104,8 @@ machines:
     console: {type: device, device: /dev/null, speed: 115200}
     os:
       ubuntu: {address: 127.0.0.3}
+    links:
+      lan10: {address: 10.0.10.3/24, ifname: {ubuntu: enp9s0}}
   pokeitwithastick:
     role: router
     os:
@@ -174,12 +181,23 @@ function conforms(method, urlPath, res) {
   for (const [name, h] of Object.entries(resp.headers ?? {})) {
     if (h.required) assert.ok(res.headers[name.toLowerCase()] !== undefined, `${where}: no ${name} header`);
   }
-  const media = resp.content?.['application/json'];
-  if (!media) {
+  const documented = Object.keys(resp.content ?? {});
+  if (documented.length === 0) {
     assert.equal(res.text, '', `${where}: documented without a body, got one`);
     return null;
   }
-  assert.match(res.headers['content-type'] ?? '', /^application\/json/, `${where}: Content-Type`);
+  const ctype = (res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  assert.ok(documented.includes(ctype), `${where}: Content-Type "${res.headers['content-type']}" is not one of ${documented.join(', ')}`);
+  const media = resp.content[ctype];
+  if (ctype !== 'application/json') {
+    // Text (CSV, plain): the body is the string the schema describes.
+    if (media.schema) {
+      if (!validators.has(media.schema)) validators.set(media.schema, ajv.compile(media.schema));
+      const validate = validators.get(media.schema);
+      assert.ok(validate(res.text), `${where}: body does not match api/openapi.yaml:\n${ajv.errorsText(validate.errors)}`);
+    }
+    return res.text;
+  }
   let body;
   try {
     body = JSON.parse(res.text);
@@ -201,6 +219,21 @@ const auth = (who, extra = {}) => {
 };
 const FP = `SHA256:${'A'.repeat(43)}`;
 const session = {};
+// Ids made by earlier cases, substituted for these words in a case's path.
+const ids = {};
+
+// Matrix specs.  left and right both have link lan10; the router has none.
+const SPEC = {
+  name: 'conformance',
+  pairs: [{ client: 'left', server: 'right' }],
+  protocols: ['tcp', 'udp'],
+  duration_s: 1,
+  repeats: 2,
+  order: 'interleaved',
+  iperf: { parallel: [1, 2], udp_bitrate: '10M' },
+};   // 1 pair x (tcp, udp) x parallel 1, 2 = 4 cells, x 2 repeats = 8 runs
+const withSpec = (patch) => json({ ...SPEC, ...patch });
+const ENDED = ['succeeded', 'failed', 'canceled', 'interrupted'];
 
 // Requests in order (some use what earlier ones made): name, method, path,
 // options (who: a role in `tokens`, or a literal token), status, then().
@@ -219,7 +252,7 @@ const cases = [
   ['a body where none is taken', 'GET', '/api/v1/hosts', { who: 'admin', ...json({}) }, 400],
   ['wrong method', 'PUT', '/api/v1/hosts', { who: 'admin' }, 405],
   ['create a viewer token', 'POST', '/api/v1/tokens', { who: 'admin', ...json({ name: 'conf-viewer', role: 'viewer' }) }, 201,
-    (b) => { tokens.viewer = b.secret; tokens.viewerId = b.token.id; }],
+    (b) => { tokens.viewer = b.secret; ids.VIEWER_ID = b.token.id; }],
   ['bad role', 'POST', '/api/v1/tokens', { who: 'admin', ...json({ name: 'x', role: 'root' }) }, 400,
     (b) => assert.equal(b.error.field, 'role')],
   ['unknown field', 'POST', '/api/v1/tokens', { who: 'admin', ...json({ name: 'x', role: 'viewer', colour: 'red' }) }, 400,
@@ -251,6 +284,176 @@ const cases = [
   ['audit filtered', 'GET', '/api/v1/audit?actor=admin&since=2000-01-01T00:00:00Z', { who: 'admin' }, 200],
   ['audit limit 0', 'GET', '/api/v1/audit?limit=0', { who: 'admin' }, 400],
   ['audit since garbage', 'GET', '/api/v1/audit?since=yesterday', { who: 'admin' }, 400],
+  // ---- matrices ----
+  ['plan a matrix', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec() }, 200,
+    (b) => {
+      const p = b.plan;
+      assert.equal(p.runs, 8);
+      assert.equal(p.cells, 4);
+      assert.equal(p.plan.length, 8);
+      assert.equal(p.seed, null);
+      assert.deepEqual(p.plan.map((r) => r.seq), [0, 1, 2, 3, 4, 5, 6, 7]);
+      // interleaved: round 0 runs every cell once, then round 1
+      assert.deepEqual(p.plan.map((r) => `${r.cell}/${r.repeat}`), ['0/0', '1/0', '2/0', '3/0', '0/1', '1/1', '2/1', '3/1']);
+      assert.deepEqual(p.spec.pairs, [{ client: 'left', server: 'right', link: 'lan10' }]);
+      assert.ok(p.plan.every((r) => r.server_address === '10.0.10.3' && r.link === 'lan10'));
+      const udp = p.plan.find((r) => r.protocol === 'udp');
+      assert.equal(udp.params.bitrate, '10M');
+      assert.match(udp.iperf_args, /-u -b 10M/);
+      // 8 x (1 s + 0.6 s of overhead)
+      assert.ok(Math.abs(p.estimated_s - 12.8) < 1e-6, `estimated_s ${p.estimated_s}`);
+    }],
+  ['plan shuffled: a seed is chosen and stored', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec({ order: 'shuffled' }) }, 200,
+    (b) => {
+      assert.ok(Number.isInteger(b.plan.seed), `seed ${b.plan.seed}`);
+      assert.equal(b.plan.spec.seed, b.plan.seed);
+    }],
+  ['plan with nulls: the defaults', 'POST', '/api/v1/matrices/plan',
+    { who: 'admin', ...json({ name: 'nulls', pairs: [{ client: 'right', server: 'left', link: null }], protocols: null, order: null, caps: { total_s: null }, iperf: { parallel: null, tos: null } }) }, 200,
+    (b) => {
+      assert.equal(b.plan.runs, 1);
+      assert.deepEqual(b.plan.spec.protocols, ['tcp']);
+      assert.equal(b.plan.spec.order, 'sequential');
+      assert.equal(b.plan.plan[0].server_address, '10.0.10.2');
+      assert.equal(b.plan.plan[0].params.parallel, 1);
+    }],
+  ['plan over its time cap', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec({ caps: { total_s: 10 } }) }, 400,
+    (b) => assert.equal(b.error.field, 'caps.total_s')],
+  ['viewer plans a matrix', 'POST', '/api/v1/matrices/plan', { who: 'viewer', ...withSpec() }, 200],
+  ['plan with an unknown field', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec({ colour: 'red' }) }, 400,
+    (b) => { assert.equal(b.error.code, 'unknown_field'); assert.equal(b.error.field, 'colour'); }],
+  ['plan with an unknown iperf field', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec({ iperf: { paralel: 2 } }) }, 400,
+    (b) => { assert.equal(b.error.code, 'unknown_field'); assert.equal(b.error.field, 'iperf.paralel'); }],
+  ['plan with a bad value in a sweep', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec({ iperf: { parallel: [1, 0] } }) }, 400,
+    (b) => { assert.equal(b.error.code, 'invalid_field'); assert.equal(b.error.field, 'iperf.parallel[1]'); }],
+  ['plan with a bad protocol', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec({ protocols: ['sctp'] }) }, 400,
+    (b) => assert.equal(b.error.field, 'protocols[0]')],
+  ['plan with an unknown machine', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec({ pairs: [{ client: 'left', server: 'rihgt' }] }) }, 400,
+    (b) => { assert.equal(b.error.code, 'invalid_field'); assert.equal(b.error.field, 'pairs[0].server'); }],
+  ['plan with a server without links', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec({ pairs: [{ client: 'left', server: 'pokeitwithastick' }] }) }, 400,
+    (b) => assert.equal(b.error.field, 'pairs[0].server')],
+  ['plan without a name', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...json({ pairs: SPEC.pairs }) }, 400,
+    (b) => assert.equal(b.error.field, 'name')],
+  ['plan of a spec that is not an object', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...json([SPEC]) }, 400],
+  ['viewer starts a matrix', 'POST', '/api/v1/matrices', { who: 'viewer', ...withSpec() }, 403,
+    (b) => assert.equal(b.error.code, 'forbidden')],
+  ['start a bad matrix', 'POST', '/api/v1/matrices', { who: 'admin', ...withSpec({ repeats: 0 }) }, 400,
+    (b) => assert.equal(b.error.field, 'repeats')],
+  ['start a matrix', 'POST', '/api/v1/matrices', { who: 'admin', ...withSpec() }, 201,
+    (b) => {
+      ids.MATRIX_ID = b.matrix.id;
+      assert.equal(b.matrix.actor, 'admin');
+      assert.equal(b.matrix.progress.total, 8);
+      assert.equal(b.matrix.rerun_of, null);
+      assert.equal(b.matrix.runs, undefined, 'the 201 has no runs');
+    }],
+  ['the matrix fails: its hosts never answer', 'GET', '/api/v1/matrices/MATRIX_ID?runs=0', { who: 'admin', until: (b) => ENDED.includes(b.matrix.state) }, 200,
+    (b) => {
+      const m = b.matrix;
+      assert.equal(m.state, 'failed');
+      assert.equal(m.error.code, 'runs_failed');
+      assert.deepEqual([m.progress.done, m.progress.failed, m.progress.pending, m.progress.running], [8, 8, 0, 0]);
+      assert.equal(m.progress.current_seq, null);
+      assert.ok(m.started_at && m.finished_at);
+      assert.equal(m.runs, undefined);
+    }],
+  ['matrices', 'GET', '/api/v1/matrices?limit=5', { who: 'viewer' }, 200,
+    (b) => {
+      assert.ok(b.matrices.some((m) => m.id === ids.MATRIX_ID));
+      assert.ok(b.matrices.every((m) => m.runs === undefined));
+    }],
+  ['matrices, limit 0', 'GET', '/api/v1/matrices?limit=0', { who: 'admin' }, 400],
+  ['a matrix with its runs', 'GET', '/api/v1/matrices/MATRIX_ID', { who: 'viewer' }, 200,
+    (b) => {
+      const runs = b.matrix.runs;
+      assert.equal(runs.length, 8);
+      assert.deepEqual(runs.map((r) => r.seq), [0, 1, 2, 3, 4, 5, 6, 7]);
+      assert.ok(runs.every((r) => r.state === 'failed' && r.error_class === 'ssh_error' && r.error_message), JSON.stringify(runs[0]));
+      ids.RUN_ID = runs[0].id;
+    }],
+  ['a matrix, runs=2', 'GET', '/api/v1/matrices/MATRIX_ID?runs=2', { who: 'admin' }, 400,
+    (b) => assert.equal(b.error.field, 'runs')],
+  ['results', 'GET', '/api/v1/matrices/MATRIX_ID/results', { who: 'viewer' }, 200,
+    (b) => {
+      assert.equal(b.matrix, ids.MATRIX_ID);
+      assert.equal(b.state, 'failed');
+      assert.equal(b.runs.length, 8);
+      assert.equal(b.cells.length, 4);
+      assert.ok(b.cells.every((c) => c.runs === 2 && c.failed === 2 && c.n === 0 && c.sender_bps === null), JSON.stringify(b.cells[0]));
+    }],
+  ['results as CSV, a row per run', 'GET', '/api/v1/matrices/MATRIX_ID/results?format=csv', { who: 'viewer' }, 200,
+    (b, res) => {
+      assert.match(res.headers['content-type'], /^text\/csv; charset=utf-8/);
+      const lines = b.split('\r\n').filter(Boolean);
+      assert.match(lines[0], /^id,seq,cell,repeat,client,/);
+      assert.equal(lines.length, 1 + 8);
+    }],
+  ['results as CSV, a row per cell', 'GET', '/api/v1/matrices/MATRIX_ID/results?format=csv&view=cells', { who: 'viewer' }, 200,
+    (b) => {
+      const lines = b.split('\r\n').filter(Boolean);
+      assert.match(lines[0], /^cell,client,/);
+      assert.equal(lines.length, 1 + 4);
+    }],
+  ['results, format xml', 'GET', '/api/v1/matrices/MATRIX_ID/results?format=xml', { who: 'admin' }, 400,
+    (b) => assert.equal(b.error.field, 'format')],
+  ['results, view rows', 'GET', '/api/v1/matrices/MATRIX_ID/results?format=csv&view=rows', { who: 'admin' }, 400,
+    (b) => assert.equal(b.error.field, 'view')],
+  ['a run', 'GET', '/api/v1/runs/RUN_ID', { who: 'viewer' }, 200,
+    (b) => {
+      assert.equal(b.run.id, ids.RUN_ID);
+      assert.equal(b.run.matrix, ids.MATRIX_ID);
+      assert.equal(b.run.error_class, 'ssh_error');
+      assert.equal(b.run.summary, null);
+      assert.deepEqual(b.run.intervals, { client: [], server: [] });
+    }],
+  // The run failed before iperf3 started: no output was stored.
+  ['raw output never stored', 'GET', '/api/v1/runs/RUN_ID/raw', { who: 'viewer' }, 404,
+    (b) => assert.equal(b.error.field, 'side')],
+  ['raw server stderr never stored', 'GET', '/api/v1/runs/RUN_ID/raw?side=server&stream=stderr', { who: 'viewer' }, 404],
+  ['raw, side middle', 'GET', '/api/v1/runs/RUN_ID/raw?side=middle', { who: 'viewer' }, 400,
+    (b) => assert.equal(b.error.field, 'side')],
+  ['raw, stream stdin', 'GET', '/api/v1/runs/RUN_ID/raw?stream=stdin', { who: 'viewer' }, 400,
+    (b) => assert.equal(b.error.field, 'stream')],
+  ['viewer cancels a matrix', 'POST', '/api/v1/matrices/MATRIX_ID/cancel', { who: 'viewer' }, 403],
+  ['cancel an ended matrix', 'POST', '/api/v1/matrices/MATRIX_ID/cancel', { who: 'admin' }, 409,
+    (b) => assert.equal(b.error.code, 'conflict')],
+  ['resume a failed matrix', 'POST', '/api/v1/matrices/MATRIX_ID/resume', { who: 'admin' }, 409,
+    (b) => assert.equal(b.error.code, 'conflict')],
+  ['cancel with a body', 'POST', '/api/v1/matrices/MATRIX_ID/cancel', { who: 'admin', ...json({}) }, 400],
+  ['rerun', 'POST', '/api/v1/matrices/MATRIX_ID/rerun', { who: 'admin' }, 201,
+    (b) => {
+      ids.RERUN_ID = b.matrix.id;
+      assert.notEqual(b.matrix.id, ids.MATRIX_ID);
+      assert.equal(b.matrix.rerun_of, ids.MATRIX_ID);
+      assert.equal(b.matrix.progress.total, 8);
+    }],
+  ['the rerun fails too', 'GET', '/api/v1/matrices/RERUN_ID', { who: 'admin', until: (b) => ENDED.includes(b.matrix.state) }, 200,
+    (b) => {
+      assert.equal(b.matrix.state, 'failed');
+      assert.ok(b.matrix.runs.every((r) => r.id > ids.RUN_ID + 7), 'a rerun has runs of its own');
+    }],
+  ['matrix creation is audited', 'GET', '/api/v1/audit?limit=50', { who: 'admin' }, 200,
+    (b) => assert.ok(b.audit.some((e) => e.action === 'matrix.create' && e.status === 201 && e.target === `matrix ${ids.MATRIX_ID}`),
+      JSON.stringify(b.audit.filter((e) => e.action.startsWith('matrix.'))))],
+  ['unknown matrix', 'GET', '/api/v1/matrices/999999', { who: 'admin' }, 404],
+  ['results of an unknown matrix', 'GET', '/api/v1/matrices/999999/results', { who: 'admin' }, 404],
+  ['cancel an unknown matrix', 'POST', '/api/v1/matrices/999999/cancel', { who: 'admin' }, 404],
+  ['resume an unknown matrix', 'POST', '/api/v1/matrices/999999/resume', { who: 'admin' }, 404],
+  ['rerun an unknown matrix', 'POST', '/api/v1/matrices/999999/rerun', { who: 'admin' }, 404],
+  ['unknown run', 'GET', '/api/v1/runs/999999', { who: 'admin' }, 404],
+  ['raw output of an unknown run', 'GET', '/api/v1/runs/999999/raw', { who: 'admin' }, 404],
+  ['matrix id not a number', 'GET', '/api/v1/matrices/abc', { who: 'admin' }, 400,
+    (b) => assert.equal(b.error.field, 'id')],
+  ['matrix id 0', 'GET', '/api/v1/matrices/0', { who: 'admin' }, 400],
+  ['results of matrix abc', 'GET', '/api/v1/matrices/abc/results', { who: 'admin' }, 400],
+  ['cancel matrix abc', 'POST', '/api/v1/matrices/abc/cancel', { who: 'admin' }, 400],
+  ['resume matrix -1', 'POST', '/api/v1/matrices/-1/resume', { who: 'admin' }, 400],
+  ['rerun matrix 1.5', 'POST', '/api/v1/matrices/1.5/rerun', { who: 'admin' }, 400],
+  ['run id not a number', 'GET', '/api/v1/runs/abc', { who: 'admin' }, 400,
+    (b) => assert.equal(b.error.field, 'id')],
+  ['raw of run abc', 'GET', '/api/v1/runs/abc/raw', { who: 'admin' }, 400],
+  ['wrong method on a matrix', 'DELETE', '/api/v1/matrices/MATRIX_ID', { who: 'admin' }, 405],
+  ['wrong method on the plan', 'PUT', '/api/v1/matrices/plan', { who: 'admin' }, 405],
   ['revoke unknown', 'DELETE', '/api/v1/tokens/999999', { who: 'admin' }, 404],
   ['revoke non-number', 'DELETE', '/api/v1/tokens/abc', { who: 'admin' }, 400],
   ['revoke the viewer', 'DELETE', '/api/v1/tokens/VIEWER_ID', { who: 'admin' }, 204],
@@ -261,7 +464,10 @@ const cases = [
 
 for (const [name, method, rawPath, opts, status, then] of cases) {
   test(`${name}: ${method} ${rawPath} -> ${status}`, async () => {
-    const urlPath = rawPath.replace('VIEWER_ID', String(tokens.viewerId));
+    const urlPath = rawPath.replace(/\b[A-Z]+_ID\b/g, (k) => {
+      assert.ok(ids[k] !== undefined, `${k}: the case that makes it did not pass`);
+      return String(ids[k]);
+    });
     if (method === 'LOGIN_FLOOD') {
       let res;
       for (let i = 0; i < 30; i++) {
@@ -277,8 +483,15 @@ for (const [name, method, rawPath, opts, status, then] of cases) {
     if (opts.body !== undefined) o.body = opts.body.replace('"ADMIN"', JSON.stringify(tokens.admin));
     if (opts.cookie) o.headers.Cookie = session.cookie;
     if (opts.csrf) o.headers['X-CSRF-Token'] = session.csrf;
-    const res = await request(method, urlPath, o);
-    const body = conforms(method, urlPath, res);
+    let res = await request(method, urlPath, o);
+    let body = conforms(method, urlPath, res);
+    // until: ask again (every reply checked) until it holds, for at most 20 s.
+    for (const deadline = Date.now() + 20_000; opts.until && res.status === status && !opts.until(body);) {
+      assert.ok(Date.now() < deadline, `${method} ${urlPath}: still not there after 20 s: ${res.text.slice(0, 1000)}`);
+      await sleep(100);
+      res = await request(method, urlPath, o);
+      body = conforms(method, urlPath, res);
+    }
     assert.equal(res.status, status, `${method} ${urlPath}: ${res.text}`);
     if (then) then(body, res);
   });
