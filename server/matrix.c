@@ -370,7 +370,7 @@ int tb_matrix_params_from_json(const json_t *j, struct tb_iperf_params *p, struc
 	if ((rc = int_key(j, "duration_s", 1, 86400, 0, 1, &n, err)) != 0)
 		return rc;
 	x.duration_s = (int)n;
-	if ((rc = int_key(j, "omit_s", 0, 600, 0, 0, &n, err)) != 0)
+	if ((rc = int_key(j, "omit_s", 0, TB_MX_OMIT_MAX, 0, 0, &n, err)) != 0)
 		return rc;
 	x.omit_s = (int)n;
 	if ((rc = int_key(j, "parallel", 1, 128, 1, 0, &n, err)) != 0)

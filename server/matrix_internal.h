@@ -14,6 +14,10 @@
 #include "matrix.h"
 
 #define TB_MX_SWEEP_MAX 64   /* values in one sweep list */
+/* The limits of the oldest iperf3 supported (3.12): it refuses -O over 60
+ * ("bogus value for --omit") and -w over 512 MiB ("socket buffer size too large"). */
+#define TB_MX_OMIT_MAX 60
+#define TB_MX_WINDOW_MAX 536870912L
 #define TB_MX_PAIRS_MAX 64
 
 /* The swept iperf keys in expansion order (outermost first).  BITRATE is

@@ -296,7 +296,7 @@ int tb_mx_value_parse(enum tb_mx_axis axis, const json_t *v, const char *field, 
 		x.num = (long)n;
 		break;
 	case TB_MX_OMIT:
-		if ((rc = get_int(v, field, 0, 600, " seconds", &n, err)) != 0)
+		if ((rc = get_int(v, field, 0, TB_MX_OMIT_MAX, " seconds", &n, err)) != 0)
 			return rc;
 		x.num = (long)n;
 		break;
@@ -307,7 +307,7 @@ int tb_mx_value_parse(enum tb_mx_axis axis, const json_t *v, const char *field, 
 		break;
 	case TB_MX_LENGTH:
 	case TB_MX_WINDOW: {
-		long max = axis == TB_MX_LENGTH ? 1048576L : 1073741824L;
+		long max = axis == TB_MX_LENGTH ? 1048576L : TB_MX_WINDOW_MAX;
 
 		if (parse_size(v, max, &x.num) != 0)
 			return tb_fail(err, TB_ERR_INVALID, field,
@@ -389,10 +389,10 @@ static int sweep_shape(const json_t *v, const char *field, const char *what, str
 static const char *const axis_what[TB_MX_NAXES] = {
 	"1..128",
 	"1..1048576 bytes",
-	"1..1073741824 bytes",
+	"1..536870912 bytes",
 	"a bitrate such as \"100M\"",
 	"a bitrate such as \"100M\"",
-	"0..600 seconds",
+	"0..60 seconds",
 	"a congestion control name",
 	"0..255",
 	"true or false",
