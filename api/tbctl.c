@@ -50,12 +50,17 @@ static const char usage_commands[] =
 "  events [--type T,...] [--host H] [--since ID]\n"
 "                                     follow the live event stream, one line per\n"
 "                                     event (--json: the event's JSON); resumes by\n"
-"                                     itself after a disconnect; Ctrl-C stops\n"
+"                                     itself after a disconnect; Ctrl-C stops\n";
+
+/* The matrix commands: ISO C limits one literal to 4095 bytes. */
+static const char usage_matrix[] =
 "  matrix plan SPEC                   the runs a matrix spec (a JSON file, - for\n"
 "                                     stdin) stands for, in order, and the estimate\n"
-"  matrix run SPEC [--wait] [--quiet] start a matrix (operator) and print its id;\n"
+"  matrix run SPEC [--wait] [--quiet] [--baseline ID [--max-drop PCT]]\n"
+"                                     start a matrix (operator) and print its id;\n"
 "                                     --wait follows it as watch does; --quiet: the\n"
-"                                     id alone, and with --wait only the summary\n"
+"                                     id alone, and with --wait only the summary;\n"
+"                                     --baseline: then compare it (the CI gate)\n"
 "  matrix watch ID [--quiet]          follow a matrix: progress, live bitrate, a\n"
 "                                     line per finished run; ends with the matrix\n"
 "                                     and exits as --wait does; resumes by itself\n"
@@ -63,6 +68,10 @@ static const char usage_commands[] =
 "  matrix results ID [--runs] [--csv] medians per cell (--runs: every run); --csv:\n"
 "                                     the server's CSV as it sent it\n"
 "  matrix show ID                     state, progress and every run\n"
+"  matrix compare ID --baseline ID [--max-drop PCT]\n"
+"                                     medians per cell against the baseline's; the\n"
+"                                     cells whose median fell by more than PCT\n"
+"                                     percent (default 5) fail the gate (exit 7)\n"
 "  matrix list [--limit N]            recent matrices\n"
 "  matrix cancel ID                   stop a queued or running matrix (operator)\n"
 "  matrix resume ID [--wait]          run what a canceled or interrupted matrix\n"
@@ -105,11 +114,14 @@ static const char usage_options[] =
 "  5  --wait: the action failed (its reason is printed); a matrix (--wait,\n"
 "     watch) failed: a run failed, or the matrix did not succeed\n"
 "  6  --wait: the action was canceled; a matrix (--wait, watch) was canceled\n"
-"     or interrupted by a testbedd restart ('matrix resume ID' goes on)\n";
+"     or interrupted by a testbedd restart ('matrix resume ID' goes on)\n"
+"  7  matrix compare, matrix run --baseline: a cell dropped by more than\n"
+"     --max-drop against the baseline, or has no result where it had one\n";
 
 static void usage(FILE *out)
 {
 	fputs(usage_commands, out);
+	fputs(usage_matrix, out);
 	fputs(usage_options, out);
 }
 
@@ -150,12 +162,14 @@ static const struct command commands[] = {
 	{ "events", NULL, 1, 1, TBCTL_OPT_TYPE | TBCTL_OPT_HOST | TBCTL_OPT_SINCE, 1, tbctl_cmd_events,
 	  "events [--type T,...] [--host H] [--since ID]" },
 	{ "matrix", "plan", 3, 3, 0, 1, tbctl_cmd_matrix_plan, "matrix plan SPEC" },
-	{ "matrix", "run", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_run,
-	  "matrix run SPEC [--wait] [--quiet]" },
+	{ "matrix", "run", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET | TBCTL_OPT_BASELINE | TBCTL_OPT_MAX_DROP, 1,
+	  tbctl_cmd_matrix_run, "matrix run SPEC [--wait] [--quiet] [--baseline ID [--max-drop PCT]]" },
 	{ "matrix", "watch", 3, 3, TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_watch, "matrix watch ID [--quiet]" },
 	{ "matrix", "results", 3, 3, TBCTL_OPT_CSV | TBCTL_OPT_RUNS | TBCTL_OPT_CELLS, 1,
 	  tbctl_cmd_matrix_results, "matrix results ID [--runs|--cells] [--csv]" },
 	{ "matrix", "show", 3, 3, 0, 1, tbctl_cmd_matrix_show, "matrix show ID" },
+	{ "matrix", "compare", 3, 3, TBCTL_OPT_BASELINE | TBCTL_OPT_MAX_DROP, 1, tbctl_cmd_matrix_compare,
+	  "matrix compare ID --baseline ID [--max-drop PCT]" },
 	{ "matrix", "list", 2, 2, TBCTL_OPT_LIMIT, 1, tbctl_cmd_matrix_list, "matrix list [--limit N]" },
 	{ "matrix", "cancel", 3, 3, 0, 1, tbctl_cmd_matrix_cancel, "matrix cancel ID" },
 	{ "matrix", "resume", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_resume,
@@ -191,6 +205,8 @@ static const struct option_def options[] = {
 	{ "csv", TBCTL_OPT_CSV, 0 },
 	{ "runs", TBCTL_OPT_RUNS, 0 },
 	{ "cells", TBCTL_OPT_CELLS, 0 },
+	{ "baseline", TBCTL_OPT_BASELINE, 1 },
+	{ "max-drop", TBCTL_OPT_MAX_DROP, 1 },
 };
 
 enum parse_result { PARSE_OK, PARSE_HELP, PARSE_VERSION, PARSE_ERROR };
@@ -244,6 +260,8 @@ static int set_option(struct tbctl_args *a, const struct option_def *o, const ch
 	case TBCTL_OPT_SINCE: slot = &a->since; break;
 	case TBCTL_OPT_LIMIT: slot = &a->limit; break;
 	case TBCTL_OPT_TYPE: slot = &a->type; break;
+	case TBCTL_OPT_BASELINE: slot = &a->baseline; break;
+	case TBCTL_OPT_MAX_DROP: slot = &a->max_drop; break;
 	default: return -1;
 	}
 	if (*value == '\0') {

@@ -6,7 +6,8 @@
  * exits); tbctl_api.c loads the token and calls the API; tbctl_http.c speaks
  * HTTP; tbctl_table.c prints tables; tbctl_cmd_hosts.c and tbctl_cmd_admin.c
  * hold one function per command; tbctl_cmd_events.c follows the event stream;
- * tbctl_cmd_matrix.c plans, runs, follows and tabulates iperf3 matrices.
+ * tbctl_cmd_matrix.c plans, runs, tabulates and compares iperf3 matrices
+ * (tbctl_matrix_watch.c follows one live, tbctl_matrix_fmt.c formats).
  *
  * Ownership: a command borrows the context; every json_t a command receives
  * from tbctl_api_call() is the command's to json_decref().
@@ -27,6 +28,7 @@ enum tbctl_exit {
 	TBCTL_EXIT_AUTH = 4,       /* 401 or 403 */
 	TBCTL_EXIT_FAILED = 5,     /* --wait: the action or matrix failed (a run failed) */
 	TBCTL_EXIT_CANCELED = 6,   /* --wait: canceled; a matrix also when interrupted */
+	TBCTL_EXIT_DROPPED = 7,    /* matrix compare, run --baseline: a cell dropped below its baseline */
 };
 
 #define TBCTL_DEFAULT_URL "http://127.0.0.1:8080"
@@ -48,8 +50,10 @@ enum tbctl_opt {
 	TBCTL_OPT_CSV = 1 << 11,
 	TBCTL_OPT_RUNS = 1 << 12,
 	TBCTL_OPT_CELLS = 1 << 13,
+	TBCTL_OPT_BASELINE = 1 << 14,
+	TBCTL_OPT_MAX_DROP = 1 << 15,
 };
-#define TBCTL_OPT_LAST TBCTL_OPT_CELLS
+#define TBCTL_OPT_LAST TBCTL_OPT_MAX_DROP
 
 /* Flags without a field of their own (--quiet, --csv, --runs, --cells) are
  * read from struct tbctl_args.seen. */
@@ -62,6 +66,7 @@ struct tbctl_args {
 	long timeout_s;                 /* --timeout, total time per request */
 	unsigned seen;                  /* enum tbctl_opt bits given */
 	const char *os, *fingerprint, *role, *host, *actor, *since, *limit, *type;
+	const char *baseline, *max_drop;  /* --baseline ID, --max-drop PCT */
 	const char *pos[TBCTL_MAX_POS]; /* the command and its operands */
 	int npos;
 };
@@ -137,5 +142,6 @@ int tbctl_cmd_matrix_resume(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_rerun(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_list(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_show(const struct tbctl_ctx *ctx);
+int tbctl_cmd_matrix_compare(const struct tbctl_ctx *ctx);
 
 #endif /* TBCTL_H */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "compare.h"
 #include "matrix.h"
 #include "results.h"
 #include "runner.h"
@@ -169,6 +170,43 @@ int api_matrix_results(struct tb_request *rq, struct tb_reply *rp)
 			return rc;
 		return tb_reply_json(rp, 200, t);
 	}
+}
+
+/* GET /api/v1/matrices/{id}/compare?baseline=ID&max_drop=PCT&metric=M */
+int api_matrix_compare(struct tb_request *rq, struct tb_reply *rp)
+{
+	const char *b = tb_req_query(rq, "baseline"), *drop = tb_req_query(rq, "max_drop");
+	const char *metric = tb_req_query(rq, "metric");
+	double max_drop = 5.0;
+	int64_t id, base;
+	json_t *j;
+	int rc;
+
+	if ((rc = matrix_id(rq, rp, &id)) != 0)
+		return rc;
+	if (b == NULL)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "baseline",
+			       "baseline is required: the id of the matrix to compare against");
+	if (tb_parse_id(b, 1, &base) != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "baseline", "baseline must be a matrix id (a positive whole "
+			       "number), got \"%.20s\"", b);
+	if (drop != NULL) {
+		char *end = NULL;
+
+		max_drop = strtod(drop, &end);
+		if (end == drop || *end != '\0' || !(max_drop >= 0 && max_drop <= 100))
+			return tb_fail(&rp->err, TB_ERR_INVALID, "max_drop",
+				       "max_drop must be a percentage 0..100 (a drop of the median by more fails the "
+				       "gate), got \"%.20s\"", drop);
+	}
+	if (metric == NULL)
+		metric = "receiver_bps";
+	if (!tb_compare_metric_ok(metric))
+		return tb_fail(&rp->err, TB_ERR_INVALID, "metric", "metric must be receiver_bps or sender_bps, got \"%.20s\"",
+			       metric);
+	if ((rc = tb_compare_json(rq->app, id, base, max_drop, metric, &j, &rp->err)) != 0)
+		return rc;
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "compare", j));
 }
 
 static int run_id(struct tb_request *rq, struct tb_reply *rp, int64_t *id)

@@ -190,7 +190,7 @@ int64_t tb_events_publish(struct tb_events *ev, const char *type, const char *ho
 	obj = json_pack("{s:I, s:s, s:s, s:o, s:o, s:o}", "id", (json_int_t)id, "at", at, "type", type, "host",
 			host != NULL ? json_string(host) : json_null(), "matrix",
 			matrix != 0 ? json_integer(matrix) : json_null(), "data", data);
-	text = obj != NULL ? json_dumps(obj, JSON_COMPACT) : NULL;
+	text = obj != NULL ? json_dumps(obj, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
 	json_decref(obj);
 	if (text == NULL) {
 		pthread_mutex_unlock(&ev->lock);

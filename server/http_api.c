@@ -13,10 +13,12 @@
 #include "metrics.h"
 #include "timeutil.h"
 
-/* How a pattern matches: 0 no, 1 yes (args filled). */
+/* How a pattern matches: 0 no, else 1 + the number of literal segments
+ * (args filled), so that /matrices/plan beats /matrices/{id}. */
 static int match(const char *pattern, char *seg[], size_t nseg, const char *args[])
 {
 	size_t i = 0, a = 0;
+	int literal = 0;
 	const char *p = pattern;
 
 	while (*p == '/') {
@@ -34,10 +36,12 @@ static int match(const char *pattern, char *seg[], size_t nseg, const char *args
 			args[a++] = seg[i];
 		} else if (strlen(seg[i]) != len || strncmp(seg[i], start, len) != 0) {
 			return 0;
+		} else {
+			literal++;
 		}
 		i++;
 	}
-	return i == nseg;
+	return i == nseg ? 1 + literal : 0;
 }
 
 int edge_is_mutation(const char *method)
@@ -142,7 +146,7 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 	json_t *body = NULL;
 	unsigned int status;
 	enum MHD_Result ret;
-	int rc;
+	int rc, best = 0;
 
 	for (size_t i = 0; i < nseg; i++) {
 		strncat(path, "/", sizeof(path) - strlen(path) - 1);
@@ -152,8 +156,15 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 	(void)raw_path;
 	for (const struct tb_route *r = tb_routes; r->method != NULL; r++) {
 		const char *args[TB_ROUTE_MAX_ARGS] = {0};
+		int m = match(r->pattern, seg, nseg, args);
 
-		if (!match(r->pattern, seg, nseg, args))
+		if (m > best)
+			best = m;
+	}
+	for (const struct tb_route *r = tb_routes; best > 0 && r->method != NULL; r++) {
+		const char *args[TB_ROUTE_MAX_ARGS] = {0};
+
+		if (match(r->pattern, seg, nseg, args) != best)
 			continue;
 		if (strcmp(r->method, method) == 0 || (strcmp(method, "HEAD") == 0 && strcmp(r->method, "GET") == 0)) {
 			route = r;

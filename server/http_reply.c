@@ -32,7 +32,7 @@ enum MHD_Result edge_send_json(struct MHD_Connection *conn, unsigned int status,
 	size_t len = 0;
 
 	if (body != NULL) {
-		text = json_dumps(body, JSON_COMPACT | JSON_ENSURE_ASCII);
+		text = json_dumps(body, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
 		json_decref(body);
 		if (text == NULL)
 			return MHD_NO;

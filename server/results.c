@@ -2,6 +2,7 @@
 #include "results.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,10 +65,16 @@ static json_t *matrix_json(struct tb_app *app, const struct tb_matrix_row *m)
 	json_object_set_new(j, "created_at", tb_time_json(m->created_at));
 	json_object_set_new(j, "started_at", tb_time_json(m->started_at));
 	json_object_set_new(j, "finished_at", tb_time_json(m->finished_at));
-	json_object_set_new(j, "seed", json_integer(m->seed));
 	json_object_set_new(j, "estimated_s", json_real((double)m->estimated_ms / 1000.0));
 	json_object_set_new(j, "rerun_of", m->rerun_of ? json_integer(m->rerun_of) : json_null());
 	json_object_set_new(j, "spec", json_loads(m->spec, 0, NULL));
+	{
+		/* as in the plan: the seed only where the order uses one */
+		const char *order = json_string_value(json_object_get(json_object_get(j, "spec"), "order"));
+		bool shuffled = order != NULL && strcmp(order, "shuffled") == 0;
+
+		json_object_set_new(j, "seed", shuffled ? json_integer(m->seed) : json_null());
+	}
 	json_object_set_new(j, "error", m->error_code != NULL ? json_pack("{s:s, s:s}", "code", m->error_code, "message",
 									  m->error_message ? m->error_message : "")
 							     : json_null());
@@ -307,11 +314,13 @@ static void on_row(void *cls, const struct tb_run_row *r)
 		json_array_append_new(t->cells, json_null());
 	cell = json_array_get(t->cells, (size_t)r->cell);
 	if (json_is_null(cell)) {
-		cell = json_pack("{s:i, s:s, s:s, s:s, s:s, s:o, s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:i, s:i}",
-				 "cell", r->cell, "client", r->client, "server", r->server, "protocol", r->protocol,
-				 "direction", r->direction, "params", json_loads(r->params, 0, NULL), "client_os",
-				 "server_os", "sender_bps", "receiver_bps", "retransmits", "lost_percent", "jitter_ms",
-				 "runs", 0, "failed", 0);
+		cell = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:i, "
+				 "s:i, s:i}",
+				 "cell", r->cell, "client", r->client, "server", r->server, "link", r->link,
+				 "server_address", r->server_address, "protocol", r->protocol, "direction", r->direction,
+				 "params", json_loads(r->params, 0, NULL), "client_os", "server_os", "sender_bps",
+				 "receiver_bps", "retransmits", "lost_percent", "jitter_ms", "runs", 0, "failed", 0,
+				 "stopped", 0);
 		if (cell == NULL)
 			return;
 		json_array_set_new(t->cells, (size_t)r->cell, cell);
@@ -319,6 +328,8 @@ static void on_row(void *cls, const struct tb_run_row *r)
 	json_object_set_new(cell, "runs", json_integer(json_integer_value(json_object_get(cell, "runs")) + 1));
 	if (strcmp(r->state, "failed") == 0)
 		json_object_set_new(cell, "failed", json_integer(json_integer_value(json_object_get(cell, "failed")) + 1));
+	if (strcmp(r->state, "canceled") == 0 || strcmp(r->state, "interrupted") == 0)
+		json_object_set_new(cell, "stopped", json_integer(json_integer_value(json_object_get(cell, "stopped")) + 1));
 	if (r->client_os != NULL)
 		json_array_append_new(json_object_get(cell, "client_os"), json_string(r->client_os));
 	if (r->server_os != NULL)
@@ -512,8 +523,8 @@ int tb_results_table_csv(struct tb_app *app, int64_t id, int cells, char **out, 
 		"params.congestion", "params.tos", "state", "error_class", "sender_bps", "receiver_bps", "retransmits",
 		"lost_percent", "jitter_ms", "started_at", "finished_at", "cookie", NULL};
 	static const char *const cell_cols[] = {
-		"cell", "client", "client_os", "server", "server_os", "protocol", "direction", "params.duration_s",
-		"params.parallel", "params.bitrate", "runs", "failed", "n", "sender_bps.mean", "sender_bps.median",
+		"cell", "client", "client_os", "server", "server_os", "link", "protocol", "direction", "params.duration_s",
+		"params.parallel", "params.bitrate", "runs", "failed", "stopped", "n", "sender_bps.mean", "sender_bps.median",
 		"sender_bps.stdev", "sender_bps.min", "sender_bps.max", "receiver_bps.mean", "receiver_bps.median",
 		"receiver_bps.stdev", "receiver_bps.min", "receiver_bps.max", "retransmits.median", "lost_percent.median",
 		"jitter_ms.median", NULL};

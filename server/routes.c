@@ -22,6 +22,7 @@ const struct tb_route tb_routes[] = {
 	{"POST", "/api/v1/matrices/{id}/resume", TB_LEVEL_OPERATOR, 0, "matrix.resume", api_matrix_resume},
 	{"POST", "/api/v1/matrices/{id}/rerun", TB_LEVEL_OPERATOR, 0, "matrix.rerun", api_matrix_rerun},
 	{"GET", "/api/v1/matrices/{id}/results", TB_LEVEL_VIEWER, 0, NULL, api_matrix_results},
+	{"GET", "/api/v1/matrices/{id}/compare", TB_LEVEL_VIEWER, 0, NULL, api_matrix_compare},
 	{"GET", "/api/v1/runs/{id}", TB_LEVEL_VIEWER, 0, NULL, api_run_get},
 	{"GET", "/api/v1/runs/{id}/raw", TB_LEVEL_VIEWER, 0, NULL, api_run_raw},
 	{"POST", "/api/v1/session", TB_LEVEL_NONE, TB_ROUTE_PUBLIC | TB_ROUTE_BODY | TB_ROUTE_LOGIN,

@@ -141,17 +141,15 @@ int tb_run_host_prepare(struct tb_app *app, struct tb_run_host *h, struct tb_err
 	target_of(app, h, &t, pin, sizeof(pin));
 	rc = tb_ssh_run_capture(tb_hosts_pool(app->hosts), &t, argv, 15000, 4096, &cap, err);
 	if (rc == 0) {
-		char *ver = cap.out;
+		const char *ver = cap.out;
 
-		if ((nl = strchr(ver, '\n')) != NULL) {
-			*nl = '\0';
-			h->bsd = strcmp(ver, "FreeBSD") == 0;
+		/* the uname line too: caps knows Linux from it (--snd-timeout) */
+		h->bsd = strncmp(cap.out, "FreeBSD\n", 8) == 0;
+		if ((nl = strchr(cap.out, '\n')) != NULL)
 			ver = nl + 1;
-		}
-		ver[strcspn(ver, "\r\n")] = '\0';
-		if (tb_iperf_caps_parse(ver, &h->caps, err) != 0)
-			rc = tb_fail(err, TB_ERR_REMOTE, "", "%s (%s): iperf3 --version said \"%.80s\": install iperf3 3.x there",
-				     h->m->name, h->os, ver);
+		if (tb_iperf_caps_parse(cap.out, &h->caps, err) != 0)
+			rc = tb_fail(err, TB_ERR_REMOTE, "", "%s (%s): iperf3 --version said \"%.*s\": install iperf3 3.x there",
+				     h->m->name, h->os, (int)strcspn(ver, "\r\n") > 80 ? 80 : (int)strcspn(ver, "\r\n"), ver);
 	}
 	tb_ssh_capture_free(&cap);
 	if (rc == 0)
@@ -447,7 +445,7 @@ static double num(const json_t *o, const char *k)
 }
 
 /* Figures of the run from a normalised result: sender/receiver bitrate, ... */
-static void figures(struct tb_run_row *r, const json_t *result)
+static void figures(struct tb_run_row *r, const json_t *result, bool stopped)
 {
 	const json_t *end = json_object_get(result, "end");
 	const json_t *snd = json_object_get(end, "sender"), *rcv = json_object_get(end, "receiver");
@@ -456,6 +454,12 @@ static void figures(struct tb_run_row *r, const json_t *result)
 	r->receiver_bps = num(rcv, "bits_per_second");
 	r->retransmits = (int64_t)num(snd, "retransmits");
 	r->lost_percent = num(rcv, "lost_percent");
+	/* a client stopped by SIGINT never hears the server's figures: its
+	 * receiver side says 0, which is not a measurement */
+	if (stopped && num(rcv, "bytes") == 0) {
+		r->receiver_bps = -1;
+		r->lost_percent = -1;
+	}
 }
 
 static const char *class_name(enum tb_iperf_errclass c)
@@ -807,7 +811,8 @@ int tb_run_execute(struct tb_app *app, struct tb_run_ctl *ctl, const struct tb_r
 	r.error_class = o.klass;
 	r.error_message = o.klass != NULL ? o.message : NULL;
 	r.cookie = json_string_value(json_object_get(o.client_result, "cookie"));
-	figures(&r, o.client_result);
+	figures(&r, o.client_result,
+		o.klass != NULL && (strcmp(o.klass, "canceled") == 0 || strcmp(o.klass, "interrupted") == 0));
 	if (o.klass == NULL)
 		r.state = "ok";
 	else if (strcmp(o.klass, "canceled") == 0)

@@ -510,8 +510,21 @@ int tb_store_raw_get(struct tb_store *st, int64_t run_id, const char *side, cons
 		fn(cls, &r);
 		rc = 0;
 	} else {
-		rc = tb_fail(err, TB_ERR_NOT_FOUND, "side", "run %lld has no %s %s stored", (long long)run_id, side, stream);
+		rc = TB_ERR_NOT_FOUND;
 	}
 	st_finish(st, s);
+	if (rc == TB_ERR_NOT_FOUND) {
+		int known;
+
+		if ((rc = st_prep(st, "SELECT 1 FROM runs WHERE id = ?", &s, err)) != 0)
+			return rc;
+		sqlite3_bind_int64(s, 1, run_id);
+		known = sqlite3_step(s) == SQLITE_ROW;
+		st_finish(st, s);
+		if (!known)
+			return tb_fail(err, TB_ERR_NOT_FOUND, "id", "no run with id %lld", (long long)run_id);
+		return tb_fail(err, TB_ERR_NOT_FOUND, "side", "run %lld has no %s %s stored (it has not run yet?)",
+			       (long long)run_id, side, stream);
+	}
 	return rc;
 }

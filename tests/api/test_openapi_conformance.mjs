@@ -432,6 +432,32 @@ const cases = [
       assert.equal(b.matrix.state, 'failed');
       assert.ok(b.matrix.runs.every((r) => r.id > ids.RUN_ID + 7), 'a rerun has runs of its own');
     }],
+  // Both failed every run: nothing to compare, so the gate does not pass.
+  ['compare the rerun with its original', 'GET', '/api/v1/matrices/RERUN_ID/compare?baseline=MATRIX_ID&max_drop=10', { who: 'viewer' }, 200,
+    (b) => {
+      const c = b.compare;
+      assert.equal(c.matrix, ids.RERUN_ID);
+      assert.equal(c.baseline, ids.MATRIX_ID);
+      assert.equal(c.metric, 'receiver_bps');
+      assert.equal(c.max_drop_pct, 10);
+      assert.equal(c.cells.length, 4);
+      assert.ok(c.cells.every((r) => r.verdict === 'no_baseline' && r.cell === r.baseline_cell && r.link), JSON.stringify(c.cells[0]));
+      assert.equal(c.compared, 0);
+      assert.equal(c.pass, false);
+    }],
+  ['compare without a baseline', 'GET', '/api/v1/matrices/RERUN_ID/compare', { who: 'viewer' }, 400,
+    (b) => assert.equal(b.error.field, 'baseline')],
+  ['compare, baseline abc', 'GET', '/api/v1/matrices/RERUN_ID/compare?baseline=abc', { who: 'viewer' }, 400,
+    (b) => assert.equal(b.error.field, 'baseline')],
+  ['compare, an unknown baseline', 'GET', '/api/v1/matrices/RERUN_ID/compare?baseline=999999', { who: 'viewer' }, 404,
+    (b) => assert.equal(b.error.field, 'baseline')],
+  ['compare an unknown matrix', 'GET', '/api/v1/matrices/999999/compare?baseline=MATRIX_ID', { who: 'viewer' }, 404,
+    (b) => assert.equal(b.error.field, 'id')],
+  ['compare, max_drop 101', 'GET', '/api/v1/matrices/RERUN_ID/compare?baseline=MATRIX_ID&max_drop=101', { who: 'viewer' }, 400,
+    (b) => assert.equal(b.error.field, 'max_drop')],
+  ['compare, metric jitter', 'GET', '/api/v1/matrices/RERUN_ID/compare?baseline=MATRIX_ID&metric=jitter_ms', { who: 'viewer' }, 400,
+    (b) => assert.equal(b.error.field, 'metric')],
+  ['compare by POST', 'POST', '/api/v1/matrices/RERUN_ID/compare?baseline=MATRIX_ID', { who: 'admin' }, 405],
   ['matrix creation is audited', 'GET', '/api/v1/audit?limit=50', { who: 'admin' }, 200,
     (b) => assert.ok(b.audit.some((e) => e.action === 'matrix.create' && e.status === 201 && e.target === `matrix ${ids.MATRIX_ID}`),
       JSON.stringify(b.audit.filter((e) => e.action.startsWith('matrix.'))))],
@@ -441,7 +467,8 @@ const cases = [
   ['resume an unknown matrix', 'POST', '/api/v1/matrices/999999/resume', { who: 'admin' }, 404],
   ['rerun an unknown matrix', 'POST', '/api/v1/matrices/999999/rerun', { who: 'admin' }, 404],
   ['unknown run', 'GET', '/api/v1/runs/999999', { who: 'admin' }, 404],
-  ['raw output of an unknown run', 'GET', '/api/v1/runs/999999/raw', { who: 'admin' }, 404],
+  ['raw output of an unknown run', 'GET', '/api/v1/runs/999999/raw', { who: 'admin' }, 404,
+    (b) => assert.equal(b.error.field, 'id')],
   ['matrix id not a number', 'GET', '/api/v1/matrices/abc', { who: 'admin' }, 400,
     (b) => assert.equal(b.error.field, 'id')],
   ['matrix id 0', 'GET', '/api/v1/matrices/0', { who: 'admin' }, 400],
@@ -454,6 +481,7 @@ const cases = [
   ['raw of run abc', 'GET', '/api/v1/runs/abc/raw', { who: 'admin' }, 400],
   ['wrong method on a matrix', 'DELETE', '/api/v1/matrices/MATRIX_ID', { who: 'admin' }, 405],
   ['wrong method on the plan', 'PUT', '/api/v1/matrices/plan', { who: 'admin' }, 405],
+  ['GET the plan', 'GET', '/api/v1/matrices/plan', { who: 'admin' }, 405],
   ['revoke unknown', 'DELETE', '/api/v1/tokens/999999', { who: 'admin' }, 404],
   ['revoke non-number', 'DELETE', '/api/v1/tokens/abc', { who: 'admin' }, 400],
   ['revoke the viewer', 'DELETE', '/api/v1/tokens/VIEWER_ID', { who: 'admin' }, 204],

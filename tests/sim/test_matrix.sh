@@ -206,6 +206,41 @@ diag "UDP 50 Mbit/s through a 3 % loss profile: median lost_percent $loss"
 check "UDP loss shows the profile (1..6 %)" awk -v l="${loss:-0}" 'BEGIN { exit !(l >= 1 && l <= 6) }'
 "$SIM" link --prefix "$PFX" --loss 0 >/dev/null
 
+# ---- 4b. the CI gate: a loss profile lowers the UDP cell against its baseline ----
+TBCTL="$TB_BINARY_DIR/tbctl"
+GSPEC="$DD/gate.json"
+echo '{"name":"gate","pairs":[{"client":"left","server":"right"}],"protocols":["udp"],"duration_s":2,"repeats":2,"iperf":{"udp_bitrate":"40M"}}' >"$GSPEC"
+GA=$(api POST /api/v1/matrices "$(cat "$GSPEC")" | jq_ 'd["matrix"]["id"]')
+check "baseline matrix $GA succeeds" wait_state "$GA" succeeded
+"$TBCTL" matrix run "$GSPEC" --wait --quiet --baseline "$GA" --max-drop 5 >"$DD/gate-pass.out" 2>&1
+rc=$?
+diag "$(tail -n 3 "$DD/gate-pass.out")"
+check "tbctl matrix run --baseline: the same testbed passes the gate (exit 0)" test "$rc" = 0
+GB=$(head -n 1 "$DD/gate-pass.out")
+body=$(api GET "/api/v1/matrices/$GB/compare?baseline=$GA&max_drop=5")
+check "compare (curl): 200, pass, one cell compared, verdict ok" pyck "$body" '
+c=d["compare"]; r=c["cells"][0]
+sys.exit(not (c["pass"] is True and c["compared"] == 1 and c["dropped"] == [] and r["verdict"] == "ok"
+ and r["cell"] == 0 and r["baseline_cell"] == 0 and abs(r["change_pct"]) < 5))'
+"$SIM" link --prefix "$PFX" --loss 25 >/dev/null
+"$TBCTL" matrix run "$GSPEC" --wait --quiet --baseline "$GA" --max-drop 5 >"$DD/gate-fail.out" 2>&1
+rc=$?
+"$SIM" link --prefix "$PFX" --loss 0 >/dev/null
+diag "$(tail -n 3 "$DD/gate-fail.out")"
+check "tbctl matrix run --baseline: under 25 % loss the gate fails (exit 7) and lists the cell" \
+	sh -c "test $rc = 7 && grep -Eq 'dropped|failed' '$DD/gate-fail.out' && grep -q FAIL '$DD/gate-fail.out'"
+GC=$(head -n 1 "$DD/gate-fail.out")
+body=$(api GET "/api/v1/matrices/$GC/compare?baseline=$GA&max_drop=5")
+check "compare (curl): the cell dropped by about the loss" pyck "$body" '
+c=d["compare"]; r=c["cells"][0]; print("#", r["verdict"], r["change_pct"], r["median"], r["baseline_median"])
+sys.exit(not (c["pass"] is False and c["dropped"] == [0] and (r["verdict"] == "failed" or -45 < r["change_pct"] < -10)))'
+"$TBCTL" matrix compare "$GB" --baseline "$GA" --max-drop 5 >/dev/null 2>&1
+check "tbctl matrix compare: exit 0 for the passing matrix" test $? = 0
+api GET "/api/v1/matrices/$GB/compare?baseline=999999" >/dev/null
+check "compare against an unknown baseline: 404" test "$(st)" = 404
+api GET "/api/v1/matrices/$GB/compare?baseline=$GA&max_drop=abc" >/dev/null
+check "compare with a bad max_drop: 400" test "$(st)" = 400
+
 # ---- 5. sshd stopped on the server mid-run: ssh_error, the matrix goes on ----
 body=$(api POST /api/v1/matrices '{"name":"sshd","pairs":[{"client":"left","server":"right"},{"client":"left","server":"router","link":"lan10"}],"duration_s":4}')
 M5=$(echo "$body" | jq_ 'd["matrix"]["id"]')
