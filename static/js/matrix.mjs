@@ -13,6 +13,7 @@
 // run ends.
 
 import { api } from './api.mjs';
+import { compareSection } from './compare.mjs';
 import { announce, h, replace } from './dom.mjs';
 import {
   bitrate, bitrateNode, count, errorText, MATRIX_ENDED, operatorOnly, pairText, percent, RUN_ENDED,
@@ -77,6 +78,7 @@ export function renderMatrix(main, ctx, id) {
   const cellsNote = h('p', { class: 'muted' }, 'No run has ended yet.');
   const spec = h('pre', { class: 'cmd spec-view' });
   const dialog = new RunDialog();
+  const comparison = compareSection(id);
   const csv = (view) => h('a', {
     href: `api/v1/matrices/${id}/results?format=csv&view=${view}`, download: `matrix-${id}-${view}.csv`,
     class: `csv-${view}`,
@@ -105,6 +107,7 @@ export function renderMatrix(main, ctx, id) {
         h('table', { class: 'mx-table cells-table', hidden: true },
           h('caption', { class: 'visually-hidden' }, 'Summary per cell'),
           h('thead', {}, cellsHead), cellsBody))),
+    comparison.el,
     h('details', { class: 'mx-spec' }, h('summary', {}, 'Spec'), spec));
 
   replace(main,
@@ -165,6 +168,7 @@ export function renderMatrix(main, ctx, id) {
         if (ask !== resultsAsked || mine !== generation) return;
         for (const r of t.runs) updateRun(r.id, r, RUN_ROW_KEYS);
         drawCells(t.cells.filter(Boolean));
+        comparison.refresh();
       } catch (err) {
         if (err.status === 401 || ask !== resultsAsked) return;
         cellsNote.textContent = `Could not load the results: ${err.message}`;

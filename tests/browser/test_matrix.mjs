@@ -14,7 +14,8 @@
 // commands exactly as GET /api/v1/runs/{id} gives them, with links to the
 // raw output; the CSV link downloads the table; the list shows the matrix;
 // Rerun opens a new matrix of the same spec, Cancel stops it mid-run and
-// Resume completes it; a viewer may plan but sees Start and Rerun disabled,
+// Resume completes it; comparing the rerun with the first matrix shows each
+// cell's medians and verdict and the CI commands; a viewer may plan but sees Start and Rerun disabled,
 // saying why.
 // Screenshots of every page (1280x800 and a 390x844 phone, some dark) go to
 // $TB_BINARY_DIR/screenshots/matrix-*.png.
@@ -50,6 +51,7 @@ let page;
 let shots;
 let viewerSecret;
 let matrixId;
+let rerunId;      // the rerun of matrixId (canceled, then resumed to the end)
 const pageErrors = [];
 
 function sim(...args) {
@@ -329,7 +331,7 @@ test('Rerun starts the same spec again; Cancel stops it mid-run; Resume complete
   const mainState = () => page.locator('main').getAttribute('data-matrix-state');
   const states = () => runRows().evaluateAll((trs) => trs.map((tr) => tr.dataset.state));
   await page.getByRole('button', { name: 'Rerun' }).click();
-  const rerunId = await eventually(() => {
+  rerunId = await eventually(() => {
     const m = /#\/matrices\/(\d+)$/.exec(page.url());
     return m && Number(m[1]) !== matrixId && Number(m[1]);
   }, SOON, 'Rerun did not open the new matrix');
@@ -355,6 +357,48 @@ test('Rerun starts the same spec again; Cancel stops it mid-run; Resume complete
   assert.deepEqual(await runRows().evaluateAll((trs) => trs.map((tr) => Number(tr.dataset.run))), api.runs.map((r) => r.id),
     'the resumed runs keep their ids');
   assert.equal(await page.getByRole('button', { name: 'Resume' }).isVisible(), false);
+});
+
+test('Compare with a baseline: the rerun against the first matrix, cell by cell, with the CI commands', { timeout: 60_000 }, async () => {
+  const section = page.locator('section.mx-compare');
+  await section.waitFor();
+  const baseline = page.getByLabel('Baseline matrix');
+  // A bad baseline is said at the field; nothing is shown as a result.
+  await baseline.fill('999999');
+  await page.getByLabel('Largest drop allowed (%)').fill('100');
+  await section.getByRole('button', { name: 'Compare' }).click();
+  await eventually(async () => /There is no matrix 999999/.test(await page.locator('#cmp-error').innerText()), SOON,
+    'an unknown baseline is not said');
+  assert.equal(await baseline.getAttribute('aria-invalid'), 'true');
+  assert.equal(await section.locator('table.cmp-table').isVisible(), false);
+  await page.getByLabel('Largest drop allowed (%)').fill('250');
+  await baseline.fill(String(matrixId));
+  await section.getByRole('button', { name: 'Compare' }).click();
+  await eventually(async () => /0 to 100/.test(await page.locator('#cmp-error').innerText()), SOON,
+    'a drop over 100 % is not refused');
+
+  // A drop of 100 % cannot be exceeded: every cell that ran ok in both is ok.
+  await page.getByLabel('Largest drop allowed (%)').fill('100');
+  await section.getByRole('button', { name: 'Compare' }).click();
+  await section.locator('table.cmp-table tbody tr').first().waitFor();
+  assert.equal(await page.locator('#cmp-error').isVisible(), false);
+  const api = (await tbd.get(`/api/v1/matrices/${rerunId}/compare?baseline=${matrixId}&max_drop=100`)).compare;
+  assert.equal(api.pass, true, `the API's comparison: ${JSON.stringify(api)}`);
+  const shown = await section.locator('table.cmp-table tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+    verdict: tr.dataset.verdict, medians: [...tr.querySelectorAll('td.num span[title]')].map((x) => x.title),
+  })));
+  assert.deepEqual(shown, api.cells.map((c) => ({
+    verdict: c.verdict,
+    medians: [c.baseline_median, c.median].map((v) => `${Math.round(v)} bit/s`),
+  })));
+  assert.equal(shown.length, 2);
+  assert.match(await section.locator('.cmp-verdict').innerText(), new RegExp(`^Pass: 2 cells compared with matrix ${matrixId}`));
+  assert.equal(await section.getAttribute('data-pass'), 'true');
+  const cmd = await section.locator('pre.cmp-command').innerText();
+  assert.match(cmd, new RegExp(`tbctl matrix compare ${rerunId} --baseline ${matrixId} --max-drop 100`));
+  assert.match(cmd, new RegExp(`curl -sf .*/api/v1/matrices/${rerunId}/compare\\?baseline=${matrixId}&max_drop=100&metric=receiver_bps`));
+  await section.scrollIntoViewIfNeeded();
+  await shoot('compare', { dark: true });
 });
 
 test('a viewer may plan, but sees Start and Rerun disabled, saying why', { timeout: 60_000 }, async () => {
