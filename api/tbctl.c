@@ -72,6 +72,9 @@ static const char usage_matrix[] =
 "                                     medians per cell against the baseline's; the\n"
 "                                     cells whose median fell by more than PCT\n"
 "                                     percent (default 5) fail the gate (exit 7)\n"
+"  matrix hosts ID [--diff ID]        what each host was (kernel, NIC, firmware,\n"
+"                                     TCP settings); --diff: what differs from\n"
+"                                     the hosts of another matrix\n"
 "  matrix list [--limit N]            recent matrices\n"
 "  matrix cancel ID                   stop a queued or running matrix (operator)\n"
 "  matrix resume ID [--wait]          run what a canceled or interrupted matrix\n"
@@ -170,6 +173,7 @@ static const struct command commands[] = {
 	{ "matrix", "show", 3, 3, 0, 1, tbctl_cmd_matrix_show, "matrix show ID" },
 	{ "matrix", "compare", 3, 3, TBCTL_OPT_BASELINE | TBCTL_OPT_MAX_DROP, 1, tbctl_cmd_matrix_compare,
 	  "matrix compare ID --baseline ID [--max-drop PCT]" },
+	{ "matrix", "hosts", 3, 3, TBCTL_OPT_DIFF, 1, tbctl_cmd_matrix_hosts, "matrix hosts ID [--diff ID]" },
 	{ "matrix", "list", 2, 2, TBCTL_OPT_LIMIT, 1, tbctl_cmd_matrix_list, "matrix list [--limit N]" },
 	{ "matrix", "cancel", 3, 3, 0, 1, tbctl_cmd_matrix_cancel, "matrix cancel ID" },
 	{ "matrix", "resume", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_resume,
@@ -207,6 +211,7 @@ static const struct option_def options[] = {
 	{ "cells", TBCTL_OPT_CELLS, 0 },
 	{ "baseline", TBCTL_OPT_BASELINE, 1 },
 	{ "max-drop", TBCTL_OPT_MAX_DROP, 1 },
+	{ "diff", TBCTL_OPT_DIFF, 1 },
 };
 
 enum parse_result { PARSE_OK, PARSE_HELP, PARSE_VERSION, PARSE_ERROR };
@@ -262,6 +267,7 @@ static int set_option(struct tbctl_args *a, const struct option_def *o, const ch
 	case TBCTL_OPT_TYPE: slot = &a->type; break;
 	case TBCTL_OPT_BASELINE: slot = &a->baseline; break;
 	case TBCTL_OPT_MAX_DROP: slot = &a->max_drop; break;
+	case TBCTL_OPT_DIFF: slot = &a->diff; break;
 	default: return -1;
 	}
 	if (*value == '\0') {

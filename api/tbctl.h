@@ -52,8 +52,9 @@ enum tbctl_opt {
 	TBCTL_OPT_CELLS = 1 << 13,
 	TBCTL_OPT_BASELINE = 1 << 14,
 	TBCTL_OPT_MAX_DROP = 1 << 15,
+	TBCTL_OPT_DIFF = 1 << 16,
 };
-#define TBCTL_OPT_LAST TBCTL_OPT_MAX_DROP
+#define TBCTL_OPT_LAST TBCTL_OPT_DIFF
 
 /* Flags without a field of their own (--quiet, --csv, --runs, --cells) are
  * read from struct tbctl_args.seen. */
@@ -67,6 +68,7 @@ struct tbctl_args {
 	unsigned seen;                  /* enum tbctl_opt bits given */
 	const char *os, *fingerprint, *role, *host, *actor, *since, *limit, *type;
 	const char *baseline, *max_drop;  /* --baseline ID, --max-drop PCT */
+	const char *diff;               /* --diff ID (matrix hosts) */
 	const char *pos[TBCTL_MAX_POS]; /* the command and its operands */
 	int npos;
 };
@@ -143,5 +145,6 @@ int tbctl_cmd_matrix_rerun(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_list(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_show(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_compare(const struct tbctl_ctx *ctx);
+int tbctl_cmd_matrix_hosts(const struct tbctl_ctx *ctx);
 
 #endif /* TBCTL_H */

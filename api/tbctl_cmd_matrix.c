@@ -14,8 +14,8 @@
 
 int tbctl_cmd_matrix_plan(const struct tbctl_ctx *ctx)
 {
-	static const char *const header[] = {"SEQ", "CELL", "CLIENT -> SERVER", "LINK", "PROTOCOL", "DIRECTION",
-					     "IPERF ARGS"};
+	static const char *const header[] = {"SEQ", "ROUND", "CELL", "CLIENT -> SERVER", "LINK", "PROTOCOL",
+					     "DIRECTION", "IPERF ARGS"};
 	json_t *spec = mx_load_spec(ctx->args->pos[2]), *reply = NULL, *plan, *r;
 	struct tbctl_table *t;
 	char est[32];
@@ -31,25 +31,27 @@ int tbctl_cmd_matrix_plan(const struct tbctl_ctx *ctx)
 		return rc;
 	}
 	plan = json_object_get(reply, "plan");
-	if ((t = tbctl_table_new(7, header)) == NULL) {
+	if ((t = tbctl_table_new(8, header)) == NULL) {
 		json_decref(reply);
 		return mx_nomem();
 	}
 	json_array_foreach(json_object_get(plan, "plan"), i, r) {
-		char seq[24], cell[24], pair[200], link[128];
-		const char *cells[7];
+		char seq[24], round[24], cell[24], pair[200], link[128];
+		const char *cells[8];
 
 		snprintf(seq, sizeof(seq), "%lld", tbctl_jint(r, "seq", 0));
+		snprintf(round, sizeof(round), "%lld", tbctl_jint(r, "round", 0));
 		snprintf(cell, sizeof(cell), "%lld", tbctl_jint(r, "cell", 0));
 		snprintf(pair, sizeof(pair), "%s -> %s", mx_str_or(r, "client", "?"), mx_str_or(r, "server", "?"));
 		snprintf(link, sizeof(link), "%s (%s)", mx_str_or(r, "link", "?"), mx_str_or(r, "server_address", "?"));
 		cells[0] = seq;
-		cells[1] = cell;
-		cells[2] = pair;
-		cells[3] = link;
-		cells[4] = tbctl_jstr(r, "protocol");
-		cells[5] = tbctl_jstr(r, "direction");
-		cells[6] = tbctl_jstr(r, "iperf_args");
+		cells[1] = round;
+		cells[2] = cell;
+		cells[3] = pair;
+		cells[4] = link;
+		cells[5] = tbctl_jstr(r, "protocol");
+		cells[6] = tbctl_jstr(r, "direction");
+		cells[7] = tbctl_jstr(r, "iperf_args");
 		if (tbctl_table_add(t, cells) != 0) {
 			tbctl_table_free(t);
 			json_decref(reply);
@@ -66,6 +68,9 @@ int tbctl_cmd_matrix_plan(const struct tbctl_ctx *ctx)
 	       tbctl_jint(plan, "cells", 0) == 1 ? "" : "s", mx_str_or(plan, "order", "?"));
 	if (json_is_integer(json_object_get(plan, "seed")))
 		printf(" (seed %lld)", tbctl_jint(plan, "seed", 0));
+	if (tbctl_jint(plan, "rounds", 0) < tbctl_jint(plan, "runs", 0))
+		printf(", %lld round%s (runs on disjoint hosts at once)", tbctl_jint(plan, "rounds", 0),
+		       tbctl_jint(plan, "rounds", 0) == 1 ? "" : "s");
 	printf(", estimated %s; nothing was started\n", est);
 	json_decref(reply);
 	return TBCTL_EXIT_OK;

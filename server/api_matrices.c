@@ -10,6 +10,7 @@
 
 #include "app.h"
 #include "compare.h"
+#include "hostsnap.h"
 #include "matrix.h"
 #include "results.h"
 #include "runner.h"
@@ -207,6 +208,58 @@ int api_matrix_compare(struct tb_request *rq, struct tb_reply *rp)
 	if ((rc = tb_compare_json(rq->app, id, base, max_drop, metric, &j, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "compare", j));
+}
+
+/* GET /api/v1/matrices/{id}/hosts: what each host was (once per host and OS) */
+int api_matrix_hosts(struct tb_request *rq, struct tb_reply *rp)
+{
+	int64_t id;
+	json_t *j;
+	int rc;
+
+	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_hostsnap_json(rq->app, id, &j, &rp->err)) != 0)
+		return rc;
+	return tb_reply_json(rp, 200, j);
+}
+
+/* GET /api/v1/matrices/{id}/hosts/diff?other=ID */
+int api_matrix_hosts_diff(struct tb_request *rq, struct tb_reply *rp)
+{
+	const char *o = tb_req_query(rq, "other");
+	int64_t id, other;
+	json_t *j;
+	int rc;
+
+	if ((rc = matrix_id(rq, rp, &id)) != 0)
+		return rc;
+	if (o == NULL)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "other", "other is required: the id of the matrix to compare with");
+	if (tb_parse_id(o, 1, &other) != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "other", "other must be a matrix id (a positive whole number), "
+			       "got \"%.20s\"", o);
+	if ((rc = tb_hostsnap_diff(rq->app, id, other, &j, &rp->err)) != 0)
+		return rc;
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "diff", j));
+}
+
+/* GET /api/v1/matrices/{id}/hosts/raw?host=H&os=OS: the snapshot command's output */
+int api_matrix_hosts_raw(struct tb_request *rq, struct tb_reply *rp)
+{
+	const char *host = tb_req_query(rq, "host"), *os = tb_req_query(rq, "os");
+	int64_t id;
+	int rc;
+
+	if ((rc = matrix_id(rq, rp, &id)) != 0)
+		return rc;
+	if (host == NULL || *host == '\0')
+		return tb_fail(&rp->err, TB_ERR_INVALID, "host", "host is required: a machine of the matrix");
+	if (os == NULL || *os == '\0')
+		return tb_fail(&rp->err, TB_ERR_INVALID, "os", "os is required: the OS the machine ran");
+	if ((rc = tb_hostsnap_raw(rq->app, id, host, os, &rp->text, &rp->text_len, &rp->err)) != 0)
+		return rc;
+	rp->status = 200;
+	rp->content_type = "text/plain; charset=utf-8";
+	return 0;
 }
 
 static int run_id(struct tb_request *rq, struct tb_reply *rp, int64_t *id)

@@ -11,6 +11,7 @@
 #include "events.h"
 #include "inventory.h"
 #include "log.h"
+#include "proc.h"
 #include "ssh.h"
 #include "timeutil.h"
 
@@ -565,4 +566,18 @@ int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, cons
 	publish_state(h, machine);
 	tb_hosts_probe_now(h);
 	return 0;
+}
+
+char *tb_hosts_command_shown(const struct tb_persona *p, const char *const argv[])
+{
+	char *q = tb_proc_display(argv), *s;
+	size_t n;
+
+	if (q == NULL)
+		return NULL;
+	n = strlen(q) + strlen(p->user) + strlen(p->address) + 16;
+	if ((s = malloc(n)) != NULL)
+		snprintf(s, n, "ssh %s@%s %s", p->user, p->address, q);
+	free(q);
+	return s;
 }

@@ -77,6 +77,10 @@ void tb_hosts_target(struct tb_hosts *h, const struct tb_machine *m, const struc
 		     struct tb_ssh_target *t, char *pin, size_t pinlen);
 struct tb_ssh_pool *tb_hosts_pool(struct tb_hosts *h);
 
+/* "ssh USER@ADDRESS <argv as sh would run it>": how a command sent to
+ * persona p is shown to people and stored (malloc'd; NULL: out of memory). */
+char *tb_hosts_command_shown(const struct tb_persona *p, const char *const argv[]);
+
 /* An admin accepts the host key that persona os of machine presented:
  * fp must be exactly the fingerprint shown.  TB_ERR_NOT_FOUND for an
  * unknown machine or OS, TB_ERR_CONFLICT when fp is not what it presented. */

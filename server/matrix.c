@@ -198,6 +198,121 @@ static void expand(const struct tb_mx_spec *sp, struct tb_matrix_plan *plan)
 		}
 }
 
+/* The machines of the runs as small integers: (*ids)[2i] client, [2i+1] server. */
+static int machine_ids(const struct tb_matrix_plan *plan, int **ids, int *nm)
+{
+	char (*names)[40] = calloc((size_t)plan->nruns * 2 + 1, sizeof(*names));
+	int n = 0;
+
+	*ids = calloc((size_t)plan->nruns * 2 + 1, sizeof(**ids));
+	if (names == NULL || *ids == NULL) {
+		free(names);
+		free(*ids);
+		*ids = NULL;
+		return -1;
+	}
+	for (int i = 0; i < plan->nruns * 2; i++) {
+		const char *name = i % 2 == 0 ? plan->runs[i / 2].client : plan->runs[i / 2].server;
+		int k = 0;
+
+		/* a plan has at most 2 x TB_MX_PAIRS_MAX machines: a linear search is enough */
+		while (k < n && strcmp(names[k], name) != 0)
+			k++;
+		if (k == n)
+			snprintf(names[n++], sizeof(names[0]), "%s", name);
+		(*ids)[i] = k;
+	}
+	free(names);
+	*nm = n;
+	return 0;
+}
+
+/*
+ * Cut the ordered runs into rounds (matrix.h) and put them in round order.
+ * Each round scans what is left in order until every machine that still has
+ * runs is busy: linear in the runs per round for a fixed set of pairs.
+ */
+static int make_rounds(struct tb_matrix_plan *plan, bool one_at_a_time)
+{
+	struct tb_planned_run *out;
+	int *ids = NULL, *next = NULL, *left = NULL, nm = 0, head = 0, at = 0, round = 0;
+	char *busy = NULL;
+
+	if (one_at_a_time || plan->nruns <= 1) {
+		for (int i = 0; i < plan->nruns; i++)
+			plan->runs[i].round = i;
+		plan->nrounds = plan->nruns;
+		return 0;
+	}
+	if (machine_ids(plan, &ids, &nm) != 0 || (next = malloc((size_t)plan->nruns * sizeof(*next))) == NULL ||
+	    (left = calloc((size_t)nm, sizeof(*left))) == NULL || (busy = malloc((size_t)nm)) == NULL ||
+	    (out = malloc((size_t)plan->nruns * sizeof(*out))) == NULL) {
+		free(ids);
+		free(next);
+		free(left);
+		free(busy);
+		return -1;
+	}
+	for (int i = 0; i < plan->nruns; i++) {
+		next[i] = i + 1 < plan->nruns ? i + 1 : -1;
+		left[ids[2 * i]]++;
+		left[ids[2 * i + 1]]++;
+	}
+	while (head >= 0) {
+		int active = 0, nbusy = 0, prev = -1;
+
+		memset(busy, 0, (size_t)nm);
+		for (int k = 0; k < nm; k++)
+			active += left[k] > 0;
+		for (int i = head; i >= 0 && nbusy < active; i = next[i]) {
+			int c = ids[2 * i], sv = ids[2 * i + 1];
+
+			if (!busy[c] && !busy[sv]) {
+				out[at] = plan->runs[i];
+				out[at++].round = round;
+				left[c]--;
+				left[sv]--;
+				if (prev < 0)
+					head = next[i];
+				else
+					next[prev] = next[i];
+			} else {
+				prev = i;
+			}
+			/* taken or left out, its machines are busy for the rest of the round */
+			nbusy += !busy[c] + (sv != c && !busy[sv]);
+			busy[c] = busy[sv] = 1;
+		}
+		round++;
+	}
+	memcpy(plan->runs, out, (size_t)plan->nruns * sizeof(*out));
+	plan->nrounds = round;
+	free(out);
+	free(ids);
+	free(next);
+	free(left);
+	free(busy);
+	return 0;
+}
+
+/* Per round the longest run plus the fixed overhead; the pauses between rounds. */
+static int64_t estimate_ms(const struct tb_matrix_plan *plan)
+{
+	int64_t ms = 0, longest = 0;
+
+	for (int i = 0; i < plan->nruns; i++) {
+		int64_t t = ((int64_t)plan->runs[i].p.omit_s + plan->runs[i].p.duration_s) * 1000;
+
+		if (t > longest)
+			longest = t;
+		if (i + 1 == plan->nruns || plan->runs[i + 1].round != plan->runs[i].round) {
+			ms += longest + TB_MATRIX_RUN_OVERHEAD_MS;
+			longest = 0;
+		}
+	}
+	return ms + (int64_t)plan->pause_ms * (plan->nrounds > 0 ? plan->nrounds - 1 : 0);
+}
+
 void tb_matrix_plan_free(struct tb_matrix_plan *plan)
 {
 	if (plan == NULL)
@@ -248,21 +363,25 @@ int tb_matrix_plan_make(const json_t *spec, const struct tb_inventory *inv, uint
 	plan->ncells = (int)cells;
 	plan->nruns = (int)runs;
 	expand(sp, plan);
-	for (int i = 0; i < plan->nruns; i++)
-		ms += ((int64_t)plan->runs[i].p.omit_s + plan->runs[i].p.duration_s) * 1000 + TB_MATRIX_RUN_OVERHEAD_MS;
-	ms += (int64_t)sp->pause_ms * (plan->nruns - 1);
-	plan->estimated_ms = ms;
-	if (sp->cap_total_s > 0 && ms > sp->cap_total_s * 1000) {
-		rc = tb_fail(err, TB_ERR_INVALID, "caps.total_s",
-			     "the matrix takes an estimated %.1f s (%d runs, each omit + duration + %.1f s, plus pauses), "
-			     "more than caps.total_s %lld; raise the cap or plan fewer or shorter runs",
-			     (double)ms / 1000.0, plan->nruns, TB_MATRIX_RUN_OVERHEAD_MS / 1000.0, sp->cap_total_s);
-		goto out;
-	}
 	if (plan->order == TB_ORDER_SHUFFLED)
 		shuffle(plan->runs, plan->nruns, plan->seed);
+	plan->one_at_a_time = sp->one_at_a_time;
+	if (make_rounds(plan, sp->one_at_a_time) != 0) {
+		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+		goto out;
+	}
 	for (int i = 0; i < plan->nruns; i++)
 		plan->runs[i].seq = i;
+	plan->estimated_ms = ms = estimate_ms(plan);
+	if (sp->cap_total_s > 0 && ms > sp->cap_total_s * 1000) {
+		rc = tb_fail(err, TB_ERR_INVALID, "caps.total_s",
+			     "the matrix takes an estimated %.1f s (%d runs in %d rounds, each round its longest omit + "
+			     "duration + %.1f s, plus pauses), more than caps.total_s %lld; raise the cap or plan fewer or "
+			     "shorter runs",
+			     (double)ms / 1000.0, plan->nruns, plan->nrounds, TB_MATRIX_RUN_OVERHEAD_MS / 1000.0,
+			     sp->cap_total_s);
+		goto out;
+	}
 	plan->spec = sp->stored;
 	sp->stored = NULL;
 	*out = plan;
@@ -433,25 +552,66 @@ static json_t *args_json(const struct tb_iperf_params *p)
 
 json_t *tb_matrix_run_json(const struct tb_planned_run *r)
 {
-	return json_pack("{s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "seq", r->seq, "cell", r->cell,
-			 "repeat", r->repeat, "client", r->client, "server", r->server, "link", r->link,
+	return json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "seq", r->seq, "cell",
+			 r->cell, "repeat", r->repeat, "round", r->round, "client", r->client, "server", r->server, "link", r->link,
 			 "server_address", r->server_address, "protocol", tb_iperf_proto_name(r->p.proto),
 			 "direction", tb_iperf_dir_name(r->p.dir), "params", tb_matrix_params_json(&r->p),
 			 "iperf_args", args_json(&r->p));
 }
 
+/* [{"round","start_s","end_s","runs":[seq...]}]: when each round starts and
+ * ends by the estimate. */
+static json_t *timeline_json(const struct tb_matrix_plan *plan)
+{
+	json_t *tl = json_array(), *seqs = NULL;
+	int64_t at = 0, longest = 0;
+	int bad = tl == NULL;
+
+	for (int i = 0; !bad && i < plan->nruns; i++) {
+		int64_t t = ((int64_t)plan->runs[i].p.omit_s + plan->runs[i].p.duration_s) * 1000;
+
+		if (seqs == NULL && (seqs = json_array()) == NULL)
+			break;
+		bad |= json_array_append_new(seqs, json_integer(plan->runs[i].seq)) != 0;
+		if (t > longest)
+			longest = t;
+		if (i + 1 == plan->nruns || plan->runs[i + 1].round != plan->runs[i].round) {
+			int64_t end = at + longest + TB_MATRIX_RUN_OVERHEAD_MS;
+
+			bad |= json_array_append_new(tl, json_pack("{s:i, s:f, s:f, s:o}", "round", plan->runs[i].round,
+								   "start_s", (double)at / 1000.0, "end_s",
+								   (double)end / 1000.0, "runs", seqs)) != 0;
+			seqs = NULL;
+			at = end + plan->pause_ms;
+			longest = 0;
+		}
+	}
+	json_decref(seqs);
+	if (bad || tl == NULL) {
+		json_decref(tl);
+		return NULL;
+	}
+	return tl;
+}
+
 json_t *tb_matrix_plan_json(const struct tb_matrix_plan *plan)
 {
-	json_t *runs = json_array();
+	json_t *runs = json_array(), *tl = timeline_json(plan);
 
 	for (int i = 0; runs != NULL && i < plan->nruns; i++)
 		if (json_array_append_new(runs, tb_matrix_run_json(&plan->runs[i])) != 0) {
 			json_decref(runs);
-			return NULL;
+			runs = NULL;
 		}
-	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:f, s:o, s:o}", "name", plan->name, "order",
+	if (runs == NULL || tl == NULL) {
+		json_decref(runs);
+		json_decref(tl);
+		return NULL;
+	}
+	return json_pack("{s:s, s:s, s:o, s:s, s:i, s:i, s:i, s:f, s:o, s:o, s:o}", "name", plan->name, "order",
 			 order_names[plan->order], "seed",
 			 plan->order == TB_ORDER_SHUFFLED ? json_integer((json_int_t)plan->seed) : json_null(),
-			 "runs", plan->nruns, "cells", plan->ncells, "estimated_s",
-			 (double)plan->estimated_ms / 1000.0, "spec", json_deep_copy(plan->spec), "plan", runs);
+			 "concurrency", plan->one_at_a_time ? "none" : "disjoint", "runs", plan->nruns, "cells",
+			 plan->ncells, "rounds", plan->nrounds, "estimated_s", (double)plan->estimated_ms / 1000.0, "spec",
+			 json_deep_copy(plan->spec), "plan", runs, "timeline", tl);
 }

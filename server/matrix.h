@@ -36,6 +36,13 @@
  * of all runs with the seed's PRNG (xorshift64*), so a stored seed gives the
  * same order again.
  *
+ * concurrency: "disjoint" (default) = runs whose hosts are disjoint
+ * go at once: the ordered runs are cut into rounds by list scheduling (each
+ * round takes, in order, every run whose client and server are free and not
+ * waited for by an earlier run left out of it, so each host keeps its runs'
+ * order), and seq numbers the runs round by round; "none" = one run at a
+ * time (round = seq).  No host is ever in two runs at once.
+ *
  * "os" (OS combinations) is Matrices II: it is refused for now with a
  * message saying so.
  *
@@ -49,6 +56,7 @@
 #ifndef TB_MATRIX_H
 #define TB_MATRIX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -71,6 +79,7 @@ struct tb_planned_run {
 	char link[40];             /* the server's link used */
 	char server_address[64];   /* that link's address, no prefix length */
 	struct tb_iperf_params p;  /* proto, dir and every parameter */
+	int round;                 /* runs of one round go at once (disjoint hosts) */
 };
 
 struct tb_matrix_plan {
@@ -80,9 +89,12 @@ struct tb_matrix_plan {
 	int pause_ms;
 	int repeats;
 	int ncells;
+	int nrounds;
+	bool one_at_a_time;        /* concurrency "none" */
 	struct tb_planned_run *runs;
 	int nruns;
-	int64_t estimated_ms;      /* sum of (omit + duration + TB_MATRIX_RUN_OVERHEAD_MS) + pauses */
+	int64_t estimated_ms;      /* per round its longest (omit + duration) + TB_MATRIX_RUN_OVERHEAD_MS;
+				    * plus the pauses between rounds */
 	json_t *spec;              /* the spec as stored: the input with defaults
 				    * filled in and the seed set (owned) */
 };
@@ -108,8 +120,9 @@ json_t *tb_matrix_run_json(const struct tb_planned_run *r);
 json_t *tb_matrix_params_json(const struct tb_iperf_params *p);
 int tb_matrix_params_from_json(const json_t *j, struct tb_iperf_params *p, struct tb_error *err);
 
-/* The whole plan: {"name","order","seed","runs":N,"cells":N,"estimated_s":X,
- * "spec":{...},"plan":[run...]} (new reference). */
+/* The whole plan: {"name","order","seed","concurrency","runs":N,"cells":N,
+ * "rounds":N,"estimated_s":X,"spec":{...},"plan":[run...],"timeline":
+ * [{"round","start_s","end_s","runs":[seq...]}]} (new reference). */
 json_t *tb_matrix_plan_json(const struct tb_matrix_plan *plan);
 
 const char *tb_iperf_proto_name(enum tb_iperf_proto p);   /* "tcp", "udp" */

@@ -75,6 +75,7 @@ struct tb_mx_spec {
 	enum tb_matrix_order order;
 	uint64_t seed;                   /* shuffled: the seed used; else 0 */
 	int pause_ms;
+	bool one_at_a_time;              /* concurrency "none": no two runs at once */
 	long long cap_total_s;           /* 0: no cap */
 	json_t *stored;                  /* the spec as stored (owned) */
 };

@@ -16,7 +16,7 @@
 #define UDP_LENGTH_MAX 65507L        /* the largest UDP payload over IPv4 */
 
 static const char *const top_keys[] = {"name", "pairs", "os", "protocols", "directions", "duration_s",
-				       "repeats", "order", "seed", "pause_s", "caps", "iperf", NULL};
+				       "repeats", "order", "seed", "pause_s", "concurrency", "caps", "iperf", NULL};
 static const char *const pair_keys[] = {"client", "server", "link", NULL};
 static const char *const cap_keys[] = {"total_s", "duration_s", "bitrate", NULL};
 static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel", "length",     "window", "bitrate",
@@ -25,6 +25,7 @@ static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel", "length",    
 static const char *const proto_names[] = {"tcp", "udp", NULL};
 static const char *const dir_names[] = {"forward", "reverse", "bidir", NULL};
 static const char *const order_names[] = {"sequential", "interleaved", "shuffled", NULL};
+static const char *const concurrency_names[] = {"disjoint", "none", NULL};
 
 /* ---- messages ---- */
 
@@ -552,7 +553,7 @@ static void pair_machines(const struct tb_inventory *inv, char *buf, size_t len)
 	for (size_t i = 0; i < inv->nmachines && used + 1 < len; i++) {
 		int w;
 
-		if (inv->machines[i].role == TB_ROLE_RELAY)
+		if (inv->machines[i].role == TB_ROLE_RELAY && inv->machines[i].nlinks == 0)
 			continue;
 		w = snprintf(buf + used, len - used, "%s%s", used > 0 ? ", " : "", inv->machines[i].name);
 		if (w < 0)
@@ -582,10 +583,11 @@ static int pair_machine(const json_t *pair, const char *pfield, const char *key,
 	if (m == NULL)
 		return tb_fail(err, TB_ERR_INVALID, field,
 			       "%s: no machine %s in the inventory; hosts and routers: %s", field, got, list);
-	if (m->role == TB_ROLE_RELAY)
+	/* a relay runs iperf3 only when someone wired it into the data plane */
+	if (m->role == TB_ROLE_RELAY && m->nlinks == 0)
 		return tb_fail(err, TB_ERR_INVALID, field,
-			       "%s: %s has role relay; a pair needs a machine with role host or router (%s)", field,
-			       m->name, list);
+			       "%s: %s has role relay and no links; a pair needs a machine with role host or router, "
+			       "or a relay with a link (%s)", field, m->name, list);
 	*out = m;
 	return 0;
 }
@@ -709,6 +711,13 @@ static int parse_order(const json_t *spec, uint64_t seed_if_unset, struct tb_mx_
 		out->seed = (uint64_t)n;
 	} else if (out->order == TB_ORDER_SHUFFLED) {
 		out->seed = seed_if_unset & (uint64_t)(SEED_MAX - 1);
+	}
+	if ((v = opt(spec, "concurrency")) != NULL) {
+		int c = 0;
+
+		if ((rc = get_enum(v, "concurrency", concurrency_names, &c, err)) != 0)
+			return rc;
+		out->one_at_a_time = c == 1;
 	}
 	if ((v = opt(spec, "pause_s")) != NULL) {
 		char got[64];
@@ -893,6 +902,7 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 	if (sp->order == TB_ORDER_SHUFFLED)
 		bad |= json_object_set_new(st, "seed", json_integer((json_int_t)sp->seed)) != 0;
 	bad |= json_object_set_new(st, "pause_s", copy_or(spec, "pause_s", json_integer(0))) != 0;
+	bad |= json_object_set_new(st, "concurrency", json_string(concurrency_names[sp->one_at_a_time ? 1 : 0])) != 0;
 	if (opt(spec, "caps") != NULL)
 		bad |= json_object_set_new(st, "caps", json_deep_copy(opt(spec, "caps"))) != 0;
 	bad |= json_object_set_new(st, "iperf", iperf) != 0;

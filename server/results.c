@@ -119,6 +119,7 @@ static json_t *run_brief(const struct tb_run_row *r)
 	json_object_set_new(j, "seq", json_integer(r->seq));
 	json_object_set_new(j, "cell", json_integer(r->cell));
 	json_object_set_new(j, "repeat", json_integer(r->repeat));
+	json_object_set_new(j, "round", json_integer(r->round));
 	json_object_set_new(j, "client", json_string(r->client));
 	json_object_set_new(j, "server", json_string(r->server));
 	json_object_set_new(j, "link", json_string(r->link));

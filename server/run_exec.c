@@ -497,20 +497,6 @@ static void outcome_free(struct outcome *o)
 	memset(o, 0, sizeof(*o));
 }
 
-static char *shown(const struct tb_persona *p, const char *const argv[])
-{
-	char *q = tb_proc_display(argv), *s;
-	size_t n;
-
-	if (q == NULL)
-		return NULL;
-	n = strlen(q) + strlen(p->user) + strlen(p->address) + 16;
-	if ((s = malloc(n)) != NULL)
-		snprintf(s, n, "ssh %s@%s %s", p->user, p->address, q);
-	free(q);
-	return s;
-}
-
 static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_row *r, const struct tb_iperf_params *p,
 		    struct tb_run_host *ch, struct tb_run_host *sh, struct outcome *o)
 {
@@ -548,8 +534,8 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 	{
 		const char *sargv[] = {"sh", "-c", s.script, NULL};
 
-		o->server_cmd = shown(sh->p, sargv);
-		o->client_cmd = shown(ch->p, cargv);
+		o->server_cmd = tb_hosts_command_shown(sh->p, sargv);
+		o->client_cmd = tb_hosts_command_shown(ch->p, cargv);
 	}
 	r->server_command = o->server_cmd;
 	r->client_command = o->client_cmd;

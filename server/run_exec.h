@@ -32,6 +32,7 @@ struct tb_run_host {
 	struct tb_iperf_caps caps;
 	bool bsd;                  /* FreeBSD userland: sockstat, not ss */
 	bool ready;                /* os, caps and bsd are known */
+	char snapped_os[40];       /* the OS this matrix took its metadata in ("": none yet) */
 };
 
 enum tb_run_stop { TB_RUN_GO = 0, TB_RUN_CANCEL = 1, TB_RUN_SHUTDOWN = 2 };

@@ -10,6 +10,7 @@
 #include "actions.h"
 #include "app.h"
 #include "events.h"
+#include "hostsnap.h"
 #include "inventory.h"
 #include "log.h"
 #include "matrix.h"
@@ -19,6 +20,7 @@
 #include "timeutil.h"
 
 #define QUEUE_MAX 256
+#define TB_RUNNER_PARALLEL 16      /* runs of one round at once (more wait for the next) */
 
 struct leftover {
 	char machine[40], os[40];
@@ -36,7 +38,8 @@ struct tb_runner {
 	int nqueue;
 	int64_t current;           /* the matrix in progress, 0: none */
 	int current_seq;
-	struct tb_run_ctl ctl;     /* of the run in progress */
+	struct tb_run_ctl ctl;     /* of the run in progress; its stop is the matrix's */
+	struct tb_run_ctl par[TB_RUNNER_PARALLEL - 1];   /* of the other runs of a round */
 	struct leftover *left;     /* remote processes of interrupted runs */
 	int nleft;
 };
@@ -203,34 +206,143 @@ static void fail_run(struct tb_runner *r, struct job *j, const char *klass, cons
 				    "error_message", message));
 }
 
-static void run_one(struct tb_runner *r, struct job *j, struct tb_run_host *hs, int *nh)
+/* The metadata of h once per OS in this matrix (a failure is only logged:
+ * the runs do not need it). */
+static void snapshot(struct tb_runner *r, const struct job *j, struct tb_run_host *h)
+{
+	struct tb_error e = {0};
+
+	if (strcmp(h->snapped_os, h->os) == 0)
+		return;
+	snprintf(h->snapped_os, sizeof(h->snapped_os), "%s", h->os);
+	if (tb_hostsnap_take(r->app, j->row.matrix_id, h->m, h->p, h->os, h->bsd,
+			     tb_hostsnap_iface(h->m, h->os, j->row.link), &e) != 0)
+		tb_warn("runner", "matrix %lld: the metadata of %s (%s) was not taken: %s", (long long)j->row.matrix_id,
+			h->m->name, h->os, e.message);
+}
+
+/* The routers' metadata (forwarding, buffers), once per matrix. */
+static void snapshot_routers(struct tb_runner *r, int64_t id)
 {
 	struct tb_inventory *inv = tb_app_inventory_get(r->app);
-	struct tb_run_host *c = host_for(hs, nh, inv, j->client), *s = host_for(hs, nh, inv, j->server);
+
+	for (size_t i = 0; i < inv->nmachines && !r->ctl.stop; i++) {
+		struct tb_error e = {0};
+
+		if (inv->machines[i].role == TB_ROLE_ROUTER &&
+		    tb_hostsnap_take_machine(r->app, id, &inv->machines[i], &e) != 0)
+			tb_warn("runner", "matrix %lld: the metadata of router %s was not taken: %s", (long long)id,
+				inv->machines[i].name, e.message);
+	}
+	tb_app_inventory_put(r->app, inv);
+}
+
+/* One run on hosts c and s (resolved by the caller), stopped through ctl. */
+static void run_job(struct tb_runner *r, struct job *j, struct tb_run_host *c, struct tb_run_host *s,
+		    struct tb_run_ctl *ctl)
+{
 	const char *state = NULL, *klass = NULL;
 	struct tb_error e = {0};
-	char msg[600];
 
-	if (c == NULL || s == NULL) {
-		snprintf(msg, sizeof(msg), "%s is no longer in the inventory", c == NULL ? j->client : j->server);
-		fail_run(r, j, "ssh_error", msg);
-		goto out;
-	}
-	/* a machine that was (re)loaded with the inventory: its pointer changed */
-	c->m = tb_inventory_find(inv, j->client);
-	s->m = tb_inventory_find(inv, j->server);
 	if ((!c->ready && tb_run_host_prepare(r->app, c, &e) != 0) ||
 	    (!s->ready && tb_run_host_prepare(r->app, s, &e) != 0)) {
 		fail_run(r, j, "ssh_error", e.message);
-		goto out;
+		return;
 	}
-	if (tb_run_execute(r->app, &r->ctl, &j->row, c, s, &state, &klass, &e) != 0)
+	snapshot(r, j, c);
+	snapshot(r, j, s);
+	if (tb_run_execute(r->app, ctl, &j->row, c, s, &state, &klass, &e) != 0)
 		tb_warn("runner", "matrix %lld run %d: %s", (long long)j->row.matrix_id, j->row.seq, e.message);
 	/* a host that failed over ssh is asked again before its next run */
 	if (klass != NULL && strcmp(klass, "ssh_error") == 0)
 		c->ready = s->ready = false;
-out:
+}
+
+/* The hosts of j, with the machines of inventory inv; 0, or -1 when one is gone. */
+static int resolve(struct tb_runner *r, struct job *j, struct tb_run_host *hs, int *nh, const struct tb_inventory *inv,
+		   struct tb_run_host **c, struct tb_run_host **s)
+{
+	char msg[600];
+
+	*c = host_for(hs, nh, inv, j->client);
+	*s = host_for(hs, nh, inv, j->server);
+	if (*c == NULL || *s == NULL) {
+		snprintf(msg, sizeof(msg), "%s is no longer in the inventory", *c == NULL ? j->client : j->server);
+		fail_run(r, j, "ssh_error", msg);
+		return -1;
+	}
+	/* a machine that was (re)loaded with the inventory: its pointer changed */
+	(*c)->m = tb_inventory_find(inv, j->client);
+	(*s)->m = tb_inventory_find(inv, j->server);
+	return 0;
+}
+
+static void run_one(struct tb_runner *r, struct job *j, struct tb_run_host *hs, int *nh)
+{
+	struct tb_inventory *inv = tb_app_inventory_get(r->app);
+	struct tb_run_host *c, *s;
+
+	if (resolve(r, j, hs, nh, inv, &c, &s) == 0)
+		run_job(r, j, c, s, &r->ctl);
 	tb_app_inventory_put(r->app, inv);
+}
+
+struct par_job {
+	struct tb_runner *r;
+	struct job *j;
+	struct tb_run_host *c, *s;
+	struct tb_run_ctl *ctl;
+	pthread_t th;
+	bool started;
+};
+
+static void *par_main(void *arg)
+{
+	struct par_job *p = arg;
+
+	run_job(p->r, p->j, p->c, p->s, p->ctl);
+	return NULL;
+}
+
+/* n runs of one round (their hosts are disjoint) at once, each in a thread of
+ * its own with its own control; returns when all have ended. */
+static void run_round(struct tb_runner *r, struct job *js, int n, struct tb_run_host *hs, int *nh)
+{
+	struct tb_inventory *inv = tb_app_inventory_get(r->app);
+	struct par_job p[TB_RUNNER_PARALLEL];
+	int stop;
+
+	/* reset the other slots, then look at the matrix's stop: a cancel that
+	 * comes after this look stops every slot itself (tb_runner_cancel) */
+	for (int k = 0; k < TB_RUNNER_PARALLEL - 1; k++) {
+		pthread_mutex_lock(&r->par[k].lock);
+		r->par[k].stop = TB_RUN_GO;
+		pthread_mutex_unlock(&r->par[k].lock);
+	}
+	pthread_mutex_lock(&r->ctl.lock);
+	stop = r->ctl.stop;
+	pthread_mutex_unlock(&r->ctl.lock);
+	for (int k = 0; k < n; k++) {
+		p[k] = (struct par_job){r, &js[k], NULL, NULL, k == 0 ? &r->ctl : &r->par[k - 1], 0, false};
+		if (stop || resolve(r, &js[k], hs, nh, inv, &p[k].c, &p[k].s) != 0)
+			continue;
+		if (pthread_create(&p[k].th, NULL, par_main, &p[k]) == 0)
+			p[k].started = true;
+		else
+			run_job(r, &js[k], p[k].c, p[k].s, p[k].ctl);   /* no thread: in turn */
+	}
+	for (int k = 0; k < n; k++)
+		if (p[k].started)
+			pthread_join(p[k].th, NULL);
+	tb_app_inventory_put(r->app, inv);
+}
+
+/* Stop the run or round in progress (why: TB_RUN_CANCEL or TB_RUN_SHUTDOWN). */
+static void stop_runs(struct tb_runner *r, int why)
+{
+	tb_run_ctl_stop(r->app, &r->ctl, why);
+	for (int k = 0; k < TB_RUNNER_PARALLEL - 1; k++)
+		tb_run_ctl_stop(r->app, &r->par[k], why);
 }
 
 struct mview {
@@ -286,13 +398,23 @@ static void run_matrix(struct tb_runner *r, int64_t id)
 	}
 	tb_store_matrix_update(st, id, "running", tb_now(), 0, NULL, NULL, NULL);
 	publish_matrix(r, id);
-	for (i = 0; i < js.n && !r->ctl.stop; i++) {
+	if (js.n > 0)
+		snapshot_routers(r, id);
+	for (i = 0; i < js.n && !r->ctl.stop;) {
+		int n = 1;
+
+		while (i + n < js.n && n < TB_RUNNER_PARALLEL && js.v[i + n].row.round == js.v[i].row.round)
+			n++;
 		pthread_mutex_lock(&r->lock);
 		r->current_seq = js.v[i].row.seq;
 		pthread_mutex_unlock(&r->lock);
-		run_one(r, &js.v[i], hs, &nh);
+		if (n == 1)
+			run_one(r, &js.v[i], hs, &nh);
+		else
+			run_round(r, &js.v[i], n, hs, &nh);
 		publish_matrix(r, id);
-		if (mv.pause_ms > 0 && i + 1 < js.n)
+		i += n;
+		if (mv.pause_ms > 0 && i < js.n)
 			for (int t = 0; t < mv.pause_ms && !r->ctl.stop; t += 50)
 				sleep_ms(50);
 	}
@@ -416,6 +538,8 @@ int tb_runner_new(struct tb_app *app, struct tb_runner **out, struct tb_error *e
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
 	pthread_mutex_init(&r->ctl.lock, NULL);
+	for (int k = 0; k < TB_RUNNER_PARALLEL - 1; k++)
+		pthread_mutex_init(&r->par[k].lock, NULL);
 	if ((rc = tb_store_matrix_interrupt(app->store, "testbedd stopped while this ran: resume the matrix to run it again",
 					    tb_now(), note_leftover, r, err)) != 0 ||
 	    pthread_create(&r->th, NULL, worker, r) != 0) {
@@ -423,6 +547,8 @@ int tb_runner_new(struct tb_app *app, struct tb_runner **out, struct tb_error *e
 			rc = tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the runner's thread");
 		free(r->left);
 		pthread_mutex_destroy(&r->ctl.lock);
+		for (int k = 0; k < TB_RUNNER_PARALLEL - 1; k++)
+			pthread_mutex_destroy(&r->par[k].lock);
 		pthread_mutex_destroy(&r->lock);
 		pthread_cond_destroy(&r->cond);
 		free(r);
@@ -440,9 +566,11 @@ void tb_runner_stop(struct tb_runner *r)
 	r->stopping = 1;
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
-	tb_run_ctl_stop(r->app, &r->ctl, TB_RUN_SHUTDOWN);
+	stop_runs(r, TB_RUN_SHUTDOWN);
 	pthread_join(r->th, NULL);
 	pthread_mutex_destroy(&r->ctl.lock);
+	for (int k = 0; k < TB_RUNNER_PARALLEL - 1; k++)
+		pthread_mutex_destroy(&r->par[k].lock);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->cond);
 	free(r->left);
@@ -499,6 +627,7 @@ int tb_runner_submit(struct tb_runner *r, const struct tb_matrix_plan *plan, con
 			.seq = p->seq,
 			.cell = p->cell,
 			.repeat = p->repeat,
+			.round = p->round,
 			.client = p->client,
 			.server = p->server,
 			.link = p->link,
@@ -547,7 +676,7 @@ int tb_runner_cancel(struct tb_runner *r, int64_t id, struct tb_error *err)
 	}
 	if (r->current == id) {
 		pthread_mutex_unlock(&r->lock);
-		tb_run_ctl_stop(r->app, &r->ctl, TB_RUN_CANCEL);
+		stop_runs(r, TB_RUN_CANCEL);
 		return 0;
 	}
 	pthread_mutex_unlock(&r->lock);

@@ -63,6 +63,13 @@ static const char *const migrations[] = {
 	"  seq INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (run_id, side, seq));"
 	"CREATE TABLE raw_outputs (run_id INTEGER NOT NULL REFERENCES runs(id), side TEXT NOT NULL,"
 	"  stream TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (run_id, side, stream));",
+	/* 3: Matrices II: what each host was (per matrix, host and OS) */
+	"CREATE TABLE host_snapshots (matrix_id INTEGER NOT NULL REFERENCES matrices(id), host TEXT NOT NULL,"
+	"  os TEXT NOT NULL, taken_at INTEGER NOT NULL, interface TEXT, command TEXT NOT NULL,"
+	"  data TEXT NOT NULL, raw BLOB NOT NULL, PRIMARY KEY (matrix_id, host, os));"
+	/* rounds: runs of one round go at once; every earlier matrix ran one at a time */
+	"ALTER TABLE runs ADD COLUMN round INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE runs SET round = seq;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

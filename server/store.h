@@ -210,6 +210,7 @@ struct tb_matrix_row {
 struct tb_run_row {
 	int64_t id, matrix_id;
 	int seq, cell, repeat;
+	int round;                 /* runs of a round go at once (their hosts are disjoint) */
 	const char *client, *server, *link, *server_address;
 	const char *protocol;      /* tcp, udp */
 	const char *direction;     /* forward, reverse, bidir */
@@ -278,6 +279,29 @@ int tb_store_run_get(struct tb_store *st, int64_t run_id, tb_run_row_fn fn, void
 /* Write every mutable field of r (state, errors, personas, versions,
  * commands, port, pids, cookie, exits, times, attempts, summary, figures). */
 int tb_store_run_update(struct tb_store *st, const struct tb_run_row *r, struct tb_error *err);
+
+/* ---- host snapshots: what a host was during a matrix (one per host and OS) ---- */
+struct tb_snapshot_row {
+	int64_t matrix_id;
+	const char *host, *os;
+	int64_t taken_at;
+	const char *interface;     /* the data-plane interface described, or NULL */
+	const char *command;       /* the command exactly as it ran */
+	const char *data;          /* the parsed JSON (hostmeta.h) */
+	const char *raw;           /* the command's output */
+	size_t raw_len;
+};
+
+typedef void (*tb_snapshot_fn)(void *cls, const struct tb_snapshot_row *row);
+
+/* Insert or replace the snapshot of (matrix, host, os). */
+int tb_store_snapshot_put(struct tb_store *st, const struct tb_snapshot_row *r, struct tb_error *err);
+/* *has: whether (matrix, host, os) has one. */
+int tb_store_snapshot_has(struct tb_store *st, int64_t matrix_id, const char *host, const char *os, int *has,
+			  struct tb_error *err);
+/* Each snapshot of a matrix, by host then OS (raw only when with_raw). */
+int tb_store_snapshot_each(struct tb_store *st, int64_t matrix_id, int with_raw, tb_snapshot_fn fn, void *cls,
+			   struct tb_error *err);
 /* The run's end, in one transaction: tb_store_run_update, its intervals and
  * raw outputs (replacing any earlier ones). */
 int tb_store_run_finish(struct tb_store *st, const struct tb_run_row *r, const struct tb_interval_row *iv,

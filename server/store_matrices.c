@@ -33,7 +33,7 @@ static int raw_exec(struct tb_store *st, const char *sql, struct tb_error *err)
 
 static const char insert_run_sql[] =
 	"INSERT INTO runs (matrix_id, seq, cell, rep, client, server, link, server_address, protocol, direction,"
-	" params, state) VALUES (?,?,?,?,?,?,?,?,?,?,?,'pending')";
+	" params, state, round) VALUES (?,?,?,?,?,?,?,?,?,?,?,'pending',?)";
 
 int tb_store_matrix_insert(struct tb_store *st, const struct tb_matrix_row *m, const struct tb_run_row *runs,
 			   int nruns, int64_t *id, struct tb_error *err)
@@ -83,6 +83,7 @@ int tb_store_matrix_insert(struct tb_store *st, const struct tb_matrix_row *m, c
 		st_bind_text(s, 9, r->protocol);
 		st_bind_text(s, 10, r->direction);
 		st_bind_text(s, 11, r->params);
+		sqlite3_bind_int(s, 12, r->round);
 		if (sqlite3_step(s) != SQLITE_DONE) {
 			rc = st_db_fail(st, err, "recording a run");
 			goto rollback;
@@ -242,7 +243,8 @@ int tb_store_matrix_list(struct tb_store *st, int limit, tb_matrix_row_fn fn, vo
 	" cookie, coalesce(client_exit, -1), coalesce(server_exit, -1), coalesce(started_ms, 0)," \
 	" coalesce(finished_ms, 0), attempts, summary, coalesce(sender_bps, -1), coalesce(receiver_bps, -1)," \
 	" coalesce(retransmits, -1), coalesce(lost_percent, -1)," \
-	" 1000 * (coalesce(json_extract(params, '$.duration_s'), 0) + coalesce(json_extract(params, '$.omit_s'), 0))"
+	" 1000 * (coalesce(json_extract(params, '$.duration_s'), 0) + coalesce(json_extract(params, '$.omit_s'), 0))," \
+	" round"
 
 static void run_row(sqlite3_stmt *s, struct tb_run_row *r)
 {
@@ -282,6 +284,7 @@ static void run_row(sqlite3_stmt *s, struct tb_run_row *r)
 	r->retransmits = sqlite3_column_int64(s, 33);
 	r->lost_percent = sqlite3_column_double(s, 34);
 	r->duration_ms = sqlite3_column_int(s, 35);
+	r->round = sqlite3_column_int(s, 36);
 }
 
 int tb_store_run_each(struct tb_store *st, int64_t matrix_id, const char *state, tb_run_row_fn fn, void *cls,

@@ -287,6 +287,28 @@ async function exampleSpec() {
   return specText(spec);
 }
 
+const TIMELINE_ROUNDS = 60;   // the timeline shows the first rounds
+
+/** The rounds as a timeline: one block per round, as wide as its share of the time, its runs stacked. */
+function drawTimeline(plan) {
+  const rounds = plan.timeline.slice(0, TIMELINE_ROUNDS);
+  const end = rounds.at(-1)?.end_s || 1;
+  const bySeq = new Map(plan.plan.map((r) => [r.seq, r]));
+  return h('figure', { class: 'plan-timeline' },
+    h('figcaption', {}, `Timeline${plan.timeline.length > rounds.length ? ` (the first ${rounds.length} of ${plan.timeline.length} rounds)` : ''}`),
+    h('ol', { class: 'timeline' }, rounds.map((t) => h('li', {
+      class: 'tl-round', dataset: { round: String(t.round) },
+      title: `round ${t.round}: ${t.start_s}–${t.end_s} s`,
+    },
+    h('span', { class: 'tl-head' }, `round ${t.round}`, h('span', { class: 'muted' }, ` ${Math.round(t.start_s)}–${Math.round(t.end_s)} s`)),
+    t.runs.map((seq) => {
+      const r = bySeq.get(seq);
+      return h('span', { class: 'tl-run', dataset: { seq: String(seq) } },
+        r ? `${seq}: ${r.client} → ${r.server} ${r.protocol} ${r.direction}` : `${seq}`);
+    })))),
+    h('p', { class: 'help' }, `The runs of a round start together; the next round starts when the longest has ended (about ${Math.round(end)} s for these).`));
+}
+
 function drawPlan(el, plan) {
   delete el.dataset.stale;
   const shown = plan.plan.slice(0, PLAN_ROWS);
@@ -296,20 +318,24 @@ function drawPlan(el, plan) {
       h('strong', {}, `${plan.runs} run${plan.runs === 1 ? '' : 's'}`),
       ` in ${plan.cells} cell${plan.cells === 1 ? '' : 's'} · order ${plan.order}`,
       plan.order === 'shuffled' ? ` (seed ${plan.seed})` : '',
+      plan.rounds < plan.runs ? ` · ${plan.rounds} round${plan.rounds === 1 ? '' : 's'} (runs on disjoint hosts go at once)` : '',
       ' · estimated ', h('strong', { class: 'plan-estimate' }, duration(plan.estimated_s * 1000)),
       h('span', { class: 'muted' }, ` (${plan.estimated_s} s)`)),
     h('p', { class: 'help plan-stale' }, 'The spec changed since this plan: plan again to see its runs.'),
+    plan.rounds < plan.runs ? drawTimeline(plan) : null,
     h('div', { class: 'table-wrap' },
       h('table', { class: 'mx-table plan-table' },
         h('caption', { class: 'visually-hidden' }, 'The runs in the order they run'),
         h('thead', {}, h('tr', {},
           h('th', { scope: 'col' }, 'seq'),
+          h('th', { scope: 'col' }, 'round'),
           h('th', { scope: 'col' }, 'client → server'),
           h('th', { scope: 'col' }, 'protocol'),
           h('th', { scope: 'col' }, 'direction'),
           h('th', { scope: 'col' }, 'iperf args'))),
         h('tbody', {}, shown.map((r) => h('tr', { dataset: { seq: String(r.seq) } },
           h('td', { 'data-label': 'seq', class: 'num' }, String(r.seq)),
+          h('td', { 'data-label': 'round', class: 'num' }, String(r.round)),
           h('td', { 'data-label': 'client → server' }, `${r.client} → ${r.server}`,
             r.link ? h('span', { class: 'muted' }, ` (${r.link} ${r.server_address})`) : null),
           h('td', { 'data-label': 'protocol' }, r.protocol),

@@ -73,7 +73,12 @@ before(async () => {
   assert.equal(out.trim().split('\n').pop(), simDir, `sim up printed ${out}`);
   const tbDir = path.join(dir, 'tb');
   mkdirSync(tbDir, { mode: 0o700 });
-  tbd = new Testbedd(tbDir, readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8'));
+  // a second pair for the rounds: the router and the relay, over the management network
+  const inventory = readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8')
+    .replace('        ifname: {freebsd: ix1}\n', `        ifname: {freebsd: ix1}\n      mgmt:\n        address: 198.18.${BLOCK}.50/24\n`)
+    .replace('  relay:\n    role: relay\n', `  relay:\n    role: relay\n    links:\n      mgmt:\n        address: 198.18.${BLOCK}.2/24\n`);
+  assert.match(inventory, /mgmt:\n {8}address: 198\.18\.\d+\.2\//, 'the relay got its link');
+  tbd = new Testbedd(tbDir, inventory);
   await tbd.start();
   for (const name of ['left', 'right']) {
     await eventually(async () => {
@@ -179,13 +184,30 @@ test('Plan shows the 2 runs of a small spec, with their iperf args and the estim
   assert.equal(await planRows().count(), 2);
   const api = (await apiPost('/api/v1/matrices/plan', SMALL)).body.plan;
   const shown = await planRows().evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent.trim())));
-  assert.deepEqual(shown.map((r) => r.slice(0, 4)), [['0', 'left → right', 'tcp', 'forward'], ['1', 'left → right', 'tcp', 'reverse']]
-    .map((r, i) => [r[0], `${r[1]}${api.plan[i].link ? ` (${api.plan[i].link} ${api.plan[i].server_address})` : ''}`, r[2], r[3]]));
-  assert.deepEqual(shown.map((r) => r[4]), api.plan.map((r) => r.iperf_args), 'the iperf args are the API\'s');
-  assert.match(shown[1][4], /-R\b/, 'the reverse run has -R');
+  assert.deepEqual(shown.map((r) => r.slice(0, 5)), [['0', '0', 'left → right', 'tcp', 'forward'], ['1', '1', 'left → right', 'tcp', 'reverse']]
+    .map((r, i) => [r[0], r[1], `${r[2]}${api.plan[i].link ? ` (${api.plan[i].link} ${api.plan[i].server_address})` : ''}`, r[3], r[4]]));
+  assert.deepEqual(shown.map((r) => r[5]), api.plan.map((r) => r.iperf_args), 'the iperf args are the API\'s');
+  assert.match(shown[1][5], /-R\b/, 'the reverse run has -R');
+  assert.equal(await page.locator('.plan-timeline').count(), 0, 'one run at a time: no timeline');
   assert.match(await page.locator('.plan-summary').innerText(), /2 runs in 2 cells .* estimated \d+ s/);
   assert.equal(await specError().isVisible(), false);
   await shoot('new-plan', { dark: true });
+});
+
+test('two disjoint pairs plan in rounds, shown as a timeline', { timeout: 30_000 }, async () => {
+  const spec = { ...SMALL, name: 'rounds', pairs: [{ client: 'left', server: 'right' }, { client: 'router', server: 'relay', link: 'mgmt' }] };
+  await setSpec(spec);
+  await page.getByRole('button', { name: 'Plan' }).click();
+  await page.locator('.plan-timeline').waitFor();
+  const api = (await apiPost('/api/v1/matrices/plan', spec)).body.plan;
+  assert.equal(api.rounds, 2);
+  assert.match(await page.locator('.plan-summary').innerText(), /4 runs in 4 cells .* 2 rounds \(runs on disjoint hosts go at once\)/);
+  const rounds = await page.locator('.tl-round').evaluateAll((lis) => lis.map((li) => [...li.querySelectorAll('.tl-run')]
+    .map((x) => Number(x.dataset.seq))));
+  assert.deepEqual(rounds, api.timeline.map((t) => t.runs));
+  assert.deepEqual(await planRows().evaluateAll((trs) => trs.map((tr) => tr.cells[1].textContent.trim())),
+    api.plan.map((r) => String(r.round)));
+  await shoot('new-plan-rounds');
 });
 
 test('a bad spec shows the field and message the API names, next to the textarea', { timeout: 30_000 }, async () => {

@@ -6,7 +6,10 @@
 # restart and a resume complete the matrix with no completed run lost or
 # repeated and no iperf3 left on any host; sshd stopped on a host mid-run
 # fails that run as ssh_error and the matrix goes on; a loss profile on the
-# router shows up as UDP loss.
+# router shows up as UDP loss; each host's metadata (kernel, NIC, TCP
+# settings, the router's forwarding) is stored once per matrix, and a
+# congestion control changed between two matrices shows in their diff;
+# two disjoint pairs run in rounds, at once.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -16,6 +19,15 @@ trap 'stamp_stop; daemon_clean; sim_down' EXIT
 
 sim_up tbmx 231 || { nok "sim up"; finish; }
 ok "sim up (prefix $PFX)"
+# a second pair for the rounds (section 6): the router and the relay, over the management network
+python3 - "$S/inventory.yaml" "$NET" <<'PY'
+import sys
+p, net = sys.argv[1], sys.argv[2]
+s = open(p).read()
+s = s.replace("        ifname: {freebsd: ix1}\n", "        ifname: {freebsd: ix1}\n      mgmt:\n        address: %s.50/24\n" % net, 1)
+s = s.replace('  relay:\n    role: relay\n', '  relay:\n    role: relay\n    links:\n      mgmt:\n        address: %s.2/24\n' % net, 1)
+open(p, "w").write(s)
+PY
 daemon_up "$S/inventory.yaml" --probe-interval 2
 check "testbedd starts on the sim's inventory" test -n "$DPID"
 TOK=$(cat "$TESTBEDD_TOKEN_FILE")
@@ -147,6 +159,32 @@ csv=$(curl -s -H "Authorization: Bearer $TOK" "$TESTBEDD_URL/api/v1/matrices/$M1
 check "results as CSV: a header and 8 rows" test "$(echo "$csv" | grep -c .)" = 9
 check "no iperf3 left after the matrix" no_iperf_left
 
+# ---- 1b. what each host was: the metadata snapshot ----
+hosts=$(api GET "/api/v1/matrices/$M1/hosts")
+check "hosts: 200 with left and right as ubuntu and the router as freebsd" pyck "$hosts" '
+got = sorted((h["host"], h["os"]) for h in d["hosts"]); print("#", got)
+sys.exit(got != [("left", "ubuntu"), ("right", "ubuntu"), ("router", "freebsd")])'
+check "left: kernel, OS release, CPU, memory, NIC data0 (veth), TCP settings" pyck "$hosts" '
+h = [h for h in d["hosts"] if h["host"] == "left"][0]; m = h["metadata"]; n = m.get("nic", {}); t = m.get("tcp", {})
+print("#", m.get("release"), m.get("os"), m.get("cpu"), n.get("driver"), n.get("mtu"), t.get("congestion_control"))
+sys.exit(not (m["kind"] == "linux" and m["release"] == "6.8.0-134-generic" and m["os"]["name"] == "Ubuntu 24.04.4 LTS"
+ and m["cpu"]["count"] >= 1 and m["memory_bytes"] > 0 and h["interface"] == "data0" and n["interface"] == "data0"
+ and n["driver"] == "veth" and n["mtu"] > 0 and t["congestion_control"] in t["congestion_available"]
+ and len(t["rmem"]) == 3 and m["forwarding"]["ipv4"] is False
+ and h["command"].startswith("ssh root@") and "sh -c" in h["command"] and "ethtool -i" in h["command"]))'
+check "the router: FreeBSD 14.1, forwarding on, its NIC and socket-buffer sysctls" pyck "$hosts" '
+h = [h for h in d["hosts"] if h["host"] == "router"][0]; m = h["metadata"]; t = m.get("tcp", {})
+print("#", m.get("release"), m.get("forwarding"), m.get("nic", {}).get("interface"), t)
+sys.exit(not (m["kind"] == "freebsd" and m["release"] == "14.1-RELEASE-p5" and m["forwarding"]["ipv4"] is True
+ and m["freebsd_version"]["kernel"] == "14.1-RELEASE-p5" and t["maxsockbuf"] > 0 and t["congestion_control"]
+ and m["nic"]["interface"] == "ix0" and m["nic"]["mtu"] > 0))'
+raw=$(api GET "/api/v1/matrices/$M1/hosts/raw?host=router&os=freebsd")
+check "the raw output of a snapshot, section by section" sh -c "test '$(st)' = 200 && printf '%s' \"\$1\" | grep -q '^@@testbedd-section sysctl'" _ "$raw"
+api GET "/api/v1/matrices/$M1/hosts/raw?host=router&os=ubuntu" >/dev/null
+check "raw of a host and OS the matrix did not see: 404" test "$(st)" = 404
+api GET "/api/v1/matrices/999999/hosts" >/dev/null
+check "hosts of an unknown matrix: 404" test "$(st)" = 404
+
 # ---- 2. cancel mid-run keeps the partial result ----
 body=$(api POST /api/v1/matrices '{"name":"cancel","pairs":[{"client":"left","server":"right"}],"duration_s":8,"repeats":2}')
 M2=$(echo "$body" | jq_ 'd["matrix"]["id"]')
@@ -217,6 +255,22 @@ rc=$?
 diag "$(tail -n 3 "$DD/gate-pass.out")"
 check "tbctl matrix run --baseline: the same testbed passes the gate (exit 0)" test "$rc" = 0
 GB=$(head -n 1 "$DD/gate-pass.out")
+# what changed between two matrices: right's congestion control, set behind testbedd's back
+cc_before=$(ip netns exec "$PFX-right" sysctl -n net.ipv4.tcp_congestion_control)
+ip netns exec "$PFX-right" sysctl -qw net.ipv4.tcp_congestion_control=reno
+GR=$(api POST /api/v1/matrices "$(cat "$GSPEC")" | jq_ 'd["matrix"]["id"]')
+check "matrix $GR succeeds with right on reno" wait_state "$GR" succeeded
+ip netns exec "$PFX-right" sysctl -qw net.ipv4.tcp_congestion_control="$cc_before"
+body=$(api GET "/api/v1/matrices/$GR/hosts/diff?other=$GA")
+check "hosts diff: right's congestion control differs (reno vs $cc_before), nothing else of left or right" pyck "$body" '
+h = {(x["host"], x["os"]): x for x in d["diff"]["hosts"]}; print("#", h.get(("right", "ubuntu")))
+r = h[("right", "ubuntu")]; l = h[("left", "ubuntu")]
+sys.exit(not (r["in"] == "both" and r["differences"] == [{"path": "tcp.congestion_control", "matrix": "reno", "other": "'"$cc_before"'"}]
+ and l["differences"] == [] and d["diff"]["matrix"] == '"$GR"' and d["diff"]["other"] == '"$GA"'))'
+api GET "/api/v1/matrices/$GR/hosts/diff" >/dev/null
+check "hosts diff without other: 400" test "$(st)" = 400
+api GET "/api/v1/matrices/$GR/hosts/diff?other=999999" >/dev/null
+check "hosts diff with an unknown other: 404" test "$(st)" = 404
 body=$(api GET "/api/v1/matrices/$GB/compare?baseline=$GA&max_drop=5")
 check "compare (curl): 200, pass, one cell compared, verdict ok" pyck "$body" '
 c=d["compare"]; r=c["cells"][0]
@@ -240,6 +294,28 @@ api GET "/api/v1/matrices/$GB/compare?baseline=999999" >/dev/null
 check "compare against an unknown baseline: 404" test "$(st)" = 404
 api GET "/api/v1/matrices/$GB/compare?baseline=$GA&max_drop=abc" >/dev/null
 check "compare with a bad max_drop: 400" test "$(st)" = 400
+
+# ---- 6. rounds: two disjoint pairs run at once, each on its own port ----
+RSPEC='{"name":"rounds","pairs":[{"client":"left","server":"right"},{"client":"router","server":"relay","link":"mgmt"}],"duration_s":3,"repeats":2}'
+body=$(api POST /api/v1/matrices/plan "$RSPEC")
+check "plan: 4 runs in 2 rounds, a timeline of 2 rounds of 2 runs, estimated as 2 runs" pyck "$body" '
+p = d["plan"]; print("#", p["rounds"], p["estimated_s"], p["timeline"])
+sys.exit(not (p["runs"] == 4 and p["rounds"] == 2 and [r["round"] for r in p["plan"]] == [0, 0, 1, 1]
+ and [t["runs"] for t in p["timeline"]] == [[0, 1], [2, 3]] and abs(p["estimated_s"] - 2 * 3.6) < 1e-6))'
+MR=$(api POST /api/v1/matrices "$RSPEC" | jq_ 'd["matrix"]["id"]')
+check "matrix $MR succeeds" wait_state "$MR" succeeded
+body=$(api GET "/api/v1/matrices/$MR")
+check "the runs of a round ran at the same time, on different ports; rounds one after the other" pyck "$body" '
+rs = sorted(d["matrix"]["runs"], key=lambda r: r["seq"])
+for r in rs: print("#", r["seq"], r["round"], r["client"], r["server"], r["state"], r["started_at"], r["finished_at"])
+ok = all(r["state"] == "ok" for r in rs) and [r["round"] for r in rs] == [0, 0, 1, 1]
+for a, b in ((rs[0], rs[1]), (rs[2], rs[3])):
+    ok = ok and a["started_at"] < b["finished_at"] and b["started_at"] < a["finished_at"]
+ok = ok and max(rs[0]["finished_at"], rs[1]["finished_at"]) <= min(rs[2]["started_at"], rs[3]["started_at"])
+sys.exit(not ok)'
+ports=$(for seq in 0 1; do api GET "/api/v1/runs/$(api GET "/api/v1/matrices/$MR" | jq_ "[r['id'] for r in d['matrix']['runs'] if r['seq'] == $seq][0]")" | jq_ 'd["run"]["port"]'; done | sort -u | wc -l)
+check "the two runs of round 0 used two server ports" test "$ports" = 2
+check "no iperf3 left after the rounds" no_iperf_left
 
 # ---- 5. sshd stopped on the server mid-run: ssh_error, the matrix goes on ----
 body=$(api POST /api/v1/matrices '{"name":"sshd","pairs":[{"client":"left","server":"right"},{"client":"left","server":"router","link":"lan10"}],"duration_s":4}')

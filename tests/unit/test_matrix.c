@@ -158,7 +158,7 @@ static const struct bad_case bad[] = {
 	{0, "{'name':'t','pairs':[{'client':5,'server':'right'}]}", "invalid_field", "pairs[0].client",
 	 "pairs[0].client must be a machine name (left, right, router), got 5"},
 	{0, "{'name':'t','pairs':[{'client':'relay','server':'right'}]}", "invalid_field", "pairs[0].client",
-	 "relay has role relay; a pair needs a machine with role host or router"},
+	 "relay has role relay and no links; a pair needs a machine with role host or router, or a relay with a link"},
 	{0, "{'name':'t','pairs':[{'client':'left','server':'relay'}]}", "invalid_field", "pairs[0].server",
 	 "has role relay"},
 	{0, "{'name':'t','pairs':[{'client':'left','server':'left'}]}", "invalid_field", "pairs[0].server",
@@ -275,7 +275,7 @@ static const struct bad_case bad[] = {
 	{0, B ",'caps':{'total_s':0}}", "invalid_field", "caps.total_s", "caps.total_s must be 1..31536000 seconds, got 0"},
 	{0, B ",'caps':{'duration_s':0}}", "invalid_field", "caps.duration_s", "caps.duration_s must be 1..3600"},
 	{0, B ",'protocols':['tcp','udp'],'directions':['forward','reverse'],'repeats':3,'caps':{'total_s':100}}",
-	 "invalid_field", "caps.total_s", "an estimated 127.2 s (12 runs, each omit + duration + 0.6 s, plus pauses), more than caps.total_s 100"},
+	 "invalid_field", "caps.total_s", "an estimated 127.2 s (12 runs in 12 rounds, each round its longest omit + duration + 0.6 s, plus pauses), more than caps.total_s 100"},
 	{0, B ",'repeats':2,'pause_s':1,'iperf':{'omit_s':2},'caps':{'total_s':26}}", "invalid_field", "caps.total_s",
 	 "estimated 26.2 s"},
 	{0, B ",'caps':{'duration_s':5}}", "invalid_field", "duration_s", "duration_s is 10, more than caps.duration_s 5"},
@@ -495,7 +495,7 @@ static void test_baseline(void **state)
 	assert_string_equal(text,
 			    "{\"name\":\"baseline\",\"pairs\":[{\"client\":\"left\",\"server\":\"right\",\"link\":\"lan20\"}],"
 			    "\"protocols\":[\"tcp\",\"udp\"],\"directions\":[\"forward\",\"reverse\"],\"duration_s\":10,"
-			    "\"repeats\":3,\"order\":\"sequential\",\"pause_s\":0,\"iperf\":{\"parallel\":1,\"length\":null,"
+			    "\"repeats\":3,\"order\":\"sequential\",\"pause_s\":0,\"concurrency\":\"disjoint\",\"iperf\":{\"parallel\":1,\"length\":null,"
 			    "\"window\":null,\"bitrate\":null,\"udp_bitrate\":\"0\",\"omit_s\":0,\"congestion\":null,"
 			    "\"tos\":null,\"zerocopy\":false,\"affinity\":null}}");
 	free(text);
@@ -1065,12 +1065,21 @@ static void test_large_plan(void **state)
 		 "],'protocols':['tcp','udp'],'directions':['forward','reverse'],'repeats':50,'order':'shuffled',"
 		 "'seed':2024,'iperf':{'parallel':[1,2,4,8,16],'udp_bitrate':'1G'}}");
 	spec = spec_of(spec_text);
+	/* one run at a time: the order is the seeded shuffle's */
+	json_object_set_new(spec, "concurrency", json_string("none"));
+	assert_int_equal(tb_matrix_plan_make(spec, inv, 0, &plan, &err), 0);
+	check_permutation(plan);
+	assert_int_equal(plan->nrounds, 10000);
+	tb_matrix_plan_free(plan);
+	plan = NULL;
+	/* the default: the 10 disjoint pairs in rounds */
+	json_object_del(spec, "concurrency");
 	t0 = now_s();
 	assert_int_equal(tb_matrix_plan_make(spec, inv, 0, &plan, &err), 0);
 	t1 = now_s();
 	assert_int_equal(plan->nruns, 10000);
 	assert_int_equal(plan->ncells, 200);
-	check_permutation(plan);
+	assert_true(plan->nrounds >= 1000 && plan->nrounds < 1400);
 	for (int i = 0; i < plan->nruns; i++) {
 		const struct tb_planned_run *r = &plan->runs[i];
 		int server = atoi(r->server + 1);
@@ -1086,14 +1095,173 @@ static void test_large_plan(void **state)
 	t2 = now_s();
 	assert_non_null(j);
 	assert_int_equal(json_array_size(json_object_get(j, "plan")), 10000);
-	printf("plan of 10000 runs over 20 machines: planned in %.2f ms, as JSON in %.2f ms\n", (t1 - t0) * 1e3,
-	       (t2 - t1) * 1e3);
+	printf("plan of 10000 runs over 20 machines: planned in %.2f ms (%d rounds), as JSON in %.2f ms\n",
+	       (t1 - t0) * 1e3, plan->nrounds, (t2 - t1) * 1e3);
 	json_decref(j);
 	tb_matrix_plan_free(plan);
 	json_decref(spec);
 	tb_inventory_free(inv);
 	free(inv_text);
 	free(spec_text);
+}
+
+/* ---- rounds ---- */
+
+/* 20 machines m00..m19, each with a link of its own. */
+static struct tb_inventory *inv_20(void)
+{
+	char text[16384];
+	size_t used = (size_t)snprintf(text, sizeof(text), "version: 1\nssh: {user: root, key_file: /k}\nmachines:\n");
+
+	for (int i = 0; i < 20; i++)
+		used += (size_t)snprintf(text + used, sizeof(text) - used,
+					 "  m%02d:\n    role: host\n    os: {ubuntu: {address: 198.18.1.%d}}\n"
+					 "    links:\n      l%02d: {address: 198.19.%d.2/24}\n", i, i + 10, i, i + 100);
+	return load_inv(text);
+}
+
+/* The checks every plan in rounds must pass, against the same spec planned
+ * one run at a time (seq order = the order before rounds). */
+static void check_rounds(const struct tb_matrix_plan *plan, const struct tb_matrix_plan *flat)
+{
+	int round_start = 0;
+	char *taken = calloc((size_t)flat->nruns, 1);
+
+	assert_non_null(taken);
+	assert_int_equal(plan->nruns, flat->nruns);
+	for (int i = 0; i < plan->nruns; i++) {
+		const struct tb_planned_run *r = &plan->runs[i];
+		int k;
+
+		assert_int_equal(r->seq, i);
+		if (i > 0) {
+			assert_true(r->round == plan->runs[i - 1].round || r->round == plan->runs[i - 1].round + 1);
+			if (r->round != plan->runs[i - 1].round)
+				round_start = i;
+		} else {
+			assert_int_equal(r->round, 0);
+		}
+		/* no machine in two runs of one round */
+		for (k = round_start; k < i; k++) {
+			const struct tb_planned_run *o = &plan->runs[k];
+
+			assert_true(strcmp(o->client, r->client) != 0 && strcmp(o->client, r->server) != 0 &&
+				    strcmp(o->server, r->client) != 0 && strcmp(o->server, r->server) != 0);
+		}
+		/* every run exactly once: the same (cell, repeat) as one of the flat plan's */
+		for (k = 0; k < flat->nruns; k++)
+			if (!taken[k] && flat->runs[k].cell == r->cell && flat->runs[k].repeat == r->repeat)
+				break;
+		assert_true(k < flat->nruns);
+		taken[k] = 1;
+		assert_true(same_run(&flat->runs[k], r));
+	}
+	assert_int_equal(plan->nrounds, plan->nruns ? plan->runs[plan->nruns - 1].round + 1 : 0);
+	/* each machine's runs keep their order */
+	for (int m = 0; m < 20; m++) {
+		char name[8];
+		int a = 0, b = 0;
+
+		snprintf(name, sizeof(name), "m%02d", m);
+		for (;;) {
+			while (a < plan->nruns && strcmp(plan->runs[a].client, name) != 0 &&
+			       strcmp(plan->runs[a].server, name) != 0)
+				a++;
+			while (b < flat->nruns && strcmp(flat->runs[b].client, name) != 0 &&
+			       strcmp(flat->runs[b].server, name) != 0)
+				b++;
+			assert_int_equal(a < plan->nruns, b < flat->nruns);
+			if (a >= plan->nruns)
+				break;
+			assert_int_equal(plan->runs[a].cell, flat->runs[b].cell);
+			assert_int_equal(plan->runs[a].repeat, flat->runs[b].repeat);
+			a++;
+			b++;
+		}
+	}
+	free(taken);
+}
+
+static void test_rounds(void **state)
+{
+	struct tb_inventory *inv = inv_20();
+	struct tb_matrix_plan *plan = NULL, *flat = NULL;
+	struct tb_error err = {0};
+	json_t *spec, *j, *tl;
+
+	(void)state;
+	assert_non_null(inv);
+	/* two disjoint pairs: 12 runs in 6 rounds of 2, in half the time */
+	spec = spec_of("{'name':'two','pairs':[{'client':'m00','server':'m01'},{'client':'m02','server':'m03'}],"
+		       "'directions':['forward','reverse'],'duration_s':3,'repeats':3,'pause_s':1}");
+	assert_int_equal(tb_matrix_plan_make(spec, inv, 0, &plan, &err), 0);
+	assert_int_equal(plan->nruns, 12);
+	assert_int_equal(plan->nrounds, 6);
+	for (int i = 0; i < 12; i++) {
+		assert_int_equal(plan->runs[i].round, i / 2);
+		assert_string_equal(plan->runs[i].client, i % 2 == 0 ? "m00" : "m02");
+	}
+	assert_int_equal(plan->estimated_ms, 6 * (3000 + TB_MATRIX_RUN_OVERHEAD_MS) + 5 * 1000);
+	j = tb_matrix_plan_json(plan);
+	assert_string_equal(json_string_value(json_object_get(j, "concurrency")), "disjoint");
+	assert_int_equal(json_integer_value(json_object_get(j, "rounds")), 6);
+	tl = json_object_get(j, "timeline");
+	assert_int_equal(json_array_size(tl), 6);
+	assert_true(fabs(json_real_value(json_object_get(json_array_get(tl, 1), "start_s")) - 4.6) < 1e-9);
+	assert_true(fabs(json_real_value(json_object_get(json_array_get(tl, 5), "end_s")) - 26.6) < 1e-9);
+	assert_int_equal(json_array_size(json_object_get(json_array_get(tl, 2), "runs")), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(j, "plan"), 3), "round")), 1);
+	json_decref(j);
+	json_object_set_new(spec, "concurrency", json_string("none"));
+	assert_int_equal(tb_matrix_plan_make(spec, inv, 0, &flat, &err), 0);
+	assert_int_equal(flat->nrounds, 12);
+	assert_int_equal(flat->estimated_ms, 12 * (3000 + TB_MATRIX_RUN_OVERHEAD_MS) + 11 * 1000);
+	check_rounds(plan, flat);
+	assert_string_equal(json_string_value(json_object_get(flat->spec, "concurrency")), "none");
+	tb_matrix_plan_free(plan);
+	tb_matrix_plan_free(flat);
+	json_decref(spec);
+	/* a bad value names the field and the values allowed */
+	spec = spec_of("{'name':'x','pairs':[{'client':'m00','server':'m01'}],'concurrency':'all'}");
+	assert_int_not_equal(tb_matrix_plan_make(spec, inv, 0, &plan, &err), 0);
+	assert_string_equal(err.field, "concurrency");
+	assert_non_null(strstr(err.message, "disjoint | none"));
+	json_decref(spec);
+
+	/* random specs over 20 machines: pairs that share machines or not */
+	for (int iter = 0; iter < 300; iter++) {
+		static const char *const orders[] = {"sequential", "interleaved", "shuffled"};
+		json_t *pairs = json_array();
+		int np = 1 + rnd_int(8);
+
+		for (int i = 0; i < np; i++) {
+			char c[8], sv[8];
+			int a = rnd_int(iter % 3 == 0 ? 5 : 20), b;
+
+			do
+				b = rnd_int(iter % 3 == 0 ? 5 : 20);
+			while (b == a);
+			snprintf(c, sizeof(c), "m%02d", a);
+			snprintf(sv, sizeof(sv), "m%02d", b);
+			json_array_append_new(pairs, json_pack("{s:s, s:s}", "client", c, "server", sv));
+		}
+		spec = json_pack("{s:s, s:o, s:[s,s], s:i, s:s, s:i}", "name", "rounds", "pairs", pairs, "protocols", "tcp",
+				 "udp", "repeats", 1 + rnd_int(3), "order", orders[rnd_int(3)], "duration_s", 1 + rnd_int(5));
+		if (rnd_int(2))
+			json_object_set_new(spec, "seed", json_integer(rnd_int(1000)));
+		if (strcmp(json_string_value(json_object_get(spec, "order")), "shuffled") != 0)
+			json_object_del(spec, "seed");
+		assert_int_equal(tb_matrix_plan_make(spec, inv, 7, &plan, &err), 0);
+		json_object_set_new(spec, "concurrency", json_string("none"));
+		assert_int_equal(tb_matrix_plan_make(spec, inv, 7, &flat, &err), 0);
+		check_rounds(plan, flat);
+		assert_true(plan->estimated_ms <= flat->estimated_ms);
+		tb_matrix_plan_free(plan);
+		tb_matrix_plan_free(flat);
+		plan = flat = NULL;
+		json_decref(spec);
+	}
+	tb_inventory_free(inv);
 }
 
 /* ---- stats ---- */
@@ -1169,7 +1337,7 @@ int main(void)
 		cmocka_unit_test(test_interleaved),  cmocka_unit_test(test_expansion_order),
 		cmocka_unit_test(test_shuffled),     cmocka_unit_test(test_property),
 		cmocka_unit_test(test_params_json),  cmocka_unit_test(test_large_plan),
-		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_stats),        cmocka_unit_test(test_rounds),
 	};
 
 	return cmocka_run_group_tests_name("matrix", tests, setup, teardown);
