@@ -226,7 +226,7 @@ static json_t *run(json_t *(*parse)(const char *, int *), const char *text)
 static json_t *sysctl_parse(const char *text, int *oom)
 {
 	json_t *o = chk(json_object(), oom);
-	struct span line, name = {NULL, 0};
+	struct span line = {"", 0}, name = {NULL, 0};
 	const char *pos = text, *vstart = NULL, *vend = NULL;
 	int multi = 0, more = 1;
 
@@ -626,7 +626,7 @@ char *tb_hostmeta_script(const char *kind, const char *iface)
 	int k = kind_of(kind);
 
 	if (k == 0 || (iface != NULL && (strlen(iface) < 1 || strlen(iface) > 15 ||
-					 strspn(iface, IFACE_CHARS) != strlen(iface))))
+					 strspn(iface, IFACE_CHARS) != strlen(iface) || iface[0] == '-')))
 		return NULL;
 	if (iface != NULL && bsd_device(iface, drv, unit))
 		snprintf(dev, sizeof(dev), "%s.%s", drv, unit);
@@ -826,6 +826,18 @@ static const struct {
 	{2, 't', "recvspace", "net.inet.tcp.recvspace"},
 };
 
+/* The sysctl_ints of kind k that go to obj, into dst. */
+static void put_ints(json_t *dst, char obj, int k, const json_t *sc, int *oom)
+{
+	const char *v;
+	json_int_t n;
+
+	for (size_t i = 0; i < sizeof(sysctl_ints) / sizeof(sysctl_ints[0]); i++)
+		if (sysctl_ints[i].kind == k && sysctl_ints[i].obj == obj && (v = get_str(sc, sysctl_ints[i].name)) != NULL &&
+		    to_int(span_of(v), &n))
+			put(dst, sysctl_ints[i].key, json_integer(n), oom);
+}
+
 /* cpu and memory_bytes into o, the tcp members into tcp (k: 1 linux, 2 freebsd). */
 static void build_host(json_t *o, int k, const json_t *sc, const struct parsed *ps, json_t *tcp, int *oom)
 {
@@ -843,12 +855,10 @@ static void build_host(json_t *o, int k, const json_t *sc, const struct parsed *
 		put_str(cpu, "model", span_of(v), oom);
 	if (k == 1 && usable(ps, S_NPROC) != NULL && to_int(first_line(usable(ps, S_NPROC)), &n))
 		put(cpu, "count", json_integer(n), oom);
-	for (size_t i = 0; i < sizeof(sysctl_ints) / sizeof(sysctl_ints[0]); i++)
-		if (sysctl_ints[i].kind == k && (v = get_str(sc, sysctl_ints[i].name)) != NULL && to_int(span_of(v), &n))
-			put(sysctl_ints[i].obj == 'c' ? cpu : sysctl_ints[i].obj == 't' ? tcp : o, sysctl_ints[i].key,
-			    json_integer(n), oom);
+	put_ints(cpu, 'c', k, sc, oom);
 	if ((cpu = nonempty(cpu, oom)) != NULL)
 		put(o, "cpu", cpu, oom);
+	put_ints(o, 'm', k, sc, oom);
 	for (pos = k == 1 ? usable(ps, S_MEM) : NULL; pos != NULL && next_line(&pos, &line);)
 		if (next_word(&line, &w) && equals(w, "MemTotal:") && next_word(&line, &w) && to_int(w, &n) &&
 		    n < ((json_int_t)1 << 52)) /* kB */
@@ -874,6 +884,7 @@ static void build_host(json_t *o, int k, const json_t *sc, const struct parsed *
 		else if ((a = nonempty(a, oom)) != NULL)
 			put(tcp, i == 0 ? "rmem" : "wmem", a, oom);
 	}
+	put_ints(tcp, 't', k, sc, oom);
 }
 
 /* nic on Linux: ethtool -i, ip -d link show, ethtool -k. */
@@ -971,8 +982,9 @@ int tb_hostmeta_parse(const char *kind, const char *iface, const char *text, siz
 			build_nic_linux(nic, &ps, oom);
 		else
 			build_nic_freebsd(nic, iface, &ps, oom);
-		/* interface and a FreeBSD driver come from iface, not from the host */
-		if (json_object_size(nic) > (k == 2 && json_object_get(nic, "driver") != NULL ? 2u : 1u))
+		/* interface, a FreeBSD driver and a failed dev_fw's null say nothing of the host */
+		if (json_object_size(nic) > (size_t)(1 + (k == 2 && json_object_get(nic, "driver") != NULL) +
+						     (k == 2 && json_is_null(json_object_get(nic, "firmware")))))
 			put(o, "nic", json_incref(nic), oom);
 		json_decref(nic);
 	}

@@ -61,7 +61,8 @@
 /*
  * The script for a host whose persona is of kind "linux" or "freebsd" (as
  * `uname -s` says: Linux / FreeBSD), about the data-plane interface iface
- * (NULL: no NIC sections).  It is POSIX sh (run it with sh -c, whatever the
+ * (NULL: no NIC sections; a name may not start with "-": an option to the
+ * commands).  It is POSIX sh (run it with sh -c, whatever the
  * login shell); every command runs even when one before it failed; the
  * interface name reaches each command as one quoted word.  NULL when kind
  * is unknown, iface is not 1..15 characters of [A-Za-z0-9_.:-], or out of
