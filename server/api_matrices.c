@@ -11,6 +11,7 @@
 #include "app.h"
 #include "compare.h"
 #include "hostsnap.h"
+#include "matrix_boot.h"
 #include "matrix.h"
 #include "results.h"
 #include "runner.h"
@@ -26,10 +27,17 @@ static uint64_t fresh_seed(void)
 
 static int plan_of(struct tb_request *rq, const json_t *spec, struct tb_matrix_plan **plan, struct tb_error *err)
 {
-	struct tb_inventory *inv = tb_app_inventory_get(rq->app);
-	int rc = tb_matrix_plan_make(spec, inv, fresh_seed(), plan, err);
+	struct tb_matrix_host_now *hosts = NULL;
+	struct tb_matrix_now now;
+	struct tb_inventory *inv;
+	int rc;
 
+	if ((rc = tb_matrix_now_collect(rq->app, &hosts, &now, err)) != 0)
+		return rc;
+	inv = tb_app_inventory_get(rq->app);
+	rc = tb_matrix_plan_make_now(spec, inv, fresh_seed(), &now, plan, err);
 	tb_app_inventory_put(rq->app, inv);
+	free(hosts);
 	return rc;
 }
 

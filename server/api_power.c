@@ -17,8 +17,6 @@ struct work {
 	struct tb_inventory *inv;
 	const struct tb_machine *m;
 	int op;
-	char os[40];
-	int make_default;
 };
 
 static void work_free(void *cls)
@@ -34,13 +32,6 @@ static int do_power(struct tb_action *a, void *cls, struct tb_error *err)
 	struct work *w = cls;
 
 	return tb_power_run(a, w->inv, w->m, (enum tb_power_op)w->op, NULL, err);
-}
-
-static int do_boot(struct tb_action *a, void *cls, struct tb_error *err)
-{
-	struct work *w = cls;
-
-	return tb_boot_run(a, w->inv, w->m, w->os, w->make_default, err);
 }
 
 /* A work item for machine rq->args[0], or an error. */
@@ -102,7 +93,6 @@ int api_host_boot(struct tb_request *rq, struct tb_reply *rp)
 	static const char *const fields[] = {"os", "make_default", NULL};
 	json_t *md = json_object_get(rq->body, "make_default");
 	const char *os;
-	struct work *w;
 	int64_t id;
 	int rc;
 
@@ -112,18 +102,9 @@ int api_host_boot(struct tb_request *rq, struct tb_reply *rp)
 		return rc;
 	if (md != NULL && !json_is_boolean(md))
 		return tb_fail(&rp->err, TB_ERR_INVALID, "make_default", "make_default must be true or false");
-	if ((rc = new_work(rq, rp, &w)) != 0)
+	if ((rc = tb_boot_start(rq->app, rq->args[0], os, json_is_true(md), rq->who->name, &id, &rp->err)) != 0)
 		return rc;
-	snprintf(w->os, sizeof(w->os), "%s", os);
-	w->make_default = json_is_true(md);
-	if ((rc = tb_boot_check(w->m, os, w->make_default, &rp->err)) != 0) {
-		work_free(w);
-		return rc;
-	}
-	rc = tb_actions_start(rq->app->actions, w->m->name, "boot",
-			      json_pack("{s:s, s:b}", "os", os, "make_default", w->make_default), rq->who->name, do_boot,
-			      w, work_free, &id, &rp->err);
-	return rc != 0 ? rc : reply_action(rq, rp, id);
+	return reply_action(rq, rp, id);
 }
 
 int api_host_boot_entries(struct tb_request *rq, struct tb_reply *rp)

@@ -285,3 +285,54 @@ int tb_boot_entries(struct tb_app *app, const struct tb_machine *m, json_t **out
 			 "entries", entries, "map", map);
 	return *out != NULL ? 0 : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 }
+
+/* ---- starting a boot action ---- */
+
+/* What the action's thread needs: the inventory it was started with. */
+struct boot_work {
+	struct tb_app *app;
+	struct tb_inventory *inv;
+	const struct tb_machine *m;
+	char os[40];
+	int make_default;
+};
+
+static void boot_work_free(void *cls)
+{
+	struct boot_work *w = cls;
+
+	tb_app_inventory_put(w->app, w->inv);
+	free(w);
+}
+
+static int do_boot(struct tb_action *a, void *cls, struct tb_error *err)
+{
+	struct boot_work *w = cls;
+
+	return tb_boot_run(a, w->inv, w->m, w->os, w->make_default, err);
+}
+
+int tb_boot_start(struct tb_app *app, const char *host, const char *os, int make_default, const char *actor,
+		  int64_t *id, struct tb_error *err)
+{
+	struct boot_work *w = calloc(1, sizeof(*w));
+	int rc;
+
+	if (w == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	w->app = app;
+	w->inv = tb_app_inventory_get(app);
+	if ((w->m = tb_inventory_find(w->inv, host)) == NULL) {
+		boot_work_free(w);
+		return tb_fail(err, TB_ERR_NOT_FOUND, "name", "no machine named \"%.64s\" in the inventory", host);
+	}
+	snprintf(w->os, sizeof(w->os), "%s", os);
+	w->make_default = make_default;
+	if ((rc = tb_boot_check(w->m, os, make_default, err)) != 0) {
+		boot_work_free(w);
+		return rc;
+	}
+	return tb_actions_start(app->actions, w->m->name, "boot",
+				json_pack("{s:s, s:b}", "os", os, "make_default", make_default != 0), actor, do_boot, w,
+				boot_work_free, id, err);
+}

@@ -10,6 +10,8 @@
 #ifndef TB_BOOT_H
 #define TB_BOOT_H
 
+#include <stdint.h>
+
 #include <jansson.h>
 
 #include "error.h"
@@ -25,6 +27,12 @@ int tb_boot_check(const struct tb_machine *m, const char *os, int make_default, 
 /* Run inside an action.  Blocks up to a few boot timeouts. */
 int tb_boot_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *os,
 		int make_default, struct tb_error *err);
+
+/* Start a boot action on host (holding it; TB_ERR_CONFLICT naming the holder
+ * when it is held), as actor; *id gets the action's id.  The checks of
+ * tb_boot_check first.  Returns at once: the action runs in its thread. */
+int tb_boot_start(struct tb_app *app, const char *host, const char *os, int make_default, const char *actor,
+		  int64_t *id, struct tb_error *err);
 
 /* The GRUB menu read from the Linux persona that answers now, beside the
  * inventory's OS -> entry map: {"answering_os", "entries": [...], "map": {os: {entry, index}}}.

@@ -310,6 +310,8 @@ static int64_t estimate_ms(const struct tb_matrix_plan *plan)
 			longest = 0;
 		}
 	}
+	for (int i = 0; i < plan->nboots; i++)   /* one after another: an upper bound */
+		ms += plan->boots[i].estimated_ms;
 	return ms + (int64_t)plan->pause_ms * (plan->nrounds > 0 ? plan->nrounds - 1 : 0);
 }
 
@@ -318,13 +320,49 @@ void tb_matrix_plan_free(struct tb_matrix_plan *plan)
 	if (plan == NULL)
 		return;
 	free(plan->runs);
+	free(plan->boots);
 	json_decref(plan->spec);
 	free(plan);
+}
+
+/* Copy the planned order of one combination to every combination, in the
+ * order that needs the fewest boots; base runs are plan->runs[0..nb). */
+static void replicate(struct tb_matrix_plan *plan, const struct tb_mx_spec *sp, int nb, int ncells,
+		      const struct tb_matrix_now *now)
+{
+	int order[TB_MX_COMBOS_MAX];
+
+	tb_mx_order_combos(sp, now, order);
+	for (int k = sp->ncombos - 1; k >= 0; k--) {
+		const struct tb_mx_combo *c = &sp->combos[order[k]];
+
+		for (int i = 0; i < nb; i++) {
+			struct tb_planned_run *r = &plan->runs[k * nb + i];
+
+			if (k > 0)
+				*r = plan->runs[i];
+			r->cell += k * ncells;
+			r->combo = order[k];
+			for (int m = 0; m < c->n; m++) {
+				if (strcmp(c->machine[m], r->client) == 0)
+					snprintf(r->client_os, sizeof(r->client_os), "%s", c->os[m]);
+				if (strcmp(c->machine[m], r->server) == 0)
+					snprintf(r->server_os, sizeof(r->server_os), "%s", c->os[m]);
+			}
+		}
+	}
 }
 
 int tb_matrix_plan_make(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
 			struct tb_matrix_plan **out, struct tb_error *err)
 {
+	return tb_matrix_plan_make_now(spec, inv, seed_if_unset, NULL, out, err);
+}
+
+int tb_matrix_plan_make_now(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
+			    const struct tb_matrix_now *now, struct tb_matrix_plan **out, struct tb_error *err)
+{
+	uint64_t ncomb;
 	struct tb_mx_spec *sp;
 	struct tb_matrix_plan *plan = NULL;
 	uint64_t cells, runs;
@@ -336,7 +374,8 @@ int tb_matrix_plan_make(const json_t *spec, const struct tb_inventory *inv, uint
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	if ((rc = tb_mx_spec_parse(spec, inv, seed_if_unset, sp, err)) != 0)
 		goto out;
-	if (count(sp, &cells, &runs) != 0) {
+	ncomb = sp->ncombos > 0 ? (uint64_t)sp->ncombos : 1;
+	if (count(sp, &cells, &runs) != 0 || mul(&runs, ncomb) != 0) {
 		rc = tb_fail(err, TB_ERR_INVALID, "",
 			     "the matrix expands to more than %llu runs (pairs x protocols x directions x every "
 			     "sweep x repeats); at most %d: use fewer pairs, sweep values or repeats",
@@ -344,10 +383,17 @@ int tb_matrix_plan_make(const json_t *spec, const struct tb_inventory *inv, uint
 		goto out;
 	}
 	if (runs > TB_MATRIX_MAX_RUNS) {
-		rc = tb_fail(err, TB_ERR_INVALID, "",
-			     "the matrix expands to %llu runs (%llu cells x %d repeats); at most %d: use fewer pairs, "
-			     "sweep values or repeats",
-			     (unsigned long long)runs, (unsigned long long)cells, sp->repeats, TB_MATRIX_MAX_RUNS);
+		if (ncomb > 1)
+			rc = tb_fail(err, TB_ERR_INVALID, "",
+				     "the matrix expands to %llu runs (%llu cells x %d repeats x %llu OS combinations); at "
+				     "most %d: use fewer pairs, sweep values, repeats or combinations",
+				     (unsigned long long)runs, (unsigned long long)cells, sp->repeats,
+				     (unsigned long long)ncomb, TB_MATRIX_MAX_RUNS);
+		else
+			rc = tb_fail(err, TB_ERR_INVALID, "",
+				     "the matrix expands to %llu runs (%llu cells x %d repeats); at most %d: use fewer "
+				     "pairs, sweep values or repeats",
+				     (unsigned long long)runs, (unsigned long long)cells, sp->repeats, TB_MATRIX_MAX_RUNS);
 		goto out;
 	}
 	if ((plan = calloc(1, sizeof(*plan))) == NULL ||
@@ -361,10 +407,16 @@ int tb_matrix_plan_make(const json_t *spec, const struct tb_inventory *inv, uint
 	plan->pause_ms = sp->pause_ms;
 	plan->repeats = sp->repeats;
 	plan->ncells = (int)cells;
-	plan->nruns = (int)runs;
+	plan->nruns = (int)(runs / ncomb);
 	expand(sp, plan);
 	if (plan->order == TB_ORDER_SHUFFLED)
 		shuffle(plan->runs, plan->nruns, plan->seed);
+	if (sp->ncombos > 0)
+		replicate(plan, sp, plan->nruns, plan->ncells, now);
+	plan->ncells = (int)(cells * ncomb);
+	plan->nruns = (int)runs;
+	plan->ncombos = sp->ncombos;
+	plan->restore_os = sp->ncombos > 0 && !sp->leave_os;
 	plan->one_at_a_time = sp->one_at_a_time;
 	if (make_rounds(plan, sp->one_at_a_time) != 0) {
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
@@ -372,6 +424,10 @@ int tb_matrix_plan_make(const json_t *spec, const struct tb_inventory *inv, uint
 	}
 	for (int i = 0; i < plan->nruns; i++)
 		plan->runs[i].seq = i;
+	if (tb_mx_plan_boots(plan, sp, now) != 0) {
+		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+		goto out;
+	}
 	plan->estimated_ms = ms = estimate_ms(plan);
 	if (sp->cap_total_s > 0 && ms > sp->cap_total_s * 1000) {
 		rc = tb_fail(err, TB_ERR_INVALID, "caps.total_s",
@@ -550,43 +606,70 @@ static json_t *args_json(const struct tb_iperf_params *p)
 	return json_string(buf);
 }
 
+static json_t *os_or_null(const char *os)
+{
+	return os[0] != '\0' ? json_string(os) : json_null();
+}
+
 json_t *tb_matrix_run_json(const struct tb_planned_run *r)
 {
-	return json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "seq", r->seq, "cell",
+	json_t *j = json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "seq", r->seq, "cell",
 			 r->cell, "repeat", r->repeat, "round", r->round, "client", r->client, "server", r->server, "link", r->link,
 			 "server_address", r->server_address, "protocol", tb_iperf_proto_name(r->p.proto),
 			 "direction", tb_iperf_dir_name(r->p.dir), "params", tb_matrix_params_json(&r->p),
 			 "iperf_args", args_json(&r->p));
+
+	if (j != NULL && (json_object_set_new(j, "client_os", os_or_null(r->client_os)) != 0 ||
+			  json_object_set_new(j, "server_os", os_or_null(r->server_os)) != 0)) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}
+
+static json_t *boot_json(const struct tb_planned_boot *b)
+{
+	return json_pack("{s:o, s:o, s:s, s:o, s:s, s:f}", "seq", b->seq >= 0 ? json_integer(b->seq) : json_null(),
+			 "round", b->round >= 0 ? json_integer(b->round) : json_null(), "machine", b->machine, "from",
+			 os_or_null(b->from), "to", b->to, "estimated_s", (double)b->estimated_ms / 1000.0);
 }
 
 /* [{"round","start_s","end_s","runs":[seq...]}]: when each round starts and
  * ends by the estimate. */
 static json_t *timeline_json(const struct tb_matrix_plan *plan)
 {
-	json_t *tl = json_array(), *seqs = NULL;
+	json_t *tl = json_array(), *seqs = NULL, *boots = NULL;
 	int64_t at = 0, longest = 0;
-	int bad = tl == NULL;
+	int bad = tl == NULL, b = 0;
 
 	for (int i = 0; !bad && i < plan->nruns; i++) {
 		int64_t t = ((int64_t)plan->runs[i].p.omit_s + plan->runs[i].p.duration_s) * 1000;
 
-		if (seqs == NULL && (seqs = json_array()) == NULL)
-			break;
+		if (seqs == NULL) {
+			/* a round starts: first the boots it needs */
+			if ((seqs = json_array()) == NULL || (boots = json_array()) == NULL)
+				break;
+			for (; b < plan->nboots && plan->boots[b].round == plan->runs[i].round; b++) {
+				bad |= json_array_append_new(boots, json_string(plan->boots[b].machine)) != 0;
+				at += plan->boots[b].estimated_ms;
+			}
+		}
 		bad |= json_array_append_new(seqs, json_integer(plan->runs[i].seq)) != 0;
 		if (t > longest)
 			longest = t;
 		if (i + 1 == plan->nruns || plan->runs[i + 1].round != plan->runs[i].round) {
 			int64_t end = at + longest + TB_MATRIX_RUN_OVERHEAD_MS;
 
-			bad |= json_array_append_new(tl, json_pack("{s:i, s:f, s:f, s:o}", "round", plan->runs[i].round,
+			bad |= json_array_append_new(tl, json_pack("{s:i, s:f, s:f, s:o, s:o}", "round", plan->runs[i].round,
 								   "start_s", (double)at / 1000.0, "end_s",
-								   (double)end / 1000.0, "runs", seqs)) != 0;
-			seqs = NULL;
+								   (double)end / 1000.0, "runs", seqs, "boots", boots)) != 0;
+			seqs = boots = NULL;
 			at = end + plan->pause_ms;
 			longest = 0;
 		}
 	}
 	json_decref(seqs);
+	json_decref(boots);
 	if (bad || tl == NULL) {
 		json_decref(tl);
 		return NULL;
@@ -596,22 +679,37 @@ static json_t *timeline_json(const struct tb_matrix_plan *plan)
 
 json_t *tb_matrix_plan_json(const struct tb_matrix_plan *plan)
 {
-	json_t *runs = json_array(), *tl = timeline_json(plan);
+	json_t *runs = json_array(), *tl = timeline_json(plan), *boots = json_array(), *j;
+
+	for (int i = 0; boots != NULL && i < plan->nboots; i++)
+		if (json_array_append_new(boots, boot_json(&plan->boots[i])) != 0) {
+			json_decref(boots);
+			boots = NULL;
+		}
 
 	for (int i = 0; runs != NULL && i < plan->nruns; i++)
 		if (json_array_append_new(runs, tb_matrix_run_json(&plan->runs[i])) != 0) {
 			json_decref(runs);
 			runs = NULL;
 		}
-	if (runs == NULL || tl == NULL) {
+	if (runs == NULL || tl == NULL || boots == NULL) {
 		json_decref(runs);
 		json_decref(tl);
+		json_decref(boots);
 		return NULL;
 	}
-	return json_pack("{s:s, s:s, s:o, s:s, s:i, s:i, s:i, s:f, s:o, s:o, s:o}", "name", plan->name, "order",
+	j = json_pack("{s:s, s:s, s:o, s:s, s:i, s:i, s:i, s:f, s:o, s:o, s:o}", "name", plan->name, "order",
 			 order_names[plan->order], "seed",
 			 plan->order == TB_ORDER_SHUFFLED ? json_integer((json_int_t)plan->seed) : json_null(),
 			 "concurrency", plan->one_at_a_time ? "none" : "disjoint", "runs", plan->nruns, "cells",
 			 plan->ncells, "rounds", plan->nrounds, "estimated_s", (double)plan->estimated_ms / 1000.0, "spec",
 			 json_deep_copy(plan->spec), "plan", runs, "timeline", tl);
+	if (j != NULL && (json_object_set_new(j, "combinations", json_integer(plan->ncombos)) != 0 ||
+			  json_object_set_new(j, "boots", boots) != 0)) {
+		json_decref(j);
+		return NULL;
+	}
+	if (j == NULL)
+		json_decref(boots);
+	return j;
 }

@@ -43,8 +43,14 @@
  * order), and seq numbers the runs round by round; "none" = one run at a
  * time (round = seq).  No host is ever in two runs at once.
  *
- * "os" (OS combinations) is Matrices II: it is refused for now with a
- * message saying so.
+ * os: a list of OS combinations [{"left": "freebsd", "right": "ubuntu"}, ...]
+ * naming machines of the pairs (the others run as they are).  Every run is
+ * done in every combination; the combinations go one after the other, in
+ * the order that needs the fewest boots from the hosts' OSes now (and back
+ * at the end unless "os_after": "leave"), searched exhaustively up to
+ * TB_MX_COMBOS_EXACT combinations, nearest-first beyond.  A combination's
+ * runs keep the spec's order; cells are numbered combination by
+ * combination.  The plan lists the boots with their estimated times.
  *
  * Every mistake is TB_ERR_INVALID (or TB_ERR_UNKNOWN_FIELD) with err->field
  * the JSON path of the value ("iperf.parallel[1]", "pairs[0].server") and a
@@ -80,7 +86,35 @@ struct tb_planned_run {
 	char server_address[64];   /* that link's address, no prefix length */
 	struct tb_iperf_params p;  /* proto, dir and every parameter */
 	int round;                 /* runs of one round go at once (disjoint hosts) */
+	int combo;                 /* index into the spec's "os" list; 0 without one */
+	char client_os[40];        /* the OS the combination wants ("" : as it is) */
+	char server_os[40];
 };
+
+/* A boot the plan needs: before run seq (in its round), or after the last
+ * run (seq -1: booting back into the OS the host was in). */
+struct tb_planned_boot {
+	int seq, round;
+	char machine[40];
+	char from[40];             /* "" when off or unknown */
+	char to[40];
+	int64_t estimated_ms;      /* measured for this machine, else TB_MATRIX_BOOT_DEFAULT_MS */
+};
+
+/* What the planner knows of the hosts now: the OS each answers in ("" when
+ * off or unknown) and how long a boot took it (0: never measured). */
+struct tb_matrix_host_now {
+	char machine[40];
+	char os[40];
+	int64_t boot_ms;
+};
+
+struct tb_matrix_now {
+	int n;
+	const struct tb_matrix_host_now *hosts;
+};
+
+#define TB_MATRIX_BOOT_DEFAULT_MS 120000
 
 struct tb_matrix_plan {
 	char name[TB_MATRIX_NAME_MAX + 1];
@@ -91,6 +125,10 @@ struct tb_matrix_plan {
 	int ncells;
 	int nrounds;
 	bool one_at_a_time;        /* concurrency "none" */
+	int ncombos;               /* OS combinations (0: none given) */
+	bool restore_os;           /* boot the hosts back at the end */
+	struct tb_planned_boot *boots;
+	int nboots;
 	struct tb_planned_run *runs;
 	int nruns;
 	int64_t estimated_ms;      /* per round its longest (omit + duration) + TB_MATRIX_RUN_OVERHEAD_MS;
@@ -107,6 +145,10 @@ struct tb_matrix_plan {
  * for "shuffled" without a seed. */
 int tb_matrix_plan_make(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
 			struct tb_matrix_plan **out, struct tb_error *err);
+/* The same knowing the hosts' state now (NULL: unknown), which orders the OS
+ * combinations for the fewest boots and estimates them. */
+int tb_matrix_plan_make_now(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
+			    const struct tb_matrix_now *now, struct tb_matrix_plan **out, struct tb_error *err);
 void tb_matrix_plan_free(struct tb_matrix_plan *plan);
 
 /* One run as JSON: {"seq","cell","repeat","client","server","link",

@@ -19,6 +19,9 @@
 #define TB_MX_OMIT_MAX 60
 #define TB_MX_WINDOW_MAX 536870912L
 #define TB_MX_PAIRS_MAX 64
+#define TB_MX_COMBOS_MAX 16      /* OS combinations in a spec */
+#define TB_MX_COMBO_HOSTS 16     /* machines named in one */
+#define TB_MX_COMBOS_EXACT 8     /* up to this many the order is searched exhaustively */
 
 /* The swept iperf keys in expansion order (outermost first).  BITRATE is
  * the axis of TCP cells, UDP_BITRATE the axis of UDP cells: a cell uses one
@@ -60,6 +63,13 @@ struct tb_mx_pair {
 	char address[64];
 };
 
+/* One OS combination: machine -> OS (the machines not named: as they are). */
+struct tb_mx_combo {
+	int n;
+	char machine[TB_MX_COMBO_HOSTS][40];
+	char os[TB_MX_COMBO_HOSTS][40];
+};
+
 struct tb_mx_spec {
 	char name[TB_MATRIX_NAME_MAX + 1];
 	int npairs;
@@ -76,6 +86,9 @@ struct tb_mx_spec {
 	uint64_t seed;                   /* shuffled: the seed used; else 0 */
 	int pause_ms;
 	bool one_at_a_time;              /* concurrency "none": no two runs at once */
+	int ncombos;                     /* 0: no "os" (the hosts as they are) */
+	struct tb_mx_combo combos[TB_MX_COMBOS_MAX];
+	bool leave_os;                   /* os_after "leave": do not boot back */
 	long long cap_total_s;           /* 0: no cap */
 	json_t *stored;                  /* the spec as stored (owned) */
 };
@@ -95,5 +108,17 @@ int tb_mx_value_parse(enum tb_mx_axis axis, const json_t *v, const char *field, 
 
 /* "\"abc\"", "12", "a list", ... for messages; control characters shown as '?'. */
 void tb_mx_describe(const json_t *v, char *buf, size_t len);
+
+/* ---- matrix_os.c ---- */
+
+/* "os" and "os_after" of spec (after the pairs are parsed) into sp. */
+int tb_mx_parse_os(const json_t *spec, const struct tb_inventory *inv, struct tb_mx_spec *sp, struct tb_error *err);
+/* The combinations as stored (new reference; NULL: out of memory). */
+json_t *tb_mx_os_stored(const struct tb_mx_spec *sp);
+/* The order of sp's combinations (indexes into order[ncombos]) that needs the
+ * fewest boots from now (and back, unless leave_os); returns that count. */
+int tb_mx_order_combos(const struct tb_mx_spec *sp, const struct tb_matrix_now *now, int order[]);
+/* plan->boots from the runs' wanted OSes, in run order; 0 or -1 (memory). */
+int tb_mx_plan_boots(struct tb_matrix_plan *plan, const struct tb_mx_spec *sp, const struct tb_matrix_now *now);
 
 #endif /* TB_MATRIX_INTERNAL_H */

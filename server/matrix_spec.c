@@ -16,7 +16,8 @@
 #define UDP_LENGTH_MAX 65507L        /* the largest UDP payload over IPv4 */
 
 static const char *const top_keys[] = {"name", "pairs", "os", "protocols", "directions", "duration_s",
-				       "repeats", "order", "seed", "pause_s", "concurrency", "caps", "iperf", NULL};
+				       "repeats", "order", "seed", "pause_s", "concurrency", "os_after", "caps", "iperf",
+				       NULL};
 static const char *const pair_keys[] = {"client", "server", "link", NULL};
 static const char *const cap_keys[] = {"total_s", "duration_s", "bitrate", NULL};
 static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel", "length",     "window", "bitrate",
@@ -894,6 +895,12 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 	}
 	bad |= json_object_set_new(st, "name", json_string(sp->name)) != 0;
 	bad |= json_object_set_new(st, "pairs", pairs) != 0;
+	if (sp->ncombos > 0) {
+		json_t *os = tb_mx_os_stored(sp);
+
+		bad |= os == NULL || json_object_set_new(st, "os", os) != 0;
+		bad |= json_object_set_new(st, "os_after", json_string(sp->leave_os ? "leave" : "restore")) != 0;
+	}
 	bad |= json_object_set_new(st, "protocols", names_json(protos, sp->nprotos, proto_names)) != 0;
 	bad |= json_object_set_new(st, "directions", names_json(dirs, sp->ndirs, dir_names)) != 0;
 	bad |= json_object_set_new(st, "duration_s", copy_or(spec, "duration_s", json_integer(10))) != 0;
@@ -930,11 +937,8 @@ int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_
 	}
 	if ((rc = check_keys(spec, "", top_keys, err)) != 0)
 		return rc;
-	if (opt(spec, "os") != NULL)
-		return tb_fail(err, TB_ERR_INVALID, "os",
-			       "os: OS combinations come with Matrices II and are not accepted yet; leave os out to "
-			       "run the hosts in the OS they are in now");
-	if ((rc = parse_name(spec, out, err)) != 0 || (rc = parse_pairs(spec, inv, out, err)) != 0)
+	if ((rc = parse_name(spec, out, err)) != 0 || (rc = parse_pairs(spec, inv, out, err)) != 0 ||
+	    (rc = tb_mx_parse_os(spec, inv, out, err)) != 0)
 		return rc;
 	if ((rc = parse_set(spec, "protocols", proto_names, v, &out->nprotos, err)) != 0)
 		return rc;

@@ -120,6 +120,9 @@ static json_t *run_brief(const struct tb_run_row *r)
 	json_object_set_new(j, "cell", json_integer(r->cell));
 	json_object_set_new(j, "repeat", json_integer(r->repeat));
 	json_object_set_new(j, "round", json_integer(r->round));
+	json_object_set_new(j, "combo", json_integer(r->combo));
+	json_object_set_new(j, "want_client_os", r->want_client_os ? json_string(r->want_client_os) : json_null());
+	json_object_set_new(j, "want_server_os", r->want_server_os ? json_string(r->want_server_os) : json_null());
 	json_object_set_new(j, "client", json_string(r->client));
 	json_object_set_new(j, "server", json_string(r->server));
 	json_object_set_new(j, "link", json_string(r->link));
@@ -147,6 +150,16 @@ static void on_run_brief(void *cls, const struct tb_run_row *r)
 	json_array_append_new(cls, run_brief(r));
 }
 
+static void on_boot(void *cls, const struct tb_matrix_boot_row *b)
+{
+	json_array_append_new(cls, json_pack("{s:s, s:o, s:s, s:o, s:o, s:o, s:s, s:o, s:o}", "host", b->host, "from",
+					     b->from_os ? json_string(b->from_os) : json_null(), "to", b->to_os,
+					     "action", b->action_id > 0 ? json_integer(b->action_id) : json_null(),
+					     "started_at", ms_time(b->started_ms), "finished_at", ms_time(b->finished_ms),
+					     "state", b->state, "error", b->error ? json_string(b->error) : json_null(),
+					     "before_seq", b->before_seq >= 0 ? json_integer(b->before_seq) : json_null()));
+}
+
 int tb_results_matrix_json(struct tb_app *app, int64_t id, int with_runs, json_t **out, struct tb_error *err)
 {
 	struct mctx c = {app, NULL, 0};
@@ -166,6 +179,20 @@ int tb_results_matrix_json(struct tb_app *app, int64_t id, int with_runs, json_t
 			return rc;
 		}
 		json_object_set_new(c.out, "runs", runs);
+	}
+	{
+		json_t *boots = json_array();
+
+		if (boots == NULL)
+			rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+		else
+			rc = tb_store_matrix_boot_each(app->store, id, on_boot, boots, err);
+		if (rc != 0) {
+			json_decref(boots);
+			json_decref(c.out);
+			return rc;
+		}
+		json_object_set_new(c.out, "boots", boots);
 	}
 	*out = c.out;
 	return 0;

@@ -33,6 +33,10 @@ struct tb_run_host {
 	bool bsd;                  /* FreeBSD userland: sockstat, not ss */
 	bool ready;                /* os, caps and bsd are known */
 	char snapped_os[40];       /* the OS this matrix took its metadata in ("": none yet) */
+	bool initial_known;        /* initial_os is what the host was in when the matrix met it */
+	char initial_os[40];       /* "" when it was off or did not answer */
+	char boot_failed[40];      /* an OS this matrix could not boot it into ("": none) */
+	char boot_error[300];
 };
 
 enum tb_run_stop { TB_RUN_GO = 0, TB_RUN_CANCEL = 1, TB_RUN_SHUTDOWN = 2 };

@@ -11,6 +11,7 @@
 #include "app.h"
 #include "events.h"
 #include "hostsnap.h"
+#include "matrix_boot.h"
 #include "inventory.h"
 #include "log.h"
 #include "matrix.h"
@@ -37,6 +38,7 @@ struct tb_runner {
 	int64_t queue[QUEUE_MAX];
 	int nqueue;
 	int64_t current;           /* the matrix in progress, 0: none */
+	char current_name[TB_MATRIX_NAME_MAX + 1];
 	int current_seq;
 	struct tb_run_ctl ctl;     /* of the run in progress; its stop is the matrix's */
 	struct tb_run_ctl par[TB_RUNNER_PARALLEL - 1];   /* of the other runs of a round */
@@ -68,6 +70,7 @@ static void publish_matrix(struct tb_runner *r, int64_t id)
 struct job {
 	struct tb_run_row row;     /* strings below are copies */
 	char client[40], server[40], link[40], addr[64], proto[8], dir[12];
+	char want_client[40], want_server[40];
 	char *params;
 };
 
@@ -113,6 +116,10 @@ static void collect(void *cls, const struct tb_run_row *row)
 	j->row.protocol = j->proto;
 	j->row.direction = j->dir;
 	j->row.params = j->params;
+	snprintf(j->want_client, sizeof(j->want_client), "%s", row->want_client_os ? row->want_client_os : "");
+	snprintf(j->want_server, sizeof(j->want_server), "%s", row->want_server_os ? row->want_server_os : "");
+	j->row.want_client_os = j->want_client[0] ? j->want_client : NULL;
+	j->row.want_server_os = j->want_server[0] ? j->want_server : NULL;
 	j->row.state = "pending";
 	/* results of an earlier attempt are not carried over */
 	j->row.error_class = j->row.error_message = NULL;
@@ -142,13 +149,18 @@ static void names_add(struct names *ns, const char *name)
 		snprintf(ns->v[ns->n++], sizeof(ns->v[0]), "%s", name);
 }
 
+static void holder_of(int64_t id, const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "matrix %lld (%s)", (long long)id, name);
+}
+
 /* Hold every host of the matrix, waiting while an action holds one. */
 static int hold_hosts(struct tb_runner *r, int64_t id, const char *name, const struct names *ns)
 {
 	char holder[128];
 	int noted = 0;
 
-	snprintf(holder, sizeof(holder), "matrix %lld (%s)", (long long)id, name);
+	holder_of(id, name, holder, sizeof(holder));
 	for (;;) {
 		struct tb_error e = {0};
 		int i;
@@ -237,13 +249,65 @@ static void snapshot_routers(struct tb_runner *r, int64_t id)
 	tb_app_inventory_put(r->app, inv);
 }
 
+/* What h answers as now ("" when it does not): learned once, kept as the OS to go back to. */
+static const char *current_os(struct tb_runner *r, struct tb_run_host *h)
+{
+	struct tb_error e = {0};
+
+	if (!h->ready && tb_run_host_prepare(r->app, h, &e) != 0)
+		h->os[0] = '\0';
+	if (!h->initial_known) {
+		h->initial_known = true;
+		snprintf(h->initial_os, sizeof(h->initial_os), "%s", h->ready ? h->os : "");
+	}
+	return h->ready ? h->os : "";
+}
+
+/* Put h in OS want (NULL: as it is) before run j: a boot when it is in
+ * another one or off.  0, or -1 with the reason in msg. */
+static int ensure_os(struct tb_runner *r, struct job *j, struct tb_run_host *h, const char *want,
+		     struct tb_run_ctl *ctl, char *msg, size_t len)
+{
+	char holder[128], from[40];
+	struct tb_error e = {0};
+
+	if (want == NULL)
+		return 0;
+	if (strcmp(h->boot_failed, want) == 0) {
+		snprintf(msg, len, "%s", h->boot_error);
+		return -1;
+	}
+	snprintf(from, sizeof(from), "%s", current_os(r, h));
+	if (strcmp(from, want) == 0)
+		return 0;
+	holder_of(j->row.matrix_id, r->current_name, holder, sizeof(holder));
+	h->ready = false;
+	if (tb_matrix_boot(r->app, j->row.matrix_id, holder, h->m->name, from, want, j->row.seq, &ctl->stop, &e) == 0 &&
+	    tb_run_host_prepare(r->app, h, &e) == 0 && strcmp(h->os, want) == 0)
+		return 0;
+	if (e.message[0] == '\0')
+		snprintf(e.message, sizeof(e.message), "it answers as %s", h->os);
+	snprintf(msg, len, "%s could not be booted into %s: %s", h->m->name, want, e.message);
+	if (!ctl->stop) {       /* a stop is not the host's fault: the next resume tries again */
+		snprintf(h->boot_failed, sizeof(h->boot_failed), "%s", want);
+		snprintf(h->boot_error, sizeof(h->boot_error), "%s", msg);
+	}
+	return -1;
+}
+
 /* One run on hosts c and s (resolved by the caller), stopped through ctl. */
 static void run_job(struct tb_runner *r, struct job *j, struct tb_run_host *c, struct tb_run_host *s,
 		    struct tb_run_ctl *ctl)
 {
 	const char *state = NULL, *klass = NULL;
 	struct tb_error e = {0};
+	char msg[400];
 
+	if (ensure_os(r, j, c, j->row.want_client_os, ctl, msg, sizeof(msg)) != 0 ||
+	    ensure_os(r, j, s, j->row.want_server_os, ctl, msg, sizeof(msg)) != 0) {
+		fail_run(r, j, "boot_error", msg);
+		return;
+	}
 	if ((!c->ready && tb_run_host_prepare(r->app, c, &e) != 0) ||
 	    (!s->ready && tb_run_host_prepare(r->app, s, &e) != 0)) {
 		fail_run(r, j, "ssh_error", e.message);
@@ -350,6 +414,7 @@ struct mview {
 	char state[16];
 	int pause_ms;
 	int nfailed;
+	bool restore;              /* OS combinations and os_after "restore" */
 };
 
 static void read_matrix(void *cls, const struct tb_matrix_row *m)
@@ -362,7 +427,30 @@ static void read_matrix(void *cls, const struct tb_matrix_row *m)
 	snprintf(mv->state, sizeof(mv->state), "%s", m->state);
 	mv->pause_ms = json_is_number(pause) ? (int)(json_number_value(pause) * 1000.0 + 0.5) : 0;
 	mv->nfailed = m->nfailed;
+	mv->restore = json_is_array(json_object_get(spec, "os")) &&
+		      !(json_is_string(json_object_get(spec, "os_after")) &&
+			strcmp(json_string_value(json_object_get(spec, "os_after")), "leave") == 0);
 	json_decref(spec);
+}
+
+/* After the last run: every host back into the OS it was in (when it answered then). */
+static void restore_hosts(struct tb_runner *r, int64_t id, const char *name, struct tb_run_host *hs, int nh)
+{
+	char holder[128];
+
+	holder_of(id, name, holder, sizeof(holder));
+	for (int i = 0; i < nh && !r->ctl.stop; i++) {
+		struct tb_run_host *h = &hs[i];
+		struct tb_error e = {0};
+
+		if (!h->initial_known || h->initial_os[0] == '\0' || (h->ready && strcmp(h->os, h->initial_os) == 0))
+			continue;
+		if (tb_matrix_boot(r->app, id, holder, h->m->name, h->ready ? h->os : "", h->initial_os, -1, &r->ctl.stop,
+				   &e) != 0)
+			tb_warn("runner", "matrix %lld: %s was not booted back into %s: %s", (long long)id, h->m->name,
+				h->initial_os, e.message);
+		h->ready = false;
+	}
 }
 
 static void run_matrix(struct tb_runner *r, int64_t id)
@@ -385,6 +473,9 @@ static void run_matrix(struct tb_runner *r, int64_t id)
 	}
 	if (strcmp(mv.state, "queued") != 0)   /* canceled while queued */
 		goto out;
+	pthread_mutex_lock(&r->lock);
+	snprintf(r->current_name, sizeof(r->current_name), "%s", mv.name);
+	pthread_mutex_unlock(&r->lock);
 	for (i = 0; i < js.n; i++) {
 		names_add(&ns, js.v[i].client);
 		names_add(&ns, js.v[i].server);
@@ -418,6 +509,8 @@ static void run_matrix(struct tb_runner *r, int64_t id)
 			for (int t = 0; t < mv.pause_ms && !r->ctl.stop; t += 50)
 				sleep_ms(50);
 	}
+	if (mv.restore && !r->ctl.stop)
+		restore_hosts(r, id, mv.name, hs, nh);
 	for (i = 0; i < ns.n; i++)
 		tb_actions_release(r->app->actions, ns.v[i]);
 	tb_store_matrix_get(st, id, read_matrix, &mv, NULL);
@@ -628,6 +721,9 @@ int tb_runner_submit(struct tb_runner *r, const struct tb_matrix_plan *plan, con
 			.cell = p->cell,
 			.repeat = p->repeat,
 			.round = p->round,
+			.combo = p->combo,
+			.want_client_os = p->client_os[0] ? p->client_os : NULL,
+			.want_server_os = p->server_os[0] ? p->server_os : NULL,
 			.client = p->client,
 			.server = p->server,
 			.link = p->link,

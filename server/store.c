@@ -69,7 +69,14 @@ static const char *const migrations[] = {
 	"  data TEXT NOT NULL, raw BLOB NOT NULL, PRIMARY KEY (matrix_id, host, os));"
 	/* rounds: runs of one round go at once; every earlier matrix ran one at a time */
 	"ALTER TABLE runs ADD COLUMN round INTEGER NOT NULL DEFAULT 0;"
-	"UPDATE runs SET round = seq;",
+	"UPDATE runs SET round = seq;"
+	/* OS combinations: what each run wants, and the boots a matrix did */
+	"ALTER TABLE runs ADD COLUMN combo INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE runs ADD COLUMN want_client_os TEXT;"
+	"ALTER TABLE runs ADD COLUMN want_server_os TEXT;"
+	"CREATE TABLE matrix_boots (id INTEGER PRIMARY KEY, matrix_id INTEGER NOT NULL REFERENCES matrices(id),"
+	"  host TEXT NOT NULL, from_os TEXT, to_os TEXT NOT NULL, action_id INTEGER, started_ms INTEGER NOT NULL,"
+	"  finished_ms INTEGER, state TEXT NOT NULL, error TEXT, before_seq INTEGER NOT NULL);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

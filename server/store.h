@@ -188,6 +188,10 @@ int tb_store_action_interrupt(struct tb_store *st, const char *reason, int64_t n
 int tb_store_step_insert(struct tb_store *st, const struct tb_step_row *row, int64_t *id, struct tb_error *err);
 int tb_store_step_each(struct tb_store *st, int64_t action_id, tb_step_row_fn fn, void *cls,
 		       struct tb_error *err);
+/* Per host, how long its succeeded boot actions took (mean of the last ten,
+ * first step to last, ms). */
+typedef void (*tb_boot_time_fn)(void *cls, const char *host, int64_t mean_ms, int n);
+int tb_store_boot_times(struct tb_store *st, tb_boot_time_fn fn, void *cls, struct tb_error *err);
 
 /* ---- matrices and their runs (Matrices I) ---- */
 struct tb_matrix_row {
@@ -211,6 +215,8 @@ struct tb_run_row {
 	int64_t id, matrix_id;
 	int seq, cell, repeat;
 	int round;                 /* runs of a round go at once (their hosts are disjoint) */
+	int combo;                 /* the OS combination (index into the spec's "os") */
+	const char *want_client_os, *want_server_os;   /* what the combination wants, or NULL */
 	const char *client, *server, *link, *server_address;
 	const char *protocol;      /* tcp, udp */
 	const char *direction;     /* forward, reverse, bidir */
@@ -293,6 +299,26 @@ struct tb_snapshot_row {
 };
 
 typedef void (*tb_snapshot_fn)(void *cls, const struct tb_snapshot_row *row);
+
+/* ---- boots a matrix did (OS combinations) ---- */
+struct tb_matrix_boot_row {
+	int64_t id, matrix_id;
+	const char *host, *from_os, *to_os;   /* from_os NULL: off or unknown */
+	int64_t action_id;                    /* 0: none started */
+	int64_t started_ms, finished_ms;      /* finished 0: in progress */
+	const char *state;                    /* running, succeeded, failed, canceled */
+	const char *error;                    /* or NULL */
+	int before_seq;                       /* the run that needed it; -1: booting back */
+};
+
+typedef void (*tb_matrix_boot_fn)(void *cls, const struct tb_matrix_boot_row *row);
+
+int tb_store_matrix_boot_add(struct tb_store *st, const struct tb_matrix_boot_row *r, int64_t *id,
+			     struct tb_error *err);
+int tb_store_matrix_boot_finish(struct tb_store *st, int64_t id, int64_t action_id, const char *state,
+				const char *error, int64_t finished_ms, struct tb_error *err);
+int tb_store_matrix_boot_each(struct tb_store *st, int64_t matrix_id, tb_matrix_boot_fn fn, void *cls,
+			      struct tb_error *err);
 
 /* Insert or replace the snapshot of (matrix, host, os). */
 int tb_store_snapshot_put(struct tb_store *st, const struct tb_snapshot_row *r, struct tb_error *err);

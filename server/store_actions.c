@@ -181,3 +181,20 @@ int tb_store_step_each(struct tb_store *st, int64_t action_id, tb_step_row_fn fn
 	st_finish(st, s);
 	return 0;
 }
+
+int tb_store_boot_times(struct tb_store *st, tb_boot_time_fn fn, void *cls, struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	/* each succeeded boot: first step to last; the last ten per host */
+	if ((rc = st_prep(st, "SELECT host, avg(d), count(*) FROM (SELECT a.host AS host, max(s.at) - min(s.at) AS d,"
+			   " row_number() OVER (PARTITION BY a.host ORDER BY a.id DESC) AS k FROM actions a"
+			   " JOIN action_steps s ON s.action_id = a.id WHERE a.kind = 'boot' AND a.state = 'succeeded'"
+			   " GROUP BY a.id) WHERE k <= 10 AND d > 0 GROUP BY host", &s, err)) != 0)
+		return rc;
+	while (sqlite3_step(s) == SQLITE_ROW)
+		fn(cls, st_col_text(s, 0), (int64_t)sqlite3_column_double(s, 1), sqlite3_column_int(s, 2));
+	st_finish(st, s);
+	return 0;
+}

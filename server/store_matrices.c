@@ -33,7 +33,7 @@ static int raw_exec(struct tb_store *st, const char *sql, struct tb_error *err)
 
 static const char insert_run_sql[] =
 	"INSERT INTO runs (matrix_id, seq, cell, rep, client, server, link, server_address, protocol, direction,"
-	" params, state, round) VALUES (?,?,?,?,?,?,?,?,?,?,?,'pending',?)";
+	" params, state, round, combo, want_client_os, want_server_os) VALUES (?,?,?,?,?,?,?,?,?,?,?,'pending',?,?,?,?)";
 
 int tb_store_matrix_insert(struct tb_store *st, const struct tb_matrix_row *m, const struct tb_run_row *runs,
 			   int nruns, int64_t *id, struct tb_error *err)
@@ -84,6 +84,9 @@ int tb_store_matrix_insert(struct tb_store *st, const struct tb_matrix_row *m, c
 		st_bind_text(s, 10, r->direction);
 		st_bind_text(s, 11, r->params);
 		sqlite3_bind_int(s, 12, r->round);
+		sqlite3_bind_int(s, 13, r->combo);
+		st_bind_text(s, 14, r->want_client_os);
+		st_bind_text(s, 15, r->want_server_os);
 		if (sqlite3_step(s) != SQLITE_DONE) {
 			rc = st_db_fail(st, err, "recording a run");
 			goto rollback;
@@ -244,7 +247,7 @@ int tb_store_matrix_list(struct tb_store *st, int limit, tb_matrix_row_fn fn, vo
 	" coalesce(finished_ms, 0), attempts, summary, coalesce(sender_bps, -1), coalesce(receiver_bps, -1)," \
 	" coalesce(retransmits, -1), coalesce(lost_percent, -1)," \
 	" 1000 * (coalesce(json_extract(params, '$.duration_s'), 0) + coalesce(json_extract(params, '$.omit_s'), 0))," \
-	" round"
+	" round, combo, want_client_os, want_server_os"
 
 static void run_row(sqlite3_stmt *s, struct tb_run_row *r)
 {
@@ -285,6 +288,9 @@ static void run_row(sqlite3_stmt *s, struct tb_run_row *r)
 	r->lost_percent = sqlite3_column_double(s, 34);
 	r->duration_ms = sqlite3_column_int(s, 35);
 	r->round = sqlite3_column_int(s, 36);
+	r->combo = sqlite3_column_int(s, 37);
+	r->want_client_os = st_col_text_or_null(s, 38);
+	r->want_server_os = st_col_text_or_null(s, 39);
 }
 
 int tb_store_run_each(struct tb_store *st, int64_t matrix_id, const char *state, tb_run_row_fn fn, void *cls,

@@ -32,64 +32,6 @@ daemon_up "$S/inventory.yaml" --probe-interval 2
 check "testbedd starts on the sim's inventory" test -n "$DPID"
 TOK=$(cat "$TESTBEDD_TOKEN_FILE")
 
-api() {	# method path [body]: the reply body on stdout, the status in $DD/status (see st)
-	local out
-	out=$(curl -s -w '\n%{http_code}' -X "$1" -H "Authorization: Bearer $TOK" -H 'Content-Type: application/json' \
-		${3:+--data-binary "$3"} "$TESTBEDD_URL$2")
-	echo "${out##*$'\n'}" >"$DD/status"
-	printf '%s' "${out%$'\n'*}"
-}
-st() { cat "$DD/status"; }
-pyck() { python3 -c "import json,sys
-d=json.load(sys.stdin)
-$2" <<<"$1"; }	# json code: code sees d and exits non-zero to fail
-jq_() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
-mstate() { api GET "/api/v1/matrices/$1?runs=0" | jq_ 'd["matrix"]["state"]' 2>/dev/null; }
-wait_state() {	# id state... [seconds in $WAIT]
-	local id=$1 s
-	shift
-	for _ in $(seq $((${WAIT:-120} * 5))); do
-		s=$(mstate "$id")
-		for w in "$@"; do [ "$s" = "$w" ] && return 0; done
-		sleep 0.2
-	done
-	diag "matrix $id is $s, wanted $*"
-	return 1
-}
-run_state() {	# id seq
-	api GET "/api/v1/matrices/$1" | jq_ "[r['state'] for r in d['matrix']['runs'] if r['seq'] == $2][0]" 2>/dev/null
-}
-wait_run() {	# id seq state [seconds]
-	for _ in $(seq $((${4:-30} * 10))); do
-		[ "$(run_state "$1" "$2")" = "$3" ] && return 0
-		sleep 0.1
-	done
-	diag "matrix $1 run $2 is $(run_state "$1" "$2"), wanted $3"
-	return 1
-}
-# iperf3 processes (and their timeout(1) wrappers) in the sim's host namespaces
-iperf_left() {
-	local ns p n=0
-	for ns in left right router; do
-		for p in $(ip netns pids "$PFX-$ns" 2>/dev/null); do
-			case "$(ps -o stat= -p "$p" 2>/dev/null)" in Z*|"") continue ;; esac
-			case "$(ps -o comm= -p "$p" 2>/dev/null)" in iperf3|timeout) n=$((n + 1)) ;; esac
-		done
-	done
-	echo $n
-}
-no_iperf_left() {	# within a few seconds
-	for _ in $(seq 30); do [ "$(iperf_left)" = 0 ] && return 0; sleep 0.2; done
-	diag "$(iperf_left) iperf3/timeout processes left on the hosts"
-	return 1
-}
-wait_up() {	# machine
-	for _ in $(seq 60); do
-		api GET "/api/v1/hosts/$1" | jq_ 'd["host"]["state"]["reachability"]' 2>/dev/null | grep -qx up && return 0
-		sleep 0.5
-	done
-	return 1
-}
 check "left answers" wait_up left
 check "right answers" wait_up right
 check "the router answers" wait_up router

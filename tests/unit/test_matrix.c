@@ -130,9 +130,9 @@ static const struct bad_case bad[] = {
 	{0, "'baseline'", "invalid_field", "", "must be a JSON object"},
 	{0, B ",'colour':'red'}", "unknown_field", "colour", "colour: unknown field; allowed here: name, pairs, os"},
 	{0, B ",'Duration_s':10}", "unknown_field", "Duration_s", "unknown field"},
-	{0, B ",'os':[{'left':'freebsd','right':'freebsd'}]}", "invalid_field", "os",
-	 "OS combinations come with Matrices II"},
-	{0, B ",'os':{}}", "invalid_field", "os", "leave os out to run the hosts in the OS they are in now"},
+	{0, B ",'os':[{'left':'freebsd','right':'freebsd'}]}", "invalid_field", "os[0].left",
+	 "os[0].left: left has no OS \"freebsd\"; its OSes: ubuntu"},
+	{0, B ",'os':{}}", "invalid_field", "os", "os must be a list of 1..16 OS combinations [{machine: OS}, ...], got an object"},
 	/* name */
 	{0, "{" P "}", "invalid_field", "name", "name is required: 1..64 printable characters"},
 	{0, "{'name':''," P "}", "invalid_field", "name", "name must be 1..64 printable characters"},
@@ -1264,6 +1264,238 @@ static void test_rounds(void **state)
 	tb_inventory_free(inv);
 }
 
+/* ---- OS combinations ---- */
+
+/* m0..m5, each dual-booting ubuntu and freebsd; m6 only ubuntu; all on one link. */
+static struct tb_inventory *inv_dual(void)
+{
+	char text[8192];
+	size_t used = (size_t)snprintf(text, sizeof(text), "version: 1\nssh: {user: root, key_file: /k}\nmachines:\n");
+
+	for (int i = 0; i < 7; i++) {
+		char bsd[64] = "";
+
+		if (i < 6)
+			snprintf(bsd, sizeof(bsd), "      freebsd: {address: 198.18.2.%d}\n", 10 + i);
+		used += (size_t)snprintf(text + used, sizeof(text) - used,
+					 "  m%d:\n    role: host\n%s"
+					 "    os:\n      ubuntu: {address: 198.18.1.%d}\n%s"
+					 "    links:\n      lan: {address: 198.19.1.%d/24}\n",
+					 i, i < 6 ? "    boot: {loader: grub, default: ubuntu, entries: {ubuntu: \"0\", freebsd: \"4\"}}\n" : "",
+					 10 + i, bsd, 10 + i);
+	}
+	return load_inv(text);
+}
+
+/* Brute force: the fewest boots over every order of the combinations, from
+ * start (names[k] in start[k], "" unknown), back to start at the end. */
+static int brute(int n, char combos[][6][8], int nm, char start[][8])
+{
+	int perm[6], best = 1 << 30, count = 1;
+
+	for (int i = 0; i < n; i++)
+		perm[i] = i;
+	for (int i = 2; i <= n; i++)
+		count *= i;
+	for (int p = 0; p < count; p++) {
+		char st[6][8];
+		int boots = 0, x = p, used[6] = {0}, order[6];
+
+		/* the p-th permutation (factorial number system) */
+		for (int i = 0; i < n; i++) {
+			int k = x % (n - i), j = 0;
+
+			x /= n - i;
+			for (int c = 0; c < n; c++)
+				if (!used[c] && k-- == 0) {
+					j = c;
+					break;
+				}
+			used[j] = 1;
+			order[i] = perm[j];
+		}
+		memcpy(st, start, sizeof(st));
+		for (int i = 0; i < n; i++)
+			for (int m = 0; m < nm; m++)
+				if (combos[order[i]][m][0] && strcmp(st[m], combos[order[i]][m]) != 0) {
+					snprintf(st[m], sizeof(st[m]), "%s", combos[order[i]][m]);
+					boots++;
+				}
+		for (int m = 0; m < nm; m++)
+			boots += start[m][0] && strcmp(st[m], start[m]) != 0;
+		if (boots < best)
+			best = boots;
+	}
+	return best;
+}
+
+static void test_os_combinations(void **state)
+{
+	static const char *const oses[] = {"ubuntu", "freebsd"};
+	struct tb_inventory *inv = inv_dual();
+	struct tb_matrix_plan *plan = NULL;
+	struct tb_error err = {0};
+	struct tb_matrix_host_now hosts[6];
+	struct tb_matrix_now now = {2, hosts};
+	json_t *spec, *j;
+	static const struct {
+		const char *os, *field, *message;
+	} bad_os[] = {
+		{"'os':'ubuntu'", "os", "os must be a list of 1..16 OS combinations"},
+		{"'os':[]", "os", "os must be a list of 1..16"},
+		{"'os':[{}]", "os[0]", "os[0] must be an object {machine: OS} naming machines of the pairs (m0, m1)"},
+		{"'os':['x']", "os[0]", "got \"x\""},
+		{"'os':[{'m2':'ubuntu'}]", "os[0].m2", "m2 is not a machine of the pairs (m0, m1)"},
+		{"'os':[{'nosuch':'ubuntu'}]", "os[0].nosuch", "is not a machine of the pairs"},
+		{"'os':[{'m0':'windows'}]", "os[0].m0", "m0 has no OS \"windows\"; its OSes: ubuntu, freebsd"},
+		{"'os':[{'m0':1}]", "os[0].m0", "must be the name of one of m0's OSes, got 1"},
+		{"'os':[{'m0':'ubuntu','m1':'freebsd'},{'m1':'freebsd','m0':'ubuntu'}]", "os", "os[1] is the same combination as os[0]"},
+		{"'os':[{'m0':'ubuntu'}],'os_after':'keep'", "os_after", "os_after must be one of restore | leave"},
+	};
+
+	(void)state;
+	assert_non_null(inv);
+	for (size_t i = 0; i < sizeof(bad_os) / sizeof(bad_os[0]); i++) {
+		char text[512];
+
+		snprintf(text, sizeof(text), "{'name':'x','pairs':[{'client':'m0','server':'m1'}],%s}", bad_os[i].os);
+		spec = spec_of(text);
+		memset(&err, 0, sizeof(err));
+		assert_int_not_equal(tb_matrix_plan_make(spec, inv, 0, &plan, &err), 0);
+		if (strcmp(err.field, bad_os[i].field) != 0 || strstr(err.message, bad_os[i].message) == NULL)
+			fail_msg("%s: got field \"%s\": %s; expected \"%s\": ...%s...", bad_os[i].os, err.field, err.message,
+				 bad_os[i].field, bad_os[i].message);
+		json_decref(spec);
+	}
+	/* a machine with one OS may be named in it; the stored spec keeps the list and os_after */
+	spec = spec_of("{'name':'x','pairs':[{'client':'m0','server':'m6'}],'os':[{'m0':'freebsd','m6':'ubuntu'}]}");
+	assert_int_equal(tb_matrix_plan_make(spec, inv, 0, &plan, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(plan->spec, "os_after")), "restore");
+	assert_int_equal(json_array_size(json_object_get(plan->spec, "os")), 1);
+	assert_string_equal(plan->runs[0].client_os, "freebsd");
+	assert_string_equal(plan->runs[0].server_os, "ubuntu");
+	tb_matrix_plan_free(plan);
+	json_decref(spec);
+
+	/* the reference question: both ubuntu now; 4 combinations; the order
+	 * needs one boot a step: ubuntu/ubuntu first (none), and one back */
+	snprintf(hosts[0].machine, sizeof(hosts[0].machine), "m0");
+	snprintf(hosts[0].os, sizeof(hosts[0].os), "ubuntu");
+	hosts[0].boot_ms = 30000;
+	snprintf(hosts[1].machine, sizeof(hosts[1].machine), "m1");
+	snprintf(hosts[1].os, sizeof(hosts[1].os), "ubuntu");
+	hosts[1].boot_ms = 0;
+	spec = spec_of("{'name':'ref','pairs':[{'client':'m0','server':'m1'}],'protocols':['tcp','udp'],'duration_s':5,"
+		       "'os':[{'m0':'freebsd','m1':'freebsd'},{'m0':'ubuntu','m1':'ubuntu'},{'m0':'freebsd','m1':'ubuntu'},"
+		       "{'m0':'ubuntu','m1':'freebsd'}]}");
+	assert_int_equal(tb_matrix_plan_make_now(spec, inv, 0, &now, &plan, &err), 0);
+	assert_int_equal(plan->nruns, 8);
+	assert_int_equal(plan->ncells, 8);
+	assert_int_equal(plan->ncombos, 4);
+	/* ubuntu/ubuntu needs no boot: it goes first; then one boot per step, and one back */
+	assert_string_equal(plan->runs[0].client_os, "ubuntu");
+	assert_string_equal(plan->runs[0].server_os, "ubuntu");
+	assert_int_equal(plan->nboots, 4);     /* UU, FU, FF, UF, then m1 back: one boot a step */
+	assert_int_equal(plan->boots[plan->nboots - 1].seq, -1);
+	for (int i = 0; i < plan->nruns; i++) {
+		assert_int_equal(plan->runs[i].cell, i);        /* cells combination by combination */
+		assert_int_equal(plan->runs[i].combo, plan->runs[i - i % 2].combo);
+	}
+	{
+		int64_t boots = 0;
+
+		for (int i = 0; i < plan->nboots; i++) {
+			assert_int_equal(plan->boots[i].estimated_ms, strcmp(plan->boots[i].machine, "m0") == 0 ? 30000
+												   : TB_MATRIX_BOOT_DEFAULT_MS);
+			boots += plan->boots[i].estimated_ms;
+		}
+		assert_int_equal(plan->estimated_ms, 8 * (5000 + TB_MATRIX_RUN_OVERHEAD_MS) + boots);
+	}
+	j = tb_matrix_plan_json(plan);
+	assert_int_equal(json_integer_value(json_object_get(j, "combinations")), 4);
+	assert_int_equal(json_array_size(json_object_get(j, "boots")), 4);
+	assert_true(json_is_null(json_object_get(json_array_get(json_object_get(j, "boots"), 3), "seq")));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "plan"), 0), "client_os")),
+			    "ubuntu");
+	json_decref(j);
+	tb_matrix_plan_free(plan);
+	json_decref(spec);
+
+	/* random small cases: the boots of the plan are the fewest (brute force) */
+	for (int iter = 0; iter < 400; iter++) {
+		char combos[6][6][8], start[6][8], text[2048];
+		int nm = 2 + rnd_int(3), nc = 1 + rnd_int(5), used = 0, ncomb = 0;
+
+		memset(combos, 0, sizeof(combos));
+		memset(start, 0, sizeof(start));
+		used += snprintf(text + used, sizeof(text) - (size_t)used, "{'name':'r','pairs':[");
+		for (int m = 0; m + 1 < nm; m++)
+			used += snprintf(text + used, sizeof(text) - (size_t)used, "%s{'client':'m%d','server':'m%d'}",
+					 m ? "," : "", m, m + 1);
+		used += snprintf(text + used, sizeof(text) - (size_t)used, "],%s'os':[",
+				 rnd_int(2) ? "'os_after':'restore'," : "");
+		for (int c = 0; c < nc; c++) {
+			char one[256];
+			int u = 0, any = 0, dup = 0;
+
+			for (int m = 0; m < nm; m++)
+				if (rnd_int(4) != 0) {
+					snprintf(combos[ncomb][m], sizeof(combos[0][0]), "%s", oses[rnd_int(2)]);
+					u += snprintf(one + u, sizeof(one) - (size_t)u, "%s'm%d':'%s'", any++ ? "," : "", m,
+						      combos[ncomb][m]);
+				}
+			for (int k = 0; k < ncomb && any; k++)
+				dup |= memcmp(combos[k], combos[ncomb], sizeof(combos[0])) == 0;
+			if (!any || dup) {
+				memset(combos[ncomb], 0, sizeof(combos[0]));
+				continue;
+			}
+			used += snprintf(text + used, sizeof(text) - (size_t)used, "%s{%s}", ncomb ? "," : "", one);
+			ncomb++;
+		}
+		if (ncomb == 0)
+			continue;
+		snprintf(text + used, sizeof(text) - (size_t)used, "]}");
+		for (int m = 0; m < nm; m++) {
+			int r = rnd_int(3);
+
+			snprintf(hosts[m].machine, sizeof(hosts[m].machine), "m%d", m);
+			snprintf(hosts[m].os, sizeof(hosts[m].os), "%s", r == 2 ? "" : oses[r]);
+			snprintf(start[m], sizeof(start[m]), "%s", hosts[m].os);
+			hosts[m].boot_ms = 0;
+		}
+		now.n = nm;
+		spec = spec_of(text);
+		if (tb_matrix_plan_make_now(spec, inv, 0, &now, &plan, &err) != 0)
+			fail_msg("%s: %s", text, err.message);
+		if (plan->nboots != brute(ncomb, combos, nm, start))
+			fail_msg("%s: %d boots, brute force %d", text, plan->nboots, brute(ncomb, combos, nm, start));
+		/* the boots replay the runs: each run's hosts are in the OS it wants */
+		{
+			char st[6][8];
+			int b = 0;
+
+			memcpy(st, start, sizeof(st));
+			for (int i = 0; i < plan->nruns; i++) {
+				for (; b < plan->nboots && plan->boots[b].seq == i; b++) {
+					int m = atoi(plan->boots[b].machine + 1);
+
+					assert_string_equal(plan->boots[b].from, st[m]);
+					snprintf(st[m], sizeof(st[m]), "%s", plan->boots[b].to);
+				}
+				if (plan->runs[i].client_os[0])
+					assert_string_equal(st[atoi(plan->runs[i].client + 1)], plan->runs[i].client_os);
+				if (plan->runs[i].server_os[0])
+					assert_string_equal(st[atoi(plan->runs[i].server + 1)], plan->runs[i].server_os);
+			}
+		}
+		tb_matrix_plan_free(plan);
+		plan = NULL;
+		json_decref(spec);
+	}
+	tb_inventory_free(inv);
+}
+
 /* ---- stats ---- */
 
 static void test_stats(void **state)
@@ -1338,6 +1570,7 @@ int main(void)
 		cmocka_unit_test(test_shuffled),     cmocka_unit_test(test_property),
 		cmocka_unit_test(test_params_json),  cmocka_unit_test(test_large_plan),
 		cmocka_unit_test(test_stats),        cmocka_unit_test(test_rounds),
+		cmocka_unit_test(test_os_combinations),
 	};
 
 	return cmocka_run_group_tests_name("matrix", tests, setup, teardown);
