@@ -15,6 +15,7 @@
 #include "hosts.h"
 #include "log.h"
 #include "matrix.h"
+#include "run_exec.h"
 #include "store.h"
 #include "timeutil.h"
 
@@ -162,4 +163,64 @@ int tb_matrix_now_collect(struct tb_app *app, struct tb_matrix_host_now **hosts,
 	now->n = c.n;
 	now->hosts = c.v;
 	return 0;
+}
+
+/* ---- a matrix's hosts in the OS its runs want ---- */
+
+/* What h answers as now ("" when it does not): learned once, kept as the OS to go back to. */
+static const char *current_os(struct tb_app *app, struct tb_run_host *h)
+{
+	struct tb_error e = {0};
+
+	if (!h->ready && tb_run_host_prepare(app, h, &e) != 0)
+		h->os[0] = '\0';
+	if (!h->initial_known) {
+		h->initial_known = true;
+		snprintf(h->initial_os, sizeof(h->initial_os), "%s", h->ready ? h->os : "");
+	}
+	return h->ready ? h->os : "";
+}
+
+int tb_matrix_host_os(struct tb_app *app, int64_t matrix_id, const char *holder, struct tb_run_host *h,
+		      const char *want, int seq, const volatile int *stop, char *msg, size_t len)
+{
+	char from[40];
+	struct tb_error e = {0};
+
+	if (strcmp(h->boot_failed, want) == 0) {
+		snprintf(msg, len, "%s", h->boot_error);
+		return -1;
+	}
+	snprintf(from, sizeof(from), "%s", current_os(app, h));
+	if (strcmp(from, want) == 0)
+		return 0;
+	h->ready = false;
+	if (tb_matrix_boot(app, matrix_id, holder, h->m->name, from, want, seq, stop, &e) == 0 &&
+	    tb_run_host_prepare(app, h, &e) == 0 && strcmp(h->os, want) == 0)
+		return 0;
+	if (e.message[0] == '\0')
+		snprintf(e.message, sizeof(e.message), "it answers as %s", h->os);
+	snprintf(msg, len, "%s could not be booted into %s: %s", h->m->name, want, e.message);
+	if (!*stop) {       /* a stop is not the host's fault: the next resume tries again */
+		snprintf(h->boot_failed, sizeof(h->boot_failed), "%s", want);
+		snprintf(h->boot_error, sizeof(h->boot_error), "%s", msg);
+	}
+	return -1;
+}
+
+void tb_matrix_restore_hosts(struct tb_app *app, int64_t matrix_id, const char *holder, struct tb_run_host *hs,
+			     int nh, const volatile int *stop)
+{
+	for (int i = 0; i < nh && !*stop; i++) {
+		struct tb_run_host *h = &hs[i];
+		struct tb_error e = {0};
+
+		if (!h->initial_known || h->initial_os[0] == '\0' || (h->ready && strcmp(h->os, h->initial_os) == 0))
+			continue;
+		if (tb_matrix_boot(app, matrix_id, holder, h->m->name, h->ready ? h->os : "", h->initial_os, -1, stop,
+				   &e) != 0)
+			tb_warn("matrix", "matrix %lld: %s was not booted back into %s: %s", (long long)matrix_id, h->m->name,
+				h->initial_os, e.message);
+		h->ready = false;
+	}
 }

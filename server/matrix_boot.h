@@ -6,6 +6,7 @@
 #ifndef TB_MATRIX_BOOT_H
 #define TB_MATRIX_BOOT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -24,6 +25,23 @@ struct tb_app;
  */
 int tb_matrix_boot(struct tb_app *app, int64_t matrix_id, const char *holder, const char *host, const char *from_os,
 		   const char *os, int before_seq, const volatile int *stop, struct tb_error *err);
+
+/*
+ * Put host h of a matrix (the runner's view of it) in OS want before run
+ * seq: nothing when it answers in it, else tb_matrix_boot, then h is asked
+ * again (tb_run_host_prepare) and must answer in want.  The first time it
+ * learns what h answers as, that is kept as the OS to go back to.  An OS h
+ * could not be booted into is not tried again in this matrix (unless the
+ * failure was a stop).  0, or -1 with the reason in msg.
+ */
+struct tb_run_host;
+int tb_matrix_host_os(struct tb_app *app, int64_t matrix_id, const char *holder, struct tb_run_host *h,
+		      const char *want, int seq, const volatile int *stop, char *msg, size_t len);
+
+/* After the last run: each of the nh hosts back into the OS it was in when
+ * the matrix met it (when it answered then).  Failures are logged. */
+void tb_matrix_restore_hosts(struct tb_app *app, int64_t matrix_id, const char *holder, struct tb_run_host *hs,
+			     int nh, const volatile int *stop);
 
 /*
  * What the planner needs to order OS combinations: every machine's answering

@@ -249,50 +249,16 @@ static void snapshot_routers(struct tb_runner *r, int64_t id)
 	tb_app_inventory_put(r->app, inv);
 }
 
-/* What h answers as now ("" when it does not): learned once, kept as the OS to go back to. */
-static const char *current_os(struct tb_runner *r, struct tb_run_host *h)
-{
-	struct tb_error e = {0};
-
-	if (!h->ready && tb_run_host_prepare(r->app, h, &e) != 0)
-		h->os[0] = '\0';
-	if (!h->initial_known) {
-		h->initial_known = true;
-		snprintf(h->initial_os, sizeof(h->initial_os), "%s", h->ready ? h->os : "");
-	}
-	return h->ready ? h->os : "";
-}
-
-/* Put h in OS want (NULL: as it is) before run j: a boot when it is in
- * another one or off.  0, or -1 with the reason in msg. */
+/* Put h in OS want (NULL: as it is) before run j (matrix_boot.h). */
 static int ensure_os(struct tb_runner *r, struct job *j, struct tb_run_host *h, const char *want,
 		     struct tb_run_ctl *ctl, char *msg, size_t len)
 {
-	char holder[128], from[40];
-	struct tb_error e = {0};
+	char holder[128];
 
 	if (want == NULL)
 		return 0;
-	if (strcmp(h->boot_failed, want) == 0) {
-		snprintf(msg, len, "%s", h->boot_error);
-		return -1;
-	}
-	snprintf(from, sizeof(from), "%s", current_os(r, h));
-	if (strcmp(from, want) == 0)
-		return 0;
 	holder_of(j->row.matrix_id, r->current_name, holder, sizeof(holder));
-	h->ready = false;
-	if (tb_matrix_boot(r->app, j->row.matrix_id, holder, h->m->name, from, want, j->row.seq, &ctl->stop, &e) == 0 &&
-	    tb_run_host_prepare(r->app, h, &e) == 0 && strcmp(h->os, want) == 0)
-		return 0;
-	if (e.message[0] == '\0')
-		snprintf(e.message, sizeof(e.message), "it answers as %s", h->os);
-	snprintf(msg, len, "%s could not be booted into %s: %s", h->m->name, want, e.message);
-	if (!ctl->stop) {       /* a stop is not the host's fault: the next resume tries again */
-		snprintf(h->boot_failed, sizeof(h->boot_failed), "%s", want);
-		snprintf(h->boot_error, sizeof(h->boot_error), "%s", msg);
-	}
-	return -1;
+	return tb_matrix_host_os(r->app, j->row.matrix_id, holder, h, want, j->row.seq, &ctl->stop, msg, len);
 }
 
 /* One run on hosts c and s (resolved by the caller), stopped through ctl. */
@@ -433,26 +399,6 @@ static void read_matrix(void *cls, const struct tb_matrix_row *m)
 	json_decref(spec);
 }
 
-/* After the last run: every host back into the OS it was in (when it answered then). */
-static void restore_hosts(struct tb_runner *r, int64_t id, const char *name, struct tb_run_host *hs, int nh)
-{
-	char holder[128];
-
-	holder_of(id, name, holder, sizeof(holder));
-	for (int i = 0; i < nh && !r->ctl.stop; i++) {
-		struct tb_run_host *h = &hs[i];
-		struct tb_error e = {0};
-
-		if (!h->initial_known || h->initial_os[0] == '\0' || (h->ready && strcmp(h->os, h->initial_os) == 0))
-			continue;
-		if (tb_matrix_boot(r->app, id, holder, h->m->name, h->ready ? h->os : "", h->initial_os, -1, &r->ctl.stop,
-				   &e) != 0)
-			tb_warn("runner", "matrix %lld: %s was not booted back into %s: %s", (long long)id, h->m->name,
-				h->initial_os, e.message);
-		h->ready = false;
-	}
-}
-
 static void run_matrix(struct tb_runner *r, int64_t id)
 {
 	struct tb_store *st = r->app->store;
@@ -509,8 +455,12 @@ static void run_matrix(struct tb_runner *r, int64_t id)
 			for (int t = 0; t < mv.pause_ms && !r->ctl.stop; t += 50)
 				sleep_ms(50);
 	}
-	if (mv.restore && !r->ctl.stop)
-		restore_hosts(r, id, mv.name, hs, nh);
+	if (mv.restore && !r->ctl.stop) {
+		char holder[128];
+
+		holder_of(id, mv.name, holder, sizeof(holder));
+		tb_matrix_restore_hosts(r->app, id, holder, hs, nh, &r->ctl.stop);
+	}
 	for (i = 0; i < ns.n; i++)
 		tb_actions_release(r->app->actions, ns.v[i]);
 	tb_store_matrix_get(st, id, read_matrix, &mv, NULL);

@@ -229,7 +229,7 @@ GC=$(head -n 1 "$DD/gate-fail.out")
 body=$(api GET "/api/v1/matrices/$GC/compare?baseline=$GA&max_drop=5")
 check "compare (curl): the cell dropped by about the loss" pyck "$body" '
 c=d["compare"]; r=c["cells"][0]; print("#", r["verdict"], r["change_pct"], r["median"], r["baseline_median"])
-sys.exit(not (c["pass"] is False and c["dropped"] == [0] and (r["verdict"] == "failed" or -45 < r["change_pct"] < -10)))'
+sys.exit(not (c["pass"] is False and c["dropped"] == [0] and (r["verdict"] == "failed" or -75 < r["change_pct"] < -10)))'
 "$TBCTL" matrix compare "$GB" --baseline "$GA" --max-drop 5 >/dev/null 2>&1
 check "tbctl matrix compare: exit 0 for the passing matrix" test $? = 0
 api GET "/api/v1/matrices/$GB/compare?baseline=999999" >/dev/null
