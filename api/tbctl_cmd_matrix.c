@@ -60,6 +60,17 @@ int tbctl_cmd_matrix_plan(const struct tbctl_ctx *ctx)
 	}
 	tbctl_table_print(t, stdout);
 	tbctl_table_free(t);
+	json_array_foreach(json_object_get(plan, "boots"), i, r) {
+		char when[48], dur[32];
+
+		if (json_is_integer(json_object_get(r, "seq")))
+			snprintf(when, sizeof(when), "before run %lld", tbctl_jint(r, "seq", 0));
+		else
+			snprintf(when, sizeof(when), "after the last run");
+		mx_fmt_dur(dur, sizeof(dur), mx_jnum(r, "estimated_s", -1));
+		printf("boot %s: %s %s -> %s (about %s)\n", when, mx_str_or(r, "machine", "?"), mx_str_or(r, "from", "off"),
+		       mx_str_or(r, "to", "?"), dur);
+	}
 	mx_fmt_dur(est, sizeof(est), mx_jnum(plan, "estimated_s", -1));
 	fputs("plan \"", stdout);
 	tbctl_print_safe(stdout, mx_str_or(plan, "name", ""));

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -217,3 +218,30 @@ char *mx_matrix_path(long long id, const char *tail)
 	return p;
 }
 
+size_t mx_columns(void)
+{
+#ifdef TIOCGWINSZ
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10)
+		return ws.ws_col;
+#endif
+	return 80;
+}
+
+void mx_print_boot(const json_t *d)
+{
+	/* a line per boot as it starts and ends (its exact commands: tbctl action ID) */
+	fputs("boot ", stdout);
+	tbctl_print_safe(stdout, mx_str_or(d, "host", "?"));
+	fputs(" into ", stdout);
+	tbctl_print_safe(stdout, mx_str_or(d, "os", "?"));
+	printf(": %s", mx_str_or(d, "state", "?"));
+	if (json_is_integer(json_object_get(d, "action")))
+		printf(" (action %lld)", tbctl_jint(d, "action", 0));
+	if (tbctl_jstr(d, "error") != NULL) {
+		fputs(": ", stdout);
+		tbctl_print_safe(stdout, tbctl_jstr(d, "error"));
+	}
+	fputc('\n', stdout);
+}

@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -192,17 +191,6 @@ static void progress_text(struct mx_watch *w, char *buf, size_t n, int bar)
 	}
 }
 
-static size_t columns(void)
-{
-#ifdef TIOCGWINSZ
-	struct winsize ws;
-
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10)
-		return ws.ws_col;
-#endif
-	return 80;
-}
-
 /* Wipe the tty's progress line, so that a whole line can be printed. */
 static void clear_bar(struct mx_watch *w)
 {
@@ -220,7 +208,7 @@ static void draw(struct mx_watch *w, int changed)
 	if (w->quiet || w->json)
 		return;
 	if (w->tty) {
-		size_t max = columns() - 1, k = 0, cut = 0;
+		size_t max = mx_columns() - 1, k = 0, cut = 0;
 
 		progress_text(w, buf, sizeof(buf), 1);
 		/* one screen line, or \r cannot redraw it: cut at a code point */
@@ -473,6 +461,10 @@ static void on_event(struct mx_watch *w)
 
 		snprintf(w->waiting, sizeof(w->waiting), "%s", wf ? wf : "");
 		mx_watch_set_matrix(w, d);
+		changed = 1;
+	} else if (strcmp(w->ev_type, "matrix.boot") == 0 && tbctl_jint(d, "matrix", 0) == w->id) {
+		clear_bar(w);
+		mx_print_boot(d);
 		changed = 1;
 	} else if (strcmp(w->ev_type, "run.state") == 0 && tbctl_jint(d, "matrix", 0) == w->id) {
 		long long seq = tbctl_jint(d, "seq", -1);

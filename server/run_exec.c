@@ -283,6 +283,20 @@ static void *server_run(void *arg)
 }
 
 /* Wait until the server listens (1), failed (-1), or the run is stopped (0). */
+/* Wait on s->cond (s->lock held) for at most 50 ms. */
+static void wait_50ms(struct server *s)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 50 * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+}
+
 static int server_wait_listening(struct server *s, struct tb_run_ctl *ctl)
 {
 	int64_t until = tb_monotonic_ms() + LISTEN_WAIT_MS;
@@ -290,15 +304,7 @@ static int server_wait_listening(struct server *s, struct tb_run_ctl *ctl)
 
 	pthread_mutex_lock(&s->lock);
 	while (s->listening == 0 && !ctl->stop && tb_monotonic_ms() < until) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 50 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+		wait_50ms(s);
 	}
 	st = s->listening;
 	pthread_mutex_unlock(&s->lock);
@@ -311,14 +317,13 @@ static void server_finish(struct server *s, int wait_ms)
 	int64_t until = tb_monotonic_ms() + wait_ms;
 	int ended;
 
-	for (;;) {
-		pthread_mutex_lock(&s->lock);
-		ended = s->ended;
-		pthread_mutex_unlock(&s->lock);
-		if (ended || tb_monotonic_ms() >= until)
-			break;
-		sleep_ms(20);
+	/* woken by server_run the moment the server's session ends */
+	pthread_mutex_lock(&s->lock);
+	while (!s->ended && tb_monotonic_ms() < until) {
+		wait_50ms(s);
 	}
+	ended = s->ended;
+	pthread_mutex_unlock(&s->lock);
 	if (!ended && s->pid > 1) {
 		struct tb_error e = {0};
 

@@ -10,7 +10,7 @@
 
 import { api } from './api.mjs';
 import { announce, h, replace } from './dom.mjs';
-import { errorText, operatorOnly, specText, statePill } from './format.mjs';
+import { errorText, operatorOnly, pairText, specText, statePill } from './format.mjs';
 import { renderMatrix } from './matrix.mjs';
 import { absolute, duration, since } from './time.mjs';
 
@@ -301,12 +301,25 @@ function drawTimeline(plan) {
       title: `round ${t.round}: ${t.start_s}–${t.end_s} s`,
     },
     h('span', { class: 'tl-head' }, `round ${t.round}`, h('span', { class: 'muted' }, ` ${Math.round(t.start_s)}–${Math.round(t.end_s)} s`)),
+    t.boots?.length ? h('span', { class: 'tl-boots' }, `after booting ${t.boots.join(', ')}`) : null,
     t.runs.map((seq) => {
       const r = bySeq.get(seq);
       return h('span', { class: 'tl-run', dataset: { seq: String(seq) } },
         r ? `${seq}: ${r.client} → ${r.server} ${r.protocol} ${r.direction}` : `${seq}`);
     })))),
     h('p', { class: 'help' }, `The runs of a round start together; the next round starts when the longest has ended (about ${Math.round(end)} s for these).`));
+}
+
+/** The boots the plan needs, in order, each with its estimate. */
+function drawBoots(plan) {
+  const total = plan.boots.reduce((a, b) => a + b.estimated_s, 0);
+  return h('section', { class: 'plan-boots', 'aria-labelledby': 'plan-boots-title' },
+    h('h3', { id: 'plan-boots-title' }, `${plan.boots.length} boot${plan.boots.length === 1 ? '' : 's'}`,
+      h('span', { class: 'muted' }, ` · about ${duration(total * 1000)} in all`)),
+    h('ol', { class: 'boot-list' }, plan.boots.map((b) => h('li', { dataset: { machine: b.machine, seq: String(b.seq ?? '') } },
+      h('span', { class: 'boot-when' }, b.seq === null ? 'after the last run' : `before run ${b.seq}`), ': ',
+      h('strong', {}, b.machine), ` ${b.from ?? 'off'} → `, h('strong', {}, b.to),
+      h('span', { class: 'muted' }, ` (about ${duration(b.estimated_s * 1000)})`)))));
 }
 
 function drawPlan(el, plan) {
@@ -318,10 +331,12 @@ function drawPlan(el, plan) {
       h('strong', {}, `${plan.runs} run${plan.runs === 1 ? '' : 's'}`),
       ` in ${plan.cells} cell${plan.cells === 1 ? '' : 's'} · order ${plan.order}`,
       plan.order === 'shuffled' ? ` (seed ${plan.seed})` : '',
+      plan.combinations ? ` · ${plan.combinations} OS combination${plan.combinations === 1 ? '' : 's'}` : '',
       plan.rounds < plan.runs ? ` · ${plan.rounds} round${plan.rounds === 1 ? '' : 's'} (runs on disjoint hosts go at once)` : '',
       ' · estimated ', h('strong', { class: 'plan-estimate' }, duration(plan.estimated_s * 1000)),
       h('span', { class: 'muted' }, ` (${plan.estimated_s} s)`)),
     h('p', { class: 'help plan-stale' }, 'The spec changed since this plan: plan again to see its runs.'),
+    plan.boots?.length ? drawBoots(plan) : null,
     plan.rounds < plan.runs ? drawTimeline(plan) : null,
     h('div', { class: 'table-wrap' },
       h('table', { class: 'mx-table plan-table' },
@@ -336,7 +351,7 @@ function drawPlan(el, plan) {
         h('tbody', {}, shown.map((r) => h('tr', { dataset: { seq: String(r.seq) } },
           h('td', { 'data-label': 'seq', class: 'num' }, String(r.seq)),
           h('td', { 'data-label': 'round', class: 'num' }, String(r.round)),
-          h('td', { 'data-label': 'client → server' }, `${r.client} → ${r.server}`,
+          h('td', { 'data-label': 'client → server' }, pairText(r),
             r.link ? h('span', { class: 'muted' }, ` (${r.link} ${r.server_address})`) : null),
           h('td', { 'data-label': 'protocol' }, r.protocol),
           h('td', { 'data-label': 'direction' }, r.direction),

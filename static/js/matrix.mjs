@@ -79,6 +79,15 @@ export function renderMatrix(main, ctx, id) {
   const spec = h('pre', { class: 'cmd spec-view' });
   const dialog = new RunDialog();
   const comparison = compareSection(id);
+  const bootsBody = h('tbody');
+  const bootsEl = h('section', { class: 'mx-boots', 'aria-labelledby': 'mx-boots-title', hidden: true },
+    h('h2', { id: 'mx-boots-title' }, 'Boots'),
+    h('p', { class: 'help' }, 'The OS combinations need these boots; each is a boot action, with its steps and exact commands on the Hosts page.'),
+    h('div', { class: 'table-wrap' }, h('table', { class: 'mx-table boots-table' },
+      h('caption', { class: 'visually-hidden' }, 'The boots this matrix did'),
+      h('thead', {}, h('tr', {}, ['host', 'from → to', 'for', 'state', 'action', 'error'].map((c) => h('th', { scope: 'col' }, c)))),
+      bootsBody)));
+  let booting = null;           // the boot in progress {host, os, action} (matrix.boot events)
   const csv = (view) => h('a', {
     href: `api/v1/matrices/${id}/results?format=csv&view=${view}`, download: `matrix-${id}-${view}.csv`,
     class: `csv-${view}`,
@@ -90,6 +99,7 @@ export function renderMatrix(main, ctx, id) {
       canOperate ? null : h('p', { class: 'help' }, `${operatorOnly(ctx, 'Canceling, resuming or rerunning a matrix')}.`),
       msg),
     cur.el,
+    bootsEl,
     h('section', { class: 'mx-runs', 'aria-labelledby': 'mx-runs-title' },
       h('div', { class: 'section-head' }, h('h2', { id: 'mx-runs-title' }, 'Runs'),
         h('span', { class: 'downloads' }, 'Download ', csv('runs'), ' · ', csv('cells'))),
@@ -202,6 +212,10 @@ export function renderMatrix(main, ctx, id) {
       if (RUN_ENDED.has(d.state) && !RUN_ENDED.has(before)) loadResults();
       if (dialog.runId === d.run) dialog.refresh();
       drawCurrent();
+    } else if (ev.type === 'matrix.boot') {
+      booting = d.state === 'running' ? { host: d.host, os: d.os, action: d.action } : null;
+      refreshMatrix();
+      drawCurrent();
     } else if (ev.type === 'run.interval') {
       const iv = d.interval ?? {};
       const r = rates.get(d.run) ?? {};
@@ -249,7 +263,20 @@ export function renderMatrix(main, ctx, id) {
 
   // ---------------------------------------------------------------- drawing
 
+  function drawBoots() {
+    const boots = m?.boots ?? [];
+    bootsEl.hidden = boots.length === 0;
+    replace(bootsBody, boots.map((b) => h('tr', { dataset: { state: b.state, host: b.host } },
+      h('td', { 'data-label': 'host' }, b.host),
+      h('td', { 'data-label': 'from → to' }, `${b.from ?? 'off'} → ${b.to}`),
+      h('td', { 'data-label': 'for' }, b.before_seq === null ? 'after the last run' : `run ${b.before_seq}`),
+      h('td', { 'data-label': 'state', class: 'state-cell' }, statePill(b.state)),
+      h('td', { 'data-label': 'action', class: 'num' }, b.action ? `#${b.action}` : '—'),
+      h('td', { 'data-label': 'error', class: ['error-cell', !b.error && 'na'] }, b.error ?? '—'))));
+  }
+
   function drawAll() {
+    drawBoots();
     drawHead();
     drawProgress();
     drawButtons();
@@ -306,6 +333,15 @@ export function renderMatrix(main, ctx, id) {
     cur.el.hidden = !running;
     if (!running) return;
     const row = current !== null ? runs.get(current) : null;
+    if (booting) {
+      cur.title.textContent = 'Booting';
+      cur.run.textContent = `${booting.host} into ${booting.os}` + (booting.action ? ` (boot action #${booting.action})` : '') +
+        ' for the next runs…';
+      cur.what.textContent = '';
+      cur.bps.textContent = '';
+      cur.at.textContent = '';
+      return;
+    }
     if (!row) {
       delete cur.el.dataset.run;
       cur.title.textContent = 'Now running';
@@ -432,14 +468,14 @@ export function renderMatrix(main, ctx, id) {
 
   // ---------------------------------------------------------------- the stream
 
-  const live = new LiveStream(['matrix.state', 'run.state', 'run.interval'], { matrix: id });
+  const live = new LiveStream(['matrix.state', 'matrix.boot', 'run.state', 'run.interval'], { matrix: id });
   const onEvent = (e) => { if (loaded) apply(e.detail); else queue.push(e.detail); };
   const onReset = () => { queue = []; load(); };
   const onState = (e) => {
     streamNote.hidden = e.detail === 'live' || e.detail === 'connecting';
     streamNote.textContent = 'The live updates of this matrix are reconnecting…';
   };
-  for (const t of ['matrix.state', 'run.state', 'run.interval']) live.addEventListener(t, onEvent);
+  for (const t of ['matrix.state', 'matrix.boot', 'run.state', 'run.interval']) live.addEventListener(t, onEvent);
   live.addEventListener('reset', onReset);
   live.addEventListener('state', onState);
   live.start();

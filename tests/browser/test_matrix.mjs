@@ -210,6 +210,24 @@ test('two disjoint pairs plan in rounds, shown as a timeline', { timeout: 30_000
   await shoot('new-plan-rounds');
 });
 
+test('OS combinations plan with their boots, each with its estimate', { timeout: 30_000 }, async () => {
+  const spec = { ...SMALL, name: 'os', directions: ['forward'], os: [{ left: 'freebsd', right: 'freebsd' }, { left: 'ubuntu', right: 'ubuntu' }] };
+  await setSpec(spec);
+  await page.getByRole('button', { name: 'Plan' }).click();
+  await page.locator('.plan-boots').waitFor();
+  const api = (await apiPost('/api/v1/matrices/plan', spec)).body.plan;
+  assert.equal(api.combinations, 2);
+  assert.match(await page.locator('.plan-summary').innerText(), /2 OS combinations/);
+  const boots = await page.locator('.boot-list li').allInnerTexts();
+  assert.equal(boots.length, api.boots.length);
+  api.boots.forEach((b, i) => {
+    assert.match(boots[i], new RegExp(`^${b.seq === null ? 'after the last run' : `before run ${b.seq}`}: ${b.machine} ${b.from ?? 'off'} → ${b.to}`));
+  });
+  assert.deepEqual(await planRows().evaluateAll((trs) => trs.map((tr) => tr.cells[2].textContent.trim().split(' (')[0])),
+    api.plan.map((r) => `${r.client}@${r.client_os} → ${r.server}@${r.server_os}`));
+  await shoot('new-plan-os');
+});
+
 test('a bad spec shows the field and message the API names, next to the textarea', { timeout: 30_000 }, async () => {
   const api = await apiPost('/api/v1/matrices/plan', BAD);
   assert.equal(api.status, 400);
