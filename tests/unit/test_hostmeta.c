@@ -29,6 +29,8 @@
 
 #include <cmocka.h>
 
+#include "datafile.h"
+
 #include "error.h"
 #include "hostmeta.h"
 #include "shquote.h"
@@ -387,30 +389,10 @@ static void find_data_dir(void)
 /* The file's bytes, NUL-terminated (malloc'd). */
 static char *read_data(const char *name, size_t *len)
 {
-	char path[1200];
-	FILE *f;
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
+	char *buf = tb_test_read_file(data_dir, name, len);
 
-	snprintf(path, sizeof(path), "%s/%s", data_dir, name);
-	f = fopen(path, "rb");
-	if (f == NULL)
-		fail_msg("cannot open %s", path);
-	for (;;) {
-		if (n + 4097 > cap) {
-			cap = cap * 2 + 8192;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
-		}
-		size_t r = fread(buf + n, 1, cap - n - 1, f);
-		if (r == 0)
-			break;
-		n += r;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	if (len != NULL)
-		*len = n;
+	if (buf == NULL)
+		fail_msg("cannot read %s/%s", data_dir, name);
 	return buf;
 }
 

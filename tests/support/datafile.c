@@ -1,0 +1,36 @@
+/* datafile.c - read a test's data file whole: see datafile.h. */
+#include "datafile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+char *tb_test_read_file(const char *dir, const char *name, size_t *len)
+{
+	char path[1200];
+	FILE *f;
+	char *buf = NULL, *nb;
+	size_t cap = 0, n = 0, r;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((f = fopen(path, "rb")) == NULL)
+		return NULL;
+	for (;;) {
+		if (n + 4097 > cap) {
+			cap = cap * 2 + 8192;
+			if ((nb = realloc(buf, cap)) == NULL) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		if ((r = fread(buf + n, 1, cap - n - 1, f)) == 0)
+			break;
+		n += r;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len != NULL)
+		*len = n;
+	return buf;
+}

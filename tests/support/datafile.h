@@ -1,0 +1,11 @@
+/* datafile.h - read a test's data file (captured tool output) whole. */
+#ifndef TB_TEST_DATAFILE_H
+#define TB_TEST_DATAFILE_H
+
+#include <stddef.h>
+
+/* dir/name's bytes, NUL-terminated (malloc'd; free()), *len bytes (len may
+ * be NULL); NULL when it cannot be read (errno says why). */
+char *tb_test_read_file(const char *dir, const char *name, size_t *len);
+
+#endif
