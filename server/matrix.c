@@ -363,6 +363,7 @@ int tb_matrix_plan_make_now(const json_t *spec, const struct tb_inventory *inv, 
 			    const struct tb_matrix_now *now, struct tb_matrix_plan **out, struct tb_error *err)
 {
 	uint64_t ncomb;
+	json_t *expanded = NULL;
 	struct tb_mx_spec *sp;
 	struct tb_matrix_plan *plan = NULL;
 	uint64_t cells, runs;
@@ -372,7 +373,11 @@ int tb_matrix_plan_make_now(const json_t *spec, const struct tb_inventory *inv, 
 	*out = NULL;
 	if ((sp = calloc(1, sizeof(*sp))) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = tb_mx_spec_parse(spec, inv, seed_if_unset, sp, err)) != 0)
+	if ((rc = tb_mx_expand_groups(spec, inv, &expanded, err)) != 0)
+		goto out;
+	rc = tb_mx_spec_parse(expanded, inv, seed_if_unset, sp, err);
+	json_decref(expanded);
+	if (rc != 0)
 		goto out;
 	ncomb = sp->ncombos > 0 ? (uint64_t)sp->ncombos : 1;
 	if (count(sp, &cells, &runs) != 0 || mul(&runs, ncomb) != 0) {

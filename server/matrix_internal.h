@@ -109,6 +109,12 @@ int tb_mx_value_parse(enum tb_mx_axis axis, const json_t *v, const char *field, 
 /* "\"abc\"", "12", "a list", ... for messages; control characters shown as '?'. */
 void tb_mx_describe(const json_t *v, char *buf, size_t len);
 
+/* ---- matrix_groups.c ---- */
+
+/* spec with its "groups" (mesh, disjoint) expanded into "pairs": *out is a
+ * new reference (spec itself when it has no groups). */
+int tb_mx_expand_groups(const json_t *spec, const struct tb_inventory *inv, json_t **out, struct tb_error *err);
+
 /* ---- matrix_os.c ---- */
 
 /* "os" and "os_after" of spec (after the pairs are parsed) into sp. */

@@ -15,7 +15,7 @@
 #define TOTAL_CAP_MAX 31536000LL     /* caps.total_s: a year */
 #define UDP_LENGTH_MAX 65507L        /* the largest UDP payload over IPv4 */
 
-static const char *const top_keys[] = {"name", "pairs", "os", "protocols", "directions", "duration_s",
+static const char *const top_keys[] = {"name", "pairs", "groups", "os", "protocols", "directions", "duration_s",
 				       "repeats", "order", "seed", "pause_s", "concurrency", "os_after", "caps", "iperf",
 				       NULL};
 static const char *const pair_keys[] = {"client", "server", "link", NULL};

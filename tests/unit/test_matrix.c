@@ -128,7 +128,7 @@ static const struct bad_case bad[] = {
 	/* shape, unknown keys, os */
 	{0, "[]", "invalid_field", "", "a matrix spec must be a JSON object with name and pairs, got [] (an empty list)"},
 	{0, "'baseline'", "invalid_field", "", "must be a JSON object"},
-	{0, B ",'colour':'red'}", "unknown_field", "colour", "colour: unknown field; allowed here: name, pairs, os"},
+	{0, B ",'colour':'red'}", "unknown_field", "colour", "colour: unknown field; allowed here: name, pairs, groups, os"},
 	{0, B ",'Duration_s':10}", "unknown_field", "Duration_s", "unknown field"},
 	{0, B ",'os':[{'left':'freebsd','right':'freebsd'}]}", "invalid_field", "os[0].left",
 	 "os[0].left: left has no OS \"freebsd\"; its OSes: ubuntu"},
@@ -1496,6 +1496,85 @@ static void test_os_combinations(void **state)
 	tb_inventory_free(inv);
 }
 
+/* ---- groups (mesh, disjoint) ---- */
+
+static void test_groups(void **state)
+{
+	static const struct {
+		const char *spec, *field, *message;
+	} bad_groups[] = {
+		{"'groups':{}", "groups", "groups must be a list of 1..16 groups of machines (mesh or disjoint)"},
+		{"'groups':[]", "groups", "1..16"},
+		{"'groups':['x']", "groups[0]", "groups[0] must be {\"type\": \"mesh\""},
+		{"'groups':[{'members':['left','right']}]", "groups[0].type", "must be one of mesh | disjoint, got nothing"},
+		{"'groups':[{'type':'star','members':['left']}]", "groups[0].type", "got \"star\""},
+		{"'groups':[{'type':'mesh','members':['left','nosuch']}]", "groups[0].members[1]", "no machine \"nosuch\""},
+		{"'groups':[{'type':'mesh','members':['left','left']}]", "groups[0].members[1]", "left is listed twice"},
+		{"'groups':[{'type':'mesh','members':['left']}]", "groups[0]", "a mesh needs at least 2 machines"},
+		{"'groups':[{'type':'mesh','members':['left','relay']}]", "groups[0].members[1]", "relay has role relay and no links"},
+		{"'groups':[{'type':'disjoint','a':['left']}]", "groups[0].b", "must be a list of 1..16 machine names, got nothing"},
+		{"'groups':[{'type':'disjoint','a':['left'],'b':['right'],'members':['x']}]", "groups[0].members",
+		 "unknown field; a disjoint group has type, a and b"},
+	};
+	struct tb_matrix_plan *plan = NULL;
+	struct tb_error err = {0};
+	json_t *spec, *pairs;
+	char text[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_groups) / sizeof(bad_groups[0]); i++) {
+		snprintf(text, sizeof(text), "{'name':'g',%s}", bad_groups[i].spec);
+		spec = spec_of(text);
+		memset(&err, 0, sizeof(err));
+		assert_int_not_equal(tb_matrix_plan_make(spec, inv_sim, 0, &plan, &err), 0);
+		if (strcmp(err.field, bad_groups[i].field) != 0 || strstr(err.message, bad_groups[i].message) == NULL)
+			fail_msg("%s: got field \"%s\": %s", bad_groups[i].spec, err.field, err.message);
+		json_decref(spec);
+	}
+	/* a mesh of 3: 6 ordered pairs, after the spec's own pair, which is not repeated */
+	spec = spec_of("{'name':'g','pairs':[{'client':'left','server':'right'}],"
+		       "'groups':[{'type':'mesh','members':['left','right','router']}]}");
+	assert_int_equal(tb_matrix_plan_make(spec, inv_sim, 0, &plan, &err), 0);
+	pairs = json_object_get(plan->spec, "pairs");
+	assert_int_equal(json_array_size(pairs), 6);
+	assert_null(json_object_get(plan->spec, "groups"));
+	assert_int_equal(plan->nruns, 6);
+	{
+		static const char *const want[6][2] = {{"left", "right"}, {"right", "left"}, {"left", "router"},
+						       {"router", "left"}, {"right", "router"}, {"router", "right"}};
+
+		for (int i = 0; i < 6; i++) {
+			int found = 0;
+
+			for (int k = 0; k < plan->nruns; k++)
+				found += strcmp(plan->runs[k].client, want[i][0]) == 0 &&
+					 strcmp(plan->runs[k].server, want[i][1]) == 0;
+			assert_int_equal(found, 1);
+		}
+		assert_string_equal(json_string_value(json_object_get(json_array_get(pairs, 0), "client")), "left");
+		assert_string_equal(json_string_value(json_object_get(json_array_get(pairs, 0), "server")), "right");
+	}
+	/* the stored spec plans the same runs again */
+	{
+		struct tb_matrix_plan *again = NULL;
+
+		assert_int_equal(tb_matrix_plan_make(plan->spec, inv_sim, 0, &again, &err), 0);
+		assert_int_equal(again->nruns, plan->nruns);
+		for (int i = 0; i < plan->nruns; i++)
+			assert_true(same_run(&plan->runs[i], &again->runs[i]));
+		tb_matrix_plan_free(again);
+	}
+	tb_matrix_plan_free(plan);
+	json_decref(spec);
+	/* disjoint without pairs: a x b both ways */
+	spec = spec_of("{'name':'g','groups':[{'type':'disjoint','a':['left'],'b':['right','router']}]}");
+	assert_int_equal(tb_matrix_plan_make(spec, inv_sim, 0, &plan, &err), 0);
+	assert_int_equal(json_array_size(json_object_get(plan->spec, "pairs")), 4);
+	assert_int_equal(plan->nruns, 4);
+	tb_matrix_plan_free(plan);
+	json_decref(spec);
+}
+
 /* ---- stats ---- */
 
 static void test_stats(void **state)
@@ -1570,7 +1649,7 @@ int main(void)
 		cmocka_unit_test(test_shuffled),     cmocka_unit_test(test_property),
 		cmocka_unit_test(test_params_json),  cmocka_unit_test(test_large_plan),
 		cmocka_unit_test(test_stats),        cmocka_unit_test(test_rounds),
-		cmocka_unit_test(test_os_combinations),
+		cmocka_unit_test(test_os_combinations), cmocka_unit_test(test_groups),
 	};
 
 	return cmocka_run_group_tests_name("matrix", tests, setup, teardown);
