@@ -17,34 +17,9 @@
 #include "matrix.h"
 #include "results.h"
 #include "run_exec.h"
+#include "runner_internal.h"
 #include "store.h"
 #include "timeutil.h"
-
-#define QUEUE_MAX 256
-#define TB_RUNNER_PARALLEL 16      /* runs of one round at once (more wait for the next) */
-
-struct leftover {
-	char machine[40], os[40];
-	long pids[2];
-	int npids;
-};
-
-struct tb_runner {
-	struct tb_app *app;
-	pthread_t th;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int stopping;
-	int64_t queue[QUEUE_MAX];
-	int nqueue;
-	int64_t current;           /* the matrix in progress, 0: none */
-	char current_name[TB_MATRIX_NAME_MAX + 1];
-	int current_seq;
-	struct tb_run_ctl ctl;     /* of the run in progress; its stop is the matrix's */
-	struct tb_run_ctl par[TB_RUNNER_PARALLEL - 1];   /* of the other runs of a round */
-	struct leftover *left;     /* remote processes of interrupted runs */
-	int nleft;
-};
 
 static void sleep_ms(long ms)
 {
@@ -66,19 +41,6 @@ static void publish_matrix(struct tb_runner *r, int64_t id)
 }
 
 /* ---- one matrix ---- */
-
-struct job {
-	struct tb_run_row row;     /* strings below are copies */
-	char client[40], server[40], link[40], addr[64], proto[8], dir[12];
-	char want_client[40], want_server[40];
-	char *params;
-};
-
-struct jobs {
-	struct job *v;
-	int n, cap;
-	int failed;                /* out of memory */
-};
 
 static void collect(void *cls, const struct tb_run_row *row)
 {
@@ -187,7 +149,7 @@ static int hold_hosts(struct tb_runner *r, int64_t id, const char *name, const s
 	}
 }
 
-static struct tb_run_host *host_for(struct tb_run_host *hs, int *nh, const struct tb_inventory *inv, const char *name)
+struct tb_run_host *tb_rn_host_for(struct tb_run_host *hs, int *nh, const struct tb_inventory *inv, const char *name)
 {
 	for (int i = 0; i < *nh; i++)
 		if (strcmp(hs[i].m->name, name) == 0)
@@ -220,7 +182,7 @@ static void fail_run(struct tb_runner *r, struct job *j, const char *klass, cons
 
 /* The metadata of h once per OS in this matrix (a failure is only logged:
  * the runs do not need it). */
-static void snapshot(struct tb_runner *r, const struct job *j, struct tb_run_host *h)
+void tb_rn_snapshot(struct tb_runner *r, const struct job *j, struct tb_run_host *h)
 {
 	struct tb_error e = {0};
 
@@ -231,22 +193,6 @@ static void snapshot(struct tb_runner *r, const struct job *j, struct tb_run_hos
 			     tb_hostsnap_iface(h->m, h->os, j->row.link), &e) != 0)
 		tb_warn("runner", "matrix %lld: the metadata of %s (%s) was not taken: %s", (long long)j->row.matrix_id,
 			h->m->name, h->os, e.message);
-}
-
-/* The routers' metadata (forwarding, buffers), once per matrix. */
-static void snapshot_routers(struct tb_runner *r, int64_t id)
-{
-	struct tb_inventory *inv = tb_app_inventory_get(r->app);
-
-	for (size_t i = 0; i < inv->nmachines && !r->ctl.stop; i++) {
-		struct tb_error e = {0};
-
-		if (inv->machines[i].role == TB_ROLE_ROUTER &&
-		    tb_hostsnap_take_machine(r->app, id, &inv->machines[i], &e) != 0)
-			tb_warn("runner", "matrix %lld: the metadata of router %s was not taken: %s", (long long)id,
-				inv->machines[i].name, e.message);
-	}
-	tb_app_inventory_put(r->app, inv);
 }
 
 /* Put h in OS want (NULL: as it is) before run j (matrix_boot.h). */
@@ -262,7 +208,7 @@ static int ensure_os(struct tb_runner *r, struct job *j, struct tb_run_host *h, 
 }
 
 /* One run on hosts c and s (resolved by the caller), stopped through ctl. */
-static void run_job(struct tb_runner *r, struct job *j, struct tb_run_host *c, struct tb_run_host *s,
+void tb_rn_run_job(struct tb_runner *r, struct job *j, struct tb_run_host *c, struct tb_run_host *s,
 		    struct tb_run_ctl *ctl)
 {
 	const char *state = NULL, *klass = NULL;
@@ -279,8 +225,8 @@ static void run_job(struct tb_runner *r, struct job *j, struct tb_run_host *c, s
 		fail_run(r, j, "ssh_error", e.message);
 		return;
 	}
-	snapshot(r, j, c);
-	snapshot(r, j, s);
+	tb_rn_snapshot(r, j, c);
+	tb_rn_snapshot(r, j, s);
 	if (tb_run_execute(r->app, ctl, &j->row, c, s, &state, &klass, &e) != 0)
 		tb_warn("runner", "matrix %lld run %d: %s", (long long)j->row.matrix_id, j->row.seq, e.message);
 	/* a host that failed over ssh is asked again before its next run */
@@ -289,13 +235,13 @@ static void run_job(struct tb_runner *r, struct job *j, struct tb_run_host *c, s
 }
 
 /* The hosts of j, with the machines of inventory inv; 0, or -1 when one is gone. */
-static int resolve(struct tb_runner *r, struct job *j, struct tb_run_host *hs, int *nh, const struct tb_inventory *inv,
+int tb_rn_resolve(struct tb_runner *r, struct job *j, struct tb_run_host *hs, int *nh, const struct tb_inventory *inv,
 		   struct tb_run_host **c, struct tb_run_host **s)
 {
 	char msg[600];
 
-	*c = host_for(hs, nh, inv, j->client);
-	*s = host_for(hs, nh, inv, j->server);
+	*c = tb_rn_host_for(hs, nh, inv, j->client);
+	*s = tb_rn_host_for(hs, nh, inv, j->server);
 	if (*c == NULL || *s == NULL) {
 		snprintf(msg, sizeof(msg), "%s is no longer in the inventory", *c == NULL ? j->client : j->server);
 		fail_run(r, j, "ssh_error", msg);
@@ -312,58 +258,8 @@ static void run_one(struct tb_runner *r, struct job *j, struct tb_run_host *hs, 
 	struct tb_inventory *inv = tb_app_inventory_get(r->app);
 	struct tb_run_host *c, *s;
 
-	if (resolve(r, j, hs, nh, inv, &c, &s) == 0)
-		run_job(r, j, c, s, &r->ctl);
-	tb_app_inventory_put(r->app, inv);
-}
-
-struct par_job {
-	struct tb_runner *r;
-	struct job *j;
-	struct tb_run_host *c, *s;
-	struct tb_run_ctl *ctl;
-	pthread_t th;
-	bool started;
-};
-
-static void *par_main(void *arg)
-{
-	struct par_job *p = arg;
-
-	run_job(p->r, p->j, p->c, p->s, p->ctl);
-	return NULL;
-}
-
-/* n runs of one round (their hosts are disjoint) at once, each in a thread of
- * its own with its own control; returns when all have ended. */
-static void run_round(struct tb_runner *r, struct job *js, int n, struct tb_run_host *hs, int *nh)
-{
-	struct tb_inventory *inv = tb_app_inventory_get(r->app);
-	struct par_job p[TB_RUNNER_PARALLEL];
-	int stop;
-
-	/* reset the other slots, then look at the matrix's stop: a cancel that
-	 * comes after this look stops every slot itself (tb_runner_cancel) */
-	for (int k = 0; k < TB_RUNNER_PARALLEL - 1; k++) {
-		pthread_mutex_lock(&r->par[k].lock);
-		r->par[k].stop = TB_RUN_GO;
-		pthread_mutex_unlock(&r->par[k].lock);
-	}
-	pthread_mutex_lock(&r->ctl.lock);
-	stop = r->ctl.stop;
-	pthread_mutex_unlock(&r->ctl.lock);
-	for (int k = 0; k < n; k++) {
-		p[k] = (struct par_job){r, &js[k], NULL, NULL, k == 0 ? &r->ctl : &r->par[k - 1], 0, false};
-		if (stop || resolve(r, &js[k], hs, nh, inv, &p[k].c, &p[k].s) != 0)
-			continue;
-		if (pthread_create(&p[k].th, NULL, par_main, &p[k]) == 0)
-			p[k].started = true;
-		else
-			run_job(r, &js[k], p[k].c, p[k].s, p[k].ctl);   /* no thread: in turn */
-	}
-	for (int k = 0; k < n; k++)
-		if (p[k].started)
-			pthread_join(p[k].th, NULL);
+	if (tb_rn_resolve(r, j, hs, nh, inv, &c, &s) == 0)
+		tb_rn_run_job(r, j, c, s, &r->ctl);
 	tb_app_inventory_put(r->app, inv);
 }
 
@@ -436,7 +332,7 @@ static void run_matrix(struct tb_runner *r, int64_t id)
 	tb_store_matrix_update(st, id, "running", tb_now(), 0, NULL, NULL, NULL);
 	publish_matrix(r, id);
 	if (js.n > 0)
-		snapshot_routers(r, id);
+		tb_rn_warm_up(r, &js, hs, &nh);
 	for (i = 0; i < js.n && !r->ctl.stop;) {
 		int n = 1;
 
@@ -448,7 +344,7 @@ static void run_matrix(struct tb_runner *r, int64_t id)
 		if (n == 1)
 			run_one(r, &js.v[i], hs, &nh);
 		else
-			run_round(r, &js.v[i], n, hs, &nh);
+			tb_rn_run_round(r, &js.v[i], n, hs, &nh);
 		publish_matrix(r, id);
 		i += n;
 		if (mv.pause_ms > 0 && i < js.n)
