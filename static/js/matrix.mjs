@@ -14,6 +14,7 @@
 
 import { api } from './api.mjs';
 import { compareSection } from './compare.mjs';
+import { hostsSection } from './hostmeta.mjs';
 import { announce, h, replace } from './dom.mjs';
 import {
   bitrate, bitrateNode, count, errorText, MATRIX_ENDED, operatorOnly, pairText, percent, RUN_ENDED,
@@ -79,6 +80,7 @@ export function renderMatrix(main, ctx, id) {
   const spec = h('pre', { class: 'cmd spec-view' });
   const dialog = new RunDialog();
   const comparison = compareSection(id);
+  const hostsMeta = hostsSection(id);
   const bootsBody = h('tbody');
   const bootsEl = h('section', { class: 'mx-boots', 'aria-labelledby': 'mx-boots-title', hidden: true },
     h('h2', { id: 'mx-boots-title' }, 'Boots'),
@@ -117,6 +119,7 @@ export function renderMatrix(main, ctx, id) {
         h('table', { class: 'mx-table cells-table', hidden: true },
           h('caption', { class: 'visually-hidden' }, 'Summary per cell'),
           h('thead', {}, cellsHead), cellsBody))),
+    hostsMeta.el,
     comparison.el,
     h('details', { class: 'mx-spec' }, h('summary', {}, 'Spec'), spec));
 
@@ -179,6 +182,7 @@ export function renderMatrix(main, ctx, id) {
         for (const r of t.runs) updateRun(r.id, r, RUN_ROW_KEYS);
         drawCells(t.cells.filter(Boolean));
         comparison.refresh();
+        hostsMeta.refresh();
       } catch (err) {
         if (err.status === 401 || ask !== resultsAsked) return;
         cellsNote.textContent = `Could not load the results: ${err.message}`;

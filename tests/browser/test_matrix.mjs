@@ -355,6 +355,29 @@ test('the CSV link downloads the results table', { timeout: 30_000 }, async () =
   assert.equal(lines.length, 3, 'a header and 2 runs');
 });
 
+test('the Hosts section shows what each host was, with the exact command', { timeout: 30_000 }, async () => {
+  const api = (await tbd.get(`/api/v1/matrices/${matrixId}/hosts`)).hosts;
+  assert.ok(api.length >= 2, `the matrix has host snapshots: ${JSON.stringify(api.map((x) => x.host))}`);
+  const section = page.locator('section.mx-hosts');
+  await eventually(async () => (await section.locator('tbody tr').count()) === api.length, SOON,
+    'the Hosts section does not list every snapshot');
+  const rows = await section.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+    host: tr.dataset.host, os: tr.dataset.os, release: tr.cells[2].textContent.trim(), mtu: tr.cells[6].textContent.trim(),
+  })));
+  assert.deepEqual(rows, api.map((x) => ({
+    host: x.host, os: x.os, release: x.metadata.release ?? '—', mtu: x.metadata.nic?.mtu !== undefined ? String(x.metadata.nic.mtu) : '—',
+  })));
+  const left = api.find((x) => x.host === 'left');
+  const cmd = section.locator(`details.host-meta-cmd[data-host="left"]`);
+  await cmd.locator('summary').click();
+  assert.equal(await cmd.locator('pre.cmd').innerText(), left.command, 'the command exactly as it ran');
+  const raw = await cmd.getByRole('link', { name: 'Raw output' }).getAttribute('href');
+  const text = await page.evaluate(async (u) => (await fetch(u)).text(), raw);
+  assert.match(text, /^@@testbedd-section uname_a/m);
+  await section.scrollIntoViewIfNeeded();
+  await shoot('hosts');
+});
+
 test('the list shows the matrix with its state and progress', { timeout: 30_000 }, async () => {
   await page.locator('.crumbs').getByRole('link', { name: 'Matrices' }).click();
   const row = page.locator(`.mx-list tr[data-matrix="${matrixId}"]`);
