@@ -33,6 +33,8 @@ int tb_power_op_parse(const char *s)
 	return -1;
 }
 
+#define DOWN_CONFIRM_MS 10000   /* after the watcher: until the old OS stops answering */
+
 static void sleep_ms_cancel(struct tb_action *a, long ms)
 {
 	while (ms > 0 && !tb_action_canceled(a)) {
@@ -298,6 +300,26 @@ int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, co
 		return tb_fail(err, TB_ERR_TIMEOUT, "", "%s (%s) still answers %d s after the reboot was sent",
 			       m->name, cur_os, m->shutdown_timeout_s);
 	tb_action_note(a, "%s went down after %.1f s", m->name, (double)(w.ended_ms - t0) / 1000.0);
+	/* The watcher's session can die before the old OS's sshd does (a busy
+	 * host ends its processes one by one): an answer from the old OS right
+	 * now is that sshd, not the next boot.  Wait (a bounded while) until a
+	 * probe finds nothing or another OS answers. */
+	{
+		int64_t until = tb_monotonic_ms() + DOWN_CONFIRM_MS;
+		char os[40];
+		int seen_down = 0;
+
+		while (!tb_action_canceled(a) && tb_monotonic_ms() < until) {
+			if (!tb_hosts_probe_one(hosts, m, os, sizeof(os)) || strcmp(os, cur_os) != 0) {
+				seen_down = 1;
+				break;
+			}
+			sleep_ms_cancel(a, 200);
+		}
+		if (!seen_down && !tb_action_canceled(a))
+			tb_action_note(a, "%s still answered as %s %d s after its session ended: waiting for it to come up",
+				       m->name, cur_os, DOWN_CONFIRM_MS / 1000);
+	}
 	tb_hosts_set_phase(hosts, m->name, "booting");
 	return tb_power_wait(a, inv, m, 1, m->boot_timeout_s, 0, os_out, 40, err);
 }
