@@ -10,7 +10,6 @@
 #include "inventory.h"
 #include "events.h"
 #include "log.h"
-#include "results.h"
 #include "ssh.h"
 #include "store.h"
 #include "timeutil.h"
@@ -132,18 +131,27 @@ static void collect_one(void *cls, const struct tb_snapshot_row *r)
 	c->oom |= o == NULL || json_array_append_new(c->hosts, o) != 0;
 }
 
+static void no_row(void *cls, const struct tb_matrix_row *m)
+{
+	(void)cls, (void)m;
+}
+
+/* 0 when matrix id exists, else TB_ERR_NOT_FOUND (field "id"). */
+static int matrix_exists(struct tb_app *app, int64_t id, struct tb_error *err)
+{
+	return tb_store_matrix_get(app->store, id, no_row, NULL, err);
+}
+
 static int snapshots(struct tb_app *app, int64_t id, json_t **hosts, struct tb_error *err)
 {
 	struct collect c = {json_array(), 0};
-	json_t *m = NULL;
 	int rc;
 
 	*hosts = NULL;
-	if ((rc = tb_results_matrix_json(app, id, 0, &m, err)) != 0) {   /* 404 for an unknown matrix */
+	if ((rc = matrix_exists(app, id, err)) != 0) {
 		json_decref(c.hosts);
 		return rc;
 	}
-	json_decref(m);
 	if (c.hosts == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	if ((rc = tb_store_snapshot_each(app->store, id, 0, collect_one, &c, err)) != 0 || c.oom) {
@@ -301,14 +309,12 @@ int tb_hostsnap_raw(struct tb_app *app, int64_t id, const char *host, const char
 		    struct tb_error *err)
 {
 	struct rawfind f = {host, os, NULL, 0, 0, 0};
-	json_t *m = NULL;
 	int rc;
 
 	*out = NULL;
 	*len = 0;
-	if ((rc = tb_results_matrix_json(app, id, 0, &m, err)) != 0)
+	if ((rc = matrix_exists(app, id, err)) != 0)
 		return rc;
-	json_decref(m);
 	if ((rc = tb_store_snapshot_each(app->store, id, 1, raw_one, &f, err)) != 0)
 		return rc;
 	if (f.oom)

@@ -31,6 +31,7 @@ PY
 daemon_up "$S/inventory.yaml" --probe-interval 2
 check "testbedd starts on the sim's inventory" test -n "$DPID"
 TOK=$(cat "$TESTBEDD_TOKEN_FILE")
+TBCTL="$TB_BINARY_DIR/tbctl"
 
 check "left answers" wait_up left
 check "right answers" wait_up right
@@ -126,6 +127,15 @@ api GET "/api/v1/matrices/$M1/hosts/raw?host=router&os=ubuntu" >/dev/null
 check "raw of a host and OS the matrix did not see: 404" test "$(st)" = 404
 api GET "/api/v1/matrices/999999/hosts" >/dev/null
 check "hosts of an unknown matrix: 404" test "$(st)" = 404
+out=$("$TBCTL" matrix hosts "$M1" 2>&1)
+diag "$(echo "$out" | head -n 2)"
+check "tbctl matrix hosts: a row per host and OS with release, NIC driver and congestion control" sh -c '
+printf "%s\n" "$1" | head -n 1 | grep -q "^HOST  *OS  *RELEASE" &&
+printf "%s\n" "$1" | grep -Eq "^left +ubuntu +6\.8\.0-134-generic .* data0 +veth " &&
+printf "%s\n" "$1" | grep -Eq "^router +freebsd +14\.1-RELEASE-p5 .* ix0 " &&
+test "$(printf "%s\n" "$1" | wc -l)" = 4' _ "$out"
+"$TBCTL" matrix hosts 999999 >/dev/null 2>&1
+check "tbctl matrix hosts of an unknown matrix exits 2" test $? = 2
 
 # ---- 2. cancel mid-run keeps the partial result ----
 body=$(api POST /api/v1/matrices '{"name":"cancel","pairs":[{"client":"left","server":"right"}],"duration_s":8,"repeats":2}')
@@ -187,7 +197,6 @@ check "UDP loss shows the profile (1..6 %)" awk -v l="${loss:-0}" 'BEGIN { exit 
 "$SIM" link --prefix "$PFX" --loss 0 >/dev/null
 
 # ---- 4b. the CI gate: a loss profile lowers the UDP cell against its baseline ----
-TBCTL="$TB_BINARY_DIR/tbctl"
 GSPEC="$DD/gate.json"
 echo '{"name":"gate","pairs":[{"client":"left","server":"right"}],"protocols":["udp"],"duration_s":2,"repeats":2,"iperf":{"udp_bitrate":"40M"}}' >"$GSPEC"
 GA=$(api POST /api/v1/matrices "$(cat "$GSPEC")" | jq_ 'd["matrix"]["id"]')
@@ -209,6 +218,11 @@ h = {(x["host"], x["os"]): x for x in d["diff"]["hosts"]}; print("#", h.get(("ri
 r = h[("right", "ubuntu")]; l = h[("left", "ubuntu")]
 sys.exit(not (r["in"] == "both" and r["differences"] == [{"path": "tcp.congestion_control", "matrix": "reno", "other": "'"$cc_before"'"}]
  and l["differences"] == [] and d["diff"]["matrix"] == '"$GR"' and d["diff"]["other"] == '"$GA"'))'
+out=$("$TBCTL" matrix hosts "$GR" --diff "$GA" 2>&1)
+diag "$out"
+check "tbctl matrix hosts --diff: the one difference, both values" sh -c '
+printf "%s\n" "$1" | grep -Eq "^right +ubuntu +tcp\.congestion_control +reno +$2" &&
+printf "%s\n" "$1" | tail -n 1 | grep -q "1 difference$"' _ "$out" "$cc_before"
 api GET "/api/v1/matrices/$GR/hosts/diff" >/dev/null
 check "hosts diff without other: 400" test "$(st)" = 400
 api GET "/api/v1/matrices/$GR/hosts/diff?other=999999" >/dev/null

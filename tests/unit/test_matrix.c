@@ -1417,7 +1417,28 @@ static void test_os_combinations(void **state)
 	assert_true(json_is_null(json_object_get(json_array_get(json_object_get(j, "boots"), 3), "seq")));
 	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "plan"), 0), "client_os")),
 			    "ubuntu");
+	/* the timeline: a round's boots come before it, and push its start */
+	{
+		json_t *tl = json_object_get(j, "timeline");
+		size_t nb = 0;
+
+		for (size_t i = 0; i < json_array_size(tl); i++)
+			nb += json_array_size(json_object_get(json_array_get(tl, i), "boots"));
+		assert_int_equal(nb, 3);   /* the one back comes after the last round */
+		assert_int_equal(json_array_size(json_object_get(json_array_get(tl, 0), "boots")), 0);
+		assert_true(json_real_value(json_object_get(json_array_get(tl, 2), "start_s")) >=
+			    json_real_value(json_object_get(json_array_get(tl, 1), "end_s")) + 30.0);
+	}
 	json_decref(j);
+	tb_matrix_plan_free(plan);
+	/* os_after leave: no boot back, and the order may end elsewhere */
+	json_object_set_new(spec, "os_after", json_string("leave"));
+	assert_int_equal(tb_matrix_plan_make_now(spec, inv, 0, &now, &plan, &err), 0);
+	assert_int_equal(plan->nboots, 3);
+	for (int i = 0; i < plan->nboots; i++)
+		assert_int_not_equal(plan->boots[i].seq, -1);
+	assert_false(plan->restore_os);
+	assert_string_equal(json_string_value(json_object_get(plan->spec, "os_after")), "leave");
 	tb_matrix_plan_free(plan);
 	json_decref(spec);
 
