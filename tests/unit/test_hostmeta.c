@@ -1,6 +1,6 @@
 /*
  * test_hostmeta.c - hostmeta.h against the host captures in
- * $TB_SHARED_DIR/data/hosts (FreeBSD 13/14, Ubuntu 22/24, Debian 12; see its
+ * tests/data/hosts, a copy of ../shared/data/hosts (FreeBSD 13/14, Ubuntu 22/24, Debian 12; see its
  * README.md).
  *
  * Every capture file is a line of the table below, or is named in
@@ -373,16 +373,16 @@ static char data_dir[1024];
 
 static void find_data_dir(void)
 {
-	const char *shared = getenv("TB_SHARED_DIR");
+	const char *src = getenv("TB_SOURCE_DIR");
 
-	if (shared != NULL && shared[0] != '\0') {
-		snprintf(data_dir, sizeof(data_dir), "%s/data/hosts", shared);
+	if (src != NULL && src[0] != '\0') {
+		snprintf(data_dir, sizeof(data_dir), "%s/tests/data/hosts", src);
 	} else {
-		/* __FILE__ is .../main/tests/unit/test_hostmeta.c, shared is beside main */
+		/* __FILE__ is .../tests/unit/test_hostmeta.c */
 		const char *f = __FILE__, *slash = strrchr(f, '/');
 		int n = slash != NULL ? (int)(slash - f) : 0;
 
-		snprintf(data_dir, sizeof(data_dir), "%.*s/../../../shared/data/hosts", n, f);
+		snprintf(data_dir, sizeof(data_dir), "%.*s/../data/hosts", n, f);
 	}
 }
 
