@@ -181,10 +181,13 @@ static void progress_text(struct mx_watch *w, char *buf, size_t n, int bar)
 
 		used += (size_t)snprintf(buf + used, n - used, "  #%lld", w->cur_seq);
 		if ((w->bps[0] >= 0 || w->bps[1] >= 0) && used < n) {
+			/* only the sides that report: iperf3 before 3.17 gives the
+			 * client's intervals only at the end */
 			mx_fmt_bps(c, sizeof(c), w->bps[0]);
 			mx_fmt_bps(s, sizeof(s), w->bps[1]);
-			used += (size_t)snprintf(buf + used, n - used, " client %s server %s%s", c, s,
-						 w->omitted ? " (omitted)" : "");
+			used += (size_t)snprintf(buf + used, n - used, "%s%s%s%s%s", w->bps[0] >= 0 ? " client " : "",
+						 w->bps[0] >= 0 ? c : "", w->bps[1] >= 0 ? " server " : "",
+						 w->bps[1] >= 0 ? s : "", w->omitted ? " (omitted)" : "");
 		}
 		if (used < n)
 			snprintf(buf + used, n - used, "  %s", w->cur_what);

@@ -432,7 +432,7 @@ export function renderMatrix(main, ctx, id) {
       h('td', { 'data-label': 'client → server', class: 'pair' }, pairText(c)),
       h('td', { 'data-label': 'protocol' }, c.protocol),
       h('td', { 'data-label': 'direction' }, c.direction),
-      swept.length ? h('td', { 'data-label': 'swept' }, h('code', {}, swept.map((k) => `${k}=${c.params?.[k]}`).join(' '))) : null,
+      swept.length ? h('td', { 'data-label': 'swept' }, h('code', {}, swept.filter((k) => c.params?.[k] != null).map((k) => `${k}=${c.params[k]}`).join(' '))) : null,
       h('td', { 'data-label': 'n', class: 'num n', title: `${c.n} ok of ${c.runs} runs${c.failed ? `, ${c.failed} failed` : ''}` },
         `${c.n}`, c.runs !== c.n ? h('span', { class: 'muted' }, ` of ${c.runs}`) : null),
       h('td', { 'data-label': 'sender (median)', class: 'num sender' }, bitrateNode(c.sender_bps?.median)),
@@ -507,11 +507,18 @@ function fmtS(v) {
   return typeof v === 'number' ? v.toFixed(1) : '?';
 }
 
-/** The params whose values differ between cells (the swept ones). */
+/**
+ * The params whose values differ between cells of the same protocol (the
+ * swept ones): udp_bitrate is null on TCP cells and set on UDP ones, which
+ * is no sweep.
+ */
 function sweptKeys(cells) {
   if (cells.length < 2) return [];
   const keys = new Set(cells.flatMap((c) => Object.keys(c.params ?? {})));
   keys.delete('protocol');       // columns of their own
   keys.delete('direction');
-  return [...keys].filter((k) => new Set(cells.map((c) => JSON.stringify(c.params?.[k] ?? null))).size > 1);
+  const protocols = [...new Set(cells.map((c) => c.params?.protocol ?? c.protocol))];
+  return [...keys].filter((k) => protocols.some((p) => new Set(cells
+    .filter((c) => (c.params?.protocol ?? c.protocol) === p)
+    .map((c) => JSON.stringify(c.params?.[k] ?? null))).size > 1));
 }
