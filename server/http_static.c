@@ -28,14 +28,55 @@ static const char *content_type(const char *path)
 	return "application/octet-stream";
 }
 
+/* Does the client take gzip?  (A token of Accept-Encoding, without q=0.) */
+static int accepts_gzip(struct MHD_Connection *conn)
+{
+	const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	const char *p = ae != NULL ? strstr(ae, "gzip") : NULL;
+
+	return p != NULL && strncmp(p + 4, ";q=0,", 5) != 0 && strcmp(p + 4, ";q=0") != 0;
+}
+
+/* FULL.gz when it is a regular file at least as new as FULL; -1 otherwise. */
+static int open_gz_twin(const char *full, const struct stat *st, struct stat *gzst)
+{
+	char path[PATH_MAX * 2 + 4];
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s.gz", full) >= sizeof(path) ||
+	    (fd = open(path, O_RDONLY | O_NOFOLLOW)) < 0)
+		return -1;
+	if (fstat(fd, gzst) != 0 || !S_ISREG(gzst->st_mode) || gzst->st_mtime < st->st_mtime) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static enum MHD_Result send_not_modified(struct MHD_Connection *conn, const char *etag)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (r == NULL)
+		return MHD_NO;
+	edge_add_headers(r);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	ret = MHD_queue_response(conn, MHD_HTTP_NOT_MODIFIED, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, const char *method,
 				    char *seg[], size_t nseg)
 {
-	char rel[PATH_MAX] = "", full[PATH_MAX * 2];
+	char rel[PATH_MAX] = "", full[PATH_MAX * 2], etag[64];
+	const char *inm;
 	struct MHD_Response *r;
 	enum MHD_Result ret;
-	struct stat st;
-	int fd;
+	struct stat st, gzst;
+	int fd, gz;
 
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
 		const char *const extra[][2] = {{MHD_HTTP_HEADER_ALLOW, "GET, HEAD"}};
@@ -48,7 +89,7 @@ enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, cons
 	if (!h->have_static)
 		return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such file");
 	for (size_t i = 0; i < nseg; i++) {
-		if (seg[i][0] == '.')
+		if (seg[i][0] == '.' || strcmp(seg[i], "node_modules") == 0)
 			return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such file");
 		strncat(rel, "/", sizeof(rel) - strlen(rel) - 1);
 		strncat(rel, seg[i], sizeof(rel) - strlen(rel) - 1);
@@ -65,7 +106,21 @@ enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, cons
 			close(fd);
 		return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such file");
 	}
-	r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+	/* revalidation: the pages change only when files do */
+	snprintf(etag, sizeof(etag), "\"%llx-%llx\"", (unsigned long long)st.st_mtime,
+		 (unsigned long long)st.st_size);
+	inm = MHD_lookup_connection_value(cs->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+	if (inm != NULL && strcmp(inm, etag) == 0) {
+		close(fd);
+		return send_not_modified(cs->conn, etag);
+	}
+	/* a precompressed twin (deploy/setup gzips the vendored chart library) */
+	gz = accepts_gzip(cs->conn) ? open_gz_twin(full, &st, &gzst) : -1;
+	if (gz >= 0) {
+		close(fd);
+		fd = gz;
+	}
+	r = MHD_create_response_from_fd((uint64_t)(gz >= 0 ? gzst.st_size : st.st_size), fd);
 	if (r == NULL) {
 		close(fd);
 		return MHD_NO;
@@ -73,6 +128,10 @@ enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, cons
 	edge_add_headers(r);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type(full));
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (gz >= 0)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
 	ret = MHD_queue_response(cs->conn, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return ret;

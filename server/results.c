@@ -216,13 +216,19 @@ int tb_results_matrix_list_json(struct tb_app *app, int limit, json_t **out, str
 
 /* ---- one run ---- */
 
+struct run_full {
+	json_t *j;
+	int64_t started_ms;
+};
+
 static void on_run_full(void *cls, const struct tb_run_row *r)
 {
-	json_t **out = cls;
+	struct run_full *f = cls;
 	json_t *j = run_brief(r);
 
 	if (j == NULL)
 		return;
+	f->started_ms = r->started_ms;
 	json_object_set_new(j, "client_command", str_or_null(r->client_command));
 	json_object_set_new(j, "server_command", str_or_null(r->server_command));
 	json_object_set_new(j, "client_version", str_or_null(r->client_version));
@@ -234,7 +240,7 @@ static void on_run_full(void *cls, const struct tb_run_row *r)
 	json_object_set_new(j, "client_exit", r->client_exit >= 0 ? json_integer(r->client_exit) : json_null());
 	json_object_set_new(j, "server_exit", r->server_exit >= 0 ? json_integer(r->server_exit) : json_null());
 	json_object_set_new(j, "summary", r->summary != NULL ? json_loads(r->summary, 0, NULL) : json_null());
-	*out = j;
+	f->j = j;
 }
 
 static void on_interval(void *cls, const struct tb_interval_row *iv)
@@ -246,19 +252,54 @@ static void on_interval(void *cls, const struct tb_interval_row *iv)
 		json_array_append_new(a, json_loads(iv->data, 0, NULL));
 }
 
+/* A run.interval event of a running run: its interval, appended to its side. */
+static void on_interval_event(void *cls, const struct tb_event_row *ev)
+{
+	json_t *by_side = cls, *e = json_loads(ev->json, 0, NULL);
+	json_t *d = json_object_get(e, "data");
+	json_t *a = json_object_get(by_side, json_string_value(json_object_get(d, "side")));
+	json_t *iv = json_object_get(d, "interval");
+
+	if (a != NULL && iv != NULL)
+		json_array_append(a, iv);
+	json_decref(e);
+}
+
+/*
+ * A running run's intervals are stored when it ends; until then they are
+ * its run.interval events (of this attempt: published since it started),
+ * so that a late viewer gets the history before the live tail.
+ */
+static int live_intervals(struct tb_app *app, json_t *run, int64_t started_ms, json_t *by_side,
+			  struct tb_error *err)
+{
+	const char *state = json_string_value(json_object_get(run, "state"));
+	int64_t matrix = json_integer_value(json_object_get(run, "matrix"));
+	int64_t id = json_integer_value(json_object_get(run, "id"));
+
+	if (state == NULL || strcmp(state, "running") != 0 || started_ms <= 0)
+		return 0;
+	json_object_set_new(run, "intervals_live", json_true());
+	return tb_store_run_interval_events(app->store, matrix, id, started_ms / 1000, on_interval_event, by_side,
+					    err);
+}
+
 int tb_results_run_json(struct tb_app *app, int64_t run_id, json_t **out, struct tb_error *err)
 {
-	json_t *j = NULL, *iv;
+	struct run_full f = {NULL, 0};
+	json_t *j, *iv;
 	int rc;
 
 	*out = NULL;
-	if ((rc = tb_store_run_get(app->store, run_id, on_run_full, &j, err)) != 0)
+	if ((rc = tb_store_run_get(app->store, run_id, on_run_full, &f, err)) != 0)
 		return rc;
+	j = f.j;
 	if (j == NULL || (iv = json_pack("{s:[], s:[]}", "client", "server")) == NULL) {
 		json_decref(j);
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	}
-	if ((rc = tb_store_interval_each(app->store, run_id, on_interval, iv, err)) != 0) {
+	if ((rc = tb_store_interval_each(app->store, run_id, on_interval, iv, err)) != 0 ||
+	    (rc = live_intervals(app, j, f.started_ms, iv, err)) != 0) {
 		json_decref(iv);
 		json_decref(j);
 		return rc;

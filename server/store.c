@@ -76,7 +76,9 @@ static const char *const migrations[] = {
 	"ALTER TABLE runs ADD COLUMN want_server_os TEXT;"
 	"CREATE TABLE matrix_boots (id INTEGER PRIMARY KEY, matrix_id INTEGER NOT NULL REFERENCES matrices(id),"
 	"  host TEXT NOT NULL, from_os TEXT, to_os TEXT NOT NULL, action_id INTEGER, started_ms INTEGER NOT NULL,"
-	"  finished_ms INTEGER, state TEXT NOT NULL, error TEXT, before_seq INTEGER NOT NULL);",
+	"  finished_ms INTEGER, state TEXT NOT NULL, error TEXT, before_seq INTEGER NOT NULL);"
+	/* a running run's intervals so far come from its events */
+	"CREATE INDEX events_by_matrix ON events (matrix_id, type);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -145,6 +145,11 @@ int tb_store_event_each(struct tb_store *st, int64_t after, int limit, tb_event_
 			struct tb_error *err);
 /* Delete events with id < below. */
 int tb_store_event_prune(struct tb_store *st, int64_t below);
+/* The run.interval events of run_id (of matrix_id) published at or after
+ * since (unix seconds), oldest first: a running run's intervals so far,
+ * before its end stores them as intervals. */
+int tb_store_run_interval_events(struct tb_store *st, int64_t matrix_id, int64_t run_id, int64_t since,
+				 tb_event_fn fn, void *cls, struct tb_error *err);
 
 /* ---- actions (power, boot) and their steps ---- */
 struct tb_action_row {

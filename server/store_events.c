@@ -64,6 +64,33 @@ int tb_store_event_each(struct tb_store *st, int64_t after, int limit, tb_event_
 	return 0;
 }
 
+int tb_store_run_interval_events(struct tb_store *st, int64_t matrix_id, int64_t run_id, int64_t since,
+				 tb_event_fn fn, void *cls, struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	struct tb_event_row r;
+	int rc;
+
+	if ((rc = st_prep(st, "SELECT id, at, type, host, coalesce(matrix_id, 0), data FROM events"
+			   " WHERE type = 'run.interval' AND matrix_id = ? AND at >= ?"
+			   " AND json_extract(data, '$.data.run') = ? ORDER BY id", &s, err)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, matrix_id);
+	sqlite3_bind_int64(s, 2, since);
+	sqlite3_bind_int64(s, 3, run_id);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		r.id = sqlite3_column_int64(s, 0);
+		r.at = sqlite3_column_int64(s, 1);
+		r.type = st_col_text(s, 2);
+		r.host = st_col_text_or_null(s, 3);
+		r.matrix = sqlite3_column_int64(s, 4);
+		r.json = st_col_text(s, 5);
+		fn(cls, &r);
+	}
+	st_finish(st, s);
+	return 0;
+}
+
 int tb_store_event_prune(struct tb_store *st, int64_t below)
 {
 	sqlite3_stmt *s;

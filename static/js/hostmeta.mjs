@@ -69,3 +69,12 @@ function row(x) {
     td('socket buffers', h('code', {}, buffers)),
     td('forwarding', m.forwarding ? (m.forwarding.ipv4 ? 'on' : 'off') : '—'));
 }
+
+/** One line of what host x (a /hosts entry) was: release, NIC, MTU, congestion control. */
+export function hostLine(x) {
+  const m = x.metadata ?? {};
+  const nic = m.nic ?? {};
+  const parts = [m.os?.name ?? x.os, m.release, x.interface && [x.interface, nic.driver, nic.firmware && `firmware ${nic.firmware}`]
+    .filter(Boolean).join(' '), nic.mtu !== undefined && `MTU ${nic.mtu}`, m.tcp?.congestion_control && `cc ${m.tcp.congestion_control}`];
+  return `${x.host}@${x.os}: ${parts.filter(Boolean).join(', ')}`;
+}

@@ -20,6 +20,8 @@ import {
   bitrate, bitrateNode, count, errorText, MATRIX_ENDED, operatorOnly, pairText, percent, RUN_ENDED,
   specText, statePill,
 } from './format.mjs';
+import { ResultsGrid } from './grid.mjs';
+import { LiveCharts } from './livecharts.mjs';
 import { LiveStream } from './live.mjs';
 import { RunDialog } from './run.mjs';
 import { absolute, duration, since } from './time.mjs';
@@ -72,7 +74,15 @@ export function renderMatrix(main, ctx, id) {
     at: h('span', { class: 'live-at muted' }),
     note: h('p', { class: 'help live-note', hidden: true }),
   };
-  replace(cur.el, cur.title, cur.run, h('p', { class: 'live-rate' }, cur.what, ' ', cur.bps, ' ', cur.at), cur.note);
+  const charts = new LiveCharts();
+  replace(cur.el, cur.title, cur.run, h('p', { class: 'live-rate' }, cur.what, ' ', cur.bps, ' ', cur.at), cur.note,
+    charts.el);
+  const grid = new ResultsGrid((cell) => {
+    const mine = [...runs.values()].map((row) => row.r).filter((r) => r.cell === cell);
+    const pick = mine.filter((r) => RUN_ENDED.has(r.state)).sort((a, b) => b.seq - a.seq)[0]
+      ?? mine.find((r) => r.state === 'running') ?? mine[0];
+    if (pick) dialog.open(pick);
+  });
   const runsBody = h('tbody');
   const cellsBody = h('tbody');
   const cellsHead = h('tr');
@@ -102,6 +112,7 @@ export function renderMatrix(main, ctx, id) {
       msg),
     cur.el,
     bootsEl,
+    grid.el,
     h('section', { class: 'mx-runs', 'aria-labelledby': 'mx-runs-title' },
       h('div', { class: 'section-head' }, h('h2', { id: 'mx-runs-title' }, 'Runs'),
         h('span', { class: 'downloads' }, 'Download ', csv('runs'), ' · ', csv('cells'))),
@@ -140,6 +151,7 @@ export function renderMatrix(main, ctx, id) {
       runs.clear();
       bySeq.clear();
       rates.clear();      // run ids outlive a resume: an earlier attempt's intervals are not this one's
+      charts.clear();
       replace(runsBody, list.sort((a, b) => a.seq - b.seq).map((r) => {
         const row = { r, tr: h('tr', { dataset: { run: String(r.id), seq: String(r.seq) } }) };
         // A click anywhere on the row opens the run too (the seq button is the keyboard's way).
@@ -149,6 +161,7 @@ export function renderMatrix(main, ctx, id) {
         drawRow(row);
         return row.tr;
       }));
+      for (const row of runs.values()) if (row.r.state === 'running') charts.show(row.r);
       m = null;
       setMatrix(matrix);
       current = null;
@@ -181,6 +194,7 @@ export function renderMatrix(main, ctx, id) {
         if (ask !== resultsAsked || mine !== generation) return;
         for (const r of t.runs) updateRun(r.id, r, RUN_ROW_KEYS);
         drawCells(t.cells.filter(Boolean));
+        grid.draw(t.cells, t.runs);
         comparison.refresh();
         hostsMeta.refresh();
       } catch (err) {
@@ -212,7 +226,12 @@ export function renderMatrix(main, ctx, id) {
       if (!runs.has(d.run)) { load(); return; }
       const before = runs.get(d.run).r.state;
       updateRun(d.run, d, RUN_EVENT_KEYS);
-      if (d.state === 'running') current = d.run;
+      if (d.state === 'running') {
+        current = d.run;
+        charts.show(runs.get(d.run).r);
+      } else if (RUN_ENDED.has(d.state)) {
+        charts.ended(runs.get(d.run).r);
+      }
       if (RUN_ENDED.has(d.state) && !RUN_ENDED.has(before)) loadResults();
       if (dialog.runId === d.run) dialog.refresh();
       drawCurrent();
@@ -229,6 +248,7 @@ export function renderMatrix(main, ctx, id) {
         updateRun(d.run, { state: 'running' }, ['state']);
       }
       current = d.run;
+      if (runs.has(d.run)) charts.interval(runs.get(d.run).r, d.side, d.n, iv);
       drawCurrent();
     }
   }

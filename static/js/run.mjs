@@ -4,6 +4,8 @@
 // results table and calls refresh() when the run's state changes.
 
 import { api } from './api.mjs';
+import { IntervalChart } from './charts.mjs';
+import { hostLine } from './hostmeta.mjs';
 import { h, replace } from './dom.mjs';
 import { bitrateNode, count, pairText, percent, runTitle, statePill } from './format.mjs';
 import { absolute } from './time.mjs';
@@ -13,6 +15,8 @@ export class RunDialog {
   #body = h('div', { class: 'run-body' });
   #runId = null;
   #asked = 0;
+  #chart = null;
+  #hosts = new Map();      // matrix id -> its /hosts list (a promise)
 
   constructor() {
     const close = h('button', { type: 'submit', value: 'close' }, 'Close');
@@ -20,7 +24,11 @@ export class RunDialog {
       h('form', { method: 'dialog' },
         h('div', { class: 'run-dialog-head' }, this.#title, close),
         this.#body));
-    this.el.addEventListener('close', () => { this.#runId = null; });
+    this.el.addEventListener('close', () => {
+      this.#runId = null;
+      this.#chart?.dispose();
+      this.#chart = null;
+    });
     this.close = close;
   }
 
@@ -43,15 +51,27 @@ export class RunDialog {
     const ask = ++this.#asked;
     try {
       const { run } = await api('GET', `runs/${id}`);
+      const hosts = await this.#hostsOf(run.matrix);
       if (ask !== this.#asked || id !== this.#runId) return;
-      this.#draw(run);
+      this.#draw(run, hosts);
     } catch (err) {
       if (ask !== this.#asked || err.status === 401) return;
       replace(this.#body, h('p', { class: 'alert' }, `Could not load run ${id}: ${err.message}`));
     }
   }
 
-  #draw(r) {
+  /** What the hosts of matrix id were (GET /matrices/{id}/hosts), fetched once; [] when unknown. */
+  #hostsOf(id) {
+    if (!this.#hosts.has(id)) {
+      this.#hosts.set(id, api('GET', `matrices/${id}/hosts`).then((x) => x.hosts, () => {
+        this.#hosts.delete(id);
+        return [];
+      }));
+    }
+    return this.#hosts.get(id);
+  }
+
+  #draw(r, hosts) {
     this.el.dataset.run = String(r.id);
     this.el.dataset.state = r.state;
     const facts = [];
@@ -71,6 +91,18 @@ export class RunDialog {
     }
     if (r.intervals) add('intervals', `client ${r.intervals.client?.length ?? 0}, server ${r.intervals.server?.length ?? 0}`);
     if (r.cookie) add('cookie', h('code', { class: 'fp' }, r.cookie));
+    const mine = [[r.client, r.client_os], [r.server, r.server_os]]
+      .map(([host, os]) => hosts.find((x) => x.host === host && x.os === os)).filter(Boolean);
+    if (mine.length) add('hosts', ...mine.map((x) => h('div', { class: 'host-line' }, hostLine(x))));
+
+    this.#chart?.dispose();
+    this.#chart = null;
+    let charts = null;
+    if ((r.intervals?.client?.length ?? 0) + (r.intervals?.server?.length ?? 0) > 0) {
+      this.#chart = new IntervalChart(r.protocol, `Run ${r.seq}`);
+      this.#chart.addAll(r.intervals);
+      charts = h('div', { class: 'run-charts' }, h('h3', {}, 'Intervals'), this.#chart.el);
+    }
 
     const command = (side, text) => (text
       ? h('pre', { class: 'cmd' }, h('code', { class: `${side}-command` }, text))
@@ -81,6 +113,7 @@ export class RunDialog {
     }, `${side} ${stream}`);
     replace(this.#body,
       h('dl', { class: 'facts run-facts' }, facts),
+      charts,
       h('h3', {}, `Client command (on ${r.client})`),
       command('client', r.client_command),
       h('h3', {}, `Server command (on ${r.server})`),

@@ -266,6 +266,19 @@ test('Start: the live bitrate changes while a run is in progress; the table ends
       if (last && last.text === el.textContent && last.run === run) return;
       seen.push({ text: el.textContent, run, rowState: row?.dataset.state ?? null });
     }).observe(document.getElementById('main'), { subtree: true, childList: true, characterData: true, attributes: true });
+    // Every count of points the live chart drew, with its run's row state then.
+    window.__drawn = [];
+    new MutationObserver(() => {
+      for (const fig of document.querySelectorAll('.live-chart')) {
+        const drawn = fig.querySelector('.interval-chart')?.dataset.drawn;
+        const row = document.querySelector(`.runs-table tr[data-run="${fig.dataset.run}"]`);
+        const last = window.__drawn.filter((x) => x.run === fig.dataset.run).pop();
+        if (drawn && drawn !== '0' && (!last || last.drawn !== drawn)) {
+          window.__drawn.push({ run: fig.dataset.run, drawn, rowState: row?.dataset.state ?? null,
+            canvas: fig.querySelectorAll('canvas').length });
+        }
+      }
+    }).observe(document.getElementById('main'), { subtree: true, childList: true, characterData: true, attributes: true });
   });
   await page.getByRole('button', { name: 'Start' }).click();
   await page.waitForURL(/#\/matrices\/\d+$/);
@@ -298,6 +311,20 @@ test('Start: the live bitrate changes while a run is in progress; the table ends
     `the live bitrate text should change while a run is in progress (seen: ${JSON.stringify(seen)})`);
   assert.match([...byRun.values()][0].values().next().value, /^client (\d+(\.\d+)? [kMGT]?bit\/s|…|at the end) · server (\d+(\.\d+)? [kMGT]?bit\/s|…)$/);
 
+  // The live chart drew more points while its run was still in progress, on a canvas.
+  const drawn = await page.evaluate(() => window.__drawn);
+  t.diagnostic(`the live chart drew: ${drawn.map((x) => `run ${x.run} (${x.rowState}): ${x.drawn}`).join(' | ')}`);
+  const growing = new Map();
+  for (const x of drawn.filter((d) => d.rowState === 'running')) growing.set(x.run, new Set([...(growing.get(x.run) ?? []), x.drawn]));
+  assert.ok([...growing.values()].some((counts) => counts.size >= 2),
+    `the live chart's points should grow while a run is in progress (seen: ${JSON.stringify(drawn)})`);
+  assert.ok(drawn.every((x) => x.canvas >= 1), 'the live chart draws on a canvas');
+
+  // The grid: one square (left@OS -> right@OS) with a cell per direction, the receiver medians of /results.
+  const grid = page.locator('.mx-grid');
+  await eventually(async () => (await grid.locator('.grid-cell[data-state="ok"]').count()) === 2, SOON,
+    async () => `the grid should show 2 ok cells; it shows ${await grid.locator('.grid-cell').evaluateAll((bs) => bs.map((b) => b.dataset.state))}`);
+
   // The rows have the API's values; the per-cell summary has both cells with n = 1.
   const results = await tbd.get(`/api/v1/matrices/${matrixId}/results`);
   const rows = await runRows().evaluateAll((trs) => trs.map((tr) => ({
@@ -308,11 +335,32 @@ test('Start: the live bitrate changes while a run is in progress; the table ends
   for (const r of rows) assert.match(r.sender, /^\d+(\.\d+)? [kMGT]?bit\/s$/);
   const cells = page.locator('.cells-table tbody tr');
   await eventually(async () => (await cells.count()) === 2, SOON, 'the per-cell summary does not show 2 cells');
+  const apiCells = results.cells.filter(Boolean);
+  assert.deepEqual(await grid.locator('table.grid > thead th').allTextContents(),
+    ['client ↓ server →', `right@${apiCells[0].server_os}`], 'one server column');
+  assert.equal(await grid.locator('table.grid > tbody > tr > th').first().textContent(), `left@${apiCells[0].client_os}`);
+  for (const c of apiCells) {
+    const text = (await grid.locator(`.grid-cell[data-cell="${c.cell}"]`).textContent()).trim();
+    const m = /^(\d+(?:\.\d+)?) ([kMGT]?)bit\/s$/.exec(text);
+    assert.ok(m, `grid cell ${c.cell} shows a bitrate (${text})`);
+    const shown = Number(m[1]) * { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2]];
+    assert.ok(Math.abs(shown - c.receiver_bps.median) / c.receiver_bps.median < 0.01,
+      `grid cell ${c.cell} shows the receiver median ${c.receiver_bps.median} (${text})`);
+    assert.equal(await grid.locator(`.grid-cell[data-cell="${c.cell}"]`).getAttribute('data-direction'), c.direction);
+  }
+  // A click on a grid cell opens its run.
+  await grid.locator(`.grid-cell[data-cell="${apiCells[1].cell}"]`).click();
+  const runOfCell = results.runs.find((r) => r.cell === apiCells[1].cell);
+  await page.locator(`dialog.run-dialog[data-run="${runOfCell.id}"]`).waitFor();
+  const charted = page.locator('dialog.run-dialog .interval-chart');
+  await eventually(async () => Number(await charted.getAttribute('data-drawn')) > 0, SOON, 'the run\'s intervals are not charted');
+  await page.keyboard.press('Escape');
+  await page.locator('dialog.run-dialog').waitFor({ state: 'hidden' });
   assert.deepEqual(await cells.locator('td.n').allInnerTexts(), ['1', '1']);
   assert.equal(await page.locator('.mx-current').isVisible(), false, 'an ended matrix has no current run');
   assert.match(await page.locator('.mx-progress-text').innerText(), /^2 of 2 runs done \(2 ok\)/);
   assert.equal(await page.getByRole('button', { name: 'Rerun' }).isVisible(), true);
-  assert.equal(await page.getByRole('button', { name: 'Cancel' }).isVisible(), false);
+  assert.equal(await page.getByRole('button', { name: 'Cancel', exact: true }).isVisible(), false);
   await shoot('done', { dark: true });
 });
 
@@ -403,12 +451,12 @@ test('Rerun starts the same spec again; Cancel stops it mid-run; Resume complete
   await page.locator('.mx-meta a', { hasText: `#${matrixId}` }).waitFor();
 
   await page.locator('.runs-table tr[data-seq="0"][data-state="running"]').waitFor({ timeout: 60_000 });
-  await page.getByRole('button', { name: 'Cancel' }).click();
+  await page.getByRole('button', { name: 'Cancel', exact: true }).click();
   await eventually(async () => (await mainState()) === 'canceled', 30_000,
     async () => `matrix ${rerunId} should be canceled; the API says ${JSON.stringify((await tbd.get(`/api/v1/matrices/${rerunId}`)).matrix)}`);
   await eventually(async () => !(await states()).includes('running'), SOON, 'a run still shows running after the cancel');
   assert.ok((await states()).some((st) => st !== 'ok'), `a canceled matrix has a run left to do (${await states()})`);
-  assert.equal(await page.getByRole('button', { name: 'Cancel' }).isVisible(), false);
+  assert.equal(await page.getByRole('button', { name: 'Cancel', exact: true }).isVisible(), false);
   assert.equal(await page.getByRole('button', { name: 'Rerun' }).isVisible(), true);
   await shoot('canceled');
 
@@ -484,6 +532,34 @@ test('a viewer may plan, but sees Start and Rerun disabled, saying why', { timeo
   await page.getByRole('button', { name: 'Plan' }).click();
   await eventually(async () => (await planRows().count()) === 2, SOON, 'a viewer cannot plan');
   assert.equal((await tbd.get('/api/v1/matrices')).matrices.length, before, 'nothing was started');
+});
+
+test('a late viewer\'s chart starts with the intervals so far, then the live tail', { timeout: 90_000 }, async () => {
+  const { status, body } = await apiPost('/api/v1/matrices', { name: 'late', pairs: [{ client: 'left', server: 'right' }], protocols: ['tcp'],
+    directions: ['forward'], duration_s: 8, repeats: 1 });
+  assert.equal(status, 201, JSON.stringify(body));
+  const id = body.matrix.id;
+  // Wait (through the API) until its run has streamed 3 intervals, then open the page.
+  const runId = await eventually(async () => (await tbd.get(`/api/v1/matrices/${id}`)).matrix.runs[0]?.id, SOON, 'no run');
+  const sofar = await eventually(async () => {
+    const { run } = await tbd.get(`/api/v1/runs/${runId}`);
+    if (run.state !== 'running' && run.state !== 'pending') throw new Error(`the run ended (${run.state}) before the page opened`);
+    return run.intervals.server.length >= 3 && run;
+  }, 60_000, 'the running run\'s intervals so far do not come with GET /runs/{id}');
+  assert.equal(sofar.intervals_live, true, 'a running run says its intervals are the live ones');
+  await page.goto(`${tbd.base}/#/matrices/${id}`);
+  const chart = page.locator(`.live-chart[data-run="${runId}"] .interval-chart`);
+  await chart.waitFor({ timeout: SOON });
+  const first = await eventually(async () => Number(await chart.getAttribute('data-points')) >= 3
+    && Number(await chart.getAttribute('data-points')), 5_000, 'the late viewer\'s chart lacks the intervals so far');
+  await eventually(async () => Number(await chart.getAttribute('data-points')) > first, 20_000,
+    'the late viewer\'s chart does not grow with the live tail');
+  await shoot('late-viewer');
+  await eventually(async () => (await page.locator('main').getAttribute('data-matrix-state')) === 'succeeded', 60_000,
+    'the late matrix did not succeed');
+  const { run } = await tbd.get(`/api/v1/runs/${runId}`);
+  assert.equal(run.intervals_live, undefined, 'an ended run\'s intervals are the stored ones');
+  assert.ok(run.intervals.server.length >= 8, `the stored run has its intervals (${run.intervals.server.length})`);
 });
 
 test('no script errors on the pages', () => {

@@ -309,6 +309,60 @@ static void test_static(void **state)
 	tb_test_resp_free(&r);
 }
 
+/* A page's ETag answers 304 when it did not change; the vendored chart
+ * library (deploy/setup copies it with a gzip twin) goes gzipped to a
+ * browser that takes gzip and plain to one that does not; npm's own tree is
+ * not served. */
+static void test_static_cache_and_gzip(void **state)
+{
+	struct tb_test_resp r;
+	char etag[128], hdr[160], buf[128], url[256];
+	const char *h1[] = {hdr, NULL};
+	const char *gz[] = {"Accept-Encoding: gzip, deflate, br", NULL};
+	size_t plain;
+
+	(void)state;
+	call(NOBODY, "GET", "/app.css", NULL, NULL, 0, &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(tb_test_header(&r, "ETag", etag, sizeof(etag)));
+	tb_test_resp_free(&r);
+	snprintf(hdr, sizeof(hdr), "If-None-Match: %s", etag);
+	snprintf(url, sizeof(url), "%s/app.css", D.url);
+	assert_int_equal(tb_test_http("GET", url, h1, NULL, 0, &r), 0);
+	assert_int_equal(r.status, 304);
+	assert_int_equal(r.len, 0);
+	tb_test_resp_free(&r);
+	snprintf(hdr, sizeof(hdr), "If-None-Match: \"0-0\"");
+	assert_int_equal(tb_test_http("GET", url, h1, NULL, 0, &r), 0);
+	assert_int_equal(r.status, 200);
+	tb_test_resp_free(&r);
+
+	call(NOBODY, "GET", "/vendor/echarts.mjs", NULL, NULL, 0, &r);
+	if (r.status == 404)
+		fail_msg("static/vendor/echarts.mjs is missing: deploy/setup installs the chart library");
+	assert_int_equal(r.status, 200);
+	assert_null(tb_test_header(&r, "Content-Encoding", buf, sizeof(buf)));
+	assert_non_null(tb_test_header(&r, "Content-Type", buf, sizeof(buf)));
+	assert_string_equal(buf, "text/javascript; charset=utf-8");
+	plain = r.len;
+	assert_true(plain > 100000);
+	tb_test_resp_free(&r);
+	snprintf(url, sizeof(url), "%s/vendor/echarts.mjs", D.url);
+	assert_int_equal(tb_test_http("GET", url, gz, NULL, 0, &r), 0);
+	assert_int_equal(r.status, 200);
+	assert_non_null(tb_test_header(&r, "Content-Encoding", buf, sizeof(buf)));
+	assert_string_equal(buf, "gzip");
+	assert_true(r.len > 0 && r.len < plain / 2);
+	assert_int_equal((unsigned char)r.body[0], 0x1f);   /* the gzip magic */
+	assert_int_equal((unsigned char)r.body[1], 0x8b);
+	assert_non_null(tb_test_header(&r, "Vary", buf, sizeof(buf)));
+	tb_test_resp_free(&r);
+
+	call(NOBODY, "GET", "/node_modules/echarts/package.json", NULL, NULL, 0, &r);
+	assert_int_equal(r.status, 404);
+	tb_test_resp_free(&r);
+}
+
 static void test_hosts_shape(void **state)
 {
 	struct tb_test_resp r;
@@ -485,6 +539,7 @@ int main(void)
 		cmocka_unit_test(test_www_authenticate),
 		cmocka_unit_test(test_security_headers),
 		cmocka_unit_test(test_static),
+		cmocka_unit_test(test_static_cache_and_gzip),
 		cmocka_unit_test(test_hosts_shape),
 		cmocka_unit_test(test_audit),
 		cmocka_unit_test(test_tokens_list_has_no_secret),

@@ -1,0 +1,186 @@
+// charts.mjs - interval charts of one iperf3 run, drawn with Apache ECharts
+// (static/vendor/echarts.mjs, installed by deploy/setup from static's
+// lockfile; loaded on first use, so the pages work without it).
+//
+// An IntervalChart holds the intervals of both sides of a run, keyed by
+// side and interval number, so that the history (GET /runs/{id}) and the
+// live tail (run.interval events) may arrive in any order and overlap:
+// an interval seen twice is kept once.  Points are the interval's end time
+// in seconds since the test started.  Drawing is coalesced to one per
+// animation frame however fast intervals arrive.
+//
+// Two panels: bitrate (sender and receiver side; each stream too when there
+// are several), and for TCP the sender's retransmits, cwnd and RTT, for UDP
+// the receiver's jitter and loss.
+
+import { h } from './dom.mjs';
+
+let lib = null;
+
+/** The ECharts module, or null when it is not installed (deploy/setup installs it). */
+export function loadECharts() {
+  lib ??= import('../vendor/echarts.mjs').catch((err) => {
+    console.warn('testbedd: the chart library is not installed (run deploy/setup):', err.message);
+    return null;
+  });
+  return lib;
+}
+
+const dark = () => window.matchMedia?.('(prefers-color-scheme: dark)').matches;
+const GBIT = 1e9;
+
+export class IntervalChart {
+  #protocol;
+  #sides = { client: new Map(), server: new Map() };   // n -> interval
+  #charts = [];
+  #frame = 0;
+  #observer = null;
+  #scheme = null;
+
+  /** protocol 'tcp' or 'udp'; label names the run (for screen readers). */
+  constructor(protocol, label) {
+    this.#protocol = protocol;
+    this.rate = h('div', { class: 'chart chart-rate', role: 'img', 'aria-label': `${label}: bitrate per interval` });
+    this.detail = h('div', {
+      class: 'chart chart-detail', role: 'img',
+      'aria-label': `${label}: ${protocol === 'udp' ? 'jitter and loss' : 'retransmits, cwnd and RTT'} per interval`,
+    });
+    this.note = h('p', { class: 'help chart-note', hidden: true });
+    this.el = h('div', { class: 'interval-chart', dataset: { points: '0', drawn: '0' } },
+      this.rate, this.detail, this.note);
+  }
+
+  /** Take interval number n of side ('client' or 'server'); any order, duplicates ignored. */
+  add(side, n, interval) {
+    const m = this.#sides[side];
+    if (!m || !interval || m.has(n)) return;
+    m.set(n, interval);
+    this.el.dataset.points = String(this.#sides.client.size + this.#sides.server.size);
+    this.#schedule();
+  }
+
+  /** Take a run's intervals ({client: [...], server: [...]}, each in order). */
+  addAll(intervals) {
+    for (const side of ['client', 'server']) (intervals?.[side] ?? []).forEach((iv, n) => this.add(side, n, iv));
+  }
+
+  get points() { return this.#sides.client.size + this.#sides.server.size; }
+
+  /** Stop drawing and free the charts. */
+  dispose() {
+    cancelAnimationFrame(this.#frame);
+    this.#observer?.disconnect();
+    for (const c of this.#charts) c.dispose();
+    this.#charts = [];
+  }
+
+  #schedule() {
+    if (this.#frame) return;
+    this.#frame = requestAnimationFrame(() => {
+      this.#frame = 0;
+      this.#draw();
+    });
+  }
+
+  async #draw() {
+    const echarts = await loadECharts();
+    if (!echarts) {
+      this.note.hidden = false;
+      this.note.textContent = 'Charts need the chart library: run deploy/setup on the testbedd host.';
+      return;
+    }
+    if (!this.el.isConnected) return;
+    const scheme = dark() ? 'dark' : 'light';
+    if (this.#charts.length === 0 || scheme !== this.#scheme) {
+      for (const c of this.#charts) c.dispose();
+      this.#scheme = scheme;
+      this.#charts = [this.rate, this.detail].map((el) => echarts.init(el, scheme === 'dark' ? 'dark' : null,
+        { renderer: 'canvas' }));
+      this.#observer ??= new ResizeObserver(() => { for (const c of this.#charts) c.resize(); });
+      this.#observer.observe(this.el);
+    }
+    const s = this.#series();
+    this.#charts[0].setOption(panel('bitrate (Gbit/s)', s.rate, [{ name: '' }]), { notMerge: true });
+    const detail = panel(this.#protocol === 'udp' ? 'jitter and loss' : 'retransmits, cwnd, RTT', s.detail, s.axes);
+    if (s.detail.length === 0) {
+      // iperf3 before 3.17 gives the client's intervals only when it ends
+      detail.title.subtext = `None yet: they come with the ${this.#protocol === 'udp' ? 'receiver' : 'sender'}'s intervals.`;
+    }
+    this.#charts[1].setOption(detail, { notMerge: true });
+    this.el.dataset.drawn = String(this.points);
+  }
+
+  /** The series of both panels from the intervals held. */
+  #series() {
+    const rate = [];
+    const detail = [];
+    const sorted = (side) => [...this.#sides[side].entries()].sort((a, b) => a[0] - b[0]).map(([, iv]) => iv);
+    const bySide = { client: sorted('client'), server: sorted('server') };
+    for (const side of ['client', 'server']) {
+      const ivs = bySide[side];
+      if (ivs.length === 0) continue;
+      const role = ivs[0].sum?.sender ? 'sender' : 'receiver';
+      const label = `${role} (${side})`;
+      rate.push(line(label, ivs.map((iv) => [iv.end, (iv.sum?.bits_per_second ?? null) / GBIT, iv.omitted])));
+      const nstreams = ivs[0].streams?.length ?? 0;
+      for (let k = 0; nstreams > 1 && k < nstreams; k++) {
+        rate.push(line(`${label} stream ${k + 1}`, ivs.map((iv) => [iv.end, (iv.streams?.[k]?.bits_per_second ?? null) / GBIT]),
+          { thin: true }));
+      }
+      if (this.#protocol === 'tcp' && role === 'sender') {
+        detail.push(bars(`retransmits (${side})`, ivs.map((iv) => [iv.end, iv.sum?.retransmits ?? null]), 0));
+        detail.push(line(`cwnd KiB (${side})`, ivs.map((iv) => [iv.end, sumOf(iv.streams, 'snd_cwnd') / 1024]), { axis: 1 }));
+        if (ivs.some((iv) => iv.streams?.some((st) => st.rtt_us != null))) {
+          detail.push(line(`RTT ms (${side})`, ivs.map((iv) => [iv.end, meanOf(iv.streams, 'rtt_us') / 1000]), { axis: 2 }));
+        }
+      }
+      if (this.#protocol === 'udp' && role === 'receiver') {
+        detail.push(line(`jitter ms (${side})`, ivs.map((iv) => [iv.end, iv.sum?.jitter_ms ?? null]), { axis: 0 }));
+        detail.push(bars(`loss % (${side})`, ivs.map((iv) => [iv.end, iv.sum?.lost_percent ?? null]), 1));
+      }
+    }
+    const axes = this.#protocol === 'udp'
+      ? [{ name: 'ms' }, { name: '%', position: 'right' }]
+      : [{ name: 'retr' }, { name: 'KiB', position: 'right' }, { name: 'ms', position: 'right', offset: 48 }];
+    return { rate, detail, axes };
+  }
+}
+
+function sumOf(streams, key) {
+  const v = (streams ?? []).map((st) => st[key]).filter((x) => typeof x === 'number');
+  return v.length ? v.reduce((a, b) => a + b, 0) : null;
+}
+
+function meanOf(streams, key) {
+  const v = (streams ?? []).map((st) => st[key]).filter((x) => typeof x === 'number');
+  return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
+}
+
+function line(name, data, { axis = 0, thin = false } = {}) {
+  return {
+    name, type: 'line', yAxisIndex: axis, showSymbol: data.length < 40, symbolSize: 4,
+    lineStyle: { width: thin ? 1 : 2 }, emphasis: { focus: 'series' },
+    data: data.map(([x, y, omitted]) => ({ value: [x, y], itemStyle: omitted ? { opacity: 0.35 } : undefined })),
+    animation: false,
+  };
+}
+
+function bars(name, data, axis) {
+  return { name, type: 'bar', yAxisIndex: axis, barMaxWidth: 8, data, animation: false };
+}
+
+function panel(title, series, yAxes) {
+  return {
+    backgroundColor: 'transparent',
+    title: { text: title, left: 0, top: 0, textStyle: { fontSize: 12, fontWeight: 'normal' } },
+    grid: { left: 48, right: yAxes.length > 2 ? 96 : 48, top: 66, bottom: 28 },
+    legend: { top: 18, left: 0, type: 'scroll', textStyle: { fontSize: 11 } },
+    tooltip: { trigger: 'axis', valueFormatter: (v) => (typeof v === 'number' ? v.toPrecision(4) : '—') },
+    xAxis: { type: 'value', name: 's', min: 0, nameGap: 4, splitLine: { show: false } },
+    yAxis: yAxes.map((a, i) => ({
+      type: 'value', name: a.name, position: a.position ?? 'left', offset: a.offset ?? 0, min: 0,
+      splitLine: { show: i === 0 }, alignTicks: i > 0,
+    })),
+    series,
+  };
+}
