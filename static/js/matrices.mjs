@@ -3,12 +3,14 @@
 //
 // The list follows matrix.state events of the app's live stream, so states
 // and progress change in place; a matrix it does not know (started
-// elsewhere) reloads the list.  "New matrix" edits a spec as JSON, plans it
+// elsewhere) reloads the list.  "New matrix" edits a spec in the builder's
+// form (builder.mjs) or as JSON, the two kept in step, plans it
 // (POST /api/v1/matrices/plan: no side effects, so a viewer may) and starts
 // it (POST /api/v1/matrices: operators and admins).  The spec being edited
 // is kept in sessionStorage, so it survives going to a matrix and back.
 
 import { api } from './api.mjs';
+import { SpecBuilder } from './builder.mjs';
 import { announce, h, replace } from './dom.mjs';
 import { errorText, operatorOnly, pairText, specText, statePill } from './format.mjs';
 import { renderMatrix } from './matrix.mjs';
@@ -162,15 +164,33 @@ function renderNew(main, ctx) {
   const example = h('button', { type: 'button', class: 'example', title: 'Replace the spec with the baseline example' },
     'Restore the example');
   const plan = h('section', { class: 'plan-out', 'aria-label': 'Plan', hidden: true });
+  const builder = new SpecBuilder(() => {
+    // the form changed: its keys into the JSON, keeping the keys it does not show
+    let base = {};
+    try {
+      const v = JSON.parse(textarea.value);
+      if (v && typeof v === 'object' && !Array.isArray(v)) base = v;
+    } catch { /* the JSON was broken: the form's keys start it again */ }
+    textarea.value = specText(builder.read(base));
+    saveDraft();
+    builder.clearErrors();
+    clearError();
+  });
+  const loadFrom = h('select', { id: 'spec-from', class: 'spec-from' },
+    h('option', { value: '' }, 'Start from…'), h('option', { value: 'example' }, 'the baseline example'));
 
   replace(main,
     h('div', { class: 'page-head' },
       h('h1', {}, 'New matrix'),
       h('a', { href: '#/matrices' }, 'All matrices')),
+    h('div', { class: 'spec-from-row' }, h('label', { for: 'spec-from' }, 'Load a spec: '), loadFrom,
+      h('span', { class: 'help' }, ' the example, or an earlier matrix\'s spec to edit and run again')),
+    builder.el,
     h('div', { class: 'spec-form' },
-      h('label', { for: 'spec', class: 'spec-label' }, 'Spec (JSON)'),
+      h('label', { for: 'spec', class: 'spec-label' }, 'Spec (JSON): the same as the form; edit either'),
       h('p', { id: 'spec-help', class: 'help' },
-        'Pairs, protocols, directions, duration_s, repeats, order and iperf options; a list sweeps a value. ',
+        'Pairs, protocols, directions, duration_s, repeats, order and iperf options; a list sweeps a value; ',
+        'keys the form does not show (caps, groups, seed) are kept. ',
         'Plan shows the runs it stands for without running anything (Ctrl+Enter). ',
         'The format: ', h('code', {}, 'MatrixSpec'), ' in ', h('code', {}, 'api/openapi.yaml'), '.'),
       textarea,
@@ -187,10 +207,23 @@ function renderNew(main, ctx) {
       h('span', { class: 'message' }, text));
     error.hidden = false;
     textarea.setAttribute('aria-invalid', 'true');
+    if (field) builder.fieldError(field, text);
   }
   function clearError() {
     error.hidden = true;
     textarea.removeAttribute('aria-invalid');
+    builder.clearErrors();
+  }
+  function saveDraft() {
+    sessionStorage.setItem(DRAFT_KEY, textarea.value);
+    if (!plan.hidden) plan.dataset.stale = 'yes';
+  }
+  /** The JSON into the form, when it is a spec object. */
+  function toForm() {
+    try {
+      const v = JSON.parse(textarea.value);
+      if (v && typeof v === 'object' && !Array.isArray(v)) builder.set(v);
+    } catch { /* the person is typing: the form waits for JSON */ }
   }
 
   /** The spec in the textarea, or null (with the error shown) when it is not a JSON object. */
@@ -250,15 +283,39 @@ function renderNew(main, ctx) {
     }
   });
   textarea.addEventListener('input', () => {
-    sessionStorage.setItem(DRAFT_KEY, textarea.value);
-    if (!plan.hidden) plan.dataset.stale = 'yes';
+    saveDraft();
+    toForm();
   });
   example.addEventListener('click', async () => {
     sessionStorage.removeItem(DRAFT_KEY);
     textarea.value = await exampleSpec();
+    toForm();
     clearError();
     textarea.focus();
   });
+  loadFrom.addEventListener('change', async () => {
+    const from = loadFrom.value;
+    loadFrom.value = '';
+    if (!from) return;
+    try {
+      textarea.value = from === 'example' ? await exampleSpec() : specText(stripPlanned((await api('GET', `matrices/${from}?runs=0`)).matrix.spec));
+    } catch (err) {
+      if (err.status !== 401) showError(`Could not load the spec of matrix ${from}: ${err.message}`);
+      return;
+    }
+    saveDraft();
+    toForm();
+    clearError();
+    announce(from === 'example' ? 'The baseline example is loaded' : `The spec of matrix ${from} is loaded`);
+  });
+  // the machines for the form's choices, and earlier matrices to load from
+  Promise.all([api('GET', 'hosts').catch(() => ({ hosts: [] })), api('GET', 'matrices?limit=30').catch(() => ({ matrices: [] }))])
+    .then(([{ hosts }, { matrices }]) => {
+      builder.setMachines(hosts);
+      for (const m of matrices) loadFrom.append(h('option', { value: String(m.id) }, `matrix #${m.id} ${m.name} (${m.state})`));
+      toForm();
+      builder.el.dataset.ready = 'yes';
+    });
 
   const draft = sessionStorage.getItem(DRAFT_KEY);
   if (draft !== null) {
@@ -273,6 +330,16 @@ function renderNew(main, ctx) {
   if (draft !== null) textarea.dataset.ready = 'yes';
 
   return () => { generation += 1; };
+}
+
+/**
+ * A stored spec (defaults filled, groups expanded to pairs) as a spec to
+ * edit: the groups go, since their pairs are listed.
+ */
+function stripPlanned(spec) {
+  const s = structuredClone(spec);
+  if (s.groups && s.pairs) delete s.groups;
+  return s;
 }
 
 /** The baseline example with its pair made of this inventory's first two machines of role host. */

@@ -512,6 +512,77 @@ test('Compare with a baseline: the rerun against the first matrix, cell by cell,
   await shoot('compare', { dark: true });
 });
 
+test('the builder: a matrix made in the form plans, shows an error at its field, starts and charts live', { timeout: 120_000 }, async (t) => {
+  await page.evaluate(() => sessionStorage.removeItem('testbedd.matrix-spec'));   // no draft
+  await page.goto(`${tbd.base}/#/matrices`);
+  await page.getByRole('link', { name: 'New matrix' }).first().click();
+  await page.locator('form.builder[data-ready="yes"]').waitFor();
+  await page.locator('#spec-from').selectOption('example');
+  await eventually(async () => (await page.locator('#b-name').inputValue()) === 'baseline', SOON, 'the example did not fill the form');
+  // The form shows the example; now build a smaller matrix with it.
+  assert.equal(await page.locator('.b-pair select[data-part="client"]').inputValue(), 'left');
+  assert.equal(await page.locator('.b-pair select[data-part="server"]').inputValue(), 'right');
+  assert.equal(await page.locator('#b-proto-udp').isChecked(), true);
+  await page.locator('#b-name').fill('built');
+  await page.locator('#b-proto-udp').uncheck();
+  await page.locator('#b-dir-reverse').uncheck();
+  await page.locator('#b-duration').fill('5');
+  await page.locator('#b-repeats').fill('1');
+  await page.locator('#b-order').selectOption('sequential');
+  await page.locator('.b-pair select[data-part="link"]').selectOption('lan20');
+  await page.locator('#b-iperf-parallel').fill('1 2');
+  await page.locator('#b-iperf-udp_bitrate').fill('');
+  const json = JSON.parse(await spec().inputValue());
+  assert.deepEqual({ name: json.name, pairs: json.pairs, protocols: json.protocols, directions: json.directions,
+    duration_s: json.duration_s, repeats: json.repeats, order: json.order, iperf: json.iperf },
+  { name: 'built', pairs: [{ client: 'left', server: 'right', link: 'lan20' }], protocols: ['tcp'], directions: ['forward'],
+    duration_s: 5, repeats: 1, order: 'sequential', iperf: { parallel: [1, 2] } }, 'the JSON follows the form');
+
+  await shoot('builder-form');
+  await page.getByRole('button', { name: 'Plan' }).click();
+  await eventually(async () => (await planRows().count()) === 2, SOON, async () => 'the plan of the built spec should have 2 runs '
+    + `(the -P sweep); the page says: ${await specError().isVisible() ? await specError().innerText() : '(no error)'}`);
+  assert.match(await planRows().nth(1).innerText(), /-t 5 -P 2/);
+  await shoot('builder-plan');
+
+  // A bad value: the API's error is shown at its field in the form.
+  await page.locator('#b-iperf-parallel').fill('1 0');
+  await page.getByRole('button', { name: 'Plan' }).click();
+  const bad = page.locator('.b-field.b-invalid');
+  await bad.waitFor({ timeout: SOON });
+  assert.equal(await bad.locator('input').getAttribute('id'), 'b-iperf-parallel');
+  assert.match(await bad.locator('.b-error').innerText(), /1\.\.128/);
+  assert.equal(await page.locator('#b-iperf-parallel').getAttribute('aria-invalid'), 'true');
+  await shoot('builder-error');
+  // Editing the JSON moves the form: the fix made there shows in the field.
+  const fixed = JSON.parse(await spec().inputValue());
+  fixed.iperf.parallel = 2;
+  await setSpec(fixed);
+  assert.equal(await page.locator('#b-iperf-parallel').inputValue(), '2');
+
+  await page.getByRole('button', { name: 'Start' }).click();
+  await page.waitForURL(/#\/matrices\/\d+$/);
+  const id = Number(/(\d+)$/.exec(page.url())[1]);
+  const made = (await tbd.get(`/api/v1/matrices/${id}`)).matrix;
+  assert.equal(made.name, 'built');
+  assert.equal(made.spec.iperf.parallel, 2);
+  assert.equal(made.runs.length, 1);
+  // The live chart's points grow while the run is in progress.
+  const chart = page.locator(`.live-chart[data-run="${made.runs[0].id}"] .interval-chart`);
+  await chart.waitFor({ timeout: 60_000 });
+  const counts = new Set();
+  await eventually(async () => {
+    const row = await page.locator(`.runs-table tr[data-run="${made.runs[0].id}"]`).getAttribute('data-state');
+    const drawn = await chart.getAttribute('data-drawn');
+    if (row === 'running' && drawn !== '0') counts.add(drawn);
+    return counts.size >= 2 || (row !== 'running' && row !== 'pending');
+  }, 60_000, 'the run did not start');
+  t.diagnostic(`points drawn while running: ${[...counts].join(', ')}`);
+  assert.ok(counts.size >= 2, `the live chart should grow while the run is in progress (drawn: ${[...counts]})`);
+  await eventually(async () => (await page.locator('main').getAttribute('data-matrix-state')) === 'succeeded', 60_000,
+    'the built matrix did not succeed');
+});
+
 test('a viewer may plan, but sees Start and Rerun disabled, saying why', { timeout: 60_000 }, async () => {
   const before = (await tbd.get('/api/v1/matrices')).matrices.length;
   await page.getByRole('button', { name: 'Log out' }).click();
