@@ -1,0 +1,262 @@
+// tests/bench/chart_delay.mjs: how long an iperf3 interval takes from iperf3
+// to its point in the browser's live chart, and how fast a run's chart draws
+// 10,000 stored intervals (tests/bench/README.md, "4. Views"; ./deploy/bench
+// --only views runs it).
+//
+//   TB_BINARY_DIR=build/bench node tests/bench/chart_delay.mjs [--duration S] [--smoke] [--summary FILE]
+//
+// On a sim of its own (deploy/sim, prefix tbvd, block 240) with testbedd and
+// Debian's Chromium (playwright-core), a matrix of two TCP runs left -> right
+// of S seconds (default 20) is opened in the browser as it starts.  The
+// server's iperf3 (3.12: `--forceflush -i 1` text, live) is traced with
+// `strace -ttt -e trace=write` from when testbedd records its pid, so each
+// interval's line has the wall-clock time iperf3 wrote it.  In the page, an
+// EventSource of its own stamps each run.interval event's arrival, and the
+// chart says when its points reached the screen (a `tb-drawn` event one
+// animation frame after ECharts took them).  Per server interval:
+//   iperf3 write -> testbedd's event (its "at"), -> the browser's SSE, -> the chart;
+// p50 and p99 of each; the SSE arrival is the reference the chart's delay is
+// put against.  Goal: p99 to the chart under 100 ms.
+// Then testbedd is stopped, run 1's stored intervals are grown to 5,000 a
+// side (copies of its first one with their times moved on, written with
+// sqlite3), testbedd restarts, and the run dialog of run 1 (10,000 points)
+// and of run 0 (its own ~2 S points, the reference) are opened: the time from
+// the click to the chart drawn.  Goal: 10,000 points under 1 s.
+//
+// Nothing here is a timed assertion: a figure short of its goal says BELOW
+// GOAL and the exit status stays 0; 1 when something could not run; 77 when
+// not root (the sim needs it).  Every process started here is stopped by its
+// pid; the sim is taken down at the end.
+import { execFileSync, spawn } from 'node:child_process';
+import { appendFileSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  Testbedd, eventually, launchChromium, removeDir, sleep, sourceDir, tempDir,
+} from '../browser/lib/testbed.mjs';
+
+const PREFIX = 'tbvd';
+const BLOCK = '240';
+const args = process.argv.slice(2);
+const opt = (name, dflt) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : dflt; };
+const smoke = args.includes('--smoke');
+const duration = Number(opt('--duration', smoke ? 5 : 20));
+const summary = opt('--summary', null);
+const GROWN = smoke ? 1000 : 5000;       // intervals a side in the grown run
+const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
+
+if (process.getuid() !== 0) {
+  console.log('chart_delay: NOT RUN: the sim needs root');
+  process.exit(77);
+}
+const row = (...cols) => { if (summary) appendFileSync(summary, `${cols.join('|')}\n`); };
+const pct = (v, p) => {
+  if (v.length === 0) return NaN;
+  const s = [...v].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+const ms = (x) => (Number.isFinite(x) ? x.toFixed(1) : '?');
+
+const dir = tempDir('tb-views-bench-');
+let simUp = false;
+let tbd = null;
+let browser = null;
+let strace = null;
+let failed = false;
+
+try {
+  const simDir = path.join(dir, 'sim');
+  execFileSync(SIM, ['up', '--prefix', PREFIX, '--block', BLOCK, '--dir', simDir], { encoding: 'utf8' });
+  simUp = true;
+  const tbDir = path.join(dir, 'tb');
+  mkdirSync(tbDir, { mode: 0o700 });
+  tbd = new Testbedd(tbDir, readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8'));
+  await tbd.start();
+  for (const name of ['left', 'right']) {
+    await eventually(async () => (await tbd.get(`/api/v1/hosts/${name}`)).host.state.reachability === 'up', 30_000,
+      `${name} is not up in testbedd`);
+  }
+  browser = await launchChromium(path.join(dir, 'chromium'));
+  const page = browser.pages()[0] ?? await browser.newPage();
+  const login = async () => {   // (after a restart the session may still stand)
+    await page.goto(`${tbd.base}/`);
+    const token = page.getByLabel('API token');
+    const hosts = page.locator('h1', { hasText: 'Hosts' });
+    await token.or(hosts).first().waitFor();
+    if (await token.isVisible()) {
+      await token.fill(tbd.adminToken);
+      await page.getByRole('button', { name: 'Log in' }).click();
+    }
+    await hosts.waitFor();
+  };
+  await login();
+
+  // ---- 1. the delay of live intervals ------------------------------------------------------
+  console.log(`== 1. iperf3 interval -> the browser's chart: 2 TCP runs of ${duration} s, left -> right`);
+  const { matrix } = await tbd.post('/api/v1/matrices', {
+    name: 'chart-delay', pairs: [{ client: 'left', server: 'right' }], protocols: ['tcp'], directions: ['forward'],
+    duration_s: duration, repeats: 2, concurrency: 'none',
+  });
+  await page.goto(`${tbd.base}/#/matrices/${matrix.id}`);
+  await page.evaluate((id) => {
+    window.__sse = [];
+    window.__drawn = [];
+    document.addEventListener('tb-drawn', (e) => window.__drawn.push({ run: e.target.closest('.live-chart')?.dataset.run, ...e.detail }));
+    const es = new EventSource(`api/v1/events?type=run.interval&matrix=${id}`);
+    es.addEventListener('run.interval', (e) => {
+      const at = performance.timeOrigin + performance.now();
+      const ev = JSON.parse(e.data);
+      window.__sse.push({ at, published: Date.parse(ev.at), run: ev.data.run, side: ev.data.side, n: ev.data.n, end: ev.data.interval.end });
+    });
+    window.__es = es;
+  }, matrix.id);
+
+  // trace each run's server iperf3 from when testbedd records its pid
+  const runIds = (await tbd.get(`/api/v1/matrices/${matrix.id}`)).matrix.runs.map((r) => r.id);
+  const writes = new Map();   // run id -> [{t (ms), end}]
+  for (const runId of runIds) {
+    const pid = await eventually(async () => (await tbd.get(`/api/v1/runs/${runId}`)).run.server_pid, 60_000,
+      `run ${runId} has no server pid`);
+    const iperf = iperfOf(pid);
+    if (!iperf) throw new Error(`no iperf3 process under the recorded server pid ${pid}`);
+    const out = path.join(dir, `strace-${runId}.txt`);
+    strace = spawn('strace', ['-ttt', '-f', '-e', 'trace=write', '-s', '256', '-o', out, '-p', String(iperf)], { stdio: 'ignore' });
+    await eventually(async () => {
+      const { run } = await tbd.get(`/api/v1/runs/${runId}`);
+      return run.state !== 'pending' && run.state !== 'running';
+    }, (duration + 60) * 1000, `run ${runId} did not end`);
+    strace.kill('SIGINT');
+    await new Promise((r) => { if (strace.exitCode !== null) r(); else strace.on('exit', r); });
+    strace = null;
+    writes.set(runId, parseWrites(readFileSync(out, 'utf8')));
+  }
+  await eventually(async () => (await tbd.get(`/api/v1/matrices/${matrix.id}`)).matrix.state === 'succeeded', 30_000,
+    'the matrix did not succeed');
+  await sleep(500);
+  const sse = await page.evaluate(() => window.__sse);
+  const drawn = await page.evaluate(() => window.__drawn);
+  const toEvent = [];
+  const toSse = [];
+  const toChart = [];
+  const sseToChart = [];
+  for (const runId of runIds) {
+    const w = writes.get(runId);
+    for (const ev of sse.filter((e) => e.run === runId && e.side === 'server')) {
+      const wrote = w.find((x) => Math.abs(x.end - ev.end) < 0.005);
+      const shown = drawn.find((d) => Number(d.run) === runId && d.server >= ev.n + 1);
+      if (!wrote) continue;
+      toEvent.push(ev.published - wrote.t);
+      toSse.push(ev.at - wrote.t);
+      if (shown) {
+        toChart.push(shown.at - wrote.t);
+        sseToChart.push(shown.at - ev.at);
+      }
+    }
+  }
+  const n = toChart.length;
+  console.log(`   ${n} server intervals matched (of ${sse.filter((e) => e.side === 'server').length} events, `
+    + `${[...writes.values()].reduce((a, w) => a + w.length, 0)} traced writes)`);
+  console.log(`   iperf3 write -> testbedd's event:  p50 ${ms(pct(toEvent, 50))} ms  p99 ${ms(pct(toEvent, 99))} ms`);
+  console.log(`   iperf3 write -> browser SSE:       p50 ${ms(pct(toSse, 50))} ms  p99 ${ms(pct(toSse, 99))} ms`);
+  console.log(`   iperf3 write -> point on the chart: p50 ${ms(pct(toChart, 50))} ms  p99 ${ms(pct(toChart, 99))} ms`);
+  console.log(`   browser SSE -> point on the chart: p50 ${ms(pct(sseToChart, 50))} ms  p99 ${ms(pct(sseToChart, 99))} ms`);
+  if (n < 5) {
+    console.log('chart_delay: ERROR: too few intervals matched to say anything');
+    failed = true;
+  }
+  const p99 = pct(toChart, 99);
+  row('interval -> chart p99', `${ms(p99)} ms`, `SSE ${ms(pct(toSse, 99))} ms`,
+    `${(p99 / pct(toSse, 99)).toFixed(2)}x`, '< 100 ms', p99 < 100 ? 'PASS' : 'BELOW GOAL');
+  row('interval -> chart p50', `${ms(pct(toChart, 50))} ms`, `SSE ${ms(pct(toSse, 50))} ms`, '', '', '');
+
+  // ---- 2. 10,000 stored intervals ------------------------------------------------------------
+  console.log(`== 2. a run's chart with ${2 * GROWN} stored intervals against one with its own`);
+  await tbd.stop();
+  const db = path.join(tbd.stateDir, 'testbedd.db');
+  const big = runIds[1];
+  execFileSync('sqlite3', [db, `
+    WITH RECURSIVE k(i) AS (SELECT (SELECT max(seq) + 1 FROM intervals WHERE run_id = ${big}) UNION ALL SELECT i + 1 FROM k WHERE i < ${GROWN - 1})
+    INSERT INTO intervals (run_id, side, seq, data)
+      SELECT ${big}, s.side, k.i, json_set((SELECT data FROM intervals f WHERE f.run_id = ${big} AND f.side = s.side
+                                            ORDER BY f.seq LIMIT 1), '$.start', k.i * 1.0, '$.end', k.i + 1.0)
+      FROM k, (SELECT 'client' AS side UNION ALL SELECT 'server') s;`]);
+  await tbd.start();
+  await login();
+  const { run: grown } = await tbd.get(`/api/v1/runs/${big}`);
+  const points = grown.intervals.client.length + grown.intervals.server.length;
+  console.log(`   run ${big} now has ${points} stored intervals; run ${runIds[0]} has its own`);
+  await page.goto(`${tbd.base}/#/matrices/${matrix.id}`);
+  const t0 = Date.now();
+  await page.locator('.runs-table tbody tr[data-state="ok"]').nth(1).waitFor();
+  await page.locator('.mx-grid .grid-cell[data-state="ok"]').first().waitFor();
+  const pageMs = Date.now() - t0;
+  const openRun = async (runId, want) => {
+    await page.evaluate(() => { window.__drawnAt = null; document.addEventListener('tb-drawn', (e) => { window.__drawnAt ??= { at: performance.timeOrigin + performance.now(), n: e.detail.client + e.detail.server }; }, { once: true }); });
+    const start = await page.evaluate(() => performance.timeOrigin + performance.now());
+    await page.locator(`.runs-table tr[data-run="${runId}"] button.run-open`).click();
+    const got = await eventually(() => page.evaluate(() => window.__drawnAt), 30_000, `run ${runId}'s chart was not drawn`);
+    if (got.n !== want) throw new Error(`run ${runId}'s chart drew ${got.n} points, not ${want}`);
+    await page.keyboard.press('Escape');
+    await page.locator('dialog.run-dialog').waitFor({ state: 'hidden' });
+    return got.at - start;
+  };
+  const small = (await tbd.get(`/api/v1/runs/${runIds[0]}`)).run.intervals;
+  const smallMs = [];
+  const bigMs = [];
+  for (let i = 0; i < 3; i++) {
+    smallMs.push(await openRun(runIds[0], small.client.length + small.server.length));
+    bigMs.push(await openRun(big, points));
+  }
+  const bigBest = Math.min(...bigMs);
+  const smallBest = Math.min(...smallMs);
+  console.log(`   the matrix page (runs table and grid): ${pageMs} ms`);
+  console.log(`   run dialog to chart drawn, ${points} points: ${bigMs.map(ms).join(', ')} ms (best ${ms(bigBest)})`);
+  console.log(`   run dialog to chart drawn, ${small.client.length + small.server.length} points: ${smallMs.map(ms).join(', ')} ms (best ${ms(smallBest)})`);
+  row(`run chart, ${points} intervals`, `${ms(bigBest)} ms`, `${small.client.length + small.server.length} pts ${ms(smallBest)} ms`,
+    `${(bigBest / smallBest).toFixed(2)}x`, '< 1000 ms', bigBest < 1000 ? 'PASS' : 'BELOW GOAL');
+  row('matrix page with them', `${pageMs} ms`, '', '', '', '');
+} catch (err) {
+  console.log(`chart_delay: ERROR: ${err.stack ?? err.message}`);
+  failed = true;
+} finally {
+  if (strace && strace.exitCode === null) strace.kill('SIGKILL');
+  await browser?.close().catch(() => {});
+  await tbd?.stop();
+  if (simUp) {
+    try { execFileSync(SIM, ['down', '--prefix', PREFIX], { encoding: 'utf8' }); } catch (err) { console.log(`sim down: ${err.message}`); }
+  }
+  removeDir(dir);
+}
+process.exit(failed ? 1 : 0);
+
+/** The iperf3 process at or under pid (the server command is `timeout ... iperf3 -s ...`). */
+function iperfOf(pid) {
+  const comm = (p) => { try { return readFileSync(`/proc/${p}/comm`, 'utf8').trim(); } catch { return null; } };
+  if (comm(pid) === 'iperf3') return pid;
+  for (let depth = 0, level = [pid]; depth < 4 && level.length; depth++) {
+    const next = [];
+    for (const p of level) {
+      for (const task of safeList(`/proc/${p}/task`)) {
+        for (const c of (safeRead(`/proc/${p}/task/${task}/children`) ?? '').trim().split(/\s+/).filter(Boolean)) {
+          if (comm(c) === 'iperf3') return Number(c);
+          next.push(c);
+        }
+      }
+    }
+    level = next;
+  }
+  return null;
+}
+
+function safeList(d) { try { return readdirSync(d); } catch { return []; } }
+function safeRead(f) { try { return readFileSync(f, 'utf8'); } catch { return null; } }
+
+/** strace -ttt lines of iperf3's interval writes -> [{t: ms since the epoch, end: s}], first write of each. */
+function parseWrites(text) {
+  const out = [];
+  for (const line of text.split('\n')) {
+    const m = /(\d+\.\d+) write\(\d+, "\[\s*(?:\d+|SUM)\]\s+([\d.]+)-([\d.]+)\s+sec/.exec(line);
+    if (m && !out.some((x) => x.end === Number(m[3]))) out.push({ t: Number(m[1]) * 1000, end: Number(m[3]) });
+  }
+  return out;
+}
+
