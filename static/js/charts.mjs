@@ -175,17 +175,29 @@ function bars(name, data, axis) {
   return { name, type: 'bar', yAxisIndex: axis, barMaxWidth: 8, data, animation: false, large: data.length > 400 };
 }
 
+/** The page's colours (app.css custom properties), so the charts follow its light and dark. */
+function colours() {
+  const css = getComputedStyle(document.documentElement);
+  const v = (name, dflt) => css.getPropertyValue(name).trim() || dflt;
+  return { fg: v('--fg', '#16181d'), muted: v('--muted', '#5b6270'), line: v('--line', '#d5d9e0') };
+}
+
 function panel(title, series, yAxes) {
+  const c = colours();
+  const axis = { axisLine: { lineStyle: { color: c.muted } }, axisLabel: { color: c.muted }, nameTextStyle: { color: c.muted } };
   return {
     backgroundColor: 'transparent',
-    title: { text: title, left: 0, top: 0, textStyle: { fontSize: 12, fontWeight: 'normal' } },
+    title: {
+      text: title, left: 0, top: 0, textStyle: { fontSize: 12, fontWeight: 'normal', color: c.fg },
+      subtextStyle: { color: c.muted },
+    },
     grid: { left: 48, right: yAxes.length > 2 ? 96 : 48, top: 66, bottom: 28 },
-    legend: { top: 18, left: 0, type: 'scroll', textStyle: { fontSize: 11 } },
+    legend: { top: 18, left: 0, type: 'scroll', textStyle: { fontSize: 11, color: c.fg } },
     tooltip: { trigger: 'axis', valueFormatter: (v) => (typeof v === 'number' ? v.toPrecision(4) : '—') },
-    xAxis: { type: 'value', name: 's', min: 0, nameGap: 4, splitLine: { show: false } },
+    xAxis: { type: 'value', name: 's', min: 0, nameGap: 4, splitLine: { show: false }, ...axis },
     yAxis: yAxes.map((a, i) => ({
       type: 'value', name: a.name, position: a.position ?? 'left', offset: a.offset ?? 0, min: 0,
-      splitLine: { show: i === 0 }, alignTicks: i > 0,
+      splitLine: { show: i === 0, lineStyle: { color: c.line } }, alignTicks: i > 0, ...axis,
     })),
     series,
   };
