@@ -12,7 +12,7 @@
  * run, each element quoted for sh.
  *
  * The action's outcome is the exit status (0: done; else TB_ERR_REMOTE with
- * the end of stderr).  status reads stdout: on_pattern / off_pattern are
+ * the end of stderr, or of stdout when stderr is empty).  status reads stdout: on_pattern / off_pattern are
  * POSIX extended regular expressions, ^ and $ matching at each line.
  *
  * The child gets the fixed environment of proc.h (PATH, LC_ALL=C) only;
@@ -182,7 +182,10 @@ static int command_run(const struct tb_power_call *call, enum tb_power_op op, in
 	cmd = tb_proc_display((const char *const *)argv);
 	tail(r.out != NULL && r.out[0] != '\0' ? r.out : (r.err != NULL ? r.err : ""), STEP_OUTPUT_MAX, output,
 	     sizeof(output));
-	tail(r.err != NULL ? r.err : "", ERR_TAIL_MAX, errtail, sizeof(errtail));
+	/* the end of stderr; of stdout when stderr is empty (powerman's pm
+	 * 2.3.27 prints "No such nodes: X" on stdout and exits 209) */
+	tail(r.err != NULL && r.err[0] != '\0' ? r.err : (r.out != NULL ? r.out : ""), ERR_TAIL_MAX, errtail,
+	     sizeof(errtail));
 	snprintf(what, sizeof(what), "command power %s for %s", tb_power_op_name(op), m->name);
 	if (call->step != NULL && r.pid > 0)
 		call->step(call->step_cls, what, cmd, r.exit_status, output[0] != '\0' ? output : NULL);
@@ -207,7 +210,7 @@ static int command_run(const struct tb_power_call *call, enum tb_power_op op, in
 		else
 			rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: the %s command failed (exit %d): %s", m->name,
 				     tb_power_op_name(op), r.exit_status,
-				     errtail[0] != '\0' ? errtail : "(nothing on stderr)");
+				     errtail[0] != '\0' ? errtail : "(no output)");
 	} else if (op == TB_POWER_STATUS) {
 		rc = read_status(call, r.out, output, is_on, err);
 	}
