@@ -13,7 +13,8 @@
  * ForceOff, soft GracefulShutdown, reset ForceRestart, cycle PowerCycle,
  * else ForceOff then On, else ForceRestart.  BMCs answer 409 or 400 for
  * "already in that state": the power state is read again and the call
- * succeeds when it is the one wanted.
+ * succeeds when it is the one wanted; a cycle or reset refused because the
+ * system is off turns it on.
  *
  * auth: basic sends the user and password with each request; auth: session
  * POSTs them once to /redfish/v1/SessionService/Sessions, uses the
@@ -566,8 +567,14 @@ static void list_text(json_t *list, char *out, size_t sz)
 		snprintf(out, sz, "none");
 }
 
-/* POST one ResetType; already-in-that-state answers count when the state is want (0/1, -1: no such check). */
-static int reset(struct rf *rf, const char *target, const char *type, int want, struct tb_error *err)
+/*
+ * POST one ResetType.  A 409/400 ("already in that state") counts as done
+ * when the state is then want (0/1).  want -1 (a restart): such a refusal
+ * of a system that is off sets *refused_off (the caller turns it on)
+ * instead of failing.
+ */
+static int reset(struct rf *rf, const char *target, const char *type, int want, int *refused_off,
+		 struct tb_error *err)
 {
 	json_t *b = json_pack("{s:s}", "ResetType", type);
 	char *body = b != NULL ? json_dumps(b, JSON_COMPACT) : NULL;
@@ -588,12 +595,15 @@ static int reset(struct rf *rf, const char *target, const char *type, int want, 
 	bmc_message(&r, msg, sizeof(msg));
 	if (r.status >= 200 && r.status < 300) {
 		rc = 0;
-	} else if ((r.status == 409 || r.status == 400) && want >= 0) {
+	} else if ((r.status == 409 || r.status == 400) && want < 0 && refused_off != NULL &&
+		   (rc = read_state(rf, &on, err)) == 0 && !on) {
+		*refused_off = 1;
+	} else if (rc == 0 && (r.status == 409 || r.status == 400) && want >= 0) {
 		if ((rc = read_state(rf, &on, err)) == 0 && on != want)
 			rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: the BMC refused ResetType %s (HTTP %ld%s%s) "
 				     "and the system is still %s", rf->call->m->name, type, r.status,
 				     msg[0] != '\0' ? ": " : "", msg, on ? "on" : "off");
-	} else {
+	} else if (rc == 0) {
 		rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: the BMC refused ResetType %s (HTTP %ld)%s%s",
 			     rf->call->m->name, type, r.status, msg[0] != '\0' ? ": " : "", msg);
 	}
@@ -673,12 +683,16 @@ static int do_action(struct rf *rf, enum tb_power_op op, int *is_on, struct tb_e
 	}
 	if (prefs[op][pick][1] != NULL) {
 		/* ForceOff, wait for Off, On */
-		if ((rc = reset(rf, turl, prefs[op][pick][0], 0, err)) == 0 && (rc = wait_off(rf, err)) == 0)
-			rc = reset(rf, turl, prefs[op][pick][1], 1, err);
+		if ((rc = reset(rf, turl, prefs[op][pick][0], 0, NULL, err)) == 0 && (rc = wait_off(rf, err)) == 0)
+			rc = reset(rf, turl, prefs[op][pick][1], 1, NULL, err);
 	} else {
-		int want = op == TB_POWER_ON ? 1 : (op == TB_POWER_OFF || op == TB_POWER_SOFT) ? 0 : -1;
+		int want = op == TB_POWER_ON ? 1 : (op == TB_POWER_OFF || op == TB_POWER_SOFT) ? 0 : -1, off = 0;
 
-		rc = reset(rf, turl, prefs[op][pick][0], want, err);
+		rc = reset(rf, turl, prefs[op][pick][0], want, &off, err);
+		/* some BMCs refuse to restart a system that is off: a cycle or
+		 * reset of an off machine ends with it on, so turn it on */
+		if (rc == 0 && off)
+			rc = reset(rf, turl, allowed(list, "On") ? "On" : "ForceOn", 1, NULL, err);
 	}
 out:
 	json_decref(sys);

@@ -490,6 +490,8 @@ static void test_cycle_reset_soft(void **state)
 		{NULL, TB_POWER_CYCLE, "On", 0, "PowerCycle"},
 		{NULL, TB_POWER_RESET, "On", 0, "ForceRestart"},
 		{NULL, TB_POWER_SOFT, "On", 0, "GracefulShutdown"},
+		{NULL, TB_POWER_CYCLE, "Off", 0, "PowerCycle,On"},   /* refused while off: turned on */
+		{NULL, TB_POWER_RESET, "Off", 0, "ForceRestart,On"},
 		{"[\"On\",\"ForceOff\",\"ForceRestart\"]", TB_POWER_CYCLE, "On", 0, "ForceOff,On"},
 		{"[\"On\",\"ForceOff\"]", TB_POWER_CYCLE, "Off", 0, "ForceOff,On"},
 		{"[\"On\",\"ForceRestart\"]", TB_POWER_CYCLE, "On", 0, "ForceRestart"},

@@ -17,7 +17,7 @@ library only.  It follows the DMTF shapes testbedd relies on:
 
 Everything but the service root needs HTTP basic auth or a session token
 (401 otherwise).  "On" while on answers 409 and "ForceOff" while off 400,
-as real BMCs do for "already in that state".
+as real BMCs do for "already in that state"; a restart while off 409.
 
 Test controls (not Redfish, no auth, not logged): POST /mock/config with a
 JSON object of any of
@@ -262,6 +262,8 @@ class Handler(BaseHTTPRequestHandler):
                     return self.reply(409, error_body("NoOperation", "The system is already on"))
                 if t in ("ForceOff", "GracefulShutdown") and st.power == "Off":
                     return self.reply(400, error_body("NoOperation", "The system is already off"))
+                if t in ("PowerCycle", "ForceRestart", "GracefulRestart") and st.power == "Off":
+                    return self.reply(409, error_body("ActionNotSupported", "The system is off"))
                 st.power = "Off" if t in ("ForceOff", "GracefulShutdown") else "On"
                 st.etag_n += 1
             return self.reply(204)
