@@ -221,6 +221,21 @@ static int check_placeholders(const char *s, char *bad_word, size_t sz)
 	return 1;
 }
 
+/* A command method's address: what {bmc} stands for, "pdu1", "10.0.0.5:10101",
+ * "[fd00::5]:23": 1..255 printable bytes without spaces.  It only ever
+ * reaches a program as (part of) one argument, never a shell. */
+static int valid_command_address(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 255)
+		return 0;
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s <= ' ' || (unsigned char)*s == 0x7f)
+			return 0;
+	return 1;
+}
+
 #define CMD_MAX_ARGS 64
 #define CMD_MAX_ARG_LEN 1024
 
@@ -302,8 +317,8 @@ static int parse_command(struct inv_ctx *c, const struct tb_ynode *map, const ch
 	    (rc = check_regex(c, map, path, "on_pattern", pm->on_pattern)) != 0 ||
 	    (rc = inv_get_str(c, map, path, "off_pattern", 0, NULL, NULL, &pm->off_pattern)) != 0 ||
 	    (rc = check_regex(c, map, path, "off_pattern", pm->off_pattern)) != 0 ||
-	    (rc = inv_get_str(c, map, path, "address", 0, tb_valid_address,
-			      "the BMC's or power switch's address (for {bmc})", &pm->address)) != 0 ||
+	    (rc = inv_get_str(c, map, path, "address", 0, valid_command_address,
+			      "the power switch's address or HOST:PORT, no spaces (for {bmc})", &pm->address)) != 0 ||
 	    (rc = inv_get_int(c, map, path, "timeout_s", 1, 3600, &pm->timeout_s)) != 0)
 		return rc;
 	if (!any)

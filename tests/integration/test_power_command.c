@@ -13,6 +13,9 @@
  * name, mac and address full of spaces, quotes, ;, $(...) and backquotes;
  * each must arrive as exactly one argument, unchanged, and nothing in them
  * may run.  The step's command line, given to sh, must run the same argv.
+ *
+ * Last, the real testbedd with the powerman method in its inventory: its
+ * power actions switch vpcd's plug.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon.h"
 #include "inventory.h"
 #include "power.h"
 #include "proc.h"
@@ -443,6 +447,103 @@ static void test_hostile_values(void **state)
 		assert_string_equal(again[i], args[i]);
 }
 
+/* Wait for action id to end; its state into st, the reply kept in r. */
+static void wait_action(const struct tb_test_daemon *d, const char *const h[], long long id, char *st, size_t stsz,
+			struct tb_test_resp *r)
+{
+	char url[256];
+
+	snprintf(url, sizeof(url), "%s/api/v1/actions/%lld", d->url, id);
+	for (int i = 0; i < 300; i++) {
+		assert_int_equal(tb_test_http("GET", url, h, NULL, 0, r), 0);
+		snprintf(st, stsz, "%s", json_string_value(json_object_get(json_object_get(r->json, "action"), "state")));
+		if (strcmp(st, "running") != 0)
+			return;
+		tb_test_resp_free(r);
+		sleep_ms(100);
+	}
+	fail_msg("action %lld still running", id);
+}
+
+static long long post_power(const struct tb_test_daemon *d, const char *const h[], const char *action)
+{
+	struct tb_test_resp r;
+	char url[256], body[64];
+	long long id;
+
+	snprintf(url, sizeof(url), "%s/api/v1/hosts/left/power", d->url);
+	snprintf(body, sizeof(body), "{\"action\":\"%s\"}", action);
+	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), &r), 0);
+	assert_int_equal(r.status, 202);
+	id = json_integer_value(json_object_get(json_object_get(r.json, "action"), "id"));
+	tb_test_resp_free(&r);
+	return id;
+}
+
+static void test_through_the_daemon(void **state)
+{
+	static const char inv_fmt[] =
+		"version: 1\n"
+		"ssh: {user: root, key_file: %%s, connect_timeout_s: 1}\n"
+		"machines:\n"
+		"  left:\n"
+		"    role: host\n"
+		"    boot_timeout_s: 5\n"
+		"    shutdown_timeout_s: 5\n"
+		"    power:\n"
+		"      - driver: command\n"
+		"        address: \"%s\"\n"
+		"        on: [pm, -h, \"{bmc}\", --on, \"{host}\"]\n"
+		"        off: [pm, -h, \"{bmc}\", --off, \"{host}\"]\n"
+		"        status: [pm, -h, \"{bmc}\", -Q, \"{host}\"]\n"
+		"        on_pattern: \"^on: +[^ ]\"\n"
+		"        off_pattern: \"^off: +[^ ]\"\n"
+		"    os:\n"
+		"      ubuntu: {address: 127.0.0.1, port: 9}\n";
+	struct tb_test_daemon d;
+	struct tb_test_resp r;
+	char inv[2048], auth[200], st[32], want[256];
+	const char *h[] = {auth, "Content-Type: application/json", NULL};
+
+	(void)state;
+	if (no_powerman)
+		skip();
+	snprintf(inv, sizeof(inv), inv_fmt, pmaddr);
+	assert_int_equal(tb_test_daemon_start(&d, inv, NULL), 0);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d.admin_token);
+	/* off first, so that "on" has something to do */
+	wait_action(&d, h, post_power(&d, h, "off"), st, sizeof(st), &r);
+	tb_test_resp_free(&r);
+	assert_non_null(strstr(pm_query("left"), "off:     left\n"));
+
+	/* on: the plug goes on; nothing answers ssh, so the action fails after boot_timeout_s */
+	wait_action(&d, h, post_power(&d, h, "on"), st, sizeof(st), &r);
+	assert_string_equal(st, "failed");
+	snprintf(want, sizeof(want), "\"pm -h %s --on left\"", pmaddr);
+	assert_non_null(strstr(r.body, want));
+	assert_non_null(strstr(r.body, "command power on for left"));
+	tb_test_resp_free(&r);
+	assert_non_null(strstr(pm_query("left"), "on:      left\n"));
+
+	/* off: nothing answers, the status command says on: pm --off */
+	wait_action(&d, h, post_power(&d, h, "off"), st, sizeof(st), &r);
+	if (strcmp(st, "succeeded") != 0)
+		fail_msg("off: %s", r.body);
+	snprintf(want, sizeof(want), "\"pm -h %s -Q left\"", pmaddr);
+	assert_non_null(strstr(r.body, want));
+	snprintf(want, sizeof(want), "\"pm -h %s --off left\"", pmaddr);
+	assert_non_null(strstr(r.body, want));
+	tb_test_resp_free(&r);
+	assert_non_null(strstr(pm_query("left"), "off:     left\n"));
+
+	/* no cycle: template and no Wake-on-LAN: refused, nothing run */
+	wait_action(&d, h, post_power(&d, h, "cycle"), st, sizeof(st), &r);
+	assert_string_equal(st, "failed");
+	assert_null(strstr(r.body, "--cycle"));
+	tb_test_resp_free(&r);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -450,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_timeout_cancel_missing),
 		cmocka_unit_test(test_hostile_values),
+		cmocka_unit_test(test_through_the_daemon),
 	};
 
 	return cmocka_run_group_tests_name("power_command", tests, group_setup, group_teardown);

@@ -167,6 +167,8 @@ static const struct bad_case bad[] = {
 	 "machines.left.power[0].on_pattern: not a POSIX extended regular expression"},
 	{HEAD HOST "    power:\n      - {driver: command, on: [pm, \"{bmc}\"]}\n",
 	 "machines.left.power[0]: on uses {bmc} but the method has no address"},
+	{HEAD HOST "    power:\n      - {driver: command, on: [pm], address: \"pdu 1\"}\n",
+	 "machines.left.power[0].address: expected the power switch's address or HOST:PORT, no spaces (for {bmc})"},
 	{HEAD HOST "    power:\n      - {driver: command, on: [pm], timeout_s: 0}\n",
 	 "machines.left.power[0].timeout_s: expected a whole number 1..3600, got \"0\""},
 	{HEAD HOST "    power:\n      - {driver: command, on: [pm], shell: true}\n",
@@ -230,7 +232,7 @@ static void test_redfish_and_command(void **state)
 		"        password_env: TB_LEFT_BMC\n"
 		"        ca_file: /etc/testbedd/bmc-ca.pem\n"
 		"      - driver: command\n"
-		"        address: pdu1.lab\n"
+		"        address: \"pdu1.lab:10101\"\n"
 		"        on: [pm, -h, \"{bmc}\", --on, \"{host}\"]\n"
 		"        off: [/usr/local/bin/plug, \"mac={mac}\", \"{X} {x\"]\n"
 		"        status: [pm, -h, \"{bmc}\", --query, \"{host}\"]\n"
@@ -273,7 +275,7 @@ static void test_redfish_and_command(void **state)
 	assert_non_null(strstr(js, "{\"auth\":\"session\",\"ca_file\":null,\"driver\":\"redfish\",\"insecure\":true,"
 				   "\"system\":null,\"url\":\"https://[fd00::12]:8443/\",\"user\":\"admin\"}"));
 	assert_non_null(strstr(js, "\"insecure\":false"));
-	assert_non_null(strstr(js, "{\"actions\":[\"on\",\"off\",\"status\"],\"address\":\"pdu1.lab\","
+	assert_non_null(strstr(js, "{\"actions\":[\"on\",\"off\",\"status\"],\"address\":\"pdu1.lab:10101\","
 				   "\"driver\":\"command\",\"timeout_s\":10}"));
 	free(js);
 	json_decref(j);
