@@ -474,7 +474,8 @@ static long long post_power(const struct tb_test_daemon *d, const char *const h[
 	snprintf(url, sizeof(url), "%s/api/v1/hosts/left/power", d->url);
 	snprintf(body, sizeof(body), "{\"action\":\"%s\"}", action);
 	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), &r), 0);
-	assert_int_equal(r.status, 202);
+	if (r.status != 202)
+		fail_msg("POST %s: %ld %s", body, r.status, r.body);
 	id = json_integer_value(json_object_get(json_object_get(r.json, "action"), "id"));
 	tb_test_resp_free(&r);
 	return id;
