@@ -27,15 +27,12 @@
  * is never shown.  One call is bounded by call->timeout_ms in total and
  * stops within about 100 ms of *call->cancel.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -79,14 +76,6 @@ static int curl_ok;
 static void curl_init_once(void)
 {
 	curl_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-}
-
-static void wipe(void *p, size_t n)
-{
-	volatile unsigned char *v = p;
-
-	while (n-- > 0)
-		*v++ = 0;
 }
 
 static void reply_free(struct reply *r)
@@ -221,7 +210,7 @@ static int request(struct rf *rf, const char *purpose, const char *method, const
 	if (rf->token[0] != '\0') {
 		snprintf(line, sizeof(line), "X-Auth-Token: %s", rf->token);
 		hdrs = curl_slist_append(hdrs, line);
-		wipe(line, sizeof(line));
+		tb_power_wipe(line, sizeof(line));
 	} else if (pm->auth == TB_REDFISH_BASIC) {
 		curl_easy_setopt(rf->h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_easy_setopt(rf->h, CURLOPT_USERNAME, pm->user);
@@ -324,67 +313,6 @@ static int request(struct rf *rf, const char *purpose, const char *method, const
 	return rc;
 }
 
-/* Which credentials to check, for messages: never the password itself. */
-static void cred_hint(const struct tb_power_method *pm, char *buf, size_t sz)
-{
-	if (pm->password_file != NULL)
-		snprintf(buf, sz, "user %s, password file %s", pm->user, pm->password_file);
-	else
-		snprintf(buf, sz, "user %s, password in testbedd's environment variable %s", pm->user,
-			 pm->password_env != NULL ? pm->password_env : "?");
-}
-
-/* The password into rf->password: password_file (one trailing newline
- * stripped) or testbedd's environment variable password_env. */
-static int read_password(struct rf *rf, struct tb_error *err)
-{
-	const struct tb_power_method *pm = rf->call->pm;
-	const char *m = rf->call->m->name;
-	char *buf = rf->password;
-	size_t sz = sizeof(rf->password), len;
-
-	if (pm->password_file != NULL) {
-		int fd = open(pm->password_file, O_RDONLY | O_CLOEXEC);
-		ssize_t n;
-
-		if (fd < 0)
-			return tb_fail(err, TB_ERR_CONFIG, "password_file", "%s: cannot read the BMC password file "
-				       "%s: %s; testbedd needs to read it (mode 0600, owned by testbedd's user)", m,
-				       pm->password_file, strerror(errno));
-		do
-			n = read(fd, buf, sz - 1);
-		while (n < 0 && errno == EINTR);
-		close(fd);
-		if (n < 0)
-			return tb_fail(err, TB_ERR_CONFIG, "password_file", "%s: cannot read the BMC password file "
-				       "%s: %s", m, pm->password_file, strerror(errno));
-		len = (size_t)n;
-		buf[len] = '\0';
-		if (len > 0 && buf[len - 1] == '\n')
-			buf[--len] = '\0';
-		if (len > 0 && buf[len - 1] == '\r')
-			buf[--len] = '\0';
-		if (memchr(buf, '\0', len) != NULL || memchr(buf, '\n', len) != NULL || len == sz - 1)
-			return tb_fail(err, TB_ERR_CONFIG, "password_file", "%s: the BMC password file %s must hold "
-				       "the password on one line (at most %zu bytes)", m, pm->password_file, sz - 2);
-	} else if (pm->password_env != NULL) {
-		const char *v = getenv(pm->password_env);
-
-		if (v == NULL)
-			return tb_fail(err, TB_ERR_CONFIG, "password_env", "%s: the environment variable %s (the BMC "
-				       "password) is not set in testbedd's environment; set it in the service's "
-				       "environment", m, pm->password_env);
-		if (strlen(v) >= sz)
-			return tb_fail(err, TB_ERR_CONFIG, "password_env", "%s: the BMC password in %s is longer "
-				       "than %zu bytes", m, pm->password_env, sz - 1);
-		memcpy(buf, v, strlen(v) + 1);
-	} else {
-		return tb_fail(err, TB_ERR_CONFIG, "power", "%s: the redfish method has no password_file or "
-			       "password_env", m);
-	}
-	return 0;
-}
-
 /* GET url and parse it; *out a new reference. */
 static int get_json(struct rf *rf, const char *purpose, const char *url, json_t **out, char *etag, size_t etagsz,
 		    struct tb_error *err)
@@ -453,10 +381,10 @@ static int open_session(struct rf *rf, struct tb_error *err)
 			rf->session[0] = '\0';
 	}
 	if (body != NULL)
-		wipe(body, strlen(body));
+		tb_power_wipe(body, strlen(body));
 	free(body);
 	free(sbody);
-	wipe(r.token, sizeof(r.token));
+	tb_power_wipe(r.token, sizeof(r.token));
 	reply_free(&r);
 	return rc;
 }
@@ -476,7 +404,7 @@ static void close_session(struct rf *rf)
 			tb_warn("power", "%s: could not delete the Redfish session: %s", rf->call->m->name, e.message);
 		reply_free(&r);
 	}
-	wipe(rf->token, sizeof(rf->token));
+	tb_power_wipe(rf->token, sizeof(rf->token));
 }
 
 /* rf->system: the configured system or the first member of Systems. */
@@ -716,11 +644,11 @@ static int rf_open(struct rf *rf, const struct tb_power_call *call, struct tb_er
 	n = strlen(rf->base);
 	while (n > 8 && rf->base[n - 1] == '/')
 		rf->base[--n] = '\0';
-	cred_hint(pm, rf->creds, sizeof(rf->creds));
+	tb_power_cred_hint(pm, rf->creds, sizeof(rf->creds));
 	pthread_once(&curl_once, curl_init_once);
 	if (!curl_ok || (rf->h = curl_easy_init()) == NULL)
 		return tb_fail(err, TB_ERR_INTERNAL, NULL, "libcurl could not start");
-	if ((rc = read_password(rf, err)) != 0)
+	if ((rc = tb_power_read_password(call, rf->password, sizeof(rf->password), err)) != 0)
 		return rc;
 	if (pm->auth == TB_REDFISH_SESSION && (rc = open_session(rf, err)) != 0)
 		return rc;
@@ -733,8 +661,8 @@ static void rf_close(struct rf *rf)
 		close_session(rf);
 		curl_easy_cleanup(rf->h);
 	}
-	wipe(rf->password, sizeof(rf->password));
-	wipe(rf->token, sizeof(rf->token));
+	tb_power_wipe(rf->password, sizeof(rf->password));
+	tb_power_wipe(rf->token, sizeof(rf->token));
 }
 
 static int redfish_run(const struct tb_power_call *call, enum tb_power_op op, int *is_on, struct tb_error *err)
