@@ -9,14 +9,11 @@
  * SessionService) and logs every request to a JSON-lines file that these
  * tests read to see exactly what the driver sent.
  *
- * The test makes its own CA and a server certificate for IP 127.0.0.1 with
- * openssl, plus a self-signed one, and runs two mocks (CA-signed and
- * self-signed); their pids are kept and they are stopped by pid at the end.
- * Skipped when python3 or openssl is missing.
- *
- * Last, the real testbedd with a redfish method in its inventory: a power
- * action goes through the mock, the API shows the method without secrets,
- * and the password is in no reply, step, event or log line.
+ * tests/support/rfmock.c makes a CA and a server certificate for IP
+ * 127.0.0.1 with openssl, plus a self-signed one, and runs two mocks
+ * (CA-signed and self-signed); their pids are kept and they are stopped by
+ * pid at the end.  Skipped when python3 or openssl is missing.  The same
+ * through the whole daemon: test_power_redfish_daemon.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,22 +38,15 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "daemon.h"
 #include "inventory.h"
 #include "power.h"
 #include "proc.h"
+#include "rfmock.h"
 #include "timeutil.h"
 
-static char dir[64];
-static char ca[128], srv_cert[128], srv_key[128], ss_cert[128], ss_key[128];
-static char pwfile[128], badpw[128], logpath[128], sslog[128];
-static char password[64];
-static char base[64], ssbase[64];   /* https://127.0.0.1:PORT of each mock */
-static pid_t mock_pid, ss_pid;
+static struct tb_rfmock mk;
 static int skip_all;
 static int leaked;                  /* a step held the password or a token */
-static char tokens[64][64];         /* tokens the mock issued */
-static int ntokens;
 
 /* ---- steps ---- */
 
@@ -74,10 +64,10 @@ static void record(void *cls, const char *what, const char *command, int status,
 	char all[2048];
 
 	snprintf(all, sizeof(all), "%s\n%s\n%s", what, command != NULL ? command : "", output != NULL ? output : "");
-	if (strstr(all, password) != NULL)
+	if (strstr(all, mk.password) != NULL)
 		leaked = 1;
-	for (int i = 0; i < ntokens; i++)
-		if (strstr(all, tokens[i]) != NULL)
+	for (int i = 0; i < mk.ntokens; i++)
+		if (strstr(all, mk.tokens[i]) != NULL)
 			leaked = 1;
 	if (s == NULL || s->n >= MAX_STEPS)
 		return;
@@ -95,195 +85,28 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* ---- set-up: certificates, mocks ---- */
-
-static int run(const char *const argv[])
-{
-	struct tb_proc_result r;
-	struct tb_error e;
-	int rc = tb_proc_run(argv, NULL, 30000, 65536, NULL, &r, &e);
-
-	if (rc != 0 || r.exit_status != 0)
-		fprintf(stderr, "%s failed (%d, exit %d): %s %s\n", argv[0], rc, r.exit_status, e.message,
-			r.err != NULL ? r.err : "");
-	rc = rc == 0 && r.exit_status == 0 ? 0 : -1;
-	tb_proc_result_free(&r);
-	return rc;
-}
-
-static int write_file(const char *path, const char *text, mode_t mode)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
-static int make_certs(void)
-{
-	char csr[128], ext[128], serial[128];
-
-	snprintf(csr, sizeof(csr), "%s/srv.csr", dir);
-	snprintf(ext, sizeof(ext), "%s/ext.cnf", dir);
-	snprintf(serial, sizeof(serial), "%s/ca.srl", dir);
-	if (write_file(ext, "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-		       0600) != 0)
-		return -1;
-	{
-		const char *a[] = {"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-				   "-nodes", "-keyout", "CAKEY", "-out", ca, "-days", "2", "-subj", "/CN=testbedd test CA",
-				   NULL};
-		char cakey[128];
-
-		snprintf(cakey, sizeof(cakey), "%s/ca.key", dir);
-		a[9] = cakey;
-		if (run(a) != 0)
-			return -1;
-		{
-			const char *b[] = {"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-					   "-nodes", "-keyout", srv_key, "-out", csr, "-subj", "/CN=127.0.0.1", NULL};
-			const char *c[] = {"openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", cakey,
-					   "-CAserial", serial, "-CAcreateserial", "-out", srv_cert, "-days", "2",
-					   "-extfile", ext, NULL};
-
-			if (run(b) != 0 || run(c) != 0)
-				return -1;
-		}
-	}
-	{
-		const char *d[] = {"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-				   "-nodes", "-keyout", ss_key, "-out", ss_cert, "-days", "2", "-subj", "/CN=127.0.0.1",
-				   "-addext", "subjectAltName=IP:127.0.0.1", NULL};
-
-		return run(d);
-	}
-}
-
-/* Start the mock with cert/key, logging to log; *pid and url filled. */
-static int start_mock(const char *cert, const char *key, const char *log, pid_t *pid, char *url, size_t urlsz)
-{
-	const char *top = getenv("TB_SOURCE_DIR");
-	char script[512], portfile[128], line[32] = "";
-	const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-	FILE *f;
-
-	snprintf(script, sizeof(script), "%s/tests/redfish/redfish_mock.py", top != NULL ? top : "../..");
-	snprintf(portfile, sizeof(portfile), "%s.port", log);
-	*pid = fork();
-	if (*pid < 0)
-		return -1;
-	if (*pid == 0) {
-		execlp(py, py, script, "--cert", cert, "--key", key, "--password-file", pwfile, "--log", log,
-		       "--port-file", portfile, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 200; i++) {
-		if ((f = fopen(portfile, "r")) != NULL) {
-			if (fgets(line, sizeof(line), f) == NULL)
-				line[0] = '\0';
-			fclose(f);
-			if (atoi(line) > 0) {
-				snprintf(url, urlsz, "https://127.0.0.1:%d", atoi(line));
-				return 0;
-			}
-		}
-		if (waitpid(*pid, NULL, WNOHANG) == *pid) {
-			*pid = 0;
-			return -1;
-		}
-		sleep_ms(50);
-	}
-	return -1;
-}
-
-static void stop(pid_t *pid)
-{
-	if (*pid > 0) {
-		kill(*pid, SIGTERM);
-		waitpid(*pid, NULL, 0);
-		*pid = 0;
-	}
-}
+/* ---- the mock (tests/support/rfmock.h) ---- */
 
 static int group_setup(void **state)
 {
-	const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-	const char *chk[] = {py, "-c", "import ssl, http.server", NULL};
-	const char *ossl[] = {"openssl", "version", NULL};
+	int rc = tb_rfmock_start(&mk);
 
 	(void)state;
-	if (run(chk) != 0 || run(ossl) != 0) {
-		skip_all = 1;
-		return 0;
-	}
-	snprintf(dir, sizeof(dir), "/tmp/tbrf-XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		return -1;
-	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
-	snprintf(srv_cert, sizeof(srv_cert), "%s/srv.pem", dir);
-	snprintf(srv_key, sizeof(srv_key), "%s/srv.key", dir);
-	snprintf(ss_cert, sizeof(ss_cert), "%s/ss.pem", dir);
-	snprintf(ss_key, sizeof(ss_key), "%s/ss.key", dir);
-	snprintf(pwfile, sizeof(pwfile), "%s/bmc.pass", dir);
-	snprintf(badpw, sizeof(badpw), "%s/bad.pass", dir);
-	snprintf(logpath, sizeof(logpath), "%s/requests.jsonl", dir);
-	snprintf(sslog, sizeof(sslog), "%s/ss-requests.jsonl", dir);
-	snprintf(password, sizeof(password), "Rf-pw-%ld-%d", (long)getpid(), (int)(tb_monotonic_ms() % 100000));
-	if (write_file(pwfile, password, 0600) != 0 || write_file(badpw, "not-the-password\n", 0600) != 0 ||
-	    make_certs() != 0)
-		return -1;
-	if (start_mock(srv_cert, srv_key, logpath, &mock_pid, base, sizeof(base)) != 0 ||
-	    start_mock(ss_cert, ss_key, sslog, &ss_pid, ssbase, sizeof(ssbase)) != 0) {
-		fprintf(stderr, "the Redfish mock did not start\n");
-		stop(&mock_pid);
-		return -1;
-	}
-	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+	skip_all = rc == 1;
+	return rc < 0 ? -1 : 0;
 }
 
 static int group_teardown(void **state)
 {
-	const char *rm[] = {"rm", "-rf", dir, NULL};
-
 	(void)state;
-	stop(&mock_pid);
-	stop(&ss_pid);
-	if (dir[0] != '\0')
-		run(rm);
+	tb_rfmock_stop(&mk);
 	return 0;
 }
 
-/* ---- talking to the mock directly ---- */
-
-static size_t sink(char *d, size_t s, size_t n, void *cls)
-{
-	json_t **out = cls;
-
-	json_decref(*out);
-	*out = json_loadb(d, s * n, 0, NULL);
-	return s * n;
-}
-
-/* POST /mock/config (body NULL: GET /mock/state); the mock's state, a new reference. */
 static json_t *mock_call(const char *body)
 {
-	CURL *c = curl_easy_init();
-	char url[128];
-	json_t *j = NULL;
+	json_t *j = tb_rfmock_control(&mk, body);
 
-	snprintf(url, sizeof(url), "%s/mock/%s", base, body != NULL ? "config" : "state");
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CAINFO, ca);
-	if (body != NULL)
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &j);
-	assert_int_equal(curl_easy_perform(c), CURLE_OK);
-	curl_easy_cleanup(c);
 	assert_non_null(j);
 	return j;
 }
@@ -293,63 +116,9 @@ static void mock_set(const char *body)
 	json_decref(mock_call(body));
 }
 
-static const char *mock_power(void)
-{
-	static char p[16];
-	json_t *j = mock_call(NULL);
-
-	snprintf(p, sizeof(p), "%s", json_string_value(json_object_get(j, "power")));
-	json_decref(j);
-	return p;
-}
-
 static void reset_mock(void)
 {
-	mock_set("{\"allowed\":[\"On\",\"ForceOff\",\"GracefulShutdown\",\"GracefulRestart\",\"ForceRestart\","
-		 "\"ForceOn\",\"PowerCycle\",\"Nmi\"],\"slow_ms\":0,\"slow_match\":\"\",\"stale_etag\":false}");
-	truncate(logpath, 0);
-}
-
-/* The requests the mock logged since the last reset_mock, as an array; new reference. */
-static json_t *mock_log(const char *path)
-{
-	json_t *a = json_array();
-	char line[8192];
-	FILE *f = fopen(path, "r");
-
-	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-		json_t *j = json_loads(line, 0, NULL);
-
-		assert_non_null(j);
-		if (json_is_string(json_object_get(j, "issued_token")) && ntokens < 64)
-			snprintf(tokens[ntokens++], sizeof(tokens[0]), "%s",
-				 json_string_value(json_object_get(j, "issued_token")));
-		json_array_append_new(a, j);
-	}
-	if (f != NULL)
-		fclose(f);
-	return a;
-}
-
-/* The ResetType values POSTed, joined with ",". */
-static void posted_resets(char *out, size_t sz)
-{
-	json_t *log = mock_log(logpath), *r;
-	size_t i, len = 0;
-
-	out[0] = '\0';
-	json_array_foreach (log, i, r) {
-		json_t *b;
-
-		if (strcmp(json_string_value(json_object_get(r, "method")), "POST") != 0 ||
-		    strstr(json_string_value(json_object_get(r, "path")), "ComputerSystem.Reset") == NULL)
-			continue;
-		b = json_loads(json_string_value(json_object_get(r, "body")), 0, NULL);
-		len += (size_t)snprintf(out + len, sz - len, "%s%s", len > 0 ? "," : "",
-					json_string_value(json_object_get(b, "ResetType")));
-		json_decref(b);
-	}
-	json_decref(log);
+	assert_int_equal(tb_rfmock_reset(&mk), 0);
 }
 
 /* ---- the driver ---- */
@@ -361,10 +130,10 @@ static struct tb_power_method method(void)
 	struct tb_power_method pm = {0};
 
 	pm.driver = TB_POWER_REDFISH;
-	pm.url = base;
+	pm.url = mk.base;
 	pm.user = "admin";
-	pm.password_file = pwfile;
-	pm.ca_file = ca;
+	pm.password_file = mk.pwfile;
+	pm.ca_file = mk.ca;
 	pm.auth = TB_REDFISH_BASIC;
 	return pm;
 }
@@ -398,15 +167,15 @@ static void test_status_and_steps(void **state)
 	assert_int_equal(on, 1);
 	/* service root, Systems, the system */
 	assert_int_equal(s.n, 3);
-	snprintf(want, sizeof(want), "GET %s/redfish/v1/", base);
+	snprintf(want, sizeof(want), "GET %s/redfish/v1/", mk.base);
 	assert_string_equal(s.command[0], want);
-	snprintf(want, sizeof(want), "GET %s/redfish/v1/Systems", base);
+	snprintf(want, sizeof(want), "GET %s/redfish/v1/Systems", mk.base);
 	assert_string_equal(s.command[1], want);
-	snprintf(want, sizeof(want), "GET %s/redfish/v1/Systems/sys1", base);
+	snprintf(want, sizeof(want), "GET %s/redfish/v1/Systems/sys1", mk.base);
 	assert_string_equal(s.command[2], want);
 	assert_string_equal(s.output[2], "HTTP 200");
 	assert_non_null(strstr(s.what[2], "left"));
-	log = mock_log(logpath);
+	log = tb_rfmock_log(&mk, mk.log);
 	assert_int_equal(json_array_size(log), 3);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(log, 2), "auth")), "basic");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(log, 2), "headers"),
@@ -441,16 +210,16 @@ static void test_off_on(void **state)
 	reset_mock();
 	mock_set("{\"power\":\"On\"}");
 	assert_int_equal(rf(&pm, TB_POWER_OFF, NULL, &s, 5000, NULL, &e), 0);
-	assert_string_equal(mock_power(), "Off");
+	assert_string_equal(tb_rfmock_power(&mk), "Off");
 	snprintf(want, sizeof(want), "POST %s/redfish/v1/Systems/sys1/Actions/ComputerSystem.Reset "
-		 "{\"ResetType\":\"ForceOff\"}", base);
+		 "{\"ResetType\":\"ForceOff\"}", mk.base);
 	assert_string_equal(s.command[s.n - 1], want);
 	assert_string_equal(s.output[s.n - 1], "HTTP 204");
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, &on, &s, 5000, NULL, &e), 0);
 	assert_int_equal(on, 0);
 	assert_int_equal(rf(&pm, TB_POWER_ON, NULL, &s, 5000, NULL, &e), 0);
-	assert_string_equal(mock_power(), "On");
-	posted_resets(resets, sizeof(resets));
+	assert_string_equal(tb_rfmock_power(&mk), "On");
+	tb_rfmock_resets(&mk, resets, sizeof(resets));
 	assert_string_equal(resets, "ForceOff,On");
 }
 
@@ -475,7 +244,7 @@ static void test_already_in_state(void **state)
 	assert_int_equal(rf(&pm, TB_POWER_OFF, NULL, &s, 5000, NULL, &e), 0);
 	assert_string_equal(s.output[s.n - 2], "HTTP 400: The system is already off");
 	assert_int_equal(rf(&pm, TB_POWER_SOFT, NULL, &s, 5000, NULL, &e), 0);
-	posted_resets(resets, sizeof(resets));
+	tb_rfmock_resets(&mk, resets, sizeof(resets));
 	assert_string_equal(resets, "On,ForceOff,GracefulShutdown");
 	/* a refusal that is not about the state fails, with the BMC's words */
 	mock_set("{\"allowed\":[\"On\"]}");
@@ -520,14 +289,14 @@ static void test_cycle_reset_soft(void **state)
 			 cases[i].allowed != NULL ? ",\"allowed\":" : "", cases[i].allowed != NULL ? cases[i].allowed : "");
 		mock_set(cfg);
 		rc = rf(&pm, cases[i].op, NULL, &s, 5000, NULL, &e);
-		posted_resets(resets, sizeof(resets));
+		tb_rfmock_resets(&mk, resets, sizeof(resets));
 		if (rc != cases[i].rc || strcmp(resets, cases[i].posted) != 0)
 			fail_msg("case %zu: rc %d (%s), posted \"%s\"; wanted %d, \"%s\"", i, rc, e.message, resets,
 				 cases[i].rc, cases[i].posted);
 		if (rc == TB_ERR_CONFIG)
 			assert_non_null(strstr(e.message, "(it allows On"));
 		else
-			assert_string_equal(mock_power(), cases[i].op == TB_POWER_SOFT ? "Off" : "On");
+			assert_string_equal(tb_rfmock_power(&mk), cases[i].op == TB_POWER_SOFT ? "Off" : "On");
 	}
 }
 
@@ -586,11 +355,11 @@ static void test_wrong_password(void **state)
 	if (skip_all)
 		skip();
 	reset_mock();
-	pm.password_file = badpw;
+	pm.password_file = mk.badpw;
 	t0 = tb_monotonic_ms();
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, NULL, &s, 5000, NULL, &e), TB_ERR_UNAUTHORIZED);
 	assert_true(tb_monotonic_ms() - t0 < 1500);
-	snprintf(want, sizeof(want), "check the BMC credentials of left (user admin, password file %s)", badpw);
+	snprintf(want, sizeof(want), "check the BMC credentials of left (user admin, password file %s)", mk.badpw);
 	assert_non_null(strstr(e.message, want));
 	assert_non_null(strstr(e.message, "HTTP 401"));
 	assert_null(strstr(e.message, "not-the-password"));
@@ -608,7 +377,7 @@ static void test_wrong_password(void **state)
 	unsetenv("TBRF_BMC_PASSWORD");
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, NULL, &s, 5000, NULL, &e), TB_ERR_CONFIG);
 	assert_non_null(strstr(e.message, "TBRF_BMC_PASSWORD"));
-	setenv("TBRF_BMC_PASSWORD", password, 1);
+	setenv("TBRF_BMC_PASSWORD", mk.password, 1);
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, NULL, &s, 5000, NULL, &e), 0);
 	unsetenv("TBRF_BMC_PASSWORD");
 
@@ -631,7 +400,7 @@ static void test_unreachable(void **state)
 	if (skip_all)
 		skip();
 	/* the mock's port + 1 is almost surely closed; find one that is */
-	port = atoi(strrchr(base, ':') + 1);
+	port = atoi(strrchr(mk.base, ':') + 1);
 	snprintf(url, sizeof(url), "https://127.0.0.1:%d", port == 65535 ? 1 : port + 1);
 	pm.url = url;
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, NULL, &s, 5000, NULL, &e), TB_ERR_UNREACHABLE);
@@ -657,17 +426,17 @@ static void test_tls(void **state)
 	assert_string_equal(e.field, "ca_file");
 	assert_non_null(strstr(e.message, "does not trust"));
 	assert_non_null(strstr(e.message, "give its CA as ca_file"));
-	pm.ca_file = ca;
+	pm.ca_file = mk.ca;
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, &on, &s, 5000, NULL, &e), 0);
 
 	/* the self-signed mock */
-	pm.url = ssbase;
+	pm.url = mk.ssbase;
 	pm.ca_file = NULL;
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, &on, &s, 5000, NULL, &e), TB_ERR_CONFIG);
-	pm.ca_file = ca;   /* the wrong CA */
+	pm.ca_file = mk.ca;   /* the wrong CA */
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, &on, &s, 5000, NULL, &e), TB_ERR_CONFIG);
 	assert_non_null(strstr(e.message, "the one given did not verify it"));
-	pm.ca_file = ss_cert;
+	pm.ca_file = mk.ss_cert;
 	on = -1;
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, &on, &s, 5000, NULL, &e), 0);
 	assert_int_equal(on, 1);
@@ -711,7 +480,7 @@ static void test_boot_override(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_object_get(st, "boot"), "BootSourceOverrideTarget")),
 			    "Pxe");
 	json_decref(st);
-	log = mock_log(logpath);
+	log = tb_rfmock_log(&mk, mk.log);
 	json_array_foreach (log, i, r)
 		if (strcmp(json_string_value(json_object_get(r, "method")), "PATCH") == 0)
 			patch = r;
@@ -736,7 +505,7 @@ static void test_boot_override(void **state)
 	reset_mock();
 	assert_int_equal(tb_redfish_boot_once(&c, "Floppy", &e), TB_ERR_CONFIG);
 	assert_non_null(strstr(e.message, "(it allows None, Pxe, Hdd, Cd, BiosSetup, UefiBootNext)"));
-	log = mock_log(logpath);
+	log = tb_rfmock_log(&mk, mk.log);
 	json_array_foreach (log, i, r)
 		assert_string_not_equal(json_string_value(json_object_get(r, "method")), "PATCH");
 	json_decref(log);
@@ -759,7 +528,7 @@ static void test_session(void **state)
 	mock_set("{\"power\":\"On\"}");
 	pm.auth = TB_REDFISH_SESSION;
 	assert_int_equal(rf(&pm, TB_POWER_OFF, NULL, &s, 5000, NULL, &e), 0);
-	log = mock_log(logpath);
+	log = tb_rfmock_log(&mk, mk.log);
 	n = json_array_size(log);
 	assert_true(n >= 5);
 	/* login: POST with the credentials and no Authorization */
@@ -767,7 +536,7 @@ static void test_session(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_array_get(log, 0), "path")),
 			    "/redfish/v1/SessionService/Sessions");
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(log, 0), "status")), 201);
-	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(log, 0), "body")), password));
+	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(log, 0), "body")), mk.password));
 	assert_string_equal(json_string_value(json_object_get(json_array_get(log, 0), "auth")), "none");
 	/* then the token, never basic */
 	for (size_t i = 1; i < n; i++)
@@ -784,7 +553,7 @@ static void test_session(void **state)
 	json_decref(st);
 	/* the step shows the login with the password as *** */
 	snprintf(want, sizeof(want), "POST %s/redfish/v1/SessionService/Sessions {\"UserName\":\"admin\",\"Password\":\"***\"}",
-		 base);
+		 mk.base);
 	assert_string_equal(s.command[0], want);
 	assert_string_equal(s.output[0], "HTTP 201");
 
@@ -797,7 +566,7 @@ static void test_session(void **state)
 	json_decref(st);
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, &on, &s, 5000, NULL, &e), 0);
 	assert_int_equal(on, 0);
-	json_decref(mock_log(logpath)); /* collect the tokens issued */
+	json_decref(tb_rfmock_log(&mk, mk.log)); /* collect the tokens issued */
 }
 
 /* The password (and every token the mock issued) in no step and on no command line. */
@@ -858,114 +627,16 @@ static void test_password_nowhere(void **state)
 	reset_mock();
 	assert_int_equal(pthread_create(&th, NULL, status_loop, (void *)&done), 0);
 	while (!done) {
-		assert_false(cmdline_has(password));
+		assert_false(cmdline_has(mk.password));
 		scans++;
 	}
 	pthread_join(th, NULL);
-	json_decref(mock_log(logpath));
-	assert_true(ntokens > 0);
-	print_message("%d scans of /proc/*/cmdline, %d session tokens checked\n", scans, ntokens);
-	assert_false(cmdline_has(password));
+	json_decref(tb_rfmock_log(&mk, mk.log));
+	assert_true(mk.ntokens > 0);
+	print_message("%d scans of /proc/*/cmdline, %d session tokens checked\n", scans, mk.ntokens);
+	assert_false(cmdline_has(mk.password));
 	/* every step of every test so far went through record() */
 	assert_false(leaked);
-}
-
-/* The whole daemon: inventory -> state machine -> driver -> mock. */
-static void test_through_the_daemon(void **state)
-{
-	static const char inv_fmt[] =
-		"version: 1\n"
-		"ssh: {user: root, key_file: %%s, connect_timeout_s: 1}\n"
-		"machines:\n"
-		"  left:\n"
-		"    role: host\n"
-		"    shutdown_timeout_s: 5\n"
-		"    power:\n"
-		"      - {driver: redfish, url: \"%s\", user: admin, password_file: %s, ca_file: %s, auth: session}\n"
-		"      - {driver: redfish, url: \"%s\", user: admin, password_file: %s, insecure: true}\n"
-		"    os:\n"
-		"      ubuntu: {address: 127.0.0.1, port: 9}\n";
-	struct tb_test_daemon d;
-	struct tb_test_resp r;
-	char inv[2048], url[256], auth[200], resets[256], logtext[65536];
-	const char *h[] = {auth, "Content-Type: application/json", NULL};
-	const char *st = "running";
-	long long id;
-	FILE *f;
-	size_t n;
-
-	(void)state;
-	if (skip_all)
-		skip();
-	reset_mock();
-	mock_set("{\"power\":\"On\"}");
-	snprintf(inv, sizeof(inv), inv_fmt, base, pwfile, ca, ssbase, pwfile);
-	assert_int_equal(tb_test_daemon_start(&d, inv, NULL), 0);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d.admin_token);
-
-	/* the public view: no password file, insecure shown */
-	snprintf(url, sizeof(url), "%s/api/v1/hosts/left", d.url);
-	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
-	assert_int_equal(r.status, 200);
-	assert_null(strstr(r.body, "bmc.pass"));
-	assert_null(strstr(r.body, password));
-	{
-		json_t *pw = json_object_get(json_object_get(r.json, "host"), "power");
-
-		assert_int_equal(json_array_size(pw), 2);
-		assert_true(json_is_false(json_object_get(json_array_get(pw, 0), "insecure")));
-		assert_string_equal(json_string_value(json_object_get(json_array_get(pw, 0), "auth")), "session");
-		assert_true(json_is_true(json_object_get(json_array_get(pw, 1), "insecure")));
-	}
-	tb_test_resp_free(&r);
-
-	/* off: nothing answers ssh, the BMC says on: ForceOff through the first method */
-	snprintf(url, sizeof(url), "%s/api/v1/hosts/left/power", d.url);
-	assert_int_equal(tb_test_http("POST", url, h, "{\"action\":\"off\"}", 16, &r), 0);
-	assert_int_equal(r.status, 202);
-	id = json_integer_value(json_object_get(json_object_get(r.json, "action"), "id"));
-	tb_test_resp_free(&r);
-	snprintf(url, sizeof(url), "%s/api/v1/actions/%lld", d.url, id);
-	for (int i = 0; i < 150 && strcmp(st, "running") == 0; i++) {
-		static char sbuf[32];
-
-		sleep_ms(100);
-		assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
-		snprintf(sbuf, sizeof(sbuf), "%s",
-			 json_string_value(json_object_get(json_object_get(r.json, "action"), "state")));
-		st = sbuf;
-		if (strcmp(st, "running") != 0)
-			break;
-		tb_test_resp_free(&r);
-	}
-	if (strcmp(st, "succeeded") != 0)
-		fail_msg("action %s: %s", st, r.body);
-	assert_non_null(strstr(r.body, "Actions/ComputerSystem.Reset {\\\"ResetType\\\":\\\"ForceOff\\\"}"));
-	assert_non_null(strstr(r.body, "\\\"Password\\\":\\\"***\\\""));
-	assert_null(strstr(r.body, password));
-	tb_test_resp_free(&r);
-	posted_resets(resets, sizeof(resets));
-	assert_string_equal(resets, "ForceOff");
-	assert_string_equal(mock_power(), "Off");
-
-	/* the audit record and the daemon's log hold no password either (the
-	 * steps above are what the action.step events carry) */
-	snprintf(url, sizeof(url), "%s/api/v1/audit", d.url);
-	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
-	assert_null(strstr(r.body != NULL ? r.body : "", password));
-	tb_test_resp_free(&r);
-	assert_int_equal(tb_test_daemon_kill(&d), 0);
-	f = fopen(d.log, "r");
-	assert_non_null(f);
-	n = fread(logtext, 1, sizeof(logtext) - 1, f);
-	fclose(f);
-	logtext[n] = '\0';
-	assert_null(strstr(logtext, password));
-	json_decref(mock_log(logpath));
-	for (int i = 0; i < ntokens; i++)
-		assert_null(strstr(logtext, tokens[i]));
-	assert_int_equal(tb_test_daemon_launch(&d, NULL, 0), 0);
-	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
 int main(void)
@@ -981,7 +652,6 @@ int main(void)
 		cmocka_unit_test(test_tls),
 		cmocka_unit_test(test_boot_override),
 		cmocka_unit_test(test_session),
-		cmocka_unit_test(test_through_the_daemon),
 		cmocka_unit_test(test_password_nowhere),
 	};
 
