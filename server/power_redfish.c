@@ -348,6 +348,28 @@ static int get_json(struct rf *rf, const char *purpose, const char *url, json_t 
 	return rc;
 }
 
+/*
+ * rf->session: where to DELETE the new session.  The Location header, as a
+ * path or as an absolute URL (some BMCs name themselves differently from
+ * url:, so only its path is kept), else the reply's @odata.id; "" when
+ * neither (the session then times out on the BMC).
+ */
+static void session_url(struct rf *rf, const struct reply *r)
+{
+	const char *loc = r->location, *p;
+	json_t *j = NULL;
+
+	rf->session[0] = '\0';
+	if (loc[0] == '\0' && r->body != NULL && (j = json_loads(r->body, 0, NULL)) != NULL)
+		loc = json_string_value(json_object_get(j, "@odata.id")) != NULL
+			      ? json_string_value(json_object_get(j, "@odata.id")) : "";
+	if (strncmp(loc, "https://", 8) == 0 && (p = strchr(loc + 8, '/')) != NULL)
+		loc = p;
+	if (loc[0] == '\0' || link_url(rf, loc, rf->session, sizeof(rf->session), NULL) != 0)
+		rf->session[0] = '\0';
+	json_decref(j);
+}
+
 static int open_session(struct rf *rf, struct tb_error *err)
 {
 	const struct tb_power_method *pm = rf->call->pm;
@@ -377,8 +399,7 @@ static int open_session(struct rf *rf, struct tb_error *err)
 			     "X-Auth-Token", rf->call->m->name, rf->base);
 	} else if (rc == 0) {
 		snprintf(rf->token, sizeof(rf->token), "%s", r.token);
-		if (r.location[0] == '\0' || link_url(rf, r.location, rf->session, sizeof(rf->session), NULL) != 0)
-			rf->session[0] = '\0';
+		session_url(rf, &r);
 	}
 	if (body != NULL)
 		tb_power_wipe(body, strlen(body));

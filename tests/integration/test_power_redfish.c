@@ -567,6 +567,22 @@ static void test_session(void **state)
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, &on, &s, 5000, NULL, &e), 0);
 	assert_int_equal(on, 0);
 	json_decref(tb_rfmock_log(&mk, mk.log)); /* collect the tokens issued */
+
+	/* Location as an absolute URL naming the BMC otherwise, or absent (then
+	 * the reply's @odata.id): the session is deleted all the same */
+	for (int k = 0; k < 2; k++) {
+		reset_mock();
+		mock_set(k == 0 ? "{\"session_location\":\"absolute\"}" : "{\"session_location\":\"none\"}");
+		assert_int_equal(rf(&pm, TB_POWER_STATUS, &on, &s, 5000, NULL, &e), 0);
+		st = mock_call(NULL);
+		assert_int_equal(json_integer_value(json_object_get(st, "sessions")), 0);
+		json_decref(st);
+		log = tb_rfmock_log(&mk, mk.log);
+		n = json_array_size(log);
+		assert_string_equal(json_string_value(json_object_get(json_array_get(log, n - 1), "method")), "DELETE");
+		assert_int_equal(json_integer_value(json_object_get(json_array_get(log, n - 1), "status")), 204);
+		json_decref(log);
+	}
 }
 
 /* The password (and every token the mock issued) in no step and on no command line. */

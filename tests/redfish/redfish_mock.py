@@ -23,7 +23,8 @@ Test controls (not Redfish, no auth, not logged): POST /mock/config with a
 JSON object of any of
   {"allowed": [ResetType...], "power": "On"|"Off", "slow_ms": N, "slow_match": "substring of
    the path to delay, '' = every request", "stale_etag": true (after each GET of the system its
-   ETag changes, as if someone else had changed it)}
+   ETag changes, as if someone else had changed it), "session_location": "path" | "absolute"
+   (an https URL naming another host) | "none" (no Location header)}
 GET /mock/state returns the state.
 
 Every other request is appended to --log as one JSON line: method, path,
@@ -64,6 +65,7 @@ class State:
         self.slow_ms = 0
         self.slow_match = ""
         self.stale_etag = False
+        self.session_location = "path"
         self.etag_n = 1
         self.boot = {"BootSourceOverrideEnabled": "Disabled", "BootSourceOverrideTarget": "None"}
         self.sessions = {}  # id -> token
@@ -171,7 +173,7 @@ class Handler(BaseHTTPRequestHandler):
         if method == "POST" and path == "/mock/config":
             cfg = json.loads(raw or b"{}")
             with st.lock:
-                for k in ("allowed", "power", "slow_ms", "slow_match", "stale_etag"):
+                for k in ("allowed", "power", "slow_ms", "slow_match", "stale_etag", "session_location"):
                     if k in cfg:
                         setattr(st, k, cfg[k])
                 if "power" in cfg:
@@ -215,8 +217,12 @@ class Handler(BaseHTTPRequestHandler):
                 tok = secrets.token_hex(16)
                 st.sessions[sid] = tok
             self.issued = tok
-            return self.reply(201, {"@odata.id": SESSIONS + "/" + sid, "Id": sid, "UserName": st.user},
-                              {"X-Auth-Token": tok, "Location": SESSIONS + "/" + sid})
+            headers = {"X-Auth-Token": tok}
+            if st.session_location == "path":
+                headers["Location"] = SESSIONS + "/" + sid
+            elif st.session_location == "absolute":
+                headers["Location"] = "https://bmc.invalid:443" + SESSIONS + "/" + sid
+            return self.reply(201, {"@odata.id": SESSIONS + "/" + sid, "Id": sid, "UserName": st.user}, headers)
         if not self.authorized():
             return self.reply(401, error_body("InsufficientPrivilege", "authentication required"),
                               {"WWW-Authenticate": 'Basic realm="mock"'})
