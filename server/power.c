@@ -73,7 +73,9 @@ static int driver_call(struct tb_action *a, const struct tb_inventory *inv, cons
 	if (d == NULL || !(tb_power_method_ops(pm) & TB_POWER_BIT(op)))
 		return tb_fail(err, TB_ERR_INVALID, "action", "%s: the %s method cannot %s", m->name,
 			       d != NULL ? d->name : "?", tb_power_op_name(op));
-	fill_call(&c, a, inv, m, pm, BMC_CALL_MS);
+	/* a command method says how long its program may take */
+	fill_call(&c, a, inv, m, pm,
+		  pm->driver == TB_POWER_COMMAND && pm->timeout_s > 0 ? pm->timeout_s * 1000L : BMC_CALL_MS);
 	for (int attempt = 1; attempt <= BMC_TRIES; attempt++) {
 		rc = d->run(&c, op, is_on, err);
 		if (rc != TB_ERR_UNREACHABLE && rc != TB_ERR_TIMEOUT)

@@ -465,13 +465,14 @@ static void wait_action(const struct tb_test_daemon *d, const char *const h[], l
 	fail_msg("action %lld still running", id);
 }
 
-static long long post_power(const struct tb_test_daemon *d, const char *const h[], const char *action)
+static long long post_power(const struct tb_test_daemon *d, const char *const h[], const char *host,
+			    const char *action)
 {
 	struct tb_test_resp r;
 	char url[256], body[64];
 	long long id;
 
-	snprintf(url, sizeof(url), "%s/api/v1/hosts/left/power", d->url);
+	snprintf(url, sizeof(url), "%s/api/v1/hosts/%s/power", d->url, host);
 	snprintf(body, sizeof(body), "{\"action\":\"%s\"}", action);
 	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), &r), 0);
 	if (r.status != 202)
@@ -500,6 +501,17 @@ static void test_through_the_daemon(void **state)
 		"        on_pattern: \"^on: +[^ ]\"\n"
 		"        off_pattern: \"^off: +[^ ]\"\n"
 		"    os:\n"
+		"      ubuntu: {address: 127.0.0.1, port: 9}\n"
+		"  slow:\n"
+		"    role: host\n"
+		"    shutdown_timeout_s: 5\n"
+		"    power:\n"
+		"      - driver: command\n"
+		"        status: [echo, \"on\"]\n"
+		"        on_pattern: \"^on$\"\n"
+		"        off: [sleep, \"16\"]\n"
+		"        timeout_s: 25\n"
+		"    os:\n"
 		"      ubuntu: {address: 127.0.0.1, port: 9}\n";
 	struct tb_test_daemon d;
 	struct tb_test_resp r;
@@ -513,12 +525,12 @@ static void test_through_the_daemon(void **state)
 	assert_int_equal(tb_test_daemon_start(&d, inv, NULL), 0);
 	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d.admin_token);
 	/* off first, so that "on" has something to do */
-	wait_action(&d, h, post_power(&d, h, "off"), st, sizeof(st), &r);
+	wait_action(&d, h, post_power(&d, h, "left", "off"), st, sizeof(st), &r);
 	tb_test_resp_free(&r);
 	assert_non_null(strstr(pm_query("left"), "off:     left\n"));
 
 	/* on: the plug goes on; nothing answers ssh, so the action fails after boot_timeout_s */
-	wait_action(&d, h, post_power(&d, h, "on"), st, sizeof(st), &r);
+	wait_action(&d, h, post_power(&d, h, "left", "on"), st, sizeof(st), &r);
 	assert_string_equal(st, "failed");
 	snprintf(want, sizeof(want), "\"pm -h %s --on left\"", pmaddr);
 	assert_non_null(strstr(r.body, want));
@@ -527,7 +539,7 @@ static void test_through_the_daemon(void **state)
 	assert_non_null(strstr(pm_query("left"), "on:      left\n"));
 
 	/* off: nothing answers, the status command says on: pm --off */
-	wait_action(&d, h, post_power(&d, h, "off"), st, sizeof(st), &r);
+	wait_action(&d, h, post_power(&d, h, "left", "off"), st, sizeof(st), &r);
 	if (strcmp(st, "succeeded") != 0)
 		fail_msg("off: %s", r.body);
 	snprintf(want, sizeof(want), "\"pm -h %s -Q left\"", pmaddr);
@@ -538,10 +550,22 @@ static void test_through_the_daemon(void **state)
 	assert_non_null(strstr(pm_query("left"), "off:     left\n"));
 
 	/* no cycle: template and no Wake-on-LAN: refused, nothing run */
-	wait_action(&d, h, post_power(&d, h, "cycle"), st, sizeof(st), &r);
+	wait_action(&d, h, post_power(&d, h, "left", "cycle"), st, sizeof(st), &r);
 	assert_string_equal(st, "failed");
 	assert_null(strstr(r.body, "--cycle"));
 	tb_test_resp_free(&r);
+
+	/* a command may take its timeout_s (25 s here), not only the 15 s a BMC call gets */
+	{
+		int64_t t0 = tb_monotonic_ms();
+
+		wait_action(&d, h, post_power(&d, h, "slow", "off"), st, sizeof(st), &r);
+		if (strcmp(st, "succeeded") != 0)
+			fail_msg("slow off: %s", r.body);
+		assert_true(tb_monotonic_ms() - t0 >= 16000);
+		assert_non_null(strstr(r.body, "\"sleep 16\""));
+		tb_test_resp_free(&r);
+	}
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
