@@ -252,6 +252,10 @@ static int request(struct rf *rf, const char *purpose, const char *method, const
 
 	cc = curl_easy_perform(rf->h);
 	curl_easy_setopt(rf->h, CURLOPT_PASSWORD, "");
+	curl_easy_setopt(rf->h, CURLOPT_ERRORBUFFER, NULL); /* ebuf is about to go */
+	for (struct curl_slist *l = hdrs; l != NULL; l = l->next)
+		if (strncmp(l->data, "X-Auth-Token:", 13) == 0)
+			tb_power_wipe(l->data, strlen(l->data));
 	curl_slist_free_all(hdrs);
 	if (cc == CURLE_OK)
 		curl_easy_getinfo(rf->h, CURLINFO_RESPONSE_CODE, &r->status);
@@ -306,8 +310,10 @@ static int request(struct rf *rf, const char *purpose, const char *method, const
 		break;
 	}
 	if (rc == 0 && (r->status == 401 || r->status == 403))
-		rc = tb_fail(err, TB_ERR_UNAUTHORIZED, "power", "the BMC at %s refused the login (HTTP %ld): check "
-			     "the BMC credentials of %s (%s)", rf->base, r->status, call->m->name, rf->creds);
+		rc = tb_fail(err, TB_ERR_UNAUTHORIZED, "power", "the BMC at %s refused %s (HTTP %ld): check "
+			     "the BMC credentials of %s (%s)%s", rf->base, r->status == 401 ? "the login" : "the request",
+			     r->status, call->m->name, rf->creds,
+			     r->status == 403 ? " and that the user may control power" : "");
 	if (rc != 0 && rc != TB_ERR_UNAUTHORIZED)
 		reply_free(r);
 	return rc;

@@ -366,6 +366,15 @@ static void test_wrong_password(void **state)
 	for (int i = 0; i < s.n; i++)
 		assert_null(strstr(s.command[i], "not-the-password"));
 
+	/* a user that may only read: 403, a credential problem too, said so */
+	pm.password_file = mk.pwfile;
+	mock_set("{\"read_only\":true}");
+	assert_int_equal(rf(&pm, TB_POWER_OFF, NULL, &s, 5000, NULL, &e), TB_ERR_UNAUTHORIZED);
+	assert_non_null(strstr(e.message, "refused the request (HTTP 403)"));
+	assert_non_null(strstr(e.message, "may control power"));
+	mock_set("{\"read_only\":false}");
+	pm.password_file = mk.badpw;
+
 	/* session auth: the login itself is refused */
 	pm.auth = TB_REDFISH_SESSION;
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, NULL, &s, 5000, NULL, &e), TB_ERR_UNAUTHORIZED);

@@ -24,7 +24,8 @@ JSON object of any of
   {"allowed": [ResetType...], "power": "On"|"Off", "slow_ms": N, "slow_match": "substring of
    the path to delay, '' = every request", "stale_etag": true (after each GET of the system its
    ETag changes, as if someone else had changed it), "session_location": "path" | "absolute"
-   (an https URL naming another host) | "none" (no Location header)}
+   (an https URL naming another host) | "none" (no Location header), "read_only": true (the user may
+   only GET: anything else 403)}
 GET /mock/state returns the state.
 
 Every other request is appended to --log as one JSON line: method, path,
@@ -66,6 +67,7 @@ class State:
         self.slow_match = ""
         self.stale_etag = False
         self.session_location = "path"
+        self.read_only = False
         self.etag_n = 1
         self.boot = {"BootSourceOverrideEnabled": "Disabled", "BootSourceOverrideTarget": "None"}
         self.sessions = {}  # id -> token
@@ -173,7 +175,7 @@ class Handler(BaseHTTPRequestHandler):
         if method == "POST" and path == "/mock/config":
             cfg = json.loads(raw or b"{}")
             with st.lock:
-                for k in ("allowed", "power", "slow_ms", "slow_match", "stale_etag", "session_location"):
+                for k in ("allowed", "power", "slow_ms", "slow_match", "stale_etag", "session_location", "read_only"):
                     if k in cfg:
                         setattr(st, k, cfg[k])
                 if "power" in cfg:
@@ -226,6 +228,8 @@ class Handler(BaseHTTPRequestHandler):
         if not self.authorized():
             return self.reply(401, error_body("InsufficientPrivilege", "authentication required"),
                               {"WWW-Authenticate": 'Basic realm="mock"'})
+        if st.read_only and method != "GET" and not path.startswith(SESSIONS + "/"):
+            return self.reply(403, error_body("InsufficientPrivilege", "the user may only read"))
         if path.startswith(SESSIONS + "/") and method == "DELETE":
             sid = path[len(SESSIONS) + 1:]
             with st.lock:
