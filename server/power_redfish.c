@@ -181,7 +181,8 @@ static int link_url(struct rf *rf, const char *link, char *out, size_t outsz, st
  * shown as shown_body (the same with secrets replaced, NULL = body).
  * Records a step.  Returns 0 when the BMC answered (any status: read
  * r->status), else the transport error (TB_ERR_UNREACHABLE, TB_ERR_TIMEOUT,
- * TB_ERR_CANCELED, TB_ERR_CONFIG for TLS trust, TB_ERR_REMOTE).
+ * TB_ERR_CANCELED, TB_ERR_CONFIG for TLS trust, TB_ERR_REMOTE), and
+ * TB_ERR_UNAUTHORIZED for 401/403 and TB_ERR_UNREACHABLE for 503 (busy).
  */
 static int request(struct rf *rf, const char *purpose, const char *method, const char *url, const char *body,
 		   const char *shown_body, const char *if_match, struct reply *r, struct tb_error *err)
@@ -314,6 +315,11 @@ static int request(struct rf *rf, const char *purpose, const char *method, const
 			     "the BMC credentials of %s (%s)%s", rf->base, r->status == 401 ? "the login" : "the request",
 			     r->status, call->m->name, rf->creds,
 			     r->status == 403 ? " and that the user may control power" : "");
+	/* 503: the BMC is busy (iDRAC and others while a job runs): transient,
+	 * so that power.c retries */
+	if (rc == 0 && r->status == 503)
+		rc = tb_fail(err, TB_ERR_UNREACHABLE, "power", "%s: the BMC at %s is busy (%s); "
+			     "try again later", call->m->name, rf->base, output);
 	if (rc != 0 && rc != TB_ERR_UNAUTHORIZED)
 		reply_free(r);
 	return rc;

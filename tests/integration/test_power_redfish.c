@@ -399,6 +399,11 @@ static void test_wrong_password(void **state)
 
 static void test_unreachable(void **state)
 {
+	struct tb_power_method busy = method();
+	struct steps bs = {0};
+	struct tb_error be;
+	int on = -1;
+
 	struct tb_power_method pm = method();
 	struct steps s = {0};
 	struct tb_error e;
@@ -415,6 +420,14 @@ static void test_unreachable(void **state)
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, NULL, &s, 5000, NULL, &e), TB_ERR_UNREACHABLE);
 	assert_non_null(strstr(e.message, "does not answer"));
 	assert_non_null(strstr(e.message, url));
+
+	/* a busy BMC (503) is transient too (power.c retries); the next call works */
+	reset_mock();
+	mock_set("{\"busy\":1}");
+	assert_int_equal(rf(&busy, TB_POWER_STATUS, &on, &bs, 5000, NULL, &be), TB_ERR_UNREACHABLE);
+	assert_non_null(strstr(be.message, "is busy (HTTP 503: busy, try later)"));
+	assert_int_equal(rf(&busy, TB_POWER_STATUS, &on, &bs, 5000, NULL, &be), 0);
+	assert_true(on == 0 || on == 1);
 }
 
 /* TLS: verified by default; ca_file or insecure: true for a private certificate. */

@@ -25,7 +25,7 @@ JSON object of any of
    the path to delay, '' = every request", "stale_etag": true (after each GET of the system its
    ETag changes, as if someone else had changed it), "session_location": "path" | "absolute"
    (an https URL naming another host) | "none" (no Location header), "read_only": true (the user may
-   only GET: anything else 403)}
+   only GET: anything else 403), "busy": N (the next N requests answer 503)}
 GET /mock/state returns the state.
 
 Every other request is appended to --log as one JSON line: method, path,
@@ -68,6 +68,7 @@ class State:
         self.stale_etag = False
         self.session_location = "path"
         self.read_only = False
+        self.busy = 0
         self.etag_n = 1
         self.boot = {"BootSourceOverrideEnabled": "Disabled", "BootSourceOverrideTarget": "None"}
         self.sessions = {}  # id -> token
@@ -142,7 +143,13 @@ class Handler(BaseHTTPRequestHandler):
             return self.send()
         if st.slow_ms > 0 and st.slow_match in path:
             time.sleep(st.slow_ms / 1000.0)
-        self.route(method, path, raw)
+        with st.lock:
+            busy = st.busy > 0
+            st.busy -= 1 if busy else 0
+        if busy:
+            self.reply(503, error_body("ServiceTemporarilyUnavailable", "busy, try later"), {"Retry-After": "1"})
+        else:
+            self.route(method, path, raw)
         headers = {}
         for k, v in self.headers.items():
             headers[k] = "***" if k.lower() in ("authorization", "x-auth-token") else v
@@ -175,7 +182,7 @@ class Handler(BaseHTTPRequestHandler):
         if method == "POST" and path == "/mock/config":
             cfg = json.loads(raw or b"{}")
             with st.lock:
-                for k in ("allowed", "power", "slow_ms", "slow_match", "stale_etag", "session_location", "read_only"):
+                for k in ("allowed", "power", "slow_ms", "slow_match", "stale_etag", "session_location", "read_only", "busy"):
                     if k in cfg:
                         setattr(st, k, cfg[k])
                 if "power" in cfg:

@@ -210,7 +210,7 @@ int tb_rfmock_reset(struct tb_rfmock *m)
 	json_t *j = tb_rfmock_control(m, "{\"allowed\":[\"On\",\"ForceOff\",\"GracefulShutdown\",\"GracefulRestart\","
 					 "\"ForceRestart\",\"ForceOn\",\"PowerCycle\",\"Nmi\"],\"slow_ms\":0,"
 					 "\"slow_match\":\"\",\"stale_etag\":false,"
-					 "\"session_location\":\"path\",\"read_only\":false}");
+					 "\"session_location\":\"path\",\"read_only\":false,\"busy\":0}");
 
 	json_decref(j);
 	if (j == NULL || (truncate(m->log, 0) != 0 && errno != ENOENT)) /* no request logged yet */
