@@ -191,11 +191,13 @@ static void *run(void *arg)
 		tb_fail(&err, rc, "", "%s", tb_err_name(rc));
 	if (a->cancel && rc != 0 && rc != TB_ERR_CANCELED)
 		tb_fail(&err, TB_ERR_CANCELED, "", "canceled: %s", err.message);
+	/* free the host before the record says the action ended: a client that
+	 * reads "succeeded" and starts the next action must not get 409 */
+	tb_actions_release(acts, a->host);
 	tb_store_action_update(acts->app->store, a->id, state, 0, tb_now(), rc != 0 ? tb_err_name(err.code) : NULL,
 			       rc != 0 ? err.message : NULL, NULL);
 	tb_info("actions", "action %lld (%s on %s by %s): %s%s%s", (long long)a->id, a->kind, a->host, a->actor,
 		state, rc != 0 ? ": " : "", rc != 0 ? err.message : "");
-	tb_actions_release(acts, a->host);
 	publish_state(a);
 	if (a->cls_free != NULL)
 		a->cls_free(a->cls);

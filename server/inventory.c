@@ -11,25 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "inventory_internal.h"
 #include "validate.h"
 #include "yamltree.h"
 
-struct ctx {
-	const char *file;
-	unsigned int flags;
-	struct tb_error *err;
-	/* defaults from the top-level ssh: section */
-	struct tb_persona ssh;
-};
-
-/* Report a mistake at node n about the key path; always returns TB_ERR_CONFIG. */
-static int bad(struct ctx *c, const struct tb_ynode *n, const char *path, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 4, 5)))
-#endif
-	;
-
-static int bad(struct ctx *c, const struct tb_ynode *n, const char *path, const char *fmt, ...)
+int inv_bad(struct inv_ctx *c, const struct tb_ynode *n, const char *path, const char *fmt, ...)
 {
 	char what[300];
 	va_list ap;
@@ -47,8 +33,8 @@ static char *xstrdup(const char *s)
 }
 
 /* Reject keys of map that are not in allowed (a NULL-terminated list). */
-static int check_keys(struct ctx *c, const struct tb_ynode *map, const char *path,
-		      const char *const allowed[])
+int inv_check_keys(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
+		   const char *const allowed[])
 {
 	for (size_t i = 0; i < map->n; i++) {
 		size_t j;
@@ -65,26 +51,24 @@ static int check_keys(struct ctx *c, const struct tb_ynode *map, const char *pat
 				strncat(list, ", ", sizeof(list) - strlen(list) - 1);
 		}
 		snprintf(sub, sizeof(sub), "%s%s%.60s", path, *path ? "." : "", map->keys[i]);
-		return bad(c, map->key_nodes[i], sub, "unknown key; allowed here: %s", list);
+		return inv_bad(c, map->key_nodes[i], sub, "unknown key; allowed here: %s", list);
 	}
 	return 0;
 }
 
-static int want_kind(struct ctx *c, const struct tb_ynode *n, const char *path,
-		     enum tb_ynode_kind kind)
+int inv_want_kind(struct inv_ctx *c, const struct tb_ynode *n, const char *path,
+		  enum tb_ynode_kind kind)
 {
 	static const char *const names[] = {"a single value", "a mapping of keys to values", "a list"};
 
 	if (n->kind != kind)
-		return bad(c, n, path, "expected %s, found %s", names[kind], names[n->kind]);
+		return inv_bad(c, n, path, "expected %s, found %s", names[kind], names[n->kind]);
 	return 0;
 }
 
-typedef int (*validator)(const char *s);
-
 /* Read a string under key (optional unless required) checked by v. */
-static int get_str(struct ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		   int required, validator v, const char *expected, char **out)
+int inv_get_str(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
+		int required, validator v, const char *expected, char **out)
 {
 	const struct tb_ynode *n = tb_ynode_get(map, key);
 	char sub[512];
@@ -93,13 +77,13 @@ static int get_str(struct ctx *c, const struct tb_ynode *map, const char *path, 
 	snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
 	if (n == NULL) {
 		if (required)
-			return bad(c, map, sub, "missing; expected %s", expected);
+			return inv_bad(c, map, sub, "missing; expected %s", expected);
 		return 0;
 	}
-	if ((rc = want_kind(c, n, sub, TB_Y_SCALAR)) != 0)
+	if ((rc = inv_want_kind(c, n, sub, TB_Y_SCALAR)) != 0)
 		return rc;
 	if (v != NULL && !v(n->scalar))
-		return bad(c, n, sub, "expected %s, got \"%.80s\"", expected, n->scalar);
+		return inv_bad(c, n, sub, "expected %s, got \"%.80s\"", expected, n->scalar);
 	free(*out);
 	*out = strdup(n->scalar);
 	if (*out == NULL)
@@ -107,8 +91,8 @@ static int get_str(struct ctx *c, const struct tb_ynode *map, const char *path, 
 	return 0;
 }
 
-static int get_long(struct ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		    long lo, long hi, long *out)
+int inv_get_long(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
+		 long lo, long hi, long *out)
 {
 	const struct tb_ynode *n = tb_ynode_get(map, key);
 	char sub[512], *end;
@@ -118,39 +102,39 @@ static int get_long(struct ctx *c, const struct tb_ynode *map, const char *path,
 	if (n == NULL)
 		return 0;
 	snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
-	if ((rc = want_kind(c, n, sub, TB_Y_SCALAR)) != 0)
+	if ((rc = inv_want_kind(c, n, sub, TB_Y_SCALAR)) != 0)
 		return rc;
 	errno = 0;
 	v = strtol(n->scalar, &end, 10);
 	if (n->quoted || n->scalar[0] == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi)
-		return bad(c, n, sub, "expected a whole number %ld..%ld, got \"%.80s\"", lo, hi, n->scalar);
+		return inv_bad(c, n, sub, "expected a whole number %ld..%ld, got \"%.80s\"", lo, hi, n->scalar);
 	*out = v;
 	return 0;
 }
 
-static int get_uint(struct ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		    long lo, long hi, unsigned int *out)
+int inv_get_uint(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
+		 long lo, long hi, unsigned int *out)
 {
 	long v = (long)*out;
-	int rc = get_long(c, map, path, key, lo, hi, &v);
+	int rc = inv_get_long(c, map, path, key, lo, hi, &v);
 
 	*out = (unsigned int)v;
 	return rc;
 }
 
-static int get_int(struct ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		   long lo, long hi, int *out)
+int inv_get_int(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
+		long lo, long hi, int *out)
 {
 	long v = (long)*out;
-	int rc = get_long(c, map, path, key, lo, hi, &v);
+	int rc = inv_get_long(c, map, path, key, lo, hi, &v);
 
 	*out = (int)v;
 	return rc;
 }
 
 /* One of the words in choices (NULL-terminated); *out gets its index. */
-static int get_enum(struct ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		    int required, const char *const choices[], int *out)
+int inv_get_enum(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
+		 int required, const char *const choices[], int *out)
 {
 	char *s = NULL, list[200] = "";
 	int rc;
@@ -160,7 +144,7 @@ static int get_enum(struct ctx *c, const struct tb_ynode *map, const char *path,
 		if (choices[i + 1] != NULL)
 			strncat(list, " | ", sizeof(list) - strlen(list) - 1);
 	}
-	if ((rc = get_str(c, map, path, key, required, NULL, list, &s)) != 0 || s == NULL)
+	if ((rc = inv_get_str(c, map, path, key, required, NULL, list, &s)) != 0 || s == NULL)
 		return rc;
 	for (int i = 0; choices[i] != NULL; i++) {
 		if (strcmp(s, choices[i]) == 0) {
@@ -173,15 +157,15 @@ static int get_enum(struct ctx *c, const struct tb_ynode *map, const char *path,
 		char sub[512];
 
 		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
-		rc = bad(c, tb_ynode_get(map, key), sub, "expected one of %s, got \"%.60s\"", list, s);
+		rc = inv_bad(c, tb_ynode_get(map, key), sub, "expected one of %s, got \"%.60s\"", list, s);
 	}
 	free(s);
 	return rc;
 }
 
 /* A secret file must exist and be readable by its owner only. */
-static int check_secret_file(struct ctx *c, const struct tb_ynode *map, const char *path,
-			     const char *key, const char *file)
+int inv_check_secret_file(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
+			  const char *key, const char *file)
 {
 	struct stat st;
 	char sub[512];
@@ -190,11 +174,11 @@ static int check_secret_file(struct ctx *c, const struct tb_ynode *map, const ch
 		return 0;
 	snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
 	if (stat(file, &st) != 0)
-		return bad(c, tb_ynode_get(map, key), sub, "cannot read %s: %s", file, strerror(errno));
+		return inv_bad(c, tb_ynode_get(map, key), sub, "cannot read %s: %s", file, strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return bad(c, tb_ynode_get(map, key), sub, "%s is not a regular file", file);
+		return inv_bad(c, tb_ynode_get(map, key), sub, "%s is not a regular file", file);
 	if (st.st_mode & (S_IRWXG | S_IRWXO))
-		return bad(c, tb_ynode_get(map, key), sub,
+		return inv_bad(c, tb_ynode_get(map, key), sub,
 			   "%s can be read by group or others (mode %04o); chmod 600 it", file,
 			   (unsigned int)(st.st_mode & 07777));
 	return 0;
@@ -214,30 +198,30 @@ static const char *const ssh_keys[] = {"user", "port", "key_file", "connect_time
 				       "command_timeout_s", NULL};
 
 /* ssh settings shared by the top-level ssh: section and each persona. */
-static int parse_ssh_settings(struct ctx *c, const struct tb_ynode *map, const char *path,
+static int parse_ssh_settings(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
 			      struct tb_persona *p)
 {
 	int rc;
 
-	if ((rc = get_str(c, map, path, "user", 0, tb_valid_user, "a user name", &p->user)) != 0 ||
-	    (rc = get_uint(c, map, path, "port", 1, 65535, &p->port)) != 0 ||
-	    (rc = get_str(c, map, path, "key_file", 0, tb_valid_path, "an absolute path", &p->key_file)) != 0 ||
-	    (rc = check_secret_file(c, map, path, "key_file",
+	if ((rc = inv_get_str(c, map, path, "user", 0, tb_valid_user, "a user name", &p->user)) != 0 ||
+	    (rc = inv_get_uint(c, map, path, "port", 1, 65535, &p->port)) != 0 ||
+	    (rc = inv_get_str(c, map, path, "key_file", 0, tb_valid_path, "an absolute path", &p->key_file)) != 0 ||
+	    (rc = inv_check_secret_file(c, map, path, "key_file",
 				    tb_ynode_get(map, "key_file") != NULL ? p->key_file : NULL)) != 0 ||
-	    (rc = get_long(c, map, path, "connect_timeout_s", 1, 120, &p->connect_timeout_s)) != 0 ||
-	    (rc = get_long(c, map, path, "command_timeout_s", 1, 3600, &p->command_timeout_s)) != 0)
+	    (rc = inv_get_long(c, map, path, "connect_timeout_s", 1, 120, &p->connect_timeout_s)) != 0 ||
+	    (rc = inv_get_long(c, map, path, "command_timeout_s", 1, 3600, &p->command_timeout_s)) != 0)
 		return rc;
 	return 0;
 }
 
-static int parse_persona(struct ctx *c, const char *os, const struct tb_ynode *map,
+static int parse_persona(struct inv_ctx *c, const char *os, const struct tb_ynode *map,
 			 const char *path, struct tb_persona *p)
 {
 	static const char *const keys[] = {"address", "user", "port", "key_file", "host_key",
 					   "connect_timeout_s", "command_timeout_s", NULL};
 	int rc;
 
-	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = check_keys(c, map, path, keys)) != 0)
+	if ((rc = inv_want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = inv_check_keys(c, map, path, keys)) != 0)
 		return rc;
 	p->os = strdup(os);
 	p->port = c->ssh.port;
@@ -247,140 +231,49 @@ static int parse_persona(struct ctx *c, const char *os, const struct tb_ynode *m
 	p->command_timeout_s = c->ssh.command_timeout_s;
 	if (p->os == NULL || (c->ssh.user && !p->user) || (c->ssh.key_file && !p->key_file))
 		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = get_str(c, map, path, "address", 1, tb_valid_address,
+	if ((rc = inv_get_str(c, map, path, "address", 1, tb_valid_address,
 			  "an IPv4 or IPv6 address or a host name", &p->address)) != 0 ||
 	    (rc = parse_ssh_settings(c, map, path, p)) != 0 ||
-	    (rc = get_str(c, map, path, "host_key", 0, tb_valid_fingerprint,
+	    (rc = inv_get_str(c, map, path, "host_key", 0, tb_valid_fingerprint,
 			  "a fingerprint as ssh-keygen -lf prints it, SHA256: and 43 characters",
 			  &p->host_key)) != 0)
 		return rc;
 	if (p->user == NULL)
-		return bad(c, map, path, "no ssh user: set user here or in the top-level ssh: section");
+		return inv_bad(c, map, path, "no ssh user: set user here or in the top-level ssh: section");
 	if (p->key_file == NULL)
-		return bad(c, map, path, "no ssh key: set key_file here or in the top-level ssh: section");
+		return inv_bad(c, map, path, "no ssh key: set key_file here or in the top-level ssh: section");
 	return 0;
 }
 
-static int parse_power(struct ctx *c, const struct tb_ynode *map, const char *path,
-		       const struct tb_ynode *machines, struct tb_power_method *pm)
-{
-	static const char *const drivers[] = {"ipmi", "wol", NULL};
-	static const char *const ipmi_keys[] = {"driver", "address", "port", "user", "password_file",
-						"password_env", "cipher_suite", NULL};
-	static const char *const wol_keys[] = {"driver", "via", "relay", "interface", "command",
-					       "target", "source", "port", "secureon_file", NULL};
-	static const char *const vias[] = {"broadcast", "directed", "raw", "relay", NULL};
-	static const char *const commands[] = {"etherwake", "wakeonlan", NULL};
-	int rc, d = -1, v = -1, cmd = 0;
-
-	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 ||
-	    (rc = get_enum(c, map, path, "driver", 1, drivers, &d)) != 0)
-		return rc;
-	pm->driver = (enum tb_power_kind)d;
-	if (pm->driver == TB_POWER_IPMI) {
-		pm->port = 623;
-		pm->cipher_suite = 3;
-		if ((rc = check_keys(c, map, path, ipmi_keys)) != 0 ||
-		    (rc = get_str(c, map, path, "address", 1, tb_valid_address, "the BMC's address",
-				  &pm->address)) != 0 ||
-		    (rc = get_uint(c, map, path, "port", 1, 65535, &pm->port)) != 0 ||
-		    (rc = get_str(c, map, path, "user", 1, tb_valid_user, "the BMC user", &pm->user)) != 0 ||
-		    (rc = get_str(c, map, path, "password_file", 0, tb_valid_path, "an absolute path",
-				  &pm->password_file)) != 0 ||
-		    (rc = check_secret_file(c, map, path, "password_file", pm->password_file)) != 0 ||
-		    (rc = get_str(c, map, path, "password_env", 0, tb_valid_env,
-				  "an environment variable name (A-Z, 0-9, _)", &pm->password_env)) != 0 ||
-		    (rc = get_int(c, map, path, "cipher_suite", 0, 17, &pm->cipher_suite)) != 0)
-			return rc;
-		if ((pm->password_file == NULL) == (pm->password_env == NULL))
-			return bad(c, map, path, "give exactly one of password_file and password_env");
-		return 0;
-	}
-	pm->port = 9;
-	if ((rc = check_keys(c, map, path, wol_keys)) != 0 ||
-	    (rc = get_enum(c, map, path, "via", 1, vias, &v)) != 0 ||
-	    (rc = get_str(c, map, path, "relay", 0, tb_valid_name, "a machine name", &pm->relay)) != 0 ||
-	    (rc = get_str(c, map, path, "interface", 0, tb_valid_ifname, "an interface name",
-			  &pm->interface)) != 0 ||
-	    (rc = get_enum(c, map, path, "command", 0, commands, &cmd)) != 0 ||
-	    (rc = get_str(c, map, path, "target", 0, tb_valid_ipv4, "an IPv4 address", &pm->target)) != 0 ||
-	    (rc = get_str(c, map, path, "source", 0, tb_valid_ipv4, "an IPv4 address", &pm->source)) != 0 ||
-	    (rc = get_str(c, map, path, "secureon_file", 0, tb_valid_path, "an absolute path",
-			  &pm->secureon_file)) != 0 ||
-	    (rc = check_secret_file(c, map, path, "secureon_file", pm->secureon_file)) != 0)
-		return rc;
-	if (tb_ynode_get(map, "port") != NULL) {
-		if ((rc = get_uint(c, map, path, "port", 7, 9, &pm->port)) != 0)
-			return rc;
-		if (pm->port == 8)
-			return bad(c, tb_ynode_get(map, "port"), path, "Wake-on-LAN uses port 7 or 9");
-	}
-	pm->via = (enum tb_wol_via)v;
-	pm->command = strdup(commands[cmd]);
-	if (pm->command == NULL)
-		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
-	switch (pm->via) {
-	case TB_WOL_BROADCAST:
-	case TB_WOL_DIRECTED:
-		if (pm->target == NULL)
-			return bad(c, map, path, "via %s needs target: the %s address to send to",
-				   vias[v], pm->via == TB_WOL_BROADCAST ? "broadcast" : "host's");
-		if (pm->source == NULL && pm->interface == NULL)
-			return bad(c, map, path,
-				   "via %s needs source (an address of this machine) or interface: "
-				   "an unbound packet leaves by the default route", vias[v]);
-		break;
-	case TB_WOL_RAW:
-		if (pm->interface == NULL)
-			return bad(c, map, path, "via raw needs interface: the interface to send the frame on");
-		break;
-	case TB_WOL_RELAY: {
-		const struct tb_ynode *rm, *role;
-
-		if (pm->relay == NULL)
-			return bad(c, map, path, "via relay needs relay: the name of a machine with role relay");
-		if (pm->interface == NULL)
-			return bad(c, map, path, "via relay needs interface: the relay's interface towards the host");
-		rm = tb_ynode_get(machines, pm->relay);
-		role = tb_ynode_get(rm, "role");
-		if (rm == NULL || role == NULL || role->kind != TB_Y_SCALAR || strcmp(role->scalar, "relay") != 0)
-			return bad(c, tb_ynode_get(map, "relay"), path,
-				   "relay \"%s\" is not a machine with role relay in this inventory", pm->relay);
-		break;
-	}
-	}
-	return 0;
-}
-
-static int parse_console(struct ctx *c, const struct tb_ynode *map, const char *path,
+static int parse_console(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
 			 struct tb_console *con)
 {
 	static const char *const types[] = {"tcp", "device", "ipmi-sol", NULL};
 	static const char *const keys[] = {"type", "address", "port", "device", "speed", NULL};
 	int rc, t = -1;
 
-	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = check_keys(c, map, path, keys)) != 0 ||
-	    (rc = get_enum(c, map, path, "type", 1, types, &t)) != 0)
+	if ((rc = inv_want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = inv_check_keys(c, map, path, keys)) != 0 ||
+	    (rc = inv_get_enum(c, map, path, "type", 1, types, &t)) != 0)
 		return rc;
 	con->type = (enum tb_console_type)(t + 1);
 	con->speed = 115200;
 	if (con->type == TB_CONSOLE_TCP) {
-		if ((rc = get_str(c, map, path, "address", 1, tb_valid_address, "an address", &con->address)) != 0)
+		if ((rc = inv_get_str(c, map, path, "address", 1, tb_valid_address, "an address", &con->address)) != 0)
 			return rc;
 		if (tb_ynode_get(map, "port") == NULL)
-			return bad(c, map, path, "a tcp console needs port");
-		return get_uint(c, map, path, "port", 1, 65535, &con->port);
+			return inv_bad(c, map, path, "a tcp console needs port");
+		return inv_get_uint(c, map, path, "port", 1, 65535, &con->port);
 	}
 	if (con->type == TB_CONSOLE_DEVICE) {
-		if ((rc = get_str(c, map, path, "device", 1, tb_valid_path, "a device path such as /dev/cuaU0",
+		if ((rc = inv_get_str(c, map, path, "device", 1, tb_valid_path, "a device path such as /dev/cuaU0",
 				  &con->device)) != 0)
 			return rc;
-		return get_uint(c, map, path, "speed", 300, 4000000, &con->speed);
+		return inv_get_uint(c, map, path, "speed", 300, 4000000, &con->speed);
 	}
 	return 0;
 }
 
-static int parse_boot(struct ctx *c, const struct tb_ynode *map, const char *path,
+static int parse_boot(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
 		      const struct tb_ynode *os, struct tb_boot *b)
 {
 	static const char *const keys[] = {"loader", "default", "entries", NULL};
@@ -389,21 +282,21 @@ static int parse_boot(struct ctx *c, const struct tb_ynode *map, const char *pat
 	char sub[512];
 	int rc, l = 0;
 
-	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = check_keys(c, map, path, keys)) != 0 ||
-	    (rc = get_enum(c, map, path, "loader", 1, loaders, &l)) != 0 ||
-	    (rc = get_str(c, map, path, "default", 1, tb_valid_name, "an OS name from os:", &b->default_os)) != 0)
+	if ((rc = inv_want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = inv_check_keys(c, map, path, keys)) != 0 ||
+	    (rc = inv_get_enum(c, map, path, "loader", 1, loaders, &l)) != 0 ||
+	    (rc = inv_get_str(c, map, path, "default", 1, tb_valid_name, "an OS name from os:", &b->default_os)) != 0)
 		return rc;
 	b->loader = strdup(loaders[l]);
 	if (b->loader == NULL)
 		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
 	if (tb_ynode_get(os, b->default_os) == NULL)
-		return bad(c, tb_ynode_get(map, "default"), path,
+		return inv_bad(c, tb_ynode_get(map, "default"), path,
 			   "default \"%s\" is not an OS of this machine's os: section", b->default_os);
 	snprintf(sub, sizeof(sub), "%s.entries", path);
 	entries = tb_ynode_get(map, "entries");
 	if (entries == NULL)
-		return bad(c, map, sub, "missing; expected a mapping of OS to GRUB entry");
-	if ((rc = want_kind(c, entries, sub, TB_Y_MAP)) != 0)
+		return inv_bad(c, map, sub, "missing; expected a mapping of OS to GRUB entry");
+	if ((rc = inv_want_kind(c, entries, sub, TB_Y_MAP)) != 0)
 		return rc;
 	b->entries = calloc(entries->n + 1, sizeof(*b->entries));
 	if (b->entries == NULL)
@@ -414,11 +307,11 @@ static int parse_boot(struct ctx *c, const struct tb_ynode *map, const char *pat
 
 		snprintf(esub, sizeof(esub), "%s.%.60s", sub, entries->keys[i]);
 		if (tb_ynode_get(os, entries->keys[i]) == NULL)
-			return bad(c, entries->key_nodes[i], esub, "not an OS of this machine's os: section");
-		if ((rc = want_kind(c, entries->items[i], esub, TB_Y_SCALAR)) != 0)
+			return inv_bad(c, entries->key_nodes[i], esub, "not an OS of this machine's os: section");
+		if ((rc = inv_want_kind(c, entries->items[i], esub, TB_Y_SCALAR)) != 0)
 			return rc;
 		if (!tb_valid_entry(entries->items[i]->scalar))
-			return bad(c, entries->items[i], esub,
+			return inv_bad(c, entries->items[i], esub,
 				   "expected a GRUB entry: an index, an id or a title (1..128 printable characters)");
 		e->os = strdup(entries->keys[i]);
 		e->entry = strdup(entries->items[i]->scalar);
@@ -428,7 +321,7 @@ static int parse_boot(struct ctx *c, const struct tb_ynode *map, const char *pat
 	return 0;
 }
 
-static int parse_link(struct ctx *c, const char *name, const struct tb_ynode *map, const char *path,
+static int parse_link(struct inv_ctx *c, const char *name, const struct tb_ynode *map, const char *path,
 		      const struct tb_ynode *os, struct tb_link *l)
 {
 	static const char *const keys[] = {"address", "ifname", NULL};
@@ -436,8 +329,8 @@ static int parse_link(struct ctx *c, const char *name, const struct tb_ynode *ma
 	char sub[512];
 	int rc;
 
-	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = check_keys(c, map, path, keys)) != 0 ||
-	    (rc = get_str(c, map, path, "address", 1, tb_valid_cidr, "an address with prefix length, such as 10.0.10.2/24",
+	if ((rc = inv_want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = inv_check_keys(c, map, path, keys)) != 0 ||
+	    (rc = inv_get_str(c, map, path, "address", 1, tb_valid_cidr, "an address with prefix length, such as 10.0.10.2/24",
 			  &l->address)) != 0)
 		return rc;
 	if ((l->name = strdup(name)) == NULL)
@@ -446,7 +339,7 @@ static int parse_link(struct ctx *c, const char *name, const struct tb_ynode *ma
 	if (ifn == NULL)
 		return 0;
 	snprintf(sub, sizeof(sub), "%s.ifname", path);
-	if ((rc = want_kind(c, ifn, sub, TB_Y_MAP)) != 0)
+	if ((rc = inv_want_kind(c, ifn, sub, TB_Y_MAP)) != 0)
 		return rc;
 	l->ifnames = calloc(ifn->n + 1, sizeof(*l->ifnames));
 	if (l->ifnames == NULL)
@@ -457,11 +350,11 @@ static int parse_link(struct ctx *c, const char *name, const struct tb_ynode *ma
 
 		snprintf(isub, sizeof(isub), "%s.%.60s", sub, ifn->keys[i]);
 		if (tb_ynode_get(os, ifn->keys[i]) == NULL)
-			return bad(c, ifn->key_nodes[i], isub, "not an OS of this machine's os: section");
-		if ((rc = want_kind(c, ifn->items[i], isub, TB_Y_SCALAR)) != 0)
+			return inv_bad(c, ifn->key_nodes[i], isub, "not an OS of this machine's os: section");
+		if ((rc = inv_want_kind(c, ifn->items[i], isub, TB_Y_SCALAR)) != 0)
 			return rc;
 		if (!tb_valid_ifname(ifn->items[i]->scalar))
-			return bad(c, ifn->items[i], isub, "expected an interface name (1..15 of A-Z a-z 0-9 . _ -)");
+			return inv_bad(c, ifn->items[i], isub, "expected an interface name (1..15 of A-Z a-z 0-9 . _ -)");
 		f->os = strdup(ifn->keys[i]);
 		f->ifname = strdup(ifn->items[i]->scalar);
 		if (f->os == NULL || f->ifname == NULL)
@@ -470,7 +363,7 @@ static int parse_link(struct ctx *c, const char *name, const struct tb_ynode *ma
 	return 0;
 }
 
-static int parse_machine(struct ctx *c, const char *name, const struct tb_ynode *map,
+static int parse_machine(struct inv_ctx *c, const char *name, const struct tb_ynode *map,
 			 const struct tb_ynode *machines, struct tb_machine *m)
 {
 	static const char *const keys[] = {"role", "mac", "power", "console", "boot", "os", "links",
@@ -486,24 +379,24 @@ static int parse_machine(struct ctx *c, const char *name, const struct tb_ynode 
 	m->shutdown_timeout_s = 120;
 	if ((m->name = strdup(name)) == NULL)
 		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = check_keys(c, map, path, keys)) != 0 ||
-	    (rc = get_enum(c, map, path, "role", 1, roles, &role)) != 0 ||
-	    (rc = get_str(c, map, path, "mac", 0, tb_valid_mac, "a MAC address such as a8:a1:59:95:87:60",
+	if ((rc = inv_want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = inv_check_keys(c, map, path, keys)) != 0 ||
+	    (rc = inv_get_enum(c, map, path, "role", 1, roles, &role)) != 0 ||
+	    (rc = inv_get_str(c, map, path, "mac", 0, tb_valid_mac, "a MAC address such as a8:a1:59:95:87:60",
 			  &m->mac)) != 0 ||
-	    (rc = get_int(c, map, path, "idle_poweroff_min", 0, 10080, &m->idle_poweroff_min)) != 0 ||
-	    (rc = get_int(c, map, path, "boot_timeout_s", 5, 3600, &m->boot_timeout_s)) != 0 ||
-	    (rc = get_int(c, map, path, "shutdown_timeout_s", 5, 3600, &m->shutdown_timeout_s)) != 0)
+	    (rc = inv_get_int(c, map, path, "idle_poweroff_min", 0, 10080, &m->idle_poweroff_min)) != 0 ||
+	    (rc = inv_get_int(c, map, path, "boot_timeout_s", 5, 3600, &m->boot_timeout_s)) != 0 ||
+	    (rc = inv_get_int(c, map, path, "shutdown_timeout_s", 5, 3600, &m->shutdown_timeout_s)) != 0)
 		return rc;
 	m->role = (enum tb_role)role;
 
 	snprintf(sub, sizeof(sub), "%s.os", path);
 	os = tb_ynode_get(map, "os");
 	if (os == NULL)
-		return bad(c, map, sub, "missing; every machine needs at least one OS persona to reach it by ssh");
-	if ((rc = want_kind(c, os, sub, TB_Y_MAP)) != 0)
+		return inv_bad(c, map, sub, "missing; every machine needs at least one OS persona to reach it by ssh");
+	if ((rc = inv_want_kind(c, os, sub, TB_Y_MAP)) != 0)
 		return rc;
 	if (os->n == 0)
-		return bad(c, os, sub, "empty; every machine needs at least one OS persona");
+		return inv_bad(c, os, sub, "empty; every machine needs at least one OS persona");
 	m->os = calloc(os->n, sizeof(*m->os));
 	if (m->os == NULL)
 		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
@@ -512,7 +405,7 @@ static int parse_machine(struct ctx *c, const char *name, const struct tb_ynode 
 
 		snprintf(psub, sizeof(psub), "%s.%.60s", sub, os->keys[i]);
 		if (!tb_valid_name(os->keys[i]))
-			return bad(c, os->key_nodes[i], psub, "an OS name is 1..32 of a-z 0-9 - _");
+			return inv_bad(c, os->key_nodes[i], psub, "an OS name is 1..32 of a-z 0-9 - _");
 		rc = parse_persona(c, os->keys[i], os->items[i], psub, &m->os[m->nos++]);
 		if (rc != 0)
 			return rc;
@@ -520,7 +413,7 @@ static int parse_machine(struct ctx *c, const char *name, const struct tb_ynode 
 
 	if ((n = tb_ynode_get(map, "power")) != NULL) {
 		snprintf(sub, sizeof(sub), "%s.power", path);
-		if ((rc = want_kind(c, n, sub, TB_Y_SEQ)) != 0)
+		if ((rc = inv_want_kind(c, n, sub, TB_Y_SEQ)) != 0)
 			return rc;
 		m->power = calloc(n->n + 1, sizeof(*m->power));
 		if (m->power == NULL)
@@ -530,10 +423,10 @@ static int parse_machine(struct ctx *c, const char *name, const struct tb_ynode 
 
 			snprintf(psub, sizeof(psub), "%s[%zu]", sub, i);
 			m->npower++;
-			if ((rc = parse_power(c, n->items[i], psub, machines, &m->power[i])) != 0)
+			if ((rc = inv_parse_power(c, n->items[i], psub, machines, &m->power[i])) != 0)
 				return rc;
 			if (m->power[i].driver == TB_POWER_WOL && m->mac == NULL)
-				return bad(c, n->items[i], psub, "Wake-on-LAN needs the machine's mac");
+				return inv_bad(c, n->items[i], psub, "Wake-on-LAN needs the machine's mac");
 		}
 	}
 	if ((n = tb_ynode_get(map, "console")) != NULL) {
@@ -548,7 +441,7 @@ static int parse_machine(struct ctx *c, const char *name, const struct tb_ynode 
 	}
 	if ((n = tb_ynode_get(map, "links")) != NULL) {
 		snprintf(sub, sizeof(sub), "%s.links", path);
-		if ((rc = want_kind(c, n, sub, TB_Y_MAP)) != 0)
+		if ((rc = inv_want_kind(c, n, sub, TB_Y_MAP)) != 0)
 			return rc;
 		m->links = calloc(n->n + 1, sizeof(*m->links));
 		if (m->links == NULL)
@@ -558,7 +451,7 @@ static int parse_machine(struct ctx *c, const char *name, const struct tb_ynode 
 
 			snprintf(lsub, sizeof(lsub), "%s.%.60s", sub, n->keys[i]);
 			if (!tb_valid_name(n->keys[i]))
-				return bad(c, n->key_nodes[i], lsub, "a link name is 1..32 of a-z 0-9 - _");
+				return inv_bad(c, n->key_nodes[i], lsub, "a link name is 1..32 of a-z 0-9 - _");
 			m->nlinks++;
 			if ((rc = parse_link(c, n->keys[i], n->items[i], lsub, os, &m->links[i])) != 0)
 				return rc;
@@ -567,32 +460,32 @@ static int parse_machine(struct ctx *c, const char *name, const struct tb_ynode 
 	return 0;
 }
 
-static int parse_root(struct ctx *c, const struct tb_ynode *root, struct tb_inventory *inv)
+static int parse_root(struct inv_ctx *c, const struct tb_ynode *root, struct tb_inventory *inv)
 {
 	static const char *const keys[] = {"version", "ssh", "machines", NULL};
 	const struct tb_ynode *n, *machines;
 	long version = 0;
 	int rc;
 
-	if ((rc = want_kind(c, root, "(top level)", TB_Y_MAP)) != 0 ||
-	    (rc = check_keys(c, root, "", keys)) != 0)
+	if ((rc = inv_want_kind(c, root, "(top level)", TB_Y_MAP)) != 0 ||
+	    (rc = inv_check_keys(c, root, "", keys)) != 0)
 		return rc;
 	if (tb_ynode_get(root, "version") == NULL)
-		return bad(c, root, "version", "missing; this format is version: 1");
-	if ((rc = get_long(c, root, "", "version", 1, 1, &version)) != 0)
+		return inv_bad(c, root, "version", "missing; this format is version: 1");
+	if ((rc = inv_get_long(c, root, "", "version", 1, 1, &version)) != 0)
 		return rc;
 	c->ssh.port = 22;
 	c->ssh.connect_timeout_s = 5;
 	c->ssh.command_timeout_s = 30;
 	if ((n = tb_ynode_get(root, "ssh")) != NULL) {
-		if ((rc = want_kind(c, n, "ssh", TB_Y_MAP)) != 0 || (rc = check_keys(c, n, "ssh", ssh_keys)) != 0 ||
+		if ((rc = inv_want_kind(c, n, "ssh", TB_Y_MAP)) != 0 || (rc = inv_check_keys(c, n, "ssh", ssh_keys)) != 0 ||
 		    (rc = parse_ssh_settings(c, n, "ssh", &c->ssh)) != 0)
 			return rc;
 	}
 	machines = tb_ynode_get(root, "machines");
 	if (machines == NULL)
-		return bad(c, root, "machines", "missing; list the testbed's machines under machines:");
-	if ((rc = want_kind(c, machines, "machines", TB_Y_MAP)) != 0)
+		return inv_bad(c, root, "machines", "missing; list the testbed's machines under machines:");
+	if ((rc = inv_want_kind(c, machines, "machines", TB_Y_MAP)) != 0)
 		return rc;
 	inv->machines = calloc(machines->n + 1, sizeof(*inv->machines));
 	if (inv->machines == NULL)
@@ -602,7 +495,7 @@ static int parse_root(struct ctx *c, const struct tb_ynode *root, struct tb_inve
 
 		snprintf(path, sizeof(path), "machines.%.60s", machines->keys[i]);
 		if (!tb_valid_name(machines->keys[i]))
-			return bad(c, machines->key_nodes[i], path, "a machine name is 1..32 of a-z 0-9 - _");
+			return inv_bad(c, machines->key_nodes[i], path, "a machine name is 1..32 of a-z 0-9 - _");
 		inv->nmachines++;
 		if ((rc = parse_machine(c, machines->keys[i], machines->items[i], machines,
 					&inv->machines[i])) != 0)
@@ -614,7 +507,7 @@ static int parse_root(struct ctx *c, const struct tb_ynode *root, struct tb_inve
 static int load_tree(const char *name, struct tb_ynode *root, unsigned int flags,
 		     struct tb_inventory **out, struct tb_error *err)
 {
-	struct ctx c = {.file = name, .flags = flags, .err = err};
+	struct inv_ctx c = {.file = name, .flags = flags, .err = err};
 	struct tb_inventory *inv = calloc(1, sizeof(*inv));
 	int rc;
 
@@ -663,20 +556,8 @@ static void machine_free(struct tb_machine *m)
 {
 	free(m->name);
 	free(m->mac);
-	for (size_t i = 0; i < m->npower; i++) {
-		struct tb_power_method *p = &m->power[i];
-
-		free(p->address);
-		free(p->user);
-		free(p->password_file);
-		free(p->password_env);
-		free(p->relay);
-		free(p->interface);
-		free(p->command);
-		free(p->target);
-		free(p->source);
-		free(p->secureon_file);
-	}
+	for (size_t i = 0; i < m->npower; i++)
+		inv_power_clear(&m->power[i]);
 	free(m->power);
 	free(m->console.address);
 	free(m->console.device);

@@ -33,18 +33,34 @@ struct tb_persona {
 	long command_timeout_s;
 };
 
-enum tb_power_kind { TB_POWER_IPMI, TB_POWER_WOL };
+enum tb_power_kind { TB_POWER_IPMI, TB_POWER_WOL, TB_POWER_REDFISH, TB_POWER_COMMAND };
 enum tb_wol_via { TB_WOL_BROADCAST, TB_WOL_DIRECTED, TB_WOL_RAW, TB_WOL_RELAY };
+enum tb_redfish_auth { TB_REDFISH_BASIC, TB_REDFISH_SESSION };
+
+/* command: one argv template per action, indexed by enum tb_power_op
+ * (power.h): on, off, cycle, reset, soft, status. */
+#define TB_POWER_COMMAND_SLOTS 6
 
 struct tb_power_method {
 	enum tb_power_kind driver;
-	/* ipmi */
+	/* ipmi (address, user and the password also redfish; address also command's {bmc}) */
 	char *address;
 	unsigned int port;         /* ipmi: 623; wol: 9 or 7 */
 	char *user;
 	char *password_file;       /* secret: never shown */
 	char *password_env;        /* secret: never shown */
 	int cipher_suite;
+	/* redfish */
+	char *url;                 /* service root base "https://bmc:8443", no path */
+	char *system;              /* ComputerSystem id; NULL: the first of /redfish/v1/Systems */
+	enum tb_redfish_auth auth;
+	char *ca_file;             /* CA bundle to verify the BMC with; NULL: the system's */
+	int insecure;              /* 1: TLS certificate not verified (said so in the API) */
+	/* command */
+	char **argv[TB_POWER_COMMAND_SLOTS]; /* NULL-terminated templates; NULL: action not given */
+	char *on_pattern;          /* POSIX extended regex on the status command's stdout */
+	char *off_pattern;
+	int timeout_s;
 	/* wol */
 	enum tb_wol_via via;
 	char *relay;               /* name of a machine with role relay */

@@ -11,6 +11,23 @@ static json_t *power_to_json(const struct tb_power_method *p)
 {
 	static const char *const vias[] = {"broadcast", "directed", "raw", "relay"};
 
+	if (p->driver == TB_POWER_REDFISH)
+		/* insecure is shown so that the UI can say the BMC's certificate is not checked */
+		return json_pack("{s:s, s:s, s:o, s:s, s:s, s:o, s:b}", "driver", "redfish", "url", p->url,
+				 "system", str_or_null(p->system), "user", p->user, "auth",
+				 p->auth == TB_REDFISH_SESSION ? "session" : "basic", "ca_file",
+				 str_or_null(p->ca_file), "insecure", p->insecure);
+	if (p->driver == TB_POWER_COMMAND) {
+		static const char *const actions[TB_POWER_COMMAND_SLOTS] = {"on", "off", "cycle", "reset",
+									     "soft", "status"};
+		json_t *a = json_array();
+
+		for (int i = 0; i < TB_POWER_COMMAND_SLOTS; i++)
+			if (p->argv[i] != NULL)
+				json_array_append_new(a, json_string(actions[i]));
+		return json_pack("{s:s, s:o, s:o, s:i}", "driver", "command", "actions", a, "address",
+				 str_or_null(p->address), "timeout_s", p->timeout_s);
+	}
 	if (p->driver == TB_POWER_IPMI)
 		return json_pack("{s:s, s:s, s:I, s:s, s:i}", "driver", "ipmi", "address", p->address,
 				 "port", (json_int_t)p->port, "user", p->user, "cipher_suite", p->cipher_suite);

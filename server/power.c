@@ -70,10 +70,12 @@ static int driver_call(struct tb_action *a, const struct tb_inventory *inv, cons
 	long backoff = 500;
 	int rc = TB_ERR_INTERNAL;
 
-	if (d == NULL || !(d->ops & TB_POWER_BIT(op)))
+	if (d == NULL || !(tb_power_method_ops(pm) & TB_POWER_BIT(op)))
 		return tb_fail(err, TB_ERR_INVALID, "action", "%s: the %s method cannot %s", m->name,
 			       d != NULL ? d->name : "?", tb_power_op_name(op));
-	fill_call(&c, a, inv, m, pm, BMC_CALL_MS);
+	/* a command method says how long its program may take */
+	fill_call(&c, a, inv, m, pm,
+		  pm->driver == TB_POWER_COMMAND && pm->timeout_s > 0 ? pm->timeout_s * 1000L : BMC_CALL_MS);
 	for (int attempt = 1; attempt <= BMC_TRIES; attempt++) {
 		rc = d->run(&c, op, is_on, err);
 		if (rc != TB_ERR_UNREACHABLE && rc != TB_ERR_TIMEOUT)
@@ -94,6 +96,16 @@ static const struct tb_power_method *find_method(const struct tb_machine *m, enu
 {
 	for (size_t i = 0; i < m->npower; i++)
 		if (m->power[i].driver == kind)
+			return &m->power[i];
+	return NULL;
+}
+
+/* The first method other than Wake-on-LAN (a BMC: ipmi, redfish; or a
+ * command) that can do op, in the inventory's order; NULL when none. */
+static const struct tb_power_method *find_bmc(const struct tb_machine *m, enum tb_power_op op)
+{
+	for (size_t i = 0; i < m->npower; i++)
+		if (m->power[i].driver != TB_POWER_WOL && (tb_power_method_ops(&m->power[i]) & TB_POWER_BIT(op)))
 			return &m->power[i];
 	return NULL;
 }
@@ -351,7 +363,7 @@ static int power_on(struct tb_action *a, const struct tb_inventory *inv, const s
 		    struct tb_error *err)
 {
 	struct tb_hosts *hosts = tb_action_app(a)->hosts;
-	const struct tb_power_method *bmc = find_method(m, TB_POWER_IPMI);
+	const struct tb_power_method *bmc = find_bmc(m, TB_POWER_ON);
 	int have_wol = find_method(m, TB_POWER_WOL) != NULL, rc, used_wol;
 
 	if (tb_hosts_probe_one(hosts, m, os, 40)) {
@@ -359,8 +371,8 @@ static int power_on(struct tb_action *a, const struct tb_inventory *inv, const s
 		return 0;
 	}
 	if (bmc == NULL && !have_wol)
-		return tb_fail(err, TB_ERR_INVALID, "action", "%s has no power method that can switch it on: add ipmi or "
-			       "wol to its inventory entry", m->name);
+		return tb_fail(err, TB_ERR_INVALID, "action", "%s has no power method that can switch it on: add ipmi, "
+			       "redfish, a command with on: or wol to its inventory entry", m->name);
 	tb_hosts_set_phase(hosts, m->name, "powering_on");
 	rc = -1;
 	used_wol = 0;
@@ -386,14 +398,14 @@ static int power_off(struct tb_action *a, const struct tb_inventory *inv, const 
 		     struct tb_error *err)
 {
 	struct tb_hosts *hosts = tb_action_app(a)->hosts;
-	const struct tb_power_method *bmc = find_method(m, TB_POWER_IPMI);
+	const struct tb_power_method *bmc = find_bmc(m, soft ? TB_POWER_SOFT : TB_POWER_OFF);
 	char os[40];
 	int rc;
 
 	if (!tb_hosts_probe_one(hosts, m, os, sizeof(os))) {
 		int on = 0;
 
-		if (bmc == NULL) {
+		if (bmc == NULL || !(tb_power_method_ops(bmc) & TB_POWER_BIT(TB_POWER_STATUS))) {
 			tb_action_note(a, "%s is already off: nothing answers", m->name);
 			return 0;
 		}
@@ -445,7 +457,7 @@ static int power_restart(struct tb_action *a, const struct tb_inventory *inv, co
 			 enum tb_power_op op, char *os, struct tb_error *err)
 {
 	struct tb_hosts *hosts = tb_action_app(a)->hosts;
-	const struct tb_power_method *bmc = find_method(m, TB_POWER_IPMI);
+	const struct tb_power_method *bmc = find_bmc(m, op);
 	char cur[40];
 	int rc;
 

@@ -1,7 +1,7 @@
 /*
  * power.h - switching machines on and off.
  *
- * Two layers.  A driver (power_ipmi.c, power_wol.c; later power_redfish.c,
+ * Two layers.  A driver (power_ipmi.c, power_wol.c, power_redfish.c,
  * power_command.c) does one thing to one machine through one of its
  * inventory's power methods and says exactly which command or packet it
  * used.  The power state machine (power.c) decides what to do and proves the
@@ -60,8 +60,8 @@ struct tb_power_call {
 };
 
 struct tb_power_driver {
-	const char *name;                   /* "ipmi", "wol" */
-	unsigned int ops;                   /* TB_POWER_BIT()s it can do */
+	const char *name;                   /* "ipmi", "wol", "redfish", "command" */
+	unsigned int ops;                   /* TB_POWER_BIT()s it can do (command: at most) */
 	/*
 	 * Do op.  For TB_POWER_STATUS set *is_on.  Blocks up to call->timeout_ms.
 	 * Errors (error.h): TB_ERR_UNAUTHORIZED (credentials refused: say which to
@@ -74,9 +74,42 @@ struct tb_power_driver {
 
 extern const struct tb_power_driver tb_power_ipmi;
 extern const struct tb_power_driver tb_power_wol;
+extern const struct tb_power_driver tb_power_redfish;
+extern const struct tb_power_driver tb_power_command;
 
 /* The driver for an inventory power method. */
 const struct tb_power_driver *tb_power_driver_for(const struct tb_power_method *pm);
+
+/* What this method can do: its driver's ops, and for a command method only
+ * the actions it has a template for.  0 for NULL. */
+unsigned int tb_power_method_ops(const struct tb_power_method *pm);
+
+/*
+ * A BMC method's password (ipmi, redfish), read at call time: from
+ * password_file (one trailing newline stripped; one line, at most sz - 2
+ * bytes) or from testbedd's own environment variable password_env.  Into
+ * buf (NUL-terminated); the caller wipes it with tb_power_wipe after use.
+ * TB_ERR_CONFIG naming the file or variable, never the password.
+ */
+int tb_power_read_password(const struct tb_power_call *call, char *buf, size_t sz, struct tb_error *err);
+/* "user U, password file F" (or "... environment variable V") for messages. */
+void tb_power_cred_hint(const struct tb_power_method *pm, char *buf, size_t sz);
+/* Zero n bytes that held a secret (not optimised away). */
+void tb_power_wipe(void *p, size_t n);
+
+/*
+ * Redfish one-shot boot override: GET the ComputerSystem (call->pm is a
+ * redfish method), then PATCH it with
+ *   {"Boot":{"BootSourceOverrideEnabled":"Once","BootSourceOverrideTarget":target}}
+ * and If-Match: the ETag of that GET, so that a change made in between is
+ * not overwritten (the BMC answers 412, reported as TB_ERR_CONFLICT).
+ * target is a Redfish BootSource value ("Pxe", "Hdd", "UefiBootNext", ...);
+ * one the system does not list in BootSourceOverrideTarget@Redfish.
+ * AllowableValues is refused with TB_ERR_CONFIG, naming those it allows.
+ * Blocks up to call->timeout_ms; steps and errors as the driver's run.
+ * Not yet used by the boot flow (boot.c boots through GRUB).
+ */
+int tb_redfish_boot_once(const struct tb_power_call *call, const char *target, struct tb_error *err);
 
 
 /* ---- the state machine (power.c), run inside an action ---- */

@@ -20,12 +20,9 @@
  * -v noise lines ("Loading IANA PEN Registry...", the VSO probe) are left
  * out of the recorded output.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "log.h"
 #include "power.h"
@@ -81,15 +78,6 @@ static int contains_any(const char *s, const char *const words[])
 	return 0;
 }
 
-/* Wipe a buffer that held a secret (memset may be optimised away). */
-static void wipe(void *p, size_t n)
-{
-	volatile unsigned char *v = p;
-
-	while (n-- > 0)
-		*v++ = 0;
-}
-
 /*
  * The meaningful lines of ipmitool's output (stdout, then stderr without
  * the -v noise), joined with "; ", at most STEP_OUTPUT_MAX bytes, with the
@@ -143,72 +131,16 @@ static void bmc_name(const struct tb_power_call *call, char *buf, size_t sz)
 		 call->pm->port != 0 ? call->pm->port : 623u);
 }
 
-/* Which credentials to check, for messages: never the password itself. */
-static void cred_hint(const struct tb_power_method *pm, char *buf, size_t sz)
-{
-	if (pm->password_file != NULL)
-		snprintf(buf, sz, "user %s, password file %s", pm->user, pm->password_file);
-	else
-		snprintf(buf, sz, "user %s, password in testbedd's environment variable %s", pm->user,
-			 pm->password_env != NULL ? pm->password_env : "?");
-}
-
-/* Read the password into buf (NUL-terminated). */
+/* The password, with IPMI 2.0's length limit. */
 static int read_password(const struct tb_power_call *call, char *buf, size_t sz, struct tb_error *err)
 {
-	const struct tb_power_method *pm = call->pm;
-	const char *m = call->m->name;
-	size_t len;
+	int rc = tb_power_read_password(call, buf, sz, err);
 
-	if (pm->password_file != NULL) {
-		int fd = open(pm->password_file, O_RDONLY | O_CLOEXEC);
-		ssize_t n;
-
-		if (fd < 0)
-			return tb_fail(err, TB_ERR_CONFIG, "password_file",
-				       "%s: cannot read the BMC password file %s: %s; testbedd needs to "
-				       "read it (mode 0600, owned by testbedd's user)",
-				       m, pm->password_file, strerror(errno));
-		do
-			n = read(fd, buf, sz - 1);
-		while (n < 0 && errno == EINTR);
-		close(fd);
-		if (n < 0)
-			return tb_fail(err, TB_ERR_CONFIG, "password_file",
-				       "%s: cannot read the BMC password file %s: %s", m,
-				       pm->password_file, strerror(errno));
-		len = (size_t)n;
-		buf[len] = '\0';
-		if (len > 0 && buf[len - 1] == '\n')
-			buf[--len] = '\0';
-		if (len > 0 && buf[len - 1] == '\r')
-			buf[--len] = '\0';
-		if (memchr(buf, '\0', len) != NULL || memchr(buf, '\n', len) != NULL)
-			return tb_fail(err, TB_ERR_CONFIG, "password_file",
-				       "%s: the BMC password file %s must hold the password on one line",
-				       m, pm->password_file);
-	} else if (pm->password_env != NULL) {
-		const char *v = getenv(pm->password_env);
-
-		if (v == NULL)
-			return tb_fail(err, TB_ERR_CONFIG, "password_env",
-				       "%s: the environment variable %s (the BMC password) is not set in "
-				       "testbedd's environment; set it in the service's environment",
-				       m, pm->password_env);
-		len = strlen(v);
-		if (len < sz)
-			memcpy(buf, v, len + 1);
-		else
-			buf[0] = '\0'; /* too long: refused below */
-	} else {
-		return tb_fail(err, TB_ERR_CONFIG, "power", "%s: the ipmi method has no password_file "
-			       "or password_env", m);
-	}
-	if (len > IPMI_PASSWORD_MAX)
-		return tb_fail(err, TB_ERR_CONFIG, pm->password_file != NULL ? "password_file" : "password_env",
+	if (rc == 0 && strlen(buf) > IPMI_PASSWORD_MAX)
+		return tb_fail(err, TB_ERR_CONFIG, call->pm->password_file != NULL ? "password_file" : "password_env",
 			       "%s: the BMC password is longer than %d bytes, the IPMI 2.0 limit; check "
-			       "the BMC credentials", m, IPMI_PASSWORD_MAX);
-	return 0;
+			       "the BMC credentials", call->m->name, IPMI_PASSWORD_MAX);
+	return rc;
 }
 
 static int ipmi_run(const struct tb_power_call *call, enum tb_power_op op, int *is_on, struct tb_error *err)
@@ -242,7 +174,7 @@ static int ipmi_run(const struct tb_power_call *call, enum tb_power_op op, int *
 		return tb_fail(err, TB_ERR_CONFIG, "power", "%s: the ipmi method needs a valid address, "
 			       "user, port and cipher_suite", mname);
 	bmc_name(call, bmc, sizeof(bmc));
-	cred_hint(pm, creds, sizeof(creds));
+	tb_power_cred_hint(pm, creds, sizeof(creds));
 	snprintf(port, sizeof(port), "%u", pm->port != 0 ? pm->port : 623u);
 	snprintf(suite, sizeof(suite), "%d", pm->cipher_suite);
 
@@ -251,13 +183,13 @@ static int ipmi_run(const struct tb_power_call *call, enum tb_power_op op, int *
 			      "chassis", "power", opword, NULL};
 
 	if ((rc = read_password(call, password, sizeof(password), err)) != 0) {
-		wipe(password, sizeof(password));
+		tb_power_wipe(password, sizeof(password));
 		return rc;
 	}
 	snprintf(env_pw, sizeof(env_pw), "IPMI_PASSWORD=%s", password);
 	rc = tb_proc_run(argv, env, call->timeout_ms > 0 ? call->timeout_ms : IPMI_TIMEOUT_MS,
 			 IPMI_MAX_OUTPUT, call->cancel, &r, &perr);
-	wipe(env_pw, sizeof(env_pw));
+	tb_power_wipe(env_pw, sizeof(env_pw));
 
 	short_output(&r, password, output, sizeof(output));
 	cmd = tb_proc_display(argv);
@@ -316,7 +248,7 @@ static int ipmi_run(const struct tb_power_call *call, enum tb_power_op op, int *
 		rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: %s failed chassis power %s (exit %d): %s",
 			     mname, bmc, opword, r.exit_status, output);
 	}
-	wipe(password, sizeof(password));
+	tb_power_wipe(password, sizeof(password));
 	free(cmd);
 	tb_proc_result_free(&r);
 	return rc;

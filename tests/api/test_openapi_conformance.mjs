@@ -108,6 +108,9 @@ machines:
       lan10: {address: 10.0.10.3/24, ifname: {ubuntu: enp9s0}}
   pokeitwithastick:
     role: router
+    power:
+      - {driver: redfish, url: "https://127.0.0.1:${closed}", user: admin, password_file: ${dir}/bmc.pass, insecure: true}
+      - {driver: command, address: "127.0.0.1:${closed}", on: [pm, -h, "{bmc}", --on, "{host}"], timeout_s: 5}
     os:
       freebsd: {address: 127.0.0.5}
   openwrt:

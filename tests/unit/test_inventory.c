@@ -117,7 +117,63 @@ static const struct bad_case bad[] = {
 	 "t.yaml:9:55: machines.left.power[0].password: unknown key"},
 	{HEAD HOST "    power:\n      - {driver: ipmi, address: 1.2.3.4, user: ADMIN, password_env: x, cipher_suite: 18}\n",
 	 "machines.left.power[0].password_env: expected an environment variable name"},
-	{HEAD HOST "    power:\n      - {driver: redfish}\n", "machines.left.power[0].driver: expected one of ipmi | wol"},
+	{HEAD HOST "    power:\n      - {driver: redfsh}\n",
+	 "t.yaml:9:18: machines.left.power[0].driver: expected one of ipmi | wol | redfish | command"},
+	/* redfish */
+	{HEAD HOST "    power:\n      - {driver: redfish}\n",
+	 "t.yaml:9:9: machines.left.power[0].url: missing; expected the BMC's https://HOST[:PORT]"},
+	{HEAD HOST "    power:\n      - {driver: redfish, url: \"http://1.2.3.4\", user: root, password_env: X}\n",
+	 "t.yaml:9:32: machines.left.power[0].url: expected the BMC's https://HOST[:PORT] (the service root's base, "
+	 "no path), got \"http://1.2.3.4\""},
+	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc:8443/redfish/v1\", user: root, password_env: X}\n",
+	 "machines.left.power[0].url: expected the BMC's https://HOST[:PORT]"},
+	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc:70000\", user: root, password_env: X}\n",
+	 "machines.left.power[0].url: expected the BMC's https://HOST[:PORT]"},
+	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root}\n",
+	 "t.yaml:9:9: machines.left.power[0]: give exactly one of password_file and password_env"},
+	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", password_env: X}\n",
+	 "machines.left.power[0].user: missing; expected the BMC user"},
+	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, auth: digest}\n",
+	 "machines.left.power[0].auth: expected one of basic | session, got \"digest\""},
+	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, insecure: yes}\n",
+	 "machines.left.power[0].insecure: expected one of false | true, got \"yes\""},
+	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, insecure: true, ca_file: /ca.pem}\n",
+	 "machines.left.power[0]: insecure: true turns certificate checks off, so ca_file would not be used"},
+	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, ca_file: ca.pem}\n",
+	 "machines.left.power[0].ca_file: expected an absolute path"},
+	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, system: \"../x\"}\n",
+	 "machines.left.power[0].system: expected a ComputerSystem id (1..64 of A-Z a-z 0-9 . _ -)"},
+	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password: x}\n",
+	 "machines.left.power[0].password: unknown key; allowed here: driver, url, system, user, password_file, "
+	 "password_env, auth, ca_file, insecure"},
+	/* command */
+	{HEAD HOST "    power:\n      - {driver: command}\n",
+	 "t.yaml:9:9: machines.left.power[0]: a command method needs at least one of on, off, cycle, reset, soft, status"},
+	{HEAD HOST "    power:\n      - {driver: command, on: \"pm --on {host}\"}\n",
+	 "t.yaml:9:31: machines.left.power[0].on: expected a list, found a single value"},
+	{HEAD HOST "    power:\n      - {driver: command, on: []}\n",
+	 "machines.left.power[0].on: expected a list of 1..64 words: the program and its arguments"},
+	{HEAD HOST "    power:\n      - {driver: command, on: [pm, \"{hots}\"]}\n",
+	 "t.yaml:9:36: machines.left.power[0].on[1]: unknown placeholder {hots}; known: {host} {mac} {bmc}"},
+	{HEAD HOST "    power:\n      - {driver: command, on: [\"{host}\"]}\n",
+	 "machines.left.power[0].on[0]: expected a program name or absolute path (no placeholder)"},
+	{HEAD HOST "    power:\n      - {driver: command, on: [pm, [a]]}\n",
+	 "machines.left.power[0].on[1]: expected a single value, found a list"},
+	{HEAD HOST "    power:\n      - {driver: command, status: [pm, -q]}\n",
+	 "machines.left.power[0]: status needs on_pattern or off_pattern"},
+	{HEAD HOST "    power:\n      - {driver: command, on: [pm], on_pattern: on}\n",
+	 "machines.left.power[0]: on_pattern and off_pattern read the output of status, which is not given"},
+	{HEAD HOST "    power:\n      - {driver: command, status: [pm], on_pattern: \"(on\"}\n",
+	 "machines.left.power[0].on_pattern: not a POSIX extended regular expression"},
+	{HEAD HOST "    power:\n      - {driver: command, on: [pm, \"{bmc}\"]}\n",
+	 "machines.left.power[0]: on uses {bmc} but the method has no address"},
+	{HEAD HOST "    power:\n      - {driver: command, on: [pm], address: \"pdu 1\"}\n",
+	 "machines.left.power[0].address: expected the power switch's address or HOST:PORT, no spaces (for {bmc})"},
+	{HEAD HOST "    power:\n      - {driver: command, on: [pm], timeout_s: 0}\n",
+	 "machines.left.power[0].timeout_s: expected a whole number 1..3600, got \"0\""},
+	{HEAD HOST "    power:\n      - {driver: command, on: [pm], shell: true}\n",
+	 "machines.left.power[0].shell: unknown key; allowed here: driver, on, off, cycle, reset, soft, status, "
+	 "on_pattern, off_pattern, address, timeout_s"},
 	{HEAD HOST "    power: {driver: ipmi}\n", "t.yaml:8:12: machines.left.power: expected a list, found a mapping"},
 	{HEAD HOST "    boot: {loader: grub, default: windows, entries: {ubuntu: \"0\"}}\n",
 	 "machines.left.boot: default \"windows\" is not an OS of this machine's os: section"},
@@ -157,10 +213,79 @@ static void test_bad_inventories(void **state)
 	assert_int_equal(failures, 0);
 }
 
+/* The redfish and command methods: what is kept, what the API shows. */
+static void test_redfish_and_command(void **state)
+{
+	static const char text[] = HEAD HOST
+		"    mac: \"02:00:00:00:00:01\"\n"
+		"    power:\n"
+		"      - driver: redfish\n"
+		"        url: \"https://[fd00::12]:8443/\"\n"
+		"        user: admin\n"
+		"        password_file: /etc/testbedd/left-redfish.pass\n"
+		"        auth: session\n"
+		"        insecure: true\n"
+		"      - driver: redfish\n"
+		"        url: https://bmc-left.lab\n"
+		"        system: System.Embedded.1\n"
+		"        user: admin\n"
+		"        password_env: TB_LEFT_BMC\n"
+		"        ca_file: /etc/testbedd/bmc-ca.pem\n"
+		"      - driver: command\n"
+		"        address: \"pdu1.lab:10101\"\n"
+		"        on: [pm, -h, \"{bmc}\", --on, \"{host}\"]\n"
+		"        off: [/usr/local/bin/plug, \"mac={mac}\", \"{X} {x\"]\n"
+		"        status: [pm, -h, \"{bmc}\", --query, \"{host}\"]\n"
+		"        on_pattern: \": on$\"\n"
+		"        off_pattern: \": off$\"\n"
+		"        timeout_s: 10\n";
+	struct tb_inventory *inv = NULL;
+	struct tb_error err = {0};
+	const struct tb_machine *m;
+	char *js;
+	json_t *j;
+
+	(void)state;
+	assert_int_equal(tb_inventory_load_buffer("t.yaml", text, strlen(text), 0, &inv, &err), 0);
+	m = tb_inventory_find(inv, "left");
+	assert_int_equal(m->npower, 3);
+	assert_int_equal(m->power[0].driver, TB_POWER_REDFISH);
+	assert_string_equal(m->power[0].url, "https://[fd00::12]:8443/");
+	assert_null(m->power[0].system);
+	assert_int_equal(m->power[0].auth, TB_REDFISH_SESSION);
+	assert_int_equal(m->power[0].insecure, 1);
+	assert_int_equal(m->power[1].auth, TB_REDFISH_BASIC);
+	assert_string_equal(m->power[1].system, "System.Embedded.1");
+	assert_string_equal(m->power[1].ca_file, "/etc/testbedd/bmc-ca.pem");
+	assert_int_equal(m->power[1].insecure, 0);
+	assert_int_equal(m->power[2].driver, TB_POWER_COMMAND);
+	assert_string_equal(m->power[2].argv[0][2], "{bmc}");
+	assert_null(m->power[2].argv[0][5]);
+	assert_string_equal(m->power[2].argv[1][2], "{X} {x"); /* not a placeholder: kept */
+	assert_null(m->power[2].argv[2]);                           /* no cycle */
+	assert_non_null(m->power[2].argv[5]);                       /* status */
+	assert_string_equal(m->power[2].on_pattern, ": on$");
+	assert_int_equal(m->power[2].timeout_s, 10);
+
+	j = tb_machine_to_json(m);
+	js = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_non_null(js);
+	assert_null(strstr(js, "left-redfish.pass"));
+	assert_null(strstr(js, "TB_LEFT_BMC"));
+	assert_non_null(strstr(js, "{\"auth\":\"session\",\"ca_file\":null,\"driver\":\"redfish\",\"insecure\":true,"
+				   "\"system\":null,\"url\":\"https://[fd00::12]:8443/\",\"user\":\"admin\"}"));
+	assert_non_null(strstr(js, "\"insecure\":false"));
+	assert_non_null(strstr(js, "{\"actions\":[\"on\",\"off\",\"status\"],\"address\":\"pdu1.lab:10101\","
+				   "\"driver\":\"command\",\"timeout_s\":10}"));
+	free(js);
+	json_decref(j);
+	tb_inventory_free(inv);
+}
+
 /* With TB_INV_CHECK_FILES a key file must exist and be private. */
 static void test_secret_file_modes(void **state)
 {
-	char dir[] = "/tmp/tbinv-XXXXXX", key[128], text[512];
+	char dir[] = "/tmp/tbinv-XXXXXX", key[128], pass[128], text[1024];
 	struct tb_inventory *inv = NULL;
 	struct tb_error err = {0};
 	FILE *f;
@@ -185,6 +310,24 @@ static void test_secret_file_modes(void **state)
 	assert_int_equal(tb_inventory_load_buffer("t.yaml", text, strlen(text), TB_INV_CHECK_FILES, &inv, &err), 0);
 	assert_non_null(inv);
 	tb_inventory_free(inv);
+	inv = NULL;
+	/* a redfish password file too */
+	snprintf(pass, sizeof(pass), "%s/pass", dir);
+	snprintf(text, sizeof(text), "version: 1\nssh: {user: root, key_file: %s}\nmachines:\n" HOST
+		 "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_file: %s}\n", key, pass);
+	f = fopen(pass, "w");
+	assert_non_null(f);
+	fputs("secret\n", f);
+	fclose(f);
+	chmod(pass, 0640);
+	assert_int_equal(tb_inventory_load_buffer("t.yaml", text, strlen(text), TB_INV_CHECK_FILES, &inv, &err),
+			 TB_ERR_CONFIG);
+	assert_non_null(strstr(err.message, "machines.left.power[0].password_file: "));
+	assert_non_null(strstr(err.message, "(mode 0640); chmod 600 it"));
+	chmod(pass, 0600);
+	assert_int_equal(tb_inventory_load_buffer("t.yaml", text, strlen(text), TB_INV_CHECK_FILES, &inv, &err), 0);
+	tb_inventory_free(inv);
+	unlink(pass);
 	unlink(key);
 	rmdir(dir);
 }
@@ -194,6 +337,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reference_example),
 		cmocka_unit_test(test_bad_inventories),
+		cmocka_unit_test(test_redfish_and_command),
 		cmocka_unit_test(test_secret_file_modes),
 	};
 
