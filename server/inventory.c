@@ -321,11 +321,33 @@ static int parse_boot(struct inv_ctx *c, const struct tb_ynode *map, const char 
 	return 0;
 }
 
+/* "10G", "2.5G", "100M", "1000000" (bits/s; K M G T are 1000-based) -> bps; 0 when not one. */
+static double link_rate(const char *s)
+{
+	char *end;
+	double v;
+
+	if (s == NULL || !isdigit((unsigned char)*s) || strlen(s) > 20)
+		return 0;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s)
+		return 0;
+	switch (*end) {
+	case 'K': v *= 1e3, end++; break;
+	case 'M': v *= 1e6, end++; break;
+	case 'G': v *= 1e9, end++; break;
+	case 'T': v *= 1e12, end++; break;
+	default: break;
+	}
+	return *end == '\0' && v >= 1000 && v <= 1e15 ? v : 0;
+}
+
 static int parse_link(struct inv_ctx *c, const char *name, const struct tb_ynode *map, const char *path,
 		      const struct tb_ynode *os, struct tb_link *l)
 {
-	static const char *const keys[] = {"address", "ifname", NULL};
-	const struct tb_ynode *ifn;
+	static const char *const keys[] = {"address", "ifname", "rate", NULL};
+	const struct tb_ynode *ifn, *rate;
 	char sub[512];
 	int rc;
 
@@ -333,6 +355,13 @@ static int parse_link(struct inv_ctx *c, const char *name, const struct tb_ynode
 	    (rc = inv_get_str(c, map, path, "address", 1, tb_valid_cidr, "an address with prefix length, such as 10.0.10.2/24",
 			  &l->address)) != 0)
 		return rc;
+	if ((rate = tb_ynode_get(map, "rate")) != NULL) {
+		snprintf(sub, sizeof(sub), "%s.rate", path);
+		if ((rc = inv_want_kind(c, rate, sub, TB_Y_SCALAR)) != 0)
+			return rc;
+		if ((l->rate_bps = link_rate(rate->scalar)) == 0)
+			return inv_bad(c, rate, sub, "expected the link's rate in bits/s, such as 10G, 2.5G or 100M (1000-based)");
+	}
 	if ((l->name = strdup(name)) == NULL)
 		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
 	ifn = tb_ynode_get(map, "ifname");

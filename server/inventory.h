@@ -101,6 +101,7 @@ struct tb_ifname {
 struct tb_link {
 	char *name;
 	char *address;             /* CIDR */
+	double rate_bps;           /* the link's rate (results are shaded against it); 0: not given */
 	struct tb_ifname *ifnames;
 	size_t nifnames;
 };

@@ -56,13 +56,16 @@ json_t *tb_machine_to_json(const struct tb_machine *m)
 	}
 	links = json_object();
 	for (size_t i = 0; i < m->nlinks; i++) {
-		json_t *ifn = json_object();
+		json_t *ifn = json_object(), *l;
 
 		for (size_t k = 0; k < m->links[i].nifnames; k++)
 			json_object_set_new(ifn, m->links[i].ifnames[k].os,
 					    json_string(m->links[i].ifnames[k].ifname));
-		json_object_set_new(links, m->links[i].name,
-				    json_pack("{s:s, s:o}", "address", m->links[i].address, "ifname", ifn));
+		l = json_pack("{s:s, s:o}", "address", m->links[i].address, "ifname", ifn);
+
+		if (l != NULL && m->links[i].rate_bps > 0)
+			json_object_set_new(l, "rate_bps", json_real(m->links[i].rate_bps));
+		json_object_set_new(links, m->links[i].name, l);
 	}
 	if (m->boot.loader != NULL) {
 		json_t *entries = json_object();

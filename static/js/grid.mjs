@@ -1,12 +1,13 @@
 // grid.mjs - a matrix's results at a glance: rows client host@OS, columns
 // server host@OS; each square split into direction (rows) x protocol
 // (columns), showing the receiver's median bitrate of that cell, shaded by
-// its share of the fastest cell of the same protocol in this matrix (the
-// inventory does not know link rates).  A cell whose runs all failed or
+// its share of the link's rate (a link's `rate:` in the inventory), else of
+// the fastest cell of the same protocol in this matrix.  A cell whose runs all failed or
 // were stopped shows its error class; one not run yet shows a dot.  A
 // click on a cell opens its latest run.  Redrawn from /results whenever a
 // run ends (matrix.mjs), so it fills in live.
 
+import { api } from './api.mjs';
 import { h, replace } from './dom.mjs';
 import { bitrate } from './format.mjs';
 
@@ -16,6 +17,8 @@ const PROTOS = ['tcp', 'udp'];
 export class ResultsGrid {
   #onOpen;
   #body = h('div', { class: 'grid-wrap' });
+  #rates = null;             // "server/link" -> bits/s, from GET /hosts (once)
+  #last = null;              // the last draw's arguments, to draw again when the rates come
 
   /** onOpen(cell) opens the latest run of a cell (its index). */
   constructor(onOpen) {
@@ -23,12 +26,21 @@ export class ResultsGrid {
     this.el = h('section', { class: 'mx-grid', 'aria-labelledby': 'mx-grid-title', hidden: true },
       h('h2', { id: 'mx-grid-title' }, 'Grid'),
       h('p', { class: 'help' }, 'Rows: client host@OS; columns: server host@OS. Each square: forward/reverse by TCP/UDP, '
-        + 'the receiver\'s median; the shade is its share of the fastest cell of that protocol here.'),
+        + 'the receiver\'s median; the shade is its share of the link\'s rate (rate: in the inventory), '
+        + 'else of the fastest cell of that protocol here.'),
       this.#body);
   }
 
   /** cells: /results cells; runs: /results runs (for the error class of failed cells). */
   draw(cells, runs) {
+    this.#last = [cells, runs];
+    if (this.#rates === null) {
+      this.#rates = new Map();
+      api('GET', 'hosts').then(({ hosts }) => {
+        for (const m of hosts) for (const [name, l] of Object.entries(m.links ?? {})) if (l.rate_bps) this.#rates.set(`${m.name}/${name}`, l.rate_bps);
+        if (this.#rates.size) this.draw(...this.#last);
+      }, () => {});
+    }
     const list = cells.filter(Boolean);
     this.el.hidden = list.length === 0;
     if (list.length === 0) return;
@@ -55,7 +67,7 @@ export class ResultsGrid {
         h('tbody', {}, dirs.map((d) => h('tr', {},
           h('th', { scope: 'row' }, d === 'forward' ? 'fwd' : d === 'reverse' ? 'rev' : 'bidir'),
           protos.map((p) => h('td', {}, mine.filter((c) => c.direction === d && c.protocol === p)
-            .map((c) => this.#cell(c, best[p], errors.get(c.cell))))))))));
+            .map((c) => this.#cell(c, this.#rates.get(`${c.server}/${c.link}`) ?? best[p], errors.get(c.cell))))))))));
     };
 
     replace(this.#body, h('table', { class: 'grid' },
@@ -80,7 +92,10 @@ export class ResultsGrid {
     },
     ok ? bitrate(v) : state === 'pending' ? '·' : (error ?? state),
     swept ? h('small', {}, swept) : null);
-    if (ok && best > 0) b.style.setProperty('--share', String(Math.max(0.08, Math.min(1, v / best))));
+    if (ok && best > 0) {
+      b.style.setProperty('--share', String(Math.max(0.08, Math.min(1, v / best))));
+      b.dataset.share = (v / best).toFixed(3);
+    }
     b.addEventListener('click', () => this.#onOpen(c.cell));
     return b;
   }

@@ -58,6 +58,8 @@ static void test_reference_example(void **state)
 	router = tb_inventory_find(inv, "pokeitwithastick");
 	assert_int_equal(router->role, TB_ROLE_ROUTER);
 	assert_int_equal(router->nlinks, 2);
+	assert_true(router->links[0].rate_bps == 0);                /* not given */
+	assert_true(left->links[0].rate_bps == 10e9);               /* rate: 10G */
 	assert_null(tb_inventory_find(inv, "nope"));
 	{
 		json_t *j = tb_machine_to_json(left);
@@ -183,6 +185,10 @@ static const struct bad_case bad[] = {
 	 "machines.left.boot.loader: expected one of grub"},
 	{HEAD HOST "    links:\n      lan10: {address: 10.0.10.2}\n",
 	 "t.yaml:9:24: machines.left.links.lan10.address: expected an address with prefix length"},
+	{HEAD HOST "    links:\n      lan10: {address: 10.0.10.2/24, rate: fast}\n",
+	 "t.yaml:9:44: machines.left.links.lan10.rate: expected the link's rate in bits/s, such as 10G"},
+	{HEAD HOST "    links:\n      lan10: {address: 10.0.10.2/24, rate: 10X}\n",
+	 "machines.left.links.lan10.rate: expected the link's rate"},
 	{HEAD HOST "    links:\n      lan10: {address: 10.0.10.2/24, ifname: {ubuntu: \"this-name-is-far-too-long\"}}\n",
 	 "machines.left.links.lan10.ifname.ubuntu: expected an interface name"},
 	{HEAD HOST "    console: {type: tcp, address: 127.0.0.1}\n", "machines.left.console: a tcp console needs port"},
