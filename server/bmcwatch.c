@@ -248,11 +248,22 @@ static void check_mismatch(struct tb_bmcwatch *w, const char *machine)
 	publish(w, &copy, "mismatch");
 }
 
+/* The stop flag, read under the lock. */
+static int stopping(struct tb_bmcwatch *w)
+{
+	int stop;
+
+	pthread_mutex_lock(&w->lock);
+	stop = w->stop;
+	pthread_mutex_unlock(&w->lock);
+	return stop;
+}
+
 static void round_once(struct tb_bmcwatch *w)
 {
 	struct tb_inventory *inv = tb_app_inventory_get(w->app);
 
-	for (size_t i = 0; i < inv->nmachines && !w->stop; i++) {
+	for (size_t i = 0; i < inv->nmachines && !stopping(w); i++) {
 		const struct tb_machine *m = &inv->machines[i];
 		const struct tb_power_method *pm = tb_bmc_method(m);
 		struct bmc_state *s;

@@ -177,11 +177,22 @@ static void fire(struct tb_idle *idle, const struct tb_machine *m, int64_t last)
 		tb_debug("idle", "%s: not powered off: %s", m->name, e.message);
 }
 
+/* The stop flag, read under the lock. */
+static int stopping(struct tb_idle *idle)
+{
+	int stop;
+
+	pthread_mutex_lock(&idle->lock);
+	stop = idle->stop;
+	pthread_mutex_unlock(&idle->lock);
+	return stop;
+}
+
 static void round_once(struct tb_idle *idle)
 {
 	struct tb_inventory *inv = tb_app_inventory_get(idle->app);
 
-	for (size_t i = 0; i < inv->nmachines && !idle->stop; i++) {
+	for (size_t i = 0; i < inv->nmachines && !stopping(idle); i++) {
 		const struct tb_machine *m = &inv->machines[i];
 		char holder[160];
 		int64_t last, off_at;
