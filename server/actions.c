@@ -10,6 +10,7 @@
 
 #include "app.h"
 #include "events.h"
+#include "idle.h"
 #include "log.h"
 #include "store.h"
 #include "timeutil.h"
@@ -123,6 +124,7 @@ static int take_hold(struct tb_actions *acts, const char *host, const char *hold
 		if (acts->holds[i].host[0] == '\0') {
 			snprintf(acts->holds[i].host, sizeof(acts->holds[i].host), "%s", host);
 			snprintf(acts->holds[i].holder, sizeof(acts->holds[i].holder), "%s", holder);
+			tb_idle_touch(acts->app->idle, host);
 			return 0;
 		}
 	}
@@ -145,8 +147,10 @@ void tb_actions_release(struct tb_actions *acts, const char *host)
 
 	pthread_mutex_lock(&acts->lock);
 	h = find_hold(acts, host);
-	if (h != NULL)
+	if (h != NULL) {
 		memset(h, 0, sizeof(*h));
+		tb_idle_touch(acts->app->idle, host);   /* the end of a use */
+	}
 	pthread_mutex_unlock(&acts->lock);
 }
 

@@ -2,7 +2,22 @@
 #include "api.h"
 
 #include "app.h"
+#include "bmcwatch.h"
 #include "hosts.h"
+#include "idle.h"
+
+/* A machine as GET /hosts shows it: the inventory, reachability, the
+ * BMC's view and the idle power-off countdown. */
+static json_t *host_json(struct tb_app *app, const struct tb_machine *m)
+{
+	json_t *j = tb_hosts_machine_json(app->hosts, m);
+
+	if (j != NULL) {
+		json_object_set_new(j, "bmc", tb_bmcwatch_json(app->bmcwatch, m));
+		json_object_set_new(j, "idle_poweroff", tb_idle_json(app->idle, m));
+	}
+	return j;
+}
 
 int api_hosts_list(struct tb_request *rq, struct tb_reply *rp)
 {
@@ -10,7 +25,7 @@ int api_hosts_list(struct tb_request *rq, struct tb_reply *rp)
 	json_t *list = json_array();
 
 	for (size_t i = 0; list != NULL && i < inv->nmachines; i++)
-		json_array_append_new(list, tb_hosts_machine_json(rq->app->hosts, &inv->machines[i]));
+		json_array_append_new(list, host_json(rq->app, &inv->machines[i]));
 	tb_app_inventory_put(rq->app, inv);
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "hosts", list));
 }
@@ -25,7 +40,7 @@ int api_host_get(struct tb_request *rq, struct tb_reply *rp)
 		rc = tb_fail(&rp->err, TB_ERR_NOT_FOUND, "name", "no machine named \"%.64s\" in the inventory",
 			     rq->args[0]);
 	else
-		rc = tb_reply_json(rp, 200, json_pack("{s:o}", "host", tb_hosts_machine_json(rq->app->hosts, m)));
+		rc = tb_reply_json(rp, 200, json_pack("{s:o}", "host", host_json(rq->app, m)));
 	tb_app_inventory_put(rq->app, inv);
 	return rc;
 }

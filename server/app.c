@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "bmcwatch.h"
+#include "idle.h"
 #include "runner.h"
 #include "events.h"
 #include "hosts.h"
@@ -66,6 +68,8 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	if (app == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	app->cfg = *cfg;
+	if (app->cfg.idle_minute_s == 0)
+		app->cfg.idle_minute_s = 60;
 	pthread_mutex_init(&app->inv_lock, NULL);
 	if ((rc = tb_inventory_load(cfg->inventory_path, TB_INV_CHECK_FILES, &app->inv, err)) != 0)
 		goto fail;
@@ -85,9 +89,13 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		goto fail;
 	}
+	/* idle first: actions touch it when they hold and release a host */
 	if ((rc = tb_hosts_start(app, &app->hosts, err)) != 0 ||
+	    (rc = tb_idle_new(app, &app->idle, err)) != 0 ||
 	    (rc = tb_actions_new(app, &app->actions, err)) != 0 ||
-	    (rc = tb_runner_new(app, &app->runner, err)) != 0)
+	    (rc = tb_runner_new(app, &app->runner, err)) != 0 ||
+	    (rc = tb_bmcwatch_start(app, &app->bmcwatch, err)) != 0 ||
+	    (rc = tb_idle_start(app->idle, err)) != 0)
 		goto fail;
 	hc = (struct tb_http_config){
 		.bind_address = cfg->listen_address,
@@ -142,8 +150,11 @@ void tb_app_stop(struct tb_app *app)
 	tb_events_close(app->events);
 	tb_http_stop(app->http);
 	tb_runner_stop(app->runner);
+	tb_idle_stop(app->idle);          /* it starts actions and reads the BMC view */
+	tb_bmcwatch_stop(app->bmcwatch);  /* it reads the holders */
 	tb_actions_stop(app->actions);
 	tb_hosts_stop(app->hosts);
+	tb_idle_free(app->idle);          /* after every hold is released */
 	tb_events_free(app->events);
 	tb_metrics_free(app->metrics);
 	tb_auth_free(app->auth);

@@ -17,9 +17,11 @@
 #include "store.h"
 
 struct tb_actions;
+struct tb_bmcwatch;
 struct tb_events;
 struct tb_hosts;
 struct tb_http;
+struct tb_idle;
 struct tb_metrics;
 struct tb_runner;
 
@@ -35,6 +37,9 @@ struct tb_app_config {
 	unsigned int per_ip_limit;
 	const char *tls_cert;         /* NULL: plain HTTP */
 	const char *tls_key;          /* must be readable by its owner only */
+	unsigned int bmc_interval_s;  /* between two BMC readings of one machine; 0: none */
+	unsigned int bmc_floor_s;     /* the shortest bmc_interval_s (0: TB_BMC_FLOOR_S; tests lower it) */
+	unsigned int idle_minute_s;   /* seconds in an idle_poweroff_min minute (0: 60; tests shorten it) */
 };
 
 struct tb_app {
@@ -46,6 +51,8 @@ struct tb_app {
 	struct tb_hosts *hosts;
 	struct tb_actions *actions;
 	struct tb_runner *runner;
+	struct tb_bmcwatch *bmcwatch;
+	struct tb_idle *idle;
 	struct tb_http *http;
 	pthread_mutex_t inv_lock;
 	struct tb_inventory *inv;     /* current; guarded by inv_lock */

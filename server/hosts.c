@@ -504,6 +504,23 @@ int tb_hosts_answering(struct tb_hosts *h, const char *machine, char *os, size_t
 	return up;
 }
 
+int tb_hosts_reach(struct tb_hosts *h, const char *machine, int64_t *since, int64_t *checked_at)
+{
+	struct host_state *s;
+	int up = -1;
+
+	*since = *checked_at = 0;
+	pthread_mutex_lock(&h->lock);
+	s = slot(h, machine, 0);
+	if (s != NULL && strcmp(s->reach, "unknown") != 0) {
+		up = strcmp(s->reach, "up") == 0;
+		*since = s->since;
+		*checked_at = s->checked_at;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return up;
+}
+
 int tb_hosts_probe_one(struct tb_hosts *h, const struct tb_machine *m, char *os, size_t len)
 {
 	/* a waiting action probes often: a machine that is off must not hold

@@ -16,6 +16,8 @@
 #ifndef TB_HOSTS_H
 #define TB_HOSTS_H
 
+#include <stdint.h>
+
 #include <jansson.h>
 
 #include "error.h"
@@ -63,6 +65,12 @@ int tb_hosts_probe_one(struct tb_hosts *h, const struct tb_machine *m, char *os,
 /* What the prober last saw, without probing: 1 and the answering OS in os
  * when a persona answered, else 0.  Never blocks on the network. */
 int tb_hosts_answering(struct tb_hosts *h, const char *machine, char *os, size_t len);
+
+/* What the prober last saw of machine, without probing: 1 an OS answers,
+ * 0 none does, -1 unknown (not probed yet); *since (when that began) and
+ * *checked_at (the last probe), in seconds, 0 when unknown.  Never blocks
+ * on the network. */
+int tb_hosts_reach(struct tb_hosts *h, const char *machine, int64_t *since, int64_t *checked_at);
 
 /* What an action is doing to the machine ("powering_on", "booting",
  * "shutting_down"; NULL when nothing): shown as state.phase. */

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include "app.h"
+#include "bmcwatch.h"
 #include "http.h"
 #include "inventory.h"
 #include "log.h"
@@ -28,6 +29,8 @@ static void usage(FILE *f)
 		"  --tls-cert FILE       serve HTTPS with this PEM certificate (chain)\n"
 		"  --tls-key FILE        and this PEM key (mode 0600)\n"
 		"  --probe-interval S    seconds between reachability probes (default 10)\n"
+		"  --bmc-interval S      seconds between two readings of a BMC's chassis power\n"
+		"                        (default 30, at least 5; 0: never read)\n"
 		"  --connection-limit N  open connections at most (default 4000)\n"
 		"  --per-ip-limit N      open connections per client address (default 1200)\n"
 		"  --log-level L         debug, info, warn or error (default info)\n"
@@ -70,6 +73,7 @@ int main(int argc, char **argv)
 		.listen_address = "127.0.0.1",
 		.port = 8080,
 		.probe_interval_s = 10,
+		.bmc_interval_s = TB_BMC_INTERVAL_S,
 		.connection_limit = 4000,
 		.per_ip_limit = 1200,
 	};
@@ -77,7 +81,20 @@ int main(int argc, char **argv)
 	struct tb_app *app;
 	int check_only = 0, sig;
 	sigset_t set;
+	const char *test_env;
 
+	/* Test-only timing (tests/sim/test_bmc_idle.sh): a lower floor for
+	 * --bmc-interval, and shorter idle "minutes".  Never set in service. */
+	if ((test_env = getenv("TESTBEDD_TEST_BMC_FLOOR_S")) != NULL &&
+	    (parse_uint(test_env, 3600, &cfg.bmc_floor_s) != 0 || cfg.bmc_floor_s == 0)) {
+		fprintf(stderr, "testbedd: TESTBEDD_TEST_BMC_FLOOR_S must be 1..3600, got \"%s\"\n", test_env);
+		return 1;
+	}
+	if ((test_env = getenv("TESTBEDD_TEST_IDLE_MINUTE_S")) != NULL &&
+	    (parse_uint(test_env, 60, &cfg.idle_minute_s) != 0 || cfg.idle_minute_s == 0)) {
+		fprintf(stderr, "testbedd: TESTBEDD_TEST_IDLE_MINUTE_S must be 1..60, got \"%s\"\n", test_env);
+		return 1;
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		unsigned int n;
@@ -123,6 +140,16 @@ int main(int argc, char **argv)
 				fprintf(stderr, "testbedd: --log-level must be debug, info, warn or error\n");
 				return 1;
 			}
+			i++;
+		} else if (strcmp(a, "--bmc-interval") == 0) {
+			unsigned int floor = cfg.bmc_floor_s != 0 ? cfg.bmc_floor_s : TB_BMC_FLOOR_S;
+
+			if (parse_uint(v, 86400, &n) != 0 || (n != 0 && n < floor)) {
+				fprintf(stderr, "testbedd: --bmc-interval needs 0 (never) or seconds %u..86400, got \"%s\"\n",
+					floor, v);
+				return 1;
+			}
+			cfg.bmc_interval_s = n;
 			i++;
 		} else if (strcmp(a, "--port") == 0 || strcmp(a, "--probe-interval") == 0 ||
 			   strcmp(a, "--connection-limit") == 0 || strcmp(a, "--per-ip-limit") == 0) {

@@ -71,7 +71,7 @@ function showLive(state) {
 
 function startLive() {
   if (ctx.live) return;
-  ctx.live = new LiveStream(['host.state', 'action.state', 'action.step', 'matrix.state']);
+  ctx.live = new LiveStream(['host.state', 'host.bmc', 'action.state', 'action.step', 'matrix.state']);
   // #live is a status region: screen readers hear "reconnecting…" and "live".
   ctx.live.addEventListener('state', (e) => showLive(e.detail));
   showLive('connecting');

@@ -7,10 +7,14 @@
 // the two.  A `reset` event (testbedd dropped events we had not seen) makes
 // the page fetch the list again.  Power and boot (buttons, the running
 // action, recent actions) are actions.mjs's: action.state and action.step
-// events go there, through the same queue.
+// events go there, through the same queue.  The BMC's view and the idle
+// power-off countdown are hostpower.mjs's: host.bmc events update them, and
+// the host is re-read after its state or an action changes (and every 15 s,
+// since "checked 12 s ago" moves without events).
 
 import { ActionBoard } from './actions.mjs';
 import { api } from './api.mjs';
+import { drawPower, tickPower } from './hostpower.mjs';
 import { announce, h, replace } from './dom.mjs';
 import { absolute, since } from './time.mjs';
 
@@ -73,6 +77,7 @@ export function renderHosts(main, ctx) {
   function apply(ev) {
     if (ev.type === 'action.state' || ev.type === 'action.step') {
       board.onEvent(ev);
+      if (ev.type === 'action.state') reread(ev.host);
       return;
     }
     const card = cards.get(ev.host);
@@ -81,10 +86,18 @@ export function renderHosts(main, ctx) {
       load();
       return;
     }
+    if (ev.type === 'host.bmc') {
+      const { change, ...bmc } = ev.data;
+      card.host.bmc = bmc;
+      drawPower(card.powerEl, card.host);
+      if (change === 'mismatch') announce(`${card.host.name}: ${bmc.mismatch ? bmc.mismatch.message : 'the BMC and reachability agree again'}`);
+      return;
+    }
     const before = card.host.state;
     card.host.state = ev.data;
     board.hostChanged(card.host);
     drawState(card);
+    reread(card.host.name);
     drawSummary();
     if (before?.reachability !== ev.data.reachability || before?.os !== ev.data.os)
       announce(`${card.host.name} is now ${stateSentence(ev.data)}`);
@@ -99,6 +112,35 @@ export function renderHosts(main, ctx) {
     load();
   }
 
+  // The BMC view and the idle countdown of one machine (or all), read again.
+  const rereads = new Map();
+  function reread(name) {
+    if (!cards.has(name) || rereads.has(name)) return;
+    rereads.set(name, setTimeout(async () => {
+      rereads.delete(name);
+      try {
+        const { host } = await api('GET', `hosts/${encodeURIComponent(name)}`);
+        const card = cards.get(name);
+        if (card) updatePower(card, host);
+      } catch { /* the next event or poll tries again */ }
+    }, 300));
+  }
+  function updatePower(card, host) {
+    card.host.bmc = host.bmc;
+    card.host.idle_poweroff = host.idle_poweroff;
+    drawPower(card.powerEl, card.host);
+  }
+  async function pollPower() {
+    if (!loaded) return;
+    try {
+      const reply = await api('GET', 'hosts');
+      for (const host of reply.hosts) {
+        const card = cards.get(host.name);
+        if (card) updatePower(card, host);
+      }
+    } catch { /* next time */ }
+  }
+
   function drawSummary() {
     const counts = { up: 0, down: 0, unknown: 0 };
     for (const { host } of cards.values()) counts[host.state?.reachability ?? 'unknown'] += 1;
@@ -110,6 +152,7 @@ export function renderHosts(main, ctx) {
   function drawCard(card) {
     const { host } = card;
     card.stateEl = h('div', { class: 'state-block' });
+    card.powerEl = h('div', { class: 'power-block' });
     card.personasEl = h('ul', { class: 'personas', 'aria-label': `OS personas of ${host.name}` });
     const parts = board.partsFor(host);
     replace(card.el,
@@ -120,6 +163,7 @@ export function renderHosts(main, ctx) {
           card.phase = h('span', { class: 'phase', hidden: true }),
           card.badge = h('span', { class: 'badge' })),
         card.stateEl,
+        card.powerEl,
         parts.controls,
         parts.panel,
         h('h3', {}, 'OS personas'),
@@ -128,6 +172,7 @@ export function renderHosts(main, ctx) {
         parts.history));
     card.stateKey = null;
     drawState(card);
+    drawPower(card.powerEl, host);
   }
 
   function drawState(card) {
@@ -226,8 +271,10 @@ export function renderHosts(main, ctx) {
     for (const el of main.querySelectorAll('time[data-rel]')) el.textContent = since(el.dateTime) ?? '';
   };
   const ticker = setInterval(onTick, 10_000);
+  const countdown = setInterval(() => tickPower(main), 1000);
+  const poller = setInterval(pollPower, 15_000);
 
-  const types = ['host.state', 'action.state', 'action.step'];
+  const types = ['host.state', 'host.bmc', 'action.state', 'action.step'];
   for (const t of types) ctx.live?.addEventListener(t, onEvent);
   ctx.live?.addEventListener('reset', onReset);
   // Open the stream first, so nothing that changes while the list loads is missed.
@@ -236,6 +283,9 @@ export function renderHosts(main, ctx) {
   return () => {
     generation += 1;
     clearInterval(ticker);
+    clearInterval(countdown);
+    clearInterval(poller);
+    for (const t of rereads.values()) clearTimeout(t);
     board.destroy();
     for (const t of types) ctx.live?.removeEventListener(t, onEvent);
     ctx.live?.removeEventListener('reset', onReset);

@@ -12,7 +12,11 @@
 // steps, from GET /api/v1/actions); powers right off (after a confirmation; cancelling it
 // first does nothing) and on again, seeing it go down and come up with the
 // phases in between; opens right's recent actions and one action's steps; a
-// viewer sees the states and the actions but no button.  Screenshots of
+// viewer sees the states and the actions but no button.  Beside
+// reachability, left's card shows what its BMC says ("BMC (ipmi): on ·
+// checked 3 s ago"; testbedd reads it every 5 s here) and right's the idle
+// power-off countdown (idle_poweroff_min 60, ticking); left's sshd killed on
+// a chassis that stays on shows the mismatch warning.  Screenshots of
 // left's card with its running action (1280x800 and a 390x844 phone, light
 // and dark) go to $TB_BINARY_DIR/screenshots/.
 import { test, before, after } from 'node:test';
@@ -59,7 +63,11 @@ before(async () => {
   assert.equal(state, simDir, `sim up printed ${out}`);
   const tbDir = path.join(dir, 'tb');
   mkdirSync(tbDir, { mode: 0o700 });
-  tbd = new Testbedd(tbDir, readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8'));
+  // right idles for an hour (never reached here): its countdown is shown
+  const inventory = readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8')
+    .replace('  right:\n    role: host\n', '  right:\n    role: host\n    idle_poweroff_min: 60\n');
+  assert.match(inventory, /idle_poweroff_min: 60/);
+  tbd = new Testbedd(tbDir, inventory, ['--bmc-interval', '5']);
   await tbd.start();
   for (const name of ['left', 'right']) {
     await eventually(async () => {
@@ -165,6 +173,31 @@ test('an admin sees the power buttons and the OS picker', { timeout: 60_000 }, a
   assert.match(await card('router').locator('.controls').innerText(), /cannot be switched on from here/);
   assert.equal(await card('router').locator('button[data-boot]').count(), 0);
   assert.equal(await panel('left').count(), 0, 'no action is shown before one ran');
+});
+
+test('the BMC\'s view beside reachability, and the idle power-off countdown', { timeout: 60_000 }, async () => {
+  const bmc = card('left').locator('.bmc');
+  await eventually(async () => /^BMC \(ipmi\): on · checked \d+ s ago$/.test((await bmc.innerText().catch(() => '')).trim()),
+    SOON, async () => `left's BMC line says "${await bmc.innerText().catch(() => '(none)')}"; ` +
+      `the API says ${JSON.stringify((await tbd.get('/api/v1/hosts/left')).host.bmc)}`);
+  assert.equal(await bmc.getAttribute('data-bmc-power'), 'on');
+  assert.equal(await card('left').locator('.mismatch').count(), 0, 'no mismatch while the BMC and ssh agree');
+  assert.equal(await card('right').locator('.bmc').count(), 0, 'right has no BMC: no BMC line');
+  assert.equal(await card('router').locator('.power-block').isHidden(), true, 'the router has neither');
+
+  const idle = card('right').locator('.idle');
+  await eventually(async () => (await idle.getAttribute('data-idle-state').catch(() => null)) === 'counting', SOON,
+    async () => `right's idle line: "${await idle.innerText().catch(() => '(none)')}"`);
+  const t1 = (await idle.innerText()).trim();
+  assert.match(t1, /^Idle power-off in (59 min \d+ s|60 min 0 s) \(after 60 min unused\)$/);
+  await eventually(async () => (await idle.innerText()).trim() !== t1, 3000, `the countdown does not tick: "${t1}"`);
+  const api = (await tbd.get('/api/v1/hosts/right')).host.idle_poweroff;
+  assert.equal(api.after_min, 60);
+  assert.equal(api.state, 'counting');
+  assert.ok(api.seconds_left > 3500 && api.seconds_left <= 3600, `seconds_left ${api.seconds_left}`);
+  await page.evaluate(() => document.activeElement?.blur());
+  await shootCard('left', 'bmc-left-desktop.png');
+  await shootCard('right', 'idle-right-desktop.png');
 });
 
 test('"Boot FreeBSD" on left: the steps arrive live, a second click gets 409, left comes up as freebsd',
@@ -333,6 +366,34 @@ test('a viewer sees the states and the actions, but no button', { timeout: 60_00
     method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"action":"off"}',
   })).status);
   assert.equal(status, 403);
+});
+
+test('an OS that stops answering on a chassis the BMC says is on: the mismatch warning', { timeout: 90_000 }, async () => {
+  // kill left's sshd (the sim's processes, by pid): the OS no longer
+  // answers, the chassis stays on
+  const pids = execFileSync('ip', ['netns', 'pids', `${PREFIX}-left`], { encoding: 'utf8' }).split(/\s+/).filter(Boolean);
+  let killed = 0;
+  for (const pid of pids) {
+    let comm = '';
+    try { comm = execFileSync('ps', ['-o', 'comm=', '-p', pid], { encoding: 'utf8' }).trim(); } catch { continue; }
+    if (comm === 'sshd') { process.kill(Number(pid)); killed += 1; }
+  }
+  assert.ok(killed > 0, 'no sshd found in left\'s namespace');
+  await waitReach('left', 'down', 30_000);
+  const warn = card('left').locator('.mismatch');
+  await warn.waitFor({ timeout: 45_000 });
+  assert.match(await warn.innerText(), /^Mismatch: the BMC says on, but no OS answers ssh/);
+  assert.equal(await warn.getAttribute('role'), 'alert');
+  assert.equal(await card('left').getAttribute('data-reachability'), 'down');
+  assert.equal(await card('left').locator('.bmc').getAttribute('data-bmc-power'), 'on');
+  assert.equal(await card('left').locator('.power-block').getAttribute('data-mismatch'), 'yes');
+  await page.evaluate(() => document.activeElement?.blur());
+  await shootCard('left', 'bmc-mismatch-desktop.png');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shootCard('left', 'bmc-mismatch-phone.png');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `with the mismatch warning the page is ${overflow} px wider than a 390 px phone`);
+  await page.setViewportSize({ width: 1280, height: 800 });
 });
 
 test('no script errors on the page', () => {

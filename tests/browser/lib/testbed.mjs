@@ -199,7 +199,8 @@ export class Sshd {
 
 /** The real testbedd with a state dir that outlives restarts. */
 export class Testbedd {
-  constructor(dir, inventory) {
+  /** extraArgs: more testbedd options (e.g. ['--bmc-interval', '5']). */
+  constructor(dir, inventory, extraArgs = []) {
     assert.ok(binaryDir, 'TB_BINARY_DIR is not set (ctest sets it to the build directory)');
     this.exe = path.join(binaryDir, 'testbedd');
     assert.ok(existsSync(this.exe), `${this.exe} does not exist: build testbedd first`);
@@ -210,6 +211,7 @@ export class Testbedd {
     writeFileSync(this.inventory, inventory);
     this.port = 0;
     this.proc = null;
+    this.extraArgs = extraArgs;
   }
 
   get base() { return `http://127.0.0.1:${this.port}`; }
@@ -219,7 +221,7 @@ export class Testbedd {
     if (existsSync(this.portFile)) unlinkSync(this.portFile);
     this.proc = new Proc('testbedd', this.exe, ['--inventory', this.inventory, '--state-dir', this.stateDir,
       '--listen', '127.0.0.1', '--port', String(this.port), '--port-file', this.portFile,
-      '--probe-interval', '1', '--static', path.join(sourceDir, 'static')], path.join(this.dir, 'testbedd.log'));
+      '--probe-interval', '1', '--static', path.join(sourceDir, 'static'), ...this.extraArgs], path.join(this.dir, 'testbedd.log'));
     await eventually(() => {
       if (!this.proc.running) throw new Error(`testbedd exited (${this.proc.exit})`);
       return existsSync(this.portFile) && readFileSync(this.portFile, 'utf8').trim();

@@ -1,0 +1,295 @@
+/* idle.c - idle power-off: see idle.h. */
+#include "idle.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "actions.h"
+#include "app.h"
+#include "bmcwatch.h"
+#include "hosts.h"
+#include "inventory.h"
+#include "log.h"
+#include "power.h"
+#include "timeutil.h"
+
+#define TICK_MS 1000
+
+struct use {
+	char machine[64];
+	int64_t last_ms;
+};
+
+struct tb_idle {
+	struct tb_app *app;
+	int64_t started_ms;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t thread;
+	int running, stop;
+	struct use *uses;
+	size_t n;
+};
+
+/* ---- pure helpers ---- */
+
+int64_t tb_idle_off_at_ms(int64_t last_use_ms, int after_min, unsigned int minute_s)
+{
+	if (after_min <= 0)
+		return -1;
+	return last_use_ms + (int64_t)after_min * (int64_t)(minute_s > 0 ? minute_s : 60) * 1000;
+}
+
+enum tb_idle_state tb_idle_decide(int after_min, int on, int held, int64_t off_at_ms, int64_t now_ms)
+{
+	if (after_min <= 0 || off_at_ms < 0)
+		return TB_IDLE_NONE;
+	if (!on)
+		return TB_IDLE_OFF;
+	if (held)
+		return TB_IDLE_HELD;
+	return now_ms >= off_at_ms ? TB_IDLE_DUE : TB_IDLE_COUNTING;
+}
+
+int64_t tb_idle_seconds_left(int64_t off_at_ms, int64_t now_ms)
+{
+	int64_t left = off_at_ms - now_ms;
+
+	return left <= 0 ? 0 : (left + 999) / 1000;
+}
+
+/* ---- last use ---- */
+
+void tb_idle_touch(struct tb_idle *idle, const char *machine)
+{
+	int64_t now = tb_now_ms();
+	struct use *grown;
+
+	if (idle == NULL || machine == NULL)
+		return;
+	pthread_mutex_lock(&idle->lock);
+	for (size_t i = 0; i < idle->n; i++) {
+		if (strcmp(idle->uses[i].machine, machine) == 0) {
+			idle->uses[i].last_ms = now;
+			pthread_mutex_unlock(&idle->lock);
+			return;
+		}
+	}
+	grown = realloc(idle->uses, (idle->n + 1) * sizeof(*grown));
+	if (grown != NULL) {
+		idle->uses = grown;
+		snprintf(grown[idle->n].machine, sizeof(grown[0].machine), "%s", machine);
+		grown[idle->n].last_ms = now;
+		idle->n++;
+	}
+	pthread_mutex_unlock(&idle->lock);
+}
+
+static int64_t last_use(struct tb_idle *idle, const char *machine)
+{
+	int64_t t = idle->started_ms;
+
+	pthread_mutex_lock(&idle->lock);
+	for (size_t i = 0; i < idle->n; i++)
+		if (strcmp(idle->uses[i].machine, machine) == 0)
+			t = idle->uses[i].last_ms;
+	pthread_mutex_unlock(&idle->lock);
+	return t;
+}
+
+/* On: an OS answers, or the BMC says the chassis is on. */
+static int is_on(struct tb_idle *idle, const char *machine)
+{
+	int64_t since, seen;
+
+	return tb_hosts_reach(idle->app->hosts, machine, &since, &seen) == 1 ||
+	       tb_bmcwatch_power(idle->app->bmcwatch, machine) == 1;
+}
+
+/* Everything the decision needs about m now. */
+static enum tb_idle_state decide(struct tb_idle *idle, const struct tb_machine *m, int64_t *last, int64_t *off_at,
+				 char *holder, size_t hlen)
+{
+	int64_t now = tb_now_ms();
+
+	*last = last_use(idle, m->name);
+	*off_at = tb_idle_off_at_ms(*last, m->idle_poweroff_min, idle->app->cfg.idle_minute_s);
+	tb_actions_holder(idle->app->actions, m->name, holder, hlen);
+	return tb_idle_decide(m->idle_poweroff_min, is_on(idle, m->name), holder[0] != '\0', *off_at, now);
+}
+
+/* ---- the power-off action ---- */
+
+struct work {
+	struct tb_app *app;
+	struct tb_inventory *inv;
+	const struct tb_machine *m;
+	int64_t last_ms;
+};
+
+static void work_free(void *cls)
+{
+	struct work *w = cls;
+
+	tb_app_inventory_put(w->app, w->inv);
+	free(w);
+}
+
+static int do_off(struct tb_action *a, void *cls, struct tb_error *err)
+{
+	struct work *w = cls;
+	char last[TB_TIME_MAX];
+
+	tb_time_format(w->last_ms / 1000, last);
+	tb_action_note(a, "%s has not been used since %s (idle_poweroff_min %d): powering it off", w->m->name, last,
+		       w->m->idle_poweroff_min);
+	return tb_power_run(a, w->inv, w->m, TB_POWER_OFF, NULL, err);
+}
+
+static void fire(struct tb_idle *idle, const struct tb_machine *m, int64_t last)
+{
+	struct work *w = calloc(1, sizeof(*w));
+	struct tb_error e = {0};
+	int64_t id = 0;
+
+	if (w == NULL)
+		return;
+	w->app = idle->app;
+	w->inv = tb_app_inventory_get(idle->app);
+	w->m = tb_inventory_find(w->inv, m->name);
+	w->last_ms = last;
+	if (w->m == NULL) {
+		work_free(w);
+		return;
+	}
+	/* tb_actions_start takes the hold atomically: if anything took it since
+	 * decide() looked, this is refused and nothing happens */
+	if (tb_actions_start(idle->app->actions, m->name, "power",
+			     json_pack("{s:s, s:s, s:i}", "action", "off", "reason", "idle", "idle_poweroff_min",
+				       m->idle_poweroff_min),
+			     "idle", do_off, w, work_free, &id, &e) == 0)
+		tb_info("idle", "%s: idle for %d min: power-off action %lld", m->name, m->idle_poweroff_min,
+			(long long)id);
+	else
+		tb_debug("idle", "%s: not powered off: %s", m->name, e.message);
+}
+
+/* The stop flag, read under the lock. */
+static int stopping(struct tb_idle *idle)
+{
+	int stop;
+
+	pthread_mutex_lock(&idle->lock);
+	stop = idle->stop;
+	pthread_mutex_unlock(&idle->lock);
+	return stop;
+}
+
+static void round_once(struct tb_idle *idle)
+{
+	struct tb_inventory *inv = tb_app_inventory_get(idle->app);
+
+	for (size_t i = 0; i < inv->nmachines && !stopping(idle); i++) {
+		const struct tb_machine *m = &inv->machines[i];
+		char holder[160];
+		int64_t last, off_at;
+
+		if (m->idle_poweroff_min > 0 &&
+		    decide(idle, m, &last, &off_at, holder, sizeof(holder)) == TB_IDLE_DUE)
+			fire(idle, m, last);
+	}
+	tb_app_inventory_put(idle->app, inv);
+}
+
+static void *checker(void *arg)
+{
+	struct tb_idle *idle = arg;
+
+	pthread_mutex_lock(&idle->lock);
+	while (!idle->stop) {
+		struct timespec until;
+
+		pthread_mutex_unlock(&idle->lock);
+		round_once(idle);
+		pthread_mutex_lock(&idle->lock);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += TICK_MS / 1000;
+		while (!idle->stop)
+			if (pthread_cond_timedwait(&idle->wake, &idle->lock, &until) != 0)
+				break;
+	}
+	pthread_mutex_unlock(&idle->lock);
+	return NULL;
+}
+
+int tb_idle_new(struct tb_app *app, struct tb_idle **out, struct tb_error *err)
+{
+	struct tb_idle *idle = calloc(1, sizeof(*idle));
+
+	*out = NULL;
+	if (idle == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	idle->app = app;
+	idle->started_ms = tb_now_ms();
+	pthread_mutex_init(&idle->lock, NULL);
+	pthread_cond_init(&idle->wake, NULL);
+	*out = idle;
+	return 0;
+}
+
+int tb_idle_start(struct tb_idle *idle, struct tb_error *err)
+{
+	if (pthread_create(&idle->thread, NULL, checker, idle) != 0)
+		return tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the idle power-off thread");
+	idle->running = 1;
+	if (idle->app->cfg.idle_minute_s != 0 && idle->app->cfg.idle_minute_s != 60)
+		tb_warn("idle", "an idle minute is %u s (TESTBEDD_TEST_IDLE_MINUTE_S): for tests only",
+			idle->app->cfg.idle_minute_s);
+	return 0;
+}
+
+void tb_idle_stop(struct tb_idle *idle)
+{
+	if (idle == NULL)
+		return;
+	pthread_mutex_lock(&idle->lock);
+	idle->stop = 1;
+	pthread_cond_broadcast(&idle->wake);
+	pthread_mutex_unlock(&idle->lock);
+	if (idle->running)
+		pthread_join(idle->thread, NULL);
+	idle->running = 0;
+}
+
+void tb_idle_free(struct tb_idle *idle)
+{
+	if (idle == NULL)
+		return;
+	tb_idle_stop(idle);
+	pthread_cond_destroy(&idle->wake);
+	pthread_mutex_destroy(&idle->lock);
+	free(idle->uses);
+	free(idle);
+}
+
+json_t *tb_idle_json(struct tb_idle *idle, const struct tb_machine *m)
+{
+	static const char *const words[] = {"none", "off", "held", "counting", "counting"};
+	enum tb_idle_state s;
+	char holder[160], last_at[TB_TIME_MAX], off_at_s[TB_TIME_MAX];
+	int64_t last, off_at, now = tb_now_ms();
+	int counting;
+
+	if (idle == NULL || m->idle_poweroff_min <= 0)
+		return json_null();
+	s = decide(idle, m, &last, &off_at, holder, sizeof(holder));
+	counting = s == TB_IDLE_COUNTING || s == TB_IDLE_DUE;
+	tb_time_format_ms(last, last_at);
+	tb_time_format((off_at + 999) / 1000, off_at_s);
+	return json_pack("{s:i, s:s, s:s, s:o, s:o}", "after_min", m->idle_poweroff_min, "last_use", last_at, "state",
+			 words[s], "off_at", counting ? json_string(off_at_s) : json_null(), "seconds_left",
+			 counting ? json_integer(tb_idle_seconds_left(off_at, now)) : json_null());
+}
