@@ -50,9 +50,9 @@ struct tb_bmcwatch {
 const struct tb_power_method *tb_bmc_method(const struct tb_machine *m)
 {
 	for (size_t i = 0; i < m->npower; i++) {
-		const struct tb_power_driver *d = tb_power_driver_for(&m->power[i]);
-
-		if (d != NULL && (d->ops & TB_POWER_BIT(TB_POWER_STATUS)))
+		/* what this method can do: a command method only the actions it has templates for */
+		if (tb_power_driver_for(&m->power[i]) != NULL &&
+		    (tb_power_method_ops(&m->power[i]) & TB_POWER_BIT(TB_POWER_STATUS)))
 			return &m->power[i];
 	}
 	return NULL;

@@ -17,6 +17,7 @@
 #include "bmcwatch.h"
 #include "idle.h"
 #include "inventory.h"
+#include "power.h"
 
 static void test_bmc_method(void **state)
 {
@@ -33,6 +34,17 @@ static void test_bmc_method(void **state)
 	assert_null(tb_bmc_method(&m));
 	m.power = NULL, m.npower = 0;
 	assert_null(tb_bmc_method(&m));
+	{
+		/* a command method (a PDU) tells only when it has a status template */
+		static char *on_argv[] = {"pdu", "on", NULL}, *status_argv[] = {"pdu", "status", NULL};
+		struct tb_power_method cmd[1] = {{.driver = TB_POWER_COMMAND}};
+
+		cmd[0].argv[TB_POWER_ON] = on_argv;
+		m.power = cmd, m.npower = 1;
+		assert_null(tb_bmc_method(&m));
+		cmd[0].argv[TB_POWER_STATUS] = status_argv;
+		assert_ptr_equal(tb_bmc_method(&m), &cmd[0]);
+	}
 }
 
 static void test_interval(void **state)
