@@ -347,6 +347,15 @@ function powerText(p) {
     if (p.via === 'raw') return ['Wake-on-LAN raw frame out of ', h('code', {}, p.interface)];
     return [`Wake-on-LAN ${p.via} to `, h('code', {}, `${p.target}:${p.port}`), p.source ? [' from ', h('code', {}, p.source)] : null];
   }
+  if (p.driver === 'redfish') {
+    return ['Redfish ', h('code', {}, `${p.user}@${p.url}`), p.system ? [' system ', h('code', {}, p.system)] : null,
+      ` (${p.auth} auth)`, p.insecure
+        ? [' ', h('strong', { class: 'insecure', title: 'insecure: true in the inventory' }, 'TLS certificate NOT checked')]
+        : p.ca_file ? ' TLS checked against its CA file' : ' TLS checked'];
+  }
+  if (p.driver === 'command') {
+    return ['command (', (p.actions ?? []).join(', '), ')', p.address ? [' at ', h('code', {}, p.address)] : null];
+  }
   return h('code', {}, p.driver);
 }
 

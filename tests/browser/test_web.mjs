@@ -35,6 +35,7 @@ let tbd;
 let browser;
 let page;
 let shots;
+let closedPort;
 const pageErrors = [];
 
 before(async () => {
@@ -42,6 +43,7 @@ before(async () => {
   const sshDir = path.join(dir, 'ssh');
   mkdirSync(sshDir, { mode: 0o700 });
   const closed = await freePort();
+  closedPort = closed;
   sshd = new Sshd(sshDir, await freePort());
   await sshd.start();
   const tbDir = path.join(dir, 'tb');
@@ -58,6 +60,7 @@ machines:
     mac: "02:00:00:00:00:01"
     power:
       - {driver: wol, via: relay, relay: openwrt, interface: br-lan, command: etherwake}
+      - {driver: command, on: [/bin/true, "{host}"], status: [/bin/echo, "plug 1: ON"], on_pattern: "ON"}
     console: {type: tcp, address: 127.0.0.1, port: ${closed}}
     boot: {loader: grub, default: ubuntu, entries: {ubuntu: "0", freebsd: "4"}}
     os:
@@ -68,6 +71,8 @@ machines:
     idle_poweroff_min: 60
   right:
     role: host
+    power:
+      - {driver: redfish, url: "https://127.0.0.1:${closed}", user: admin, password_env: TB_TEST_NO_SUCH_VAR, insecure: true}
     os:
       ubuntu: {address: 127.0.0.1, port: ${sshd.port}}
   pokeitwithastick:
@@ -207,6 +212,10 @@ test('the hosts page lists the machines; left is up as ubuntu, right shows its r
   assert.match(await card('left').locator('.persona[data-os="ubuntu"]').innerText(), new RegExp(`root@127\\.0\\.0\\.1:${sshd.port}`));
   assert.ok((await card('left').innerText()).includes(sshd.fingerprint), 'the pinned key is shown');
   assert.match(await card('left').locator('.facts').innerText(), /grub, default ubuntu/);
+  // every power method, as the inventory has it: a command's actions; Redfish's TLS said plainly
+  assert.match(await card('left').locator('.facts').innerText(), /command \(on, status\)/);
+  assert.match(await card('right').locator('.facts').innerText(),
+    new RegExp(`Redfish admin@https://127\\.0\\.0\\.1:${closedPort} \\(basic auth\\) TLS certificate NOT checked`));
 
   await waitReach('openwrt', 'down');
   assert.match(await card('openwrt').locator('.last-error').innerText(), /unreachable/);
