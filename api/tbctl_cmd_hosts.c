@@ -230,6 +230,63 @@ static void object_line(const json_t *obj, struct buf *b)
 	}
 }
 
+/* The BMC's view: "on (ipmi, checked 2026-...), MISMATCH: the BMC says on, but no OS answers ssh". */
+static void bmc_line(const json_t *bmc, struct buf *b)
+{
+	const json_t *err = json_object_get(bmc, "error"), *mm = json_object_get(bmc, "mismatch");
+
+	if (!json_is_object(bmc))
+		return;
+	bput(b, tbctl_jstr(bmc, "power") ? tbctl_jstr(bmc, "power") : "unknown");
+	bput(b, " (");
+	bput(b, tbctl_jstr(bmc, "method") ? tbctl_jstr(bmc, "method") : "?");
+	if (tbctl_jstr(bmc, "checked_at") != NULL) {
+		bput(b, ", checked ");
+		bput(b, tbctl_jstr(bmc, "checked_at"));
+	}
+	bput(b, ")");
+	if (json_is_object(err)) {
+		bput(b, ", error ");
+		bput(b, tbctl_jstr(err, "code") ? tbctl_jstr(err, "code") : "?");
+		bput(b, ": ");
+		bput(b, tbctl_jstr(err, "message") ? tbctl_jstr(err, "message") : "");
+	}
+	if (json_is_object(mm)) {
+		bput(b, ", MISMATCH since ");
+		bput(b, tbctl_jstr(mm, "since") ? tbctl_jstr(mm, "since") : "?");
+		bput(b, ": ");
+		bput(b, tbctl_jstr(mm, "message") ? tbctl_jstr(mm, "message") : "");
+	}
+}
+
+/* Idle power-off: "after 60 min unused; in 59 min 3 s (at ...)" or "... ; held" / "; off". */
+static void idle_line(const json_t *host, struct buf *b)
+{
+	const json_t *idle = json_object_get(host, "idle_poweroff");
+	char num[96];
+	long long left;
+
+	if (tbctl_jint(host, "idle_poweroff_min", -1) < 0)
+		return;
+	snprintf(num, sizeof num, "after %lld min unused", tbctl_jint(host, "idle_poweroff_min", 0));
+	bput(b, num);
+	if (!json_is_object(idle))
+		return;
+	if (strcmp(tbctl_jstr(idle, "state") ? tbctl_jstr(idle, "state") : "", "counting") == 0 &&
+	    (left = tbctl_jint(idle, "seconds_left", -1)) >= 0) {
+		snprintf(num, sizeof num, "; in %lld min %lld s", left / 60, left % 60);
+		bput(b, num);
+		if (tbctl_jstr(idle, "off_at") != NULL) {
+			bput(b, " (at ");
+			bput(b, tbctl_jstr(idle, "off_at"));
+			bput(b, ")");
+		}
+	} else if (tbctl_jstr(idle, "state") != NULL) {
+		bput(b, "; ");
+		bput(b, strcmp(tbctl_jstr(idle, "state"), "held") == 0 ? "held: nothing fires" : "off");
+	}
+}
+
 static void print_host(const json_t *host)
 {
 	json_t *state = json_object_get(host, "state");
@@ -256,12 +313,13 @@ static void print_host(const json_t *host)
 	b.s[0] = '\0';
 	last_error(state, &b);
 	kv("last error", b.s);
-	if (tbctl_jint(host, "idle_poweroff_min", -1) >= 0) {
-		snprintf(num, sizeof num, "%lld min", tbctl_jint(host, "idle_poweroff_min", 0));
-		kv("idle off", num);
-	} else {
-		kv("idle off", NULL);
-	}
+	bmc_line(json_object_get(host, "bmc"), &b);
+	if (b.len > 0)
+		kv("bmc", b.s);
+	b.len = 0;
+	b.s[0] = '\0';
+	idle_line(host, &b);
+	kv("idle off", b.len > 0 ? b.s : NULL);
 	json_array_foreach(power, i, v) {
 		b.len = 0;
 		b.s[0] = '\0';

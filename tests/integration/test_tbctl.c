@@ -381,6 +381,8 @@ static const struct tcase cases[] = {
 	  { "freebsd=127.0.0.2", "openwrt=127.0.0.6", "relay", "router" }, { NULL }, NULL },
 	{ "host shows one machine in full", A("host", "left"), TOK_ADMIN, URL_DAEMON, 0,
 	  { "lan10", "enp9s0", "driver=ipmi", "etherwake", "127.0.0.2" }, { NULL }, "left-bmc.pass" },
+	{ "host shows the BMC's view and the idle power-off", A("host", "left"), TOK_ADMIN, URL_DAEMON, 0,
+	  { "bmc", "(ipmi", "idle off", "after 60 min unused" }, { NULL }, "left-bmc.pass" },
 	{ "--json host never shows a secret's path", A("--json", "host", "left"), TOK_ADMIN,
 	  URL_DAEMON, 0, { "\"left\"" }, { NULL }, "left-bmc.pass" },
 	{ "unknown host is refused with exit 2", A("host", "lfet"), TOK_ADMIN, URL_DAEMON, 2,
