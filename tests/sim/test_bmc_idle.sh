@@ -19,7 +19,7 @@ D=$(mktemp -d /tmp/tbscratch-XXXXXX)
 trap 'daemon_clean; sim_down; rm -rf "$D"' EXIT
 IDLE=10
 
-sim_up tbbi 248 || { nok "sim up"; finish; }
+sim_up tbbi 245 || { nok "sim up"; finish; }
 ok "sim up (prefix $PFX)"
 python3 - "$S/inventory.yaml" "$IDLE" <<'PY'
 import sys
