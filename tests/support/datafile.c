@@ -3,6 +3,22 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+void tb_test_data_dir(const char *sub, char *out, size_t len)
+{
+	const char *src = getenv("TB_SOURCE_DIR");
+
+	if (src != NULL && src[0] != '\0') {
+		snprintf(out, len, "%s/tests/data/%s", src, sub);
+	} else {
+		/* __FILE__ is .../tests/support/datafile.c */
+		const char *f = __FILE__, *slash = strrchr(f, '/');
+		int n = slash != NULL ? (int)(slash - f) : 0;
+
+		snprintf(out, len, "%.*s/../data/%s", n, f, sub);
+	}
+}
 
 char *tb_test_read_file(const char *dir, const char *name, size_t *len)
 {

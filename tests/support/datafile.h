@@ -8,4 +8,8 @@
  * be NULL); NULL when it cannot be read (errno says why). */
 char *tb_test_read_file(const char *dir, const char *name, size_t *len);
 
+/* tests/data/SUB of the source tree, into out: $TB_SOURCE_DIR/tests/data/SUB
+ * when set (ctest sets it), else found from this file's own path. */
+void tb_test_data_dir(const char *sub, char *out, size_t len);
+
 #endif

@@ -371,21 +371,6 @@ static const struct host hosts[] = {
 
 static char data_dir[1024];
 
-static void find_data_dir(void)
-{
-	const char *src = getenv("TB_SOURCE_DIR");
-
-	if (src != NULL && src[0] != '\0') {
-		snprintf(data_dir, sizeof(data_dir), "%s/tests/data/hosts", src);
-	} else {
-		/* __FILE__ is .../tests/unit/test_hostmeta.c */
-		const char *f = __FILE__, *slash = strrchr(f, '/');
-		int n = slash != NULL ? (int)(slash - f) : 0;
-
-		snprintf(data_dir, sizeof(data_dir), "%.*s/../data/hosts", n, f);
-	}
-}
-
 /* The file's bytes, NUL-terminated (malloc'd). */
 static char *read_data(const char *name, size_t *len)
 {
@@ -1234,6 +1219,6 @@ int main(void)
 		cmocka_unit_test(test_out_of_memory),
 	};
 
-	find_data_dir();
+	tb_test_data_dir("hosts", data_dir, sizeof(data_dir));
 	return cmocka_run_group_tests_name("hostmeta", tests, NULL, NULL);
 }
