@@ -100,7 +100,7 @@ struct tb_mx_spec {
 int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
 		     struct tb_mx_spec *out, struct tb_error *err);
 
-/* The grammar of single values, shared with tb_matrix_params_from_json.
+/* The grammar of single values (matrix_values.c), shared with tb_matrix_params_from_json.
  * Each returns 0 or TB_ERR_INVALID with field and a message naming the
  * allowed values; v is a scalar (not null, not a list). */
 int tb_mx_value_parse(enum tb_mx_axis axis, const json_t *v, const char *field, struct tb_mx_value *out,
@@ -108,6 +108,19 @@ int tb_mx_value_parse(enum tb_mx_axis axis, const json_t *v, const char *field, 
 
 /* "\"abc\"", "12", "a list", ... for messages; control characters shown as '?'. */
 void tb_mx_describe(const json_t *v, char *buf, size_t len);
+
+/* ---- matrix_values.c (with tb_mx_value_parse and tb_mx_describe above) ---- */
+
+/* src, at most max bytes, into dst with control characters as '?'. */
+void tb_mx_sanitize(char *dst, size_t len, const char *src, size_t max);
+
+/* v a whole number lo..hi into *out, else TB_ERR_INVALID: "FIELD must be lo..hi UNIT, got ...". */
+int tb_mx_get_int(const json_t *v, const char *field, long long lo, long long hi, const char *unit, long long *out,
+		  struct tb_error *err);
+/* The "unset" value of an axis: what struct tb_iperf_params means by unset. */
+void tb_mx_value_unset(enum tb_mx_axis axis, struct tb_mx_value *x);
+/* Whether a and b are the same value of axis (bitrates by bits/s). */
+int tb_mx_value_same(enum tb_mx_axis axis, const struct tb_mx_value *a, const struct tb_mx_value *b);
 
 /* ---- matrix_groups.c ---- */
 
