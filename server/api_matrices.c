@@ -51,10 +51,11 @@ static int matrix_id(struct tb_request *rq, struct tb_reply *rp, int64_t *id)
 
 static int reply_matrix(struct tb_request *rq, struct tb_reply *rp, unsigned int status, int64_t id, int with_runs)
 {
+	unsigned int parts = (with_runs ? TB_MX_JSON_RUNS : 0u) | TB_MX_JSON_BOOTS;
 	json_t *j;
 	int rc;
 
-	if ((rc = tb_results_matrix_json(rq->app, id, with_runs, &j, &rp->err)) != 0)
+	if ((rc = tb_results_matrix_json(rq->app, id, parts, &j, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, status, json_pack("{s:o}", "matrix", j));
 }

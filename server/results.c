@@ -160,7 +160,7 @@ static void on_boot(void *cls, const struct tb_matrix_boot_row *b)
 					     "before_seq", b->before_seq >= 0 ? json_integer(b->before_seq) : json_null()));
 }
 
-int tb_results_matrix_json(struct tb_app *app, int64_t id, int with_runs, json_t **out, struct tb_error *err)
+int tb_results_matrix_json(struct tb_app *app, int64_t id, unsigned int parts, json_t **out, struct tb_error *err)
 {
 	struct mctx c = {app, NULL, 0};
 	int rc;
@@ -170,7 +170,7 @@ int tb_results_matrix_json(struct tb_app *app, int64_t id, int with_runs, json_t
 		return rc;
 	if (c.out == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	if (with_runs) {
+	if (parts & TB_MX_JSON_RUNS) {
 		json_t *runs = json_array();
 
 		if ((rc = tb_store_run_each(app->store, id, NULL, on_run_brief, runs, err)) != 0) {
@@ -180,7 +180,7 @@ int tb_results_matrix_json(struct tb_app *app, int64_t id, int with_runs, json_t
 		}
 		json_object_set_new(c.out, "runs", runs);
 	}
-	{
+	if (parts & TB_MX_JSON_BOOTS) {
 		json_t *boots = json_array();
 
 		if (boots == NULL)

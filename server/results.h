@@ -21,8 +21,11 @@
 
 struct tb_app;
 
-/* A matrix (api/openapi.yaml Matrix); with_runs adds "runs": [RunBrief]. */
-int tb_results_matrix_json(struct tb_app *app, int64_t id, int with_runs, json_t **out, struct tb_error *err);
+/* A matrix (api/openapi.yaml Matrix); parts adds "runs": [RunBrief] and
+ * "boots" (each a query more: a matrix.state event needs neither). */
+#define TB_MX_JSON_RUNS 1u
+#define TB_MX_JSON_BOOTS 2u
+int tb_results_matrix_json(struct tb_app *app, int64_t id, unsigned int parts, json_t **out, struct tb_error *err);
 /* Newest first, without runs. */
 int tb_results_matrix_list_json(struct tb_app *app, int limit, json_t **out, struct tb_error *err);
 /* One run with its commands, personas, versions, summary and intervals. */

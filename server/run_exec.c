@@ -282,7 +282,6 @@ static void *server_run(void *arg)
 	return NULL;
 }
 
-/* Wait until the server listens (1), failed (-1), or the run is stopped (0). */
 /* Wait on s->cond (s->lock held) for at most 50 ms. */
 static void wait_50ms(struct server *s)
 {
@@ -297,18 +296,40 @@ static void wait_50ms(struct server *s)
 	pthread_cond_timedwait(&s->cond, &s->lock, &ts);
 }
 
-static int server_wait_listening(struct server *s, struct tb_run_ctl *ctl)
-{
-	int64_t until = tb_monotonic_ms() + LISTEN_WAIT_MS;
-	int st;
+/*
+ * The client's gate (tb_ssh_spawn_gated): its channel and shell are opened
+ * while the server starts; it runs the moment the server listens.  The
+ * server's pid is stored before the client runs, as for a crash's cleanup.
+ */
+struct client_gate {
+	struct server *s;
+	struct tb_run_ctl *ctl;
+	struct tb_store *store;
+	struct tb_run_row *r;
+	int64_t until;
+	int listening;             /* what the gate saw last: 1, -1 (failed or timed out), 0 */
+};
 
-	pthread_mutex_lock(&s->lock);
-	while (s->listening == 0 && !ctl->stop && tb_monotonic_ms() < until) {
-		wait_50ms(s);
-	}
-	st = s->listening;
-	pthread_mutex_unlock(&s->lock);
-	return st;
+static int client_gate(void *cls)
+{
+	struct client_gate *g = cls;
+	int st;
+	long pid;
+
+	pthread_mutex_lock(&g->s->lock);
+	st = g->s->listening;
+	pid = g->s->pid;
+	pthread_mutex_unlock(&g->s->lock);
+	if (st == 0 && tb_monotonic_ms() >= g->until)
+		st = -1;
+	g->listening = st;
+	if (g->ctl->stop || st < 0)
+		return -1;
+	if (st == 0)
+		return 0;
+	g->r->server_pid = pid;
+	tb_store_run_update(g->store, g->r, NULL);
+	return 1;
 }
 
 /* Wait for the server's ssh command to end; stop it by pid if it does not. */
@@ -375,8 +396,8 @@ static char *server_script(const struct tb_run_host *h, unsigned int port, long 
 		return NULL;
 	}
 	snprintf(script, need,
-		 "%s & p=$!; echo tbpid $p; n=0; until %s; do n=$((n+1)); if [ $n -ge 400 ] || ! kill -0 $p 2>/dev/null;"
-		 " then echo tbnolisten; n=-1; break; fi; sleep 0.01; done; [ $n -ge 0 ] && echo tblistening; wait $p;"
+		 "%s & p=$!; echo tbpid $p; n=0; until %s; do n=$((n+1)); if [ $n -ge 1000 ] || ! kill -0 $p 2>/dev/null;"
+		 " then echo tbnolisten; n=-1; break; fi; sleep 0.002; done; [ $n -ge 0 ] && echo tblistening; wait $p;"
 		 " echo tbexit $?",
 		 q, check);
 	free(q);
@@ -563,12 +584,35 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 		server_free(&s);
 		return;
 	}
-	ln = server_wait_listening(&s, ctl);
-	pthread_mutex_lock(&s.lock);
-	r->server_pid = s.pid;
-	pthread_mutex_unlock(&s.lock);
-	tb_store_run_update(app->store, r, NULL);
+	/* the client, under the ssh watchdog (and timeout(1) on the host), opened
+	 * now and let go the moment the server listens */
+	pthread_mutex_lock(&ctl->lock);
+	target_of(app, ch, &ctl->client_t, ctl->client_pin, sizeof(ctl->client_pin));
+	ctl->client_pid = 0;
+	ctl->signaled = 0;
+	{
+		struct tb_ssh_target t = ctl->client_t;
+		struct client_gate g = {&s, ctl, app->store, r, tb_monotonic_ms() + LISTEN_WAIT_MS, 0};
+
+		pthread_mutex_unlock(&ctl->lock);
+		if (ctl->stop)
+			rc = TB_ERR_CANCELED;
+		else
+			rc = tb_ssh_spawn_gated(tb_hosts_pool(app->hosts), &t, cargv, LISTEN_WAIT_MS + (wall_s + 5) * 1000,
+						client_gate, &g, client_pid, client_output, &c, &res, &e);
+		ln = g.listening;
+	}
 	if (ln != 1) {
+		/* the client never ran: why the server did not listen, or the stop */
+		pthread_mutex_lock(&ctl->lock);
+		ctl->client_pid = 0;
+		pthread_mutex_unlock(&ctl->lock);
+		pthread_mutex_lock(&s.lock);
+		r->server_pid = s.pid;
+		if (ln == 0 && s.listening != 0)
+			ln = s.listening;
+		pthread_mutex_unlock(&s.lock);
+		tb_store_run_update(app->store, r, NULL);
 		server_finish(&s, ln == 0 && ctl->stop ? 0 : 3000);
 		if (ctl->stop) {
 			o->klass = ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted";
@@ -576,6 +620,9 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 		} else if (s.rc != 0) {
 			o->klass = "ssh_error";
 			snprintf(o->message, sizeof(o->message), "server %s: %s", sh->m->name, s.err.message);
+		} else if (ln == 0) {
+			o->klass = "ssh_error";
+			snprintf(o->message, sizeof(o->message), "client %s: %s", ch->m->name, e.message);
 		} else {
 			o->klass = "iperf_error";
 			o->retry_busy = strstr(buf_str(&s.out), "in use") != NULL;
@@ -583,22 +630,6 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 				 sh->m->name, r->port, s.out.len ? buf_str(&s.out) : buf_str(&s.errb));
 		}
 		goto done;
-	}
-
-	/* the client, under the ssh watchdog (and timeout(1) on the host) */
-	pthread_mutex_lock(&ctl->lock);
-	target_of(app, ch, &ctl->client_t, ctl->client_pin, sizeof(ctl->client_pin));
-	ctl->client_pid = 0;
-	ctl->signaled = 0;
-	{
-		struct tb_ssh_target t = ctl->client_t;
-
-		pthread_mutex_unlock(&ctl->lock);
-		if (ctl->stop)
-			rc = TB_ERR_CANCELED;
-		else
-			rc = tb_ssh_spawn(tb_hosts_pool(app->hosts), &t, cargv, (wall_s + 5) * 1000, client_pid, client_output,
-					  &c, &res, &e);
 	}
 	pthread_mutex_lock(&ctl->lock);
 	ctl->client_pid = 0;

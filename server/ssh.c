@@ -55,6 +55,9 @@ static int min_ms(long long a, long long b)
 struct run {
 	tb_ssh_output_fn out;
 	void *cls;
+	tb_ssh_gate_fn gate;      /* NULL, or: send "go" on stdin when it says 1 */
+	void *gate_cls;
+	bool gate_done;           /* "go" sent */
 	bool canceled;
 	bool got_status;
 	int exit_status;
@@ -177,7 +180,20 @@ static enum pump_end pump(struct conn *c, ssh_channel ch, struct run *r, long lo
 			return PUMP_TIMEOUT;
 		if (!ssh_is_connected(c->s))
 			return PUMP_LOST;
-		slice = min_ms(deadline - tb_monotonic_ms(), POLL_SLICE_MS);
+		if (r->gate != NULL && !r->gate_done) {
+			int g = r->gate(r->gate_cls);
+
+			if (g < 0) {
+				r->canceled = true;
+				return PUMP_CANCELED;
+			}
+			if (g > 0) {
+				if (ssh_channel_write(ch, "go\n", 3) != 3)
+					return PUMP_LOST;
+				r->gate_done = true;
+			}
+		}
+		slice = min_ms(deadline - tb_monotonic_ms(), r->gate != NULL && !r->gate_done ? 1 : POLL_SLICE_MS);
 		if (!ssh_channel_is_eof(ch)) {
 			if (ssh_channel_poll_timeout(ch, slice, 0) == SSH_ERROR)
 				return PUMP_LOST;
@@ -326,10 +342,10 @@ static void describe(const char *const argv[], char *buf, size_t len)
 		memcpy(buf + len - 4, "...", 3);
 }
 
-static int exec_prefixed(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
-			 const char *prefix, const char *const argv[], long timeout_ms,
-			 tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res,
-			 struct tb_error *err)
+static int exec_prefixed_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
+			       const char *prefix, const char *const argv[], long timeout_ms,
+			       tb_ssh_gate_fn gate, void *gate_cls, tb_ssh_output_fn on_output,
+			       void *cls, struct tb_ssh_result *res, struct tb_error *err)
 {
 	struct tb_ssh_result local;
 	struct tb_error qerr;
@@ -348,10 +364,20 @@ static int exec_prefixed(struct tb_ssh_pool *pool, const struct tb_ssh_target *t
 			       qerr.message);
 	r.out = on_output;
 	r.cls = cls;
+	r.gate = gate;
+	r.gate_cls = gate_cls;
 	describe(argv, what, sizeof(what));
 	rc = run_line(pool, t, what, line, timeout_ms, &r, res, err);
 	free(line);
 	return rc;
+}
+
+static int exec_prefixed(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
+			 const char *prefix, const char *const argv[], long timeout_ms,
+			 tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res,
+			 struct tb_error *err)
+{
+	return exec_prefixed_gated(pool, t, prefix, argv, timeout_ms, NULL, NULL, on_output, cls, res, err);
 }
 
 int tb_ssh_exec(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
@@ -450,10 +476,17 @@ static int spawn_output(void *cls, enum tb_ssh_stream stream, const char *data, 
 	return 0;
 }
 
-int tb_ssh_spawn(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
-		 const char *const argv[], long timeout_ms, tb_ssh_pid_fn on_pid,
-		 tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res,
-		 struct tb_error *err)
+/*
+ * The gated form: the shell reports its pid, then waits for a "go" line on
+ * stdin before it sets up the watchdog and execs the command; EOF instead
+ * (a stop, a broken connection) ends it with 125, having run nothing.
+ */
+#define GATE "echo $$; IFS= read -r tbgo && [ \"$tbgo\" = go ] || exit 125; "
+
+static int spawn_common(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
+			const char *const argv[], long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls,
+			tb_ssh_pid_fn on_pid, tb_ssh_output_fn on_output, void *cls,
+			struct tb_ssh_result *res, struct tb_error *err)
 {
 	struct tb_ssh_result local;
 	struct spawn sp = {0};
@@ -464,8 +497,12 @@ int tb_ssh_spawn(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 	sp.on_pid = on_pid;
 	sp.on_output = on_output;
 	sp.cls = cls;
-	rc = exec_prefixed(pool, t, WATCHDOG "; echo $$", argv, timeout_ms, spawn_output, &sp,
-			   res, err);
+	if (gate != NULL)
+		rc = exec_prefixed_gated(pool, t, GATE WATCHDOG, argv, timeout_ms, gate, gate_cls, spawn_output,
+					 &sp, res, err);
+	else
+		rc = exec_prefixed(pool, t, WATCHDOG "; echo $$", argv, timeout_ms, spawn_output, &sp, res,
+				   err);
 	if (sp.nomem) {
 		rc = tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory for the output of %s",
 			     argv[0]);
@@ -485,6 +522,24 @@ int tb_ssh_spawn(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 		on_output(cls, TB_SSH_STDERR, sp.held, sp.held_len);
 	free(sp.held);
 	return rc;
+}
+
+int tb_ssh_spawn(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
+		 const char *const argv[], long timeout_ms, tb_ssh_pid_fn on_pid,
+		 tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res,
+		 struct tb_error *err)
+{
+	return spawn_common(pool, t, argv, timeout_ms, NULL, NULL, on_pid, on_output, cls, res, err);
+}
+
+int tb_ssh_spawn_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
+		       const char *const argv[], long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls,
+		       tb_ssh_pid_fn on_pid, tb_ssh_output_fn on_output, void *cls,
+		       struct tb_ssh_result *res, struct tb_error *err)
+{
+	if (gate == NULL)
+		return tb_fail(err, TB_ERR_INVALID, "gate", "a gated spawn needs a gate");
+	return spawn_common(pool, t, argv, timeout_ms, gate, gate_cls, on_pid, on_output, cls, res, err);
 }
 
 /* ---- capture ---- */

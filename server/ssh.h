@@ -172,6 +172,22 @@ int tb_ssh_spawn(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 		 struct tb_error *err);
 
 /*
+ * tb_ssh_spawn, opened ahead: the channel, the login shell and the pid line
+ * happen now, but argv runs only when gate(gate_cls), called about every
+ * millisecond from this thread while it waits, returns 1 (testbedd then
+ * sends "go" on the channel's stdin, which the waiting shell reads before it
+ * sets up the watchdog and execs argv).  -1 from gate: argv never runs (EOF
+ * ends the shell with 125), TB_ERR_CANCELED.  For a client that must start
+ * the moment its server listens, without a channel open and a shell start
+ * in between.  timeout_ms counts from now, the wait included.
+ */
+typedef int (*tb_ssh_gate_fn)(void *cls);
+int tb_ssh_spawn_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
+		       const char *const argv[], long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls,
+		       tb_ssh_pid_fn on_pid, tb_ssh_output_fn on_output, void *cls,
+		       struct tb_ssh_result *res, struct tb_error *err);
+
+/*
  * Run `kill -s SIG PID` on the target.  sig is one of "TERM", "KILL", "INT",
  * "HUP", "USR1", "USR2"; pid must be > 1.  Blocks for one short command
  * (timeout: the target's connect timeout).  0 when the signal was sent;

@@ -637,6 +637,92 @@ static void test_spawn_and_kill(void **state)
 	pthread_mutex_destroy(&c.lock);
 }
 
+/* A gate that opens (1) or refuses (-1) after delay_ms, counting its calls. */
+struct gate_ctx {
+	struct spawn_ctx *sp;
+	long long open_at;
+	int answer;
+	int calls;
+	int out_before_open;      /* output arrived while the gate was shut */
+	long long opened;         /* when it said 1 */
+};
+
+static int test_gate(void *cls)
+{
+	struct gate_ctx *g = cls;
+
+	g->calls++;
+	pthread_mutex_lock(&g->sp->lock);
+	if (g->sp->outputs > 0 && g->opened == 0)
+		g->out_before_open = 1;
+	pthread_mutex_unlock(&g->sp->lock);
+	if (now_ms() < g->open_at)
+		return 0;
+	if (g->answer > 0 && g->opened == 0)
+		g->opened = now_ms();
+	return g->answer;
+}
+
+/* Gated: the pid comes while the gate is shut and nothing runs; "go" runs
+ * the command at once; a refused gate runs nothing and says canceled. */
+static void test_spawn_gated(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	const char *argv[] = {"sh", "-c", "echo ran", NULL};
+	struct spawn_ctx c;
+	struct gate_ctx g;
+	long long start;
+	char path[256], touch[300];
+	int rc;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	pthread_mutex_init(&c.lock, NULL);
+	pthread_cond_init(&c.cond, NULL);
+	memset(&g, 0, sizeof(g));
+	g.sp = &c;
+	g.answer = 1;
+	start = now_ms();
+	g.open_at = start + 300;
+	rc = tb_ssh_spawn_gated(pool, &t, argv, 10000, test_gate, &g, spawn_on_pid, spawn_on_output, &c, &c.res,
+				&c.err);
+	expect_ok(rc, &c.err);
+	assert_true(c.pid > 1);
+	assert_true(c.pid_before_output);
+	assert_int_equal(g.out_before_open, 0);
+	assert_true(g.calls > 10);                 /* asked about every millisecond while shut */
+	assert_true(g.opened >= start + 300);
+	assert_string_equal(c.out, "ran\n");
+	assert_int_equal(c.res.exit_status, 0);
+
+	/* refused: the command never runs */
+	snprintf(path, sizeof(path), "/tmp/tb-gate-%ld", (long)getpid());
+	unlink(path);
+	snprintf(touch, sizeof(touch), "touch %s", path);
+	{
+		const char *targv[] = {"sh", "-c", touch, NULL};
+
+		memset(&c.out, 0, sizeof(c.out));
+		c.out_len = 0;
+		c.outputs = 0;
+		c.pid = 0;
+		memset(&g, 0, sizeof(g));
+		g.sp = &c;
+		g.answer = -1;
+		g.open_at = now_ms() + 100;
+		rc = tb_ssh_spawn_gated(pool, &t, targv, 10000, test_gate, &g, spawn_on_pid, spawn_on_output, &c,
+					&c.res, &c.err);
+	}
+	assert_int_equal(rc, TB_ERR_CANCELED);
+	assert_true(c.pid > 1);
+	assert_true(wait_gone(c.pid, 3000));
+	assert_int_equal(access(path, F_OK), -1);  /* touch never ran */
+	assert_int_equal(tb_ssh_spawn_gated(pool, &t, argv, 1000, NULL, NULL, NULL, NULL, NULL, NULL, &c.err),
+			 TB_ERR_INVALID);
+	pthread_cond_destroy(&c.cond);
+	pthread_mutex_destroy(&c.lock);
+}
+
 static int cancel_on_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
 {
 	return 1;
@@ -803,6 +889,7 @@ int main(void)
 		cmocka_unit_test(test_connect_timeout),
 		cmocka_unit_test(test_timeout_stops_remote_command),
 		cmocka_unit_test(test_spawn_and_kill),
+		cmocka_unit_test(test_spawn_gated),
 		cmocka_unit_test(test_cancel_from_callback),
 		cmocka_unit_test(test_pool_reuses_sessions),
 		cmocka_unit_test(test_pool_idle_timeout),
