@@ -228,6 +228,82 @@ static int machine_ids(const struct tb_matrix_plan *plan, int **ids, int *nm)
 }
 
 /*
+ * concurrency "pairs": a round takes the next run of every pair (client,
+ * server, link) whose run is of the round's OS combination; a machine may
+ * be in several runs of a round (a server of two clients, each on its own
+ * port).  Each pair keeps the order of its runs.
+ */
+static int make_pair_rounds(struct tb_matrix_plan *plan)
+{
+	struct tb_planned_run *out = malloc((size_t)plan->nruns * sizeof(*out));
+	/* each pair's runs in order: head[k] the next, next[i] the one after i (-1: none) */
+	int *next = malloc((size_t)plan->nruns * sizeof(*next)), *head = NULL, *tail = NULL;
+	int np = 0, at = 0, round = 0;
+
+	if (out == NULL || next == NULL)
+		goto fail;
+	for (int i = 0; i < plan->nruns; i++) {
+		const struct tb_planned_run *r = &plan->runs[i];
+		int k;
+
+		for (k = 0; k < np; k++) {
+			const struct tb_planned_run *f = &plan->runs[tail[k]];
+
+			if (strcmp(f->client, r->client) == 0 && strcmp(f->server, r->server) == 0 &&
+			    strcmp(f->link, r->link) == 0)
+				break;
+		}
+		if (k == np) {
+			int *nh = realloc(head, (size_t)(np + 1) * sizeof(*nh)), *nt;
+
+			if (nh == NULL)
+				goto fail;
+			head = nh;
+			if ((nt = realloc(tail, (size_t)(np + 1) * sizeof(*nt))) == NULL)
+				goto fail;
+			tail = nt;
+			head[np++] = i;
+		} else {
+			next[tail[k]] = i;
+		}
+		tail[k] = i;
+		next[i] = -1;
+	}
+	while (at < plan->nruns) {
+		int first = -1, combo;
+
+		/* the round's OS combination: that of the earliest run left */
+		for (int k = 0; k < np; k++)
+			if (head[k] >= 0 && (first < 0 || head[k] < first))
+				first = head[k];
+		combo = plan->runs[first].combo;
+		for (int k = 0; k < np; k++) {
+			int i = head[k];
+
+			if (i >= 0 && plan->runs[i].combo == combo) {
+				out[at] = plan->runs[i];
+				out[at++].round = round;
+				head[k] = next[i];
+			}
+		}
+		round++;
+	}
+	memcpy(plan->runs, out, (size_t)plan->nruns * sizeof(*out));
+	plan->nrounds = round;
+	free(out);
+	free(next);
+	free(head);
+	free(tail);
+	return 0;
+fail:
+	free(out);
+	free(next);
+	free(head);
+	free(tail);
+	return -1;
+}
+
+/*
  * Cut the ordered runs into rounds (matrix.h) and put them in round order.
  * Each round scans what is left in order until every machine that still has
  * runs is busy: linear in the runs per round for a fixed set of pairs.
@@ -423,7 +499,8 @@ int tb_matrix_plan_make_now(const json_t *spec, const struct tb_inventory *inv, 
 	plan->ncombos = sp->ncombos;
 	plan->restore_os = sp->ncombos > 0 && !sp->leave_os;
 	plan->one_at_a_time = sp->one_at_a_time;
-	if (make_rounds(plan, sp->one_at_a_time) != 0) {
+	plan->by_pair = sp->by_pair;
+	if ((sp->by_pair ? make_pair_rounds(plan) : make_rounds(plan, sp->one_at_a_time)) != 0) {
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		goto out;
 	}
@@ -706,7 +783,7 @@ json_t *tb_matrix_plan_json(const struct tb_matrix_plan *plan)
 	j = json_pack("{s:s, s:s, s:o, s:s, s:i, s:i, s:i, s:f, s:o, s:o, s:o}", "name", plan->name, "order",
 			 order_names[plan->order], "seed",
 			 plan->order == TB_ORDER_SHUFFLED ? json_integer((json_int_t)plan->seed) : json_null(),
-			 "concurrency", plan->one_at_a_time ? "none" : "disjoint", "runs", plan->nruns, "cells",
+			 "concurrency", plan->one_at_a_time ? "none" : plan->by_pair ? "pairs" : "disjoint", "runs", plan->nruns, "cells",
 			 plan->ncells, "rounds", plan->nrounds, "estimated_s", (double)plan->estimated_ms / 1000.0, "spec",
 			 json_deep_copy(plan->spec), "plan", runs, "timeline", tl);
 	if (j != NULL && (json_object_set_new(j, "combinations", json_integer(plan->ncombos)) != 0 ||

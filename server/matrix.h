@@ -125,6 +125,7 @@ struct tb_matrix_plan {
 	int ncells;
 	int nrounds;
 	bool one_at_a_time;        /* concurrency "none" */
+	bool by_pair;              /* concurrency "pairs": a round takes one run of each pair; hosts may be shared */
 	int ncombos;               /* OS combinations (0: none given) */
 	bool restore_os;           /* boot the hosts back at the end */
 	struct tb_planned_boot *boots;

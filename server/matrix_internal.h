@@ -86,6 +86,7 @@ struct tb_mx_spec {
 	uint64_t seed;                   /* shuffled: the seed used; else 0 */
 	int pause_ms;
 	bool one_at_a_time;              /* concurrency "none": no two runs at once */
+	bool by_pair;                    /* concurrency "pairs": one run of each pair at once, hosts shared */
 	int ncombos;                     /* 0: no "os" (the hosts as they are) */
 	struct tb_mx_combo combos[TB_MX_COMBOS_MAX];
 	bool leave_os;                   /* os_after "leave": do not boot back */

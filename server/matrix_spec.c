@@ -27,7 +27,7 @@ static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel", "length",    
 static const char *const proto_names[] = {"tcp", "udp", NULL};
 static const char *const dir_names[] = {"forward", "reverse", "bidir", NULL};
 static const char *const order_names[] = {"sequential", "interleaved", "shuffled", NULL};
-static const char *const concurrency_names[] = {"disjoint", "none", NULL};
+static const char *const concurrency_names[] = {"disjoint", "none", "pairs", NULL};
 
 /* ---- messages ---- */
 
@@ -440,6 +440,7 @@ static int parse_order(const json_t *spec, uint64_t seed_if_unset, struct tb_mx_
 		if ((rc = get_enum(v, "concurrency", concurrency_names, &c, err)) != 0)
 			return rc;
 		out->one_at_a_time = c == 1;
+		out->by_pair = c == 2;
 	}
 	if ((v = opt(spec, "pause_s")) != NULL) {
 		char got[64];
@@ -630,7 +631,7 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 	if (sp->order == TB_ORDER_SHUFFLED)
 		bad |= json_object_set_new(st, "seed", json_integer((json_int_t)sp->seed)) != 0;
 	bad |= json_object_set_new(st, "pause_s", copy_or(spec, "pause_s", json_integer(0))) != 0;
-	bad |= json_object_set_new(st, "concurrency", json_string(concurrency_names[sp->one_at_a_time ? 1 : 0])) != 0;
+	bad |= json_object_set_new(st, "concurrency", json_string(concurrency_names[sp->one_at_a_time ? 1 : sp->by_pair ? 2 : 0])) != 0;
 	if (opt(spec, "caps") != NULL)
 		bad |= json_object_set_new(st, "caps", json_deep_copy(opt(spec, "caps"))) != 0;
 	bad |= json_object_set_new(st, "iperf", iperf) != 0;

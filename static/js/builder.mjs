@@ -47,7 +47,8 @@ export class SpecBuilder {
     f.order = h('select', { id: 'b-order', dataset: { field: 'order' } }, ORDERS.map((o) => h('option', { value: o }, o)));
     f.pause_s = h('input', { id: 'b-pause', type: 'number', min: 0, step: 'any', dataset: { field: 'pause_s' } });
     f.concurrency = h('select', { id: 'b-concurrency', dataset: { field: 'concurrency' } },
-      h('option', { value: 'disjoint' }, 'disjoint pairs at once'), h('option', { value: 'none' }, 'one run at a time'));
+      h('option', { value: 'disjoint' }, 'disjoint pairs at once'), h('option', { value: 'none' }, 'one run at a time'),
+      h('option', { value: 'pairs' }, 'every pair at once (hosts shared)'));
     f.os_after = h('select', { id: 'b-os-after', dataset: { field: 'os_after' } },
       h('option', { value: 'restore' }, 'boot back to where they were'), h('option', { value: 'leave' }, 'leave them'));
     f.iperf = Object.fromEntries(IPERF.map(([key]) => [key, h('input', {

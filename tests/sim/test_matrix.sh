@@ -273,6 +273,24 @@ ports=$(for seq in 0 1; do api GET "/api/v1/runs/$(api GET "/api/v1/matrices/$MR
 check "the two runs of round 0 used two server ports" test "$ports" = 2
 check "no iperf3 left after the rounds" no_iperf_left
 
+# ---- 6b. concurrency "pairs": a server of two clients at once (fan-in), each on its own port ----
+FSPEC='{"name":"fanin","pairs":[{"client":"left","server":"right"},{"client":"router","server":"right"}],"duration_s":3,"concurrency":"pairs"}'
+body=$(api POST /api/v1/matrices/plan "$FSPEC")
+check "plan: right is the server of both runs of one round" pyck "$body" '
+p = d["plan"]; print("#", p["concurrency"], p["rounds"], [(r["client"], r["server"], r["round"]) for r in p["plan"]])
+sys.exit(not (p["concurrency"] == "pairs" and p["rounds"] == 1 and [r["server"] for r in p["plan"]] == ["right", "right"]))'
+MF=$(api POST /api/v1/matrices "$FSPEC" | jq_ 'd["matrix"]["id"]')
+check "matrix $MF succeeds" wait_state "$MF" succeeded
+body=$(api GET "/api/v1/matrices/$MF")
+check "both clients ran to right at the same time" pyck "$body" '
+rs = sorted(d["matrix"]["runs"], key=lambda r: r["seq"])
+for r in rs: print("#", r["seq"], r["client"], r["server"], r["state"], r["started_at"], r["finished_at"])
+a, b = rs
+sys.exit(not (a["state"] == b["state"] == "ok" and a["started_at"] < b["finished_at"] and b["started_at"] < a["finished_at"]))'
+ports=$(for seq in 0 1; do api GET "/api/v1/runs/$(api GET "/api/v1/matrices/$MF" | jq_ "[r['id'] for r in d['matrix']['runs'] if r['seq'] == $seq][0]")" | jq_ 'd["run"]["port"]'; done | sort -u | wc -l)
+check "... on two server ports of right" test "$ports" = 2
+check "no iperf3 left after the fan-in" no_iperf_left
+
 # ---- 5. sshd stopped on the server mid-run: ssh_error, the matrix goes on ----
 body=$(api POST /api/v1/matrices '{"name":"sshd","pairs":[{"client":"left","server":"right"},{"client":"left","server":"router","link":"lan10"}],"duration_s":4}')
 M5=$(echo "$body" | jq_ 'd["matrix"]["id"]')

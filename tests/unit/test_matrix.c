@@ -1182,6 +1182,130 @@ static void check_rounds(const struct tb_matrix_plan *plan, const struct tb_matr
 	free(taken);
 }
 
+/* concurrency "pairs": a round takes the next run of each pair, machines may be
+ * shared; every run once, each pair at most once a round, in its own order. */
+static void check_pair_rounds(const struct tb_matrix_plan *plan, const struct tb_matrix_plan *flat)
+{
+	char *taken = calloc((size_t)flat->nruns, 1);
+	int round_start = 0;
+
+	assert_non_null(taken);
+	assert_int_equal(plan->nruns, flat->nruns);
+	for (int i = 0; i < plan->nruns; i++) {
+		const struct tb_planned_run *r = &plan->runs[i];
+		int k;
+
+		assert_int_equal(r->seq, i);
+		if (i > 0 && r->round != plan->runs[i - 1].round) {
+			assert_int_equal(r->round, plan->runs[i - 1].round + 1);
+			round_start = i;
+		}
+		for (k = round_start; k < i; k++) {
+			const struct tb_planned_run *o = &plan->runs[k];
+
+			assert_false(strcmp(o->client, r->client) == 0 && strcmp(o->server, r->server) == 0 &&
+				     strcmp(o->link, r->link) == 0);   /* a pair once a round */
+			assert_int_equal(o->combo, r->combo);          /* one OS combination a round */
+		}
+		for (k = 0; k < flat->nruns; k++)
+			if (!taken[k] && flat->runs[k].cell == r->cell && flat->runs[k].repeat == r->repeat)
+				break;
+		assert_true(k < flat->nruns);
+		taken[k] = 1;
+		assert_true(same_run(&flat->runs[k], r));
+		/* its pair's earlier runs (in the flat order) all came before it */
+		for (int m = 0; m < k; m++) {
+			const struct tb_planned_run *f = &flat->runs[m];
+
+			if (strcmp(f->client, r->client) == 0 && strcmp(f->server, r->server) == 0 &&
+			    strcmp(f->link, r->link) == 0)
+				assert_true(taken[m]);
+		}
+	}
+	free(taken);
+}
+
+static void test_pair_rounds(void **state)
+{
+	struct tb_inventory *inv = inv_20();
+	struct tb_matrix_plan *plan = NULL, *flat = NULL;
+	struct tb_error err = {0};
+	json_t *spec, *j;
+
+	(void)state;
+	assert_non_null(inv);
+	/* fan-in: two clients of one server at once, 4 rounds of 2 */
+	spec = spec_of("{'name':'fanin','pairs':[{'client':'m00','server':'m02'},{'client':'m01','server':'m02'}],"
+		       "'directions':['forward','reverse'],'duration_s':3,'repeats':2,'concurrency':'pairs'}");
+	assert_int_equal(tb_matrix_plan_make(spec, inv, 0, &plan, &err), 0);
+	assert_int_equal(plan->nruns, 8);
+	assert_int_equal(plan->nrounds, 4);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(plan->runs[i].round, i / 2);
+		assert_string_equal(plan->runs[i].server, "m02");
+	}
+	assert_string_not_equal(plan->runs[0].client, plan->runs[1].client);
+	assert_int_equal(plan->estimated_ms, 4 * (3000 + TB_MATRIX_RUN_OVERHEAD_MS));
+	j = tb_matrix_plan_json(plan);
+	assert_string_equal(json_string_value(json_object_get(j, "concurrency")), "pairs");
+	json_decref(j);
+	assert_string_equal(json_string_value(json_object_get(plan->spec, "concurrency")), "pairs");
+	json_object_set_new(spec, "concurrency", json_string("none"));
+	assert_int_equal(tb_matrix_plan_make(spec, inv, 0, &flat, &err), 0);
+	check_pair_rounds(plan, flat);
+	tb_matrix_plan_free(plan);
+	tb_matrix_plan_free(flat);
+	json_decref(spec);
+
+	/* random specs: pairs sharing machines, repeated pairs over two links */
+	for (int iter = 0; iter < 200; iter++) {
+		json_t *pairs = json_array();
+		int np = 1 + rnd_int(6), most = 0, per[8] = {0};
+
+		for (int i = 0; i < np; i++) {
+			char c[8], sv[8];
+			int a = rnd_int(4), b;
+
+			do
+				b = rnd_int(4);
+			while (b == a);
+			snprintf(c, sizeof(c), "m%02d", a);
+			snprintf(sv, sizeof(sv), "m%02d", b);
+			json_array_append_new(pairs, json_pack("{s:s, s:s}", "client", c, "server", sv));
+		}
+		spec = json_pack("{s:s, s:o, s:[s,s], s:i, s:s, s:i, s:s}", "name", "pr", "pairs", pairs, "protocols", "tcp",
+				 "udp", "repeats", 1 + rnd_int(3), "order", rnd_int(2) ? "interleaved" : "sequential",
+				 "duration_s", 1 + rnd_int(5), "concurrency", "pairs");
+		if (tb_matrix_plan_make(spec, inv, 7, &plan, &err) != 0) {
+			/* the same pair twice is refused: fine, try another */
+			json_decref(spec);
+			continue;
+		}
+		json_object_set_new(spec, "concurrency", json_string("none"));
+		assert_int_equal(tb_matrix_plan_make(spec, inv, 7, &flat, &err), 0);
+		check_pair_rounds(plan, flat);
+		/* without OS combinations: as many rounds as the busiest pair has runs */
+		for (int i = 0; i < plan->nruns; i++) {
+			int k = 0;
+
+			for (; k < np; k++) {
+				const json_t *pk = json_array_get(json_object_get(plan->spec, "pairs"), (size_t)k);
+
+				if (strcmp(json_string_value(json_object_get(pk, "client")), plan->runs[i].client) == 0 &&
+				    strcmp(json_string_value(json_object_get(pk, "server")), plan->runs[i].server) == 0)
+					break;
+			}
+			if (k < 8 && ++per[k] > most)
+				most = per[k];
+		}
+		assert_int_equal(plan->nrounds, most);
+		tb_matrix_plan_free(plan);
+		tb_matrix_plan_free(flat);
+		json_decref(spec);
+	}
+	tb_inventory_free(inv);
+}
+
 static void test_rounds(void **state)
 {
 	struct tb_inventory *inv = inv_20();
@@ -1670,6 +1794,7 @@ int main(void)
 		cmocka_unit_test(test_shuffled),     cmocka_unit_test(test_property),
 		cmocka_unit_test(test_params_json),  cmocka_unit_test(test_large_plan),
 		cmocka_unit_test(test_stats),        cmocka_unit_test(test_rounds),
+		cmocka_unit_test(test_pair_rounds),
 		cmocka_unit_test(test_os_combinations), cmocka_unit_test(test_groups),
 	};
 
