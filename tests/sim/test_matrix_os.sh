@@ -6,7 +6,11 @@
 # uname), runs each combination, boots them back; every run carries the
 # persona it ran in, the metadata is taken in each OS, the boots are recorded
 # in the matrix with their actions, and a second plan estimates the boots
-# with the times just measured.
+# with the times just measured; tbctl's plan lists the boots.  Then right's
+# GRUB entry for freebsd is made one its menu lacks (inventory reloaded by
+# SIGHUP): a matrix that needs right in freebsd fails its run as boot_error
+# with the reason, records the failed boot, tbctl watch shows it, and right
+# comes back as ubuntu.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 
@@ -71,6 +75,43 @@ body=$(api POST /api/v1/matrices/plan "$SPEC")
 check "plan: the boots estimated with the measured times (under 120 s)" pyck "$body" '
 b = d["plan"]["boots"]; print("#", [x["estimated_s"] for x in b])
 sys.exit(not (len(b) == 4 and all(0 < x["estimated_s"] < 120 for x in b)))'
+
+# ---- what tbctl shows of it: the boots in the plan, the boots while it runs ----
+printf '%s' "$SPEC" >"$S/os-spec.json"
+out=$("$BIN/tbctl" matrix plan "$S/os-spec.json" 2>&1)
+check "tbctl matrix plan lists each boot with its estimate" sh -c 'printf "%s" "$1" | grep -q "boot before run 1: left ubuntu -> freebsd (about" &&
+	printf "%s" "$1" | grep -q "boot after the last run: right freebsd -> ubuntu"' _ "$out" || diag "$out"
+
+# ---- a boot that cannot happen: the runs of its combination fail as boot_error, nothing else breaks ----
+python3 - "$S/inventory.yaml" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+i = s.index("  right:\n")
+j = s.index('freebsd: "freebsd"', i)
+s = s[:j] + 'freebsd: "nosuch"' + s[j + len('freebsd: "freebsd"'):]
+open(p, "w").write(s)
+PY
+kill -HUP "$DPID"
+check "the inventory is reloaded (right's GRUB entry for freebsd is one its menu does not have)" \
+	sh -c "for i in \$(seq 50); do [ \$(grep -c 'reloaded ' $DD/log) -ge 1 ] && exit 0; sleep 0.1; done; exit 1"
+M2=$(api POST /api/v1/matrices '{"name":"noboot","pairs":[{"client":"left","server":"right"}],"duration_s":2,
+ "os":[{"right":"freebsd"}],"os_after":"leave"}' | jq_ 'd["matrix"]["id"]')
+timeout 300 "$BIN/tbctl" matrix watch "$M2" >"$S/watch2.out" 2>&1 </dev/null
+WAIT=300 check "matrix $M2 ends failed" wait_state "$M2" failed
+body=$(api GET "/api/v1/matrices/$M2")
+check "its run failed as boot_error, naming right and freebsd" pyck "$body" '
+r = d["matrix"]["runs"][0]; print("#", r["state"], r["error_class"], r["error_message"])
+sys.exit(not (r["state"] == "failed" and r["error_class"] == "boot_error" and "right" in r["error_message"]
+ and "freebsd" in r["error_message"]))'
+check "the matrix recorded the failed boot with its action" pyck "$body" '
+b = d["matrix"]["boots"]; print("#", b)
+sys.exit(not (len(b) == 1 and b[0]["host"] == "right" and b[0]["to"] == "freebsd" and b[0]["state"] == "failed"
+ and b[0]["action"] and b[0]["error"]))'
+check "tbctl matrix watch showed the boot and its failure" sh -c 'grep -q "boot right into freebsd: running" "$1" &&
+	grep -q "boot right into freebsd: failed" "$1" && grep -q "boot_error" "$1"' _ "$S/watch2.out" || diag "$(cat "$S/watch2.out")"
+check "right answers again (as ubuntu)" wait_up right
+check "no iperf3 left on the hosts" no_iperf_left
 
 daemon_down
 check "testbedd logged no error" sh -c "! grep -q 'Z error ' $DD/log"
