@@ -2,7 +2,9 @@
 // during the matrix (GET /api/v1/matrices/ID/hosts), one row per host and
 // OS: release, CPU, memory, the data-plane NIC (driver, firmware, MTU),
 // congestion control and socket buffers, forwarding; the exact command that
-// collected it and a link to its raw output; what failed, said.
+// collected it and a link to its raw output; what failed, said.  "Compare
+// with matrix #" lists every value that differs from another matrix's hosts
+// (GET .../hosts/diff?other=N), host by host and OS by OS.
 
 import { api } from './api.mjs';
 import { h, replace } from './dom.mjs';
@@ -16,11 +18,35 @@ export function hostsSection(id) {
       'socket buffers', 'forwarding'].map((c) => h('th', { scope: 'col' }, c)))),
     body);
   const details = h('div', { class: 'hosts-meta-commands' });
+  const other = h('input', { id: 'hosts-diff-other', type: 'number', min: 1, step: 1, inputmode: 'numeric' });
+  const diffButton = h('button', { type: 'submit' }, 'Show the differences');
+  const diffOut = h('div', { class: 'hosts-diff', 'aria-live': 'polite' });
+  const diffForm = h('form', { class: 'cmp-form hosts-diff-form', novalidate: true },
+    h('div', { class: 'field' }, h('label', { for: 'hosts-diff-other' }, 'Compare the hosts with matrix #'), other),
+    diffButton);
   const el = h('section', { class: 'mx-hosts', 'aria-labelledby': 'mx-hosts-title', hidden: true },
     h('h2', { id: 'mx-hosts-title' }, 'Hosts'),
     h('p', { class: 'help' }, 'Taken once per host and OS, before its first run in that OS (routers when the matrix starts).'),
-    h('div', { class: 'table-wrap' }, table), details);
+    h('div', { class: 'table-wrap' }, table), details, diffForm, diffOut);
   let asked = 0;
+
+  diffForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const n = Number(other.value);
+    if (!Number.isInteger(n) || n < 1) {
+      replace(diffOut, h('p', { class: 'field-error', role: 'alert' }, 'A matrix id is a whole number from 1.'));
+      return;
+    }
+    diffButton.disabled = true;
+    try {
+      const { diff } = await api('GET', `matrices/${id}/hosts/diff?other=${n}`);
+      replace(diffOut, drawDiff(diff));
+    } catch (err) {
+      if (err.status !== 401) replace(diffOut, h('p', { class: 'field-error', role: 'alert' }, `Could not compare with matrix ${n}: ${err.message}`));
+    } finally {
+      diffButton.disabled = false;
+    }
+  });
 
   async function refresh() {
     const mine = ++asked;
@@ -77,4 +103,26 @@ export function hostLine(x) {
   const parts = [m.os?.name ?? x.os, m.release, x.interface && [x.interface, nic.driver, nic.firmware && `firmware ${nic.firmware}`]
     .filter(Boolean).join(' '), nic.mtu !== undefined && `MTU ${nic.mtu}`, m.tcp?.congestion_control && `cc ${m.tcp.congestion_control}`];
   return `${x.host}@${x.os}: ${parts.filter(Boolean).join(', ')}`;
+}
+
+/** The differences between two matrices' hosts: one row per value. */
+function drawDiff(diff) {
+  const rows = [];
+  for (const x of diff.hosts) {
+    if (x.in !== 'both') {
+      rows.push(h('tr', { dataset: { host: x.host, os: x.os } }, h('td', {}, `${x.host}@${x.os}`),
+        h('td', { colspan: 3 }, x.in === 'matrix' ? `only in #${diff.matrix}` : `only in #${diff.other}`)));
+      continue;
+    }
+    for (const d of x.differences) {
+      const v = (val) => (val === undefined ? h('span', { class: 'muted' }, 'none') : h('code', {}, typeof val === 'string' ? val : JSON.stringify(val)));
+      rows.push(h('tr', { dataset: { host: x.host, os: x.os, path: d.path } }, h('td', {}, `${x.host}@${x.os}`),
+        h('td', {}, h('code', {}, d.path)), h('td', {}, v(d.matrix)), h('td', {}, v(d.other))));
+    }
+  }
+  if (rows.length === 0) return h('p', { class: 'hosts-diff-none' }, `The hosts were the same in #${diff.matrix} and #${diff.other}.`);
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'mx-table hosts-diff-table' },
+    h('caption', {}, `What differs between #${diff.matrix} and #${diff.other}`),
+    h('thead', {}, h('tr', {}, ['host', 'value', `#${diff.matrix}`, `#${diff.other}`].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, rows)));
 }

@@ -514,6 +514,30 @@ test('Compare with a baseline: the rerun against the first matrix, cell by cell,
   assert.match(cmd, new RegExp(`curl -sf .*/api/v1/matrices/${rerunId}/compare\\?baseline=${matrixId}&max_drop=100&metric=receiver_bps`));
   await section.scrollIntoViewIfNeeded();
   await shoot('compare', { dark: true });
+
+  // The hosts against the first matrix's: what the diff API says, value by value.
+  const diff = (await tbd.get(`/api/v1/matrices/${rerunId}/hosts/diff?other=${matrixId}`)).diff;
+  const hostsSec = page.locator('section.mx-hosts');
+  await hostsSec.locator('#hosts-diff-other').fill('0');
+  await hostsSec.getByRole('button', { name: 'Show the differences' }).click();
+  await hostsSec.locator('.hosts-diff .field-error').waitFor();
+  await hostsSec.locator('#hosts-diff-other').fill(String(matrixId));
+  await hostsSec.getByRole('button', { name: 'Show the differences' }).click();
+  const want = diff.hosts.flatMap((x) => (x.in === 'both' ? x.differences.map((d) => `${x.host}@${x.os} ${d.path}`) : [`${x.host}@${x.os} ${x.in}`]));
+  if (want.length === 0) {
+    await hostsSec.locator('.hosts-diff-none').waitFor({ timeout: SOON });
+    assert.match(await hostsSec.locator('.hosts-diff-none').innerText(), new RegExp(`same in #${rerunId} and #${matrixId}`));
+  } else {
+    const rows = hostsSec.locator('.hosts-diff-table tbody tr');
+    await eventually(async () => (await rows.count()) === want.length, SOON, `the diff should list ${want.length} values`);
+    const got = await rows.evaluateAll((trs) => trs.map((tr) => `${tr.dataset.host}@${tr.dataset.os} ${tr.dataset.path ?? ''}`.trim()));
+    assert.deepEqual(got.map((g) => g.split(' ')[0]), want.map((w) => w.split(' ')[0]));
+  }
+  // and against a matrix that differs for sure: one that does not exist
+  await hostsSec.locator('#hosts-diff-other').fill('9999');
+  await hostsSec.getByRole('button', { name: 'Show the differences' }).click();
+  await eventually(async () => /Could not compare with matrix 9999/.test(await hostsSec.locator('.hosts-diff').innerText()), SOON,
+    'a missing matrix is said');
 });
 
 test('the builder: a matrix made in the form plans, shows an error at its field, starts and charts live', { timeout: 120_000 }, async (t) => {
