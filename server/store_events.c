@@ -39,18 +39,11 @@ int tb_store_event_last(struct tb_store *st, int64_t *id, struct tb_error *err)
 	return 0;
 }
 
-int tb_store_event_each(struct tb_store *st, int64_t after, int limit, tb_event_fn fn, void *cls,
-			struct tb_error *err)
+/* Each row of s (id, at, type, host, matrix, data) to fn; finishes s. */
+static void each_row(struct tb_store *st, sqlite3_stmt *s, tb_event_fn fn, void *cls)
 {
-	sqlite3_stmt *s;
 	struct tb_event_row r;
-	int rc;
 
-	if ((rc = st_prep(st, "SELECT id, at, type, host, coalesce(matrix_id, 0), data FROM events"
-			   " WHERE id > ? ORDER BY id LIMIT ?", &s, err)) != 0)
-		return rc;
-	sqlite3_bind_int64(s, 1, after);
-	sqlite3_bind_int(s, 2, limit);
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		r.id = sqlite3_column_int64(s, 0);
 		r.at = sqlite3_column_int64(s, 1);
@@ -61,6 +54,20 @@ int tb_store_event_each(struct tb_store *st, int64_t after, int limit, tb_event_
 		fn(cls, &r);
 	}
 	st_finish(st, s);
+}
+
+int tb_store_event_each(struct tb_store *st, int64_t after, int limit, tb_event_fn fn, void *cls,
+			struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st, "SELECT id, at, type, host, coalesce(matrix_id, 0), data FROM events"
+			   " WHERE id > ? ORDER BY id LIMIT ?", &s, err)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, after);
+	sqlite3_bind_int(s, 2, limit);
+	each_row(st, s, fn, cls);
 	return 0;
 }
 
@@ -68,7 +75,6 @@ int tb_store_run_interval_events(struct tb_store *st, int64_t matrix_id, int64_t
 				 tb_event_fn fn, void *cls, struct tb_error *err)
 {
 	sqlite3_stmt *s;
-	struct tb_event_row r;
 	int rc;
 
 	if ((rc = st_prep(st, "SELECT id, at, type, host, coalesce(matrix_id, 0), data FROM events"
@@ -78,16 +84,7 @@ int tb_store_run_interval_events(struct tb_store *st, int64_t matrix_id, int64_t
 	sqlite3_bind_int64(s, 1, matrix_id);
 	sqlite3_bind_int64(s, 2, since);
 	sqlite3_bind_int64(s, 3, run_id);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		r.id = sqlite3_column_int64(s, 0);
-		r.at = sqlite3_column_int64(s, 1);
-		r.type = st_col_text(s, 2);
-		r.host = st_col_text_or_null(s, 3);
-		r.matrix = sqlite3_column_int64(s, 4);
-		r.json = st_col_text(s, 5);
-		fn(cls, &r);
-	}
-	st_finish(st, s);
+	each_row(st, s, fn, cls);
 	return 0;
 }
 
