@@ -382,7 +382,13 @@ export function renderMatrix(main, ctx, id) {
     cur.title.textContent = r.state === 'running' ? 'Now running' : r.state === 'pending' ? 'Starting' : 'Last run';
     const commands = h('button', { type: 'button', class: 'link-quiet' }, 'Commands');
     commands.addEventListener('click', () => dialog.open(r));
-    replace(cur.run, `seq ${r.seq} (${r.seq + 1} of ${p.total ?? runs.size}) `, statePill(r.state), ' ', commands);
+    // the round (runs of a round go at once): "round 3 of 6, 2 runs at once"
+    const all = [...runs.values()].map((x) => x.r);
+    const rounds = all.length ? Math.max(...all.map((x) => x.round ?? x.seq)) + 1 : 0;
+    const together = all.filter((x) => (x.round ?? x.seq) === (r.round ?? r.seq)).length;
+    replace(cur.run, `seq ${r.seq} (${r.seq + 1} of ${p.total ?? runs.size}) `,
+      h('span', { class: 'mx-round' }, `· round ${(r.round ?? r.seq) + 1} of ${rounds}${together > 1 ? `, ${together} runs at once` : ''} `),
+      statePill(r.state), ' ', commands);
     cur.what.textContent = `${pairText(r)} ${r.protocol} ${r.direction}:`;
     const v = askVersions(r);
     // iperf3 before 3.17 has no --json-stream: testbedd runs its client with -J,

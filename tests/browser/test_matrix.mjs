@@ -291,10 +291,14 @@ test('Start: the live bitrate changes while a run is in progress; the table ends
 
   // A screenshot while a run is in progress, once its bitrate shows.
   const bps = page.locator('.mx-current .live-bps');
+  const roundText = page.locator('.mx-current .mx-round');
   const showing = await eventually(async () => /bit\/s/.test(await bps.innerText()) ||
     (await page.locator('main').getAttribute('data-matrix-state')) === 'succeeded', 60_000,
   'no bitrate was shown and the matrix did not end');
-  if (showing && await page.locator('.mx-current').isVisible()) await shoot('running', { dark: true });
+  if (showing && await page.locator('.mx-current').isVisible()) {
+    assert.match((await roundText.innerText()).trim(), /^· round [12] of 2$/, 'the current round is shown (SMALL: 2 rounds of 1)');
+    await shoot('running', { dark: true });
+  }
   else console.warn('the matrix ended before a screenshot of a run in progress');
 
   await eventually(async () => {
