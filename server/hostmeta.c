@@ -15,217 +15,15 @@
 #include <strings.h>
 
 #include "hostmeta.h"
+#include "hostmeta_internal.h"
 
 #define IFACE_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:-"
-
-/* A piece of a NUL-terminated text, not itself NUL-terminated. */
-struct span {
-	const char *p;
-	size_t n;
-};
-
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r';
-}
-
-/* s without blanks at both ends (and newlines too when nl). */
-static struct span trim(struct span s, int nl)
-{
-	while (s.n > 0 && (is_blank(s.p[0]) || (nl && s.p[0] == '\n'))) {
-		s.p++;
-		s.n--;
-	}
-	while (s.n > 0 && (is_blank(s.p[s.n - 1]) || (nl && s.p[s.n - 1] == '\n')))
-		s.n--;
-	return s;
-}
-
-static struct span span_of(const char *s)
-{
-	return (struct span){s, strlen(s)};
-}
-
-static struct span upto(const char *p, const char *end)
-{
-	return (struct span){p, (size_t)(end - p)};
-}
-
-static int starts(struct span s, const char *lit)
-{
-	return s.n >= strlen(lit) && memcmp(s.p, lit, strlen(lit)) == 0;
-}
-
-static int equals(struct span s, const char *lit)
-{
-	return s.n == strlen(lit) && memcmp(s.p, lit, s.n) == 0;
-}
-
-/* The next line at *pos, without its '\n'; 0 at the end of the text. */
-static int next_line(const char **pos, struct span *line)
-{
-	size_t n = strcspn(*pos, "\n");
-
-	if (**pos == '\0')
-		return 0;
-	*line = (struct span){*pos, n};
-	*pos += n + ((*pos)[n] == '\n');
-	return 1;
-}
-
-/* The next blank-separated word of *s, consumed; 0 when none is left. */
-static int next_word(struct span *s, struct span *w)
-{
-	*s = trim(*s, 0);
-	w->p = s->p;
-	while (s->n > 0 && !is_blank(s->p[0])) {
-		s->p++;
-		s->n--;
-	}
-	w->n = (size_t)(s->p - w->p);
-	return w->n > 0;
-}
-
-/* s (blanks around allowed) as a non-negative decimal. */
-static int to_int(struct span s, json_int_t *out)
-{
-	s = trim(s, 0);
-	*out = 0;
-	if (s.n == 0 || s.n > 18)
-		return 0;
-	for (size_t i = 0; i < s.n; i++) {
-		if (!isdigit((unsigned char)s.p[i]))
-			return 0;
-		*out = *out * 10 + (s.p[i] - '0');
-	}
-	return 1;
-}
-
-/* A malloc'd NUL-terminated copy of s; bytes >= 0x80 become '?' when ascii. */
-static char *dup_span(struct span s, int ascii)
-{
-	char *c = malloc(s.n + 1);
-
-	for (size_t i = 0; c != NULL && i < s.n; i++)
-		c[i] = ascii && (unsigned char)s.p[i] >= 0x80 ? '?' : s.p[i];
-	if (c != NULL)
-		c[s.n] = '\0';
-	return c;
-}
-
-/* j, with a NULL j (a failed allocation) noted in *oom. */
-static json_t *chk(json_t *j, int *oom)
-{
-	if (j == NULL)
-		*oom = 1;
-	return j;
-}
-
-static json_t *jstr(struct span s, int *oom)
-{
-	json_t *j = json_stringn(s.p, s.n);
-	char *c;
-
-	if (j == NULL && (c = dup_span(s, 1)) != NULL) { /* not UTF-8 */
-		j = json_stringn(c, s.n);
-		free(c);
-	}
-	return chk(j, oom);
-}
-
-/* A number when s is one, else a string. */
-static json_t *jscalar(struct span s, int *oom)
-{
-	json_int_t v;
-
-	return to_int(s, &v) ? chk(json_integer(v), oom) : jstr(s, oom);
-}
-
-/* obj[key] = v, v stolen; a NULL obj or v counts as out of memory. */
-static void put(json_t *obj, const char *key, json_t *v, int *oom)
-{
-	if (json_object_set_new(obj, key, v) != 0)
-		*oom = 1;
-}
-
-static void putn(json_t *obj, struct span key, json_t *v, int *oom)
-{
-	char *k = dup_span(key, 1);
-
-	if (k == NULL) {
-		json_decref(v);
-		*oom = 1;
-		return;
-	}
-	put(obj, k, v, oom);
-	free(k);
-}
-
-static void put_str(json_t *obj, const char *key, struct span s, int *oom)
-{
-	put(obj, key, jstr(s, oom), oom);
-}
-
-static void append(json_t *arr, json_t *v, int *oom)
-{
-	if (json_array_append_new(arr, v) != 0)
-		*oom = 1;
-}
-
-/* o when it has members; else (or out of memory) NULL. */
-static json_t *nonempty(json_t *o, int *oom)
-{
-	if (*oom || json_object_size(o) + json_array_size(o) == 0) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-/* The "<A,B,C>" in word w as ["A","B","C"]; NULL when w has no '<'. */
-static json_t *angle_list(struct span w, int *oom)
-{
-	const char *p = memchr(w.p, '<', w.n), *end = w.p + w.n;
-	json_t *a = p != NULL ? chk(json_array(), oom) : NULL;
-
-	/* a word ends at a blank, a newline or the NUL, where strcspn stops */
-	while (a != NULL && p < end && *p != '>') {
-		size_t n = strcspn(++p, ",> \t\r\n");
-
-		if (n > 0)
-			append(a, jstr((struct span){p, n}, oom), oom);
-		p += n;
-	}
-	return a;
-}
-
-/* "key value key value ..." into obj, numbers as integers. */
-static void put_pairs(json_t *obj, struct span s, int *oom)
-{
-	struct span k, v;
-
-	while (next_word(&s, &k) && next_word(&s, &v))
-		putn(obj, k, jscalar(v, oom), oom);
-}
-
-/* A section parser's result, NULL when it ran out of memory. */
-static json_t *run(json_t *(*parse)(const char *, int *), const char *text)
-{
-	int oom = 0;
-	json_t *j = text != NULL ? parse(text, &oom) : NULL;
-
-	if (oom) {
-		json_decref(j);
-		return NULL;
-	}
-	return j;
-}
 
 /* ---- sysctl: "name: value" (FreeBSD), "name = value" (procps) ---- */
 
 static json_t *sysctl_parse(const char *text, int *oom)
 {
-	json_t *o = chk(json_object(), oom);
+	json_t *o = hm_chk(json_object(), oom);
 	struct span line = {"", 0}, name = {NULL, 0};
 	const char *pos = text, *vstart = NULL, *vend = NULL;
 	int multi = 0, more = 1;
@@ -234,19 +32,19 @@ static json_t *sysctl_parse(const char *text, int *oom)
 		size_t k = 0;
 		int dot = 0, bsd = 0, eq = 0;
 
-		if ((more = next_line(&pos, &line)) != 0) {
+		if ((more = hm_next_line(&pos, &line)) != 0) {
 			while (k < line.n && (isalnum((unsigned char)line.p[k]) || strchr("_.%/@+-", line.p[k]) != NULL))
 				dot |= line.p[k++] == '.';
-			bsd = dot && k < line.n && line.p[k] == ':' && (k + 1 == line.n || is_blank(line.p[k + 1]));
+			bsd = dot && k < line.n && line.p[k] == ':' && (k + 1 == line.n || hm_is_blank(line.p[k + 1]));
 			eq = dot && line.n >= k + 2 && memcmp(line.p + k, " =", 2) == 0 &&
-			     (k + 2 == line.n || is_blank(line.p[k + 2]));
+			     (k + 2 == line.n || hm_is_blank(line.p[k + 2]));
 		}
-		if (more && multi && !bsd && !eq && !starts(line, "sysctl: ")) {
+		if (more && multi && !bsd && !eq && !hm_starts(line, "sysctl: ")) {
 			vend = line.p + line.n; /* FreeBSD: a value goes on up to the next name */
 			continue;
 		}
 		if (vstart != NULL)
-			putn(o, name, jstr(trim(upto(vstart, vend), 1), oom), oom);
+			hm_putn(o, name, hm_jstr(hm_trim(hm_upto(vstart, vend), 1), oom), oom);
 		vstart = NULL;
 		if ((multi = more && bsd) != 0 || (more && eq)) {
 			name = (struct span){line.p, k};
@@ -254,12 +52,12 @@ static json_t *sysctl_parse(const char *text, int *oom)
 			vend = line.p + line.n;
 		}
 	}
-	return nonempty(o, oom);
+	return hm_nonempty(o, oom);
 }
 
 json_t *tb_hostmeta_sysctl(const char *text)
 {
-	return run(sysctl_parse, text);
+	return hm_run(sysctl_parse, text);
 }
 
 /* ---- /etc/os-release ---- */
@@ -272,7 +70,7 @@ static json_t *unquote(struct span v, int *oom)
 	json_t *j;
 
 	if (buf == NULL)
-		return chk(NULL, oom);
+		return hm_chk(NULL, oom);
 	for (size_t i = 0; i < v.n; i++) {
 		char c = v.p[i];
 
@@ -283,32 +81,32 @@ static json_t *unquote(struct span v, int *oom)
 		else
 			buf[k++] = c;
 	}
-	j = jstr((struct span){buf, k}, oom);
+	j = hm_jstr((struct span){buf, k}, oom);
 	free(buf);
 	return j;
 }
 
 static json_t *os_release_parse(const char *text, int *oom)
 {
-	json_t *o = chk(json_object(), oom);
+	json_t *o = hm_chk(json_object(), oom);
 	struct span line;
 	const char *pos = text;
 
-	while (o != NULL && next_line(&pos, &line)) {
+	while (o != NULL && hm_next_line(&pos, &line)) {
 		size_t k = 0;
 
-		line = trim(line, 0);
+		line = hm_trim(line, 0);
 		while (k < line.n && (isalnum((unsigned char)line.p[k]) || line.p[k] == '_'))
 			k++;
 		if (k > 0 && k < line.n && line.p[k] == '=')
-			putn(o, (struct span){line.p, k}, unquote(upto(line.p + k + 1, line.p + line.n), oom), oom);
+			hm_putn(o, (struct span){line.p, k}, unquote(hm_upto(line.p + k + 1, line.p + line.n), oom), oom);
 	}
-	return nonempty(o, oom);
+	return hm_nonempty(o, oom);
 }
 
 json_t *tb_hostmeta_os_release(const char *text)
 {
-	return run(os_release_parse, text);
+	return hm_run(os_release_parse, text);
 }
 
 /* ---- ethtool ---- */
@@ -318,11 +116,11 @@ static int key_value(struct span line, struct span *key, struct span *value)
 {
 	const char *colon;
 
-	line = trim(line, 0);
+	line = hm_trim(line, 0);
 	if ((colon = memchr(line.p, ':', line.n)) == NULL || colon == line.p)
 		return 0;
-	*key = upto(line.p, colon);
-	*value = trim(upto(colon + 1, line.p + line.n), 0);
+	*key = hm_upto(line.p, colon);
+	*value = hm_trim(hm_upto(colon + 1, line.p + line.n), 0);
 	for (size_t i = 0; i < key->n; i++)
 		if (!isalnum((unsigned char)key->p[i]) && key->p[i] != '-' && key->p[i] != '_')
 			return 0;
@@ -331,146 +129,146 @@ static int key_value(struct span line, struct span *key, struct span *value)
 
 static json_t *ethtool_i_parse(const char *text, int *oom)
 {
-	json_t *o = chk(json_object(), oom);
+	json_t *o = hm_chk(json_object(), oom);
 	struct span line, key, value;
 	const char *pos = text;
 	char *k;
 
-	while (o != NULL && next_line(&pos, &line)) {
+	while (o != NULL && hm_next_line(&pos, &line)) {
 		if (!key_value(line, &key, &value))
 			continue;
-		if ((k = dup_span(key, 1)) == NULL) {
+		if ((k = hm_dup_span(key, 1)) == NULL) {
 			*oom = 1;
 			break;
 		}
 		for (char *c = k; *c != '\0'; c++)
 			*c = *c == '-' ? '_' : *c;
-		put(o, k, value.n == 0 && strcmp(k, "firmware_version") == 0 ? json_null() : jstr(value, oom), oom);
+		hm_put(o, k, value.n == 0 && strcmp(k, "firmware_version") == 0 ? json_null() : hm_jstr(value, oom), oom);
 		free(k);
 	}
-	return nonempty(o, oom);
+	return hm_nonempty(o, oom);
 }
 
 json_t *tb_hostmeta_ethtool_i(const char *text)
 {
-	return run(ethtool_i_parse, text);
+	return hm_run(ethtool_i_parse, text);
 }
 
 static json_t *ethtool_k_parse(const char *text, int *oom)
 {
-	json_t *o = chk(json_object(), oom);
+	json_t *o = hm_chk(json_object(), oom);
 	struct span line, key, value, on, fixed;
 	const char *pos = text;
 
-	while (o != NULL && next_line(&pos, &line)) {
+	while (o != NULL && hm_next_line(&pos, &line)) {
 		/* "name: on", "name: off [fixed]", "name: off [requested on]" */
-		if (starts(line, "Features for ") || !key_value(line, &key, &value) || !next_word(&value, &on) ||
-		    !(equals(on, "on") || equals(on, "off")))
+		if (hm_starts(line, "Features for ") || !key_value(line, &key, &value) || !hm_next_word(&value, &on) ||
+		    !(hm_equals(on, "on") || hm_equals(on, "off")))
 			continue;
 		fixed = value;
-		putn(o, key,
-		     json_pack("{s:b, s:b}", "on", equals(on, "on"), "fixed",
-			       next_word(&value, &fixed) && equals(fixed, "[fixed]")),
+		hm_putn(o, key,
+		     json_pack("{s:b, s:b}", "on", hm_equals(on, "on"), "fixed",
+			       hm_next_word(&value, &fixed) && hm_equals(fixed, "[fixed]")),
 		     oom);
 	}
-	return nonempty(o, oom);
+	return hm_nonempty(o, oom);
 }
 
 json_t *tb_hostmeta_ethtool_k(const char *text)
 {
-	return run(ethtool_k_parse, text);
+	return hm_run(ethtool_k_parse, text);
 }
 
 /* ---- ip -d link show ---- */
 
 static json_t *ip_link_parse(const char *text, int *oom)
 {
-	json_t *o = chk(json_object(), oom);
+	json_t *o = hm_chk(json_object(), oom);
 	struct span line, w, rest, save;
 	const char *pos = text;
 	int head = 0, link = 0;
 	json_int_t index;
 
-	while (o != NULL && next_line(&pos, &line)) {
+	while (o != NULL && hm_next_line(&pos, &line)) {
 		rest = line;
-		if (!next_word(&rest, &w))
+		if (!hm_next_word(&rest, &w))
 			continue;
-		if (!head && w.n > 1 && w.p[w.n - 1] == ':' && to_int((struct span){w.p, w.n - 1}, &index)) {
+		if (!head && w.n > 1 && w.p[w.n - 1] == ':' && hm_to_int((struct span){w.p, w.n - 1}, &index)) {
 			/* "4: eth0: <FLAGS> mtu 1400 qdisc ... qlen 1000" */
 			head = 1;
-			put(o, "index", json_integer(index), oom);
-			if (next_word(&rest, &w)) {
+			hm_put(o, "index", json_integer(index), oom);
+			if (hm_next_word(&rest, &w)) {
 				const char *at = memchr(w.p, '@', w.n); /* "eth0.5@eth0:" */
 
-				put_str(o, "name", upto(w.p, at != NULL ? at : w.p + w.n - (w.p[w.n - 1] == ':')), oom);
+				hm_put_str(o, "name", hm_upto(w.p, at != NULL ? at : w.p + w.n - (w.p[w.n - 1] == ':')), oom);
 			}
 			save = rest;
-			if (next_word(&rest, &w) && w.p[0] == '<')
-				put(o, "flags", angle_list(w, oom), oom);
+			if (hm_next_word(&rest, &w) && w.p[0] == '<')
+				hm_put(o, "flags", hm_angle_list(w, oom), oom);
 			else
 				rest = save;
-			put_pairs(o, rest, oom);
-		} else if (head && !link && starts(w, "link/")) {
+			hm_put_pairs(o, rest, oom);
+		} else if (head && !link && hm_starts(w, "link/")) {
 			/* "link/ether MAC brd MAC promiscuity 0 ..." (link/none has no MAC) */
 			link = 1;
-			put_str(o, "link_type", upto(w.p + 5, w.p + w.n), oom);
+			hm_put_str(o, "link_type", hm_upto(w.p + 5, w.p + w.n), oom);
 			save = rest;
-			if (next_word(&rest, &w) && memchr(w.p, ':', w.n) != NULL)
-				put_str(o, "mac", w, oom);
+			if (hm_next_word(&rest, &w) && memchr(w.p, ':', w.n) != NULL)
+				hm_put_str(o, "mac", w, oom);
 			else
 				rest = save;
-			put_pairs(o, rest, oom);
+			hm_put_pairs(o, rest, oom);
 		}
 	}
-	return nonempty(o, oom);
+	return hm_nonempty(o, oom);
 }
 
 json_t *tb_hostmeta_ip_link(const char *text)
 {
-	return run(ip_link_parse, text);
+	return hm_run(ip_link_parse, text);
 }
 
 /* ---- FreeBSD ifconfig, pciconf ---- */
 
 static json_t *ifconfig_parse(const char *text, int *oom)
 {
-	json_t *o = chk(json_object(), oom);
+	json_t *o = hm_chk(json_object(), oom);
 	struct span line, w, rest, flags;
 	const char *pos = text;
 	int head = 0;
 
-	while (o != NULL && next_line(&pos, &line)) {
+	while (o != NULL && hm_next_line(&pos, &line)) {
 		rest = line;
-		if (!next_word(&rest, &w))
+		if (!hm_next_word(&rest, &w))
 			continue;
-		if (!head && !is_blank(line.p[0]) && w.n > 1 && w.p[w.n - 1] == ':' && next_word(&rest, &flags) &&
-		    starts(flags, "flags=")) {
+		if (!head && !hm_is_blank(line.p[0]) && w.n > 1 && w.p[w.n - 1] == ':' && hm_next_word(&rest, &flags) &&
+		    hm_starts(flags, "flags=")) {
 			/* "ix0: flags=8843<UP,...> metric 0 mtu 9000", then TAB-indented lines */
 			head = 1;
-			put_str(o, "name", (struct span){w.p, w.n - 1}, oom);
+			hm_put_str(o, "name", (struct span){w.p, w.n - 1}, oom);
 			if (memchr(flags.p, '<', flags.n) != NULL)
-				put(o, "flags", angle_list(flags, oom), oom);
-			put_pairs(o, rest, oom);
-		} else if (!head || !is_blank(line.p[0])) {
+				hm_put(o, "flags", hm_angle_list(flags, oom), oom);
+			hm_put_pairs(o, rest, oom);
+		} else if (!head || !hm_is_blank(line.p[0])) {
 			continue;
-		} else if (starts(w, "options=") && memchr(w.p, '<', w.n) != NULL) {
-			put(o, "options", angle_list(w, oom), oom);
-		} else if (equals(w, "ether") && next_word(&rest, &w)) {
-			put_str(o, "mac", w, oom);
-		} else if (equals(w, "inet") && next_word(&rest, &w)) {
+		} else if (hm_starts(w, "options=") && memchr(w.p, '<', w.n) != NULL) {
+			hm_put(o, "options", hm_angle_list(w, oom), oom);
+		} else if (hm_equals(w, "ether") && hm_next_word(&rest, &w)) {
+			hm_put_str(o, "mac", w, oom);
+		} else if (hm_equals(w, "inet") && hm_next_word(&rest, &w)) {
 			if (json_object_get(o, "inet") == NULL)
-				put(o, "inet", chk(json_array(), oom), oom);
-			append(json_object_get(o, "inet"), jstr(w, oom), oom);
-		} else if (equals(w, "media:") || equals(w, "status:")) {
-			put_str(o, w.p[0] == 'm' ? "media" : "status", trim(rest, 0), oom);
+				hm_put(o, "inet", hm_chk(json_array(), oom), oom);
+			hm_append(json_object_get(o, "inet"), hm_jstr(w, oom), oom);
+		} else if (hm_equals(w, "media:") || hm_equals(w, "status:")) {
+			hm_put_str(o, w.p[0] == 'm' ? "media" : "status", hm_trim(rest, 0), oom);
 		}
 	}
-	return nonempty(o, oom);
+	return hm_nonempty(o, oom);
 }
 
 json_t *tb_hostmeta_ifconfig(const char *text)
 {
-	return run(ifconfig_parse, text);
+	return hm_run(ifconfig_parse, text);
 }
 
 /* pciconf's names -> ours: {name, on the entry line, on a verbose line}. */
@@ -483,72 +281,72 @@ static const char *pci_key(struct span k, int verbose)
 		{"card", "card", NULL}};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (equals(k, keys[i][0]))
+		if (hm_equals(k, keys[i][0]))
 			return keys[i][1 + verbose];
 	return NULL;
 }
 
 static json_t *pciconf_parse(const char *text, int *oom)
 {
-	json_t *a = chk(json_array(), oom), *cur = NULL;
+	json_t *a = hm_chk(json_array(), oom), *cur = NULL;
 	struct span line, w, rest, v;
 	const char *pos = text, *at, *eq, *key;
 
-	while (a != NULL && !*oom && next_line(&pos, &line)) {
+	while (a != NULL && !*oom && hm_next_line(&pos, &line)) {
 		rest = line;
-		if (!next_word(&rest, &w))
+		if (!hm_next_word(&rest, &w))
 			continue;
 		at = memchr(w.p, '@', w.n);
-		if (!is_blank(line.p[0]) && at != NULL && at > w.p && at + 1 < w.p + w.n) {
+		if (!hm_is_blank(line.p[0]) && at != NULL && at > w.p && at + 1 < w.p + w.n) {
 			/* "ix0@pci0:4:0:0:<TAB>class=0x020000 rev=0x01 ... vendor=0x8086 ..." */
-			append(a, cur = chk(json_object(), oom), oom);
+			hm_append(a, cur = hm_chk(json_object(), oom), oom);
 			if (*oom)
 				break;
-			put_str(cur, "name", upto(w.p, at), oom);
-			put_str(cur, "selector", upto(at + 1, w.p + w.n - (w.p[w.n - 1] == ':')), oom);
-			while (next_word(&rest, &w))
-				if ((eq = memchr(w.p, '=', w.n)) != NULL && (key = pci_key(upto(w.p, eq), 0)) != NULL)
-					put_str(cur, key, upto(eq + 1, w.p + w.n), oom);
-		} else if (cur != NULL && is_blank(line.p[0]) && (eq = memchr(line.p, '=', line.n)) != NULL &&
-			   (key = pci_key(trim(upto(line.p, eq), 0), 1)) != NULL) {
+			hm_put_str(cur, "name", hm_upto(w.p, at), oom);
+			hm_put_str(cur, "selector", hm_upto(at + 1, w.p + w.n - (w.p[w.n - 1] == ':')), oom);
+			while (hm_next_word(&rest, &w))
+				if ((eq = memchr(w.p, '=', w.n)) != NULL && (key = pci_key(hm_upto(w.p, eq), 0)) != NULL)
+					hm_put_str(cur, key, hm_upto(eq + 1, w.p + w.n), oom);
+		} else if (cur != NULL && hm_is_blank(line.p[0]) && (eq = memchr(line.p, '=', line.n)) != NULL &&
+			   (key = pci_key(hm_trim(hm_upto(line.p, eq), 0), 1)) != NULL) {
 			/* "    vendor     = 'Intel Corporation'" */
-			v = trim(upto(eq + 1, line.p + line.n), 0);
+			v = hm_trim(hm_upto(eq + 1, line.p + line.n), 0);
 			if (v.n >= 2 && v.p[0] == '\'' && v.p[v.n - 1] == '\'')
 				v = (struct span){v.p + 1, v.n - 2};
-			put_str(cur, key, v, oom);
+			hm_put_str(cur, key, v, oom);
 		}
 	}
-	return nonempty(a, oom);
+	return hm_nonempty(a, oom);
 }
 
 json_t *tb_hostmeta_pciconf(const char *text)
 {
-	return run(pciconf_parse, text);
+	return hm_run(pciconf_parse, text);
 }
 
 static json_t *cc_list_parse(const char *value, int *oom)
 {
-	json_t *a = chk(json_array(), oom);
+	json_t *a = hm_chk(json_array(), oom);
 	struct span line, w;
 	const char *pos = value;
 	size_t n;
 
 	if (strchr(value, '\n') != NULL) {
 		/* FreeBSD 14's table: "CCmod D PCB count", then "name [*] count" rows */
-		while (a != NULL && next_line(&pos, &line))
-			if (next_word(&line, &w) && !equals(w, "CCmod"))
-				append(a, jstr(w, oom), oom);
+		while (a != NULL && hm_next_line(&pos, &line))
+			if (hm_next_word(&line, &w) && !hm_equals(w, "CCmod"))
+				hm_append(a, hm_jstr(w, oom), oom);
 	} else {
 		for (; a != NULL && *pos != '\0'; pos += n + (pos[n] != '\0'))
 			if ((n = strcspn(pos, ", \t\r")) > 0)
-				append(a, jstr((struct span){pos, n}, oom), oom);
+				hm_append(a, hm_jstr((struct span){pos, n}, oom), oom);
 	}
-	return nonempty(a, oom);
+	return hm_nonempty(a, oom);
 }
 
 json_t *tb_hostmeta_cc_list(const char *value)
 {
-	return run(cc_list_parse, value);
+	return hm_run(cc_list_parse, value);
 }
 
 /* ---- the script ---- */
@@ -670,8 +468,8 @@ static struct span first_line(const char *text)
 {
 	struct span line;
 
-	while (next_line(&text, &line))
-		if ((line = trim(line, 0)).n > 0)
+	while (hm_next_line(&text, &line))
+		if ((line = hm_trim(line, 0)).n > 0)
 			return line;
 	return (struct span){text, 0};
 }
@@ -685,18 +483,18 @@ static void close_section(struct parsed *ps, struct span name, const char *body,
 
 	while (!has_rc && n > 0 && body[n - 1] != '\n') /* cut off: whole lines only */
 		n--;
-	if ((text = dup_span((struct span){body, n}, 0)) == NULL) {
+	if ((text = hm_dup_span((struct span){body, n}, 0)) == NULL) {
 		ps->oom = 1;
 		return;
 	}
 	if (has_rc && rc != 0) {
-		e = chk(json_object(), &ps->oom);
-		put(e, "section", jstr(name, &ps->oom), &ps->oom);
-		put(e, "rc", json_integer(rc), &ps->oom);
-		put_str(e, "message", first_line(text), &ps->oom);
-		append(ps->errors, e, &ps->oom);
+		e = hm_chk(json_object(), &ps->oom);
+		hm_put(e, "section", hm_jstr(name, &ps->oom), &ps->oom);
+		hm_put(e, "rc", json_integer(rc), &ps->oom);
+		hm_put_str(e, "message", first_line(text), &ps->oom);
+		hm_append(ps->errors, e, &ps->oom);
 	}
-	while (i < S_COUNT && !equals(name, section_names[i]))
+	while (i < S_COUNT && !hm_equals(name, section_names[i]))
 		i++;
 	if (i == S_COUNT || ps->oom) {
 		free(text);
@@ -720,13 +518,13 @@ static void split_sections(struct parsed *ps, const char *text, size_t len)
 		if (n >= ks && memcmp(p, TB_HOSTMETA_SECTION, ks) == 0) {
 			if (body != NULL)
 				close_section(ps, name, body, (size_t)(p - body), 0, 0);
-			name = trim((struct span){p + ks, n - ks}, 0);
+			name = hm_trim((struct span){p + ks, n - ks}, 0);
 			name.n = strnlen(name.p, name.n);
 			body = nl != NULL ? nl + 1 : end;
 		} else if (body != NULL && n >= kr && memcmp(p, TB_HOSTMETA_RC, kr) == 0) {
 			size_t bn = (size_t)(p - body);
 			json_int_t rc;
-			int has_rc = to_int((struct span){p + kr, n - kr}, &rc);
+			int has_rc = hm_to_int((struct span){p + kr, n - kr}, &rc);
 
 			close_section(ps, name, body, bn - (bn > 0 && body[bn - 1] == '\n'), has_rc, rc);
 			body = NULL;
@@ -754,7 +552,7 @@ static void copy(json_t *dst, const char *dkey, const json_t *src, const char *s
 	json_t *v = json_object_get(src, skey);
 
 	if (v != NULL)
-		put(dst, dkey, json_incref(v), oom);
+		hm_put(dst, dkey, json_incref(v), oom);
 }
 
 /* The value of sysctl name in text (sysctl output), or NULL. */
@@ -775,15 +573,15 @@ static void build_uname(json_t *o, const char *text, int *oom)
 	int count = 0;
 
 	if (line.n > 0)
-		put_str(o, "uname", line, oom);
-	for (; next_word(&rest, &w); count++) {
+		hm_put_str(o, "uname", line, oom);
+	for (; hm_next_word(&rest, &w); count++) {
 		if (count == 0 || count == 2)
-			put_str(o, count == 0 ? "kernel" : "release", w, oom);
+			hm_put_str(o, count == 0 ? "kernel" : "release", w, oom);
 		prev = last;
 		last = w;
 	}
 	if (count >= 4)
-		put_str(o, "machine", equals(last, "GNU/Linux") ? prev : last, oom);
+		hm_put_str(o, "machine", hm_equals(last, "GNU/Linux") ? prev : last, oom);
 }
 
 static void build_common(json_t *o, const struct parsed *ps, int *oom)
@@ -795,21 +593,21 @@ static void build_common(json_t *o, const struct parsed *ps, int *oom)
 	if (usable(ps, S_UNAME) != NULL)
 		build_uname(o, usable(ps, S_UNAME), oom);
 	if (rel != NULL) {
-		os = chk(json_object(), oom);
+		os = hm_chk(json_object(), oom);
 		copy(os, "name", rel, json_object_get(rel, "PRETTY_NAME") != NULL ? "PRETTY_NAME" : "NAME", oom);
 		copy(os, "id", rel, "ID", oom);
 		copy(os, "version", rel, "VERSION_ID", oom);
-		if ((os = nonempty(os, oom)) != NULL)
-			put(o, "os", os, oom);
+		if ((os = hm_nonempty(os, oom)) != NULL)
+			hm_put(o, "os", os, oom);
 		json_decref(rel);
 	}
 	if (pos != NULL) { /* freebsd-version -ku: kernel, then userland */
-		fv = chk(json_object(), oom);
-		while (fv != NULL && json_object_size(fv) < 2 && next_line(&pos, &line))
-			if ((line = trim(line, 0)).n > 0)
-				put_str(fv, json_object_size(fv) == 0 ? "kernel" : "userland", line, oom);
-		if ((fv = nonempty(fv, oom)) != NULL)
-			put(o, "freebsd_version", fv, oom);
+		fv = hm_chk(json_object(), oom);
+		while (fv != NULL && json_object_size(fv) < 2 && hm_next_line(&pos, &line))
+			if ((line = hm_trim(line, 0)).n > 0)
+				hm_put_str(fv, json_object_size(fv) == 0 ? "kernel" : "userland", line, oom);
+		if ((fv = hm_nonempty(fv, oom)) != NULL)
+			hm_put(o, "freebsd_version", fv, oom);
 	}
 }
 
@@ -834,55 +632,55 @@ static void put_ints(json_t *dst, char obj, int k, const json_t *sc, int *oom)
 
 	for (size_t i = 0; i < sizeof(sysctl_ints) / sizeof(sysctl_ints[0]); i++)
 		if (sysctl_ints[i].kind == k && sysctl_ints[i].obj == obj && (v = get_str(sc, sysctl_ints[i].name)) != NULL &&
-		    to_int(span_of(v), &n))
-			put(dst, sysctl_ints[i].key, json_integer(n), oom);
+		    hm_to_int(hm_span_of(v), &n))
+			hm_put(dst, sysctl_ints[i].key, json_integer(n), oom);
 }
 
 /* cpu and memory_bytes into o, the tcp members into tcp (k: 1 linux, 2 freebsd). */
 static void build_host(json_t *o, int k, const json_t *sc, const struct parsed *ps, json_t *tcp, int *oom)
 {
-	json_t *cpu = chk(json_object(), oom), *a;
+	json_t *cpu = hm_chk(json_object(), oom), *a;
 	const char *pos = k == 1 ? usable(ps, S_CPU) : NULL, *v, *colon;
 	struct span line, w;
 	json_int_t n;
 
-	while (pos != NULL && next_line(&pos, &line))
-		if (starts(line, "model name") && (colon = memchr(line.p, ':', line.n)) != NULL) {
-			put_str(cpu, "model", trim(upto(colon + 1, line.p + line.n), 0), oom);
+	while (pos != NULL && hm_next_line(&pos, &line))
+		if (hm_starts(line, "model name") && (colon = memchr(line.p, ':', line.n)) != NULL) {
+			hm_put_str(cpu, "model", hm_trim(hm_upto(colon + 1, line.p + line.n), 0), oom);
 			break;
 		}
 	if (k == 2 && (v = get_str(sc, "hw.model")) != NULL)
-		put_str(cpu, "model", span_of(v), oom);
-	if (k == 1 && usable(ps, S_NPROC) != NULL && to_int(first_line(usable(ps, S_NPROC)), &n))
-		put(cpu, "count", json_integer(n), oom);
+		hm_put_str(cpu, "model", hm_span_of(v), oom);
+	if (k == 1 && usable(ps, S_NPROC) != NULL && hm_to_int(first_line(usable(ps, S_NPROC)), &n))
+		hm_put(cpu, "count", json_integer(n), oom);
 	put_ints(cpu, 'c', k, sc, oom);
-	if ((cpu = nonempty(cpu, oom)) != NULL)
-		put(o, "cpu", cpu, oom);
+	if ((cpu = hm_nonempty(cpu, oom)) != NULL)
+		hm_put(o, "cpu", cpu, oom);
 	put_ints(o, 'm', k, sc, oom);
-	for (pos = k == 1 ? usable(ps, S_MEM) : NULL; pos != NULL && next_line(&pos, &line);)
-		if (next_word(&line, &w) && equals(w, "MemTotal:") && next_word(&line, &w) && to_int(w, &n) &&
+	for (pos = k == 1 ? usable(ps, S_MEM) : NULL; pos != NULL && hm_next_line(&pos, &line);)
+		if (hm_next_word(&line, &w) && hm_equals(w, "MemTotal:") && hm_next_word(&line, &w) && hm_to_int(w, &n) &&
 		    n < ((json_int_t)1 << 52)) /* kB */
-			put(o, "memory_bytes", json_integer(n * 1024), oom);
+			hm_put(o, "memory_bytes", json_integer(n * 1024), oom);
 	if ((v = get_str(sc, k == 1 ? "net.ipv4.tcp_congestion_control" : "net.inet.tcp.cc.algorithm")) != NULL)
-		put_str(tcp, "congestion_control", span_of(v), oom);
+		hm_put_str(tcp, "congestion_control", hm_span_of(v), oom);
 	v = get_str(sc, k == 1 ? "net.ipv4.tcp_available_congestion_control" : "net.inet.tcp.cc.available");
 	if (v != NULL && (a = cc_list_parse(v, oom)) != NULL)
-		put(tcp, "congestion_available", a, oom);
+		hm_put(tcp, "congestion_available", a, oom);
 	for (int i = 0; k == 1 && i < 2; i++) { /* "4096<TAB>131072<TAB>6291456" */
 		struct span rest;
 		int bad = 0;
 
 		if ((v = get_str(sc, i == 0 ? "net.ipv4.tcp_rmem" : "net.ipv4.tcp_wmem")) == NULL)
 			continue;
-		rest = span_of(v);
-		a = chk(json_array(), oom);
-		while (a != NULL && !bad && next_word(&rest, &w))
-			if (!(bad = !to_int(w, &n)))
-				append(a, json_integer(n), oom);
+		rest = hm_span_of(v);
+		a = hm_chk(json_array(), oom);
+		while (a != NULL && !bad && hm_next_word(&rest, &w))
+			if (!(bad = !hm_to_int(w, &n)))
+				hm_append(a, json_integer(n), oom);
 		if (bad)
 			json_decref(a);
-		else if ((a = nonempty(a, oom)) != NULL)
-			put(tcp, i == 0 ? "rmem" : "wmem", a, oom);
+		else if ((a = hm_nonempty(a, oom)) != NULL)
+			hm_put(tcp, i == 0 ? "rmem" : "wmem", a, oom);
 	}
 	put_ints(tcp, 't', k, sc, oom);
 }
@@ -905,10 +703,10 @@ static void build_nic_linux(json_t *nic, const struct parsed *ps, int *oom)
 	copy(nic, "mtu", il, "mtu", oom);
 	copy(nic, "mac", il, "mac", oom);
 	if (ek != NULL) {
-		off = chk(json_object(), oom);
+		off = hm_chk(json_object(), oom);
 		json_object_foreach(ek, key, v)
-			put(off, key, json_incref(json_object_get(v, "on")), oom);
-		put(nic, "offloads", off, oom);
+			hm_put(off, key, json_incref(json_object_get(v, "on")), oom);
+		hm_put(nic, "offloads", off, oom);
 	}
 	json_decref(ei);
 	json_decref(il);
@@ -929,16 +727,16 @@ static void build_nic_freebsd(json_t *nic, const char *iface, const struct parse
 		json_array_foreach(pci, i, v)
 			if (get_str(v, "name") != NULL && strcmp(get_str(v, "name"), dev) == 0)
 				entry = v;
-		put_str(nic, "driver", span_of(drv), oom);
+		hm_put_str(nic, "driver", hm_span_of(drv), oom);
 		if (ps->text[S_DEVFW] != NULL) { /* mlx4_core has no fw_version: "unknown oid", rc 1 */
 			snprintf(oid, sizeof(oid), "dev.%s.%s.fw_version", drv, unit);
 			v = sysctl_value(usable(ps, S_DEVFW), oid, oom);
-			put(nic, "firmware", v != NULL ? v : json_null(), oom);
+			hm_put(nic, "firmware", v != NULL ? v : json_null(), oom);
 		}
 		copy(nic, "bus", entry, "selector", oom);
 		snprintf(oid, sizeof(oid), "dev.%s.%s.%%desc", drv, unit);
 		if ((v = sysctl_value(usable(ps, S_DEVDESC), oid, oom)) != NULL)
-			put(nic, "description", v, oom);
+			hm_put(nic, "description", v, oom);
 		copy(nic, "vendor", entry, "vendor", oom);
 		copy(nic, "device", entry, "device", oom);
 	}
@@ -947,10 +745,10 @@ static void build_nic_freebsd(json_t *nic, const char *iface, const struct parse
 	if ((v = json_object_get(ifc, "options")) != NULL) {
 		json_t *opt;
 
-		off = chk(json_object(), oom);
+		off = hm_chk(json_object(), oom);
 		json_array_foreach(v, i, opt)
-			put(off, json_string_value(opt), json_true(), oom);
-		put(nic, "offloads", off, oom);
+			hm_put(off, json_string_value(opt), json_true(), oom);
+		hm_put(nic, "offloads", off, oom);
 	}
 	json_decref(ifc);
 	json_decref(pci);
@@ -965,19 +763,19 @@ int tb_hostmeta_parse(const char *kind, const char *iface, const char *text, siz
 
 	memset(&ps, 0, sizeof(ps));
 	*out = NULL;
-	ps.errors = chk(json_array(), oom);
+	ps.errors = hm_chk(json_array(), oom);
 	if (text != NULL)
 		split_sections(&ps, text, len);
-	o = chk(json_object(), oom);
+	o = hm_chk(json_object(), oom);
 	if (k != 0)
-		put(o, "kind", json_string(k == 1 ? "linux" : "freebsd"), oom);
+		hm_put(o, "kind", json_string(k == 1 ? "linux" : "freebsd"), oom);
 	build_common(o, &ps, oom);
 	sc = ps.text[S_SYSCTL] != NULL ? sysctl_parse(ps.text[S_SYSCTL], oom) : NULL;
-	tcp = chk(json_object(), oom);
+	tcp = hm_chk(json_object(), oom);
 	if (k != 0)
 		build_host(o, k, sc, &ps, tcp, oom);
 	if (k != 0 && iface != NULL) {
-		put_str(nic = chk(json_object(), oom), "interface", span_of(iface), oom);
+		hm_put_str(nic = hm_chk(json_object(), oom), "interface", hm_span_of(iface), oom);
 		if (k == 1)
 			build_nic_linux(nic, &ps, oom);
 		else
@@ -985,18 +783,18 @@ int tb_hostmeta_parse(const char *kind, const char *iface, const char *text, siz
 		/* interface, a FreeBSD driver and a failed dev_fw's null say nothing of the host */
 		if (json_object_size(nic) > (size_t)(1 + (k == 2 && json_object_get(nic, "driver") != NULL) +
 						     (k == 2 && json_is_null(json_object_get(nic, "firmware")))))
-			put(o, "nic", json_incref(nic), oom);
+			hm_put(o, "nic", json_incref(nic), oom);
 		json_decref(nic);
 	}
-	if ((tcp = nonempty(tcp, oom)) != NULL)
-		put(o, "tcp", tcp, oom);
+	if ((tcp = hm_nonempty(tcp, oom)) != NULL)
+		hm_put(o, "tcp", tcp, oom);
 	v = json_object_get(sc, k == 1 ? "net.ipv4.ip_forward" : "net.inet.ip.forwarding");
-	if (k != 0 && v != NULL && to_int(span_of(json_string_value(v)), &fwd))
-		put(o, "forwarding", json_pack("{s:b}", "ipv4", fwd == 1), oom);
+	if (k != 0 && v != NULL && hm_to_int(hm_span_of(json_string_value(v)), &fwd))
+		hm_put(o, "forwarding", json_pack("{s:b}", "ipv4", fwd == 1), oom);
 	if (sc != NULL)
-		put(o, "sysctl", sc, oom);
+		hm_put(o, "sysctl", sc, oom);
 	if (json_array_size(ps.errors) > 0)
-		put(o, "errors", json_incref(ps.errors), oom);
+		hm_put(o, "errors", json_incref(ps.errors), oom);
 	json_decref(ps.errors);
 	for (int i = 0; i < S_COUNT; i++)
 		free(ps.text[i]);
