@@ -105,7 +105,8 @@ static void test_through_the_daemon(void **state)
 	id = json_integer_value(json_object_get(json_object_get(r.json, "action"), "id"));
 	tb_test_resp_free(&r);
 	snprintf(url, sizeof(url), "%s/api/v1/actions/%lld", d.url, id);
-	for (int i = 0; i < 150 && strcmp(st, "running") == 0; i++) {
+	/* queued until the action's thread starts it: both mean not ended */
+	for (int i = 0; i < 150 && (strcmp(st, "running") == 0 || strcmp(st, "queued") == 0); i++) {
 		static char sbuf[32];
 
 		sleep_ms(100);
@@ -113,7 +114,7 @@ static void test_through_the_daemon(void **state)
 		snprintf(sbuf, sizeof(sbuf), "%s",
 			 json_string_value(json_object_get(json_object_get(r.json, "action"), "state")));
 		st = sbuf;
-		if (strcmp(st, "running") != 0)
+		if (strcmp(st, "running") != 0 && strcmp(st, "queued") != 0)
 			break;
 		tb_test_resp_free(&r);
 	}
