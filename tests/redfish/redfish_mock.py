@@ -141,11 +141,13 @@ class Handler(BaseHTTPRequestHandler):
         if path.startswith("/mock/"):
             self.control(method, path, raw)
             return self.send()
-        if st.slow_ms > 0 and st.slow_match in path:
-            time.sleep(st.slow_ms / 1000.0)
+        # busy is taken before the slow sleep: a slow request that a test
+        # gave up on wakes later and must not use up a later test's busy reply
         with st.lock:
             busy = st.busy > 0
             st.busy -= 1 if busy else 0
+        if not busy and st.slow_ms > 0 and st.slow_match in path:
+            time.sleep(st.slow_ms / 1000.0)
         if busy:
             self.reply(503, error_body("ServiceTemporarilyUnavailable", "busy, try later"), {"Retry-After": "1"})
         else:
