@@ -43,33 +43,12 @@
 #include "inventory.h"
 #include "power.h"
 #include "proc.h"
+#include "steps.h"
 #include "timeutil.h"
 
 static char dir[64], conf[128], pmaddr[64], recorder[128], recout[128];
 static pid_t powermand_pid;
 static int no_powerman;
-
-#define MAX_STEPS 8
-struct steps {
-	int n;
-	char what[MAX_STEPS][256];
-	char command[MAX_STEPS][1024];
-	int status[MAX_STEPS];
-	char output[MAX_STEPS][512];
-};
-
-static void record(void *cls, const char *what, const char *command, int status, const char *output)
-{
-	struct steps *s = cls;
-
-	if (s->n >= MAX_STEPS)
-		return;
-	snprintf(s->what[s->n], sizeof(s->what[0]), "%s", what);
-	snprintf(s->command[s->n], sizeof(s->command[0]), "%s", command != NULL ? command : "");
-	s->status[s->n] = status;
-	snprintf(s->output[s->n], sizeof(s->output[0]), "%s", output != NULL ? output : "");
-	s->n++;
-}
 
 static void sleep_ms(long ms)
 {
@@ -224,9 +203,9 @@ static struct tb_power_method pm_method(void)
 }
 
 static int cmd(const struct tb_machine *m, const struct tb_power_method *pm, enum tb_power_op op, int *is_on,
-	       struct steps *s, const volatile int *cancel, struct tb_error *e)
+	       struct tb_test_steps *s, const volatile int *cancel, struct tb_error *e)
 {
-	struct tb_power_call c = {NULL, m, pm, NULL, NULL, record, s, cancel, 15000};
+	struct tb_power_call c = {NULL, m, pm, NULL, NULL, tb_test_step, s, cancel, 15000};
 
 	memset(e, 0, sizeof(*e));
 	return tb_power_command.run(&c, op, is_on, e);
@@ -246,7 +225,7 @@ static void test_powerman(void **state)
 {
 	struct tb_machine left = {.name = "left"};
 	struct tb_power_method pm = pm_method();
-	struct steps s = {0};
+	struct tb_test_steps s = {0};
 	struct tb_error e;
 	char want[256];
 	int on = -1;
@@ -286,7 +265,7 @@ static void test_failures(void **state)
 {
 	struct tb_machine left = {.name = "left"}, nosuch = {.name = "nosuch"};
 	struct tb_power_method pm = pm_method();
-	struct steps s = {0};
+	struct tb_test_steps s = {0};
 	struct tb_error e;
 	int on = -1;
 
@@ -339,7 +318,7 @@ static void test_timeout_cancel_missing(void **state)
 	static char *mac_t[] = {"echo", "{mac}", NULL};
 	struct tb_machine left = {.name = "left"};
 	struct tb_power_method pm = {0};
-	struct steps s = {0};
+	struct tb_test_steps s = {0};
 	struct tb_error e;
 	volatile int cancel = 0;
 	pthread_t th;
@@ -408,7 +387,7 @@ static void test_hostile_values(void **state)
 	char *tmpl[] = {recorder, "{host}", "--mac={mac}", "{bmc}", "x{host}y", "", "{nope}", NULL};
 	struct tb_machine m = {.name = (char *)host, .mac = (char *)mac};
 	struct tb_power_method pm = {0};
-	struct steps s = {0};
+	struct tb_test_steps s = {0};
 	struct tb_error e;
 	char args[16][256], again[16][256], want[600], pwned[128];
 	const char *sh[] = {"sh", "-c", NULL, NULL};

@@ -41,6 +41,7 @@
 #include "power.h"
 #include "proc.h"
 #include "ssh.h"
+#include "steps.h"
 #include "timeutil.h"
 
 #define PFX "tbpw"
@@ -55,30 +56,6 @@ static struct tb_inventory *inv;
 static struct tb_ssh_pool *pool;
 static const struct tb_machine *left, *right;
 static int skip_all;
-
-/* ---- steps ---- */
-
-#define MAX_STEPS 16
-struct steps {
-	int n;
-	char what[MAX_STEPS][512];
-	char command[MAX_STEPS][512];
-	int status[MAX_STEPS];
-	char output[MAX_STEPS][512];
-};
-
-static void record(void *cls, const char *what, const char *command, int status, const char *output)
-{
-	struct steps *s = cls;
-
-	if (s->n >= MAX_STEPS)
-		return;
-	snprintf(s->what[s->n], sizeof(s->what[0]), "%s", what);
-	snprintf(s->command[s->n], sizeof(s->command[0]), "%s", command != NULL ? command : "");
-	s->status[s->n] = status;
-	snprintf(s->output[s->n], sizeof(s->output[0]), "%s", output != NULL ? output : "");
-	s->n++;
-}
 
 static void sleep_ms(long ms)
 {
@@ -251,16 +228,16 @@ static const struct tb_power_method *method(const struct tb_machine *m, enum tb_
 }
 
 static struct tb_power_call make_call(const struct tb_machine *m, const struct tb_power_method *pm,
-				      struct steps *s, long timeout_ms)
+				      struct tb_test_steps *s, long timeout_ms)
 {
-	struct tb_power_call c = {inv, m, pm, pool, NULL, record, s, NULL, timeout_ms};
+	struct tb_power_call c = {inv, m, pm, pool, NULL, tb_test_step, s, NULL, timeout_ms};
 
 	return c;
 }
 
 /* ---- IPMI ---- */
 
-static int ipmi(const struct tb_power_method *pm, enum tb_power_op op, int *is_on, struct steps *s,
+static int ipmi(const struct tb_power_method *pm, enum tb_power_op op, int *is_on, struct tb_test_steps *s,
 		struct tb_error *e)
 {
 	struct tb_power_call c = make_call(left, pm, s, 10000);
@@ -271,7 +248,7 @@ static int ipmi(const struct tb_power_method *pm, enum tb_power_op op, int *is_o
 static void test_ipmi_status_and_steps(void **state)
 {
 	const struct tb_power_method *pm;
-	struct steps s = {0};
+	struct tb_test_steps s = {0};
 	struct tb_error e;
 	char want[512];
 	int on = -1;
@@ -299,7 +276,7 @@ static void test_ipmi_status_and_steps(void **state)
 static void test_ipmi_off_on(void **state)
 {
 	const struct tb_power_method *pm;
-	struct steps s = {0};
+	struct tb_test_steps s = {0};
 	struct tb_error e;
 	int on = -1;
 
@@ -322,7 +299,7 @@ static void test_ipmi_off_on(void **state)
 static void test_ipmi_cycle_reset_soft(void **state)
 {
 	const struct tb_power_method *pm;
-	struct steps s = {0};
+	struct tb_test_steps s = {0};
 	struct tb_error e;
 	int b;
 
@@ -349,7 +326,7 @@ static void test_ipmi_cycle_reset_soft(void **state)
 static void test_ipmi_wrong_password(void **state)
 {
 	struct tb_power_method pm;
-	struct steps s = {0};
+	struct tb_test_steps s = {0};
 	struct tb_error e;
 	char path[] = "/tmp/tbpw-pass-XXXXXX", want[512];
 	int64_t t0;
@@ -393,7 +370,7 @@ static void test_ipmi_wrong_password(void **state)
 static void test_ipmi_password_env(void **state)
 {
 	struct tb_power_method pm;
-	struct steps s = {0};
+	struct tb_test_steps s = {0};
 	struct tb_error e;
 	int on = -1;
 
@@ -415,7 +392,7 @@ static void test_ipmi_unreachable(void **state)
 {
 	struct tb_power_method pm;
 	struct tb_power_call c;
-	struct steps s = {0};
+	struct tb_test_steps s = {0};
 	struct tb_error e;
 	int64_t t0, dt;
 
@@ -452,7 +429,7 @@ static void *ipmi_thread(void *arg)
 	struct bg *b = arg;
 
 	for (int i = 0; i < 6; i++) {
-		struct steps s = {0};
+		struct tb_test_steps s = {0};
 		struct tb_error e;
 		int on;
 
@@ -528,7 +505,7 @@ static void test_ipmi_password_not_on_cmdline(void **state)
 
 /* ---- Wake-on-LAN ---- */
 
-static int wol(const struct tb_power_method *pm, struct steps *s, struct tb_error *e)
+static int wol(const struct tb_power_method *pm, struct tb_test_steps *s, struct tb_error *e)
 {
 	struct tb_power_call c = make_call(right, pm, s, 10000);
 
@@ -536,7 +513,7 @@ static int wol(const struct tb_power_method *pm, struct steps *s, struct tb_erro
 }
 
 /* right off, then pm must bring it on; returns the steps */
-static void wake_right(const struct tb_power_method *pm, struct steps *s)
+static void wake_right(const struct tb_power_method *pm, struct tb_test_steps *s)
 {
 	struct tb_error e;
 
@@ -549,7 +526,7 @@ static void wake_right(const struct tb_power_method *pm, struct steps *s)
 
 static void test_wol_broadcast(void **state)
 {
-	struct steps s;
+	struct tb_test_steps s;
 
 	if (skip_all)
 		skip();
@@ -562,7 +539,7 @@ static void test_wol_broadcast(void **state)
 static void test_wol_limited_broadcast_port7(void **state)
 {
 	struct tb_power_method pm;
-	struct steps s;
+	struct tb_test_steps s;
 
 	if (skip_all)
 		skip();
@@ -575,7 +552,7 @@ static void test_wol_limited_broadcast_port7(void **state)
 
 static void test_wol_directed(void **state)
 {
-	struct steps s;
+	struct tb_test_steps s;
 
 	if (skip_all)
 		skip();
@@ -586,7 +563,7 @@ static void test_wol_directed(void **state)
 static void test_wol_from_interface(void **state)
 {
 	struct tb_power_method pm;
-	struct steps s;
+	struct tb_test_steps s;
 
 	if (skip_all)
 		skip();
@@ -600,7 +577,7 @@ static void test_wol_from_interface(void **state)
 static void test_wol_raw(void **state)
 {
 	struct tb_power_method pm;
-	struct steps s;
+	struct tb_test_steps s;
 
 	if (skip_all)
 		skip();
@@ -616,7 +593,7 @@ static void test_wol_raw(void **state)
 
 static void test_wol_relay_etherwake(void **state)
 {
-	struct steps s;
+	struct tb_test_steps s;
 
 	if (skip_all)
 		skip();
@@ -643,7 +620,7 @@ static void test_wol_relay_etherwake(void **state)
 static void test_wol_relay_wakeonlan(void **state)
 {
 	struct tb_power_method pm;
-	struct steps s;
+	struct tb_test_steps s;
 
 	if (skip_all)
 		skip();
@@ -661,7 +638,7 @@ static void test_wol_refusals(void **state)
 {
 	struct tb_power_method pm;
 	struct tb_power_call c;
-	struct steps s = {0};
+	struct tb_test_steps s = {0};
 	struct tb_error e;
 	int on;
 
@@ -712,7 +689,7 @@ static void test_wol_packet_bytes(void **state)
 		socklen_t sl = sizeof(sin);
 		struct tb_power_method pm;
 		struct tb_power_call c;
-		struct steps s = {0};
+		struct tb_test_steps s = {0};
 		struct tb_error e;
 		char path[] = "/tmp/tbpw-secureon-XXXXXX", port[8];
 		unsigned char buf[256];
