@@ -549,6 +549,14 @@ test('the builder: a matrix made in the form plans, shows an error at its field,
   await page.goto(`${tbd.base}/#/matrices`);
   await page.getByRole('link', { name: 'New matrix' }).first().click();
   await page.locator('form.builder[data-ready="yes"]').waitFor();
+  // an earlier matrix's spec loads into the form and the JSON, to edit and run again
+  await page.locator('#spec-from').selectOption(String(matrixId));
+  await eventually(async () => (await page.locator('#b-name').inputValue()) === 'small', SOON,
+    'the spec of the first matrix did not fill the form');
+  const stored = (await tbd.get(`/api/v1/matrices/${matrixId}?runs=0`)).matrix.spec;
+  assert.deepEqual(JSON.parse(await spec().inputValue()), stored, 'the JSON is the stored spec');
+  assert.equal(await page.locator('#b-duration').inputValue(), String(stored.duration_s));
+  assert.equal(await page.locator('#b-proto-udp').isChecked(), false);
   await page.locator('#spec-from').selectOption('example');
   await eventually(async () => (await page.locator('#b-name').inputValue()) === 'baseline', SOON, 'the example did not fill the form');
   // The form shows the example; now build a smaller matrix with it.
