@@ -31,9 +31,12 @@ check "iperf3 TCP left -> right gives a result" test -n "$bps" -a -z "$err" -a "
 check "link --rate 100mbit --loss 2 is accepted" "$SIM" link --prefix $PFX --rate 100mbit --loss 2
 check "the router has tbf on ix0 and ix1" test "$(ip netns exec $PFX-router tc qdisc show | grep -c 'tbf .*rate 100Mbit')" = 2
 check "the router has the nftables numgen loss rule" ip netns exec $PFX-router sh -c 'nft list table ip tbsim_link | grep -q "numgen random mod 1000 < 20 drop"'
-j=$(run 5202 -u -b 50M -t 3)
+# UDP at 10 Mbit/s: about 860 datagrams a second, so the receiver's default socket
+# buffer holds some 150 ms of them; at 50 Mbit/s a receiver starved of CPU by the rest of a
+# parallel ./deploy/check lost more than the profile did.
+j=$(run 5202 -u -b 10M -t 3)
 loss=$(printf '%s' "$j" | jget 'd["end"]["sum_received"]["lost_percent"]' 2>/dev/null)
-diag "UDP 50 Mbit/s with 2 % loss: lost_percent $loss"
+diag "UDP 10 Mbit/s with 2 % loss: lost_percent $loss"
 check "UDP loss shows the 2 % profile (0.8..4 %)" awk -v l="${loss:-0}" 'BEGIN { exit !(l >= 0.8 && l <= 4) }'
 j=$(run 5203 -t 2)
 bps=$(printf '%s' "$j" | jget 'int(d["end"]["sum_received"]["bits_per_second"])' 2>/dev/null)
@@ -43,8 +46,9 @@ check "TCP is limited by the 100mbit rate" test -n "$bps" -a "${bps:-999999999}"
 check "link --rate none --loss 0 clears the profile" "$SIM" link --prefix $PFX --rate none --loss 0
 check "no tbf left" test "$(ip netns exec $PFX-router tc qdisc show | grep -c tbf)" = 0
 check "no loss rule left" test -z "$(ip netns exec $PFX-router nft list ruleset | grep numgen)"
-j=$(run 5204 -u -b 50M -t 2)
+j=$(run 5204 -u -b 10M -t 2)
 loss=$(printf '%s' "$j" | jget 'd["end"]["sum_received"]["lost_percent"]' 2>/dev/null)
+diag "UDP 10 Mbit/s without a profile: lost_percent $loss"
 check "UDP without a profile loses (almost) nothing" awk -v l="${loss:-100}" 'BEGIN { exit !(l < 0.5) }'
 
 # bad values: a clear error, nothing changed

@@ -188,11 +188,11 @@ check "no iperf3 left after the resume" no_iperf_left
 # (a UDP test whose setup datagram is dropped moves no data: such a run fails,
 # so three repeats and the median of those that ran)
 "$SIM" link --prefix "$PFX" --loss 3 >/dev/null
-body=$(api POST /api/v1/matrices '{"name":"loss","pairs":[{"client":"left","server":"right"}],"protocols":["udp"],"duration_s":3,"repeats":3,"iperf":{"udp_bitrate":"50M"}}')
+body=$(api POST /api/v1/matrices '{"name":"loss","pairs":[{"client":"left","server":"right"}],"protocols":["udp"],"duration_s":3,"repeats":3,"iperf":{"udp_bitrate":"10M"}}')
 M4=$(echo "$body" | jq_ 'd["matrix"]["id"]')
 check "matrix $M4 ends" wait_state "$M4" succeeded failed
 loss=$(api GET "/api/v1/matrices/$M4/results" | jq_ 'd["cells"][0]["lost_percent"]["median"]')
-diag "UDP 50 Mbit/s through a 3 % loss profile: median lost_percent $loss"
+diag "UDP 10 Mbit/s through a 3 % loss profile: median lost_percent $loss"
 check "UDP loss shows the profile (1..6 %)" awk -v l="${loss:-0}" 'BEGIN { exit !(l >= 1 && l <= 6) }'
 "$SIM" link --prefix "$PFX" --loss 0 >/dev/null
 
