@@ -82,7 +82,11 @@ static void print_event(struct stream *s)
 static void on_line(struct stream *s, char *line)
 {
 	if (line[0] == '\0') {          /* end of a record */
-		if (s->data != NULL && (s->id > s->last_id || strcmp(s->type, "reset") == 0)) {
+		if (strcmp(s->type, "stream") == 0) {
+			/* where a live stream starts: resume from there, print nothing */
+			if (s->id > s->last_id)
+				s->last_id = s->id;
+		} else if (s->data != NULL && (s->id > s->last_id || strcmp(s->type, "reset") == 0)) {
 			print_event(s);
 			if (s->id > 0)
 				s->last_id = s->id;

@@ -513,8 +513,12 @@ static void on_event(struct mx_watch *w)
 static void on_line(struct mx_watch *w, char *line)
 {
 	if (line[0] == '\0') {          /* end of a record */
-		if (w->ev_data != NULL && !w->ended &&
-		    (w->ev_id > w->last_id || strcmp(w->ev_type, "reset") == 0)) {
+		if (strcmp(w->ev_type, "stream") == 0) {
+			/* where a live stream starts: resume from there */
+			if (w->ev_id > w->last_id)
+				w->last_id = w->ev_id;
+		} else if (w->ev_data != NULL && !w->ended &&
+			   (w->ev_id > w->last_id || strcmp(w->ev_type, "reset") == 0)) {
 			on_event(w);
 			if (w->ev_id > 0)
 				w->last_id = w->ev_id;

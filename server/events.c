@@ -28,6 +28,7 @@ struct tb_sub {
 	int hide_audit;
 	int64_t owner;
 	int reset_ahead;           /* resumed after an id this bus never had */
+	int announce;              /* live only: say first where the stream starts */
 	tb_events_wake_fn wake;
 	void *cls;
 	int waiting;               /* told TB_SUB_WAIT; wake on the next event */
@@ -255,6 +256,7 @@ int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_eve
 	/* since < 0: live only.  A since this bus never reached (a restored or
 	 * replaced state directory): the client's state is stale, tell it. */
 	s->reset_ahead = since > ev->last;
+	s->announce = since < 0;
 	s->cursor = since < 0 || since > ev->last ? ev->last : since;
 	s->next = ev->subs;
 	if (ev->subs != NULL)
@@ -290,8 +292,9 @@ void tb_events_unsubscribe(struct tb_sub *s)
 	free(s);
 }
 
-/* Append one SSE record; returns bytes used, or 0 when it does not fit
- * (then, if the buffer is empty, it is split through carry). */
+/* Append one SSE record (id < 0: without an id line); returns bytes used,
+ * or 0 when it does not fit (then, if the buffer is empty, it is split
+ * through carry). */
 static size_t put_record(struct tb_sub *s, char *buf, size_t len, size_t used, int64_t id, const char *type,
 			 const char *json)
 {
@@ -299,7 +302,7 @@ static size_t put_record(struct tb_sub *s, char *buf, size_t len, size_t used, i
 	char head[96];
 	int hn;
 
-	if (id > 0)
+	if (id >= 0)
 		hn = snprintf(head, sizeof(head), "id: %lld\nevent: %s\ndata: ", (long long)id, type);
 	else
 		hn = snprintf(head, sizeof(head), "event: %s\ndata: ", type);
@@ -347,7 +350,7 @@ static void page_row(void *cls, const struct tb_event_row *r)
 		char reset[64];
 
 		snprintf(reset, sizeof(reset), "{\"oldest\":%lld}", (long long)r->id);
-		n = put_record(s, p->buf, p->len, p->used, 0, "reset", reset);
+		n = put_record(s, p->buf, p->len, p->used, -1, "reset", reset);
 		p->used += n;
 		if (n == 0) {
 			p->full = 1;
@@ -399,7 +402,20 @@ enum tb_sub_status tb_sub_next(struct tb_sub *s, char *buf, size_t len, size_t *
 
 		s->reset_ahead = 0;
 		snprintf(reset, sizeof(reset), "{\"oldest\":%lld}", (long long)ring_oldest(ev));
-		*n = put_record(s, buf, len, 0, 0, "reset", reset);
+		*n = put_record(s, buf, len, 0, -1, "reset", reset);
+		pthread_mutex_unlock(&ev->lock);
+		if (*n > 0)
+			return TB_SUB_DATA;
+		return tb_sub_next(s, buf, len, n);
+	}
+	if (s->announce) {
+		/* "stream" with the id it starts after: a client that loses the
+		 * stream before any event resumes from here, missing nothing */
+		char pos[48];
+
+		s->announce = 0;
+		snprintf(pos, sizeof(pos), "{\"last_id\":%lld}", (long long)s->cursor);
+		*n = put_record(s, buf, len, 0, s->cursor, "stream", pos);
 		pthread_mutex_unlock(&ev->lock);
 		if (*n > 0)
 			return TB_SUB_DATA;

@@ -7,7 +7,8 @@
  * that a subscriber can resume after any id (Last-Event-ID) with no loss and
  * no duplicate: from the ring when it still holds the id, else from the
  * store; when even the store no longer holds it, the subscriber first gets a
- * "reset" record saying what the oldest kept id is.
+ * "reset" record saying what the oldest kept id is.  A live-only
+ * subscriber first gets a "stream" record with the id it starts after.
  *
  * Producers never block on subscribers: publishing appends to the ring,
  * writes the store, and calls each waiting subscriber's wake function (which

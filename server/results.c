@@ -49,7 +49,7 @@ static json_t *matrix_json(struct tb_app *app, const struct tb_matrix_row *m)
 	int64_t now = tb_now(), end = m->finished_at ? m->finished_at : now;
 	int running = strcmp(m->state, "running") == 0;
 	double remaining = running || strcmp(m->state, "queued") == 0
-				   ? (double)(m->pending_ms + (int64_t)(m->npending + m->nrunning) * TB_MATRIX_RUN_OVERHEAD_MS) /
+				   ? (double)(m->pending_ms + (int64_t)m->pending_rounds * TB_MATRIX_RUN_OVERHEAD_MS) /
 					     1000.0
 				   : 0.0;
 

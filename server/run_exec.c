@@ -12,61 +12,15 @@
 #include "inventory.h"
 #include "log.h"
 #include "matrix.h"
-#include "proc.h"
-#include "shquote.h"
+#include "run_internal.h"
 #include "store.h"
 #include "timeutil.h"
 
-#define OUT_MAX (32u << 20)        /* stdout kept per side */
-#define ERR_MAX (64u << 10)        /* stderr kept per side */
 #define LISTEN_WAIT_MS 8000        /* server started -> listening */
 #define SLACK_S 15                 /* client watchdog: omit + duration + this */
 #define BUSY_TRIES 4
 #define PORT_BASE 5201
 #define PORT_SPAN 800
-
-/* ---- growable byte buffers ---- */
-
-struct buf {
-	char *p;
-	size_t len, cap, max;
-	bool truncated;
-};
-
-static void buf_add(struct buf *b, const char *data, size_t len)
-{
-	if (b->len + len > b->max) {
-		b->truncated = true;
-		len = b->max > b->len ? b->max - b->len : 0;
-	}
-	if (b->len + len + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *p;
-
-		while (cap < b->len + len + 1)
-			cap *= 2;
-		if ((p = realloc(b->p, cap)) == NULL) {
-			b->truncated = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, len);
-	b->len += len;
-	b->p[b->len] = '\0';
-}
-
-static const char *buf_str(const struct buf *b)
-{
-	return b->p != NULL ? b->p : "";
-}
-
-static void buf_free(struct buf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof(*b));
-}
 
 static void sleep_ms(long ms)
 {
@@ -189,228 +143,13 @@ int tb_run_kill_leftovers(struct tb_app *app, const struct tb_machine *m, const 
 	return rc;
 }
 
-/* ---- the server side ---- */
-
-struct server {
-	struct tb_app *app;
-	struct tb_ssh_target t;
-	char pin[96];
-	char *script;
-	long timeout_ms;
-	pthread_t th;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	long pid;                  /* timeout(1)'s pid, which runs iperf3 */
-	int listening;             /* 1 listening, -1 never did */
-	int ended, rc, exit_code;
-	int killed;                /* testbedd stopped it by pid */
-	struct tb_error err;
-	struct buf line, out, errb;
-	struct tb_iperf_text *text;
-	const struct tb_run_row *r;
-};
-
-static void server_line(struct server *s, const char *line, size_t len)
-{
-	if (len > 6 && strncmp(line, "tbpid ", 6) == 0) {
-		pthread_mutex_lock(&s->lock);
-		s->pid = strtol(line + 6, NULL, 10);
-		pthread_mutex_unlock(&s->lock);
-		return;
-	}
-	if (len == 11 && strncmp(line, "tblistening", 11) == 0) {
-		pthread_mutex_lock(&s->lock);
-		s->listening = 1;
-		pthread_cond_broadcast(&s->cond);
-		pthread_mutex_unlock(&s->lock);
-		return;
-	}
-	if (len == 10 && strncmp(line, "tbnolisten", 10) == 0) {
-		pthread_mutex_lock(&s->lock);
-		s->listening = -1;
-		pthread_cond_broadcast(&s->cond);
-		pthread_mutex_unlock(&s->lock);
-		return;
-	}
-	if (len > 7 && strncmp(line, "tbexit ", 7) == 0) {
-		s->exit_code = (int)strtol(line + 7, NULL, 10);
-		return;
-	}
-	buf_add(&s->out, line, len);
-	buf_add(&s->out, "\n", 1);
-	tb_iperf_text_feed(s->text, line, len);
-	tb_iperf_text_feed(s->text, "\n", 1);
-}
-
-static int server_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
-{
-	struct server *s = cls;
-
-	if (stream == TB_SSH_STDERR) {
-		buf_add(&s->errb, data, len);
-		return 0;
-	}
-	for (size_t i = 0; i < len; i++) {
-		if (data[i] == '\n') {
-			server_line(s, buf_str(&s->line), s->line.len);
-			s->line.len = 0;
-		} else {
-			buf_add(&s->line, &data[i], 1);
-		}
-	}
-	return 0;
-}
-
-static void *server_run(void *arg)
-{
-	struct server *s = arg;
-	const char *argv[] = {"sh", "-c", s->script, NULL};
-	struct tb_ssh_result res;
-	int rc = tb_ssh_exec(tb_hosts_pool(s->app->hosts), &s->t, argv, s->timeout_ms, server_output, s, &res, &s->err);
-
-	if (s->line.len > 0) {
-		server_line(s, buf_str(&s->line), s->line.len);
-		s->line.len = 0;
-	}
-	pthread_mutex_lock(&s->lock);
-	s->rc = rc;
-	s->ended = 1;
-	if (s->listening == 0)
-		s->listening = -1;
-	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->lock);
-	return NULL;
-}
-
-/* Wait on s->cond (s->lock held) for at most 50 ms. */
-static void wait_50ms(struct server *s)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += 50 * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-}
-
-/*
- * The client's gate (tb_ssh_spawn_gated): its channel and shell are opened
- * while the server starts; it runs the moment the server listens.  The
- * server's pid is stored before the client runs, as for a crash's cleanup.
- */
-struct client_gate {
-	struct server *s;
-	struct tb_run_ctl *ctl;
-	struct tb_store *store;
-	struct tb_run_row *r;
-	int64_t until;
-	int listening;             /* what the gate saw last: 1, -1 (failed or timed out), 0 */
-};
-
-static int client_gate(void *cls)
-{
-	struct client_gate *g = cls;
-	int st;
-	long pid;
-
-	pthread_mutex_lock(&g->s->lock);
-	st = g->s->listening;
-	pid = g->s->pid;
-	pthread_mutex_unlock(&g->s->lock);
-	if (st == 0 && tb_monotonic_ms() >= g->until)
-		st = -1;
-	g->listening = st;
-	if (g->ctl->stop || st < 0)
-		return -1;
-	if (st == 0)
-		return 0;
-	g->r->server_pid = pid;
-	tb_store_run_update(g->store, g->r, NULL);
-	return 1;
-}
-
-/* Wait for the server's ssh command to end; stop it by pid if it does not. */
-static void server_finish(struct server *s, int wait_ms)
-{
-	int64_t until = tb_monotonic_ms() + wait_ms;
-	int ended;
-
-	/* woken by server_run the moment the server's session ends */
-	pthread_mutex_lock(&s->lock);
-	while (!s->ended && tb_monotonic_ms() < until) {
-		wait_50ms(s);
-	}
-	ended = s->ended;
-	pthread_mutex_unlock(&s->lock);
-	if (!ended && s->pid > 1) {
-		struct tb_error e = {0};
-
-		s->killed = 1;
-		tb_ssh_kill(tb_hosts_pool(s->app->hosts), &s->t, s->pid, "TERM", &e);
-	}
-	pthread_join(s->th, NULL);
-}
-
-static void server_free(struct server *s)
-{
-	buf_free(&s->line);
-	buf_free(&s->out);
-	buf_free(&s->errb);
-	free(s->script);
-	pthread_mutex_destroy(&s->lock);
-	pthread_cond_destroy(&s->cond);
-}
-
-/* The script that runs the server and says when it listens:
- *   timeout --foreground W iperf3 -s ... & p=$!; echo tbpid $p; <poll>; wait $p; echo tbexit $? */
-static char *server_script(const struct tb_run_host *h, unsigned int port, long wall_s, struct tb_error *err)
-{
-	struct tb_argv av;
-	const char *argv[TB_ARGV_MAX + 4];
-	char wall[24], check[160], *q, *script;
-	size_t need;
-	int n = 0;
-
-	if (tb_iperf_server_argv(&h->caps, port, (int)(wall_s > 60 ? 60 : wall_s), &av, err) != 0)
-		return NULL;
-	snprintf(wall, sizeof(wall), "%ld", wall_s);
-	argv[n++] = "timeout";
-	argv[n++] = "--foreground";
-	argv[n++] = wall;
-	for (int i = 0; i < av.n && n < TB_ARGV_MAX + 3; i++)
-		argv[n++] = av.v[i];
-	argv[n] = NULL;
-	if ((q = tb_sh_quote_argv(argv, err)) == NULL)
-		return NULL;
-	if (h->bsd)
-		snprintf(check, sizeof(check), "sockstat -46 -l -P tcp -p %u | grep -q iperf3", port);
-	else
-		snprintf(check, sizeof(check), "ss -Hltn 'sport = :%u' | grep -q .", port);
-	need = strlen(q) + strlen(check) + 400;
-	if ((script = malloc(need)) == NULL) {
-		free(q);
-		tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-		return NULL;
-	}
-	snprintf(script, need,
-		 "%s & p=$!; echo tbpid $p; n=0; until %s; do n=$((n+1)); if [ $n -ge 1000 ] || ! kill -0 $p 2>/dev/null;"
-		 " then echo tbnolisten; n=-1; break; fi; sleep 0.002; done; [ $n -ge 0 ] && echo tblistening; wait $p;"
-		 " echo tbexit $?",
-		 q, check);
-	free(q);
-	return script;
-}
-
 /* ---- the client side ---- */
 
 struct client {
 	struct tb_run_ctl *ctl;
 	struct tb_store *store;
 	struct tb_run_row *r;
-	struct buf out, errb;
+	struct tb_outbuf out, errb;
 	struct tb_iperf_stream *stream;   /* --json-stream, else NULL (-J) */
 };
 
@@ -431,10 +170,10 @@ static int client_output(void *cls, enum tb_ssh_stream stream, const char *data,
 	struct client *c = cls;
 
 	if (stream == TB_SSH_STDERR) {
-		buf_add(&c->errb, data, len);
+		tb_outbuf_add(&c->errb, data, len);
 		return 0;
 	}
-	buf_add(&c->out, data, len);
+	tb_outbuf_add(&c->out, data, len);
 	if (c->stream != NULL)
 		tb_iperf_stream_feed(c->stream, data, len);
 	return 0;
@@ -503,7 +242,7 @@ static const char *class_name(enum tb_iperf_errclass c)
 struct outcome {
 	json_t *client_result;     /* owned */
 	json_t *server_result;     /* owned */
-	struct buf cout, cerr, sout, serr;
+	struct tb_outbuf cout, cerr, sout, serr;
 	char *client_cmd, *server_cmd;
 	const char *klass;         /* NULL: ok */
 	char message[512];
@@ -514,10 +253,10 @@ static void outcome_free(struct outcome *o)
 {
 	json_decref(o->client_result);
 	json_decref(o->server_result);
-	buf_free(&o->cout);
-	buf_free(&o->cerr);
-	buf_free(&o->sout);
-	buf_free(&o->serr);
+	tb_outbuf_free(&o->cout);
+	tb_outbuf_free(&o->cerr);
+	tb_outbuf_free(&o->sout);
+	tb_outbuf_free(&o->serr);
 	free(o->client_cmd);
 	free(o->server_cmd);
 	memset(o, 0, sizeof(*o));
@@ -526,8 +265,8 @@ static void outcome_free(struct outcome *o)
 static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_row *r, const struct tb_iperf_params *p,
 		    struct tb_run_host *ch, struct tb_run_host *sh, struct outcome *o)
 {
-	struct server s = {.app = app, .r = r, .out = {.max = OUT_MAX}, .errb = {.max = ERR_MAX}, .line = {.max = 65536}};
-	struct client c = {.ctl = ctl, .store = app->store, .r = r, .out = {.max = OUT_MAX}, .errb = {.max = ERR_MAX}};
+	struct run_server s;
+	struct client c = {.ctl = ctl, .store = app->store, .r = r, .out = {.max = RUN_OUT_MAX}, .errb = {.max = RUN_ERR_MAX}};
 	struct pub spub = {app, r, "server", sh->m->name, 0}, cpub = {app, r, "client", ch->m->name, 0};
 	struct tb_error e = {0};
 	struct tb_argv cav;
@@ -538,16 +277,11 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 	struct tb_ssh_result res = {0};
 
 	memset(o, 0, sizeof(*o));
-	pthread_mutex_init(&s.lock, NULL);
-	pthread_cond_init(&s.cond, NULL);
-	s.exit_code = -1;
-	target_of(app, sh, &s.t, s.pin, sizeof(s.pin));
-	s.timeout_ms = (wall_s + 10) * 1000;
-	if ((s.script = server_script(sh, (unsigned int)r->port, wall_s + 5, &e)) == NULL ||
+	if (run_server_init(&s, app, sh, r, wall_s, &e) != 0 ||
 	    tb_iperf_client_argv(&ch->caps, r->server_address, (unsigned int)r->port, p, &cav, &e) != 0) {
 		o->klass = "iperf_error";
 		snprintf(o->message, sizeof(o->message), "%s", e.message);
-		server_free(&s);
+		run_server_free(&s);
 		return;
 	}
 	snprintf(wall, sizeof(wall), "%ld", wall_s);
@@ -574,14 +308,14 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 	if (ch->caps.json_stream)
 		c.stream = tb_iperf_stream_new(publish_interval, &cpub);
 	if (s.text == NULL || (ch->caps.json_stream && c.stream == NULL) ||
-	    pthread_create(&s.th, NULL, server_run, &s) != 0) {
+	    run_server_start(&s) != 0) {
 		o->klass = "iperf_error";
 		snprintf(o->message, sizeof(o->message), "out of memory or threads");
 		if (s.text != NULL)
 			tb_iperf_text_finish(s.text, &o->server_result, NULL);
 		if (c.stream != NULL)
 			tb_iperf_stream_finish(c.stream, &o->client_result, NULL);
-		server_free(&s);
+		run_server_free(&s);
 		return;
 	}
 	/* the client, under the ssh watchdog (and timeout(1) on the host), opened
@@ -592,14 +326,14 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 	ctl->signaled = 0;
 	{
 		struct tb_ssh_target t = ctl->client_t;
-		struct client_gate g = {&s, ctl, app->store, r, tb_monotonic_ms() + LISTEN_WAIT_MS, 0};
+		struct run_gate g = {&s, ctl, app->store, r, tb_monotonic_ms() + LISTEN_WAIT_MS, 0};
 
 		pthread_mutex_unlock(&ctl->lock);
 		if (ctl->stop)
 			rc = TB_ERR_CANCELED;
 		else
 			rc = tb_ssh_spawn_gated(tb_hosts_pool(app->hosts), &t, cargv, LISTEN_WAIT_MS + (wall_s + 5) * 1000,
-						client_gate, &g, client_pid, client_output, &c, &res, &e);
+						run_client_gate, &g, client_pid, client_output, &c, &res, &e);
 		ln = g.listening;
 	}
 	if (ln != 1) {
@@ -613,7 +347,7 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 			ln = s.listening;
 		pthread_mutex_unlock(&s.lock);
 		tb_store_run_update(app->store, r, NULL);
-		server_finish(&s, ln == 0 && ctl->stop ? 0 : 3000);
+		run_server_finish(&s, ln == 0 && ctl->stop ? 0 : 3000);
 		if (ctl->stop) {
 			o->klass = ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted";
 			snprintf(o->message, sizeof(o->message), "stopped before the client started");
@@ -625,9 +359,9 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 			snprintf(o->message, sizeof(o->message), "client %s: %s", ch->m->name, e.message);
 		} else {
 			o->klass = "iperf_error";
-			o->retry_busy = strstr(buf_str(&s.out), "in use") != NULL;
+			o->retry_busy = strstr(tb_outbuf_str(&s.out), "in use") != NULL;
 			snprintf(o->message, sizeof(o->message), "the iperf3 server on %s did not listen on port %d: %.300s",
-				 sh->m->name, r->port, s.out.len ? buf_str(&s.out) : buf_str(&s.errb));
+				 sh->m->name, r->port, s.out.len ? tb_outbuf_str(&s.out) : tb_outbuf_str(&s.errb));
 		}
 		goto done;
 	}
@@ -637,7 +371,7 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 	r->client_exit = rc == 0 ? res.exit_status : -1;
 
 	/* a -1 server ends by itself after the test; give it a moment, then stop it */
-	server_finish(&s, 3000);
+	run_server_finish(&s, 3000);
 	r->server_exit = s.exit_code;
 
 	if (c.stream != NULL) {
@@ -651,7 +385,7 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 	} else if (c.out.len > 0) {
 		struct tb_error pe = {0};
 
-		if (tb_iperf_parse_json(buf_str(&c.out), c.out.len, &o->client_result, &pe) != 0 && rc == 0) {
+		if (tb_iperf_parse_json(tb_outbuf_str(&c.out), c.out.len, &o->client_result, &pe) != 0 && rc == 0) {
 			o->klass = "parse_error";
 			snprintf(o->message, sizeof(o->message), "client output: %s", pe.message);
 		}
@@ -668,7 +402,7 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 	} else if (o->klass == NULL && o->client_result == NULL) {
 		o->klass = "parse_error";
 		snprintf(o->message, sizeof(o->message), "the client printed nothing (exit %d): %.300s", res.exit_status,
-			 buf_str(&c.errb));
+			 tb_outbuf_str(&c.errb));
 	} else if (o->klass == NULL) {
 		const char *etext = json_string_value(json_object_get(o->client_result, "error"));
 		enum tb_iperf_errclass ec = tb_iperf_classify(etext);
@@ -703,9 +437,9 @@ done:
 	o->cerr = c.errb;
 	o->sout = s.out;
 	o->serr = s.errb;
-	s.out = (struct buf){0};
-	s.errb = (struct buf){0};
-	server_free(&s);
+	s.out = (struct tb_outbuf){0};
+	s.errb = (struct tb_outbuf){0};
+	run_server_free(&s);
 }
 
 /* Intervals of a result as rows for the store (data strings malloc'd). */
@@ -734,10 +468,10 @@ static int commit(struct tb_app *app, struct tb_run_row *r, struct outcome *o, s
 	size_t ns = json_array_size(json_object_get(o->server_result, "intervals"));
 	struct tb_interval_row *rows = calloc(nc + ns + 1, sizeof(*rows));
 	struct tb_raw_row raw[4] = {
-		{"client", "stdout", buf_str(&o->cout), o->cout.len},
-		{"client", "stderr", buf_str(&o->cerr), o->cerr.len},
-		{"server", "stdout", buf_str(&o->sout), o->sout.len},
-		{"server", "stderr", buf_str(&o->serr), o->serr.len},
+		{"client", "stdout", tb_outbuf_str(&o->cout), o->cout.len},
+		{"client", "stderr", tb_outbuf_str(&o->cerr), o->cerr.len},
+		{"server", "stdout", tb_outbuf_str(&o->sout), o->sout.len},
+		{"server", "stderr", tb_outbuf_str(&o->serr), o->serr.len},
 	};
 	char *summary = NULL;
 	size_t n = 0;

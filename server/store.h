@@ -213,7 +213,8 @@ struct tb_matrix_row {
 	int64_t rerun_of;          /* 0: none */
 	/* read only: runs by state */
 	int nruns, npending, nrunning, nok, nfailed, ncanceled, ninterrupted;
-	int64_t pending_ms;        /* sum of duration + omit of pending and running runs */
+	int64_t pending_ms;        /* per round with pending or running runs, its longest duration + omit, summed */
+	int pending_rounds;        /* rounds with pending or running runs */
 };
 
 struct tb_run_row {

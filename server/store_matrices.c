@@ -164,15 +164,19 @@ out:
 	return rc;
 }
 
+/* Per round with runs still to go, its longest run (rounds run one after another). */
+#define LEFT_BY_ROUND "(SELECT max(1000 * (coalesce(json_extract(x.params, '$.duration_s'), 0)" \
+	" + coalesce(json_extract(x.params, '$.omit_s'), 0))) AS ms FROM runs x" \
+	" WHERE x.matrix_id = m.id AND x.state IN ('pending', 'running') GROUP BY x.round)"
+
 #define MATRIX_COLS "m.id, m.name, m.spec, m.state, m.actor, m.created_at, coalesce(m.started_at, 0)," \
 	" coalesce(m.finished_at, 0), m.error_code, m.error_message, m.seed, m.estimated_ms," \
 	" coalesce(m.rerun_of, 0), count(r.id), coalesce(sum(r.state = 'pending'), 0)," \
 	" coalesce(sum(r.state = 'running'), 0), coalesce(sum(r.state = 'ok'), 0)," \
 	" coalesce(sum(r.state = 'failed'), 0), coalesce(sum(r.state = 'canceled'), 0)," \
 	" coalesce(sum(r.state = 'interrupted'), 0)," \
-	" coalesce(sum(CASE WHEN r.state IN ('pending', 'running') THEN 1000 * (" \
-	"   coalesce(json_extract(r.params, '$.duration_s'), 0) + coalesce(json_extract(r.params, '$.omit_s'), 0))" \
-	"   ELSE 0 END), 0)" \
+	" (SELECT coalesce(sum(ms), 0) FROM " LEFT_BY_ROUND ")," \
+	" (SELECT count(*) FROM " LEFT_BY_ROUND ")" \
 	" FROM matrices m LEFT JOIN runs r ON r.matrix_id = m.id"
 
 static void matrix_row(sqlite3_stmt *s, struct tb_matrix_row *m)
@@ -198,6 +202,7 @@ static void matrix_row(sqlite3_stmt *s, struct tb_matrix_row *m)
 	m->ncanceled = sqlite3_column_int(s, 18);
 	m->ninterrupted = sqlite3_column_int(s, 19);
 	m->pending_ms = sqlite3_column_int64(s, 20);
+	m->pending_rounds = sqlite3_column_int(s, 21);
 }
 
 int tb_store_matrix_get(struct tb_store *st, int64_t id, tb_matrix_row_fn fn, void *cls, struct tb_error *err)

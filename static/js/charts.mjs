@@ -36,6 +36,7 @@ export class IntervalChart {
   #frame = 0;
   #observer = null;
   #scheme = null;
+  #media = null;         // prefers-color-scheme, followed while the chart is shown
 
   /** protocol 'tcp' or 'udp'; label names the run (for screen readers). */
   constructor(protocol, label) {
@@ -70,9 +71,12 @@ export class IntervalChart {
   dispose() {
     cancelAnimationFrame(this.#frame);
     this.#observer?.disconnect();
+    this.#media?.removeEventListener('change', this.#redraw);
     for (const c of this.#charts) c.dispose();
     this.#charts = [];
   }
+
+  #redraw = () => this.#schedule();
 
   #schedule() {
     if (this.#frame) return;
@@ -98,7 +102,14 @@ export class IntervalChart {
         { renderer: 'canvas' }));
       this.#observer ??= new ResizeObserver(() => { for (const c of this.#charts) c.resize(); });
       this.#observer.observe(this.el);
+      // a switch to dark (or back) redraws an ended run's chart too
+      if (!this.#media && window.matchMedia) {
+        this.#media = window.matchMedia('(prefers-color-scheme: dark)');
+        this.#media.addEventListener('change', this.#redraw);
+      }
     }
+    this.el.dataset.scheme = scheme;
+    this.el.dataset.fg = colours().fg;
     const s = this.#series();
     this.#charts[0].setOption(panel('bitrate (Gbit/s)', s.rate, [{ name: '' }]), { notMerge: true });
     const detail = panel(this.#protocol === 'udp' ? 'jitter and loss' : 'retransmits, cwnd, RTT', s.detail, s.axes);

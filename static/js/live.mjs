@@ -91,6 +91,8 @@ export class LiveStream extends EventTarget {
       this.dispatchEvent(new CustomEvent(e.type, { detail: event }));
     };
     for (const type of this.#types) es.addEventListener(type, deliver);
+    // where a live stream starts (testbedd's first record): resume from there
+    es.addEventListener('stream', (e) => { if (es === this.#es && e.lastEventId) this.lastId = e.lastEventId; });
     es.addEventListener('reset', deliver);
   }
 

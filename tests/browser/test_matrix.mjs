@@ -16,7 +16,8 @@
 // Rerun opens a new matrix of the same spec, Cancel stops it mid-run and
 // Resume completes it; comparing the rerun with the first matrix shows each
 // cell's medians and verdict and the CI commands; a viewer may plan but sees Start and Rerun disabled,
-// saying why.
+// saying why; a late viewer of two disjoint pairs running at once gets a live chart per run,
+// with the intervals so far and then the live tail.
 // Screenshots of every page (1280x800 and a 390x844 phone, some dark) go to
 // $TB_BINARY_DIR/screenshots/matrix-*.png.
 import { test, before, after } from 'node:test';
@@ -395,6 +396,20 @@ test('a run\'s details show the commands the API gives, with links to the raw ou
   const dialogOverflow = await dialog.evaluate((el) => el.scrollWidth - el.clientWidth);
   await page.setViewportSize(DESKTOP);
   assert.ok(dialogOverflow <= 0, `on a phone the run's details are ${dialogOverflow} px wider than their dialog`);
+  // The ended run's charts follow a switch to dark and back: drawn again in the page's colours.
+  const chart = dialog.locator('.interval-chart').first();
+  await eventually(async () => (await chart.getAttribute('data-scheme')) === 'light', SOON, 'the run\'s chart was not drawn');
+  const fg = async () => page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--fg').trim());
+  const lightFg = await fg();
+  assert.equal(await chart.getAttribute('data-fg'), lightFg, 'the chart\'s text is the page\'s --fg');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  const darkFg = await fg();
+  assert.notEqual(darkFg, lightFg, 'app.css has a dark --fg');
+  await eventually(async () => (await chart.getAttribute('data-scheme')) === 'dark' && (await chart.getAttribute('data-fg')) === darkFg,
+    SOON, async () => `the chart did not follow the dark scheme (scheme ${await chart.getAttribute('data-scheme')}, fg ${await chart.getAttribute('data-fg')})`);
+  await page.emulateMedia({ colorScheme: 'light' });
+  await eventually(async () => (await chart.getAttribute('data-scheme')) === 'light' && (await chart.getAttribute('data-fg')) === lightFg,
+    SOON, 'the chart did not go back to light');
   await shoot('run-details', { dark: true, fullPage: false });
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'hidden' });
@@ -645,32 +660,50 @@ test('a viewer may plan, but sees Start and Rerun disabled, saying why', { timeo
   assert.equal((await tbd.get('/api/v1/matrices')).matrices.length, before, 'nothing was started');
 });
 
-test('a late viewer\'s chart starts with the intervals so far, then the live tail', { timeout: 90_000 }, async () => {
-  const { status, body } = await apiPost('/api/v1/matrices', { name: 'late', pairs: [{ client: 'left', server: 'right' }], protocols: ['tcp'],
-    directions: ['forward'], duration_s: 8, repeats: 1 });
+test('a late viewer of two pairs at once: a chart each, starting with the intervals so far, then the live tail', { timeout: 90_000 }, async () => {
+  // left -> right and router -> relay (over mgmt) share no host: one round, both runs at once
+  const { status, body } = await apiPost('/api/v1/matrices', { name: 'late', pairs: [{ client: 'left', server: 'right' },
+    { client: 'router', server: 'relay', link: 'mgmt' }], protocols: ['tcp'], directions: ['forward'], duration_s: 8, repeats: 1 });
   assert.equal(status, 201, JSON.stringify(body));
   const id = body.matrix.id;
-  // Wait (through the API) until its run has streamed 3 intervals, then open the page.
-  const runId = await eventually(async () => (await tbd.get(`/api/v1/matrices/${id}`)).matrix.runs[0]?.id, SOON, 'no run');
-  const sofar = await eventually(async () => {
-    const { run } = await tbd.get(`/api/v1/runs/${runId}`);
-    if (run.state !== 'running' && run.state !== 'pending') throw new Error(`the run ended (${run.state}) before the page opened`);
-    return run.intervals.server.length >= 3 && run;
-  }, 60_000, 'the running run\'s intervals so far do not come with GET /runs/{id}');
-  assert.equal(sofar.intervals_live, true, 'a running run says its intervals are the live ones');
+  // Wait (through the API) until both runs have streamed 3 intervals, then open the page.
+  const runIds = await eventually(async () => {
+    const { runs } = (await tbd.get(`/api/v1/matrices/${id}`)).matrix;
+    return runs.length === 2 && runs.map((r) => r.id);
+  }, SOON, 'the matrix does not have its 2 runs');
+  const planned = (await tbd.get(`/api/v1/matrices/${id}`)).matrix.runs;
+  assert.deepEqual(planned.map((r) => r.round), [0, 0], 'both runs are in round 0');
+  for (const runId of runIds) {
+    const sofar = await eventually(async () => {
+      const { run } = await tbd.get(`/api/v1/runs/${runId}`);
+      if (run.state !== 'running' && run.state !== 'pending') throw new Error(`run ${runId} ended (${run.state}) before the page opened`);
+      return run.intervals.server.length >= 3 && run;
+    }, 60_000, `the running run ${runId}'s intervals so far do not come with GET /runs/{id}`);
+    assert.equal(sofar.intervals_live, true, 'a running run says its intervals are the live ones');
+  }
   await page.goto(`${tbd.base}/#/matrices/${id}`);
-  const chart = page.locator(`.live-chart[data-run="${runId}"] .interval-chart`);
-  await chart.waitFor({ timeout: SOON });
-  const first = await eventually(async () => Number(await chart.getAttribute('data-points')) >= 3
-    && Number(await chart.getAttribute('data-points')), 5_000, 'the late viewer\'s chart lacks the intervals so far');
-  await eventually(async () => Number(await chart.getAttribute('data-points')) > first, 20_000,
-    'the late viewer\'s chart does not grow with the live tail');
+  await eventually(async () => /round 1 of 1, 2 runs at once/.test(await page.locator('.mx-round').innerText()), SOON,
+    async () => `the page does not say both runs go at once: "${await page.locator('.mx-round').innerText()}"`);
+  const charts = runIds.map((runId) => page.locator(`.live-chart[data-run="${runId}"] .interval-chart`));
+  const firsts = [];
+  for (const chart of charts) {
+    await chart.waitFor({ timeout: SOON });
+    firsts.push(await eventually(async () => Number(await chart.getAttribute('data-points')) >= 3
+      && Number(await chart.getAttribute('data-points')), 5_000, 'the late viewer\'s chart lacks the intervals so far'));
+  }
+  assert.equal(await page.locator('.live-chart').count(), 2, 'one live chart per running run');
+  for (const [i, chart] of charts.entries()) {
+    await eventually(async () => Number(await chart.getAttribute('data-points')) > firsts[i], 20_000,
+      `the late viewer's chart of run ${runIds[i]} does not grow with the live tail`);
+  }
   await shoot('late-viewer');
   await eventually(async () => (await page.locator('main').getAttribute('data-matrix-state')) === 'succeeded', 60_000,
     'the late matrix did not succeed');
-  const { run } = await tbd.get(`/api/v1/runs/${runId}`);
-  assert.equal(run.intervals_live, undefined, 'an ended run\'s intervals are the stored ones');
-  assert.ok(run.intervals.server.length >= 8, `the stored run has its intervals (${run.intervals.server.length})`);
+  for (const runId of runIds) {
+    const { run } = await tbd.get(`/api/v1/runs/${runId}`);
+    assert.equal(run.intervals_live, undefined, 'an ended run\'s intervals are the stored ones');
+    assert.ok(run.intervals.server.length >= 8, `the stored run has its intervals (${run.intervals.server.length})`);
+  }
 });
 
 test('no script errors on the pages', () => {

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
+#include "children.h"
 #include "daemon.h"
 #include "sshd.h"
 
@@ -429,6 +430,7 @@ static void test_action_interrupted_by_a_crash(void **state)
 	/* a crash, not a stop: nothing gets to mark the action */
 	kill(d.pid, SIGKILL);
 	waitpid(d.pid, &status, 0);
+	tb_test_child_untrack(d.pid);
 	d.pid = 0;
 	assert_int_equal(tb_test_daemon_launch(&d, NULL, 0), 0);
 	snprintf(url, sizeof(url), "%s/api/v1/actions/%lld", d.url, id);

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "children.h"
 #include "daemon.h"
 #include "inventory.h"
 #include "power.h"
@@ -142,17 +143,20 @@ static int group_setup(void **state)
 	if (powermand_pid == 0) {
 		int devnull = open("/dev/null", O_RDWR);
 
+		tb_test_child_init();
 		dup2(devnull, 0);
 		dup2(devnull, 1);
 		execl("/usr/sbin/powermand", "powermand", "-f", "-c", conf, (char *)NULL);
 		_exit(127);
 	}
+	tb_test_child_track(powermand_pid, "powermand");
 	for (int i = 0; i < 100; i++) {
 		const char *q[] = {"pm", "-h", pmaddr, "-q", NULL};
 
 		if (run(q, NULL, 0) == 0)
 			return 0;
 		if (waitpid(powermand_pid, NULL, WNOHANG) == powermand_pid) {
+			tb_test_child_untrack(powermand_pid);
 			powermand_pid = 0;
 			break;
 		}
@@ -170,6 +174,7 @@ static int group_teardown(void **state)
 	if (powermand_pid > 0) {
 		kill(powermand_pid, SIGTERM);
 		waitpid(powermand_pid, NULL, 0);
+		tb_test_child_untrack(powermand_pid);
 	}
 	if (dir[0] != '\0')
 		run(rm, NULL, 0);
@@ -427,22 +432,10 @@ static void test_hostile_values(void **state)
 }
 
 /* Wait for action id to end; its state into st, the reply kept in r. */
-static void wait_action(const struct tb_test_daemon *d, const char *const h[], long long id, char *st, size_t stsz,
-			struct tb_test_resp *r)
+static void wait_action(const struct tb_test_daemon *d, long long id, char *st, size_t stsz, struct tb_test_resp *r)
 {
-	char url[256];
-
-	snprintf(url, sizeof(url), "%s/api/v1/actions/%lld", d->url, id);
-	for (int i = 0; i < 300; i++) {
-		assert_int_equal(tb_test_http("GET", url, h, NULL, 0, r), 0);
-		snprintf(st, stsz, "%s", json_string_value(json_object_get(json_object_get(r->json, "action"), "state")));
-		/* an action is queued until its thread starts it: both mean not ended */
-		if (strcmp(st, "running") != 0 && strcmp(st, "queued") != 0)
-			return;
-		tb_test_resp_free(r);
-		sleep_ms(100);
-	}
-	fail_msg("action %lld still queued or running", id);
+	if (tb_test_wait_action(d, id, 30000, st, stsz, r) != 0)
+		fail_msg("action %lld still %s after 30 s", id, st);
 }
 
 static long long post_power(const struct tb_test_daemon *d, const char *const h[], const char *host,
@@ -505,12 +498,12 @@ static void test_through_the_daemon(void **state)
 	assert_int_equal(tb_test_daemon_start(&d, inv, NULL), 0);
 	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d.admin_token);
 	/* off first, so that "on" has something to do */
-	wait_action(&d, h, post_power(&d, h, "left", "off"), st, sizeof(st), &r);
+	wait_action(&d, post_power(&d, h, "left", "off"), st, sizeof(st), &r);
 	tb_test_resp_free(&r);
 	assert_non_null(strstr(pm_query("left"), "off:     left\n"));
 
 	/* on: the plug goes on; nothing answers ssh, so the action fails after boot_timeout_s */
-	wait_action(&d, h, post_power(&d, h, "left", "on"), st, sizeof(st), &r);
+	wait_action(&d, post_power(&d, h, "left", "on"), st, sizeof(st), &r);
 	assert_string_equal(st, "failed");
 	snprintf(want, sizeof(want), "\"pm -h %s --on left\"", pmaddr);
 	assert_non_null(strstr(r.body, want));
@@ -519,7 +512,7 @@ static void test_through_the_daemon(void **state)
 	assert_non_null(strstr(pm_query("left"), "on:      left\n"));
 
 	/* off: nothing answers, the status command says on: pm --off */
-	wait_action(&d, h, post_power(&d, h, "left", "off"), st, sizeof(st), &r);
+	wait_action(&d, post_power(&d, h, "left", "off"), st, sizeof(st), &r);
 	if (strcmp(st, "succeeded") != 0)
 		fail_msg("off: %s", r.body);
 	snprintf(want, sizeof(want), "\"pm -h %s -Q left\"", pmaddr);
@@ -530,7 +523,7 @@ static void test_through_the_daemon(void **state)
 	assert_non_null(strstr(pm_query("left"), "off:     left\n"));
 
 	/* no cycle: template and no Wake-on-LAN: refused, nothing run */
-	wait_action(&d, h, post_power(&d, h, "left", "cycle"), st, sizeof(st), &r);
+	wait_action(&d, post_power(&d, h, "left", "cycle"), st, sizeof(st), &r);
 	assert_string_equal(st, "failed");
 	assert_null(strstr(r.body, "--cycle"));
 	tb_test_resp_free(&r);
@@ -539,7 +532,7 @@ static void test_through_the_daemon(void **state)
 	{
 		int64_t t0 = tb_monotonic_ms();
 
-		wait_action(&d, h, post_power(&d, h, "slow", "off"), st, sizeof(st), &r);
+		wait_action(&d, post_power(&d, h, "slow", "off"), st, sizeof(st), &r);
 		if (strcmp(st, "succeeded") != 0)
 			fail_msg("slow off: %s", r.body);
 		assert_true(tb_monotonic_ms() - t0 >= 16000);

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
@@ -25,13 +24,6 @@
 
 static struct tb_rfmock mk;
 static int skip_all;
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
 
 static int group_setup(void **state)
 {
@@ -68,7 +60,7 @@ static void test_through_the_daemon(void **state)
 	struct tb_test_resp r;
 	char inv[2048], url[256], auth[200], resets[256], logtext[65536];
 	const char *h[] = {auth, "Content-Type: application/json", NULL};
-	const char *st = "running";
+	char st[32];
 	long long id;
 	FILE *f;
 	size_t n;
@@ -104,20 +96,8 @@ static void test_through_the_daemon(void **state)
 	assert_int_equal(r.status, 202);
 	id = json_integer_value(json_object_get(json_object_get(r.json, "action"), "id"));
 	tb_test_resp_free(&r);
-	snprintf(url, sizeof(url), "%s/api/v1/actions/%lld", d.url, id);
-	/* queued until the action's thread starts it: both mean not ended */
-	for (int i = 0; i < 150 && (strcmp(st, "running") == 0 || strcmp(st, "queued") == 0); i++) {
-		static char sbuf[32];
-
-		sleep_ms(100);
-		assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
-		snprintf(sbuf, sizeof(sbuf), "%s",
-			 json_string_value(json_object_get(json_object_get(r.json, "action"), "state")));
-		st = sbuf;
-		if (strcmp(st, "running") != 0 && strcmp(st, "queued") != 0)
-			break;
-		tb_test_resp_free(&r);
-	}
+	if (tb_test_wait_action(&d, id, 15000, st, sizeof(st), &r) != 0)
+		fail_msg("action %lld still %s after 15 s", id, st);
 	if (strcmp(st, "succeeded") != 0)
 		fail_msg("action %s: %s", st, r.body);
 	assert_non_null(strstr(r.body, "Actions/ComputerSystem.Reset {\\\"ResetType\\\":\\\"ForceOff\\\"}"));

@@ -79,6 +79,31 @@ static int count(const char *hay, const char *needle)
 	return n;
 }
 
+/* Wait (at most 10 s) until testbedd has n event streams open: /metrics's
+ * testbedd_sse_clients counts a stream once it is subscribed, so an event
+ * published after this reaches it. */
+static void wait_streams(const struct tb_test_daemon *d, int n)
+{
+	char url[128], auth[200], want[64];
+	const char *h[] = {auth, NULL};
+
+	snprintf(url, sizeof(url), "%s/metrics", d->url);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d->admin_token);
+	snprintf(want, sizeof(want), "\ntestbedd_sse_clients %d\n", n);
+	for (int i = 0; i < 200; i++) {
+		struct tb_test_resp r;
+		int seen;
+
+		assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
+		seen = r.body != NULL && strstr(r.body, want) != NULL;
+		tb_test_resp_free(&r);
+		if (seen)
+			return;
+		sleep_ms(50);
+	}
+	fail_msg("tbctl events did not open its stream within 10 s");
+}
+
 static void test_follow_and_resume(void **state)
 {
 	struct tb_test_daemon d;
@@ -94,7 +119,7 @@ static void test_follow_and_resume(void **state)
 	port = d.port;
 	snprintf(out, sizeof(out), "%s/events.out", d.dir);
 	t = run_tbctl(&d, d.admin_token_file, out, args);
-	sleep_ms(500);
+	wait_streams(&d, 1);
 	create_token(&d, "before-1");
 	create_token(&d, "before-2");
 	/* testbedd goes away and comes back on the same port */

@@ -46,7 +46,9 @@ check "nothing was created" test "$(api GET /api/v1/matrices | jq_ 'len(d["matri
 # ---- 1. tcp/udp x forward/reverse x 2, live intervals ----
 python3 "$HERE/sse_stamp.py" "$TESTBEDD_URL/api/v1/events?type=run.,matrix." "$TESTBEDD_TOKEN_FILE" >"$DD/events.jsonl" 2>/dev/null &
 SPID=$!
-sleep 0.5
+# the stream's first record ("stream": where it starts) says it is subscribed
+for i in $(seq 1 100); do grep -q '"event": "stream"' "$DD/events.jsonl" 2>/dev/null && break; sleep 0.1; done
+check "the event stream starts with where it starts" grep -q '"event": "stream"' "$DD/events.jsonl"
 spec='{"name":"basic","pairs":[{"client":"left","server":"right"}],"protocols":["tcp","udp"],
  "directions":["forward","reverse"],"duration_s":2,"repeats":2,"order":"interleaved","iperf":{"udp_bitrate":"200M"}}'
 body=$(api POST /api/v1/matrices/plan "$spec")

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "children.h"
+
 char *mkdtemp(char *template);
 
 static void sleep_ms(long ms)
@@ -143,6 +145,7 @@ int tb_test_daemon_launch(struct tb_test_daemon *d, const char *const extra[], u
 	if (d->pid == 0) {
 		int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 
+		tb_test_child_init();
 		if (fd >= 0) {
 			dup2(fd, 2);
 			dup2(fd, 1);
@@ -151,6 +154,7 @@ int tb_test_daemon_launch(struct tb_test_daemon *d, const char *const extra[], u
 		execv(exe, (char *const *)argv);
 		_exit(127);
 	}
+	tb_test_child_track(d->pid, "testbedd");
 	for (int i = 0; i < 200; i++) {
 		FILE *f = fopen(portfile, "r");
 		int status;
@@ -163,6 +167,7 @@ int tb_test_daemon_launch(struct tb_test_daemon *d, const char *const extra[], u
 			fclose(f);
 		}
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+			tb_test_child_untrack(d->pid);
 			d->pid = 0;
 			print_log(d);
 			return -1;
@@ -219,6 +224,7 @@ int tb_test_daemon_kill(struct tb_test_daemon *d)
 		kill(d->pid, SIGTERM);
 		for (int i = 0; i < 100; i++) {
 			if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+				tb_test_child_untrack(d->pid);
 				d->pid = 0;
 				rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 				break;
@@ -229,6 +235,7 @@ int tb_test_daemon_kill(struct tb_test_daemon *d)
 			fprintf(stderr, "testbedd did not stop on SIGTERM within 5 s; killing it\n");
 			kill(d->pid, SIGKILL);
 			waitpid(d->pid, &status, 0);
+			tb_test_child_untrack(d->pid);
 			d->pid = 0;
 			rc = 137;
 		}
@@ -377,4 +384,30 @@ long tb_test_create_token(const struct tb_test_daemon *d, const char *name, cons
 						    json_string_value(json_object_get(r.json, "secret")) : "");
 	tb_test_resp_free(&r);
 	return status;
+}
+
+int tb_test_wait_action(const struct tb_test_daemon *d, long long id, long ms, char *st, size_t stsz,
+			struct tb_test_resp *r)
+{
+	char url[256], auth[200];
+	const char *h[] = {auth, NULL};
+
+	snprintf(url, sizeof(url), "%s/api/v1/actions/%lld", d->url, id);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d->admin_token);
+	for (long waited = 0;; waited += 100) {
+		const char *state;
+
+		if (tb_test_http("GET", url, h, NULL, 0, r) != 0) {
+			snprintf(st, stsz, "(no reply)");
+			return -1;
+		}
+		state = json_string_value(json_object_get(json_object_get(r->json, "action"), "state"));
+		snprintf(st, stsz, "%s", state != NULL ? state : "(no state)");
+		if (state == NULL || (strcmp(state, "queued") != 0 && strcmp(state, "running") != 0))
+			return 0;
+		if (waited >= ms)
+			return -1;
+		tb_test_resp_free(r);
+		sleep_ms(100);
+	}
 }

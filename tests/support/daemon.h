@@ -72,6 +72,12 @@ const char *tb_test_header(const struct tb_test_resp *r, const char *name, char 
 long tb_test_create_token(const struct tb_test_daemon *d, const char *name, const char *role, char *secret,
 			  size_t len);
 
+/* GET /api/v1/actions/ID as the admin until the action is neither queued (its
+ * thread has not started it) nor running, for at most ms: its state into st,
+ * the last reply left in r (free it).  0, or -1 when it had not ended. */
+int tb_test_wait_action(const struct tb_test_daemon *d, long long id, long ms, char *st, size_t stsz,
+			struct tb_test_resp *r);
+
 /* error.code of a JSON error reply, or "". */
 const char *tb_test_error_code(const struct tb_test_resp *r);
 

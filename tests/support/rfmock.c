@@ -14,6 +14,7 @@
 
 #include <curl/curl.h>
 
+#include "children.h"
 #include "proc.h"
 #include "timeutil.h"
 
@@ -97,10 +98,12 @@ static int start_one(struct tb_rfmock *m, const char *cert, const char *key, con
 	if (*pid < 0)
 		return -1;
 	if (*pid == 0) {
+		tb_test_child_init();
 		execlp(python(), python(), script, "--cert", cert, "--key", key, "--password-file", m->pwfile, "--log",
 		       log, "--port-file", portfile, (char *)NULL);
 		_exit(127);
 	}
+	tb_test_child_track(*pid, "the Redfish mock");
 	for (int i = 0; i < 200; i++) {
 		if ((f = fopen(portfile, "r")) != NULL) {
 			if (fgets(line, sizeof(line), f) == NULL)
@@ -112,6 +115,7 @@ static int start_one(struct tb_rfmock *m, const char *cert, const char *key, con
 			}
 		}
 		if (waitpid(*pid, NULL, WNOHANG) == *pid) {
+			tb_test_child_untrack(*pid);
 			*pid = 0;
 			break;
 		}
@@ -126,6 +130,7 @@ static void stop_one(pid_t *pid)
 	if (*pid > 0) {
 		kill(*pid, SIGTERM);
 		waitpid(*pid, NULL, 0);
+		tb_test_child_untrack(*pid);
 		*pid = 0;
 	}
 }

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "children.h"
+
 #define SSHD_BIN "/usr/sbin/sshd"
 
 static void msleep(long ms)
@@ -250,6 +252,7 @@ static int spawn_sshd(struct tb_sshd *d)
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDWR);
 
+		tb_test_child_init();
 		dup2(null, 0);
 		dup2(fd, 1);
 		dup2(fd, 2);
@@ -259,6 +262,7 @@ static int spawn_sshd(struct tb_sshd *d)
 	}
 	close(fd);
 	d->pid = pid;
+	tb_test_child_track(pid, "sshd");
 	snprintf(listening, sizeof(listening), "Server listening on 127.0.0.1 port %u.", d->port);
 	for (int i = 0; i < 1000; i++) { /* 10 s */
 		int status;
@@ -266,6 +270,7 @@ static int spawn_sshd(struct tb_sshd *d)
 		if (log_has(d, listening))
 			return 0;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
+			tb_test_child_untrack(pid);
 			d->pid = 0;
 			if (log_has(d, "Address already in use"))
 				return 1;
@@ -341,6 +346,7 @@ static void stop_processes(struct tb_sshd *d)
 		kill_tree(d->pid);
 		while (waitpid(d->pid, NULL, 0) < 0 && errno == EINTR)
 			;
+		tb_test_child_untrack(d->pid);
 		d->pid = 0;
 	}
 }

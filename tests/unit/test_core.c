@@ -206,6 +206,50 @@ static void test_store(void **state)
 	rmdir(dir);
 }
 
+static void keep_matrix(void *cls, const struct tb_matrix_row *m)
+{
+	struct tb_matrix_row *out = cls;
+
+	out->pending_ms = m->pending_ms;
+	out->pending_rounds = m->pending_rounds;
+	out->npending = m->npending;
+}
+
+/* What is left of a matrix: per round its longest run, rounds one after another. */
+static void test_store_time_left(void **state)
+{
+	char dir[] = "/tmp/tbstore-XXXXXX", path[128];
+	struct tb_store *st;
+	struct tb_error err = {0};
+	struct tb_matrix_row m = {.name = "left", .spec = "{}", .state = "queued", .actor = "admin", .created_at = 1};
+	struct tb_matrix_row got = {0};
+	/* round 0: two runs at once (10 s and 4 s + 2 s omit); round 1: one of 3 s */
+#define RUN(sq, rd, c, sv, proto, par)                                                            \
+	{.seq = sq, .round = rd, .client = c, .server = sv, .link = "lan", .server_address = "198.18.0.1", \
+	 .protocol = proto, .direction = "forward", .params = par}
+	struct tb_run_row runs[3] = {
+		RUN(0, 0, "a", "b", "tcp", "{\"duration_s\":10}"),
+		RUN(1, 0, "c", "d", "tcp", "{\"duration_s\":4,\"omit_s\":2}"),
+		RUN(2, 1, "a", "b", "udp", "{\"duration_s\":3}"),
+	};
+#undef RUN
+	int64_t id;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t.db", dir);
+	assert_int_equal(tb_store_open(path, &st, &err), 0);
+	if (tb_store_matrix_insert(st, &m, runs, 3, &id, &err) != 0)
+		fail_msg("insert: %s", err.message);
+	assert_int_equal(tb_store_matrix_get(st, id, keep_matrix, &got, &err), 0);
+	assert_int_equal(got.npending, 3);
+	assert_int_equal(got.pending_ms, 13000);     /* 10 s + 3 s, not 10 + 6 + 3 */
+	assert_int_equal(got.pending_rounds, 2);
+	tb_store_close(st);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_base64url_and_secrets),
 		cmocka_unit_test(test_time),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_store_time_left),
 		cmocka_unit_test(test_store),
 	};
 

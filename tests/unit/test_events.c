@@ -205,6 +205,10 @@ static void test_filters_and_wake(void **state)
 	/* nothing yet: each says wait */
 	assert_int_equal(tb_sub_next(hosts, buf, sizeof(buf), &n), TB_SUB_WAIT);
 	assert_int_equal(tb_sub_next(left, buf, sizeof(buf), &n), TB_SUB_WAIT);
+	/* a live-only stream first says where it starts (here: before any event) */
+	assert_int_equal(tb_sub_next(live, buf, sizeof(buf), &n), TB_SUB_DATA);
+	assert_int_equal(n, strlen("id: 0\nevent: stream\ndata: {\"last_id\":0}\n\n"));
+	assert_memory_equal(buf, "id: 0\nevent: stream\ndata: {\"last_id\":0}\n\n", n);
 	assert_int_equal(tb_sub_next(live, buf, sizeof(buf), &n), TB_SUB_WAIT);
 	wakes = 0;
 	tb_events_publish(f.ev, "host.state", "left", 0, json_object());   /* 1: all three */
@@ -220,6 +224,16 @@ static void test_filters_and_wake(void **state)
 	assert_int_equal(ids[0], 1);
 	assert_int_equal(ids[1], 3);
 	assert_int_equal(drain(live, ids, 16, NULL, 0), 4);
+	{
+		/* a later live-only stream starts after the newest event */
+		struct tb_sub *late;
+
+		assert_int_equal(tb_events_subscribe(f.ev, -1, &fh, on_wake, NULL, &late, &err), 0);
+		assert_int_equal(tb_sub_next(late, buf, sizeof(buf), &n), TB_SUB_DATA);
+		assert_memory_equal(buf, "id: 4\nevent: stream\ndata: {\"last_id\":4}\n\n", n);
+		assert_int_equal(tb_sub_next(late, buf, sizeof(buf), &n), TB_SUB_WAIT);
+		tb_events_unsubscribe(late);
+	}
 	/* a subscriber that is not waiting is not woken */
 	wakes = 0;
 	tb_events_publish(f.ev, "audit", NULL, 0, json_object());

@@ -1,0 +1,75 @@
+/*
+ * run_internal.h - what run_exec.c (one run: the client, the outcome, the
+ * commit) and run_server.c (the run's iperf3 server: started, heard to
+ * listen, stopped by pid) share.  Not for other files.
+ */
+#ifndef TB_RUN_INTERNAL_H
+#define TB_RUN_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "iperf.h"
+#include "outbuf.h"
+#include "run_exec.h"
+#include "ssh.h"
+
+#define RUN_OUT_MAX (32u << 20)    /* stdout kept per side */
+#define RUN_ERR_MAX (64u << 10)    /* stderr kept per side */
+
+struct tb_app;
+struct tb_store;
+struct tb_run_row;
+
+/* The server side of one attempt, its ssh session in a thread of its own. */
+struct run_server {
+	struct tb_app *app;
+	struct tb_ssh_target t;
+	char pin[96];
+	char *script;
+	long timeout_ms;
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	long pid;                  /* timeout(1)'s pid, which runs iperf3 */
+	int listening;             /* 1 listening, -1 never did */
+	int ended, rc, exit_code;
+	int killed;                /* testbedd stopped it by pid */
+	struct tb_error err;
+	struct tb_outbuf line, out, errb;
+	struct tb_iperf_text *text;
+	const struct tb_run_row *r;
+};
+
+/* Set s up to serve run r on host sh: its target, the script (timeout(1)
+ * ends iperf3 after wall_s + 5 s), the lock.  0, or -1 with err; either way
+ * run_server_free(s) afterwards. */
+int run_server_init(struct run_server *s, struct tb_app *app, const struct tb_run_host *sh,
+		    const struct tb_run_row *r, long wall_s, struct tb_error *err);
+/* Start the server's ssh session in s->th: 0, or -1 (no thread). */
+int run_server_start(struct run_server *s);
+/* Wait for the server's ssh command to end for at most wait_ms; stop it by
+ * pid if it does not; join the thread. */
+void run_server_finish(struct run_server *s, int wait_ms);
+void run_server_free(struct run_server *s);
+
+/*
+ * The client's gate (tb_ssh_spawn_gated): its channel and shell are opened
+ * while the server starts; it runs the moment the server listens.  The
+ * server's pid is stored before the client runs, as for a crash's cleanup.
+ */
+struct run_gate {
+	struct run_server *s;
+	struct tb_run_ctl *ctl;
+	struct tb_store *store;
+	struct tb_run_row *r;
+	int64_t until;
+	int listening;             /* what the gate saw last: 1, -1 (failed or timed out), 0 */
+};
+
+/* A tb_ssh_gate_fn: 1 when the server listens (its pid stored first), 0 not
+ * yet, -1 never (failed, timed out, or the run was asked to stop). */
+int run_client_gate(void *cls);
+
+#endif /* TB_RUN_INTERNAL_H */

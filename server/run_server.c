@@ -1,0 +1,217 @@
+/* run_server.c - the iperf3 server of one run.  See run_internal.h. */
+#include "run_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "app.h"
+#include "hosts.h"
+#include "shquote.h"
+#include "store.h"
+#include "timeutil.h"
+
+static void line_of(struct run_server *s, const char *line, size_t len)
+{
+	if (len > 6 && strncmp(line, "tbpid ", 6) == 0) {
+		pthread_mutex_lock(&s->lock);
+		s->pid = strtol(line + 6, NULL, 10);
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	if (len == 11 && strncmp(line, "tblistening", 11) == 0) {
+		pthread_mutex_lock(&s->lock);
+		s->listening = 1;
+		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	if (len == 10 && strncmp(line, "tbnolisten", 10) == 0) {
+		pthread_mutex_lock(&s->lock);
+		s->listening = -1;
+		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	if (len > 7 && strncmp(line, "tbexit ", 7) == 0) {
+		s->exit_code = (int)strtol(line + 7, NULL, 10);
+		return;
+	}
+	tb_outbuf_add(&s->out, line, len);
+	tb_outbuf_add(&s->out, "\n", 1);
+	tb_iperf_text_feed(s->text, line, len);
+	tb_iperf_text_feed(s->text, "\n", 1);
+}
+
+static int server_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
+{
+	struct run_server *s = cls;
+
+	if (stream == TB_SSH_STDERR) {
+		tb_outbuf_add(&s->errb, data, len);
+		return 0;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (data[i] == '\n') {
+			line_of(s, tb_outbuf_str(&s->line), s->line.len);
+			s->line.len = 0;
+		} else {
+			tb_outbuf_add(&s->line, &data[i], 1);
+		}
+	}
+	return 0;
+}
+
+static void *server_thread(void *arg)
+{
+	struct run_server *s = arg;
+	const char *argv[] = {"sh", "-c", s->script, NULL};
+	struct tb_ssh_result res;
+	int rc = tb_ssh_exec(tb_hosts_pool(s->app->hosts), &s->t, argv, s->timeout_ms, server_output, s, &res, &s->err);
+
+	if (s->line.len > 0) {
+		line_of(s, tb_outbuf_str(&s->line), s->line.len);
+		s->line.len = 0;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->rc = rc;
+	s->ended = 1;
+	if (s->listening == 0)
+		s->listening = -1;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* Wait on s->cond (s->lock held) for at most 50 ms. */
+static void wait_50ms(struct run_server *s)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 50 * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+}
+
+
+int run_client_gate(void *cls)
+{
+	struct run_gate *g = cls;
+	int st;
+	long pid;
+
+	pthread_mutex_lock(&g->s->lock);
+	st = g->s->listening;
+	pid = g->s->pid;
+	pthread_mutex_unlock(&g->s->lock);
+	if (st == 0 && tb_monotonic_ms() >= g->until)
+		st = -1;
+	g->listening = st;
+	if (g->ctl->stop || st < 0)
+		return -1;
+	if (st == 0)
+		return 0;
+	g->r->server_pid = pid;
+	tb_store_run_update(g->store, g->r, NULL);
+	return 1;
+}
+
+/* Wait for the server's ssh command to end; stop it by pid if it does not. */
+void run_server_finish(struct run_server *s, int wait_ms)
+{
+	int64_t until = tb_monotonic_ms() + wait_ms;
+	int ended;
+
+	/* woken by server_run the moment the server's session ends */
+	pthread_mutex_lock(&s->lock);
+	while (!s->ended && tb_monotonic_ms() < until) {
+		wait_50ms(s);
+	}
+	ended = s->ended;
+	pthread_mutex_unlock(&s->lock);
+	if (!ended && s->pid > 1) {
+		struct tb_error e = {0};
+
+		s->killed = 1;
+		tb_ssh_kill(tb_hosts_pool(s->app->hosts), &s->t, s->pid, "TERM", &e);
+	}
+	pthread_join(s->th, NULL);
+}
+
+void run_server_free(struct run_server *s)
+{
+	tb_outbuf_free(&s->line);
+	tb_outbuf_free(&s->out);
+	tb_outbuf_free(&s->errb);
+	free(s->script);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
+}
+
+/* The script that runs the server and says when it listens:
+ *   timeout --foreground W iperf3 -s ... & p=$!; echo tbpid $p; <poll>; wait $p; echo tbexit $? */
+static char *server_script(const struct tb_run_host *h, unsigned int port, long wall_s, struct tb_error *err)
+{
+	struct tb_argv av;
+	const char *argv[TB_ARGV_MAX + 4];
+	char wall[24], check[160], *q, *script;
+	size_t need;
+	int n = 0;
+
+	if (tb_iperf_server_argv(&h->caps, port, (int)(wall_s > 60 ? 60 : wall_s), &av, err) != 0)
+		return NULL;
+	snprintf(wall, sizeof(wall), "%ld", wall_s);
+	argv[n++] = "timeout";
+	argv[n++] = "--foreground";
+	argv[n++] = wall;
+	for (int i = 0; i < av.n && n < TB_ARGV_MAX + 3; i++)
+		argv[n++] = av.v[i];
+	argv[n] = NULL;
+	if ((q = tb_sh_quote_argv(argv, err)) == NULL)
+		return NULL;
+	if (h->bsd)
+		snprintf(check, sizeof(check), "sockstat -46 -l -P tcp -p %u | grep -q iperf3", port);
+	else
+		snprintf(check, sizeof(check), "ss -Hltn 'sport = :%u' | grep -q .", port);
+	need = strlen(q) + strlen(check) + 400;
+	if ((script = malloc(need)) == NULL) {
+		free(q);
+		tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+		return NULL;
+	}
+	snprintf(script, need,
+		 "%s & p=$!; echo tbpid $p; n=0; until %s; do n=$((n+1)); if [ $n -ge 1000 ] || ! kill -0 $p 2>/dev/null;"
+		 " then echo tbnolisten; n=-1; break; fi; sleep 0.002; done; [ $n -ge 0 ] && echo tblistening; wait $p;"
+		 " echo tbexit $?",
+		 q, check);
+	free(q);
+	return script;
+}
+
+int run_server_init(struct run_server *s, struct tb_app *app, const struct tb_run_host *sh,
+		    const struct tb_run_row *r, long wall_s, struct tb_error *err)
+{
+	memset(s, 0, sizeof(*s));
+	s->app = app;
+	s->r = r;
+	s->out.max = RUN_OUT_MAX;
+	s->errb.max = RUN_ERR_MAX;
+	s->line.max = 65536;
+	s->exit_code = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	tb_hosts_target(app->hosts, sh->m, sh->p, &s->t, s->pin, sizeof(s->pin));
+	s->timeout_ms = (wall_s + 10) * 1000;
+	s->script = server_script(sh, (unsigned int)r->port, wall_s + 5, err);
+	return s->script != NULL ? 0 : -1;
+}
+
+int run_server_start(struct run_server *s)
+{
+	return pthread_create(&s->th, NULL, server_thread, s) == 0 ? 0 : -1;
+}
