@@ -2,7 +2,6 @@
 #include "metrics.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include "app.h"
 #include "events.h"
 #include "hosts.h"
+#include "outbuf.h"
 
 #define MAX_SERIES 128
 #define NBUCKETS 13
@@ -92,72 +92,27 @@ void tb_metrics_sse(struct tb_metrics *m, int delta)
 	pthread_mutex_unlock(&m->lock);
 }
 
-struct buf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void out(struct buf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
-	;
-
-static void out(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		if (n >= 0 && (size_t)n < b->cap - b->len) {
-			b->len += (size_t)n;
-			return;
-		}
-		{
-			size_t cap = b->cap * 2 + (size_t)(n > 0 ? n : 0) + 1024;
-			char *p = realloc(b->p, cap);
-
-			if (p == NULL) {
-				b->oom = 1;
-				return;
-			}
-			b->p = p;
-			b->cap = cap;
-		}
-	}
-}
-
 static void host_gauge(void *cls, const char *machine, const char *reachability, const char *os)
 {
-	struct buf *b = cls;
+	struct tb_outbuf *b = cls;
 
 	/* Names and OS names are [a-z0-9_-] (inventory.c): nothing to escape. */
-	out(b, "testbedd_host_up{host=\"%s\",os=\"%s\"} %d\n", machine, os != NULL ? os : "",
+	tb_outbuf_printf(b, "testbedd_host_up{host=\"%s\",os=\"%s\"} %d\n", machine, os != NULL ? os : "",
 	    strcmp(reachability, "up") == 0 ? 1 : 0);
 }
 
 char *tb_metrics_render(struct tb_metrics *m, struct tb_app *app, size_t *len)
 {
-	struct buf b = {.p = malloc(8192), .cap = 8192};
+	struct tb_outbuf b = {0};
 	struct series *copy;
 	struct tb_events_stats es;
 	size_t n;
 	long sse;
 	uint64_t overflow;
 
-	if (b.p == NULL)
-		return NULL;
 	copy = malloc(sizeof(m->s));
-	if (copy == NULL) {
-		free(b.p);
+	if (copy == NULL)
 		return NULL;
-	}
 	pthread_mutex_lock(&m->lock);
 	n = m->n;
 	memcpy(copy, m->s, n * sizeof(*copy));
@@ -165,17 +120,17 @@ char *tb_metrics_render(struct tb_metrics *m, struct tb_app *app, size_t *len)
 	overflow = m->overflow;
 	pthread_mutex_unlock(&m->lock);
 
-	out(&b, "# HELP testbedd_build_info testbedd's version.\n# TYPE testbedd_build_info gauge\n");
-	out(&b, "testbedd_build_info{version=\"%s\"} 1\n", TB_VERSION);
-	out(&b, "# HELP testbedd_http_requests_total HTTP requests by route, method and status.\n"
+	tb_outbuf_printf(&b, "# HELP testbedd_build_info testbedd's version.\n# TYPE testbedd_build_info gauge\n");
+	tb_outbuf_printf(&b, "testbedd_build_info{version=\"%s\"} 1\n", TB_VERSION);
+	tb_outbuf_printf(&b, "# HELP testbedd_http_requests_total HTTP requests by route, method and status.\n"
 		"# TYPE testbedd_http_requests_total counter\n");
 	for (size_t i = 0; i < n; i++)
-		out(&b, "testbedd_http_requests_total{route=\"%s\",method=\"%s\",status=\"%u\"} %llu\n",
+		tb_outbuf_printf(&b, "testbedd_http_requests_total{route=\"%s\",method=\"%s\",status=\"%u\"} %llu\n",
 		    copy[i].route, copy[i].method, copy[i].status, (unsigned long long)copy[i].count);
-	out(&b, "# HELP testbedd_http_requests_unrecorded_total Requests beyond the series limit.\n"
+	tb_outbuf_printf(&b, "# HELP testbedd_http_requests_unrecorded_total Requests beyond the series limit.\n"
 		"# TYPE testbedd_http_requests_unrecorded_total counter\n"
 		"testbedd_http_requests_unrecorded_total %llu\n", (unsigned long long)overflow);
-	out(&b, "# HELP testbedd_http_request_duration_seconds Time from request to reply.\n"
+	tb_outbuf_printf(&b, "# HELP testbedd_http_request_duration_seconds Time from request to reply.\n"
 		"# TYPE testbedd_http_request_duration_seconds histogram\n");
 	for (size_t i = 0; i < n; i++) {
 		uint64_t cum = 0;
@@ -183,36 +138,32 @@ char *tb_metrics_render(struct tb_metrics *m, struct tb_app *app, size_t *len)
 		for (size_t k = 0; k < NBUCKETS; k++) {
 			cum += copy[i].buckets[k];
 			if (k < NBUCKETS - 1)
-				out(&b, "testbedd_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
+				tb_outbuf_printf(&b, "testbedd_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
 					"status=\"%u\",le=\"%g\"} %llu\n", copy[i].route, copy[i].method, copy[i].status,
 				    bounds[k], (unsigned long long)cum);
 			else
-				out(&b, "testbedd_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
+				tb_outbuf_printf(&b, "testbedd_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
 					"status=\"%u\",le=\"+Inf\"} %llu\n", copy[i].route, copy[i].method,
 				    copy[i].status, (unsigned long long)cum);
 		}
-		out(&b, "testbedd_http_request_duration_seconds_sum{route=\"%s\",method=\"%s\",status=\"%u\"} %.6f\n",
+		tb_outbuf_printf(&b, "testbedd_http_request_duration_seconds_sum{route=\"%s\",method=\"%s\",status=\"%u\"} %.6f\n",
 		    copy[i].route, copy[i].method, copy[i].status, copy[i].sum);
-		out(&b, "testbedd_http_request_duration_seconds_count{route=\"%s\",method=\"%s\",status=\"%u\"} %llu\n",
+		tb_outbuf_printf(&b, "testbedd_http_request_duration_seconds_count{route=\"%s\",method=\"%s\",status=\"%u\"} %llu\n",
 		    copy[i].route, copy[i].method, copy[i].status, (unsigned long long)copy[i].count);
 	}
 	free(copy);
-	out(&b, "# HELP testbedd_sse_clients Event streams open now.\n# TYPE testbedd_sse_clients gauge\n"
+	tb_outbuf_printf(&b, "# HELP testbedd_sse_clients Event streams open now.\n# TYPE testbedd_sse_clients gauge\n"
 		"testbedd_sse_clients %ld\n", sse);
 	tb_events_stats(app->events, &es);
-	out(&b, "# HELP testbedd_events_published_total Events published on the bus.\n"
+	tb_outbuf_printf(&b, "# HELP testbedd_events_published_total Events published on the bus.\n"
 		"# TYPE testbedd_events_published_total counter\ntestbedd_events_published_total %llu\n",
 	    (unsigned long long)es.published);
-	out(&b, "# HELP testbedd_events_dropped_subscribers_total Streams dropped for falling behind.\n"
+	tb_outbuf_printf(&b, "# HELP testbedd_events_dropped_subscribers_total Streams dropped for falling behind.\n"
 		"# TYPE testbedd_events_dropped_subscribers_total counter\n"
 		"testbedd_events_dropped_subscribers_total %llu\n", (unsigned long long)es.dropped_subscribers);
-	out(&b, "# HELP testbedd_host_up 1 when an OS persona of the host answers ssh, else 0.\n"
+	tb_outbuf_printf(&b, "# HELP testbedd_host_up 1 when an OS persona of the host answers ssh, else 0.\n"
 		"# TYPE testbedd_host_up gauge\n");
 	tb_hosts_each_state(app->hosts, host_gauge, &b);
-	if (b.oom) {
-		free(b.p);
-		return NULL;
-	}
 	*len = b.len;
-	return b.p;
+	return tb_outbuf_take(&b);
 }

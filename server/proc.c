@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "outbuf.h"
 #include "shquote.h"
 #include "timeutil.h"
 
@@ -35,57 +36,6 @@ void closefrom(int lowfd);
 /* After the child ended: how long to wait for its pipes to close (a
  * process that left the group with setsid may hold them). */
 #define DRAIN_MS 500L
-
-struct cbuf {
-	char *p;
-	size_t len;
-	size_t cap;
-	size_t max;
-	bool truncated;
-	bool nomem;
-};
-
-static void cb_add(struct cbuf *b, const char *s, size_t n)
-{
-	if (b->len + n > b->max) {
-		b->truncated = true;
-		n = b->max - b->len;
-	}
-	if (n == 0 || b->nomem)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap != 0 ? b->cap : 1024;
-		char *q;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		if (cap > b->max + 1)
-			cap = b->max + 1;
-		q = realloc(b->p, cap);
-		if (q == NULL) {
-			b->nomem = true;
-			return;
-		}
-		b->p = q;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-/* Hand the buffer to the result: "" when nothing came. */
-static char *cb_take(struct cbuf *b, size_t *len, bool *truncated)
-{
-	char *p = b->p;
-
-	*len = b->len;
-	*truncated = b->truncated;
-	if (p == NULL)
-		p = calloc(1, 1);
-	b->p = NULL;
-	return p;
-}
 
 static int set_cloexec(int fd)
 {
@@ -237,7 +187,7 @@ int tb_proc_run(const char *const argv[], const char *const env_add[], long time
 	size_t nenv = 0, nadd = 0;
 	int devnull = -1, out_r = -1, out_w = -1, err_r = -1, err_w = -1, ep_r = -1, ep_w = -1;
 	int p[2], rc = 0, maxfd = 1024, status = 0;
-	struct cbuf ob = {0}, eb = {0};
+	struct tb_outbuf ob = {0}, eb = {0};
 	struct rlimit rl;
 	pid_t pid = -1;
 	int64_t start = 0, deadline, kill_at = 0, exited_at = 0;
@@ -413,7 +363,7 @@ int tb_proc_run(const char *const argv[], const char *const env_add[], long time
 				continue;
 			got = read(*fdp, buf, sizeof(buf));
 			if (got > 0)
-				cb_add(fdp == &out_r ? &ob : &eb, buf, (size_t)got);
+				tb_outbuf_add(fdp == &out_r ? &ob : &eb, buf, (size_t)got);
 			else if (got == 0 || (errno != EINTR && errno != EAGAIN))
 				close_fd(fdp);
 		}
@@ -452,9 +402,13 @@ out:
 	close_fd(&ep_r);
 	close_fd(&ep_w);
 	free(envp);
-	res->out = cb_take(&ob, &res->out_len, &res->out_truncated);
-	res->err = cb_take(&eb, &res->err_len, &res->err_truncated);
-	if (ob.nomem || eb.nomem || res->out == NULL || res->err == NULL) {
+	res->out_len = ob.len;
+	res->out_truncated = ob.truncated;
+	res->err_len = eb.len;
+	res->err_truncated = eb.truncated;
+	res->out = tb_outbuf_take(&ob);
+	res->err = tb_outbuf_take(&eb);
+	if (res->out == NULL || res->err == NULL) {
 		if (rc == 0)
 			rc = tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory reading the output of %s",
 				     argv != NULL && argv[0] != NULL ? argv[0] : "a program");

@@ -9,6 +9,7 @@
 
 #include "app.h"
 #include "matrix.h"
+#include "outbuf.h"
 #include "runner.h"
 #include "stats.h"
 #include "store.h"
@@ -495,34 +496,8 @@ int tb_results_table_json(struct tb_app *app, int64_t id, json_t **out, struct t
 
 /* ---- CSV ---- */
 
-struct csv {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void csv_add(struct csv *c, const char *s, size_t n)
-{
-	if (c->len + n + 1 > c->cap) {
-		size_t cap = c->cap ? c->cap : 8192;
-		char *p;
-
-		while (cap < c->len + n + 1)
-			cap *= 2;
-		if ((p = realloc(c->p, cap)) == NULL) {
-			c->oom = 1;
-			return;
-		}
-		c->p = p;
-		c->cap = cap;
-	}
-	memcpy(c->p + c->len, s, n);
-	c->len += n;
-	c->p[c->len] = '\0';
-}
-
 /* One field: quoted when it holds a comma, quote or line break (RFC 4180). */
-static void csv_field(struct csv *c, const json_t *v, int last)
+static void csv_field(struct tb_outbuf *c, const json_t *v, int last)
 {
 	char num[64];
 	const char *s = "";
@@ -541,17 +516,17 @@ static void csv_field(struct csv *c, const json_t *v, int last)
 	else if (json_is_false(v))
 		s = "false";
 	if (strpbrk(s, ",\"\r\n") != NULL) {
-		csv_add(c, "\"", 1);
+		tb_outbuf_add(c, "\"", 1);
 		for (const char *p = s; *p; p++) {
-			csv_add(c, p, 1);
+			tb_outbuf_add(c, p, 1);
 			if (*p == '"')
-				csv_add(c, "\"", 1);
+				tb_outbuf_add(c, "\"", 1);
 		}
-		csv_add(c, "\"", 1);
+		tb_outbuf_add(c, "\"", 1);
 	} else {
-		csv_add(c, s, strlen(s));
+		tb_outbuf_add(c, s, strlen(s));
 	}
-	csv_add(c, last ? "\r\n" : ",", last ? 2 : 1);
+	tb_outbuf_add(c, last ? "\r\n" : ",", last ? 2 : 1);
 }
 
 static const json_t *path_get(const json_t *o, const char *path)
@@ -567,14 +542,14 @@ static const json_t *path_get(const json_t *o, const char *path)
 	return json_object_get(o, path);
 }
 
-static void csv_rows(struct csv *c, const json_t *rows, const char *const cols[])
+static void csv_rows(struct tb_outbuf *c, const json_t *rows, const char *const cols[])
 {
 	size_t i;
 	json_t *row;
 
 	for (int k = 0; cols[k] != NULL; k++) {
-		csv_add(c, cols[k], strlen(cols[k]));
-		csv_add(c, cols[k + 1] != NULL ? "," : "\r\n", cols[k + 1] != NULL ? 1 : 2);
+		tb_outbuf_add(c, cols[k], strlen(cols[k]));
+		tb_outbuf_add(c, cols[k + 1] != NULL ? "," : "\r\n", cols[k + 1] != NULL ? 1 : 2);
 	}
 	json_array_foreach(rows, i, row) {
 		if (json_is_null(row))
@@ -598,7 +573,7 @@ int tb_results_table_csv(struct tb_app *app, int64_t id, int cells, char **out, 
 		"receiver_bps.stdev", "receiver_bps.min", "receiver_bps.max", "retransmits.median", "lost_percent.median",
 		"jitter_ms.median", NULL};
 	struct table t = {0};
-	struct csv c = {0};
+	struct tb_outbuf c = {0};
 	int rc;
 
 	*out = NULL;
@@ -612,16 +587,14 @@ int tb_results_table_csv(struct tb_app *app, int64_t id, int cells, char **out, 
 	}
 	if ((rc = build_table(app, id, &t, err)) == 0) {
 		csv_rows(&c, cells ? t.cells : t.runs, cells ? cell_cols : run_cols);
-		if (c.oom || c.p == NULL)
+		*len = c.len;
+		if ((*out = tb_outbuf_take(&c)) == NULL)
 			rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	}
 	json_decref(t.runs);
 	json_decref(t.cells);
-	if (rc != 0) {
-		free(c.p);
-		return rc;
-	}
-	*out = c.p;
-	*len = c.len;
-	return 0;
+	tb_outbuf_free(&c);
+	if (rc != 0)
+		*len = 0;
+	return rc;
 }

@@ -15,6 +15,7 @@
 
 #include "crypto.h"
 #include "error.h"
+#include "outbuf.h"
 #include "store.h"
 #include "timeutil.h"
 
@@ -206,6 +207,40 @@ static void test_store(void **state)
 	rmdir(dir);
 }
 
+static void test_outbuf(void **state)
+{
+	struct tb_outbuf b = {0}, capped = {.max = 10};
+	char big[3000], *text;
+
+	(void)state;
+	assert_string_equal(tb_outbuf_str(&b), "");
+	text = tb_outbuf_take(&b);
+	assert_string_equal(text, "");                  /* nothing added: "", not NULL */
+	free(text);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	tb_outbuf_puts(&b, "a ");
+	tb_outbuf_printf(&b, "%d %s|", 42, big);         /* longer than printf's first try */
+	assert_int_equal(b.len, 2 + 3 + sizeof(big) - 1 + 1);
+	assert_memory_equal(b.p, "a 42 xxx", 8);
+	assert_int_equal(b.p[b.len - 1], '|');
+	assert_false(b.truncated);
+	tb_outbuf_free(&b);
+	/* past max: dropped, said, never an error */
+	tb_outbuf_puts(&capped, "0123456");
+	tb_outbuf_printf(&capped, "%s", "789abc");
+	assert_string_equal(tb_outbuf_str(&capped), "0123456789");
+	assert_true(capped.truncated);
+	assert_false(capped.nomem);
+	tb_outbuf_puts(&capped, "more");
+	assert_int_equal(capped.len, 10);
+	text = tb_outbuf_take(&capped);
+	assert_string_equal(text, "0123456789");
+	assert_null(capped.p);
+	free(text);
+	tb_outbuf_free(&capped);
+}
+
 static void keep_matrix(void *cls, const struct tb_matrix_row *m)
 {
 	struct tb_matrix_row *out = cls;
@@ -258,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_time),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_store_time_left),
+		cmocka_unit_test(test_outbuf),
 		cmocka_unit_test(test_store),
 	};
 
