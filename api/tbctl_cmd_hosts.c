@@ -287,6 +287,24 @@ static void idle_line(const json_t *host, struct buf *b)
 	}
 }
 
+/* The wake schedule: "30 7 * * mon-fri; next 2026-12-04T07:30:00Z; last ...: power-on action 4". */
+static void wake_line(const json_t *host, struct buf *b)
+{
+	const json_t *wake = json_object_get(host, "wake");
+
+	if (!json_is_object(wake))
+		return;
+	bput(b, tbctl_jstr(wake, "schedule") ? tbctl_jstr(wake, "schedule") : "?");
+	bput(b, "; next ");
+	bput(b, tbctl_jstr(wake, "next_at") ? tbctl_jstr(wake, "next_at") : "none in 5 years");
+	if (tbctl_jstr(wake, "last_at") != NULL) {
+		bput(b, "; last ");
+		bput(b, tbctl_jstr(wake, "last_at"));
+		bput(b, ": ");
+		bput(b, tbctl_jstr(wake, "last") ? tbctl_jstr(wake, "last") : "");
+	}
+}
+
 static void print_host(const json_t *host)
 {
 	json_t *state = json_object_get(host, "state");
@@ -320,6 +338,10 @@ static void print_host(const json_t *host)
 	b.s[0] = '\0';
 	idle_line(host, &b);
 	kv("idle off", b.len > 0 ? b.s : NULL);
+	b.len = 0;
+	b.s[0] = '\0';
+	wake_line(host, &b);
+	kv("wakes", b.len > 0 ? b.s : NULL);
 	json_array_foreach(power, i, v) {
 		b.len = 0;
 		b.s[0] = '\0';

@@ -5,6 +5,7 @@
 #include "bmcwatch.h"
 #include "hosts.h"
 #include "idle.h"
+#include "wake.h"
 
 /* A machine as GET /hosts shows it: the inventory, reachability, the
  * BMC's view and the idle power-off countdown. */
@@ -15,6 +16,7 @@ static json_t *host_json(struct tb_app *app, const struct tb_machine *m)
 	if (j != NULL) {
 		json_object_set_new(j, "bmc", tb_bmcwatch_json(app->bmcwatch, m));
 		json_object_set_new(j, "idle_poweroff", tb_idle_json(app->idle, m));
+		json_object_set_new(j, "wake", tb_wake_json(app->wake, m));
 	}
 	return j;
 }

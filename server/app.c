@@ -13,6 +13,7 @@
 #include "bmcwatch.h"
 #include "idle.h"
 #include "runner.h"
+#include "wake.h"
 #include "events.h"
 #include "hosts.h"
 #include "http.h"
@@ -95,7 +96,8 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	    (rc = tb_actions_new(app, &app->actions, err)) != 0 ||
 	    (rc = tb_runner_new(app, &app->runner, err)) != 0 ||
 	    (rc = tb_bmcwatch_start(app, &app->bmcwatch, err)) != 0 ||
-	    (rc = tb_idle_start(app->idle, err)) != 0)
+	    (rc = tb_idle_start(app->idle, err)) != 0 ||
+	    (rc = tb_wake_new(app, &app->wake, err)) != 0 || (rc = tb_wake_start(app->wake, err)) != 0)
 		goto fail;
 	hc = (struct tb_http_config){
 		.bind_address = cfg->listen_address,
@@ -151,10 +153,12 @@ void tb_app_stop(struct tb_app *app)
 	tb_http_stop(app->http);
 	tb_runner_stop(app->runner);
 	tb_idle_stop(app->idle);          /* it starts actions and reads the BMC view */
+	tb_wake_stop(app->wake);          /* as idle */
 	tb_bmcwatch_stop(app->bmcwatch);  /* it reads the holders */
 	tb_actions_stop(app->actions);
 	tb_hosts_stop(app->hosts);
 	tb_idle_free(app->idle);          /* after every hold is released */
+	tb_wake_free(app->wake);
 	tb_events_free(app->events);
 	tb_metrics_free(app->metrics);
 	tb_auth_free(app->auth);

@@ -22,6 +22,7 @@ struct tb_events;
 struct tb_hosts;
 struct tb_http;
 struct tb_idle;
+struct tb_wake;
 struct tb_metrics;
 struct tb_runner;
 
@@ -53,6 +54,7 @@ struct tb_app {
 	struct tb_runner *runner;
 	struct tb_bmcwatch *bmcwatch;
 	struct tb_idle *idle;
+	struct tb_wake *wake;      /* the wake schedule */
 	struct tb_http *http;
 	pthread_mutex_t inv_lock;
 	struct tb_inventory *inv;     /* current; guarded by inv_lock */

@@ -14,6 +14,7 @@
 #include "inventory.h"
 #include "log.h"
 #include "power.h"
+#include "ticker.h"
 #include "timeutil.h"
 
 #define TICK_MS 500
@@ -37,10 +38,8 @@ struct bmc_state {
 struct tb_bmcwatch {
 	struct tb_app *app;
 	unsigned int interval_s;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	pthread_t thread;
-	int running, stop;
+	pthread_mutex_t lock;      /* guards st */
+	struct tb_ticker ticker;
 	struct bmc_state *st;
 	size_t n;
 };
@@ -248,22 +247,12 @@ static void check_mismatch(struct tb_bmcwatch *w, const char *machine)
 	publish(w, &copy, "mismatch");
 }
 
-/* The stop flag, read under the lock. */
-static int stopping(struct tb_bmcwatch *w)
+static void round_once(void *cls)
 {
-	int stop;
-
-	pthread_mutex_lock(&w->lock);
-	stop = w->stop;
-	pthread_mutex_unlock(&w->lock);
-	return stop;
-}
-
-static void round_once(struct tb_bmcwatch *w)
-{
+	struct tb_bmcwatch *w = cls;
 	struct tb_inventory *inv = tb_app_inventory_get(w->app);
 
-	for (size_t i = 0; i < inv->nmachines && !stopping(w); i++) {
+	for (size_t i = 0; i < inv->nmachines && !tb_ticker_stopping(&w->ticker); i++) {
 		const struct tb_machine *m = &inv->machines[i];
 		const struct tb_power_method *pm = tb_bmc_method(m);
 		struct bmc_state *s;
@@ -286,31 +275,6 @@ static void round_once(struct tb_bmcwatch *w)
 	tb_app_inventory_put(w->app, inv);
 }
 
-static void *watcher(void *arg)
-{
-	struct tb_bmcwatch *w = arg;
-
-	pthread_mutex_lock(&w->lock);
-	while (!w->stop) {
-		struct timespec until;
-
-		pthread_mutex_unlock(&w->lock);
-		round_once(w);
-		pthread_mutex_lock(&w->lock);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += TICK_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		while (!w->stop)
-			if (pthread_cond_timedwait(&w->wake, &w->lock, &until) != 0)
-				break;
-	}
-	pthread_mutex_unlock(&w->lock);
-	return NULL;
-}
-
 int tb_bmcwatch_start(struct tb_app *app, struct tb_bmcwatch **out, struct tb_error *err)
 {
 	struct tb_bmcwatch *w = calloc(1, sizeof(*w));
@@ -321,13 +285,11 @@ int tb_bmcwatch_start(struct tb_app *app, struct tb_bmcwatch **out, struct tb_er
 	w->app = app;
 	w->interval_s = tb_bmc_interval(app->cfg.bmc_interval_s, app->cfg.bmc_floor_s);
 	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->wake, NULL);
 	if (app->cfg.bmc_interval_s > 0) {
-		if (pthread_create(&w->thread, NULL, watcher, w) != 0) {
+		if (tb_ticker_start(&w->ticker, TICK_MS, round_once, w) != 0) {
 			tb_bmcwatch_stop(w);
 			return tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the BMC watcher thread");
 		}
-		w->running = 1;
 		tb_info("bmc", "reading each BMC's chassis power every %u s", w->interval_s);
 	}
 	*out = w;
@@ -338,13 +300,7 @@ void tb_bmcwatch_stop(struct tb_bmcwatch *w)
 {
 	if (w == NULL)
 		return;
-	pthread_mutex_lock(&w->lock);
-	w->stop = 1;
-	pthread_cond_broadcast(&w->wake);
-	pthread_mutex_unlock(&w->lock);
-	if (w->running)
-		pthread_join(w->thread, NULL);
-	pthread_cond_destroy(&w->wake);
+	tb_ticker_stop(&w->ticker);
 	pthread_mutex_destroy(&w->lock);
 	free(w->st);
 	free(w);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "app.h"
+#include "audit.h"
 #include "log.h"
 #include "metrics.h"
 #include "timeutil.h"
@@ -63,18 +64,8 @@ static void audit(struct tb_http *h, const struct tb_route *route, const struct 
 		.status = (int)status,
 		.result = result,
 	};
-	struct tb_error err;
 
-	char at[TB_TIME_MAX];
-
-	if (tb_store_audit_append(h->app->store, &row, &err) != 0)
-		tb_error("audit", "cannot record %s %s: %s", rq->method, rq->path, err.message);
-	tb_time_format(row.at, at);
-	tb_events_publish(h->app->events, "audit",
-			  strncmp(rq->path, "/api/v1/hosts/", 14) == 0 ? rq->args[0] : NULL, 0,
-			  json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s}", "at", at, "actor", row.actor,
-				    "remote", row.remote, "method", row.method, "path", row.path, "action", row.action,
-				    "target", row.target, "status", row.status, "result", row.result));
+	tb_audit_record(h->app, &row, strncmp(rq->path, "/api/v1/hosts/", 14) == 0 ? rq->args[0] : NULL);
 }
 
 /* Authenticate and authorise; 0 or an error in e. */

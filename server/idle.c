@@ -9,11 +9,13 @@
 
 #include "actions.h"
 #include "app.h"
+#include "audit.h"
 #include "bmcwatch.h"
 #include "hosts.h"
 #include "inventory.h"
 #include "log.h"
 #include "power.h"
+#include "ticker.h"
 #include "timeutil.h"
 
 #define TICK_MS 1000
@@ -26,10 +28,8 @@ struct use {
 struct tb_idle {
 	struct tb_app *app;
 	int64_t started_ms;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	pthread_t thread;
-	int running, stop;
+	pthread_mutex_t lock;      /* guards uses */
+	struct tb_ticker ticker;
 	struct use *uses;
 	size_t n;
 };
@@ -170,29 +170,21 @@ static void fire(struct tb_idle *idle, const struct tb_machine *m, int64_t last)
 	if (tb_actions_start(idle->app->actions, m->name, "power",
 			     json_pack("{s:s, s:s, s:i}", "action", "off", "reason", "idle", "idle_poweroff_min",
 				       m->idle_poweroff_min),
-			     "idle", do_off, w, work_free, &id, &e) == 0)
+			     "idle", do_off, w, work_free, &id, &e) == 0) {
 		tb_info("idle", "%s: idle for %d min: power-off action %lld", m->name, m->idle_poweroff_min,
 			(long long)id);
-	else
+		tb_audit_self(idle->app, "idle", "host.power", m->name, "ok");
+	} else {
 		tb_debug("idle", "%s: not powered off: %s", m->name, e.message);
+	}
 }
 
-/* The stop flag, read under the lock. */
-static int stopping(struct tb_idle *idle)
+static void round_once(void *cls)
 {
-	int stop;
-
-	pthread_mutex_lock(&idle->lock);
-	stop = idle->stop;
-	pthread_mutex_unlock(&idle->lock);
-	return stop;
-}
-
-static void round_once(struct tb_idle *idle)
-{
+	struct tb_idle *idle = cls;
 	struct tb_inventory *inv = tb_app_inventory_get(idle->app);
 
-	for (size_t i = 0; i < inv->nmachines && !stopping(idle); i++) {
+	for (size_t i = 0; i < inv->nmachines && !tb_ticker_stopping(&idle->ticker); i++) {
 		const struct tb_machine *m = &inv->machines[i];
 		char holder[160];
 		int64_t last, off_at;
@@ -202,27 +194,6 @@ static void round_once(struct tb_idle *idle)
 			fire(idle, m, last);
 	}
 	tb_app_inventory_put(idle->app, inv);
-}
-
-static void *checker(void *arg)
-{
-	struct tb_idle *idle = arg;
-
-	pthread_mutex_lock(&idle->lock);
-	while (!idle->stop) {
-		struct timespec until;
-
-		pthread_mutex_unlock(&idle->lock);
-		round_once(idle);
-		pthread_mutex_lock(&idle->lock);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += TICK_MS / 1000;
-		while (!idle->stop)
-			if (pthread_cond_timedwait(&idle->wake, &idle->lock, &until) != 0)
-				break;
-	}
-	pthread_mutex_unlock(&idle->lock);
-	return NULL;
 }
 
 int tb_idle_new(struct tb_app *app, struct tb_idle **out, struct tb_error *err)
@@ -235,16 +206,14 @@ int tb_idle_new(struct tb_app *app, struct tb_idle **out, struct tb_error *err)
 	idle->app = app;
 	idle->started_ms = tb_now_ms();
 	pthread_mutex_init(&idle->lock, NULL);
-	pthread_cond_init(&idle->wake, NULL);
 	*out = idle;
 	return 0;
 }
 
 int tb_idle_start(struct tb_idle *idle, struct tb_error *err)
 {
-	if (pthread_create(&idle->thread, NULL, checker, idle) != 0)
+	if (tb_ticker_start(&idle->ticker, TICK_MS, round_once, idle) != 0)
 		return tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the idle power-off thread");
-	idle->running = 1;
 	if (idle->app->cfg.idle_minute_s != 0 && idle->app->cfg.idle_minute_s != 60)
 		tb_warn("idle", "an idle minute is %u s (TESTBEDD_TEST_IDLE_MINUTE_S): for tests only",
 			idle->app->cfg.idle_minute_s);
@@ -253,15 +222,8 @@ int tb_idle_start(struct tb_idle *idle, struct tb_error *err)
 
 void tb_idle_stop(struct tb_idle *idle)
 {
-	if (idle == NULL)
-		return;
-	pthread_mutex_lock(&idle->lock);
-	idle->stop = 1;
-	pthread_cond_broadcast(&idle->wake);
-	pthread_mutex_unlock(&idle->lock);
-	if (idle->running)
-		pthread_join(idle->thread, NULL);
-	idle->running = 0;
+	if (idle != NULL)
+		tb_ticker_stop(&idle->ticker);
 }
 
 void tb_idle_free(struct tb_idle *idle)
@@ -269,7 +231,6 @@ void tb_idle_free(struct tb_idle *idle)
 	if (idle == NULL)
 		return;
 	tb_idle_stop(idle);
-	pthread_cond_destroy(&idle->wake);
 	pthread_mutex_destroy(&idle->lock);
 	free(idle->uses);
 	free(idle);

@@ -396,7 +396,8 @@ static int parse_machine(struct inv_ctx *c, const char *name, const struct tb_yn
 			 const struct tb_ynode *machines, struct tb_machine *m)
 {
 	static const char *const keys[] = {"role", "mac", "power", "console", "boot", "os", "links",
-					   "idle_poweroff_min", "boot_timeout_s", "shutdown_timeout_s", NULL};
+					   "idle_poweroff_min", "wake_schedule", "boot_timeout_s", "shutdown_timeout_s",
+					   NULL};
 	static const char *const roles[] = {"host", "router", "relay", NULL};
 	const struct tb_ynode *n, *os;
 	char path[256], sub[512];
@@ -457,6 +458,19 @@ static int parse_machine(struct inv_ctx *c, const char *name, const struct tb_yn
 			if (m->power[i].driver == TB_POWER_WOL && m->mac == NULL)
 				return inv_bad(c, n->items[i], psub, "Wake-on-LAN needs the machine's mac");
 		}
+	}
+	if ((n = tb_ynode_get(map, "wake_schedule")) != NULL) {
+		char why[200];
+
+		snprintf(sub, sizeof(sub), "%s.wake_schedule", path);
+		if ((rc = inv_want_kind(c, n, sub, TB_Y_SCALAR)) != 0)
+			return rc;
+		if (tb_cron_parse(n->scalar, &m->wake, why, sizeof(why)) != 0)
+			return inv_bad(c, n, sub, "%s", why);
+		if (m->npower == 0)
+			return inv_bad(c, n, sub, "a wake schedule needs a power: method that can switch the machine on");
+		if ((m->wake_schedule = strdup(n->scalar)) == NULL)
+			return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
 	}
 	if ((n = tb_ynode_get(map, "console")) != NULL) {
 		snprintf(sub, sizeof(sub), "%s.console", path);
@@ -585,6 +599,7 @@ static void machine_free(struct tb_machine *m)
 {
 	free(m->name);
 	free(m->mac);
+	free(m->wake_schedule);
 	for (size_t i = 0; i < m->npower; i++)
 		inv_power_clear(&m->power[i]);
 	free(m->power);

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "cron.h"
 #include "error.h"
 
 enum tb_role { TB_ROLE_HOST, TB_ROLE_ROUTER, TB_ROLE_RELAY };
@@ -119,6 +120,8 @@ struct tb_machine {
 	struct tb_link *links;
 	size_t nlinks;
 	int idle_poweroff_min;     /* -1 when not set */
+	char *wake_schedule;       /* cron pattern (cron.h) or NULL */
+	struct tb_cron wake;       /* wake_schedule parsed */
 	int boot_timeout_s;        /* power on or boot: until an OS answers (300) */
 	int shutdown_timeout_s;    /* off: until nothing answers (120) */
 };

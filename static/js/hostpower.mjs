@@ -1,8 +1,8 @@
 // hostpower.mjs - what a machine's BMC says about its power, beside what
 // reachability says (hosts.mjs), a warning when the two disagree, and the
-// idle power-off countdown.
+// idle power-off countdown and the wake schedule's next time.
 //
-// The data is the host JSON's `bmc` and `idle_poweroff` objects (GET
+// The data is the host JSON's `bmc`, `idle_poweroff` and `wake` objects (GET
 // /api/v1/hosts).  testbedd publishes a host.bmc event when the BMC's word or
 // a mismatch changes, not after every reading, so hosts.mjs also re-reads
 // the host now and then; the countdown itself ticks here, from `off_at`.
@@ -58,11 +58,24 @@ function idleLine(idle, now) {
     `Idle power-off after ${after} unused: `, h('span', { class: 'muted' }, why));
 }
 
-/** Draw host's BMC view and idle countdown into el (emptied when it has neither). */
+function wakeLine(wake) {
+  const next = wake.next_at
+    ? ['next ', h('time', { class: 'wake-next', datetime: wake.next_at, title: absolute(wake.next_at) }, absolute(wake.next_at))]
+    : h('span', { class: 'muted' }, 'no time in the next 5 years');
+  const last = wake.last_at
+    ? [' · last ', h('time', { datetime: wake.last_at, title: absolute(wake.last_at) }, since(wake.last_at) ?? ''), ' ago: ',
+      h('span', { class: 'wake-last' }, wake.last)]
+    : null;
+  return h('p', { class: 'wake', dataset: { wakeNext: wake.next_at ?? '' } },
+    'Wakes at ', h('code', {}, wake.schedule), ' (cron, the testbedd host\'s time): ', next, last);
+}
+
+/** Draw host's BMC view, idle countdown and wake schedule into el (emptied when it has none). */
 export function drawPower(el, host, now = Date.now()) {
   const parts = [];
   if (host.bmc) parts.push(bmcLine(host.bmc));
   if (host.idle_poweroff) parts.push(idleLine(host.idle_poweroff, now));
+  if (host.wake) parts.push(wakeLine(host.wake));
   el.hidden = parts.length === 0;
   el.dataset.mismatch = host.bmc?.mismatch ? 'yes' : 'no';
   replace(el, parts);

@@ -128,6 +128,7 @@ export function renderHosts(main, ctx) {
   function updatePower(card, host) {
     card.host.bmc = host.bmc;
     card.host.idle_poweroff = host.idle_poweroff;
+    card.host.wake = host.wake;
     drawPower(card.powerEl, card.host);
   }
   async function pollPower() {
@@ -331,6 +332,7 @@ function facts(host) {
     ]), '; '));
   }
   if (host.idle_poweroff_min) add('idle', `powered off after ${host.idle_poweroff_min} min`);
+  if (host.wake_schedule) add('wake', h('code', {}, host.wake_schedule));
   return rows.length ? h('dl', { class: 'facts' }, rows) : null;
 }
 

@@ -15,7 +15,7 @@
 // viewer sees the states and the actions but no button.  Beside
 // reachability, left's card shows what its BMC says ("BMC (ipmi): on ·
 // checked 3 s ago"; testbedd reads it every 5 s here) and right's the idle
-// power-off countdown (idle_poweroff_min 60, ticking); left's sshd killed on
+// power-off countdown (idle_poweroff_min 60, ticking) and its wake schedule's next time; left's sshd killed on
 // a chassis that stays on shows the mismatch warning.  Screenshots of
 // left's card with its running action (1280x800 and a 390x844 phone, light
 // and dark) go to $TB_BINARY_DIR/screenshots/.
@@ -65,8 +65,8 @@ before(async () => {
   mkdirSync(tbDir, { mode: 0o700 });
   // right idles for an hour (never reached here): its countdown is shown
   const inventory = readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8')
-    .replace('  right:\n    role: host\n', '  right:\n    role: host\n    idle_poweroff_min: 60\n');
-  assert.match(inventory, /idle_poweroff_min: 60/);
+    .replace('  right:\n    role: host\n', '  right:\n    role: host\n    idle_poweroff_min: 60\n    wake_schedule: "30 7 * * mon-fri"\n');
+  assert.match(inventory, /idle_poweroff_min: 60\n    wake_schedule/);
   tbd = new Testbedd(tbDir, inventory, ['--bmc-interval', '5']);
   await tbd.start();
   for (const name of ['left', 'right']) {
@@ -195,6 +195,14 @@ test('the BMC\'s view beside reachability, and the idle power-off countdown', { 
   assert.equal(api.after_min, 60);
   assert.equal(api.state, 'counting');
   assert.ok(api.seconds_left > 3500 && api.seconds_left <= 3600, `seconds_left ${api.seconds_left}`);
+  // the wake schedule: its pattern and the API's next time (a weekday 07:30 of the testbedd host)
+  const { wake } = (await tbd.get('/api/v1/hosts/right')).host;
+  assert.equal(wake.schedule, '30 7 * * mon-fri');
+  assert.ok(wake.next_at && wake.last_at === null, JSON.stringify(wake));
+  const wakeLine = card('right').locator('.wake');
+  assert.equal(await wakeLine.getAttribute('data-wake-next'), wake.next_at);
+  assert.match(await wakeLine.innerText(), /^Wakes at 30 7 \* \* mon-fri \(cron, the testbedd host's time\): next /);
+  assert.equal(await wakeLine.locator('time.wake-next').getAttribute('datetime'), wake.next_at);
   await page.evaluate(() => document.activeElement?.blur());
   await shootCard('left', 'bmc-left-desktop.png');
   await shootCard('right', 'idle-right-desktop.png');

@@ -245,6 +245,7 @@ static int write_inventory(void)
 		"        address: 10.0.10.2/24\n"
 		"        ifname: {freebsd: mlxen0, ubuntu: enp9s0}\n"
 		"    idle_poweroff_min: 60\n"
+		"    wake_schedule: \"0 7 * * 1\"\n"
 		"  right:\n"
 		"    role: host\n"
 		"    mac: \"a8:a1:59:95:87:61\"\n"
@@ -383,6 +384,8 @@ static const struct tcase cases[] = {
 	  { "lan10", "enp9s0", "driver=ipmi", "etherwake", "127.0.0.2" }, { NULL }, "left-bmc.pass" },
 	{ "host shows the BMC's view and the idle power-off", A("host", "left"), TOK_ADMIN, URL_DAEMON, 0,
 	  { "bmc", "(ipmi", "idle off", "after 60 min unused" }, { NULL }, "left-bmc.pass" },
+	{ "host shows the wake schedule and its next time", A("host", "left"), TOK_ADMIN, URL_DAEMON, 0,
+	  { "wakes", "0 7 * * 1; next 20" }, { NULL }, NULL },
 	{ "--json host never shows a secret's path", A("--json", "host", "left"), TOK_ADMIN,
 	  URL_DAEMON, 0, { "\"left\"" }, { NULL }, "left-bmc.pass" },
 	{ "unknown host is refused with exit 2", A("host", "lfet"), TOK_ADMIN, URL_DAEMON, 2,

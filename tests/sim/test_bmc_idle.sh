@@ -12,7 +12,12 @@
 # Idle: right has idle_poweroff_min 10 with 1-second "minutes"
 # (TESTBEDD_TEST_IDLE_MINUTE_S=1): it is powered off by an action with
 # actor idle (recorded, published); while a matrix holds it, it stays on past
-# its idle time; it is powered off again 10 s after the matrix ends.
+# its idle time; it is powered off again 10 s after the matrix ends; each
+# idle power-off is in the audit log.
+#
+# Wake schedule: after a SIGHUP reload gives right and left "* * * * *",
+# the next whole minute powers right (off) on by an action with actor
+# schedule (audited); left, on already, gets nothing and says so.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 D=$(mktemp -d /tmp/tbscratch-XXXXXX)
@@ -162,6 +167,49 @@ f=lambda s: d.datetime.strptime(s[:19], '%Y-%m-%dT%H:%M:%S')
 sys.exit(not ((f('$created') - f('$ended')).total_seconds() >= $IDLE - 1))"
 check "action $A2 succeeds" until_ 60 action_is "$A2" succeeded
 check "right no longer answers" until_ 15 reach_is right down
+audit_count() {	# actor machine: audit records of host.power by actor on machine
+	api GET "/api/v1/audit?host=$2&limit=100" | python3 -c "import json,sys
+print(sum(1 for a in json.load(sys.stdin)['audit'] if a['actor'] == '$1' and a['action'] == 'host.power' and a['remote'] == 'testbedd'))"
+}
+check "each idle power-off is in the audit log (actor idle, from testbedd itself)" test "$(audit_count idle right)" = 2
+
+# ---- the wake schedule: every minute, by SIGHUP reload ----
+# right (off) and left (on: nothing to do) get "* * * * *"; the next whole minute wakes right
+python3 - "$S/inventory.yaml" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+s = s.replace("  right:\n    role: host\n", "  right:\n    role: host\n    wake_schedule: \"* * * * *\"\n", 1)
+s = s.replace("  left:\n    role: host\n", "  left:\n    role: host\n    wake_schedule: \"* * * * *\"\n", 1)
+open(p, "w").write(s)
+PY
+kill -HUP "$DPID"
+scheduled() { [ "$(field right "h['wake_schedule'] + '/' + str(h['wake']['next_at'] is not None)")" = "* * * * */True" ]; }
+check "the inventory is reloaded with right's wake_schedule" until_ 10 scheduled
+next=$(field right "h['wake']['next_at']")
+check "its next time is a whole minute within the next 60 s" python3 -c "
+import datetime as d, sys
+n = d.datetime.strptime('$next', '%Y-%m-%dT%H:%M:%SZ').replace(tzinfo=d.timezone.utc)
+left = (n - d.datetime.now(d.timezone.utc)).total_seconds()
+print('#', '$next', left); sys.exit(not (n.second == 0 and -1 <= left <= 61))"
+wake_actions() {	# machine: ids of its actions by actor schedule
+	api GET "/api/v1/actions?host=$1&limit=100" | python3 -c '
+import json,sys
+print(" ".join(str(a["id"]) for a in reversed(json.load(sys.stdin)["actions"]) if a["actor"] == "schedule"))'
+}
+check "at that minute a power-on action by actor schedule starts for right" until_eval 75 'test -n "$(wake_actions right)"'
+W=$(wake_actions right | awk '{print $1}')
+check "action $W: power on, with the schedule in its parameters" \
+	test "$(action_field "$W" "a['params']['action'] + ' ' + a['params']['wake_schedule']")" = "on * * * * *"
+check "... and it succeeds: right answers" until_ 60 action_is "$W" succeeded
+check "right is up" until_ 15 reach_is right up
+check "its first step says why" \
+	test "$(action_field "$W" "str('wake_schedule \"* * * * *\" of right names' in a['steps'][0]['what'])")" = True
+check "wake.last names the action, last_at the minute" \
+	test "$(field right "h['wake']['last'] + ' ' + str(h['wake']['last_at'] == '$next')")" = "power-on action $W True"
+check "the wake is in the audit log (actor schedule)" test "$(audit_count schedule right)" = 1
+check "left was on: no action, and wake.last says so" \
+	test "$(wake_actions left)/$(field left "h['wake']['last']")" = "/not powered on: it was on already"
 daemon_down
 check "testbedd logged no error" sh -c "! grep -q 'Z error ' $DD/log"
 finish

@@ -50,6 +50,9 @@ static void test_reference_example(void **state)
 	assert_string_equal(tb_machine_persona(left, "freebsd")->user, "root");
 	assert_int_equal(tb_machine_persona(left, "freebsd")->port, 22);
 	assert_int_equal(left->idle_poweroff_min, 60);
+	assert_string_equal(left->wake_schedule, "30 7 * * mon-fri");
+	assert_int_equal(left->wake.hour, 1u << 7);
+	assert_null(tb_inventory_find(inv, "right")->wake_schedule);
 	assert_int_equal(left->console.type, TB_CONSOLE_TCP);
 	right = tb_inventory_find(inv, "right");
 	assert_int_equal(right->power[1].via, TB_WOL_BROADCAST);
@@ -194,6 +197,12 @@ static const struct bad_case bad[] = {
 	{HEAD HOST "    console: {type: tcp, address: 127.0.0.1}\n", "machines.left.console: a tcp console needs port"},
 	{HEAD HOST "    idle_poweroff_min: -5\n", "machines.left.idle_poweroff_min: expected a whole number 0..10080"},
 	{HEAD HOST "    idle_poweroff_min: \"60\"\n", "machines.left.idle_poweroff_min: expected a whole number"},
+	{HEAD HOST "    wake_schedule: \"30 7 * *\"\n",
+	 "t.yaml:8:20: machines.left.wake_schedule: \"30 7 * *\" has 4 fields; a schedule has five"},
+	{HEAD HOST "    wake_schedule: \"0 25 * * *\"\n", "machines.left.wake_schedule: hour: \"25\": values are 0..23"},
+	{HEAD HOST "    wake_schedule: [\"0 7 * * *\"]\n", "machines.left.wake_schedule: expected"},
+	{HEAD HOST "    wake_schedule: \"0 7 * * *\"\n",
+	 "machines.left.wake_schedule: a wake schedule needs a power: method that can switch the machine on"},
 	{"version: 1\nssh: {user: root, key_file: relative/key}\nmachines: {}\n",
 	 "t.yaml:2:29: ssh.key_file: expected an absolute path"},
 	{"version: 1\nssh: &a {user: root}\nmachines: {}\n", "anchors (&name) are not supported"},

@@ -1,0 +1,237 @@
+/* wake.c - the wake schedule: see wake.h. */
+#include "wake.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "actions.h"
+#include "app.h"
+#include "audit.h"
+#include "bmcwatch.h"
+#include "cron.h"
+#include "hosts.h"
+#include "inventory.h"
+#include "log.h"
+#include "power.h"
+#include "ticker.h"
+#include "timeutil.h"
+
+#define TICK_MS 1000
+
+/* What the schedule knows of one machine. */
+struct slot {
+	char machine[64];
+	char pattern[128];         /* the pattern next was taken from */
+	time_t next;               /* -1: none */
+	time_t last_at;            /* 0: nothing happened yet */
+	char last[200];
+};
+
+struct tb_wake {
+	struct tb_app *app;
+	pthread_mutex_t lock;      /* guards slots */
+	struct tb_ticker ticker;
+	struct slot *slots;
+	size_t n;
+};
+
+/* m's slot, made (and its next time taken) when new or when the pattern
+ * changed; NULL when out of memory.  Lock held. */
+static struct slot *slot_of(struct tb_wake *w, const struct tb_machine *m, time_t now)
+{
+	struct slot *s = NULL, *grown;
+
+	for (size_t i = 0; i < w->n && s == NULL; i++)
+		if (strcmp(w->slots[i].machine, m->name) == 0)
+			s = &w->slots[i];
+	if (s == NULL) {
+		if ((grown = realloc(w->slots, (w->n + 1) * sizeof(*grown))) == NULL)
+			return NULL;
+		w->slots = grown;
+		s = &w->slots[w->n++];
+		memset(s, 0, sizeof(*s));
+		snprintf(s->machine, sizeof(s->machine), "%s", m->name);
+	}
+	if (strcmp(s->pattern, m->wake_schedule) != 0) {
+		snprintf(s->pattern, sizeof(s->pattern), "%s", m->wake_schedule);
+		s->next = tb_cron_next(&m->wake, now);
+	}
+	return s;
+}
+
+/* ---- the power-on action ---- */
+
+struct work {
+	struct tb_app *app;
+	struct tb_inventory *inv;
+	const struct tb_machine *m;
+	char at[TB_TIME_MAX];
+};
+
+static void work_free(void *cls)
+{
+	struct work *k = cls;
+
+	tb_app_inventory_put(k->app, k->inv);
+	free(k);
+}
+
+static int do_on(struct tb_action *a, void *cls, struct tb_error *err)
+{
+	struct work *k = cls;
+
+	tb_action_note(a, "wake_schedule \"%s\" of %s names %s: powering it on", k->m->wake_schedule, k->m->name,
+		       k->at);
+	return tb_power_run(a, k->inv, k->m, TB_POWER_ON, NULL, err);
+}
+
+/* On: an OS answers, or the BMC says the chassis is on. */
+static int is_on(struct tb_wake *w, const char *machine)
+{
+	int64_t since, seen;
+
+	return tb_hosts_reach(w->app->hosts, machine, &since, &seen) == 1 ||
+	       tb_bmcwatch_power(w->app->bmcwatch, machine) == 1;
+}
+
+/* m's time `due` has come: power it on unless it is on or held; what
+ * happened into last. */
+static void fire(struct tb_wake *w, const struct tb_machine *m, time_t due, char *last, size_t lastlen)
+{
+	struct work *k;
+	struct tb_error e = {0};
+	char holder[160] = "";
+	int64_t id = 0;
+
+	tb_actions_holder(w->app->actions, m->name, holder, sizeof(holder));
+	if (holder[0] != '\0') {
+		snprintf(last, lastlen, "not powered on: held by %s", holder);
+		return;
+	}
+	if (is_on(w, m->name)) {
+		snprintf(last, lastlen, "not powered on: it was on already");
+		return;
+	}
+	if ((k = calloc(1, sizeof(*k))) == NULL) {
+		snprintf(last, lastlen, "not powered on: out of memory");
+		return;
+	}
+	k->app = w->app;
+	k->inv = tb_app_inventory_get(w->app);
+	k->m = tb_inventory_find(k->inv, m->name);
+	tb_time_format((int64_t)due, k->at);
+	if (k->m == NULL || k->m->wake_schedule == NULL) {
+		work_free(k);
+		snprintf(last, lastlen, "not powered on: it left the inventory");
+		return;
+	}
+	/* tb_actions_start takes the hold atomically: refused if anything took it
+	 * since the look above */
+	if (tb_actions_start(w->app->actions, m->name, "power",
+			     json_pack("{s:s, s:s, s:s}", "action", "on", "reason", "schedule", "wake_schedule",
+				       m->wake_schedule),
+			     "schedule", do_on, k, work_free, &id, &e) == 0) {
+		snprintf(last, lastlen, "power-on action %lld", (long long)id);
+		tb_info("wake", "%s: wake_schedule \"%s\": power-on action %lld", m->name, m->wake_schedule,
+			(long long)id);
+		tb_audit_self(w->app, "schedule", "host.power", m->name, "ok");
+	} else {
+		snprintf(last, lastlen, "not powered on: %s", e.message);
+	}
+}
+
+static void round_once(void *cls)
+{
+	struct tb_wake *w = cls;
+	struct tb_inventory *inv = tb_app_inventory_get(w->app);
+	time_t now = time(NULL);
+
+	for (size_t i = 0; i < inv->nmachines && !tb_ticker_stopping(&w->ticker); i++) {
+		const struct tb_machine *m = &inv->machines[i];
+		struct slot *s;
+		time_t due = 0;
+		char last[200];
+
+		if (m->wake_schedule == NULL)
+			continue;
+		pthread_mutex_lock(&w->lock);
+		if ((s = slot_of(w, m, now)) != NULL && s->next >= 0 && now >= s->next) {
+			due = s->next;
+			s->next = tb_cron_next(&m->wake, now);
+		}
+		pthread_mutex_unlock(&w->lock);
+		if (due == 0)
+			continue;
+		fire(w, m, due, last, sizeof(last));   /* unlocked: it asks other parts */
+		pthread_mutex_lock(&w->lock);
+		if ((s = slot_of(w, m, now)) != NULL) {
+			s->last_at = due;
+			snprintf(s->last, sizeof(s->last), "%s", last);
+		}
+		pthread_mutex_unlock(&w->lock);
+	}
+	tb_app_inventory_put(w->app, inv);
+}
+
+int tb_wake_new(struct tb_app *app, struct tb_wake **out, struct tb_error *err)
+{
+	struct tb_wake *w = calloc(1, sizeof(*w));
+
+	*out = NULL;
+	if (w == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	w->app = app;
+	pthread_mutex_init(&w->lock, NULL);
+	*out = w;
+	return 0;
+}
+
+int tb_wake_start(struct tb_wake *w, struct tb_error *err)
+{
+	if (tb_ticker_start(&w->ticker, TICK_MS, round_once, w) != 0)
+		return tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the wake schedule thread");
+	return 0;
+}
+
+void tb_wake_stop(struct tb_wake *w)
+{
+	if (w != NULL)
+		tb_ticker_stop(&w->ticker);
+}
+
+void tb_wake_free(struct tb_wake *w)
+{
+	if (w == NULL)
+		return;
+	tb_wake_stop(w);
+	pthread_mutex_destroy(&w->lock);
+	free(w->slots);
+	free(w);
+}
+
+json_t *tb_wake_json(struct tb_wake *w, const struct tb_machine *m)
+{
+	char next_at[TB_TIME_MAX], last_at[TB_TIME_MAX], last[200] = "";
+	time_t next, when = 0;
+	struct slot *s;
+
+	if (w == NULL || m->wake_schedule == NULL)
+		return json_null();
+	pthread_mutex_lock(&w->lock);
+	if ((s = slot_of(w, m, time(NULL))) != NULL) {
+		next = s->next;
+		when = s->last_at;
+		snprintf(last, sizeof(last), "%s", s->last);
+	} else {
+		next = tb_cron_next(&m->wake, time(NULL));
+	}
+	pthread_mutex_unlock(&w->lock);
+	tb_time_format((int64_t)next, next_at);
+	tb_time_format((int64_t)when, last_at);
+	return json_pack("{s:s, s:o, s:o, s:o}", "schedule", m->wake_schedule, "next_at",
+			 next >= 0 ? json_string(next_at) : json_null(), "last_at",
+			 when > 0 ? json_string(last_at) : json_null(), "last", when > 0 ? json_string(last) : json_null());
+}
