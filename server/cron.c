@@ -117,6 +117,10 @@ int tb_cron_parse(const char *text, struct tb_cron *c, char *why, size_t whylen)
 	const char *p = text;
 
 	memset(c, 0, sizeof(*c));
+	if (strlen(text) > TB_CRON_TEXT_MAX) {
+		snprintf(why, whylen, "a schedule is at most %d characters", TB_CRON_TEXT_MAX);
+		return -1;
+	}
 	while (*p != '\0') {
 		size_t k = 0;
 

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#define TB_CRON_TEXT_MAX 100   /* characters of a pattern */
+
 struct tb_cron {
 	uint64_t minute;           /* bit n: minute n */
 	uint32_t hour;

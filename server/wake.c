@@ -24,7 +24,7 @@
 /* What the schedule knows of one machine. */
 struct slot {
 	char machine[64];
-	char pattern[128];         /* the pattern next was taken from */
+	char pattern[TB_CRON_TEXT_MAX + 1];   /* the pattern next was taken from */
 	time_t next;               /* -1: none */
 	time_t last_at;            /* 0: nothing happened yet */
 	char last[200];
