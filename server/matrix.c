@@ -386,8 +386,17 @@ static int64_t estimate_ms(const struct tb_matrix_plan *plan)
 			longest = 0;
 		}
 	}
-	for (int i = 0; i < plan->nboots; i++)   /* one after another: an upper bound */
-		ms += plan->boots[i].estimated_ms;
+	/* the boots before a round go at once (both hosts of a run, and the runs
+	 * of the round, each in its thread), as do the boots back at the end */
+	for (int i = 0; i < plan->nboots;) {
+		int64_t step = 0;
+		int round = plan->boots[i].round;
+
+		for (; i < plan->nboots && plan->boots[i].round == round; i++)
+			if (plan->boots[i].estimated_ms > step)
+				step = plan->boots[i].estimated_ms;
+		ms += step;
+	}
 	return ms + (int64_t)plan->pause_ms * (plan->nrounds > 0 ? plan->nrounds - 1 : 0);
 }
 
@@ -729,12 +738,16 @@ static json_t *timeline_json(const struct tb_matrix_plan *plan)
 
 		if (seqs == NULL) {
 			/* a round starts: first the boots it needs */
+			int64_t step = 0;   /* the round's boots go at once */
+
 			if ((seqs = json_array()) == NULL || (boots = json_array()) == NULL)
 				break;
 			for (; b < plan->nboots && plan->boots[b].round == plan->runs[i].round; b++) {
 				bad |= json_array_append_new(boots, json_string(plan->boots[b].machine)) != 0;
-				at += plan->boots[b].estimated_ms;
+				if (plan->boots[b].estimated_ms > step)
+					step = plan->boots[b].estimated_ms;
 			}
+			at += step;
 		}
 		bad |= json_array_append_new(seqs, json_integer(plan->runs[i].seq)) != 0;
 		if (t > longest)

@@ -133,7 +133,8 @@ struct tb_matrix_plan {
 	struct tb_planned_run *runs;
 	int nruns;
 	int64_t estimated_ms;      /* per round its longest (omit + duration) + TB_MATRIX_RUN_OVERHEAD_MS;
-				    * plus the pauses between rounds */
+				    * plus the pauses between rounds; plus per round the longest of the
+				    * boots before it (they go at once), and the longest boot back */
 	json_t *spec;              /* the spec as stored: the input with defaults
 				    * filled in and the seed set (owned) */
 };

@@ -1,6 +1,7 @@
 /* matrix_boot.c - a matrix boots a host through a boot action: see matrix_boot.h. */
 #include "matrix_boot.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,19 +209,54 @@ int tb_matrix_host_os(struct tb_app *app, int64_t matrix_id, const char *holder,
 	return -1;
 }
 
+/* One host back into the OS it was in, for a thread of its own. */
+struct restore {
+	struct tb_app *app;
+	int64_t matrix_id;
+	const char *holder;
+	struct tb_run_host *h;
+	const volatile int *stop;
+	pthread_t th;
+};
+
+static void *restore_main(void *arg)
+{
+	struct restore *x = arg;
+	struct tb_run_host *h = x->h;
+	struct tb_error e = {0};
+
+	if (tb_matrix_boot(x->app, x->matrix_id, x->holder, h->m->name, h->ready ? h->os : "", h->initial_os, -1, x->stop,
+			   &e) != 0)
+		tb_warn("matrix", "matrix %lld: %s was not booted back into %s: %s", (long long)x->matrix_id, h->m->name,
+			h->initial_os, e.message);
+	h->ready = false;
+	return NULL;
+}
+
 void tb_matrix_restore_hosts(struct tb_app *app, int64_t matrix_id, const char *holder, struct tb_run_host *hs,
 			     int nh, const volatile int *stop)
 {
+	struct restore *xs = calloc((size_t)nh + 1, sizeof(*xs));
+	int n = 0;
+
 	for (int i = 0; i < nh && !*stop; i++) {
 		struct tb_run_host *h = &hs[i];
-		struct tb_error e = {0};
 
 		if (!h->initial_known || h->initial_os[0] == '\0' || (h->ready && strcmp(h->os, h->initial_os) == 0))
 			continue;
-		if (tb_matrix_boot(app, matrix_id, holder, h->m->name, h->ready ? h->os : "", h->initial_os, -1, stop,
-				   &e) != 0)
-			tb_warn("matrix", "matrix %lld: %s was not booted back into %s: %s", (long long)matrix_id, h->m->name,
-				h->initial_os, e.message);
-		h->ready = false;
+		if (xs == NULL) {       /* out of memory: one after another */
+			struct restore one = {app, matrix_id, holder, h, stop, 0};
+
+			restore_main(&one);
+			continue;
+		}
+		xs[n] = (struct restore){app, matrix_id, holder, h, stop, 0};
+		if (pthread_create(&xs[n].th, NULL, restore_main, &xs[n]) != 0)
+			restore_main(&xs[n]);    /* no thread: now, and nothing to join */
+		else
+			n++;
 	}
+	for (int i = 0; i < n; i++)     /* all at once: the time of the longest */
+		pthread_join(xs[i].th, NULL);
+	free(xs);
 }

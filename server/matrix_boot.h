@@ -28,7 +28,7 @@ int tb_matrix_boot(struct tb_app *app, int64_t matrix_id, const char *holder, co
 
 /*
  * Put host h of a matrix (the runner's view of it) in OS want before run
- * seq: nothing when it answers in it, else tb_matrix_boot, then h is asked
+ * seq (thread-safe for distinct hosts: the runner does a run's two at once): nothing when it answers in it, else tb_matrix_boot, then h is asked
  * again (tb_run_host_prepare) and must answer in want.  The first time it
  * learns what h answers as, that is kept as the OS to go back to.  An OS h
  * could not be booted into is not tried again in this matrix (unless the
@@ -39,7 +39,8 @@ int tb_matrix_host_os(struct tb_app *app, int64_t matrix_id, const char *holder,
 		      const char *want, int seq, const volatile int *stop, char *msg, size_t len);
 
 /* After the last run: each of the nh hosts back into the OS it was in when
- * the matrix met it (when it answered then).  Failures are logged. */
+ * the matrix met it (when it answered then), all at once.  Failures are
+ * logged. */
 void tb_matrix_restore_hosts(struct tb_app *app, int64_t matrix_id, const char *holder, struct tb_run_host *hs,
 			     int nh, const volatile int *stop);
 

@@ -207,6 +207,46 @@ static int ensure_os(struct tb_runner *r, struct job *j, struct tb_run_host *h, 
 	return tb_matrix_host_os(r->app, j->row.matrix_id, holder, h, want, j->row.seq, &ctl->stop, msg, len);
 }
 
+/* One host's ensure_os, for a thread of its own. */
+struct os_job {
+	struct tb_runner *r;
+	struct job *j;
+	struct tb_run_host *h;
+	const char *want;
+	struct tb_run_ctl *ctl;
+	char msg[400];
+	int rc;
+	pthread_t th;
+};
+
+static void *os_main(void *arg)
+{
+	struct os_job *o = arg;
+
+	o->rc = ensure_os(o->r, o->j, o->h, o->want, o->ctl, o->msg, sizeof(o->msg));
+	return NULL;
+}
+
+/* Both hosts of j in the OS j wants, at once: two boots take the time of
+ * one (matrix.c's estimate counts them so).  0, or -1 with the first
+ * failure in msg. */
+static int ensure_both(struct tb_runner *r, struct job *j, struct tb_run_host *c, struct tb_run_host *s,
+		       struct tb_run_ctl *ctl, char *msg, size_t len)
+{
+	struct os_job a = {r, j, c, j->row.want_client_os, ctl, "", 0, 0};
+	struct os_job b = {r, j, s, j->row.want_server_os, ctl, "", 0, 0};
+	int threaded = a.want != NULL && b.want != NULL && pthread_create(&a.th, NULL, os_main, &a) == 0;
+
+	if (!threaded)
+		os_main(&a);
+	os_main(&b);
+	if (threaded)
+		pthread_join(a.th, NULL);
+	if (a.rc != 0 || b.rc != 0)
+		snprintf(msg, len, "%s", a.rc != 0 ? a.msg : b.msg);
+	return a.rc != 0 || b.rc != 0 ? -1 : 0;
+}
+
 /* One run on hosts c and s (resolved by the caller), stopped through ctl. */
 void tb_rn_run_job(struct tb_runner *r, struct job *j, struct tb_run_host *c, struct tb_run_host *s,
 		    struct tb_run_ctl *ctl)
@@ -215,8 +255,7 @@ void tb_rn_run_job(struct tb_runner *r, struct job *j, struct tb_run_host *c, st
 	struct tb_error e = {0};
 	char msg[400];
 
-	if (ensure_os(r, j, c, j->row.want_client_os, ctl, msg, sizeof(msg)) != 0 ||
-	    ensure_os(r, j, s, j->row.want_server_os, ctl, msg, sizeof(msg)) != 0) {
+	if (ensure_both(r, j, c, s, ctl, msg, sizeof(msg)) != 0) {
 		fail_run(r, j, "boot_error", msg);
 		return;
 	}

@@ -715,6 +715,27 @@ static void test_os_combinations(void **state)
 	}
 	json_decref(j);
 	tb_matrix_plan_free(plan);
+	{
+		/* both hosts boot before the same run, and both back: at once, so
+		 * each step takes the longer of the two (m1's default), not the sum */
+		json_t *both = mx_spec_of("{'name':'both','pairs':[{'client':'m0','server':'m1'}],'protocols':['tcp'],"
+					  "'directions':['forward'],'duration_s':5,'os':[{'m0':'freebsd','m1':'freebsd'}]}");
+		struct tb_matrix_plan *p2 = NULL;
+		json_t *j2, *round0;
+
+		assert_int_equal(tb_matrix_plan_make_now(both, inv, 0, &now, &p2, &err), 0);
+		assert_int_equal(p2->nruns, 1);
+		assert_int_equal(p2->nboots, 4);
+		assert_true(p2->boots[0].seq == 0 && p2->boots[1].seq == 0 && p2->boots[2].seq == -1 && p2->boots[3].seq == -1);
+		assert_int_equal(p2->estimated_ms, 5000 + TB_MATRIX_RUN_OVERHEAD_MS + 2 * TB_MATRIX_BOOT_DEFAULT_MS);
+		j2 = tb_matrix_plan_json(p2);
+		round0 = json_array_get(json_object_get(j2, "timeline"), 0);
+		assert_int_equal(json_array_size(json_object_get(round0, "boots")), 2);
+		assert_true(fabs(json_real_value(json_object_get(round0, "start_s")) - TB_MATRIX_BOOT_DEFAULT_MS / 1000.0) < 1e-9);
+		json_decref(j2);
+		json_decref(both);
+		tb_matrix_plan_free(p2);
+	}
 	/* os_after leave: no boot back, and the order may end elsewhere */
 	json_object_set_new(spec, "os_after", json_string("leave"));
 	assert_int_equal(tb_matrix_plan_make_now(spec, inv, 0, &now, &plan, &err), 0);
