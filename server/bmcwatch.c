@@ -325,6 +325,13 @@ json_t *tb_bmcwatch_json(struct tb_bmcwatch *w, const struct tb_machine *m)
 	return state_json(&copy);
 }
 
+int tb_machine_is_on(struct tb_app *app, const char *machine)
+{
+	int64_t since, seen;
+
+	return tb_hosts_reach(app->hosts, machine, &since, &seen) == 1 || tb_bmcwatch_power(app->bmcwatch, machine) == 1;
+}
+
 int tb_bmcwatch_power(struct tb_bmcwatch *w, const char *machine)
 {
 	struct bmc_state *s;

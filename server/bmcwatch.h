@@ -62,6 +62,12 @@ json_t *tb_bmcwatch_json(struct tb_bmcwatch *w, const struct tb_machine *m);
 /* What m's BMC said last: 1 on, 0 off, -1 unknown or no BMC. */
 int tb_bmcwatch_power(struct tb_bmcwatch *w, const char *machine);
 
+/* 1 when machine is on as far as testbedd can tell: an OS answers ssh (the
+ * prober), or its BMC says the chassis is on.  Idle power-off and the wake
+ * schedule decide by it.  Never blocks on the network. */
+struct tb_app;
+int tb_machine_is_on(struct tb_app *app, const char *machine);
+
 /* ---- pure helpers (unit-tested) ---- */
 
 /* The first power method of m whose driver answers TB_POWER_STATUS, or NULL. */

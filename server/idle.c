@@ -100,15 +100,6 @@ static int64_t last_use(struct tb_idle *idle, const char *machine)
 	return t;
 }
 
-/* On: an OS answers, or the BMC says the chassis is on. */
-static int is_on(struct tb_idle *idle, const char *machine)
-{
-	int64_t since, seen;
-
-	return tb_hosts_reach(idle->app->hosts, machine, &since, &seen) == 1 ||
-	       tb_bmcwatch_power(idle->app->bmcwatch, machine) == 1;
-}
-
 /* Everything the decision needs about m now. */
 static enum tb_idle_state decide(struct tb_idle *idle, const struct tb_machine *m, int64_t *last, int64_t *off_at,
 				 char *holder, size_t hlen)
@@ -118,7 +109,7 @@ static enum tb_idle_state decide(struct tb_idle *idle, const struct tb_machine *
 	*last = last_use(idle, m->name);
 	*off_at = tb_idle_off_at_ms(*last, m->idle_poweroff_min, idle->app->cfg.idle_minute_s);
 	tb_actions_holder(idle->app->actions, m->name, holder, hlen);
-	return tb_idle_decide(m->idle_poweroff_min, is_on(idle, m->name), holder[0] != '\0', *off_at, now);
+	return tb_idle_decide(m->idle_poweroff_min, tb_machine_is_on(idle->app, m->name), holder[0] != '\0', *off_at, now);
 }
 
 /* ---- the power-off action ---- */

@@ -88,15 +88,6 @@ static int do_on(struct tb_action *a, void *cls, struct tb_error *err)
 	return tb_power_run(a, k->inv, k->m, TB_POWER_ON, NULL, err);
 }
 
-/* On: an OS answers, or the BMC says the chassis is on. */
-static int is_on(struct tb_wake *w, const char *machine)
-{
-	int64_t since, seen;
-
-	return tb_hosts_reach(w->app->hosts, machine, &since, &seen) == 1 ||
-	       tb_bmcwatch_power(w->app->bmcwatch, machine) == 1;
-}
-
 /* m's time `due` has come: power it on unless it is on or held; what
  * happened into last. */
 static void fire(struct tb_wake *w, const struct tb_machine *m, time_t due, char *last, size_t lastlen)
@@ -111,7 +102,7 @@ static void fire(struct tb_wake *w, const struct tb_machine *m, time_t due, char
 		snprintf(last, lastlen, "not powered on: held by %s", holder);
 		return;
 	}
-	if (is_on(w, m->name)) {
+	if (tb_machine_is_on(w->app, m->name)) {
 		snprintf(last, lastlen, "not powered on: it was on already");
 		return;
 	}
