@@ -1,7 +1,10 @@
 /*
  * crypto.h - the little cryptography testbedd needs for its own secrets:
- * SHA-256 (tokens and sessions are stored as hashes), random bytes from the
- * kernel, base64url, and a constant-time comparison.  No allocation.
+ * SHA-256 (tokens and sessions are stored as hashes), HMAC-SHA256, random
+ * bytes, base64url, a constant-time comparison and a wipe the compiler keeps.
+ * All of it comes from GnuTLS (hash, MAC, random, wipe) and nettle (base64url,
+ * comparison): nothing cryptographic is hand-written.  No allocation;
+ * thread-safe; nothing blocks.
  */
 #ifndef TB_CRYPTO_H
 #define TB_CRYPTO_H
@@ -13,7 +16,10 @@
 
 void tb_sha256(const void *data, size_t len, uint8_t out[TB_SHA256_LEN]);
 
-/* Fill buf with len bytes from /dev/urandom.  0 or TB_ERR_IO. */
+/* HMAC-SHA256 of data under key.  0 or TB_ERR_INTERNAL. */
+int tb_hmac_sha256(const void *key, size_t keylen, const void *data, size_t len, uint8_t out[TB_SHA256_LEN]);
+
+/* Fill buf with len random bytes (gnutls_rnd, key level).  0 or TB_ERR_IO. */
 int tb_random_bytes(void *buf, size_t len);
 
 /* base64url without padding; out must hold 4*ceil(len/3)+1 bytes.  Returns length. */
@@ -24,6 +30,10 @@ void tb_hex(const uint8_t *in, size_t len, char *out);
 
 /* 1 when a and b (both len bytes) are equal; time depends only on len. */
 int tb_ct_equal(const void *a, const void *b, size_t len);
+
+/* Zero len bytes at p in a way the compiler cannot drop (gnutls_memset):
+ * for every secret a function lets go of.  p may be NULL. */
+void tb_secure_wipe(void *p, size_t len);
 
 /* A new random secret: prefix followed by 43 base64url characters (256 bits). */
 int tb_random_secret(const char *prefix, char *out, size_t outlen);

@@ -72,6 +72,32 @@ static void test_base64url_and_secrets(void **state)
 	assert_false(tb_ct_equal("abc", "abd", 3));
 }
 
+/* RFC 4231 test cases 1, 2 and 6 (a key longer than the block). */
+static void test_hmac_sha256(void **state)
+{
+	uint8_t k1[20], k6[131], out[TB_SHA256_LEN];
+	char hex[65];
+	const char *d6 = "Test Using Larger Than Block-Size Key - Hash Key First";
+	char wiped[8] = "secret!";
+
+	(void)state;
+	memset(k1, 0x0b, sizeof(k1));
+	memset(k6, 0xaa, sizeof(k6));
+	assert_int_equal(tb_hmac_sha256(k1, sizeof(k1), "Hi There", 8, out), 0);
+	tb_hex(out, sizeof(out), hex);
+	assert_string_equal(hex, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+	assert_int_equal(tb_hmac_sha256("Jefe", 4, "what do ya want for nothing?", 28, out), 0);
+	tb_hex(out, sizeof(out), hex);
+	assert_string_equal(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+	assert_int_equal(tb_hmac_sha256(k6, sizeof(k6), d6, strlen(d6), out), 0);
+	tb_hex(out, sizeof(out), hex);
+	assert_string_equal(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+	tb_secure_wipe(wiped, sizeof(wiped));
+	for (size_t i = 0; i < sizeof(wiped); i++)
+		assert_int_equal(wiped[i], 0);
+	tb_secure_wipe(NULL, 4);
+}
+
 static void test_time(void **state)
 {
 	int64_t t;
@@ -290,6 +316,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sha256),
 		cmocka_unit_test(test_base64url_and_secrets),
+		cmocka_unit_test(test_hmac_sha256),
 		cmocka_unit_test(test_time),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_store_time_left),
