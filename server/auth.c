@@ -1,4 +1,4 @@
-/* auth.c - tokens, sessions, roles and the failed-login limit: see auth.h. */
+/* auth.c - tokens, sessions and roles: see auth.h (the failed-login limit is ratelimit.c). */
 #include "auth.h"
 
 #include <errno.h>
@@ -13,14 +13,6 @@
 
 #include "crypto.h"
 #include "log.h"
-
-#define RATE_SLOTS 256
-
-struct rate_slot {
-	char addr[64];
-	int64_t window_start;
-	int failures;
-};
 
 #define TOKEN_CACHE 256
 
@@ -37,7 +29,6 @@ struct token_lookup {
 struct tb_auth {
 	struct tb_store *st;
 	pthread_mutex_t lock;
-	struct rate_slot slots[RATE_SLOTS];
 	/* tokens already read from the store: a request needs no SQL to be
 	 * authenticated (revocation goes through tb_auth_token_revoke) */
 	struct token_lookup cache[TOKEN_CACHE];
@@ -316,53 +307,4 @@ void tb_auth_session_delete(struct tb_auth *a, const char *cookie)
 
 	tb_sha256(cookie, strlen(cookie), hash);
 	tb_store_session_delete(a->st, hash);
-}
-
-static struct rate_slot *slot_for(struct tb_auth *a, const char *addr, int create)
-{
-	struct rate_slot *oldest = &a->slots[0];
-
-	for (size_t i = 0; i < RATE_SLOTS; i++) {
-		if (strcmp(a->slots[i].addr, addr) == 0)
-			return &a->slots[i];
-		if (a->slots[i].window_start < oldest->window_start)
-			oldest = &a->slots[i];
-	}
-	if (!create)
-		return NULL;
-	memset(oldest, 0, sizeof(*oldest));
-	snprintf(oldest->addr, sizeof(oldest->addr), "%s", addr);
-	return oldest;
-}
-
-int tb_auth_limited(struct tb_auth *a, const char *addr, int *retry_after_s, struct tb_error *err)
-{
-	int64_t now = (int64_t)time(NULL);
-	struct rate_slot *s;
-	int rc = 0;
-
-	pthread_mutex_lock(&a->lock);
-	s = slot_for(a, addr, 0);
-	if (s != NULL && now - s->window_start < TB_AUTH_WINDOW_S && s->failures >= TB_AUTH_MAX_FAILURES) {
-		*retry_after_s = (int)(TB_AUTH_WINDOW_S - (now - s->window_start));
-		rc = tb_fail(err, TB_ERR_RATE_LIMITED, "",
-			     "too many failed logins from %s: try again in %d s", addr, *retry_after_s);
-	}
-	pthread_mutex_unlock(&a->lock);
-	return rc;
-}
-
-void tb_auth_failed(struct tb_auth *a, const char *addr)
-{
-	int64_t now = (int64_t)time(NULL);
-	struct rate_slot *s;
-
-	pthread_mutex_lock(&a->lock);
-	s = slot_for(a, addr, 1);
-	if (now - s->window_start >= TB_AUTH_WINDOW_S) {
-		s->window_start = now;
-		s->failures = 0;
-	}
-	s->failures++;
-	pthread_mutex_unlock(&a->lock);
 }

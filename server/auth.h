@@ -1,6 +1,6 @@
 /*
- * auth.h - who is calling: API tokens, browser sessions, roles, and the
- * per-address limit on failed logins.
+ * auth.h - who is calling: API tokens, browser sessions and roles (the
+ * per-address limit on failed logins is ratelimit.h).
  *
  * Tokens look like "tbk_<id>_<43 base64url chars>"; only their SHA-256 is
  * stored, and the check compares hashes in constant time.  A browser session
@@ -65,13 +65,5 @@ int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int 
 		   struct tb_principal *who, struct tb_error *err);
 
 void tb_auth_session_delete(struct tb_auth *a, const char *cookie);
-
-/* Failed-login limit per client address: tb_auth_limited returns
- * TB_ERR_RATE_LIMITED (and the seconds to wait) once an address failed
- * TB_AUTH_MAX_FAILURES times within TB_AUTH_WINDOW_S. */
-#define TB_AUTH_MAX_FAILURES 10
-#define TB_AUTH_WINDOW_S 60
-int tb_auth_limited(struct tb_auth *a, const char *addr, int *retry_after_s, struct tb_error *err);
-void tb_auth_failed(struct tb_auth *a, const char *addr);
 
 #endif /* TB_AUTH_H */

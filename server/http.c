@@ -224,7 +224,8 @@ int tb_http_start(struct tb_app *app, const struct tb_http_config *cfg, struct t
 		tls_opts[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, h->tls_key};
 		tls_opts[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, h->tls_cert};
 	}
-	h->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, h,
+	h->limiter = tb_ratelimit_new(TB_RATE_MAX_FAILURES, TB_RATE_WINDOW_S);
+	h->d = h->limiter == NULL ? NULL : MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, h,
 				/* first, so that MHD's own start-up messages use it too */
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
@@ -239,6 +240,7 @@ int tb_http_start(struct tb_app *app, const struct tb_http_config *cfg, struct t
 				MHD_OPTION_ARRAY, tls_opts,
 				MHD_OPTION_END);
 	if (h->d == NULL) {
+		tb_ratelimit_free(h->limiter);
 		free(h->tls_cert);
 		free(h->tls_key);
 		free(h);
@@ -272,6 +274,7 @@ void tb_http_stop(struct tb_http *h)
 		memset(h->tls_key, 0, strlen(h->tls_key));
 	free(h->tls_key);
 	free(h->tls_cert);
+	tb_ratelimit_free(h->limiter);
 	free(h);
 }
 

@@ -81,10 +81,10 @@ static int authenticate(struct tb_http *h, struct conn_state *cs, const struct t
 		if (strncmp(authz, "Bearer ", 7) != 0)
 			return tb_fail(e, TB_ERR_UNAUTHORIZED, "Authorization",
 				       "use Authorization: Bearer TOKEN");
-		if ((rc = tb_auth_limited(h->app->auth, cs->remote, &retry, e)) != 0)
+		if ((rc = tb_ratelimit_check(h->limiter, cs->remote, &retry, e)) != 0)
 			return rc;
 		if ((rc = tb_auth_bearer(h->app->auth, authz + 7, who, e)) != 0) {
-			tb_auth_failed(h->app->auth, cs->remote);
+			tb_ratelimit_failed(h->limiter, cs->remote, NULL);
 			return rc;
 		}
 	} else if (cookie != NULL) {
@@ -184,14 +184,14 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 		if (route->flags & TB_ROUTE_LOGIN) {
 			int retry = 0;
 
-			rc = tb_auth_limited(h->app->auth, cs->remote, &retry, &rp.err);
+			rc = tb_ratelimit_check(h->limiter, cs->remote, &retry, &rp.err);
 			if (rc != 0)
 				snprintf(retry_s, sizeof(retry_s), "%d", retry);
 		}
 	} else {
 		rc = authenticate(h, cs, route, method, &who, &rp.err);
 		if (rc == TB_ERR_RATE_LIMITED)
-			snprintf(retry_s, sizeof(retry_s), "%d", TB_AUTH_WINDOW_S);
+			snprintf(retry_s, sizeof(retry_s), "%d", TB_RATE_WINDOW_S);
 		if (rc == 0)
 			rq.who = &who;
 	}
@@ -205,7 +205,7 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 		if (rc != 0 && rp.err.code == 0)
 			tb_fail(&rp.err, rc, "", "%s", tb_err_name(rc));
 		if (rc != 0 && (route->flags & TB_ROUTE_LOGIN) && rc == TB_ERR_UNAUTHORIZED)
-			tb_auth_failed(h->app->auth, cs->remote);
+			tb_ratelimit_failed(h->limiter, cs->remote, NULL);
 	}
 	json_decref(body);
 	status = rc == 0 ? rp.status : tb_err_http_status(rp.err.code);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "http.h"
+#include "ratelimit.h"
 
 struct tb_http {
 	struct MHD_Daemon *d;
@@ -28,6 +29,7 @@ struct tb_http {
 	pthread_mutex_t hb_lock;
 	pthread_cond_t hb_cond;
 	int hb_running, hb_stop;
+	struct tb_ratelimit *limiter;   /* failed authentications per address */
 };
 
 #define MAX_DECODED 16
