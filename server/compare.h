@@ -36,6 +36,16 @@ struct tb_app;
 /* The metrics a gate can compare: a cell statistic's name. */
 int tb_compare_metric_ok(const char *metric);
 
+/* The comparison of two "cells" arrays (tb_results_table_json's; null
+ * entries skipped) into out: sets "compared", "pass", "dropped", "cells".
+ * Each cell of cells takes the first baseline cell with the same key that
+ * no earlier cell took (duplicates pair up in order); the key's fields are
+ * compared with json_equal, an absent field counting as null.  Expected
+ * O(n) time (a hash of the key), O(n) memory.  Returns 0, or -1 when out of
+ * memory (out then unchanged).  Borrows everything. */
+int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *metric, double max_drop,
+		     json_t *out);
+
 int tb_compare_json(struct tb_app *app, int64_t id, int64_t baseline, double max_drop_pct, const char *metric,
 		    json_t **out, struct tb_error *err);
 
