@@ -8,9 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "app.h"
 #include "events.h"
-#include "idle.h"
 #include "log.h"
 #include "store.h"
 #include "timeutil.h"
@@ -38,13 +36,17 @@ struct tb_action {
 };
 
 struct tb_actions {
-	struct tb_app *app;
+	struct tb_store *st;
+	struct tb_events *ev;
+	struct tb_app *ctx;           /* for the work functions; never looked into */
+	struct tb_actions_hooks hooks;
 	pthread_mutex_t lock;
 	struct hold holds[MAX_HOLDS];
 	struct tb_action *running;   /* started, not yet joined */
 };
 
-int tb_actions_new(struct tb_app *app, struct tb_actions **out, struct tb_error *err)
+int tb_actions_new(struct tb_store *st, struct tb_events *ev, struct tb_app *ctx, const struct tb_actions_hooks *hooks,
+		   struct tb_actions **out, struct tb_error *err)
 {
 	struct tb_actions *acts = calloc(1, sizeof(*acts));
 	int rc;
@@ -52,9 +54,13 @@ int tb_actions_new(struct tb_app *app, struct tb_actions **out, struct tb_error 
 	*out = NULL;
 	if (acts == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	acts->app = app;
+	acts->st = st;
+	acts->ev = ev;
+	acts->ctx = ctx;
+	if (hooks != NULL)
+		acts->hooks = *hooks;
 	pthread_mutex_init(&acts->lock, NULL);
-	rc = tb_store_action_interrupt(app->store, "testbedd stopped while this action ran; run it again",
+	rc = tb_store_action_interrupt(st, "testbedd stopped while this action ran; run it again",
 				       tb_now(), err);
 	if (rc != 0) {
 		pthread_mutex_destroy(&acts->lock);
@@ -112,6 +118,12 @@ static struct hold *find_hold(struct tb_actions *acts, const char *host)
 	return NULL;
 }
 
+static void used(struct tb_actions *acts, const char *host)
+{
+	if (acts->hooks.on_use != NULL)
+		acts->hooks.on_use(acts->hooks.cls, host);
+}
+
 /* Take a hold (lock held). */
 static int take_hold(struct tb_actions *acts, const char *host, const char *holder, struct tb_error *err)
 {
@@ -124,7 +136,7 @@ static int take_hold(struct tb_actions *acts, const char *host, const char *hold
 		if (acts->holds[i].host[0] == '\0') {
 			snprintf(acts->holds[i].host, sizeof(acts->holds[i].host), "%s", host);
 			snprintf(acts->holds[i].holder, sizeof(acts->holds[i].holder), "%s", holder);
-			tb_idle_touch(acts->app->idle, host);
+			used(acts, host);
 			return 0;
 		}
 	}
@@ -149,7 +161,7 @@ void tb_actions_release(struct tb_actions *acts, const char *host)
 	h = find_hold(acts, host);
 	if (h != NULL) {
 		memset(h, 0, sizeof(*h));
-		tb_idle_touch(acts->app->idle, host);   /* the end of a use */
+		used(acts, host);   /* the end of a use */
 	}
 	pthread_mutex_unlock(&acts->lock);
 }
@@ -170,7 +182,7 @@ static void publish_state(struct tb_action *a)
 
 	if (tb_actions_get_json(a->acts, a->id, &j, NULL) == 0) {
 		json_object_del(j, "steps");
-		tb_events_publish(a->acts->app->events, "action.state", a->host, 0, j);
+		tb_events_publish(a->acts->ev, "action.state", a->host, 0, j);
 	}
 }
 
@@ -182,7 +194,7 @@ static void *run(void *arg)
 	const char *state;
 	int rc;
 
-	tb_store_action_update(acts->app->store, a->id, "running", tb_now(), 0, NULL, NULL, NULL);
+	tb_store_action_update(acts->st, a->id, "running", tb_now(), 0, NULL, NULL, NULL);
 	publish_state(a);
 	rc = a->fn(a, a->cls, &err);
 	if (rc == 0)
@@ -198,7 +210,7 @@ static void *run(void *arg)
 	/* free the host before the record says the action ended: a client that
 	 * reads "succeeded" and starts the next action must not get 409 */
 	tb_actions_release(acts, a->host);
-	tb_store_action_update(acts->app->store, a->id, state, 0, tb_now(), rc != 0 ? tb_err_name(err.code) : NULL,
+	tb_store_action_update(acts->st, a->id, state, 0, tb_now(), rc != 0 ? tb_err_name(err.code) : NULL,
 			       rc != 0 ? err.message : NULL, NULL);
 	tb_info("actions", "action %lld (%s on %s by %s): %s%s%s", (long long)a->id, a->kind, a->host, a->actor,
 		state, rc != 0 ? ": " : "", rc != 0 ? err.message : "");
@@ -245,7 +257,7 @@ int tb_actions_start(struct tb_actions *acts, const char *host, const char *kind
 	reap(acts);
 	/* the holder's name needs the id: hold first under a placeholder */
 	rc = take_hold(acts, host, "an action that is starting", err);
-	if (rc == 0 && (rc = tb_store_action_insert(acts->app->store, &row, &a->id, err)) != 0) {
+	if (rc == 0 && (rc = tb_store_action_insert(acts->st, &row, &a->id, err)) != 0) {
 		struct hold *h = find_hold(acts, host);
 
 		if (h != NULL)
@@ -256,7 +268,7 @@ int tb_actions_start(struct tb_actions *acts, const char *host, const char *kind
 		snprintf(find_hold(acts, host)->holder, sizeof(holder), "%s", holder);
 		if (pthread_create(&a->thread, NULL, run, a) != 0) {
 			memset(find_hold(acts, host), 0, sizeof(struct hold));
-			tb_store_action_update(acts->app->store, a->id, "failed", 0, tb_now(), "internal_error",
+			tb_store_action_update(acts->st, a->id, "failed", 0, tb_now(), "internal_error",
 					       "cannot start a thread", NULL);
 			rc = tb_fail(err, TB_ERR_INTERNAL, "", "cannot start a thread for the action");
 		} else {
@@ -289,9 +301,9 @@ void tb_action_step(void *cls, const char *what, const char *command, int exit_s
 	char at[TB_TIME_MAX];
 	int64_t sid = 0;
 
-	tb_store_step_insert(a->acts->app->store, &row, &sid, NULL);
+	tb_store_step_insert(a->acts->st, &row, &sid, NULL);
 	tb_time_format(row.at_ms / 1000, at);
-	tb_events_publish(a->acts->app->events, "action.step", a->host, 0,
+	tb_events_publish(a->acts->ev, "action.step", a->host, 0,
 			  json_pack("{s:I, s:I, s:s, s:I, s:s, s:o, s:o, s:o}", "action", (json_int_t)a->id, "step",
 				    (json_int_t)sid, "at", at, "at_ms", (json_int_t)row.at_ms, "what", what, "command",
 				    command != NULL ? json_string(command) : json_null(), "exit_status",
@@ -332,7 +344,7 @@ const char *tb_action_host(const struct tb_action *a)
 
 struct tb_app *tb_action_app(const struct tb_action *a)
 {
-	return a->acts->app;
+	return a->acts->ctx;
 }
 
 int tb_actions_cancel(struct tb_actions *acts, int64_t id, struct tb_error *err)
@@ -396,11 +408,11 @@ int tb_actions_get_json(struct tb_actions *acts, int64_t id, json_t **out, struc
 	int rc;
 
 	*out = NULL;
-	if ((rc = tb_store_action_get(acts->app->store, id, take_action, &j, err)) != 0)
+	if ((rc = tb_store_action_get(acts->st, id, take_action, &j, err)) != 0)
 		return rc;
 	if (j == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	tb_store_step_each(acts->app->store, id, add_step, json_object_get(j, "steps"), NULL);
+	tb_store_step_each(acts->st, id, add_step, json_object_get(j, "steps"), NULL);
 	*out = j;
 	return 0;
 }
@@ -420,7 +432,7 @@ int tb_actions_list_json(struct tb_actions *acts, const char *host, int limit, j
 	int rc;
 
 	*out = NULL;
-	if ((rc = tb_store_action_list(acts->app->store, host, limit, add_action, list, err)) != 0) {
+	if ((rc = tb_store_action_list(acts->st, host, limit, add_action, list, err)) != 0) {
 		json_decref(list);
 		return rc;
 	}

@@ -28,11 +28,25 @@
 struct tb_app;
 struct tb_actions;
 struct tb_action;
+struct tb_events;
+struct tb_store;
 
 /* The work: 0 for success, else a tb_err with err filled (the reason). */
 typedef int (*tb_action_fn)(struct tb_action *a, void *cls, struct tb_error *err);
 
-int tb_actions_new(struct tb_app *app, struct tb_actions **out, struct tb_error *err);
+/* Told each time a host is taken and let go (a use begins or ends: idle
+ * power-off counts from it).  Called with the actions' lock held: it must
+ * not call back into actions.  fn NULL: nobody listens. */
+struct tb_actions_hooks {
+	void (*on_use)(void *cls, const char *host);
+	void *cls;
+};
+
+/* The store and the bus are used, not owned; ctx is handed back to work
+ * functions by tb_action_app() and never looked into here.  Marks actions
+ * left queued or running by an earlier testbedd as failed (one UPDATE). */
+int tb_actions_new(struct tb_store *st, struct tb_events *ev, struct tb_app *ctx, const struct tb_actions_hooks *hooks,
+		   struct tb_actions **out, struct tb_error *err);
 /* Cancel every running action and wait for its thread. */
 void tb_actions_stop(struct tb_actions *acts);
 

@@ -57,6 +57,13 @@ static int write_port_file(const char *path, unsigned int port, struct tb_error 
 	return 0;
 }
 
+/* actions -> idle: a host taken or let go is a use (wired here, so that
+ * actions need not know idle power-off exists) */
+static void idle_use(void *cls, const char *host)
+{
+	tb_idle_touch(cls, host);
+}
+
 int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb_error *err)
 {
 	struct tb_app *app = calloc(1, sizeof(*app));
@@ -93,7 +100,8 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	/* idle first: actions touch it when they hold and release a host */
 	if ((rc = tb_hosts_start(app, &app->hosts, err)) != 0 ||
 	    (rc = tb_idle_new(app, &app->idle, err)) != 0 ||
-	    (rc = tb_actions_new(app, &app->actions, err)) != 0 ||
+	    (rc = tb_actions_new(app->store, app->events, app, &(struct tb_actions_hooks){idle_use, app->idle},
+				 &app->actions, err)) != 0 ||
 	    (rc = tb_runner_new(app, &app->runner, err)) != 0 ||
 	    (rc = tb_bmcwatch_start(app, &app->bmcwatch, err)) != 0 ||
 	    (rc = tb_idle_start(app->idle, err)) != 0 ||

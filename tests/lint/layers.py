@@ -25,7 +25,7 @@ LAYERS = [
     # 1. base: no state of their own, used by everyone
     ("base", "error log timeutil outbuf crypto validate shquote cron stats yamltree grubcfg hostmeta iperf ticker wipe"),
     # 2. adapters: the store, processes, ssh, raw frames, the bus, the inventory, who calls
-    ("adapters", "store proc ssh rawframe events inventory auth ratelimit audit"),
+    ("adapters", "store proc ssh rawframe events inventory auth ratelimit audit metrics"),
     # 3. pure domain: the matrix spec and planner
     ("pure", "matrix"),
     # 4. machines: reachability, holds
@@ -37,7 +37,7 @@ LAYERS = [
     # 7. the matrix engine
     ("engine", "runner"),
     # 8. the HTTP edge and the handlers
-    ("edge", "http api routes metrics"),
+    ("edge", "http api routes"),
     # 9. the composition root: creates, starts, reloads and stops everything
     ("root", "app"),
     # 10. the program
@@ -60,8 +60,6 @@ MODULE_OF = {
 # Arrows running up that are known and being taken down (issue "One house").
 # Each is "file -> header".  Remove a line when its include goes.
 DEBTS = {
-    "actions.c -> app.h",
-    "actions.c -> idle.h",
     "api_audit.c -> app.h",
     "api_events.c -> app.h",
     "api_hosts.c -> app.h",
@@ -81,6 +79,7 @@ DEBTS = {
     "matrix_boot.c -> app.h",
     "matrix_os.c -> boot.h",
     "metrics.c -> app.h",
+    "metrics.c -> hosts.h",
     "power.c -> app.h",
     "results.c -> app.h",
     "results.c -> runner.h",

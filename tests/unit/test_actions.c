@@ -1,0 +1,249 @@
+/*
+ * test_actions.c - actions built from the services they use and nothing
+ * else: a real SQLite store in a temporary directory, the event bus on it,
+ * and a use hook (idle power-off's, in the daemon).  Holds, the conflict
+ * naming the holder, the hook on take and let go, an action's steps and end
+ * state, cancellation, and the interrupted mark of a restart.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "actions.h"
+#include "events.h"
+#include "store.h"
+
+char *mkdtemp(char *template);
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+struct fixture {
+	char dir[32];
+	char path[96];
+	struct tb_store *st;
+	struct tb_events *ev;
+	struct tb_actions *acts;
+	char uses[16][32];
+	int nuses;
+};
+
+static void on_use(void *cls, const char *host)
+{
+	struct fixture *f = cls;
+
+	if (f->nuses < 16)
+		snprintf(f->uses[f->nuses++], sizeof(f->uses[0]), "%s", host);
+}
+
+static int open_all(struct fixture *f)
+{
+	struct tb_error err = {0};
+
+	if (tb_store_open(f->path, &f->st, &err) != 0 || tb_events_new(f->st, &f->ev, &err) != 0 ||
+	    tb_actions_new(f->st, f->ev, NULL, &(struct tb_actions_hooks){on_use, f}, &f->acts, &err) != 0) {
+		fprintf(stderr, "set-up: %s\n", err.message);
+		return -1;
+	}
+	return 0;
+}
+
+static void close_all(struct fixture *f)
+{
+	tb_actions_stop(f->acts);
+	tb_events_close(f->ev);
+	tb_events_free(f->ev);
+	tb_store_close(f->st);
+	f->acts = NULL;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/tbacts-XXXXXX");
+	if (mkdtemp(f->dir) == NULL)
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/testbedd.db", f->dir);
+	*state = f;
+	return open_all(f);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	if (f->acts != NULL)
+		close_all(f);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", f->dir);
+	free(f);
+	return 0;
+}
+
+static void test_holds_and_the_use_hook(void **state)
+{
+	struct fixture *f = *state;
+	struct tb_error err = {0};
+	char holder[160];
+
+	assert_int_equal(tb_actions_hold(f->acts, "left", "matrix 7", &err), 0);
+	assert_int_equal(f->nuses, 1);
+	assert_string_equal(f->uses[0], "left");
+	assert_int_equal(tb_actions_hold(f->acts, "left", "matrix 8", &err), TB_ERR_CONFLICT);
+	assert_non_null(strstr(err.message, "matrix 7 holds it"));
+	tb_actions_holder(f->acts, "left", holder, sizeof(holder));
+	assert_string_equal(holder, "matrix 7");
+	assert_int_equal(tb_actions_hold(f->acts, "right", "matrix 8", &err), 0);
+	tb_actions_release(f->acts, "left");
+	assert_int_equal(f->nuses, 3);
+	assert_string_equal(f->uses[2], "left");
+	tb_actions_holder(f->acts, "left", holder, sizeof(holder));
+	assert_string_equal(holder, "");
+	tb_actions_release(f->acts, "left");   /* not held: no use ends */
+	assert_int_equal(f->nuses, 3);
+	tb_actions_release(f->acts, "right");
+}
+
+struct work {
+	int steps;
+	int wait_for_cancel;
+	int rc;
+};
+
+static int work_fn(struct tb_action *a, void *cls, struct tb_error *err)
+{
+	struct work *w = cls;
+
+	for (int i = 0; i < w->steps; i++)
+		tb_action_step(a, "a step", "echo 'hi'", 0, "hi\n");
+	if (w->wait_for_cancel) {
+		for (int i = 0; i < 500 && !tb_action_canceled(a); i++)
+			nap_ms(10);
+		return tb_fail(err, TB_ERR_CANCELED, "", "stopped on request");
+	}
+	return w->rc != 0 ? tb_fail(err, w->rc, "", "the work failed on purpose") : 0;
+}
+
+/* Poll the stored state until it is not queued/running (bounded). */
+static json_t *wait_end(struct tb_actions *acts, int64_t id)
+{
+	for (int i = 0; i < 500; i++) {
+		json_t *j = NULL;
+		const char *s;
+
+		assert_int_equal(tb_actions_get_json(acts, id, &j, NULL), 0);
+		s = json_string_value(json_object_get(j, "state"));
+		if (s != NULL && strcmp(s, "queued") != 0 && strcmp(s, "running") != 0)
+			return j;
+		json_decref(j);
+		nap_ms(10);
+	}
+	fail_msg("action %lld did not end in 5 s", (long long)id);
+	return NULL;
+}
+
+static void test_an_action_runs_and_ends(void **state)
+{
+	struct fixture *f = *state;
+	struct work ok = {.steps = 2}, bad = {.rc = TB_ERR_REMOTE};
+	struct tb_error err = {0};
+	int64_t id = 0, id2 = 0;
+	json_t *j;
+
+	assert_int_equal(tb_actions_start(f->acts, "left", "power", json_pack("{s:s}", "action", "on"), "alice",
+					  work_fn, &ok, NULL, &id, &err), 0);
+	j = wait_end(f->acts, id);
+	assert_string_equal(json_string_value(json_object_get(j, "state")), "succeeded");
+	assert_int_equal(json_array_size(json_object_get(j, "steps")), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "steps"), 0), "command")),
+			    "echo 'hi'");
+	json_decref(j);
+	/* the host was taken and let go */
+	assert_int_equal(f->nuses, 2);
+	assert_int_equal(tb_actions_start(f->acts, "left", "power", json_object(), "bob", work_fn, &bad, NULL, &id2,
+					  &err), 0);
+	j = wait_end(f->acts, id2);
+	assert_string_equal(json_string_value(json_object_get(j, "state")), "failed");
+	assert_non_null(strstr(json_dumps(j, 0), "the work failed on purpose"));
+	json_decref(j);
+	assert_int_equal(tb_actions_list_json(f->acts, "left", 10, &j, &err), 0);
+	assert_int_equal(json_array_size(j), 2);
+	json_decref(j);
+}
+
+static void test_cancel_and_conflict(void **state)
+{
+	struct fixture *f = *state;
+	struct work slow = {.wait_for_cancel = 1};
+	struct tb_error err = {0};
+	int64_t id = 0, other = 0;
+	json_t *j;
+
+	assert_int_equal(tb_actions_start(f->acts, "right", "boot", json_object(), "carol", work_fn, &slow, NULL, &id,
+					  &err), 0);
+	assert_int_equal(tb_actions_start(f->acts, "right", "power", json_object(), "dave", work_fn, &slow, NULL,
+					  &other, &err), TB_ERR_CONFLICT);
+	assert_non_null(strstr(err.message, "by carol"));
+	assert_int_equal(tb_actions_cancel(f->acts, id, &err), 0);
+	j = wait_end(f->acts, id);
+	assert_string_equal(json_string_value(json_object_get(j, "state")), "canceled");
+	json_decref(j);
+	assert_int_equal(tb_actions_cancel(f->acts, 999999, &err), TB_ERR_NOT_FOUND);
+}
+
+static void test_restart_marks_interrupted(void **state)
+{
+	struct fixture *f = *state;
+	struct work slow = {.wait_for_cancel = 1};
+	struct tb_error err = {0};
+	int64_t id = 0;
+	json_t *j;
+	const char *s;
+
+	assert_int_equal(tb_actions_start(f->acts, "left", "boot", json_object(), "erin", work_fn, &slow, NULL, &id,
+					  &err), 0);
+	/* "testbedd stops" with the action running: the record is left running
+	 * only if the stop does not end it, so flip the stored state back the way
+	 * a crash would leave it, then open everything again */
+	close_all(f);
+	{
+		struct tb_store *st;
+
+		assert_int_equal(tb_store_open(f->path, &st, &err), 0);
+		assert_int_equal(tb_store_action_update(st, id, "running", 0, 0, NULL, NULL, NULL), 0);
+		tb_store_close(st);
+	}
+	assert_int_equal(open_all(f), 0);
+	assert_int_equal(tb_actions_get_json(f->acts, id, &j, &err), 0);
+	s = json_string_value(json_object_get(j, "state"));
+	assert_string_equal(s, "failed");
+	assert_non_null(strstr(json_dumps(j, 0), "testbedd stopped while this action ran"));
+	json_decref(j);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_holds_and_the_use_hook, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_an_action_runs_and_ends, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_and_conflict, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_marks_interrupted, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
