@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tbctl_sse.h"
 #include "tbctl_table.h"
 
 #include <curl/curl.h>
@@ -84,17 +85,8 @@ struct mx_watch {
 	char last_plain[256];      /* not a tty: the state of the last progress line */
 	long long plain_ms;
 	/* the stream */
-	char line[65536];
-	size_t len;
-	int overflow;
-	long long ev_id;
-	char ev_type[64];
-	char *ev_data;
-	long long last_id;         /* where to resume; -1: from now */
-	long status;
-	int headers_done;
-	char err_body[1024];
-	size_t err_len;
+	struct tbctl_sse *sse;
+	long long first_id;        /* where the first stream starts; -1: from now */
 };
 
 static struct runinfo *run_at(struct mx_watch *w, long long seq)
@@ -445,31 +437,37 @@ code:
 	return TBCTL_EXIT_FAILED;
 }
 
-static void on_event(struct mx_watch *w)
+static void on_event(void *cls, const char *type, long long id, const char *data)
 {
-	json_t *j = json_loads(w->ev_data, 0, NULL), *d = json_object_get(j, "data");
+	struct mx_watch *w = cls;
+	json_t *j, *d;
 	int changed = 0;
 
+	(void)id;
+	if (w->ended)
+		return;                 /* the rest of a record batch after the end */
+	j = json_loads(data, 0, NULL);
+	d = json_object_get(j, "data");
 	if (w->json) {
-		fputs(w->ev_data, stdout);
+		fputs(data, stdout);
 		fputc('\n', stdout);
 		fflush(stdout);
 	}
-	if (strcmp(w->ev_type, "reset") == 0) {
+	if (strcmp(type, "reset") == 0) {
 		clear_bar(w);
 		fprintf(stderr, "tbctl: events up to %lld are no longer kept: some runs may be reported at the end\n",
 			tbctl_jint(j, "oldest", 0) - 1);
-	} else if (strcmp(w->ev_type, "matrix.state") == 0 && tbctl_jint(d, "matrix", 0) == w->id) {
+	} else if (strcmp(type, "matrix.state") == 0 && tbctl_jint(d, "matrix", 0) == w->id) {
 		const char *wf = tbctl_jstr(d, "waiting_for");
 
 		snprintf(w->waiting, sizeof(w->waiting), "%s", wf ? wf : "");
 		mx_watch_set_matrix(w, d);
 		changed = 1;
-	} else if (strcmp(w->ev_type, "matrix.boot") == 0 && tbctl_jint(d, "matrix", 0) == w->id) {
+	} else if (strcmp(type, "matrix.boot") == 0 && tbctl_jint(d, "matrix", 0) == w->id) {
 		clear_bar(w);
 		mx_print_boot(d);
 		changed = 1;
-	} else if (strcmp(w->ev_type, "run.state") == 0 && tbctl_jint(d, "matrix", 0) == w->id) {
+	} else if (strcmp(type, "run.state") == 0 && tbctl_jint(d, "matrix", 0) == w->id) {
 		long long seq = tbctl_jint(d, "seq", -1);
 		const char *state = tbctl_jstr(d, "state");
 
@@ -492,7 +490,7 @@ static void on_event(struct mx_watch *w)
 				w->cur_seq = -1;
 		}
 		changed = 1;
-	} else if (strcmp(w->ev_type, "run.interval") == 0 && tbctl_jint(d, "matrix", 0) == w->id) {
+	} else if (strcmp(type, "run.interval") == 0 && tbctl_jint(d, "matrix", 0) == w->id) {
 		const json_t *iv = json_object_get(d, "interval");
 		long long seq = tbctl_jint(d, "seq", -1);
 		int side = strcmp(mx_str_or(d, "side", ""), "server") == 0;
@@ -509,131 +507,23 @@ static void on_event(struct mx_watch *w)
 	draw(w, changed);
 }
 
-/* One line of the stream (without its newline): SSE records. */
-static void on_line(struct mx_watch *w, char *line)
-{
-	if (line[0] == '\0') {          /* end of a record */
-		if (strcmp(w->ev_type, "stream") == 0) {
-			/* where a live stream starts: resume from there */
-			if (w->ev_id > w->last_id)
-				w->last_id = w->ev_id;
-		} else if (w->ev_data != NULL && !w->ended &&
-			   (w->ev_id > w->last_id || strcmp(w->ev_type, "reset") == 0)) {
-			on_event(w);
-			if (w->ev_id > 0)
-				w->last_id = w->ev_id;
-		}
-		free(w->ev_data);
-		w->ev_data = NULL;
-		w->ev_id = 0;
-		w->ev_type[0] = '\0';
-		return;
-	}
-	if (line[0] == ':')
-		return;                 /* heartbeat */
-	if (strncmp(line, "id: ", 4) == 0)
-		w->ev_id = strtoll(line + 4, NULL, 10);
-	else if (strncmp(line, "event: ", 7) == 0)
-		snprintf(w->ev_type, sizeof(w->ev_type), "%s", line + 7);
-	else if (strncmp(line, "data: ", 6) == 0) {
-		free(w->ev_data);
-		w->ev_data = strdup(line + 6);
-	}
-}
-
-static size_t on_data(char *data, size_t size, size_t nmemb, void *cls)
-{
-	struct mx_watch *w = cls;
-	size_t n = size * nmemb;
-
-	if (w->status != 200) {         /* an error reply: keep its body */
-		size_t room = sizeof(w->err_body) - 1 - w->err_len, k = n < room ? n : room;
-
-		memcpy(w->err_body + w->err_len, data, k);
-		w->err_len += k;
-		w->err_body[w->err_len] = '\0';
-		return n;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (data[i] == '\n') {
-			w->line[w->len] = '\0';
-			if (!w->overflow)
-				on_line(w, w->line);
-			w->len = 0;
-			w->overflow = 0;
-		} else if (w->len < sizeof(w->line) - 1) {
-			w->line[w->len++] = data[i];
-		} else {
-			w->overflow = 1;   /* a line longer than 64 KiB: dropped */
-		}
-	}
-	return n;
-}
-
-static size_t on_header(char *data, size_t size, size_t nmemb, void *cls)
-{
-	struct mx_watch *w = cls;
-	size_t n = size * nmemb;
-
-	if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) {
-		const char *sp = memchr(data, ' ', n);
-
-		w->status = sp != NULL ? strtol(sp + 1, NULL, 10) : 0;
-		w->headers_done = 0;
-	} else if ((n == 2 && data[0] == '\r') || (n == 1 && data[0] == '\n')) {
-		w->headers_done = 1;
-	}
-	return n;
-}
-
 /* One connection to the stream, until it ends, the matrix ends (w->ended)
  * or an API call fails (*rc).  *cr says how the transfer ended. */
-static void stream_once(struct mx_watch *w, const char *auth, CURLcode *cr, int *rc)
+static void stream_once(struct mx_watch *w, CURLcode *cr, int *rc)
 {
-	CURL *c = curl_easy_init();
+	CURL *c;
 	CURLM *m = curl_multi_init();
-	struct curl_slist *h = NULL;
-	char url[1024], last[64];
-	int running = 1, checked = 0, resumed = w->last_id >= 0;
+	char query[64];
+	int running = 1, checked = 0, resumed = tbctl_sse_last_id(w->sse) >= 0;
 
 	*cr = CURLE_OK;
 	*rc = TBCTL_EXIT_OK;
-	if (c == NULL || m == NULL) {
+	snprintf(query, sizeof(query), "matrix=%lld", w->id);
+	c = m != NULL ? tbctl_sse_begin(w->sse, w->ctx, query) : NULL;
+	if (c == NULL) {
 		*rc = mx_nomem();
 		goto out;
 	}
-	snprintf(url, sizeof(url), "%s/api/v1/events?matrix=%lld", w->ctx->http.base_url, w->id);
-	h = curl_slist_append(h, auth);
-	h = curl_slist_append(h, "Accept: text/event-stream");
-	if (w->last_id >= 0) {
-		snprintf(last, sizeof(last), "Last-Event-ID: %lld", w->last_id);
-		h = curl_slist_append(h, last);
-	}
-	if (h == NULL) {
-		*rc = mx_nomem();
-		goto out;
-	}
-	w->status = 0;
-	w->headers_done = 0;
-	w->len = 0;
-	w->overflow = 0;
-	w->err_len = 0;
-	w->err_body[0] = '\0';
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	tbctl_http_tls(c);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, w);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, w);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, w->ctx->http.connect_timeout_ms);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	/* A proxy from the environment would see the bearer token. */
-	curl_easy_setopt(c, CURLOPT_PROXY, "");
-	/* an idle stream carries a heartbeat every 15 s: 40 s of silence is a dead one */
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 40L);
 	curl_multi_add_handle(m, c);
 	while (running && !w->ended) {
 		CURLMsg *msg;
@@ -645,7 +535,7 @@ static void stream_once(struct mx_watch *w, const char *auth, CURLcode *cr, int 
 			if (msg->msg == CURLMSG_DONE)
 				*cr = msg->data.result;
 		/* subscribed: did the matrix end while no stream was open? */
-		if (w->headers_done && w->status == 200 && !checked && !w->ended) {
+		if (tbctl_sse_subscribed(w->sse) && !checked && !w->ended) {
 			checked = 1;
 			if ((*rc = check_end(w, resumed)) != TBCTL_EXIT_OK)
 				break;
@@ -665,9 +555,7 @@ static void stream_once(struct mx_watch *w, const char *auth, CURLcode *cr, int 
 	}
 	curl_multi_remove_handle(m, c);
 out:
-	curl_slist_free_all(h);
-	if (c != NULL)
-		curl_easy_cleanup(c);
+	tbctl_sse_end(w->sse, c);
 	if (m != NULL)
 		curl_multi_cleanup(m);
 }
@@ -675,7 +563,6 @@ out:
 /* Follow w->id until it ends; the exit code. */
 int mx_watch_follow(struct mx_watch *w)
 {
-	char auth[256];
 	long wait_s = 1;
 	int rc = TBCTL_EXIT_OK;
 
@@ -688,34 +575,30 @@ int mx_watch_follow(struct mx_watch *w)
 		fflush(stdout);
 		draw(w, 1);
 	}
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", w->ctx->http.token ? w->ctx->http.token : "");
+	if (w->sse == NULL && (w->sse = tbctl_sse_new(on_event, w, w->first_id)) == NULL)
+		return mx_nomem();
 	for (;;) {
 		CURLcode cr;
 
-		stream_once(w, auth, &cr, &rc);
+		stream_once(w, &cr, &rc);
 		if (rc != TBCTL_EXIT_OK)
 			break;
 		if (w->ended)
 			return finish(w);
-		if (w->status == 401 || w->status == 403 || w->status == 400 || w->status == 404) {
-			json_t *e = json_loads(w->err_body, 0, NULL);
-			const char *msg = tbctl_jstr(json_object_get(e, "error"), "message");
-
-			clear_bar(w);
-			fprintf(stderr, "tbctl: the server refused the event stream (HTTP %ld): ", w->status);
-			tbctl_print_safe(stderr, msg != NULL ? msg : w->err_body);
-			fputc('\n', stderr);
-			json_decref(e);
-			rc = w->status == 400 || w->status == 404 ? TBCTL_EXIT_REFUSED : TBCTL_EXIT_AUTH;
-			break;
-		}
-		if (w->status == 200)
-			wait_s = 1;   /* it was up: retry soon */
 		clear_bar(w);
-		fprintf(stderr, "tbctl: event stream %s (%s); resuming", w->status == 200 ? "lost" : "unavailable",
+		if ((rc = tbctl_sse_refused(w->sse)) != TBCTL_EXIT_OK)
+			break;
+		if (tbctl_sse_status(w->sse) == 200)
+			wait_s = 1;   /* it was up: retry soon */
+		fprintf(stderr, "tbctl: event stream %s (%s)", tbctl_sse_status(w->sse) == 200 ? "lost" : "unavailable",
 			cr != CURLE_OK ? curl_easy_strerror(cr) : "closed");
-		if (w->last_id >= 0)
-			fprintf(stderr, " after event %lld", w->last_id);
+		if (tbctl_sse_why(w->sse)[0] != '\0') {
+			fputs(": ", stderr);
+			tbctl_print_safe(stderr, tbctl_sse_why(w->sse));
+		}
+		fputs("; resuming", stderr);
+		if (tbctl_sse_last_id(w->sse) >= 0)
+			fprintf(stderr, " after event %lld", tbctl_sse_last_id(w->sse));
 		fprintf(stderr, " in %ld s\n", wait_s);
 		for (long i = 0; i < wait_s * 10; i++) {
 			mx_sleep_ms(100);
@@ -742,7 +625,7 @@ struct mx_watch *mx_watch_new(const struct tbctl_ctx *ctx, long long id)
 	w->json = ctx->args->json;
 	w->cur_seq = -1;
 	w->bps[0] = w->bps[1] = -1;
-	w->last_id = -1;
+	w->first_id = -1;
 	snprintf(w->state, sizeof(w->state), "queued");
 	return w;
 }
@@ -751,7 +634,7 @@ void mx_watch_free(struct mx_watch *w)
 {
 	if (w == NULL)
 		return;
-	free(w->ev_data);
+	tbctl_sse_free(w->sse);
 	free(w->runs);
 	free(w);
 }
@@ -764,7 +647,7 @@ int mx_watch_follow_new(const struct tbctl_ctx *ctx, long long id)
 
 	if (w == NULL)
 		return mx_nomem();
-	w->last_id = 0;            /* the stream replays every event of the matrix */
+	w->first_id = 0;           /* the stream replays every event of the matrix */
 	if ((rc = mx_watch_load(w, 1, 0, NULL)) == TBCTL_EXIT_OK)
 		rc = mx_watch_follow(w);
 	mx_watch_free(w);
