@@ -13,6 +13,7 @@
 #include <nettle/memops.h>
 
 #include "error.h"
+#include "wipe.h"
 
 void tb_sha256(const void *data, size_t len, uint8_t out[TB_SHA256_LEN])
 {
@@ -64,12 +65,6 @@ int tb_ct_equal(const void *a, const void *b, size_t len)
 	return memeql_sec(a, b, len) != 0;
 }
 
-void tb_secure_wipe(void *p, size_t len)
-{
-	if (p != NULL && len > 0)
-		gnutls_memset(p, 0, len);
-}
-
 int tb_random_secret(const char *prefix, char *out, size_t outlen)
 {
 	uint8_t raw[32];
@@ -79,8 +74,8 @@ int tb_random_secret(const char *prefix, char *out, size_t outlen)
 	if ((rc = tb_random_bytes(raw, sizeof(raw))) != 0)
 		return rc;
 	tb_base64url(raw, sizeof(raw), enc);
-	tb_secure_wipe(raw, sizeof(raw));
+	tb_wipe(raw, sizeof(raw));
 	rc = (size_t)snprintf(out, outlen, "%s%s", prefix, enc) >= outlen ? TB_ERR_INTERNAL : 0;
-	tb_secure_wipe(enc, sizeof(enc));
+	tb_wipe(enc, sizeof(enc));
 	return rc;
 }

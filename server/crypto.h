@@ -1,9 +1,9 @@
 /*
  * crypto.h - the little cryptography testbedd needs for its own secrets:
  * SHA-256 (tokens and sessions are stored as hashes), HMAC-SHA256, random
- * bytes, base64url, a constant-time comparison and a wipe the compiler keeps.
- * All of it comes from GnuTLS (hash, MAC, random, wipe) and nettle (base64url,
- * comparison): nothing cryptographic is hand-written.  No allocation;
+ * bytes, base64url and a constant-time comparison.  All of it comes from
+ * GnuTLS (hash, MAC, random) and nettle (base64url, comparison): nothing
+ * cryptographic is hand-written.  Wiping secrets: wipe.h.  No allocation;
  * thread-safe; nothing blocks.
  */
 #ifndef TB_CRYPTO_H
@@ -30,10 +30,6 @@ void tb_hex(const uint8_t *in, size_t len, char *out);
 
 /* 1 when a and b (both len bytes) are equal; time depends only on len. */
 int tb_ct_equal(const void *a, const void *b, size_t len);
-
-/* Zero len bytes at p in a way the compiler cannot drop (gnutls_memset):
- * for every secret a function lets go of.  p may be NULL. */
-void tb_secure_wipe(void *p, size_t len);
 
 /* A new random secret: prefix followed by 43 base64url characters (256 bits). */
 int tb_random_secret(const char *prefix, char *out, size_t outlen);

@@ -8,9 +8,8 @@
  * Use it for every secret a function lets go of: tokens, session and CSRF
  * secrets, passwords, request bodies that may hold them.
  *
- * No allocation, thread-safe, p may be NULL (then nothing happens).
- * crypto.h's tb_secure_wipe (gnutls_memset) does the same for code that
- * already links GnuTLS through crypto.c.
+ * No allocation, thread-safe, p may be NULL (then nothing happens).  The
+ * one wipe of the tree: crypto.c and the power drivers use it too.
  */
 #ifndef TB_WIPE_H
 #define TB_WIPE_H

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "crypto.h"
+#include "wipe.h"
 #include "error.h"
 #include "outbuf.h"
 #include "store.h"
@@ -92,10 +93,10 @@ static void test_hmac_sha256(void **state)
 	assert_int_equal(tb_hmac_sha256(k6, sizeof(k6), d6, strlen(d6), out), 0);
 	tb_hex(out, sizeof(out), hex);
 	assert_string_equal(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
-	tb_secure_wipe(wiped, sizeof(wiped));
+	tb_wipe(wiped, sizeof(wiped));
 	for (size_t i = 0; i < sizeof(wiped); i++)
 		assert_int_equal(wiped[i], 0);
-	tb_secure_wipe(NULL, 4);
+	tb_wipe(NULL, 4);
 }
 
 static void test_time(void **state)
