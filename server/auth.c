@@ -13,8 +13,16 @@
 
 #include "crypto.h"
 #include "log.h"
+#include "wipe.h"
 
 #define TOKEN_CACHE 256
+
+/* A seam for tests/unit/test_auth.c, which compiles this file with its own
+ * definition to revoke a token between a lookup's store read and its cache
+ * update (the race of lookup()).  Nothing in the daemon. */
+#ifndef TB_AUTH_AFTER_STORE_READ
+#define TB_AUTH_AFTER_STORE_READ(a, id) ((void)0)
+#endif
 
 struct token_lookup {
 	int found;
@@ -33,15 +41,34 @@ struct tb_auth {
 	 * authenticated (revocation goes through tb_auth_token_revoke) */
 	struct token_lookup cache[TOKEN_CACHE];
 	size_t ncache, next_evict;
+	/* revocations so far: a lookup whose store read overlapped one does not
+	 * cache what it read (see lookup) */
+	uint64_t revocations;
+	int64_t session_ttl_s;
 };
 
 int tb_auth_new(struct tb_store *st, struct tb_auth **out, struct tb_error *err)
 {
-	struct tb_auth *a = calloc(1, sizeof(*a));
+	const char *test_ttl = getenv("TESTBEDD_TEST_SESSION_TTL_S");
+	struct tb_auth *a;
+	long ttl = TB_SESSION_TTL_S;
 
-	if (a == NULL)
+	*out = NULL;
+	if (test_ttl != NULL) {
+		char *end;
+
+		errno = 0;
+		ttl = strtol(test_ttl, &end, 10);
+		if (end == test_ttl || *end != '\0' || errno != 0 || ttl < 1 || ttl > TB_SESSION_TTL_S)
+			return tb_fail(err, TB_ERR_INVALID, "TESTBEDD_TEST_SESSION_TTL_S",
+				       "TESTBEDD_TEST_SESSION_TTL_S must be 1..%d, got \"%.32s\"", TB_SESSION_TTL_S,
+				       test_ttl);
+		tb_warn("auth", "a session lasts %ld s (TESTBEDD_TEST_SESSION_TTL_S): for tests only", ttl);
+	}
+	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	a->st = st;
+	a->session_ttl_s = ttl;
 	pthread_mutex_init(&a->lock, NULL);
 	*out = a;
 	return 0;
@@ -90,6 +117,7 @@ int tb_auth_token_create(struct tb_auth *a, const char *name, enum tb_level leve
 	char random_part[48], prefix[40];
 	int rc;
 
+	secret[0] = '\0';
 	/* The id is part of the token, so insert first with a random placeholder
 	 * hash, then store the real one.  Both writes are single statements. */
 	if ((rc = tb_random_bytes(placeholder, sizeof(placeholder))) != 0)
@@ -101,8 +129,11 @@ int tb_auth_token_create(struct tb_auth *a, const char *name, enum tb_level leve
 	if ((rc = tb_random_secret("", random_part, sizeof(random_part))) != 0)
 		return tb_fail(err, rc, "", "cannot read random bytes from /dev/urandom");
 	snprintf(secret, TB_SECRET_MAX, "%s%s", prefix, random_part);
+	tb_wipe(random_part, sizeof(random_part));
 	tb_sha256(secret, strlen(secret), hash);
-	return tb_store_token_set_hash(a->st, *id, hash, err);
+	if ((rc = tb_store_token_set_hash(a->st, *id, hash, err)) != 0)
+		tb_wipe(secret, TB_SECRET_MAX);   /* not a token: the store kept the placeholder */
+	return rc;
 }
 
 static void take_token(void *cls, const struct tb_token_row *r)
@@ -118,9 +149,18 @@ static void take_token(void *cls, const struct tb_token_row *r)
 	memcpy(t->hash, r->hash, TB_SHA256_LEN);
 }
 
-/* The token with this id, from the cache or the store; 0 when found. */
+/* The token with this id, from the cache or the store; 0 when found.  The
+ * store is read unlocked, so a revocation can land between the read and the
+ * cache update: tb_auth_token_revoke counts revocations under the lock after
+ * its store write, and a read that saw the count change is stale.  It is read
+ * again (a few times), and only a read no revocation overlapped is cached, so
+ * the cache never holds a "not revoked" copy older than a revocation. */
 static int lookup(struct tb_auth *a, int64_t id, struct token_lookup *t)
 {
+	uint64_t seen;
+	size_t slot;
+	int tries = 0;
+
 	pthread_mutex_lock(&a->lock);
 	for (size_t i = 0; i < a->ncache; i++) {
 		if (a->cache[i].id == id) {
@@ -129,17 +169,33 @@ static int lookup(struct tb_auth *a, int64_t id, struct token_lookup *t)
 			return 0;
 		}
 	}
-	pthread_mutex_unlock(&a->lock);
-	memset(t, 0, sizeof(*t));
-	if (tb_store_token_get(a->st, id, take_token, t, NULL) != 0 || !t->found)
-		return -1;
-	pthread_mutex_lock(&a->lock);
-	if (a->ncache < TOKEN_CACHE) {
-		a->cache[a->ncache++] = *t;
-	} else {
-		a->cache[a->next_evict] = *t;
-		a->next_evict = (a->next_evict + 1) % TOKEN_CACHE;
+	for (;;) {
+		seen = a->revocations;
+		pthread_mutex_unlock(&a->lock);
+		memset(t, 0, sizeof(*t));
+		if (tb_store_token_get(a->st, id, take_token, t, NULL) != 0 || !t->found)
+			return -1;
+		TB_AUTH_AFTER_STORE_READ(a, id);
+		pthread_mutex_lock(&a->lock);
+		if (a->revocations == seen)
+			break;
+		if (++tries == 3) {
+			/* revocations keep landing: answer from the last read (it
+			 * started after the ones before it) but cache nothing */
+			pthread_mutex_unlock(&a->lock);
+			return 0;
+		}
 	}
+	/* another thread may have cached it meanwhile: one entry per id */
+	for (slot = 0; slot < a->ncache && a->cache[slot].id != id; slot++)
+		;
+	if (slot == a->ncache && a->ncache == TOKEN_CACHE) {
+		slot = a->next_evict;
+		a->next_evict = (a->next_evict + 1) % TOKEN_CACHE;
+	} else if (slot == a->ncache) {
+		a->ncache++;
+	}
+	a->cache[slot] = *t;
 	pthread_mutex_unlock(&a->lock);
 	return 0;
 }
@@ -163,10 +219,12 @@ int tb_auth_token_revoke(struct tb_auth *a, int64_t id, struct tb_error *err)
 {
 	int rc = tb_store_token_revoke(a->st, id, err);
 
+	/* after the store write: a lookup reading before it sees the count move */
 	pthread_mutex_lock(&a->lock);
 	for (size_t i = 0; i < a->ncache; i++)
 		if (a->cache[i].id == id)
 			a->cache[i].revoked = 1;
+	a->revocations++;
 	pthread_mutex_unlock(&a->lock);
 	return rc;
 }
@@ -199,6 +257,8 @@ static int check_token(struct tb_auth *a, const char *token, int64_t *id_out, st
 	snprintf(who->name, sizeof(who->name), "%s", t.name);
 	who->level = tb_level_parse(t.role);
 	who->via_cookie = 0;
+	who->session_id = 0;
+	who->expires_at = 0;
 	*id_out = (int64_t)id;
 	touch(a, &t);
 	return 0;
@@ -233,15 +293,14 @@ int tb_auth_bootstrap(struct tb_auth *a, const char *state_dir, struct tb_error 
 	}
 	len = strlen(secret);
 	secret[len] = '\n';
-	if (write(fd, secret, len + 1) != (ssize_t)(len + 1) || fsync(fd) != 0) {
+	if (write(fd, secret, len + 1) != (ssize_t)(len + 1) || fsync(fd) != 0)
 		rc = tb_fail(err, TB_ERR_IO, "", "cannot write %s: %s", path, strerror(errno));
-		close(fd);
-		return rc;
-	}
+	/* a plain memset before the return is a dead store the compiler drops */
+	tb_wipe(secret, sizeof(secret));
 	close(fd);
-	memset(secret, 0, sizeof(secret));
-	tb_info("auth", "first start: wrote an admin token to %s (mode 0600)", path);
-	return 0;
+	if (rc == 0)
+		tb_info("auth", "first start: wrote an admin token to %s (mode 0600)", path);
+	return rc;
 }
 
 int tb_auth_session_create(struct tb_auth *a, const char *token, char cookie[TB_SECRET_MAX],
@@ -253,20 +312,31 @@ int tb_auth_session_create(struct tb_auth *a, const char *token, char cookie[TB_
 	int64_t id;
 	int rc;
 
+	cookie[0] = csrf[0] = '\0';
 	if ((rc = check_token(a, token, &id, who, err)) != 0)
 		return rc;
-	if (tb_random_secret("", cookie, TB_SECRET_MAX) != 0 || tb_random_secret("", csrf, TB_SECRET_MAX) != 0)
-		return tb_fail(err, TB_ERR_IO, "", "cannot read random bytes from /dev/urandom");
+	if (tb_random_secret("", cookie, TB_SECRET_MAX) != 0 || tb_random_secret("", csrf, TB_SECRET_MAX) != 0) {
+		rc = tb_fail(err, TB_ERR_IO, "", "cannot read random bytes from /dev/urandom");
+		goto out;
+	}
 	row.token_id = id;
 	tb_sha256(csrf, strlen(csrf), row.csrf_hash);
-	row.expires_at = (int64_t)time(NULL) + TB_SESSION_TTL_S;
+	row.expires_at = (int64_t)time(NULL) + a->session_ttl_s;
 	tb_sha256(cookie, strlen(cookie), hash);
 	tb_store_session_purge(a->st, (int64_t)time(NULL));
 	if ((rc = tb_store_session_insert(a->st, hash, &row, err)) != 0)
-		return rc;
+		goto out;
 	*expires_at = row.expires_at;
 	who->via_cookie = 1;
-	return 0;
+	who->session_id = tb_auth_session_id(cookie);
+	who->expires_at = row.expires_at;
+out:
+	if (rc != 0) {
+		/* no session: the secrets are nobody's */
+		tb_wipe(cookie, TB_SECRET_MAX);
+		tb_wipe(csrf, TB_SECRET_MAX);
+	}
+	return rc;
 }
 
 int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int mutating,
@@ -279,7 +349,8 @@ int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int 
 	tb_sha256(cookie, strlen(cookie), hash);
 	if (tb_store_session_get(a->st, hash, &row, NULL) != 0)
 		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "your session ended: log in again");
-	if (row.expires_at < (int64_t)time(NULL))
+	/* expires_at is the first second it is over (its streams end then too) */
+	if (row.expires_at <= (int64_t)time(NULL))
 		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "your session expired: log in again");
 	if (lookup(a, row.token_id, &t) != 0 || t.revoked)
 		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "the token of this session was revoked: log in again");
@@ -298,6 +369,8 @@ int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int 
 	snprintf(who->name, sizeof(who->name), "%s", t.name);
 	who->level = tb_level_parse(t.role);
 	who->via_cookie = 1;
+	who->session_id = tb_auth_session_id(cookie);
+	who->expires_at = row.expires_at;
 	return 0;
 }
 
@@ -307,4 +380,16 @@ void tb_auth_session_delete(struct tb_auth *a, const char *cookie)
 
 	tb_sha256(cookie, strlen(cookie), hash);
 	tb_store_session_delete(a->st, hash);
+}
+
+int64_t tb_auth_session_id(const char *cookie)
+{
+	uint8_t hash[TB_SHA256_LEN];
+	uint64_t v = 0;
+
+	tb_sha256(cookie, strlen(cookie), hash);
+	for (size_t i = 0; i < 8; i++)
+		v = v << 8 | hash[i];
+	v &= (uint64_t)INT64_MAX;
+	return v != 0 ? (int64_t)v : 1;
 }

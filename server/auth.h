@@ -5,10 +5,13 @@
  * Tokens look like "tbk_<id>_<43 base64url chars>"; only their SHA-256 is
  * stored, and the check compares hashes in constant time.  A browser session
  * is a random cookie secret plus a CSRF secret, both stored hashed; it lasts
- * TB_SESSION_TTL_S and dies with its token.
+ * TB_SESSION_TTL_S and dies with its token.  A revocation is seen by every
+ * check that starts after tb_auth_token_revoke returned (the token cache never
+ * keeps a copy read before it).
  *
  * Thread-safe.  Calls block on the store (SQLite).  Secrets written to caller
- * buffers are the caller's to show once and forget; never log them.
+ * buffers are the caller's to show once and then wipe (tb_wipe); never log
+ * them.  This module wipes every secret it drops itself.
  */
 #ifndef TB_AUTH_H
 #define TB_AUTH_H
@@ -28,10 +31,15 @@ struct tb_principal {
 	char name[64];
 	enum tb_level level;
 	int via_cookie;
+	int64_t session_id;        /* via_cookie: tb_auth_session_id of the cookie; else 0 */
+	int64_t expires_at;        /* via_cookie: when the session ends (unix s); else 0 */
 };
 
 struct tb_auth;
 
+/* The session TTL is TB_SESSION_TTL_S, or N seconds when the environment has
+ * TESTBEDD_TEST_SESSION_TTL_S=N (1..TB_SESSION_TTL_S; for tests only: logged
+ * as a warning; anything else is refused with TB_ERR_INVALID). */
 int tb_auth_new(struct tb_store *st, struct tb_auth **out, struct tb_error *err);
 void tb_auth_free(struct tb_auth *a);
 
@@ -65,5 +73,10 @@ int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int 
 		   struct tb_principal *who, struct tb_error *err);
 
 void tb_auth_session_delete(struct tb_auth *a, const char *cookie);
+
+/* A session's id, from its cookie: 63 bits of the cookie's SHA-256, never 0
+ * (not a secret: the hash is what the store keeps).  Event streams opened with
+ * the cookie carry it, so that logging out ends them.  No lock, no I/O. */
+int64_t tb_auth_session_id(const char *cookie);
 
 #endif /* TB_AUTH_H */
