@@ -178,240 +178,277 @@ char *tb_proc_display(const char *const argv[])
 	return s;
 }
 
-int tb_proc_run(const char *const argv[], const char *const env_add[], long timeout_ms,
-		size_t max_output, const volatile int *cancel, struct tb_proc_result *res,
-		struct tb_error *err)
-{
+/* One run, from building the environment to reaping the child. */
+struct run {
+	const char *const *argv;
+	const volatile int *cancel;
+	struct tb_proc_result *res;
+	long timeout_ms;
 	char path[PATH_MAX];
-	char **envp = NULL;
-	size_t nenv = 0, nadd = 0;
-	int devnull = -1, out_r = -1, out_w = -1, err_r = -1, err_w = -1, ep_r = -1, ep_w = -1;
-	int p[2], rc = 0, maxfd = 1024, status = 0;
-	struct tb_outbuf ob = {0}, eb = {0};
-	struct rlimit rl;
-	pid_t pid = -1;
-	int64_t start = 0, deadline, kill_at = 0, exited_at = 0;
-	bool exited = false, stopping = false, killed = false;
+	char **envp;
+	int maxfd;
+	int devnull, out_r, out_w, err_r, err_w, ep_r, ep_w;
+	struct tb_outbuf ob, eb;
+	pid_t pid;
+	int64_t start, deadline, kill_at, exited_at;
+	bool exited, stopping, killed;
+};
+
+/* envp: PATH, LC_ALL and env_add (which may replace either), built before
+ * fork so that the child allocates nothing; and the highest descriptor the
+ * child may have to close. */
+static int build_env(struct run *r, const char *const env_add[], struct tb_error *err)
+{
 	static const char path_env[] = "PATH=" TB_PROC_PATH;
 	static const char lc_env[] = "LC_ALL=C";
+	size_t nenv = 0, nadd = 0;
+	struct rlimit rl;
 
-	memset(res, 0, sizeof(*res));
-	res->exit_status = -1;
-	if (max_output == 0)
-		max_output = DEFAULT_MAX_OUTPUT;
-	ob.max = eb.max = max_output;
-	if (timeout_ms <= 0)
-		timeout_ms = DEFAULT_TIMEOUT_MS;
-	if (argv == NULL || argv[0] == NULL) {
-		rc = tb_fail(err, TB_ERR_INVALID, NULL, "no program to run");
-		goto out;
-	}
-	if ((rc = find_program(argv[0], path, sizeof(path), err)) != 0)
-		goto out;
-
-	/* Everything the child needs is built before fork: no malloc after it. */
 	for (; env_add != NULL && env_add[nadd] != NULL; nadd++)
-		if (!valid_env_entry(env_add[nadd])) {
-			rc = tb_fail(err, TB_ERR_INVALID, NULL,
-				     "an environment entry for %s is not NAME=VALUE", argv[0]);
-			goto out;
-		}
-	envp = calloc(nadd + 3, sizeof(*envp));
-	if (envp == NULL) {
-		rc = tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory starting %s", argv[0]);
-		goto out;
-	}
-	envp[nenv++] = (char *)path_env;
-	envp[nenv++] = (char *)lc_env;
+		if (!valid_env_entry(env_add[nadd]))
+			return tb_fail(err, TB_ERR_INVALID, NULL, "an environment entry for %s is not NAME=VALUE",
+				       r->argv[0]);
+	r->envp = calloc(nadd + 3, sizeof(*r->envp));
+	if (r->envp == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory starting %s", r->argv[0]);
+	r->envp[nenv++] = (char *)path_env;
+	r->envp[nenv++] = (char *)lc_env;
 	for (size_t i = 0; i < nadd; i++) {
 		size_t k = 0;
 
 		/* A PATH or LC_ALL given by the caller replaces ours. */
 		for (; k < nenv; k++) {
-			const char *eq = strchr(envp[k], '=');
+			const char *eq = strchr(r->envp[k], '=');
 
-			if (strncmp(envp[k], env_add[i], (size_t)(eq - envp[k]) + 1) == 0)
+			if (strncmp(r->envp[k], env_add[i], (size_t)(eq - r->envp[k]) + 1) == 0)
 				break;
 		}
-		envp[k] = (char *)env_add[i];
+		r->envp[k] = (char *)env_add[i];
 		if (k == nenv)
 			nenv++;
 	}
-	envp[nenv] = NULL;
+	r->envp[nenv] = NULL;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		maxfd = rl.rlim_cur > 1048576 ? 1048576 : (int)rl.rlim_cur;
+		r->maxfd = rl.rlim_cur > 1048576 ? 1048576 : (int)rl.rlim_cur;
 	else
-		maxfd = 1048576;
+		r->maxfd = 1048576;
+	return 0;
+}
 
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (devnull < 0) {
-		rc = tb_fail(err, TB_ERR_IO, NULL, "cannot open /dev/null: %s", strerror(errno));
-		goto out;
+/* /dev/null and the three pipes (stdout, stderr, exec error), close-on-exec. */
+static int open_pipes(struct run *r, struct tb_error *err)
+{
+	int p[2];
+
+	r->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (r->devnull < 0)
+		return tb_fail(err, TB_ERR_IO, NULL, "cannot open /dev/null: %s", strerror(errno));
+	if (pipe(p) != 0)
+		goto fail;
+	r->out_r = p[0], r->out_w = p[1];
+	if (pipe(p) != 0)
+		goto fail;
+	r->err_r = p[0], r->err_w = p[1];
+	if (pipe(p) != 0)
+		goto fail;
+	r->ep_r = p[0], r->ep_w = p[1];
+	if (set_cloexec(r->out_r) || set_cloexec(r->out_w) || set_cloexec(r->err_r) || set_cloexec(r->err_w) ||
+	    set_cloexec(r->ep_r) || set_cloexec(r->ep_w))
+		goto fail;
+	return 0;
+fail:
+	return tb_fail(err, TB_ERR_IO, NULL, "cannot start %s: pipe: %s", r->argv[0], strerror(errno));
+}
+
+/* Fork and exec; then wait (bounded) on the exec-error pipe, which closes
+ * on a successful exec or carries errno. */
+static int spawn(struct run *r, struct tb_error *err)
+{
+	struct pollfd ep;
+	ssize_t n = 0;
+	int e = 0;
+
+	r->start = tb_monotonic_ms();
+	r->pid = fork();
+	if (r->pid < 0)
+		return tb_fail(err, TB_ERR_IO, NULL, "cannot start %s: fork: %s", r->argv[0], strerror(errno));
+	if (r->pid == 0)
+		child(r->path, (char *const *)r->argv, r->envp, r->devnull, r->out_w, r->err_w, r->ep_w, r->maxfd);
+	(void)setpgid(r->pid, r->pid); /* also here: no race with an early kill(-pid) */
+	r->res->pid = r->pid;
+	close_fd(&r->out_w);
+	close_fd(&r->err_w);
+	close_fd(&r->ep_w);
+	close_fd(&r->devnull);
+	/* Bounded: a child forked by another thread in the instant between
+	 * pipe() and set_cloexec() could hold ep_w open. */
+	ep = (struct pollfd){r->ep_r, POLLIN, 0};
+	if (poll(&ep, 1, (int)(r->timeout_ms < 5000 ? r->timeout_ms : 5000)) > 0)
+		do
+			n = read(r->ep_r, &e, sizeof(e));
+		while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(e)) {
+		r->exited = true;   /* the child exits 127 at once; reaped later */
+		return tb_fail(err, TB_ERR_IO, NULL, "cannot run %s: %s", r->path, strerror(e));
 	}
-	if (pipe(p) != 0)
-		goto pipe_fail;
-	out_r = p[0], out_w = p[1];
-	if (pipe(p) != 0)
-		goto pipe_fail;
-	err_r = p[0], err_w = p[1];
-	if (pipe(p) != 0)
-		goto pipe_fail;
-	ep_r = p[0], ep_w = p[1];
-	if (set_cloexec(out_r) || set_cloexec(out_w) || set_cloexec(err_r) || set_cloexec(err_w) ||
-	    set_cloexec(ep_r) || set_cloexec(ep_w))
-		goto pipe_fail;
+	r->deadline = r->start + r->timeout_ms;
+	return 0;
+}
 
-	start = tb_monotonic_ms();
-	pid = fork();
-	if (pid < 0) {
-		rc = tb_fail(err, TB_ERR_IO, NULL, "cannot start %s: fork: %s", argv[0],
-			     strerror(errno));
-		goto out;
-	}
-	if (pid == 0)
-		child(path, (char *const *)argv, envp, devnull, out_w, err_w, ep_w, maxfd);
-	(void)setpgid(pid, pid); /* also here: no race with an early kill(-pid) */
-	res->pid = pid;
-	close_fd(&out_w);
-	close_fd(&err_w);
-	close_fd(&ep_w);
-	close_fd(&devnull);
+/* Notice the exit (then kill what it left in its group), and at a cancel
+ * or the deadline signal the group: SIGTERM, then SIGKILL after the grace. */
+static void watch_child(struct run *r, int64_t now)
+{
+	if (!r->exited) {
+		siginfo_t si;
 
-	/* The exec-error pipe closes on a successful exec, or carries errno. */
-	{
-		int e = 0;
-		ssize_t n;
-
-		struct pollfd ep = {ep_r, POLLIN, 0};
-
-		/* Bounded: a child forked by another thread in the instant
-		 * between pipe() and set_cloexec() could hold ep_w open. */
-		n = 0;
-		if (poll(&ep, 1, (int)(timeout_ms < 5000 ? timeout_ms : 5000)) > 0)
-			do
-				n = read(ep_r, &e, sizeof(e));
-			while (n < 0 && errno == EINTR);
-		if (n == (ssize_t)sizeof(e)) {
-			rc = tb_fail(err, TB_ERR_IO, NULL, "cannot run %s: %s", path, strerror(e));
-			/* the child exits 127 at once; reaped below */
-			exited = true;
+		memset(&si, 0, sizeof(si));
+		/* WNOWAIT: the zombie keeps the pid and group id ours until we
+		 * reap it, so that kill(-pid) can never hit a stranger. */
+		if (waitid(P_PID, (id_t)r->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == r->pid) {
+			r->exited = true;
+			r->exited_at = now;
+			(void)kill(-r->pid, SIGKILL); /* what it left in its group */
 		}
 	}
+	if (!r->exited && !r->stopping) {
+		if (r->cancel != NULL && *r->cancel) {
+			r->res->canceled = true;
+			r->stopping = true;
+		} else if (now >= r->deadline) {
+			r->res->timed_out = true;
+			r->stopping = true;
+		}
+		if (r->stopping) {
+			(void)kill(-r->pid, SIGTERM);
+			r->kill_at = now + TB_PROC_KILL_GRACE_MS;
+		}
+	}
+	if (r->stopping && !r->exited && !r->killed && now >= r->kill_at) {
+		(void)kill(-r->pid, SIGKILL);
+		r->killed = true;
+	}
+}
 
-	deadline = start + timeout_ms;
-	while (rc == 0) {
+/* How long the next poll may sleep. */
+static long next_wait(const struct run *r, int64_t now)
+{
+	long wait = TICK_MS;
+
+	if (!r->exited && !r->stopping && r->deadline - now < wait)
+		wait = (long)(r->deadline - now);
+	if (r->out_r < 0 && r->err_r < 0 && wait > 10)
+		wait = 10; /* only the exit is left to notice */
+	return wait < 1 ? 1 : wait;
+}
+
+/* Read stdout and stderr (each bounded by its outbuf) until the child has
+ * ended and its pipes closed, or DRAIN_MS after its end. */
+static int pump(struct run *r, struct tb_error *err)
+{
+	for (;;) {
 		struct pollfd pfd[2];
 		nfds_t n = 0;
 		int64_t now = tb_monotonic_ms();
-		long wait = TICK_MS;
 
-		if (!exited) {
-			siginfo_t si;
-
-			memset(&si, 0, sizeof(si));
-			/* WNOWAIT: the zombie keeps the pid and group id ours until
-			 * we reap it, so that kill(-pid) can never hit a stranger. */
-			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-			    si.si_pid == pid) {
-				exited = true;
-				exited_at = now;
-				(void)kill(-pid, SIGKILL); /* what it left in its group */
-			}
-		}
-		if (exited && out_r < 0 && err_r < 0)
-			break;
-		if (exited && now - exited_at >= DRAIN_MS)
-			break;
-		if (!exited && !stopping) {
-			if (cancel != NULL && *cancel) {
-				res->canceled = true;
-				stopping = true;
-			} else if (now >= deadline) {
-				res->timed_out = true;
-				stopping = true;
-			}
-			if (stopping) {
-				(void)kill(-pid, SIGTERM);
-				kill_at = now + TB_PROC_KILL_GRACE_MS;
-			}
-		}
-		if (stopping && !exited && !killed && now >= kill_at) {
-			(void)kill(-pid, SIGKILL);
-			killed = true;
-		}
-		if (!exited && !stopping && deadline - now < wait)
-			wait = (long)(deadline - now);
-		if (out_r < 0 && err_r < 0 && wait > 10)
-			wait = 10; /* only the exit is left to notice */
-		if (wait < 1)
-			wait = 1;
-		if (out_r >= 0)
-			pfd[n].fd = out_r, pfd[n].events = POLLIN, pfd[n++].revents = 0;
-		if (err_r >= 0)
-			pfd[n].fd = err_r, pfd[n].events = POLLIN, pfd[n++].revents = 0;
-		if (poll(n > 0 ? pfd : NULL, n, (int)wait) < 0 && errno != EINTR) {
-			rc = tb_fail(err, TB_ERR_IO, NULL, "waiting for %s: poll: %s", argv[0],
-				     strerror(errno));
-			break;
-		}
+		watch_child(r, now);
+		if (r->exited && r->out_r < 0 && r->err_r < 0)
+			return 0;
+		if (r->exited && now - r->exited_at >= DRAIN_MS)
+			return 0;
+		if (r->out_r >= 0)
+			pfd[n].fd = r->out_r, pfd[n].events = POLLIN, pfd[n++].revents = 0;
+		if (r->err_r >= 0)
+			pfd[n].fd = r->err_r, pfd[n].events = POLLIN, pfd[n++].revents = 0;
+		if (poll(n > 0 ? pfd : NULL, n, (int)next_wait(r, now)) < 0 && errno != EINTR)
+			return tb_fail(err, TB_ERR_IO, NULL, "waiting for %s: poll: %s", r->argv[0], strerror(errno));
 		for (nfds_t i = 0; i < n; i++) {
 			char buf[4096];
 			ssize_t got;
-			int *fdp = pfd[i].fd == out_r ? &out_r : &err_r;
+			int *fdp = pfd[i].fd == r->out_r ? &r->out_r : &r->err_r;
 
 			if (pfd[i].revents == 0)
 				continue;
 			got = read(*fdp, buf, sizeof(buf));
 			if (got > 0)
-				tb_outbuf_add(fdp == &out_r ? &ob : &eb, buf, (size_t)got);
+				tb_outbuf_add(fdp == &r->out_r ? &r->ob : &r->eb, buf, (size_t)got);
 			else if (got == 0 || (errno != EINTR && errno != EAGAIN))
 				close_fd(fdp);
 		}
 	}
+}
 
-	/* Reap.  On a poll error the child may still run: stop it first. */
-	if (!exited) {
-		(void)kill(-pid, SIGKILL);
-	}
-	while (waitpid(pid, &status, 0) < 0) {
+/* Reap the child (killing it first if it may still run) and say how it
+ * ended. */
+static void reap_child(struct run *r)
+{
+	int status = 0;
+
+	if (!r->exited)
+		(void)kill(-r->pid, SIGKILL);
+	while (waitpid(r->pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			status = -1;
 			break;
 		}
 	}
-	res->elapsed_ms = (long)(tb_monotonic_ms() - start);
+	r->res->elapsed_ms = (long)(tb_monotonic_ms() - r->start);
 	if (status != -1 && WIFEXITED(status))
-		res->exit_status = WEXITSTATUS(status);
+		r->res->exit_status = WEXITSTATUS(status);
 	else if (status != -1 && WIFSIGNALED(status))
-		res->term_signal = WTERMSIG(status);
-	if (rc == 0 && res->canceled)
-		rc = tb_fail(err, TB_ERR_CANCELED, NULL, "%s was stopped on request", argv[0]);
-	else if (rc == 0 && res->timed_out)
-		rc = tb_fail(err, TB_ERR_TIMEOUT, NULL, "%s did not finish within %ld ms and was stopped",
-			     argv[0], timeout_ms);
-	goto out;
+		r->res->term_signal = WTERMSIG(status);
+}
 
-pipe_fail:
-	rc = tb_fail(err, TB_ERR_IO, NULL, "cannot start %s: pipe: %s", argv[0], strerror(errno));
-out:
-	close_fd(&devnull);
-	close_fd(&out_r);
-	close_fd(&out_w);
-	close_fd(&err_r);
-	close_fd(&err_w);
-	close_fd(&ep_r);
-	close_fd(&ep_w);
-	free(envp);
-	res->out_len = ob.len;
-	res->out_truncated = ob.truncated;
-	res->err_len = eb.len;
-	res->err_truncated = eb.truncated;
-	res->out = tb_outbuf_take(&ob);
-	res->err = tb_outbuf_take(&eb);
-	if (res->out == NULL || res->err == NULL) {
-		if (rc == 0)
-			rc = tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory reading the output of %s",
-				     argv != NULL && argv[0] != NULL ? argv[0] : "a program");
-	}
+/* Close what is open, and hand the output to the result. */
+static int finish(struct run *r, int rc, struct tb_error *err)
+{
+	struct tb_proc_result *res = r->res;
+
+	close_fd(&r->devnull);
+	close_fd(&r->out_r);
+	close_fd(&r->out_w);
+	close_fd(&r->err_r);
+	close_fd(&r->err_w);
+	close_fd(&r->ep_r);
+	close_fd(&r->ep_w);
+	free(r->envp);
+	res->out_len = r->ob.len;
+	res->out_truncated = r->ob.truncated;
+	res->err_len = r->eb.len;
+	res->err_truncated = r->eb.truncated;
+	res->out = tb_outbuf_take(&r->ob);
+	res->err = tb_outbuf_take(&r->eb);
+	if ((res->out == NULL || res->err == NULL) && rc == 0)
+		rc = tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory reading the output of %s",
+			     r->argv != NULL && r->argv[0] != NULL ? r->argv[0] : "a program");
 	return rc;
+}
+
+int tb_proc_run(const char *const argv[], const char *const env_add[], long timeout_ms,
+		size_t max_output, const volatile int *cancel, struct tb_proc_result *res,
+		struct tb_error *err)
+{
+	struct run r = {.argv = argv, .cancel = cancel, .res = res, .pid = -1, .devnull = -1, .out_r = -1,
+			.out_w = -1, .err_r = -1, .err_w = -1, .ep_r = -1, .ep_w = -1};
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	res->exit_status = -1;
+	r.ob.max = r.eb.max = max_output != 0 ? max_output : DEFAULT_MAX_OUTPUT;
+	r.timeout_ms = timeout_ms > 0 ? timeout_ms : DEFAULT_TIMEOUT_MS;
+	if (argv == NULL || argv[0] == NULL)
+		rc = tb_fail(err, TB_ERR_INVALID, NULL, "no program to run");
+	else if ((rc = find_program(argv[0], r.path, sizeof(r.path), err)) == 0 &&
+		 (rc = build_env(&r, env_add, err)) == 0 && (rc = open_pipes(&r, err)) == 0 &&
+		 (rc = spawn(&r, err)) == 0)
+		rc = pump(&r, err);
+	if (r.pid > 0) {
+		reap_child(&r);
+		if (rc == 0 && res->canceled)
+			rc = tb_fail(err, TB_ERR_CANCELED, NULL, "%s was stopped on request", argv[0]);
+		else if (rc == 0 && res->timed_out)
+			rc = tb_fail(err, TB_ERR_TIMEOUT, NULL, "%s did not finish within %ld ms and was stopped",
+				     argv[0], r.timeout_ms);
+	}
+	return finish(&r, rc, err);
 }
