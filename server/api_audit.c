@@ -1,8 +1,8 @@
 /* api_audit.c - GET /audit: who did what to which host, when. */
 #include "api.h"
 
-#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "app.h"
 #include "timeutil.h"
@@ -28,13 +28,13 @@ int api_audit_list(struct tb_request *rq, struct tb_reply *rp)
 	if (since != NULL && tb_time_parse(since, &f.since) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "since", "since must be a time like 2026-12-02T16:00:00Z");
 	if (limit != NULL) {
-		char *end;
+		size_t n = strspn(limit, "0123456789");
 		long v;
 
-		errno = 0;
-		v = strtol(limit, &end, 10);
-		if (*limit == '\0' || *end != '\0' || errno != 0 || v < 1 || v > 1000)
-			return tb_fail(&rp->err, TB_ERR_INVALID, "limit", "limit must be 1..1000");
+		/* digits only: strtol alone would take " 5" and "+5" */
+		v = n >= 1 && n <= 4 && limit[n] == '\0' ? strtol(limit, NULL, 10) : 0;
+		if (v < 1 || v > 1000)
+			return tb_fail(&rp->err, TB_ERR_INVALID, "limit", "limit must be 1..1000 (digits only)");
 		f.limit = (int)v;
 	}
 	list = json_array();

@@ -113,6 +113,7 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 		.static_dir = cfg->static_dir,
 		.connection_limit = cfg->connection_limit,
 		.per_ip_limit = cfg->per_ip_limit,
+		.threads = cfg->http_threads,
 		.timeout_s = 60,
 		.body_limit = 256 * 1024,
 		.tls_cert = cfg->tls_cert,

@@ -36,6 +36,7 @@ struct tb_app_config {
 	unsigned int probe_interval_s;
 	unsigned int connection_limit;
 	unsigned int per_ip_limit;
+	unsigned int http_threads;    /* 0: one per core, at least 4 (tb_http_threads) */
 	const char *tls_cert;         /* NULL: plain HTTP */
 	const char *tls_key;          /* must be readable by its owner only */
 	unsigned int bmc_interval_s;  /* between two BMC readings of one machine; 0: none */

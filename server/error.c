@@ -55,6 +55,7 @@ static const struct {
 	{TB_ERR_UNKNOWN_FIELD, "unknown_field", 400},
 	{TB_ERR_CSRF, "csrf_required", 403},
 	{TB_ERR_MEDIA_TYPE, "unsupported_media_type", 415},
+	{TB_ERR_URI_TOO_LONG, "uri_too_long", 414},
 };
 
 const char *tb_err_name(int code)

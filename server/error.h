@@ -38,6 +38,7 @@ enum tb_err {
 	TB_ERR_UNKNOWN_FIELD = -19,/* a body field nobody asked for        -> 400 */
 	TB_ERR_CSRF = -20,       /* cookie mutation without CSRF header   -> 403 */
 	TB_ERR_MEDIA_TYPE = -21, /* body not application/json             -> 415 */
+	TB_ERR_URI_TOO_LONG = -22,/* a path segment over its limit        -> 414 */
 };
 
 #define TB_ERROR_FIELD_MAX 96

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -22,8 +23,53 @@
 #include "log.h"
 #include "metrics.h"
 #include "timeutil.h"
+#include "wipe.h"
 
 
+
+struct framing {
+	unsigned int content_length, transfer_encoding;
+};
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct framing *f = cls;
+
+	(void)kind;
+	(void)value;
+	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+		f->content_length++;
+	else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
+		f->transfer_encoding++;
+	return MHD_YES;
+}
+
+/* What the edge refuses as soon as the headers are in, before any body is
+ * read: ambiguous framing (more than one Content-Length, or Content-Length
+ * with Transfer-Encoding: a smuggled request hides there) and a declared
+ * body over the limit.  0, or an error in e.  Replying now makes MHD close
+ * the connection after the reply, unread body and all. */
+static int check_head(struct tb_http *h, struct MHD_Connection *conn, struct tb_error *e)
+{
+	struct framing f = {0, 0};
+	const char *clen;
+	char *end;
+	unsigned long long n;
+
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &f);
+	if (f.content_length > 1)
+		return tb_fail(e, TB_ERR_INVALID, "Content-Length", "more than one Content-Length header");
+	if (f.content_length > 0 && f.transfer_encoding > 0)
+		return tb_fail(e, TB_ERR_INVALID, "Content-Length",
+			       "Content-Length and Transfer-Encoding together: send one");
+	clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (clen == NULL)
+		return 0;
+	n = strtoull(clen, &end, 10);
+	if (n > h->cfg.body_limit)
+		return tb_fail(e, TB_ERR_TOO_LARGE, "", "the body is larger than %zu bytes", h->cfg.body_limit);
+	return 0;
+}
 
 static enum MHD_Result dispatch(struct tb_http *h, struct conn_state *cs, const char *url,
 				const char *method)
@@ -33,8 +79,12 @@ static enum MHD_Result dispatch(struct tb_http *h, struct conn_state *cs, const 
 	struct tb_error e = {0};
 
 	MHD_get_connection_values(cs->conn, MHD_GET_ARGUMENT_KIND, edge_check_query, cs);
-	if (edge_split_path(cs, url, seg, sizeof(seg) / sizeof(seg[0]), &nseg, &e) != 0)
+	if (edge_split_path(cs, url, seg, sizeof(seg) / sizeof(seg[0]), &nseg, &e) != 0) {
+		/* refused before routing: counted under the route "edge" */
+		tb_metrics_request(h->app->metrics, "edge", method, tb_err_http_status(e.code),
+				   (double)(tb_monotonic_ms() - cs->start_ms) / 1000.0);
 		return edge_send_error(cs->conn, &e, NULL, 0);
+	}
 	if ((nseg >= 1 && strcmp(seg[0], "api") == 0) || (nseg == 1 && strcmp(seg[0], "metrics") == 0))
 		return edge_serve_api(h, cs, method, url, seg, nseg);
 	if (cs->too_large)
@@ -52,7 +102,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	(void)version;
 	if (cs == NULL) {
 		const union MHD_ConnectionInfo *ci;
-		const char *clen;
+		struct tb_error e = {0};
 
 		cs = calloc(1, sizeof(*cs));
 		if (cs == NULL)
@@ -66,10 +116,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 								       : sizeof(struct sockaddr_in),
 				cs->remote, sizeof(cs->remote), NULL, 0, NI_NUMERICHOST) != 0)
 			snprintf(cs->remote, sizeof(cs->remote), "unknown");
-		clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-		if (clen != NULL && strtoull(clen, NULL, 10) > h->cfg.body_limit)
-			cs->too_large = 1;
 		*con_cls = cs;
+		if (check_head(h, conn, &e) != 0) {
+			enum MHD_Result ret = edge_send_error(conn, &e, NULL, 0);
+
+			cs->replied = 1;
+			tb_metrics_request(h->app->metrics, "edge", method, tb_err_http_status(e.code),
+					   (double)(tb_monotonic_ms() - cs->start_ms) / 1000.0);
+			return ret;
+		}
+		return MHD_YES;
+	}
+	if (cs->replied) {
+		*upload_data_size = 0;
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0) {
@@ -108,6 +167,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	for (size_t i = 0; i < cs->ndecoded; i++)
 		free(cs->decoded[i]);
+	/* a body may hold a secret (the token of a login): wipe it, not just free */
+	tb_wipe(cs->buf, cs->cap);
 	free(cs->buf);
 	free(cs);
 	*con_cls = NULL;
@@ -229,7 +290,7 @@ int tb_http_start(struct tb_app *app, const struct tb_http_config *cfg, struct t
 				/* first, so that MHD's own start-up messages use it too */
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-				MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2,
+				MHD_OPTION_THREAD_POOL_SIZE, tb_http_threads(cfg->threads),
 				MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_limit,
 				MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s,
@@ -255,6 +316,17 @@ int tb_http_start(struct tb_app *app, const struct tb_http_config *cfg, struct t
 	return 0;
 }
 
+unsigned int tb_http_threads(unsigned int asked)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (asked > 0)
+		return asked;
+	if (cores < TB_HTTP_MIN_THREADS)
+		return TB_HTTP_MIN_THREADS;
+	return cores > 64 ? 64u : (unsigned int)cores;
+}
+
 unsigned int tb_http_port(const struct tb_http *h)
 {
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
@@ -271,7 +343,7 @@ void tb_http_stop(struct tb_http *h)
 	/* The app closed the bus first: every stream was woken and ends. */
 	MHD_stop_daemon(h->d);
 	if (h->tls_key != NULL)
-		memset(h->tls_key, 0, strlen(h->tls_key));
+		tb_wipe(h->tls_key, strlen(h->tls_key));
 	free(h->tls_key);
 	free(h->tls_cert);
 	tb_ratelimit_free(h->limiter);

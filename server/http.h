@@ -78,7 +78,18 @@ struct tb_http_config {
 	size_t body_limit;
 	const char *tls_cert;         /* PEM files; both NULL: plain HTTP */
 	const char *tls_key;
+	unsigned int threads;         /* MHD's thread pool; 0: tb_http_threads(0) */
 };
+
+/* Limits of the edge (README, security): a decoded path segment longer than
+ * TB_PATH_SEGMENT_MAX bytes is refused with 414 before routing. */
+#define TB_PATH_SEGMENT_MAX 256
+#define TB_HTTP_MIN_THREADS 4
+
+/* The thread pool's size: asked when non-zero, else the online cores, at
+ * least TB_HTTP_MIN_THREADS (handlers may block on the store: a pool of a
+ * few threads must not stall on one slow request), at most 64. */
+unsigned int tb_http_threads(unsigned int asked);
 
 /* Start serving in libmicrohttpd's internal threads (poll/epoll, never
  * select).  The app must outlive the server. */

@@ -4,9 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include "http_edge.h"
-#include <time.h>
 
 #include "app.h"
 #include "audit.h"
@@ -68,25 +69,64 @@ static void audit(struct tb_http *h, const struct tb_route *route, const struct 
 	tb_audit_record(h->app, &row, strncmp(rq->path, "/api/v1/hosts/", 14) == 0 ? rq->args[0] : NULL);
 }
 
-/* Authenticate and authorise; 0 or an error in e. */
+/* The one audit row of an address that just became limited: the failures
+ * themselves are not audited (only counted), so a stranger cannot fill the
+ * log; this row tells an admin someone is guessing, at most once per address
+ * and limiter window. */
+static void audit_limited(struct tb_http *h, const struct tb_route *route, const struct tb_request *rq)
+{
+	struct tb_audit_row row = {
+		.at = (int64_t)time(NULL),
+		.actor = "-",
+		.remote = rq->remote,
+		.method = rq->method,
+		.path = route->pattern,
+		.action = "auth.limited",
+		.target = "",
+		.status = 429,
+		.result = tb_err_name(TB_ERR_RATE_LIMITED),
+	};
+
+	tb_audit_record(h->app, &row, NULL);
+}
+
+/* A failed authentication from this address (e holds why): counted by the
+ * limiter; when the address was already limited the reply becomes 429 with
+ * the seconds actually left in retry_s.  Returns the code to reply with. */
+static int note_failure(struct tb_http *h, struct conn_state *cs, const struct tb_route *route,
+			const struct tb_request *rq, struct tb_error *e, char retry_s[16])
+{
+	int retry = 0, rc = e->code;
+
+	if (tb_ratelimit_check(h->limiter, cs->remote, &retry, e) != 0) {
+		snprintf(retry_s, 16, "%d", retry);
+		return TB_ERR_RATE_LIMITED;
+	}
+	if (tb_ratelimit_failed(h->limiter, cs->remote, NULL))
+		audit_limited(h, route, rq);
+	return rc;
+}
+
+/* Authenticate and authorise; 0 or an error in e.  *counts: a failure the
+ * limiter counts (a bearer token that does not check out, or any failed
+ * authentication of a mutation); a GET without credentials is not one, so
+ * a page whose session ended does not lock its address out. */
 static int authenticate(struct tb_http *h, struct conn_state *cs, const struct tb_route *route,
-			const char *method, struct tb_principal *who, struct tb_error *e)
+			const char *method, struct tb_principal *who, struct tb_error *e, int *counts)
 {
 	struct MHD_Connection *c = cs->conn;
 	const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "tb_session");
-	int retry, rc;
+	int rc;
 
+	*counts = authz != NULL || edge_is_mutation(method);
 	if (authz != NULL) {
+		/* the token is checked first: one that checks out is never refused */
 		if (strncmp(authz, "Bearer ", 7) != 0)
 			return tb_fail(e, TB_ERR_UNAUTHORIZED, "Authorization",
 				       "use Authorization: Bearer TOKEN");
-		if ((rc = tb_ratelimit_check(h->limiter, cs->remote, &retry, e)) != 0)
+		if ((rc = tb_auth_bearer(h->app->auth, authz + 7, who, e)) != 0)
 			return rc;
-		if ((rc = tb_auth_bearer(h->app->auth, authz + 7, who, e)) != 0) {
-			tb_ratelimit_failed(h->limiter, cs->remote, NULL);
-			return rc;
-		}
 	} else if (cookie != NULL) {
 		const char *csrf = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-CSRF-Token");
 
@@ -96,6 +136,7 @@ static int authenticate(struct tb_http *h, struct conn_state *cs, const struct t
 		return tb_fail(e, TB_ERR_UNAUTHORIZED, "",
 			       "authentication required: send Authorization: Bearer TOKEN or log in");
 	}
+	*counts = 0;
 	if (who->level < route->level)
 		return tb_fail(e, TB_ERR_FORBIDDEN, "", "this needs the %s role; token \"%s\" is %s",
 			       tb_level_name(route->level), who->name, tb_level_name(who->level));
@@ -109,7 +150,10 @@ static int parse_body(struct conn_state *cs, json_t **out, struct tb_error *e)
 	json_t *j;
 
 	*out = NULL;
-	if (ct == NULL || strncmp(ct, "application/json", 16) != 0 || (ct[16] != '\0' && ct[16] != ';'))
+	/* RFC 9110 8.3.1: the type and subtype are case-insensitive; parameters
+	 * (charset) may follow after optional whitespace */
+	if (ct == NULL || strncasecmp(ct, "application/json", 16) != 0 ||
+	    (ct[16] != '\0' && ct[16] != ';' && ct[16] != ' ' && ct[16] != '\t'))
 		return tb_fail(e, TB_ERR_MEDIA_TYPE, "Content-Type", "send the body as Content-Type: application/json");
 	if (cs->len == 0)
 		return tb_fail(e, TB_ERR_BAD_JSON, "", "the body is empty; expected a JSON object");
@@ -181,18 +225,13 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 		rc = tb_fail(&rp.err, TB_ERR_TOO_LARGE, "", "the body is larger than %zu bytes", h->cfg.body_limit);
 	} else if (route->flags & TB_ROUTE_PUBLIC) {
 		rc = 0;
-		if (route->flags & TB_ROUTE_LOGIN) {
-			int retry = 0;
-
-			rc = tb_ratelimit_check(h->limiter, cs->remote, &retry, &rp.err);
-			if (rc != 0)
-				snprintf(retry_s, sizeof(retry_s), "%d", retry);
-		}
 	} else {
-		rc = authenticate(h, cs, route, method, &who, &rp.err);
-		if (rc == TB_ERR_RATE_LIMITED)
-			snprintf(retry_s, sizeof(retry_s), "%d", TB_RATE_WINDOW_S);
-		if (rc == 0)
+		int counts = 0;
+
+		rc = authenticate(h, cs, route, method, &who, &rp.err, &counts);
+		if (rc != 0 && counts)
+			rc = note_failure(h, cs, route, &rq, &rp.err, retry_s);
+		if (rc == 0 || rc == TB_ERR_FORBIDDEN)
 			rq.who = &who;
 	}
 	if (rc == 0 && (route->flags & TB_ROUTE_BODY))
@@ -204,14 +243,20 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 		rc = route->handler(&rq, &rp);
 		if (rc != 0 && rp.err.code == 0)
 			tb_fail(&rp.err, rc, "", "%s", tb_err_name(rc));
-		if (rc != 0 && (route->flags & TB_ROUTE_LOGIN) && rc == TB_ERR_UNAUTHORIZED)
-			tb_ratelimit_failed(h->limiter, cs->remote, NULL);
+		if (rc == TB_ERR_UNAUTHORIZED && (route->flags & TB_ROUTE_LOGIN))
+			rc = note_failure(h, cs, route, &rq, &rp.err, retry_s);
 	}
 	json_decref(body);
 	status = rc == 0 ? rp.status : tb_err_http_status(rp.err.code);
-	if (edge_is_mutation(method))
+	/* Audited: what a caller who authenticated asked for, and what a public
+	 * route did.  A request that was refused before anyone was known (no or
+	 * bad credentials, a failed login, a body refused on a public route) is
+	 * only counted, so that strangers cannot fill the store. */
+	if (edge_is_mutation(method) && (rq.who != NULL || rc == 0))
 		audit(h, route, &rq, who.name[0] != '\0' ? who.name : "-", status, &rp,
 		      rc == 0 ? "ok" : tb_err_name(rp.err.code));
+	else if (rc != 0 && rq.who == NULL && (!(route->flags & TB_ROUTE_PUBLIC) || (route->flags & TB_ROUTE_LOGIN)))
+		tb_metrics_auth_failure(h->app->metrics, route->pattern, status);
 	{
 		const char *const extra[][2] = {{MHD_HTTP_HEADER_SET_COOKIE, rp.set_cookie},
 						{MHD_HTTP_HEADER_RETRY_AFTER, retry_s}};

@@ -40,6 +40,7 @@ struct conn_state {
 	char *buf;
 	size_t len, cap;
 	int too_large;
+	int replied;                  /* refused when the headers came: the rest is ignored */
 	struct MHD_Connection *conn;
 	char remote[64];
 	char *decoded[MAX_DECODED];   /* strings handed to handlers, freed at the end */

@@ -83,9 +83,17 @@ int edge_split_path(struct conn_state *cs, const char *raw, char *seg[], size_t 
 				break;   /* trailing slash */
 			return tb_fail(err, TB_ERR_INVALID, "path", "empty path segment (//)");
 		}
+		if ((size_t)(p - start) > 3 * TB_PATH_SEGMENT_MAX)
+			return tb_fail(err, TB_ERR_URI_TOO_LONG, "path", "a path segment is longer than %d bytes",
+				       TB_PATH_SEGMENT_MAX);
 		d = edge_pct_decode(start, (size_t)(p - start), 0);
 		if (d == NULL)
 			return tb_fail(err, TB_ERR_INVALID, "path", "bad or NUL percent-escape in the path");
+		if (strlen(d) > TB_PATH_SEGMENT_MAX) {
+			free(d);
+			return tb_fail(err, TB_ERR_URI_TOO_LONG, "path", "a path segment is longer than %d bytes",
+				       TB_PATH_SEGMENT_MAX);
+		}
 		if (strcmp(d, ".") == 0 || strcmp(d, "..") == 0 || strchr(d, '/') != NULL ||
 		    strchr(d, '\\') != NULL) {
 			free(d);

@@ -37,19 +37,64 @@ static int accepts_gzip(struct MHD_Connection *conn)
 	return p != NULL && strncmp(p + 4, ";q=0,", 5) != 0 && strcmp(p + 4, ";q=0") != 0;
 }
 
-/* FULL.gz when it is a regular file at least as new as FULL; -1 otherwise. */
-static int open_gz_twin(const char *full, const struct stat *st, struct stat *gzst)
+/* NAME.gz in the directory dir when it is a regular file at least as new as
+ * NAME; -1 otherwise. */
+static int open_gz_twin(int dir, const char *name, const struct stat *st, struct stat *gzst)
 {
-	char path[PATH_MAX * 2 + 4];
+	char path[NAME_MAX + 8];
 	int fd;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s.gz", full) >= sizeof(path) ||
-	    (fd = open(path, O_RDONLY | O_NOFOLLOW)) < 0)
+	if ((size_t)snprintf(path, sizeof(path), "%s.gz", name) >= sizeof(path) ||
+	    (fd = openat(dir, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)) < 0)
 		return -1;
 	if (fstat(fd, gzst) != 0 || !S_ISREG(gzst->st_mode) || gzst->st_mtime < st->st_mtime) {
 		close(fd);
 		return -1;
 	}
+	return fd;
+}
+
+/* Files of the web pages' build that are not pages: npm's manifests and the
+ * lockfiles of every package manager (they list what and which versions). */
+static int private_name(const char *name)
+{
+	static const char *const names[] = {"package.json", "package-lock.json", "npm-shrinkwrap.json",
+					    "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock"};
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i]) == 0)
+			return 1;
+	return n >= 5 && strcmp(name + n - 5, ".lock") == 0;
+}
+
+/* Open root/seg[0]/.../seg[n-1] one component at a time, none of them a
+ * symbolic link (O_NOFOLLOW on every one: a link to a directory outside the
+ * root, or inside it, is not followed).  The file's descriptor, and its
+ * directory's in *dir (the caller closes both); -1 when any part is missing,
+ * a link, or not what it should be. */
+static int open_under(const char *root, char *seg[], size_t n, int *dir)
+{
+	int d = open(root, O_RDONLY | O_DIRECTORY), fd;
+
+	*dir = -1;
+	if (d < 0)
+		return -1;
+	for (size_t i = 0; i + 1 < n; i++) {
+		int next = openat(d, seg[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+
+		close(d);
+		if (next < 0)
+			return -1;
+		d = next;
+	}
+	/* O_NONBLOCK: a FIFO put there must not hang the thread (fstat refuses it) */
+	fd = openat(d, seg[n - 1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0) {
+		close(d);
+		return -1;
+	}
+	*dir = d;
 	return fd;
 }
 
@@ -71,12 +116,13 @@ static enum MHD_Result send_not_modified(struct MHD_Connection *conn, const char
 enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, const char *method,
 				    char *seg[], size_t nseg)
 {
-	char rel[PATH_MAX] = "", full[PATH_MAX * 2], etag[64];
+	static char index_name[] = "index.html";
+	char etag[64], *index_seg[1] = {index_name};
 	const char *inm;
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 	struct stat st, gzst;
-	int fd, gz;
+	int fd, gz, dir;
 
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
 		const char *const extra[][2] = {{MHD_HTTP_HEADER_ALLOW, "GET, HEAD"}};
@@ -88,22 +134,22 @@ enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, cons
 	}
 	if (!h->have_static)
 		return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such file");
-	for (size_t i = 0; i < nseg; i++) {
-		if (seg[i][0] == '.' || strcmp(seg[i], "node_modules") == 0)
+	for (size_t i = 0; i < nseg; i++)
+		if (seg[i][0] == '.' || strcmp(seg[i], "node_modules") == 0 || private_name(seg[i]))
 			return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such file");
-		strncat(rel, "/", sizeof(rel) - strlen(rel) - 1);
-		strncat(rel, seg[i], sizeof(rel) - strlen(rel) - 1);
+	if (nseg == 0) {
+		seg = index_seg;
+		nseg = 1;
 	}
-	if (nseg == 0)
-		snprintf(rel, sizeof(rel), "/index.html");
-	/* split_path refused "..", "." and encoded slashes, and no segment
-	 * here starts with a dot, so full stays inside the static root. */
-	if ((size_t)snprintf(full, sizeof(full), "%s%s", h->static_root, rel) >= sizeof(full))
-		return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such file");
-	fd = open(full, O_RDONLY | O_NOFOLLOW);
+	/* split_path refused "..", "." and encoded slashes, no segment here
+	 * starts with a dot, and no component may be a symbolic link: what is
+	 * served is a regular file under the static root. */
+	fd = open_under(h->static_root, seg, nseg, &dir);
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		if (fd >= 0)
 			close(fd);
+		if (dir >= 0)
+			close(dir);
 		return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such file");
 	}
 	/* revalidation: the pages change only when files do */
@@ -112,10 +158,12 @@ enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, cons
 	inm = MHD_lookup_connection_value(cs->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
 	if (inm != NULL && strcmp(inm, etag) == 0) {
 		close(fd);
+		close(dir);
 		return send_not_modified(cs->conn, etag);
 	}
 	/* a precompressed twin (deploy/setup gzips the vendored chart library) */
-	gz = accepts_gzip(cs->conn) ? open_gz_twin(full, &st, &gzst) : -1;
+	gz = accepts_gzip(cs->conn) ? open_gz_twin(dir, seg[nseg - 1], &st, &gzst) : -1;
+	close(dir);
 	if (gz >= 0) {
 		close(fd);
 		fd = gz;
@@ -126,7 +174,7 @@ enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, cons
 		return MHD_NO;
 	}
 	edge_add_headers(r);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type(full));
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type(seg[nseg - 1]));
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);

@@ -32,7 +32,8 @@ static void usage(FILE *f)
 		"  --bmc-interval S      seconds between two readings of a BMC's chassis power\n"
 		"                        (default 30, at least 5; 0: never read)\n"
 		"  --connection-limit N  open connections at most (default 4000)\n"
-		"  --per-ip-limit N      open connections per client address (default 1200)\n"
+		"  --per-ip-limit N      open connections per client address (default 128)\n"
+		"  --http-threads N      HTTP worker threads (default 0: one per core, at least 4)\n"
 		"  --log-level L         debug, info, warn or error (default info)\n"
 		"  --check-config        check the inventory, print what is wrong, exit\n"
 		"  --list-routes         print the API routes, one per line, exit\n"
@@ -75,7 +76,7 @@ int main(int argc, char **argv)
 		.probe_interval_s = 10,
 		.bmc_interval_s = TB_BMC_INTERVAL_S,
 		.connection_limit = 4000,
-		.per_ip_limit = 1200,
+		.per_ip_limit = 128,
 	};
 	struct tb_error err = {0};
 	struct tb_app *app;
@@ -152,8 +153,9 @@ int main(int argc, char **argv)
 			cfg.bmc_interval_s = n;
 			i++;
 		} else if (strcmp(a, "--port") == 0 || strcmp(a, "--probe-interval") == 0 ||
-			   strcmp(a, "--connection-limit") == 0 || strcmp(a, "--per-ip-limit") == 0) {
-			unsigned int max = strcmp(a, "--port") == 0 ? 65535 : 1000000;
+			   strcmp(a, "--connection-limit") == 0 || strcmp(a, "--per-ip-limit") == 0 ||
+			   strcmp(a, "--http-threads") == 0) {
+			unsigned int max = strcmp(a, "--port") == 0 ? 65535 : strcmp(a, "--http-threads") == 0 ? 64 : 1000000;
 
 			if (parse_uint(v, max, &n) != 0 || (strcmp(a, "--probe-interval") == 0 && n == 0)) {
 				fprintf(stderr, "testbedd: %s needs a number 0..%u, got \"%s\"\n", a, max, v);
@@ -165,6 +167,8 @@ int main(int argc, char **argv)
 				cfg.probe_interval_s = n;
 			else if (strcmp(a, "--connection-limit") == 0)
 				cfg.connection_limit = n;
+			else if (strcmp(a, "--http-threads") == 0)
+				cfg.http_threads = n;
 			else
 				cfg.per_ip_limit = n;
 			i++;

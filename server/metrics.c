@@ -27,12 +27,25 @@ struct series {
 	uint64_t buckets[NBUCKETS]; /* non-cumulative; the last is +Inf */
 };
 
+#define MAX_AUTH_SERIES 64
+#define MAX_PRUNED 4
+
+struct counter {
+	const char *label;         /* static string */
+	unsigned int status;
+	uint64_t count;
+};
+
 struct tb_metrics {
 	pthread_mutex_t lock;
 	struct series s[MAX_SERIES];
 	size_t n;
 	uint64_t overflow;
 	long sse;
+	struct counter auth[MAX_AUTH_SERIES];
+	size_t nauth;
+	struct counter pruned[MAX_PRUNED];
+	size_t npruned;
 };
 
 struct tb_metrics *tb_metrics_new(void)
@@ -85,6 +98,43 @@ void tb_metrics_request(struct tb_metrics *m, const char *route, const char *met
 	pthread_mutex_unlock(&m->lock);
 }
 
+/* Add n to the counter of (label, status) in c[0..*nc), creating it when
+ * there is room (labels are static strings: compared by pointer). */
+static void count(struct tb_metrics *m, struct counter *c, size_t *nc, size_t max, const char *label,
+		  unsigned int status, uint64_t n)
+{
+	size_t i;
+
+	if (m == NULL)
+		return;
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < *nc; i++)
+		if (c[i].label == label && c[i].status == status)
+			break;
+	if (i == *nc && *nc < max) {
+		c[i].label = label;
+		c[i].status = status;
+		(*nc)++;
+	}
+	if (i < *nc)
+		c[i].count += n;
+	else
+		m->overflow += n;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void tb_metrics_auth_failure(struct tb_metrics *m, const char *route, unsigned int status)
+{
+	if (m != NULL)
+		count(m, m->auth, &m->nauth, MAX_AUTH_SERIES, route, status, 1);
+}
+
+void tb_metrics_pruned(struct tb_metrics *m, const char *table, unsigned long long n)
+{
+	if (m != NULL)
+		count(m, m->pruned, &m->npruned, MAX_PRUNED, table, 0, n);
+}
+
 void tb_metrics_sse(struct tb_metrics *m, int delta)
 {
 	pthread_mutex_lock(&m->lock);
@@ -106,7 +156,8 @@ char *tb_metrics_render(struct tb_metrics *m, struct tb_app *app, size_t *len)
 	struct tb_outbuf b = {0};
 	struct series *copy;
 	struct tb_events_stats es;
-	size_t n;
+	struct counter auth[MAX_AUTH_SERIES], pruned[MAX_PRUNED];
+	size_t n, nauth, npruned;
 	long sse;
 	uint64_t overflow;
 
@@ -118,6 +169,10 @@ char *tb_metrics_render(struct tb_metrics *m, struct tb_app *app, size_t *len)
 	memcpy(copy, m->s, n * sizeof(*copy));
 	sse = m->sse;
 	overflow = m->overflow;
+	nauth = m->nauth;
+	memcpy(auth, m->auth, sizeof(auth));
+	npruned = m->npruned;
+	memcpy(pruned, m->pruned, sizeof(pruned));
 	pthread_mutex_unlock(&m->lock);
 
 	tb_outbuf_printf(&b, "# HELP testbedd_build_info testbedd's version.\n# TYPE testbedd_build_info gauge\n");
@@ -152,6 +207,16 @@ char *tb_metrics_render(struct tb_metrics *m, struct tb_app *app, size_t *len)
 		    copy[i].route, copy[i].method, copy[i].status, (unsigned long long)copy[i].count);
 	}
 	free(copy);
+	tb_outbuf_printf(&b, "# HELP testbedd_http_auth_failures_total Requests refused before their caller was known"
+		" (not audited), by route and status.\n# TYPE testbedd_http_auth_failures_total counter\n");
+	for (size_t i = 0; i < nauth; i++)
+		tb_outbuf_printf(&b, "testbedd_http_auth_failures_total{route=\"%s\",status=\"%u\"} %llu\n",
+		    auth[i].label, auth[i].status, (unsigned long long)auth[i].count);
+	tb_outbuf_printf(&b, "# HELP testbedd_store_pruned_rows_total Rows the retention deleted, by table.\n"
+		"# TYPE testbedd_store_pruned_rows_total counter\n");
+	for (size_t i = 0; i < npruned; i++)
+		tb_outbuf_printf(&b, "testbedd_store_pruned_rows_total{table=\"%s\"} %llu\n", pruned[i].label,
+		    (unsigned long long)pruned[i].count);
 	tb_outbuf_printf(&b, "# HELP testbedd_sse_clients Event streams open now.\n# TYPE testbedd_sse_clients gauge\n"
 		"testbedd_sse_clients %ld\n", sse);
 	tb_events_stats(app->events, &es);

@@ -1,7 +1,8 @@
 /*
  * metrics.h - counters and histograms for GET /metrics (Prometheus text
  * exposition format 0.0.4): requests by route, method and status with
- * latency histograms, SSE clients, events, host reachability, build info.
+ * latency histograms, refused unauthenticated requests, rows pruned by the
+ * retention, SSE clients, events, host reachability, build info.
  *
  * Thread-safe (one mutex; an observation is a few additions).
  */
@@ -19,6 +20,14 @@ void tb_metrics_free(struct tb_metrics *m);
 /* One request: route is a routing-table pattern (or "static", "none"). */
 void tb_metrics_request(struct tb_metrics *m, const char *route, const char *method, unsigned int status,
 			double seconds);
+
+/* A request refused before its caller was known (no or bad credentials, a
+ * failed login): such requests are not audited, only counted here, by route
+ * (a routing-table pattern: a static string) and status. */
+void tb_metrics_auth_failure(struct tb_metrics *m, const char *route, unsigned int status);
+
+/* n rows the retention deleted from table (a static string, "audit"). */
+void tb_metrics_pruned(struct tb_metrics *m, const char *table, unsigned long long n);
 
 /* SSE streams open now (+1 on open, -1 on close). */
 void tb_metrics_sse(struct tb_metrics *m, int delta);

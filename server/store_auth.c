@@ -226,6 +226,29 @@ int tb_store_audit_append(struct tb_store *st, const struct tb_audit_row *r, str
 	return st_finish_write(st, s, err);
 }
 
+int tb_store_audit_prune(struct tb_store *st, int64_t keep, int64_t before, int64_t *deleted,
+			 struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (deleted != NULL)
+		*deleted = 0;
+	/* ids only grow (INTEGER PRIMARY KEY, rows deleted from the old end) */
+	if ((rc = st_prep(st, "DELETE FROM audit WHERE at < ?1 OR id <= (SELECT coalesce(max(id), 0) FROM audit) - ?2",
+			  &s, err)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, before);
+	sqlite3_bind_int64(s, 2, keep);
+	if (sqlite3_step(s) != SQLITE_DONE) {
+		rc = st_db_fail(st, err, "pruning the audit log");
+	} else if (deleted != NULL) {
+		*deleted = sqlite3_changes(st->db);
+	}
+	st_finish(st, s);
+	return rc;
+}
+
 int tb_store_audit_list(struct tb_store *st, const struct tb_audit_filter *f, tb_audit_fn fn,
 			void *cls, struct tb_error *err)
 {
