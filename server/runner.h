@@ -1,7 +1,9 @@
 /*
  * runner.h - runs matrices: a persisted queue and one worker thread that
- * executes a matrix's runs one at a time (Matrices I), holding the matrix's
- * hosts (actions.h's "one holder per host") until the matrix ends.
+ * takes one matrix at a time and runs it round by round (runner_par.c: the
+ * runs of a round, on disjoint pairs, each in a thread of its own; one run a
+ * round with concurrency "none"), holding the matrix's hosts (actions.h's
+ * "one holder per host") until the matrix ends.
  *
  * Everything is in the store first: a matrix and all its runs are recorded
  * (state pending) before it is queued, a run is marked running with its
