@@ -268,26 +268,29 @@ struct raw_case {
 	const char *request;  /* "%s": the admin token */
 	int status;
 	const char *code;
+	const char *field;    /* error.field */
 	int one_reply;        /* a pipelined request after it must not be answered */
 };
 
 static const struct raw_case raw_cases[] = {
 	{"two equal Content-Length",
 	 "POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
-	 "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}", 400, "invalid_field", 1},
+	 "Content-Length: 30\r\nContent-Length: 30\r\n\r\n{\"name\":\"dup\",\"role\":\"viewer\"}", 400, "invalid_field",
+	 "Content-Length", 1},
 	{"two conflicting Content-Length, a smuggled request behind",
 	 "POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
-	 "Content-Length: 2\r\nContent-Length: 40\r\n\r\n{}GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n", 400,
-	 "invalid_field", 1},
+	 "Content-Length: 30\r\nContent-Length: 70\r\n\r\n{\"name\":\"dup\",\"role\":\"viewer\"}"
+	 "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n", 400, "invalid_field", "Content-Length", 1},
 	{"Content-Length and Transfer-Encoding",
 	 "POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
-	 "Content-Length: 7\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400, "invalid_field", 1},
+	 "Content-Length: 7\r\nTransfer-Encoding: chunked\r\n\r\n1e\r\n{\"name\":\"cte\",\"role\":\"viewer\"}\r\n0\r\n\r\n",
+	 400, "invalid_field", "Content-Length", 1},
 	{"a declared body over 256 KiB, none sent: 413 at once",
 	 "POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
-	 "Content-Length: 10000000\r\n\r\n", 413, "too_large", 1},
+	 "Content-Length: 10000000\r\n\r\n", 413, "too_large", "", 1},
 	{"the same over 256 KiB with Expect: 100-continue",
 	 "POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
-	 "Expect: 100-continue\r\nContent-Length: 300000\r\n\r\n", 413, "too_large", 1},
+	 "Expect: 100-continue\r\nContent-Length: 300000\r\n\r\n", 413, "too_large", "", 1},
 };
 
 static void test_raw(void **state)
@@ -295,15 +298,16 @@ static void test_raw(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(raw_cases) / sizeof(raw_cases[0]); i++) {
 		const struct raw_case *c = &raw_cases[i];
-		char req[4096], first[64], code[96];
+		char req[4096], first[64], code[96], field[96];
 		char *out, *body, *second;
 
 		snprintf(req, sizeof(req), c->request, D.admin_token);
 		out = raw_exchange(req);
 		snprintf(first, sizeof(first), "HTTP/1.1 %d ", c->status);
 		snprintf(code, sizeof(code), "\"code\":\"%s\"", c->code);
+		snprintf(field, sizeof(field), "\"field\":\"%s\"", c->field);
 		if (strncmp(out, first, strlen(first)) != 0 || (body = strstr(out, "\r\n\r\n")) == NULL ||
-		    strstr(body, code) == NULL || strstr(out, "nosniff") == NULL)
+		    strstr(body, code) == NULL || strstr(body, field) == NULL || strstr(out, "nosniff") == NULL)
 			fail_msg("%s: got\n%.600s", c->name, out);
 		second = strstr(out + 1, "HTTP/1.1 ");
 		if (c->one_reply && second != NULL)
