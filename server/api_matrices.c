@@ -25,7 +25,10 @@ static uint64_t fresh_seed(void)
 	return s & ((1ULL << 53) - 1);   /* exact in JSON numbers */
 }
 
-static int plan_of(struct tb_request *rq, const json_t *spec, struct tb_matrix_plan **plan, struct tb_error *err)
+/* The plan of spec knowing the hosts now; lean: without the runs array
+ * (a reply shows a page of them). */
+static int plan_of(struct tb_request *rq, const json_t *spec, int lean, struct tb_matrix_plan **plan,
+		   struct tb_error *err)
 {
 	struct tb_matrix_host_now *hosts = NULL;
 	struct tb_matrix_now now;
@@ -35,7 +38,7 @@ static int plan_of(struct tb_request *rq, const json_t *spec, struct tb_matrix_p
 	if ((rc = tb_matrix_now_collect(rq->app, &hosts, &now, err)) != 0)
 		return rc;
 	inv = tb_app_inventory_get(rq->app);
-	rc = tb_matrix_plan_make_now(spec, inv, fresh_seed(), &now, plan, err);
+	rc = (lean ? tb_matrix_plan_make_lean : tb_matrix_plan_make_now)(spec, inv, fresh_seed(), &now, plan, err);
 	tb_app_inventory_put(rq->app, inv);
 	free(hosts);
 	return rc;
@@ -60,16 +63,40 @@ static int reply_matrix(struct tb_request *rq, struct tb_reply *rp, unsigned int
 	return tb_reply_json(rp, status, json_pack("{s:o}", "matrix", j));
 }
 
+/* ?name=N, a whole number lo..hi, else dflt. */
+static int query_int(struct tb_request *rq, const char *name, int64_t lo, int64_t hi, int64_t dflt, int64_t *out,
+		     struct tb_error *err)
+{
+	const char *v = tb_req_query(rq, name);
+
+	*out = dflt;
+	if (v != NULL && (tb_parse_id(v, 0, out) != 0 || *out < lo || *out > hi))
+		return tb_fail(err, TB_ERR_INVALID, name, "%s must be a whole number %lld..%lld", name, (long long)lo,
+			       (long long)hi);
+	return 0;
+}
+
+/* The plan's summary, boots and runs offset..offset+limit-1 (default the
+ * first TB_MATRIX_PAGE_DEFAULT, at most TB_MATRIX_PAGE_MAX): the reply and
+ * the planner's memory stay bounded whatever the spec (a few MB for
+ * TB_MATRIX_MAX_RUNS runs). */
 int api_matrix_plan(struct tb_request *rq, struct tb_reply *rp)
 {
 	struct tb_matrix_plan *plan;
+	int64_t offset, limit;
+	json_t *j;
 	int rc;
 
-	if ((rc = plan_of(rq, rq->body, &plan, &rp->err)) != 0)
+	if ((rc = query_int(rq, "offset", 0, TB_MATRIX_MAX_RUNS, 0, &offset, &rp->err)) != 0 ||
+	    (rc = query_int(rq, "limit", 0, TB_MATRIX_PAGE_MAX, TB_MATRIX_PAGE_DEFAULT, &limit, &rp->err)) != 0)
 		return rc;
-	rc = tb_reply_json(rp, 200, json_pack("{s:o}", "plan", tb_matrix_plan_json(plan)));
+	if ((rc = plan_of(rq, rq->body, 1, &plan, &rp->err)) != 0)
+		return rc;
+	j = tb_matrix_plan_page_json(plan, (int)offset, (int)limit);
 	tb_matrix_plan_free(plan);
-	return rc;
+	if (j == NULL)
+		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "plan", j));
 }
 
 static int submit(struct tb_request *rq, struct tb_reply *rp, const json_t *spec, int64_t rerun_of)
@@ -78,7 +105,7 @@ static int submit(struct tb_request *rq, struct tb_reply *rp, const json_t *spec
 	int64_t id;
 	int rc;
 
-	if ((rc = plan_of(rq, spec, &plan, &rp->err)) != 0)
+	if ((rc = plan_of(rq, spec, 0, &plan, &rp->err)) != 0)
 		return rc;
 	rc = tb_runner_submit(rq->app->runner, plan, rq->who->name, rerun_of, &id, &rp->err);
 	tb_matrix_plan_free(plan);

@@ -1,16 +1,20 @@
 /*
  * matrix.c - a checked spec (matrix_spec.c) counted, expanded into cells and
- * runs, ordered, estimated; runs and plans as JSON.  See matrix.h.
+ * runs, ordered, estimated.  See matrix.h; the JSON is matrix_json.c's.
+ *
+ * The planner works on compact runs (struct tb_mx_slot, 16 bytes: cell,
+ * repeat, round, combination) and decodes a run's details from the spec
+ * when asked (tb_matrix_plan_run), so that a plan of TB_MATRIX_MAX_RUNS
+ * takes a few MB; the full array of runs is made only for the runner.
  */
 #include "matrix.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "matrix_internal.h"
-
-static const char *const order_names[] = {"sequential", "interleaved", "shuffled"};
 
 const char *tb_iperf_proto_name(enum tb_iperf_proto p)
 {
@@ -92,13 +96,13 @@ static uint64_t xs_next(uint64_t *s)
 	return x * UINT64_C(0x2545F4914F6CDD1D);
 }
 
-static void shuffle(struct tb_planned_run *runs, int n, uint64_t seed)
+static void shuffle(struct tb_mx_slot *runs, int n, uint64_t seed)
 {
 	uint64_t s = seed != 0 ? seed : UINT64_C(0x9E3779B97F4A7C15);
 
 	for (int i = n - 1; i > 0; i--) {
 		int j = (int)(xs_next(&s) % (uint64_t)(i + 1));
-		struct tb_planned_run t = runs[i];
+		struct tb_mx_slot t = runs[i];
 
 		runs[i] = runs[j];
 		runs[j] = t;
@@ -143,130 +147,174 @@ static void apply(enum tb_mx_axis axis, const struct tb_mx_value *v, struct tb_i
 	}
 }
 
-/* Put cell c's repeats where the order wants them (shuffled: sequential first). */
-static void place(struct tb_matrix_plan *plan, const struct tb_planned_run *cell)
+/* Cells of one pair and protocol pr (directions x durations x its axes). */
+static int64_t cells_of_proto(const struct tb_mx_spec *sp, int pr, int64_t *inner)
 {
-	for (int r = 0; r < plan->repeats; r++) {
-		int i = plan->order == TB_ORDER_INTERLEAVED ? r * plan->ncells + cell->cell
-							    : cell->cell * plan->repeats + r;
+	enum tb_mx_axis axes[TB_MX_NAXES - 1];
+	int64_t n = 1;
 
-		plan->runs[i] = *cell;
-		plan->runs[i].repeat = r;
+	cell_axes(sp->protos[pr], axes);
+	for (int a = 0; a < TB_MX_NAXES - 1; a++)
+		n *= sp->axes[axes[a]].n;
+	*inner = n;
+	return n * sp->ndirs * sp->ndurations;
+}
+
+/*
+ * Cell c of one combination (0 <= c < its cells), in expansion order: pairs,
+ * protocols, directions, durations, then the iperf axes odometer-style (the
+ * last axis turns fastest): its pair index and the run's every field but
+ * seq, repeat, round and the combination's.
+ */
+static int decode_cell(const struct tb_mx_spec *sp, int64_t c, struct tb_planned_run *cell)
+{
+	int64_t per_pair = 0, inner = 0, n = 0;
+	enum tb_mx_axis axes[TB_MX_NAXES - 1];
+	int pi, pr, d, t;
+
+	for (pr = 0; pr < sp->nprotos; pr++)
+		per_pair += cells_of_proto(sp, pr, &inner);
+	pi = (int)(c / per_pair);
+	c %= per_pair;
+	for (pr = 0; pr < sp->nprotos; pr++) {
+		if (c < (n = cells_of_proto(sp, pr, &inner)))
+			break;
+		c -= n;
+	}
+	d = (int)(c / (inner * sp->ndurations));
+	c %= inner * sp->ndurations;
+	t = (int)(c / inner);
+	c %= inner;
+	memset(cell, 0, sizeof(*cell));
+	snprintf(cell->client, sizeof(cell->client), "%s", sp->pairs[pi].client);
+	snprintf(cell->server, sizeof(cell->server), "%s", sp->pairs[pi].server);
+	snprintf(cell->link, sizeof(cell->link), "%s", sp->pairs[pi].link);
+	snprintf(cell->server_address, sizeof(cell->server_address), "%s", sp->pairs[pi].address);
+	cell->p.proto = sp->protos[pr];
+	cell->p.dir = sp->dirs[d];
+	cell->p.duration_s = sp->durations[t];
+	cell->p.interval_s = 1;
+	cell_axes(sp->protos[pr], axes);
+	for (int a = TB_MX_NAXES - 2; a >= 0; a--) {
+		int k = sp->axes[axes[a]].n;
+
+		apply(axes[a], &sp->axes[axes[a]].v[c % k], &cell->p);
+		c /= k;
+	}
+	return pi;
+}
+
+void tb_matrix_plan_run(const struct tb_matrix_plan *plan, int i, struct tb_planned_run *out)
+{
+	const struct tb_mx_slot *s = &plan->slots[i];
+
+	decode_cell(plan->sp, s->cell % plan->base_cells, out);
+	out->seq = i;
+	out->cell = s->cell;
+	out->repeat = s->repeat;
+	out->round = s->round;
+	out->combo = s->combo;
+	if (plan->ncombos > 0) {
+		const struct tb_mx_combo *c = &plan->sp->combos[s->combo];
+
+		for (int m = 0; m < c->n; m++) {
+			if (strcmp(c->machine[m], out->client) == 0)
+				snprintf(out->client_os, sizeof(out->client_os), "%s", c->os[m]);
+			if (strcmp(c->machine[m], out->server) == 0)
+				snprintf(out->server_os, sizeof(out->server_os), "%s", c->os[m]);
+		}
 	}
 }
 
-/* Every cell in expansion order: pairs, protocols, directions, durations,
- * then the iperf axes odometer-style (the last axis turns fastest). */
-static void expand(const struct tb_mx_spec *sp, struct tb_matrix_plan *plan)
+/* The runs of one combination in the spec's order: interleaved, round r
+ * runs every cell once; else each cell's repeats back to back (shuffled:
+ * this, then shuffled). */
+static void expand(struct tb_matrix_plan *plan, int nruns)
 {
-	struct tb_planned_run cell;
-	int c = 0;
+	for (int i = 0; i < nruns; i++) {
+		struct tb_mx_slot *s = &plan->slots[i];
 
-	memset(&cell, 0, sizeof(cell));
-	for (int pi = 0; pi < sp->npairs; pi++)
-		for (int pr = 0; pr < sp->nprotos; pr++) {
-			enum tb_mx_axis axes[TB_MX_NAXES - 1];
-
-			cell_axes(sp->protos[pr], axes);
-			for (int d = 0; d < sp->ndirs; d++)
-				for (int t = 0; t < sp->ndurations; t++) {
-					int idx[TB_MX_NAXES - 1] = {0};
-					int k;
-
-					do {
-						memset(&cell, 0, sizeof(cell));
-						snprintf(cell.client, sizeof(cell.client), "%s", sp->pairs[pi].client);
-						snprintf(cell.server, sizeof(cell.server), "%s", sp->pairs[pi].server);
-						snprintf(cell.link, sizeof(cell.link), "%s", sp->pairs[pi].link);
-						snprintf(cell.server_address, sizeof(cell.server_address), "%s",
-							 sp->pairs[pi].address);
-						cell.p.proto = sp->protos[pr];
-						cell.p.dir = sp->dirs[d];
-						cell.p.duration_s = sp->durations[t];
-						cell.p.interval_s = 1;
-						for (int a = 0; a < TB_MX_NAXES - 1; a++)
-							apply(axes[a], &sp->axes[axes[a]].v[idx[a]], &cell.p);
-						cell.cell = c++;
-						place(plan, &cell);
-						for (k = TB_MX_NAXES - 2; k >= 0; k--) {
-							if (++idx[k] < sp->axes[axes[k]].n)
-								break;
-							idx[k] = 0;
-						}
-					} while (k >= 0);
-				}
+		if (plan->order == TB_ORDER_INTERLEAVED) {
+			s->cell = i % plan->base_cells;
+			s->repeat = i / plan->base_cells;
+		} else {
+			s->cell = i / plan->repeats;
+			s->repeat = i % plan->repeats;
 		}
+		s->round = 0;
+		s->combo = 0;
+	}
 }
 
-/* The machines of the runs as small integers: (*ids)[2i] client, [2i+1] server. */
-static int machine_ids(const struct tb_matrix_plan *plan, int **ids, int *nm)
+/* Per pair of the spec: its machines as small integers (ids[2p] client,
+ * [2p+1] server) and the first pair with the same client, server and link
+ * (same[p]).  A plan has at most TB_MX_PAIRS_MAX pairs. */
+static int pair_ids(const struct tb_mx_spec *sp, int ids[], int same[])
 {
-	char (*names)[40] = calloc((size_t)plan->nruns * 2 + 1, sizeof(*names));
+	const char *names[2 * TB_MX_PAIRS_MAX];
 	int n = 0;
 
-	*ids = calloc((size_t)plan->nruns * 2 + 1, sizeof(**ids));
-	if (names == NULL || *ids == NULL) {
-		free(names);
-		free(*ids);
-		*ids = NULL;
-		return -1;
-	}
-	for (int i = 0; i < plan->nruns * 2; i++) {
-		const char *name = i % 2 == 0 ? plan->runs[i / 2].client : plan->runs[i / 2].server;
+	for (int i = 0; i < sp->npairs * 2; i++) {
+		const char *name = i % 2 == 0 ? sp->pairs[i / 2].client : sp->pairs[i / 2].server;
 		int k = 0;
 
-		/* a plan has at most 2 x TB_MX_PAIRS_MAX machines: a linear search is enough */
 		while (k < n && strcmp(names[k], name) != 0)
 			k++;
 		if (k == n)
-			snprintf(names[n++], sizeof(names[0]), "%s", name);
-		(*ids)[i] = k;
+			names[n++] = name;
+		ids[i] = k;
 	}
-	free(names);
-	*nm = n;
-	return 0;
+	for (int p = 0; p < sp->npairs; p++) {
+		same[p] = p;
+		for (int q = 0; q < p; q++)
+			if (strcmp(sp->pairs[q].client, sp->pairs[p].client) == 0 &&
+			    strcmp(sp->pairs[q].server, sp->pairs[p].server) == 0 &&
+			    strcmp(sp->pairs[q].link, sp->pairs[p].link) == 0) {
+				same[p] = same[q];
+				break;
+			}
+	}
+	return n;
+}
+
+/* The pair index of run i. */
+static int pair_of(const struct tb_matrix_plan *plan, const int64_t *per_pair, int i)
+{
+	return (int)((plan->slots[i].cell % plan->base_cells) / *per_pair);
 }
 
 /*
  * concurrency "pairs": a round takes the next run of every pair (client,
  * server, link) whose run is of the round's OS combination; a machine may
  * be in several runs of a round (a server of two clients, each on its own
- * port).  Each pair keeps the order of its runs.
+ * port).  Each pair keeps the order of its runs; the pairs of a round come
+ * in the order of their first run.
  */
-static int make_pair_rounds(struct tb_matrix_plan *plan)
+static int make_pair_rounds(struct tb_matrix_plan *plan, const int same[], int64_t per_pair)
 {
-	struct tb_planned_run *out = malloc((size_t)plan->nruns * sizeof(*out));
+	struct tb_mx_slot *out = malloc((size_t)plan->nruns * sizeof(*out));
 	/* each pair's runs in order: head[k] the next, next[i] the one after i (-1: none) */
-	int *next = malloc((size_t)plan->nruns * sizeof(*next)), *head = NULL, *tail = NULL;
+	int *next = malloc((size_t)plan->nruns * sizeof(*next));
+	int head[TB_MX_PAIRS_MAX], tail[TB_MX_PAIRS_MAX], group[TB_MX_PAIRS_MAX];
 	int np = 0, at = 0, round = 0;
 
-	if (out == NULL || next == NULL)
-		goto fail;
+	if (out == NULL || next == NULL) {
+		free(out);
+		free(next);
+		return -1;
+	}
+	for (int p = 0; p < TB_MX_PAIRS_MAX; p++)
+		group[p] = -1;
 	for (int i = 0; i < plan->nruns; i++) {
-		const struct tb_planned_run *r = &plan->runs[i];
-		int k;
+		int g = same[pair_of(plan, &per_pair, i)];
 
-		for (k = 0; k < np; k++) {
-			const struct tb_planned_run *f = &plan->runs[tail[k]];
-
-			if (strcmp(f->client, r->client) == 0 && strcmp(f->server, r->server) == 0 &&
-			    strcmp(f->link, r->link) == 0)
-				break;
-		}
-		if (k == np) {
-			int *nh = realloc(head, (size_t)(np + 1) * sizeof(*nh)), *nt;
-
-			if (nh == NULL)
-				goto fail;
-			head = nh;
-			if ((nt = realloc(tail, (size_t)(np + 1) * sizeof(*nt))) == NULL)
-				goto fail;
-			tail = nt;
+		if (group[g] < 0) {
+			group[g] = np;
 			head[np++] = i;
 		} else {
-			next[tail[k]] = i;
+			next[tail[group[g]]] = i;
 		}
-		tail[k] = i;
+		tail[group[g]] = i;
 		next[i] = -1;
 	}
 	while (at < plan->nruns) {
@@ -276,99 +324,104 @@ static int make_pair_rounds(struct tb_matrix_plan *plan)
 		for (int k = 0; k < np; k++)
 			if (head[k] >= 0 && (first < 0 || head[k] < first))
 				first = head[k];
-		combo = plan->runs[first].combo;
+		combo = plan->slots[first].combo;
 		for (int k = 0; k < np; k++) {
 			int i = head[k];
 
-			if (i >= 0 && plan->runs[i].combo == combo) {
-				out[at] = plan->runs[i];
+			if (i >= 0 && plan->slots[i].combo == combo) {
+				out[at] = plan->slots[i];
 				out[at++].round = round;
 				head[k] = next[i];
 			}
 		}
 		round++;
 	}
-	memcpy(plan->runs, out, (size_t)plan->nruns * sizeof(*out));
+	memcpy(plan->slots, out, (size_t)plan->nruns * sizeof(*out));
 	plan->nrounds = round;
 	free(out);
 	free(next);
-	free(head);
-	free(tail);
 	return 0;
-fail:
-	free(out);
-	free(next);
-	free(head);
-	free(tail);
-	return -1;
 }
 
 /*
  * Cut the ordered runs into rounds (matrix.h) and put them in round order.
- * Each round scans what is left in order until every machine that still has
- * runs is busy: linear in the runs per round for a fixed set of pairs.
+ * A round scans what is left in order, takes every run whose machines are
+ * free, and makes the machines of every run it meets busy, taken or not.
+ * Only the first run left of each pair can change anything (the pair's later
+ * runs find its machines busy), so a round looks at the pairs' first runs in
+ * order: O(pairs) a round, not O(runs) (a pair sharing a machine with
+ * another used to make each round scan the rest of the plan).
  */
-static int make_rounds(struct tb_matrix_plan *plan, bool one_at_a_time)
+static int make_rounds(struct tb_matrix_plan *plan, const int pids[], int np, int64_t per_pair)
 {
-	struct tb_planned_run *out;
-	int *ids = NULL, *next = NULL, *left = NULL, nm = 0, head = 0, at = 0, round = 0;
-	char *busy = NULL;
+	struct tb_mx_slot *out = NULL;
+	int *next, head[TB_MX_PAIRS_MAX], tail[TB_MX_PAIRS_MAX], at = 0, round = 0;
+	char busy[2 * TB_MX_PAIRS_MAX];
 
-	if (one_at_a_time || plan->nruns <= 1) {
+	if (plan->one_at_a_time || plan->nruns <= 1) {
 		for (int i = 0; i < plan->nruns; i++)
-			plan->runs[i].round = i;
+			plan->slots[i].round = i;
 		plan->nrounds = plan->nruns;
 		return 0;
 	}
-	if (machine_ids(plan, &ids, &nm) != 0 || (next = malloc((size_t)plan->nruns * sizeof(*next))) == NULL ||
-	    (left = calloc((size_t)nm, sizeof(*left))) == NULL || (busy = malloc((size_t)nm)) == NULL ||
+	if ((next = malloc((size_t)plan->nruns * sizeof(*next))) == NULL ||
 	    (out = malloc((size_t)plan->nruns * sizeof(*out))) == NULL) {
-		free(ids);
 		free(next);
-		free(left);
-		free(busy);
 		return -1;
 	}
+	for (int p = 0; p < np; p++)
+		head[p] = tail[p] = -1;
 	for (int i = 0; i < plan->nruns; i++) {
-		next[i] = i + 1 < plan->nruns ? i + 1 : -1;
-		left[ids[2 * i]]++;
-		left[ids[2 * i + 1]]++;
-	}
-	while (head >= 0) {
-		int active = 0, nbusy = 0, prev = -1;
+		int p = pair_of(plan, &per_pair, i);
 
-		memset(busy, 0, (size_t)nm);
-		for (int k = 0; k < nm; k++)
-			active += left[k] > 0;
-		for (int i = head; i >= 0 && nbusy < active; i = next[i]) {
-			int c = ids[2 * i], sv = ids[2 * i + 1];
+		next[i] = -1;
+		if (head[p] < 0)
+			head[p] = i;
+		else
+			next[tail[p]] = i;
+		tail[p] = i;
+	}
+	while (at < plan->nruns) {
+		int order[TB_MX_PAIRS_MAX], n = 0;
+
+		/* the pairs with runs left, by their first run's place in the order */
+		for (int p = 0; p < np; p++) {
+			int k = n++;
+
+			if (head[p] < 0) {
+				n--;
+				continue;
+			}
+			while (k > 0 && head[order[k - 1]] > head[p]) {
+				order[k] = order[k - 1];
+				k--;
+			}
+			order[k] = p;
+		}
+		memset(busy, 0, sizeof(busy));
+		for (int k = 0; k < n; k++) {
+			int p = order[k], i = head[p], c = pids[2 * p], sv = pids[2 * p + 1];
 
 			if (!busy[c] && !busy[sv]) {
-				out[at] = plan->runs[i];
+				out[at] = plan->slots[i];
 				out[at++].round = round;
-				left[c]--;
-				left[sv]--;
-				if (prev < 0)
-					head = next[i];
-				else
-					next[prev] = next[i];
-			} else {
-				prev = i;
+				head[p] = next[i];
 			}
 			/* taken or left out, its machines are busy for the rest of the round */
-			nbusy += !busy[c] + (sv != c && !busy[sv]);
 			busy[c] = busy[sv] = 1;
 		}
 		round++;
 	}
-	memcpy(plan->runs, out, (size_t)plan->nruns * sizeof(*out));
+	memcpy(plan->slots, out, (size_t)plan->nruns * sizeof(*out));
 	plan->nrounds = round;
 	free(out);
-	free(ids);
 	free(next);
-	free(left);
-	free(busy);
 	return 0;
+}
+
+int64_t tb_mx_run_ms(const struct tb_matrix_plan *plan, int i)
+{
+	return plan->cell_ms[plan->slots[i].cell % plan->base_cells];
 }
 
 /* Per round the longest run plus the fixed overhead; the pauses between rounds. */
@@ -377,11 +430,11 @@ static int64_t estimate_ms(const struct tb_matrix_plan *plan)
 	int64_t ms = 0, longest = 0;
 
 	for (int i = 0; i < plan->nruns; i++) {
-		int64_t t = ((int64_t)plan->runs[i].p.omit_s + plan->runs[i].p.duration_s) * 1000;
+		int64_t t = tb_mx_run_ms(plan, i);
 
 		if (t > longest)
 			longest = t;
-		if (i + 1 == plan->nruns || plan->runs[i + 1].round != plan->runs[i].round) {
+		if (i + 1 == plan->nruns || plan->slots[i + 1].round != plan->slots[i].round) {
 			ms += longest + TB_MATRIX_RUN_OVERHEAD_MS;
 			longest = 0;
 		}
@@ -405,37 +458,33 @@ void tb_matrix_plan_free(struct tb_matrix_plan *plan)
 	if (plan == NULL)
 		return;
 	free(plan->runs);
+	free(plan->slots);
+	free(plan->cell_ms);
 	free(plan->boots);
+	if (plan->sp != NULL)
+		json_decref(plan->sp->stored);
+	free(plan->sp);
 	json_decref(plan->spec);
 	free(plan);
 }
 
 /* Copy the planned order of one combination to every combination, in the
- * order that needs the fewest boots; base runs are plan->runs[0..nb). */
-static void replicate(struct tb_matrix_plan *plan, const struct tb_mx_spec *sp, int nb, int ncells,
+ * order that needs the fewest boots; base runs are plan->slots[0..nb). */
+static void replicate(struct tb_matrix_plan *plan, const struct tb_mx_spec *sp, int nb,
 		      const struct tb_matrix_now *now)
 {
 	int order[TB_MX_COMBOS_MAX];
 
 	tb_mx_order_combos(sp, now, order);
-	for (int k = sp->ncombos - 1; k >= 0; k--) {
-		const struct tb_mx_combo *c = &sp->combos[order[k]];
-
+	for (int k = sp->ncombos - 1; k >= 0; k--)
 		for (int i = 0; i < nb; i++) {
-			struct tb_planned_run *r = &plan->runs[k * nb + i];
+			struct tb_mx_slot *r = &plan->slots[k * nb + i];
 
 			if (k > 0)
-				*r = plan->runs[i];
-			r->cell += k * ncells;
+				*r = plan->slots[i];
+			r->cell += k * plan->base_cells;
 			r->combo = order[k];
-			for (int m = 0; m < c->n; m++) {
-				if (strcmp(c->machine[m], r->client) == 0)
-					snprintf(r->client_os, sizeof(r->client_os), "%s", c->os[m]);
-				if (strcmp(c->machine[m], r->server) == 0)
-					snprintf(r->server_os, sizeof(r->server_os), "%s", c->os[m]);
-			}
 		}
-	}
 }
 
 int tb_matrix_plan_make(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
@@ -444,16 +493,74 @@ int tb_matrix_plan_make(const json_t *spec, const struct tb_inventory *inv, uint
 	return tb_matrix_plan_make_now(spec, inv, seed_if_unset, NULL, out, err);
 }
 
-int tb_matrix_plan_make_now(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
-			    const struct tb_matrix_now *now, struct tb_matrix_plan **out, struct tb_error *err)
+/* "more than N runs" with the factors that made them. */
+static int too_many(const struct tb_mx_spec *sp, uint64_t cells, uint64_t runs, uint64_t ncomb, int ovf,
+		    struct tb_error *err)
 {
-	uint64_t ncomb;
+	if (ovf)
+		return tb_fail(err, TB_ERR_INVALID, "",
+			       "the matrix expands to more than %llu runs (pairs x protocols x directions x every "
+			       "sweep x repeats); at most %d: use fewer pairs, sweep values or repeats",
+			       (unsigned long long)UINT64_MAX, TB_MATRIX_MAX_RUNS);
+	if (ncomb > 1)
+		return tb_fail(err, TB_ERR_INVALID, "",
+			       "the matrix expands to %llu runs (%llu cells x %d repeats x %llu OS combinations); at "
+			       "most %d: use fewer pairs, sweep values, repeats or combinations",
+			       (unsigned long long)runs, (unsigned long long)cells, sp->repeats,
+			       (unsigned long long)ncomb, TB_MATRIX_MAX_RUNS);
+	return tb_fail(err, TB_ERR_INVALID, "",
+		       "the matrix expands to %llu runs (%llu cells x %d repeats); at most %d: use fewer "
+		       "pairs, sweep values or repeats",
+		       (unsigned long long)runs, (unsigned long long)cells, sp->repeats, TB_MATRIX_MAX_RUNS);
+}
+
+/* Order, cut into rounds, number, boots and estimate plan's compact runs. */
+static int schedule(struct tb_matrix_plan *plan, const struct tb_mx_spec *sp, const struct tb_matrix_now *now)
+{
+	int pids[2 * TB_MX_PAIRS_MAX], same[TB_MX_PAIRS_MAX], rc;
+	int64_t per_pair = 0, inner;
+	int nb = plan->nruns / (sp->ncombos > 0 ? sp->ncombos : 1);
+
+	for (int pr = 0; pr < sp->nprotos; pr++)
+		per_pair += cells_of_proto(sp, pr, &inner);
+	for (int c = 0; c < plan->base_cells; c++) {
+		struct tb_planned_run r;
+
+		decode_cell(sp, c, &r);
+		plan->cell_ms[c] = ((int64_t)r.p.omit_s + r.p.duration_s) * 1000;
+	}
+	expand(plan, nb);
+	if (plan->order == TB_ORDER_SHUFFLED)
+		shuffle(plan->slots, nb, plan->seed);
+	if (sp->ncombos > 0)
+		replicate(plan, sp, nb, now);
+	pair_ids(sp, pids, same);
+	rc = sp->by_pair ? make_pair_rounds(plan, same, per_pair) : make_rounds(plan, pids, sp->npairs, per_pair);
+	if (rc != 0 || tb_mx_plan_boots(plan, sp, now) != 0)
+		return -1;
+	plan->estimated_ms = estimate_ms(plan);
+	return 0;
+}
+
+/* The runs as an array (the runner's and the tests' view). */
+static int materialize(struct tb_matrix_plan *plan)
+{
+	if ((plan->runs = calloc((size_t)plan->nruns + 1, sizeof(*plan->runs))) == NULL)
+		return -1;
+	for (int i = 0; i < plan->nruns; i++)
+		tb_matrix_plan_run(plan, i, &plan->runs[i]);
+	return 0;
+}
+
+static int plan_make(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
+		     const struct tb_matrix_now *now, bool lean, struct tb_matrix_plan **out, struct tb_error *err)
+{
+	uint64_t ncomb, cells, runs;
 	json_t *expanded = NULL;
 	struct tb_mx_spec *sp;
 	struct tb_matrix_plan *plan = NULL;
-	uint64_t cells, runs;
-	int64_t ms = 0;
-	int rc;
+	int64_t ms;
+	int rc, ovf;
 
 	*out = NULL;
 	if ((sp = calloc(1, sizeof(*sp))) == NULL)
@@ -465,29 +572,14 @@ int tb_matrix_plan_make_now(const json_t *spec, const struct tb_inventory *inv, 
 	if (rc != 0)
 		goto out;
 	ncomb = sp->ncombos > 0 ? (uint64_t)sp->ncombos : 1;
-	if (count(sp, &cells, &runs) != 0 || mul(&runs, ncomb) != 0) {
-		rc = tb_fail(err, TB_ERR_INVALID, "",
-			     "the matrix expands to more than %llu runs (pairs x protocols x directions x every "
-			     "sweep x repeats); at most %d: use fewer pairs, sweep values or repeats",
-			     (unsigned long long)UINT64_MAX, TB_MATRIX_MAX_RUNS);
-		goto out;
-	}
-	if (runs > TB_MATRIX_MAX_RUNS) {
-		if (ncomb > 1)
-			rc = tb_fail(err, TB_ERR_INVALID, "",
-				     "the matrix expands to %llu runs (%llu cells x %d repeats x %llu OS combinations); at "
-				     "most %d: use fewer pairs, sweep values, repeats or combinations",
-				     (unsigned long long)runs, (unsigned long long)cells, sp->repeats,
-				     (unsigned long long)ncomb, TB_MATRIX_MAX_RUNS);
-		else
-			rc = tb_fail(err, TB_ERR_INVALID, "",
-				     "the matrix expands to %llu runs (%llu cells x %d repeats); at most %d: use fewer "
-				     "pairs, sweep values or repeats",
-				     (unsigned long long)runs, (unsigned long long)cells, sp->repeats, TB_MATRIX_MAX_RUNS);
+	ovf = count(sp, &cells, &runs) != 0 || mul(&runs, ncomb) != 0;
+	if (ovf || runs > TB_MATRIX_MAX_RUNS) {
+		rc = too_many(sp, cells, runs, ncomb, ovf, err);
 		goto out;
 	}
 	if ((plan = calloc(1, sizeof(*plan))) == NULL ||
-	    (plan->runs = calloc((size_t)runs, sizeof(*plan->runs))) == NULL) {
+	    (plan->slots = calloc((size_t)runs + 1, sizeof(*plan->slots))) == NULL ||
+	    (plan->cell_ms = calloc((size_t)cells + 1, sizeof(*plan->cell_ms))) == NULL) {
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		goto out;
 	}
@@ -496,315 +588,51 @@ int tb_matrix_plan_make_now(const json_t *spec, const struct tb_inventory *inv, 
 	plan->seed = sp->order == TB_ORDER_SHUFFLED ? sp->seed : 0;
 	plan->pause_ms = sp->pause_ms;
 	plan->repeats = sp->repeats;
-	plan->ncells = (int)cells;
-	plan->nruns = (int)(runs / ncomb);
-	expand(sp, plan);
-	if (plan->order == TB_ORDER_SHUFFLED)
-		shuffle(plan->runs, plan->nruns, plan->seed);
-	if (sp->ncombos > 0)
-		replicate(plan, sp, plan->nruns, plan->ncells, now);
+	plan->base_cells = (int)cells;
 	plan->ncells = (int)(cells * ncomb);
 	plan->nruns = (int)runs;
 	plan->ncombos = sp->ncombos;
 	plan->restore_os = sp->ncombos > 0 && !sp->leave_os;
 	plan->one_at_a_time = sp->one_at_a_time;
 	plan->by_pair = sp->by_pair;
-	if ((sp->by_pair ? make_pair_rounds(plan) : make_rounds(plan, sp->one_at_a_time)) != 0) {
+	plan->sp = sp;
+	if (schedule(plan, sp, now) != 0 || (!lean && materialize(plan) != 0)) {
+		sp = NULL;
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		goto out;
 	}
-	for (int i = 0; i < plan->nruns; i++)
-		plan->runs[i].seq = i;
-	if (tb_mx_plan_boots(plan, sp, now) != 0) {
-		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-		goto out;
-	}
-	plan->estimated_ms = ms = estimate_ms(plan);
-	if (sp->cap_total_s > 0 && ms > sp->cap_total_s * 1000) {
+	sp = NULL;
+	ms = plan->estimated_ms;
+	if (plan->sp->cap_total_s > 0 && ms > plan->sp->cap_total_s * 1000) {
 		rc = tb_fail(err, TB_ERR_INVALID, "caps.total_s",
 			     "the matrix takes an estimated %.1f s (%d runs in %d rounds, each round its longest omit + "
 			     "duration + %.1f s, plus pauses), more than caps.total_s %lld; raise the cap or plan fewer or "
 			     "shorter runs",
 			     (double)ms / 1000.0, plan->nruns, plan->nrounds, TB_MATRIX_RUN_OVERHEAD_MS / 1000.0,
-			     sp->cap_total_s);
+			     plan->sp->cap_total_s);
 		goto out;
 	}
-	plan->spec = sp->stored;
-	sp->stored = NULL;
+	plan->spec = plan->sp->stored;
+	plan->sp->stored = NULL;
 	*out = plan;
 	plan = NULL;
 	rc = 0;
 out:
-	json_decref(sp->stored);
+	if (sp != NULL)
+		json_decref(sp->stored);
 	free(sp);
 	tb_matrix_plan_free(plan);
 	return rc;
 }
 
-/* ---- JSON ---- */
-
-static json_t *str_or_null(const char *s)
+int tb_matrix_plan_make_now(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
+			    const struct tb_matrix_now *now, struct tb_matrix_plan **out, struct tb_error *err)
 {
-	return s[0] != '\0' ? json_string(s) : json_null();
+	return plan_make(spec, inv, seed_if_unset, now, false, out, err);
 }
 
-json_t *tb_matrix_params_json(const struct tb_iperf_params *p)
+int tb_matrix_plan_make_lean(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
+			     const struct tb_matrix_now *now, struct tb_matrix_plan **out, struct tb_error *err)
 {
-	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:i}", "protocol",
-			 tb_iperf_proto_name(p->proto), "direction", tb_iperf_dir_name(p->dir), "duration_s",
-			 p->duration_s, "omit_s", p->omit_s, "parallel", p->parallel, "length",
-			 p->length > 0 ? json_integer(p->length) : json_null(), "window",
-			 p->window > 0 ? json_integer(p->window) : json_null(), "bitrate", str_or_null(p->bitrate),
-			 "congestion", str_or_null(p->congestion), "tos",
-			 p->tos >= 0 ? json_integer(p->tos) : json_null(), "zerocopy", (int)p->zerocopy, "affinity",
-			 str_or_null(p->affinity), "interval_s", p->interval_s);
-}
-
-static int int_key(const json_t *j, const char *key, long long lo, long long hi, long long dflt, int required,
-		   long long *out, struct tb_error *err)
-{
-	const json_t *v = json_object_get(j, key);
-	char got[64];
-
-	if (v == NULL || json_is_null(v)) {
-		if (required)
-			return tb_fail(err, TB_ERR_INVALID, key, "%s is required: a whole number %lld..%lld", key, lo,
-				       hi);
-		*out = dflt;
-		return 0;
-	}
-	tb_mx_describe(v, got, sizeof(got));
-	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-		return tb_fail(err, TB_ERR_INVALID, key, "%s must be a whole number %lld..%lld, got %s", key, lo, hi,
-			       got);
-	*out = json_integer_value(v);
-	return 0;
-}
-
-/* An optional key with the matrix grammar; absent or null leaves *out alone. */
-static int value_key(const json_t *j, const char *key, enum tb_mx_axis axis, struct tb_mx_value *out,
-		     int *set, struct tb_error *err)
-{
-	const json_t *v = json_object_get(j, key);
-
-	*set = v != NULL && !json_is_null(v);
-	return *set ? tb_mx_value_parse(axis, v, key, out, err) : 0;
-}
-
-int tb_matrix_params_from_json(const json_t *j, struct tb_iperf_params *p, struct tb_error *err)
-{
-	static const char *const keys[] = {"protocol", "direction", "duration_s", "omit_s", "parallel",
-					   "length", "window", "bitrate", "congestion", "tos", "zerocopy",
-					   "affinity", "interval_s", NULL};
-	static const char *const protos[] = {"tcp", "udp", NULL};
-	static const char *const dirs[] = {"forward", "reverse", "bidir", NULL};
-	struct tb_iperf_params x;
-	struct tb_mx_value v;
-	const char *key;
-	const json_t *e;
-	long long n;
-	int rc, set;
-
-	memset(&x, 0, sizeof(x));
-	if (!json_is_object(j))
-		return tb_fail(err, TB_ERR_INVALID, "", "run params must be a JSON object");
-	json_object_foreach((json_t *)j, key, e) {
-		int known = 0;
-
-		for (int i = 0; keys[i] != NULL && !known; i++)
-			known = strcmp(key, keys[i]) == 0;
-		if (!known)
-			return tb_fail(err, TB_ERR_UNKNOWN_FIELD, key, "%.40s: unknown field in run params", key);
-	}
-	for (int pass = 0; pass < 2; pass++) {
-		const char *k = pass == 0 ? "protocol" : "direction";
-		const char *const *names = pass == 0 ? protos : dirs;
-		int found = -1;
-
-		e = json_object_get(j, k);
-		for (int i = 0; json_is_string(e) && names[i] != NULL; i++)
-			if (strcmp(json_string_value(e), names[i]) == 0)
-				found = i;
-		if (found < 0)
-			return tb_fail(err, TB_ERR_INVALID, k, "%s must be one of %s", k,
-				       pass == 0 ? "tcp | udp" : "forward | reverse | bidir");
-		if (pass == 0)
-			x.proto = (enum tb_iperf_proto)found;
-		else
-			x.dir = (enum tb_iperf_dir)found;
-	}
-	if ((rc = int_key(j, "duration_s", 1, 86400, 0, 1, &n, err)) != 0)
-		return rc;
-	x.duration_s = (int)n;
-	if ((rc = int_key(j, "omit_s", 0, TB_MX_OMIT_MAX, 0, 0, &n, err)) != 0)
-		return rc;
-	x.omit_s = (int)n;
-	if ((rc = int_key(j, "parallel", 1, 128, 1, 0, &n, err)) != 0)
-		return rc;
-	x.parallel = (int)n;
-	if ((rc = int_key(j, "tos", 0, 255, -1, 0, &n, err)) != 0)
-		return rc;
-	x.tos = (int)n;
-	if ((rc = int_key(j, "interval_s", 1, 60, 1, 0, &n, err)) != 0)
-		return rc;
-	x.interval_s = (int)n;
-	if ((rc = value_key(j, "length", TB_MX_LENGTH, &v, &set, err)) != 0)
-		return rc;
-	x.length = set ? v.num : 0;
-	if (x.proto == TB_IPERF_UDP && x.length > 65507)
-		return tb_fail(err, TB_ERR_INVALID, "length", "length is %ld bytes; UDP runs take at most 65507",
-			       x.length);
-	if ((rc = value_key(j, "window", TB_MX_WINDOW, &v, &set, err)) != 0)
-		return rc;
-	x.window = set ? v.num : 0;
-	if ((rc = value_key(j, "bitrate", TB_MX_BITRATE, &v, &set, err)) != 0)
-		return rc;
-	if (set)
-		snprintf(x.bitrate, sizeof(x.bitrate), "%s", v.str);
-	if ((rc = value_key(j, "congestion", TB_MX_CONGESTION, &v, &set, err)) != 0)
-		return rc;
-	if (set)
-		snprintf(x.congestion, sizeof(x.congestion), "%s", v.str);
-	if ((rc = value_key(j, "zerocopy", TB_MX_ZEROCOPY, &v, &set, err)) != 0)
-		return rc;
-	x.zerocopy = set && v.num != 0;
-	if ((rc = value_key(j, "affinity", TB_MX_AFFINITY, &v, &set, err)) != 0)
-		return rc;
-	if (set)
-		snprintf(x.affinity, sizeof(x.affinity), "%s", v.str);
-	*p = x;
-	return 0;
-}
-
-/* "-t 10 -u -b 0", or null when the options cannot be made. */
-static json_t *args_json(const struct tb_iperf_params *p)
-{
-	struct tb_argv a;
-	char buf[TB_ARGV_BUF];
-	size_t used = 0;
-
-	memset(&a, 0, sizeof(a));
-	if (tb_iperf_params_args(p, &a, NULL) != 0)
-		return json_null();
-	buf[0] = '\0';
-	for (int i = 0; i < a.n && a.v[i] != NULL && used < sizeof(buf); i++) {
-		int w = snprintf(buf + used, sizeof(buf) - used, "%s%s", i > 0 ? " " : "", a.v[i]);
-
-		if (w < 0)
-			break;
-		used += (size_t)w;
-	}
-	return json_string(buf);
-}
-
-static json_t *os_or_null(const char *os)
-{
-	return os[0] != '\0' ? json_string(os) : json_null();
-}
-
-json_t *tb_matrix_run_json(const struct tb_planned_run *r)
-{
-	json_t *j = json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "seq", r->seq, "cell",
-			 r->cell, "repeat", r->repeat, "round", r->round, "client", r->client, "server", r->server, "link", r->link,
-			 "server_address", r->server_address, "protocol", tb_iperf_proto_name(r->p.proto),
-			 "direction", tb_iperf_dir_name(r->p.dir), "params", tb_matrix_params_json(&r->p),
-			 "iperf_args", args_json(&r->p));
-
-	if (j != NULL && (json_object_set_new(j, "client_os", os_or_null(r->client_os)) != 0 ||
-			  json_object_set_new(j, "server_os", os_or_null(r->server_os)) != 0)) {
-		json_decref(j);
-		return NULL;
-	}
-	return j;
-}
-
-static json_t *boot_json(const struct tb_planned_boot *b)
-{
-	return json_pack("{s:o, s:o, s:s, s:o, s:s, s:f}", "seq", b->seq >= 0 ? json_integer(b->seq) : json_null(),
-			 "round", b->round >= 0 ? json_integer(b->round) : json_null(), "machine", b->machine, "from",
-			 os_or_null(b->from), "to", b->to, "estimated_s", (double)b->estimated_ms / 1000.0);
-}
-
-/* [{"round","start_s","end_s","runs":[seq...]}]: when each round starts and
- * ends by the estimate. */
-static json_t *timeline_json(const struct tb_matrix_plan *plan)
-{
-	json_t *tl = json_array(), *seqs = NULL, *boots = NULL;
-	int64_t at = 0, longest = 0;
-	int bad = tl == NULL, b = 0;
-
-	for (int i = 0; !bad && i < plan->nruns; i++) {
-		int64_t t = ((int64_t)plan->runs[i].p.omit_s + plan->runs[i].p.duration_s) * 1000;
-
-		if (seqs == NULL) {
-			/* a round starts: first the boots it needs */
-			int64_t step = 0;   /* the round's boots go at once */
-
-			if ((seqs = json_array()) == NULL || (boots = json_array()) == NULL)
-				break;
-			for (; b < plan->nboots && plan->boots[b].round == plan->runs[i].round; b++) {
-				bad |= json_array_append_new(boots, json_string(plan->boots[b].machine)) != 0;
-				if (plan->boots[b].estimated_ms > step)
-					step = plan->boots[b].estimated_ms;
-			}
-			at += step;
-		}
-		bad |= json_array_append_new(seqs, json_integer(plan->runs[i].seq)) != 0;
-		if (t > longest)
-			longest = t;
-		if (i + 1 == plan->nruns || plan->runs[i + 1].round != plan->runs[i].round) {
-			int64_t end = at + longest + TB_MATRIX_RUN_OVERHEAD_MS;
-
-			bad |= json_array_append_new(tl, json_pack("{s:i, s:f, s:f, s:o, s:o}", "round", plan->runs[i].round,
-								   "start_s", (double)at / 1000.0, "end_s",
-								   (double)end / 1000.0, "runs", seqs, "boots", boots)) != 0;
-			seqs = boots = NULL;
-			at = end + plan->pause_ms;
-			longest = 0;
-		}
-	}
-	json_decref(seqs);
-	json_decref(boots);
-	if (bad || tl == NULL) {
-		json_decref(tl);
-		return NULL;
-	}
-	return tl;
-}
-
-json_t *tb_matrix_plan_json(const struct tb_matrix_plan *plan)
-{
-	json_t *runs = json_array(), *tl = timeline_json(plan), *boots = json_array(), *j;
-
-	for (int i = 0; boots != NULL && i < plan->nboots; i++)
-		if (json_array_append_new(boots, boot_json(&plan->boots[i])) != 0) {
-			json_decref(boots);
-			boots = NULL;
-		}
-
-	for (int i = 0; runs != NULL && i < plan->nruns; i++)
-		if (json_array_append_new(runs, tb_matrix_run_json(&plan->runs[i])) != 0) {
-			json_decref(runs);
-			runs = NULL;
-		}
-	if (runs == NULL || tl == NULL || boots == NULL) {
-		json_decref(runs);
-		json_decref(tl);
-		json_decref(boots);
-		return NULL;
-	}
-	j = json_pack("{s:s, s:s, s:o, s:s, s:i, s:i, s:i, s:f, s:o, s:o, s:o}", "name", plan->name, "order",
-			 order_names[plan->order], "seed",
-			 plan->order == TB_ORDER_SHUFFLED ? json_integer((json_int_t)plan->seed) : json_null(),
-			 "concurrency", plan->one_at_a_time ? "none" : plan->by_pair ? "pairs" : "disjoint", "runs", plan->nruns, "cells",
-			 plan->ncells, "rounds", plan->nrounds, "estimated_s", (double)plan->estimated_ms / 1000.0, "spec",
-			 json_deep_copy(plan->spec), "plan", runs, "timeline", tl);
-	if (j != NULL && (json_object_set_new(j, "combinations", json_integer(plan->ncombos)) != 0 ||
-			  json_object_set_new(j, "boots", boots) != 0)) {
-		json_decref(j);
-		return NULL;
-	}
-	if (j == NULL)
-		json_decref(boots);
-	return j;
+	return plan_make(spec, inv, seed_if_unset, now, true, out, err);
 }

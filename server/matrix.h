@@ -116,6 +116,9 @@ struct tb_matrix_now {
 
 #define TB_MATRIX_BOOT_DEFAULT_MS 120000
 
+struct tb_mx_slot;
+struct tb_mx_spec;
+
 struct tb_matrix_plan {
 	char name[TB_MATRIX_NAME_MAX + 1];
 	enum tb_matrix_order order;
@@ -130,8 +133,15 @@ struct tb_matrix_plan {
 	bool restore_os;           /* boot the hosts back at the end */
 	struct tb_planned_boot *boots;
 	int nboots;
-	struct tb_planned_run *runs;
+	struct tb_planned_run *runs; /* every run, in order; NULL in a lean plan
+				      * (tb_matrix_plan_make_lean): use tb_matrix_plan_run */
 	int nruns;
+	/* the planner's own view (matrix.c): each run compactly, 16 bytes, and
+	 * what decodes it; the same in a lean plan and a full one */
+	struct tb_mx_slot *slots;
+	struct tb_mx_spec *sp;
+	int base_cells;            /* cells of one OS combination */
+	int64_t *cell_ms;          /* per cell of one combination: omit + duration, ms */
 	int64_t estimated_ms;      /* per round its longest (omit + duration) + TB_MATRIX_RUN_OVERHEAD_MS;
 				    * plus the pauses between rounds; plus per round the longest of the
 				    * boots before it (they go at once), and the longest boot back */
@@ -151,7 +161,16 @@ int tb_matrix_plan_make(const json_t *spec, const struct tb_inventory *inv, uint
  * combinations for the fewest boots and estimates them. */
 int tb_matrix_plan_make_now(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
 			    const struct tb_matrix_now *now, struct tb_matrix_plan **out, struct tb_error *err);
+/* The same without the array of runs (plan->runs NULL): a few MB for the
+ * largest plan (TB_MATRIX_MAX_RUNS: about 2 MB) where the full array takes
+ * about 45 MB.  For replies that show a page of runs. */
+int tb_matrix_plan_make_lean(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
+			     const struct tb_matrix_now *now, struct tb_matrix_plan **out, struct tb_error *err);
 void tb_matrix_plan_free(struct tb_matrix_plan *plan);
+
+/* Run i (0 <= i < nruns) of a plan, lean or not, decoded from the spec into
+ * *out.  Costs a few string copies; no allocation. */
+void tb_matrix_plan_run(const struct tb_matrix_plan *plan, int i, struct tb_planned_run *out);
 
 /* One run as JSON: {"seq","cell","repeat","client","server","link",
  * "server_address","protocol","direction","params":{...},"iperf_args":"-t 10 -u -b 0"}
@@ -166,8 +185,19 @@ int tb_matrix_params_from_json(const json_t *j, struct tb_iperf_params *p, struc
 
 /* The whole plan: {"name","order","seed","concurrency","runs":N,"cells":N,
  * "rounds":N,"estimated_s":X,"spec":{...},"plan":[run...],"timeline":
- * [{"round","start_s","end_s","runs":[seq...]}]} (new reference). */
+ * [{"round","start_s","end_s","runs":[seq...]}], "combinations", "boots",
+ * "page"} (new reference; NULL: out of memory).  Its size grows with the
+ * runs: a reply uses tb_matrix_plan_page_json. */
 json_t *tb_matrix_plan_json(const struct tb_matrix_plan *plan);
+
+/* The same with only runs offset..offset+limit-1 in "plan" (clamped to the
+ * runs there are), the timeline's rounds that hold them (each round whole,
+ * its times from the start of the matrix), every boot, and "page":
+ * {"offset","limit","returned","next_offset": N | null}.  Time linear in
+ * the runs (the timeline's times), memory in limit. */
+#define TB_MATRIX_PAGE_DEFAULT 200
+#define TB_MATRIX_PAGE_MAX 1000
+json_t *tb_matrix_plan_page_json(const struct tb_matrix_plan *plan, int offset, int limit);
 
 const char *tb_iperf_proto_name(enum tb_iperf_proto p);   /* "tcp", "udp" */
 const char *tb_iperf_dir_name(enum tb_iperf_dir d);       /* "forward", "reverse", "bidir" */

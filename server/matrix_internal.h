@@ -94,6 +94,18 @@ struct tb_mx_spec {
 	json_t *stored;                  /* the spec as stored (owned) */
 };
 
+/* One run of a plan, compactly (matrix.c): cell (of all combinations),
+ * repeat, round and OS combination; the rest is decoded from the spec. */
+struct tb_mx_slot {
+	int32_t cell;
+	int32_t repeat;
+	int32_t round;
+	int32_t combo;
+};
+
+/* omit + duration of run i of plan, in ms. */
+int64_t tb_mx_run_ms(const struct tb_matrix_plan *plan, int i);
+
 /* Check spec against the grammar and inv, and fill *out (which the caller
  * allocates: it is large).  Every check that needs only the spec is here;
  * the run count and the caps.total_s estimate are matrix.c's.  On success

@@ -352,7 +352,9 @@ int tb_mx_plan_boots(struct tb_matrix_plan *plan, const struct tb_mx_spec *sp, c
 	if ((plan->boots = calloc((size_t)cap, sizeof(*plan->boots))) == NULL)
 		return -1;
 	for (int i = 0; i < plan->nruns; i++) {
-		const struct tb_planned_run *r = &plan->runs[i];
+		struct tb_planned_run run, *r = &run;
+
+		tb_matrix_plan_run(plan, i, &run);   /* a lean plan has no runs array */
 
 		for (int k = 0; k < 2; k++) {
 			const char *m = k == 0 ? r->client : r->server, *want = k == 0 ? r->client_os : r->server_os;
