@@ -22,26 +22,12 @@
 
 struct tb_inventory *tb_app_inventory_get(struct tb_app *app)
 {
-	struct tb_inventory *inv;
-
-	pthread_mutex_lock(&app->inv_lock);
-	inv = app->inv;
-	inv->refs++;
-	pthread_mutex_unlock(&app->inv_lock);
-	return inv;
+	return tb_inv_current_get(app->invs);
 }
 
 void tb_app_inventory_put(struct tb_app *app, struct tb_inventory *inv)
 {
-	int last;
-
-	if (inv == NULL)
-		return;
-	pthread_mutex_lock(&app->inv_lock);
-	last = --inv->refs == 0;
-	pthread_mutex_unlock(&app->inv_lock);
-	if (last)
-		tb_inventory_free(inv);
+	tb_inv_current_put(app->invs, inv);
 }
 
 static int write_port_file(const char *path, unsigned int port, struct tb_error *err)
@@ -67,6 +53,7 @@ static void idle_use(void *cls, const char *host)
 int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb_error *err)
 {
 	struct tb_app *app = calloc(1, sizeof(*app));
+	struct tb_inventory *inv = NULL;
 	struct tb_http_config hc;
 	char dbpath[1024];
 	struct stat st;
@@ -78,10 +65,13 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	app->cfg = *cfg;
 	if (app->cfg.idle_minute_s == 0)
 		app->cfg.idle_minute_s = 60;
-	pthread_mutex_init(&app->inv_lock, NULL);
-	if ((rc = tb_inventory_load(cfg->inventory_path, TB_INV_CHECK_FILES, &app->inv, err)) != 0)
+	if ((rc = tb_inventory_load(cfg->inventory_path, TB_INV_CHECK_FILES, &inv, err)) != 0)
 		goto fail;
-	app->inv->refs = 1;
+	if ((app->invs = tb_inv_current_new(inv)) == NULL) {
+		tb_inventory_free(inv);
+		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+		goto fail;
+	}
 	if (stat(cfg->state_dir, &st) != 0 && mkdir(cfg->state_dir, 0700) != 0) {
 		rc = tb_fail(err, TB_ERR_IO, "state-dir", "cannot create state directory %s: %s", cfg->state_dir,
 			     strerror(errno));
@@ -124,7 +114,7 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	if (cfg->port_file != NULL && (rc = write_port_file(cfg->port_file, tb_http_port(app->http), err)) != 0)
 		goto fail;
 	tb_info("app", "testbedd %s serving %s://%s:%u/ with %zu machines from %s", TB_VERSION,
-		cfg->tls_cert != NULL ? "https" : "http", cfg->listen_address, tb_http_port(app->http), app->inv->nmachines, cfg->inventory_path);
+		cfg->tls_cert != NULL ? "https" : "http", cfg->listen_address, tb_http_port(app->http), inv->nmachines, cfg->inventory_path);
 	*out = app;
 	return 0;
 fail:
@@ -134,21 +124,18 @@ fail:
 
 int tb_app_reload(struct tb_app *app, struct tb_error *err)
 {
-	struct tb_inventory *inv, *old;
+	struct tb_inventory *inv;
+	size_t n;
 	int rc;
 
 	if ((rc = tb_inventory_load(app->cfg.inventory_path, TB_INV_CHECK_FILES, &inv, err)) != 0) {
 		tb_error("app", "reload refused, keeping the old inventory: %s", err->message);
 		return rc;
 	}
-	inv->refs = 1;
-	pthread_mutex_lock(&app->inv_lock);
-	old = app->inv;
-	app->inv = inv;
-	pthread_mutex_unlock(&app->inv_lock);
-	tb_app_inventory_put(app, old);
+	n = inv->nmachines;
+	tb_inv_current_swap(app->invs, inv);
 	tb_hosts_inventory_changed(app->hosts);
-	tb_info("app", "reloaded %s: %zu machines", app->cfg.inventory_path, inv->nmachines);
+	tb_info("app", "reloaded %s: %zu machines", app->cfg.inventory_path, n);
 	return 0;
 }
 
@@ -172,8 +159,6 @@ void tb_app_stop(struct tb_app *app)
 	tb_metrics_free(app->metrics);
 	tb_auth_free(app->auth);
 	tb_store_close(app->store);
-	if (app->inv != NULL)
-		tb_app_inventory_put(app, app->inv);
-	pthread_mutex_destroy(&app->inv_lock);
+	tb_inv_current_free(app->invs);
 	free(app);
 }

@@ -57,8 +57,7 @@ struct tb_app {
 	struct tb_idle *idle;
 	struct tb_wake *wake;      /* the wake schedule */
 	struct tb_http *http;
-	pthread_mutex_t inv_lock;
-	struct tb_inventory *inv;     /* current; guarded by inv_lock */
+	struct tb_inv_current *invs;  /* the inventory in force (inventory.h) */
 };
 
 /* Load the inventory, open the store, create the first admin token if

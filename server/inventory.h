@@ -128,10 +128,25 @@ struct tb_machine {
 
 struct tb_inventory {
 	char *path;
-	int refs;                  /* readers holding it; managed by app.c under its lock */
+	int refs;                  /* readers holding it; managed by tb_inv_current_* under its lock */
 	struct tb_machine *machines;
 	size_t nmachines;
 };
+
+/*
+ * The inventory in force.  Readers take a reference (get) and give it back
+ * (put); a reload swaps a new inventory in, and the old one is freed when its
+ * last reader lets go, so that a reader never sees one change under it.
+ * Thread-safe; get and put take a mutex for a counter and never block on I/O.
+ * new and swap take ownership of inv; free gives back the holder's own
+ * reference.  new returns NULL when out of memory.
+ */
+struct tb_inv_current;
+struct tb_inv_current *tb_inv_current_new(struct tb_inventory *inv);
+void tb_inv_current_free(struct tb_inv_current *c);
+struct tb_inventory *tb_inv_current_get(struct tb_inv_current *c);
+void tb_inv_current_put(struct tb_inv_current *c, struct tb_inventory *inv);
+void tb_inv_current_swap(struct tb_inv_current *c, struct tb_inventory *inv);
 
 /* Flags for tb_inventory_load. */
 #define TB_INV_CHECK_FILES 1u  /* key and password files must exist, mode 0600/0400 */
