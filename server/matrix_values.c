@@ -172,8 +172,10 @@ static int parse_affinity(const json_t *v, char *text, size_t len)
 	for (const char *p = s;; p++) {
 		int n = 0, digits = 0;
 
+		/* Stop accumulating past 4 digits: n never overflows, whatever the length. */
 		for (; *p >= '0' && *p <= '9'; p++, digits++)
-			n = n * 10 + (*p - '0');
+			if (digits < 4)
+				n = n * 10 + (*p - '0');
 		if (digits == 0 || digits > 4 || n > 1023 || (digits > 1 && p[-digits] == '0'))
 			return -1;
 		parts++;

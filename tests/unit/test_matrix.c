@@ -163,6 +163,11 @@ static const struct bad_case bad[] = {
 	 "iperf.affinity must be \"n\" or \"n,m\" with n and m CPU numbers 0..1023, got \"1024\""},
 	{0, B ",'iperf':{'affinity':'1,2,3'}}", "invalid_field", "iperf.affinity", "\"n\" or \"n,m\""},
 	{0, B ",'iperf':{'affinity':'01'}}", "invalid_field", "iperf.affinity", "got \"01\""},
+	/* 20 digits: parsed without signed overflow (UBSan stopped here once) */
+	{0, B ",'iperf':{'affinity':'99999999999999999999'}}", "invalid_field", "iperf.affinity",
+	 "got \"99999999999999999999\""},
+	{0, B ",'iperf':{'affinity':'1,99999999999999999999'}}", "invalid_field", "iperf.affinity",
+	 "got \"1,99999999999999999999\""},
 	{0, B ",'iperf':{'affinity':'1,'}}", "invalid_field", "iperf.affinity", "got \"1,\""},
 	{0, B ",'iperf':{'affinity':'a'}}", "invalid_field", "iperf.affinity", "got \"a\""},
 	{0, B ",'iperf':{'affinity':['2','0,1024']}}", "invalid_field", "iperf.affinity[1]", "got \"0,1024\""},
