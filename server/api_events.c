@@ -40,7 +40,10 @@ int api_events_stream(struct tb_request *rq, struct tb_reply *rp)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "matrix", "matrix must be a matrix id");
 	/* the audit log is the admin's: others do not get its entries live either */
 	rp->stream_filter.hide_audit = rq->who->level < TB_LEVEL_ADMIN;
+	/* the stream ends with its token, and with the session it was opened in */
 	rp->stream_filter.owner = rq->who->token_id;
+	rp->stream_filter.session = rq->who->session_id;
+	rp->stream_filter.ends_at = rq->who->expires_at;
 	rp->stream = 1;
 	rp->status = 200;
 	return 0;

@@ -2,9 +2,12 @@
 #include "api.h"
 
 #include <stdio.h>
+#include <time.h>
 
 #include "app.h"
+#include "events.h"
 #include "timeutil.h"
+#include "wipe.h"
 
 int api_session_create(struct tb_request *rq, struct tb_reply *rp)
 {
@@ -21,19 +24,26 @@ int api_session_create(struct tb_request *rq, struct tb_reply *rp)
 		return rc;
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", who.name);
 	snprintf(rp->set_cookie, sizeof(rp->set_cookie),
-		 "tb_session=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%d%s", cookie, TB_SESSION_TTL_S,
-		 rq->app->cfg.tls_cert != NULL ? "; Secure" : "");
-	return tb_reply_json(rp, 200,
-			     json_pack("{s:{s:s, s:s, s:o, s:s}}", "session", "role", tb_level_name(who.level),
-				       "name", who.name, "expires_at", tb_time_json(expires), "csrf_token", csrf));
+		 "tb_session=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%lld%s", cookie,
+		 (long long)(expires - (int64_t)time(NULL)), rq->app->cfg.tls_cert != NULL ? "; Secure" : "");
+	/* the reply holds copies now (the edge's set_cookie, jansson's string) */
+	rc = tb_reply_json(rp, 200,
+			   json_pack("{s:{s:s, s:s, s:o, s:s}}", "session", "role", tb_level_name(who.level), "name",
+				     who.name, "expires_at", tb_time_json(expires), "csrf_token", csrf));
+	tb_wipe(cookie, sizeof(cookie));
+	tb_wipe(csrf, sizeof(csrf));
+	return rc;
 }
 
 int api_session_delete(struct tb_request *rq, struct tb_reply *rp)
 {
 	const char *cookie = tb_req_cookie(rq, "tb_session");
 
-	if (cookie != NULL)
+	if (cookie != NULL) {
 		tb_auth_session_delete(rq->app->auth, cookie);
+		/* and the event streams opened with it end now */
+		tb_events_drop_session(rq->app->events, tb_auth_session_id(cookie));
+	}
 	snprintf(rp->set_cookie, sizeof(rp->set_cookie), "tb_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0%s",
 		 rq->app->cfg.tls_cert != NULL ? "; Secure" : "");
 	return tb_reply_json(rp, 204, NULL);

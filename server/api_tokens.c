@@ -11,6 +11,7 @@
 #include "validate.h"
 #include "events.h"
 #include "timeutil.h"
+#include "wipe.h"
 
 static json_t *token_json(const struct tb_token_row *r)
 {
@@ -72,10 +73,16 @@ int api_token_create(struct tb_request *rq, struct tb_reply *rp)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "role", "role must be viewer, operator or admin, got \"%.32s\"",
 			       role);
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", name);
-	if ((rc = tb_auth_token_create(rq->app->auth, name, tb_level_parse(role), secret, &id, &rp->err)) != 0 ||
-	    (rc = tb_store_token_get(rq->app->store, id, set_token, &tok, &rp->err)) != 0)
+	if ((rc = tb_auth_token_create(rq->app->auth, name, tb_level_parse(role), secret, &id, &rp->err)) != 0)
 		return rc;
-	return tb_reply_json(rp, 201, json_pack("{s:o, s:s}", "token", tok, "secret", secret));
+	if ((rc = tb_store_token_get(rq->app->store, id, set_token, &tok, &rp->err)) != 0) {
+		tb_wipe(secret, sizeof(secret));
+		return rc;
+	}
+	/* shown once: the reply holds jansson's copy, this one is wiped */
+	rc = tb_reply_json(rp, 201, json_pack("{s:o, s:s}", "token", tok, "secret", secret));
+	tb_wipe(secret, sizeof(secret));
+	return rc;
 }
 
 int api_token_revoke(struct tb_request *rq, struct tb_reply *rp)

@@ -27,6 +27,8 @@ struct tb_sub {
 	int64_t matrix;
 	int hide_audit;
 	int64_t owner;
+	int64_t session;
+	int64_t ends_at;           /* unix s; its first read from then on closes it */
 	int reset_ahead;           /* resumed after an id this bus never had */
 	int announce;              /* live only: say first where the stream starts */
 	tb_events_wake_fn wake;
@@ -232,10 +234,28 @@ int64_t tb_events_last_id(struct tb_events *ev)
 	return id;
 }
 
+/* 1 when s is over: dropped, or its end time passed (lock held). */
+static int ended(const struct tb_sub *s, int64_t now_s)
+{
+	return s->dropped || now_s >= s->ends_at;
+}
+
+/* Open subscriptions of owner that have not ended (lock held). */
+static size_t count_owner(struct tb_events *ev, int64_t owner, int64_t now_s)
+{
+	size_t n = 0;
+
+	for (const struct tb_sub *s = ev->subs; s != NULL; s = s->next)
+		if (s->owner == owner && !ended(s, now_s))
+			n++;
+	return n;
+}
+
 int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_events_filter *f,
 			tb_events_wake_fn wake, void *cls, struct tb_sub **out, struct tb_error *err)
 {
 	struct tb_sub *s = calloc(1, sizeof(*s));
+	int64_t now_s = tb_now_ms() / 1000;
 
 	*out = NULL;
 	if (s == NULL)
@@ -249,9 +269,21 @@ int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_eve
 	s->matrix = f->matrix;
 	s->hide_audit = f->hide_audit;
 	s->owner = f->owner;
+	s->session = f->session;
+	s->ends_at = now_s + TB_EVENTS_MAX_LIFETIME_S;
+	if (f->ends_at != 0 && f->ends_at < s->ends_at)
+		s->ends_at = f->ends_at;
 	s->wake = wake;
 	s->cls = cls;
 	pthread_mutex_lock(&ev->lock);
+	/* counted and added under one lock: no two callers both get the last place */
+	if (f->owner != 0 && count_owner(ev, f->owner, now_s) >= TB_EVENTS_PER_TOKEN) {
+		pthread_mutex_unlock(&ev->lock);
+		free(s);
+		return tb_fail(err, TB_ERR_RATE_LIMITED, "",
+			       "this token already has %d event streams open (the most one token may "
+			       "have): close one, or use another token", TB_EVENTS_PER_TOKEN);
+	}
 	s->ev = ev;
 	/* since < 0: live only.  A since this bus never reached (a restored or
 	 * replaced state directory): the client's state is stale, tell it. */
@@ -393,7 +425,7 @@ enum tb_sub_status tb_sub_next(struct tb_sub *s, char *buf, size_t len, size_t *
 	if (ev == NULL)
 		return TB_SUB_CLOSED;
 	pthread_mutex_lock(&ev->lock);
-	if (ev->closing || s->dropped) {
+	if (ev->closing || ended(s, tb_now_ms() / 1000)) {
 		pthread_mutex_unlock(&ev->lock);
 		return TB_SUB_CLOSED;
 	}
@@ -471,11 +503,12 @@ enum tb_sub_status tb_sub_next(struct tb_sub *s, char *buf, size_t len, size_t *
 	return TB_SUB_DATA;
 }
 
-void tb_events_drop_owner(struct tb_events *ev, int64_t owner)
+/* End the subscriptions whose owner (or, by_session, session) is id. */
+static void drop_where(struct tb_events *ev, int by_session, int64_t id)
 {
 	pthread_mutex_lock(&ev->lock);
 	for (struct tb_sub *s = ev->subs; s != NULL; s = s->next) {
-		if (s->owner != owner || s->dropped)
+		if ((by_session ? s->session : s->owner) != id || s->dropped)
 			continue;
 		s->dropped = 1;
 		if (s->waiting) {
@@ -484,6 +517,17 @@ void tb_events_drop_owner(struct tb_events *ev, int64_t owner)
 		}
 	}
 	pthread_mutex_unlock(&ev->lock);
+}
+
+void tb_events_drop_owner(struct tb_events *ev, int64_t owner)
+{
+	drop_where(ev, 0, owner);
+}
+
+void tb_events_drop_session(struct tb_events *ev, int64_t session)
+{
+	if (session != 0)
+		drop_where(ev, 1, session);
 }
 
 size_t tb_events_wake_all(struct tb_events *ev)

@@ -15,6 +15,13 @@
  * must not block).  A subscriber that falls more than TB_EVENTS_MAX_LAG
  * events behind is dropped (its next read says so) and may resume.
  *
+ * Every subscription runs under a token (its owner) and, when opened with a
+ * browser session, under that session: it ends when the token is revoked
+ * (tb_events_drop_owner), when the session is logged out
+ * (tb_events_drop_session), and at its end time (the session's expiry, at
+ * most TB_EVENTS_MAX_LIFETIME_S after it began).  A token has at most
+ * TB_EVENTS_PER_TOKEN subscriptions open at once.
+ *
  * Thread-safe.  Subscriptions are used by one reader thread at a time.
  */
 #ifndef TB_EVENTS_H
@@ -34,6 +41,8 @@ struct tb_sub;
 #define TB_EVENTS_RING 4096
 #define TB_EVENTS_MAX_LAG 20000
 #define TB_EVENTS_KEEP 100000      /* events kept in the store */
+#define TB_EVENTS_PER_TOKEN 16     /* open subscriptions per owner (a token) */
+#define TB_EVENTS_MAX_LIFETIME_S 3600 /* a subscription ends after an hour (resume goes on) */
 
 int tb_events_new(struct tb_store *st, struct tb_events **out, struct tb_error *err);
 /* Stop: every read from now on says TB_SUB_CLOSED, and every waiting
@@ -55,14 +64,21 @@ struct tb_events_filter {
 	const char *types;         /* NULL: any; "host.state,audit"; "host." is a prefix */
 	int64_t matrix;            /* 0: any */
 	int hide_audit;            /* the subscriber may not see audit events (not an admin) */
-	int64_t owner;             /* the token it runs under, for tb_events_drop_owner */
+	int64_t owner;             /* the token it runs under, for tb_events_drop_owner
+				      and the TB_EVENTS_PER_TOKEN cap (0: none, no cap) */
+	int64_t session;           /* the session it runs under, for tb_events_drop_session
+				      (0: none) */
+	int64_t ends_at;           /* unix s when it ends (the session's expiry; 0: none);
+				      never later than TB_EVENTS_MAX_LIFETIME_S from now */
 };
 
 typedef void (*tb_events_wake_fn)(void *cls);
 
 /* A subscription delivering events with id > since that match f (strings
  * are copied).  wake(cls) is called, from the publisher's thread, when an
- * event arrives while the subscriber is waiting (see tb_sub_next). */
+ * event arrives while the subscriber is waiting (see tb_sub_next).
+ * TB_ERR_RATE_LIMITED (with a message for the client) when f->owner already
+ * has TB_EVENTS_PER_TOKEN subscriptions that have not ended. */
 int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_events_filter *f,
 			tb_events_wake_fn wake, void *cls, struct tb_sub **out, struct tb_error *err);
 void tb_events_unsubscribe(struct tb_sub *sub);
@@ -74,13 +90,17 @@ enum tb_sub_status { TB_SUB_DATA, TB_SUB_WAIT, TB_SUB_CLOSED };
  * event alone exceeds len (then it continues on the next call).
  * TB_SUB_DATA: *n bytes written.  TB_SUB_WAIT: nothing now; the caller
  * must wait for wake (the subscription is marked waiting atomically with
- * this answer).  TB_SUB_CLOSED: the bus is closing or the subscriber was
- * dropped for lagging; end the stream. */
+ * this answer).  TB_SUB_CLOSED: the bus is closing, the subscriber was
+ * dropped (lagging, its token revoked, its session ended) or its end time
+ * passed; end the stream.  A waiting subscriber hears of its end time only
+ * when woken: tb_events_wake_all (the heartbeat) does it. */
 enum tb_sub_status tb_sub_next(struct tb_sub *sub, char *buf, size_t len, size_t *n);
 
 /* End every subscription of owner (a revoked token): its next read says
  * TB_SUB_CLOSED. */
 void tb_events_drop_owner(struct tb_events *ev, int64_t owner);
+/* The same for the subscriptions of a session (logged out).  0 does nothing. */
+void tb_events_drop_session(struct tb_events *ev, int64_t session);
 
 /* Wake every waiting subscriber (heartbeats), and count them. */
 size_t tb_events_wake_all(struct tb_events *ev);

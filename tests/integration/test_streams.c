@@ -1,0 +1,287 @@
+/*
+ * test_streams.c - event streams end with what they were opened under, and a
+ * token cannot open streams without bound; over real HTTP against the real
+ * daemon (port 0):
+ *   - logging out ends the streams opened with that cookie (not those of the
+ *     token's other session, nor its bearer streams);
+ *   - a session's streams end when it expires (the session made short with
+ *     the test-only TESTBEDD_TEST_SESSION_TTL_S, which the daemon warns of);
+ *   - the (TB_EVENTS_PER_TOKEN + 1)th open stream of one token, counted over
+ *     its sessions and its bearer use, gets 429 with the JSON error; another
+ *     token is not affected; ended streams give their place back.
+ * (Revoking a token ends its streams: test_events_http.c.)
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon.h"
+#include "events.h"
+
+/* The last chunk of a chunked reply: the stream ended. */
+#define STREAM_END "\r\n0\r\n\r\n"
+
+struct stream {
+	int fd;
+	char *buf;
+	size_t len;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* GET /api/v1/events with extra header lines ("Name: v\r\n"...). */
+static void open_stream(struct stream *s, unsigned int port, const char *headers)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
+	char req[2048];
+	int n;
+
+	memset(s, 0, sizeof(*s));
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	s->fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(s->fd >= 0);
+	assert_int_equal(connect(s->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	n = snprintf(req, sizeof(req),
+		     "GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n%s\r\n", headers);
+	assert_int_equal(write(s->fd, req, (size_t)n), n);
+}
+
+/* Read until needle appears or timeout_ms passes (a bound, not a measure). */
+static int read_until(struct stream *s, const char *needle, long timeout_ms)
+{
+	long long end = now_ms() + timeout_ms;
+
+	for (;;) {
+		struct pollfd p = {.fd = s->fd, .events = POLLIN};
+		char chunk[8192];
+		ssize_t r;
+		char *nb;
+
+		if (s->buf != NULL && strstr(s->buf, needle) != NULL)
+			return 1;
+		if (now_ms() >= end)
+			return 0;
+		if (poll(&p, 1, (int)(end - now_ms())) <= 0)
+			continue;
+		r = read(s->fd, chunk, sizeof(chunk));
+		if (r <= 0)
+			return s->buf != NULL && strstr(s->buf, needle) != NULL;
+		nb = realloc(s->buf, s->len + (size_t)r + 1);
+		assert_non_null(nb);
+		s->buf = nb;
+		memcpy(s->buf + s->len, chunk, (size_t)r);
+		s->len += (size_t)r;
+		s->buf[s->len] = '\0';
+	}
+}
+
+/* Open a stream and wait for its first record: it is subscribed. */
+static void open_live(struct stream *s, unsigned int port, const char *headers)
+{
+	open_stream(s, port, headers);
+	assert_true(read_until(s, "event: stream\n", 10000));
+	assert_non_null(strstr(s->buf, "HTTP/1.1 200"));
+}
+
+static void close_stream(struct stream *s)
+{
+	close(s->fd);
+	free(s->buf);
+	memset(s, 0, sizeof(*s));
+}
+
+struct session {
+	char cookie[300];     /* "Cookie: tb_session=...\r\n" */
+	char csrf[300];       /* "X-CSRF-Token: ..." */
+};
+
+static void login(const struct tb_test_daemon *d, const char *token, struct session *se)
+{
+	struct tb_test_resp r;
+	char url[256], body[256], c[300];
+	const char *h[] = {"Content-Type: application/json", NULL};
+
+	snprintf(url, sizeof(url), "%s/api/v1/session", d->url);
+	snprintf(body, sizeof(body), "{\"token\":\"%s\"}", token);
+	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), &r), 0);
+	assert_int_equal(r.status, 200);
+	assert_non_null(tb_test_header(&r, "Set-Cookie", c, sizeof(c)));
+	c[strcspn(c, ";")] = '\0';
+	snprintf(se->cookie, sizeof(se->cookie), "Cookie: %s\r\n", c);
+	snprintf(se->csrf, sizeof(se->csrf), "X-CSRF-Token: %s",
+		 json_string_value(json_object_get(json_object_get(r.json, "session"), "csrf_token")));
+	tb_test_resp_free(&r);
+}
+
+static void logout(const struct tb_test_daemon *d, const struct session *se)
+{
+	struct tb_test_resp r;
+	char url[256], cookie[300];
+	const char *h[] = {cookie, se->csrf, NULL};
+
+	snprintf(cookie, sizeof(cookie), "%.*s", (int)strcspn(se->cookie, "\r"), se->cookie);
+	snprintf(url, sizeof(url), "%s/api/v1/session", d->url);
+	assert_int_equal(tb_test_http("DELETE", url, h, NULL, 0, &r), 0);
+	assert_int_equal(r.status, 204);
+	tb_test_resp_free(&r);
+}
+
+static void bearer_header(const char *token, char *out, size_t len)
+{
+	snprintf(out, len, "Authorization: Bearer %s\r\n", token);
+}
+
+/* Logout ends the streams of that cookie, and only those. */
+static void test_logout_ends_its_streams(void **state)
+{
+	struct tb_test_daemon d;
+	struct session one, two;
+	struct stream s1, s1b, s2, sb;
+	char secret[128], hdr[256];
+
+	(void)state;
+	assert_int_equal(tb_test_daemon_start(&d, NULL, NULL), 0);
+	assert_int_equal(tb_test_create_token(&d, "web", "viewer", secret, sizeof(secret)), 201);
+	login(&d, secret, &one);
+	login(&d, secret, &two);
+	open_live(&s1, d.port, one.cookie);
+	open_live(&s1b, d.port, one.cookie);
+	open_live(&s2, d.port, two.cookie);
+	bearer_header(secret, hdr, sizeof(hdr));
+	open_live(&sb, d.port, hdr);
+	logout(&d, &one);
+	/* both streams of that session end at once (the last chunk arrives) */
+	assert_true(read_until(&s1, STREAM_END, 5000));
+	assert_true(read_until(&s1b, STREAM_END, 5000));
+	/* the token's other session and its bearer stream go on (a drop is
+	 * immediate: a wrong one would have ended them by now) */
+	assert_false(read_until(&s2, STREAM_END, 1000));
+	assert_false(read_until(&sb, STREAM_END, 100));
+	/* a logged-out cookie opens nothing */
+	close_stream(&s1);
+	open_stream(&s1, d.port, one.cookie);
+	assert_true(read_until(&s1, "\r\n\r\n", 5000));
+	assert_non_null(strstr(s1.buf, "HTTP/1.1 401"));
+	close_stream(&s1);
+	close_stream(&s1b);
+	close_stream(&s2);
+	close_stream(&sb);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+}
+
+/* A session's streams end when the session expires. */
+static void test_expired_session_ends_its_streams(void **state)
+{
+	struct tb_test_daemon d;
+	struct session se;
+	struct stream s, sb;
+	char secret[128], hdr[256];
+
+	(void)state;
+	/* a 3 s session (the daemon inherits the variable); one stream still
+	 * opens well inside it (it only needs the login's reply first) */
+	setenv("TESTBEDD_TEST_SESSION_TTL_S", "3", 1);
+	assert_int_equal(tb_test_daemon_start(&d, NULL, NULL), 0);
+	unsetenv("TESTBEDD_TEST_SESSION_TTL_S");
+	assert_true(tb_test_daemon_log_contains(&d, "TESTBEDD_TEST_SESSION_TTL_S"));
+	assert_int_equal(tb_test_create_token(&d, "short", "viewer", secret, sizeof(secret)), 201);
+	login(&d, secret, &se);
+	open_live(&s, d.port, se.cookie);
+	bearer_header(secret, hdr, sizeof(hdr));
+	open_live(&sb, d.port, hdr);
+	/* over at 3 s; a waiting stream hears it at the next heartbeat wake (5 s) */
+	assert_true(read_until(&s, STREAM_END, 15000));
+	/* the token's bearer stream is not a session's: it goes on */
+	assert_false(read_until(&sb, STREAM_END, 100));
+	close_stream(&s);
+	close_stream(&sb);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+}
+
+/* One token: TB_EVENTS_PER_TOKEN streams, then 429 with the JSON error. */
+static void test_streams_per_token_cap(void **state)
+{
+	struct tb_test_daemon d;
+	struct session se;
+	struct stream s[TB_EVENTS_PER_TOKEN], extra;
+	struct tb_test_resp r;
+	char secret[128], other[128], url[256], auth[200], hdr[256];
+	const char *h[] = {auth, "Accept: text/event-stream", NULL};
+	const char *code, *msg;
+	int half = TB_EVENTS_PER_TOKEN / 2;
+
+	(void)state;
+	assert_int_equal(tb_test_daemon_start(&d, NULL, NULL), 0);
+	assert_int_equal(tb_test_create_token(&d, "greedy", "viewer", secret, sizeof(secret)), 201);
+	assert_int_equal(tb_test_create_token(&d, "other", "viewer", other, sizeof(other)), 201);
+	/* half through a session, half with the bearer token: one count */
+	login(&d, secret, &se);
+	bearer_header(secret, hdr, sizeof(hdr));
+	for (int i = 0; i < TB_EVENTS_PER_TOKEN; i++)
+		open_live(&s[i], d.port, i < half ? se.cookie : hdr);
+	snprintf(url, sizeof(url), "%s/api/v1/events", d.url);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", secret);
+	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
+	assert_int_equal(r.status, 429);
+	assert_non_null(r.json);
+	code = tb_test_error_code(&r);
+	msg = json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
+	assert_string_equal(code, "rate_limited");
+	assert_non_null(msg);
+	assert_non_null(strstr(msg, "event streams open"));
+	tb_test_resp_free(&r);
+	/* through the session too */
+	open_stream(&extra, d.port, se.cookie);
+	assert_true(read_until(&extra, "}}", 5000));
+	assert_non_null(strstr(extra.buf, "HTTP/1.1 429"));
+	assert_non_null(strstr(extra.buf, "\"code\":\"rate_limited\""));
+	close_stream(&extra);
+	/* another token is not affected */
+	bearer_header(other, hdr, sizeof(hdr));
+	open_live(&extra, d.port, hdr);
+	close_stream(&extra);
+	/* logging out ends the session's half: their places are free at once */
+	logout(&d, &se);
+	for (int i = 0; i < half; i++)
+		assert_true(read_until(&s[i], STREAM_END, 5000));
+	bearer_header(secret, hdr, sizeof(hdr));
+	for (int i = 0; i < half; i++) {
+		close_stream(&s[i]);
+		open_live(&s[i], d.port, hdr);
+	}
+	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
+	assert_int_equal(r.status, 429);
+	tb_test_resp_free(&r);
+	for (int i = 0; i < TB_EVENTS_PER_TOKEN; i++)
+		close_stream(&s[i]);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_logout_ends_its_streams),
+		cmocka_unit_test(test_expired_session_ends_its_streams),
+		cmocka_unit_test(test_streams_per_token_cap),
+	};
+
+	return cmocka_run_group_tests_name("streams", tests, NULL, NULL);
+}
