@@ -54,8 +54,9 @@ static const char usage_commands[] =
 
 /* The matrix commands: ISO C limits one literal to 4095 bytes. */
 static const char usage_matrix[] =
-"  matrix plan SPEC                   the runs a matrix spec (a JSON file, - for\n"
+"  matrix plan SPEC [--limit N|all]   the runs a matrix spec (a JSON file, - for\n"
 "                                     stdin) stands for, in order, and the estimate\n"
+"                                     (every run, page by page; --limit: the first N)\n"
 "  matrix run SPEC [--wait] [--quiet] [--baseline ID [--max-drop PCT]]\n"
 "                                     start a matrix (operator) and print its id;\n"
 "                                     --wait follows it as watch does; --quiet: the\n"
@@ -164,7 +165,7 @@ static const struct command commands[] = {
 	{ "action", NULL, 2, 2, TBCTL_OPT_WAIT, 1, tbctl_cmd_action, "action ID [--wait]" },
 	{ "events", NULL, 1, 1, TBCTL_OPT_TYPE | TBCTL_OPT_HOST | TBCTL_OPT_SINCE, 1, tbctl_cmd_events,
 	  "events [--type T,...] [--host H] [--since ID]" },
-	{ "matrix", "plan", 3, 3, 0, 1, tbctl_cmd_matrix_plan, "matrix plan SPEC" },
+	{ "matrix", "plan", 3, 3, TBCTL_OPT_LIMIT, 1, tbctl_cmd_matrix_plan, "matrix plan SPEC [--limit N|all]" },
 	{ "matrix", "run", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET | TBCTL_OPT_BASELINE | TBCTL_OPT_MAX_DROP, 1,
 	  tbctl_cmd_matrix_run, "matrix run SPEC [--wait] [--quiet] [--baseline ID [--max-drop PCT]]" },
 	{ "matrix", "watch", 3, 3, TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_watch, "matrix watch ID [--quiet]" },

@@ -6,17 +6,90 @@
  */
 #include "tbctl_matrix.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tbctl_table.h"
 
+/* The runs to show: --limit N (all when absent or "all"); -1 bad. */
+static long long plan_want(const struct tbctl_ctx *ctx)
+{
+	const char *l = ctx->args->limit;
+	char *end;
+	long long n;
+
+	if (l == NULL || strcmp(l, "all") == 0)
+		return LLONG_MAX;
+	n = strtoll(l, &end, 10);
+	return *l != '\0' && *end == '\0' && n >= 0 ? n : -1;
+}
+
+/*
+ * POST the spec and follow the pages (a plan may have 100,000 runs; the
+ * server answers 1,000 at most a time) until want runs are in hand: one
+ * reply with "plan" and "timeline" holding them all, "page" saying how many
+ * were fetched.  The pages after the first post the plan's own spec (its
+ * seed set), so they are pages of the same plan.
+ */
+static int plan_pages(const struct tbctl_ctx *ctx, json_t *spec, long long want, json_t **out)
+{
+	json_t *first = NULL, *runs, *tl, *next;
+	char path[96];
+	long long have = 0;
+	int rc;
+
+	*out = NULL;
+	snprintf(path, sizeof(path), "/api/v1/matrices/plan?limit=%lld", want < 1000 ? want : 1000);
+	if ((rc = tbctl_api_call_quiet(ctx, "POST", path, spec, &first)) != TBCTL_EXIT_OK) {
+		json_decref(first);
+		return rc;
+	}
+	runs = json_object_get(json_object_get(first, "plan"), "plan");
+	tl = json_object_get(json_object_get(first, "plan"), "timeline");
+	have = (long long)json_array_size(runs);
+	next = json_object_get(json_object_get(json_object_get(first, "plan"), "page"), "next_offset");
+	while (json_is_integer(next) && have < want && rc == TBCTL_EXIT_OK) {
+		json_t *page = NULL, *p, *e;
+		size_t i;
+
+		snprintf(path, sizeof(path), "/api/v1/matrices/plan?offset=%lld&limit=%lld",
+			 json_integer_value(next), want - have < 1000 ? want - have : 1000);
+		rc = tbctl_api_call_quiet(ctx, "POST", path, json_object_get(json_object_get(first, "plan"), "spec"),
+					  &page);
+		p = json_object_get(page, "plan");
+		if (rc == TBCTL_EXIT_OK && json_integer_value(json_object_get(p, "runs")) !=
+					       json_integer_value(json_object_get(json_object_get(first, "plan"), "runs"))) {
+			fprintf(stderr, "tbctl: the plan changed between pages (the hosts' OSes?): plan again\n");
+			rc = TBCTL_EXIT_SERVER;
+		}
+		json_array_extend(runs, json_object_get(p, "plan"));
+		json_array_foreach(json_object_get(p, "timeline"), i, e) {
+			json_t *last = json_array_get(tl, json_array_size(tl) - 1);
+
+			/* a round across the pages' edge comes in both */
+			if (last == NULL || json_integer_value(json_object_get(last, "round")) !=
+						    json_integer_value(json_object_get(e, "round")))
+				json_array_append(tl, e);
+		}
+		have = (long long)json_array_size(runs);
+		json_object_set(json_object_get(first, "plan"), "page", json_object_get(p, "page"));
+		next = json_object_get(json_object_get(json_object_get(first, "plan"), "page"), "next_offset");
+		json_decref(page);
+	}
+	json_object_set_new(json_object_get(json_object_get(first, "plan"), "page"), "offset", json_integer(0));
+	json_object_set_new(json_object_get(json_object_get(first, "plan"), "page"), "returned", json_integer(have));
+	*out = first;
+	return rc;
+}
+
 int tbctl_cmd_matrix_plan(const struct tbctl_ctx *ctx)
 {
 	static const char *const header[] = {"SEQ", "ROUND", "CELL", "CLIENT -> SERVER", "LINK", "PROTOCOL",
 					     "DIRECTION", "IPERF ARGS"};
 	json_t *spec = mx_load_spec(ctx->args->pos[2]), *reply = NULL, *plan, *r;
+	long long want = plan_want(ctx), total;
 	struct tbctl_table *t;
 	char est[32];
 	size_t i;
@@ -24,8 +97,15 @@ int tbctl_cmd_matrix_plan(const struct tbctl_ctx *ctx)
 
 	if (spec == NULL)
 		return TBCTL_EXIT_USAGE;
-	rc = tbctl_api_call(ctx, "POST", "/api/v1/matrices/plan", spec, &reply);
+	if (want < 0) {
+		json_decref(spec);
+		fprintf(stderr, "tbctl: --limit is a number of runs (0 or more) or all\n");
+		return TBCTL_EXIT_USAGE;
+	}
+	rc = plan_pages(ctx, spec, want, &reply);
 	json_decref(spec);
+	if (rc == TBCTL_EXIT_OK && ctx->args->json)
+		tbctl_print_json(reply);
 	if (rc != TBCTL_EXIT_OK || ctx->args->json) {
 		json_decref(reply);
 		return rc;
@@ -60,6 +140,10 @@ int tbctl_cmd_matrix_plan(const struct tbctl_ctx *ctx)
 	}
 	tbctl_table_print(t, stdout);
 	tbctl_table_free(t);
+	total = tbctl_jint(plan, "runs", 0);
+	if ((long long)json_array_size(json_object_get(plan, "plan")) < total)
+		printf("(the first %zu of %lld runs: --limit N or --limit all for more)\n",
+		       json_array_size(json_object_get(plan, "plan")), total);
 	json_array_foreach(json_object_get(plan, "boots"), i, r) {
 		char when[48], dur[32];
 
