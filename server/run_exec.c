@@ -1,6 +1,7 @@
 /* run_exec.c - one iperf3 run between two hosts.  See run_exec.h. */
 #include "run_exec.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +263,189 @@ static void outcome_free(struct outcome *o)
 	memset(o, 0, sizeof(*o));
 }
 
+static void outcome_set(struct outcome *o, const char *klass, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 3, 4)))
+#endif
+	;
+
+/* The class and message of an attempt's outcome. */
+static void outcome_set(struct outcome *o, const char *klass, const char *fmt, ...)
+{
+	va_list ap;
+
+	o->klass = klass;
+	va_start(ap, fmt);
+	vsnprintf(o->message, sizeof(o->message), fmt, ap);
+	va_end(ap);
+}
+
+/* The client's command line (timeout(1) around iperf3) into cargv, both
+ * commands as they will be shown, the run marked running and published. */
+static int prepare(struct tb_app *app, struct tb_run_row *r, const struct tb_iperf_params *p, struct tb_run_host *ch,
+		   struct tb_run_host *sh, struct run_server *s, struct tb_argv *cav, const char **cargv, char *wall,
+		   struct outcome *o)
+{
+	long wall_s = p->omit_s + p->duration_s + SLACK_S;
+	struct tb_error e = {0};
+	int n = 0;
+
+	if (run_server_init(s, app, sh, r, wall_s, &e) != 0 ||
+	    tb_iperf_client_argv(&ch->caps, r->server_address, (unsigned int)r->port, p, cav, &e) != 0) {
+		outcome_set(o, "iperf_error", "%s", e.message);
+		return -1;
+	}
+	snprintf(wall, 24, "%ld", wall_s);
+	cargv[n++] = "timeout";
+	cargv[n++] = "--foreground";
+	cargv[n++] = wall;
+	for (int i = 0; i < cav->n && n < TB_ARGV_MAX + 3; i++)
+		cargv[n++] = cav->v[i];
+	cargv[n] = NULL;
+	{
+		const char *sargv[] = {"sh", "-c", s->script, NULL};
+
+		o->server_cmd = tb_hosts_command_shown(sh->p, sargv);
+		o->client_cmd = tb_hosts_command_shown(ch->p, cargv);
+	}
+	r->server_command = o->server_cmd;
+	r->client_command = o->client_cmd;
+	r->state = "running";
+	r->started_ms = tb_now_ms();
+	tb_store_run_update(app->store, r, NULL);
+	publish_run(app, r);
+	return 0;
+}
+
+/* The client, under the ssh watchdog (and timeout(1) on the host), opened
+ * now and let go the moment the server listens.  *listening: what the gate
+ * saw (1: the client ran). */
+static int run_client(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_row *r, struct tb_run_host *ch,
+		      struct run_server *s, const char **cargv, long wall_s, struct client *c,
+		      struct tb_ssh_result *res, int *listening, struct tb_error *e)
+{
+	struct tb_ssh_target t;
+	struct run_gate g = {s, ctl, app->store, r, tb_monotonic_ms() + LISTEN_WAIT_MS, 0};
+	int rc;
+
+	pthread_mutex_lock(&ctl->lock);
+	target_of(app, ch, &ctl->client_t, ctl->client_pin, sizeof(ctl->client_pin));
+	ctl->client_pid = 0;
+	ctl->signaled = 0;
+	t = ctl->client_t;
+	pthread_mutex_unlock(&ctl->lock);
+	if (ctl->stop)
+		rc = TB_ERR_CANCELED;
+	else
+		rc = tb_ssh_spawn_gated(tb_hosts_pool(app->hosts), &t, cargv, LISTEN_WAIT_MS + (wall_s + 5) * 1000,
+					run_client_gate, &g, client_pid, client_output, c, res, e);
+	*listening = g.listening;
+	pthread_mutex_lock(&ctl->lock);
+	ctl->client_pid = 0;
+	pthread_mutex_unlock(&ctl->lock);
+	return rc;
+}
+
+/* The client never ran: why the server did not listen, or the stop. */
+static void never_ran(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_row *r, struct tb_run_host *ch,
+		      struct tb_run_host *sh, struct run_server *s, int ln, const struct tb_error *e, struct outcome *o)
+{
+	pthread_mutex_lock(&s->lock);
+	r->server_pid = s->pid;
+	if (ln == 0 && s->listening != 0)
+		ln = s->listening;
+	pthread_mutex_unlock(&s->lock);
+	tb_store_run_update(app->store, r, NULL);
+	run_server_finish(s, ln == 0 && ctl->stop ? 0 : 3000);
+	if (ctl->stop) {
+		outcome_set(o, ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted", "stopped before the client started");
+	} else if (s->rc != 0) {
+		outcome_set(o, "ssh_error", "server %s: %s", sh->m->name, s->err.message);
+	} else if (ln == 0) {
+		outcome_set(o, "ssh_error", "client %s: %s", ch->m->name, e->message);
+	} else {
+		outcome_set(o, "iperf_error", "the iperf3 server on %s did not listen on port %d: %.300s", sh->m->name,
+			    r->port, s->out.len ? tb_outbuf_str(&s->out) : tb_outbuf_str(&s->errb));
+		o->retry_busy = strstr(tb_outbuf_str(&s->out), "in use") != NULL;
+	}
+}
+
+/* The client's JSON: from the stream parser (--json-stream) or its output (-J). */
+static void parse_client(struct client *c, int rc, struct outcome *o)
+{
+	struct tb_error pe = {0};
+
+	if (c->stream != NULL) {
+		if (tb_iperf_stream_finish(c->stream, &o->client_result, &pe) != 0 && rc == 0)
+			outcome_set(o, "parse_error", "client output: %s", pe.message);
+		c->stream = NULL;
+	} else if (c->out.len > 0) {
+		if (tb_iperf_parse_json(tb_outbuf_str(&c->out), c->out.len, &o->client_result, &pe) != 0 && rc == 0)
+			outcome_set(o, "parse_error", "client output: %s", pe.message);
+	}
+}
+
+/* The class of a run whose client ran: the ssh result, then iperf3's error. */
+static void classify(const struct tb_run_ctl *ctl, const struct tb_run_host *ch, int rc, const struct tb_error *e,
+		     const struct tb_ssh_result *res, const struct client *c, long wall_s, struct outcome *o)
+{
+	const char *etext;
+	enum tb_iperf_errclass ec;
+
+	if (rc == TB_ERR_CANCELED && ctl->stop) {
+		outcome_set(o, ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted", "stopped before the client started");
+	} else if (rc == TB_ERR_TIMEOUT) {
+		outcome_set(o, "timeout", "the client did not end within %ld s: %s", wall_s + 5, e->message);
+	} else if (rc != 0) {
+		outcome_set(o, "ssh_error", "client %s: %s", ch->m->name, e->message);
+	} else if (o->klass == NULL && o->client_result == NULL) {
+		outcome_set(o, "parse_error", "the client printed nothing (exit %d): %.300s", res->exit_status,
+			    tb_outbuf_str(&c->errb));
+	} else if (o->klass == NULL) {
+		etext = json_string_value(json_object_get(o->client_result, "error"));
+		ec = tb_iperf_classify(etext);
+		if (ctl->signaled && (ec == TB_IPERF_ERR_INTERRUPT || ec == TB_IPERF_ERR_NONE)) {
+			outcome_set(o, ctl->stop == TB_RUN_SHUTDOWN ? "interrupted" : "canceled",
+				    "%s: the client got SIGINT; its partial result is kept",
+				    ctl->stop == TB_RUN_SHUTDOWN ? "testbedd stopped" : "canceled");
+		} else if (ec != TB_IPERF_ERR_NONE) {
+			outcome_set(o, class_name(ec), "iperf3: %s", etext);
+			o->retry_busy = ec == TB_IPERF_ERR_BUSY;
+		}
+	}
+}
+
+/* The server's ssh session broke (sshd gone, host down): that is the cause,
+ * whatever the client then said ("the server has terminated"). */
+static void server_broke(const struct run_server *s, const struct tb_run_host *sh, struct outcome *o)
+{
+	char was[200];
+
+	if ((o->klass != NULL && strcmp(o->klass, "iperf_error") != 0) || s->rc == 0 || s->rc == TB_ERR_CANCELED ||
+	    s->rc == TB_ERR_TIMEOUT || s->killed)
+		return;
+	snprintf(was, sizeof(was), "%s", o->klass != NULL ? o->message : "");
+	outcome_set(o, "ssh_error", "server %s: %s%s%s", sh->m->name, s->err.message, was[0] ? "; " : "", was);
+}
+
+/* Both sides' parsers finished and their output moved into the outcome. */
+static void collect(struct run_server *s, struct client *c, struct outcome *o)
+{
+	if (s->text != NULL)
+		tb_iperf_text_finish(s->text, &o->server_result, NULL);
+	if (c->stream != NULL)
+		tb_iperf_stream_finish(c->stream, &o->client_result, NULL);
+	o->cout = c->out;
+	o->cerr = c->errb;
+	o->sout = s->out;
+	o->serr = s->errb;
+	s->out = (struct tb_outbuf){0};
+	s->errb = (struct tb_outbuf){0};
+	run_server_free(s);
+}
+
+/* One attempt at run r: the server started, the client let go when it
+ * listens, both outputs parsed, the outcome classified into o. */
 static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_row *r, const struct tb_iperf_params *p,
 		    struct tb_run_host *ch, struct tb_run_host *sh, struct outcome *o)
 {
@@ -273,173 +457,35 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 	const char *cargv[TB_ARGV_MAX + 4];
 	char wall[24];
 	long wall_s = p->omit_s + p->duration_s + SLACK_S;
-	int ln, rc, n = 0;
+	int ln = 0, rc;
 	struct tb_ssh_result res = {0};
 
 	memset(o, 0, sizeof(*o));
-	if (run_server_init(&s, app, sh, r, wall_s, &e) != 0 ||
-	    tb_iperf_client_argv(&ch->caps, r->server_address, (unsigned int)r->port, p, &cav, &e) != 0) {
-		o->klass = "iperf_error";
-		snprintf(o->message, sizeof(o->message), "%s", e.message);
+	if (prepare(app, r, p, ch, sh, &s, &cav, cargv, wall, o) != 0) {
 		run_server_free(&s);
 		return;
 	}
-	snprintf(wall, sizeof(wall), "%ld", wall_s);
-	cargv[n++] = "timeout";
-	cargv[n++] = "--foreground";
-	cargv[n++] = wall;
-	for (int i = 0; i < cav.n && n < TB_ARGV_MAX + 3; i++)
-		cargv[n++] = cav.v[i];
-	cargv[n] = NULL;
-	{
-		const char *sargv[] = {"sh", "-c", s.script, NULL};
-
-		o->server_cmd = tb_hosts_command_shown(sh->p, sargv);
-		o->client_cmd = tb_hosts_command_shown(ch->p, cargv);
-	}
-	r->server_command = o->server_cmd;
-	r->client_command = o->client_cmd;
-	r->state = "running";
-	r->started_ms = tb_now_ms();
-	tb_store_run_update(app->store, r, NULL);
-	publish_run(app, r);
-
 	s.text = tb_iperf_text_new(p->parallel, p->dir == TB_IPERF_BIDIR, publish_interval, &spub);
 	if (ch->caps.json_stream)
 		c.stream = tb_iperf_stream_new(publish_interval, &cpub);
-	if (s.text == NULL || (ch->caps.json_stream && c.stream == NULL) ||
-	    run_server_start(&s) != 0) {
-		o->klass = "iperf_error";
-		snprintf(o->message, sizeof(o->message), "out of memory or threads");
-		if (s.text != NULL)
-			tb_iperf_text_finish(s.text, &o->server_result, NULL);
-		if (c.stream != NULL)
-			tb_iperf_stream_finish(c.stream, &o->client_result, NULL);
-		run_server_free(&s);
+	if (s.text == NULL || (ch->caps.json_stream && c.stream == NULL) || run_server_start(&s) != 0) {
+		outcome_set(o, "iperf_error", "out of memory or threads");
+		collect(&s, &c, o);
 		return;
 	}
-	/* the client, under the ssh watchdog (and timeout(1) on the host), opened
-	 * now and let go the moment the server listens */
-	pthread_mutex_lock(&ctl->lock);
-	target_of(app, ch, &ctl->client_t, ctl->client_pin, sizeof(ctl->client_pin));
-	ctl->client_pid = 0;
-	ctl->signaled = 0;
-	{
-		struct tb_ssh_target t = ctl->client_t;
-		struct run_gate g = {&s, ctl, app->store, r, tb_monotonic_ms() + LISTEN_WAIT_MS, 0};
-
-		pthread_mutex_unlock(&ctl->lock);
-		if (ctl->stop)
-			rc = TB_ERR_CANCELED;
-		else
-			rc = tb_ssh_spawn_gated(tb_hosts_pool(app->hosts), &t, cargv, LISTEN_WAIT_MS + (wall_s + 5) * 1000,
-						run_client_gate, &g, client_pid, client_output, &c, &res, &e);
-		ln = g.listening;
-	}
+	rc = run_client(app, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, &e);
 	if (ln != 1) {
-		/* the client never ran: why the server did not listen, or the stop */
-		pthread_mutex_lock(&ctl->lock);
-		ctl->client_pid = 0;
-		pthread_mutex_unlock(&ctl->lock);
-		pthread_mutex_lock(&s.lock);
-		r->server_pid = s.pid;
-		if (ln == 0 && s.listening != 0)
-			ln = s.listening;
-		pthread_mutex_unlock(&s.lock);
-		tb_store_run_update(app->store, r, NULL);
-		run_server_finish(&s, ln == 0 && ctl->stop ? 0 : 3000);
-		if (ctl->stop) {
-			o->klass = ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted";
-			snprintf(o->message, sizeof(o->message), "stopped before the client started");
-		} else if (s.rc != 0) {
-			o->klass = "ssh_error";
-			snprintf(o->message, sizeof(o->message), "server %s: %s", sh->m->name, s.err.message);
-		} else if (ln == 0) {
-			o->klass = "ssh_error";
-			snprintf(o->message, sizeof(o->message), "client %s: %s", ch->m->name, e.message);
-		} else {
-			o->klass = "iperf_error";
-			o->retry_busy = strstr(tb_outbuf_str(&s.out), "in use") != NULL;
-			snprintf(o->message, sizeof(o->message), "the iperf3 server on %s did not listen on port %d: %.300s",
-				 sh->m->name, r->port, s.out.len ? tb_outbuf_str(&s.out) : tb_outbuf_str(&s.errb));
-		}
-		goto done;
+		never_ran(app, ctl, r, ch, sh, &s, ln, &e, o);
+	} else {
+		r->client_exit = rc == 0 ? res.exit_status : -1;
+		/* a -1 server ends by itself after the test; give it a moment, then stop it */
+		run_server_finish(&s, 3000);
+		r->server_exit = s.exit_code;
+		parse_client(&c, rc, o);
+		classify(ctl, ch, rc, &e, &res, &c, wall_s, o);
+		server_broke(&s, sh, o);
 	}
-	pthread_mutex_lock(&ctl->lock);
-	ctl->client_pid = 0;
-	pthread_mutex_unlock(&ctl->lock);
-	r->client_exit = rc == 0 ? res.exit_status : -1;
-
-	/* a -1 server ends by itself after the test; give it a moment, then stop it */
-	run_server_finish(&s, 3000);
-	r->server_exit = s.exit_code;
-
-	if (c.stream != NULL) {
-		struct tb_error pe = {0};
-
-		if (tb_iperf_stream_finish(c.stream, &o->client_result, &pe) != 0 && rc == 0) {
-			o->klass = "parse_error";
-			snprintf(o->message, sizeof(o->message), "client output: %s", pe.message);
-		}
-		c.stream = NULL;
-	} else if (c.out.len > 0) {
-		struct tb_error pe = {0};
-
-		if (tb_iperf_parse_json(tb_outbuf_str(&c.out), c.out.len, &o->client_result, &pe) != 0 && rc == 0) {
-			o->klass = "parse_error";
-			snprintf(o->message, sizeof(o->message), "client output: %s", pe.message);
-		}
-	}
-	if (rc == TB_ERR_CANCELED && ctl->stop) {
-		o->klass = ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted";
-		snprintf(o->message, sizeof(o->message), "stopped before the client started");
-	} else if (rc == TB_ERR_TIMEOUT) {
-		o->klass = "timeout";
-		snprintf(o->message, sizeof(o->message), "the client did not end within %ld s: %s", wall_s + 5, e.message);
-	} else if (rc != 0) {
-		o->klass = "ssh_error";
-		snprintf(o->message, sizeof(o->message), "client %s: %s", ch->m->name, e.message);
-	} else if (o->klass == NULL && o->client_result == NULL) {
-		o->klass = "parse_error";
-		snprintf(o->message, sizeof(o->message), "the client printed nothing (exit %d): %.300s", res.exit_status,
-			 tb_outbuf_str(&c.errb));
-	} else if (o->klass == NULL) {
-		const char *etext = json_string_value(json_object_get(o->client_result, "error"));
-		enum tb_iperf_errclass ec = tb_iperf_classify(etext);
-
-		if (ctl->signaled && (ec == TB_IPERF_ERR_INTERRUPT || ec == TB_IPERF_ERR_NONE)) {
-			o->klass = ctl->stop == TB_RUN_SHUTDOWN ? "interrupted" : "canceled";
-			snprintf(o->message, sizeof(o->message), "%s: the client got SIGINT; its partial result is kept",
-				 ctl->stop == TB_RUN_SHUTDOWN ? "testbedd stopped" : "canceled");
-		} else if (ec != TB_IPERF_ERR_NONE) {
-			o->klass = class_name(ec);
-			o->retry_busy = ec == TB_IPERF_ERR_BUSY;
-			snprintf(o->message, sizeof(o->message), "iperf3: %s", etext);
-		}
-	}
-	/* the server's ssh session broke (sshd gone, host down): that is the cause,
-	 * whatever the client then said ("the server has terminated") */
-	if ((o->klass == NULL || strcmp(o->klass, "iperf_error") == 0) && s.rc != 0 && s.rc != TB_ERR_CANCELED &&
-	    s.rc != TB_ERR_TIMEOUT && !s.killed) {
-		char was[200];
-
-		snprintf(was, sizeof(was), "%s", o->klass != NULL ? o->message : "");
-		o->klass = "ssh_error";
-		snprintf(o->message, sizeof(o->message), "server %s: %s%s%s", sh->m->name, s.err.message, was[0] ? "; " : "",
-			 was);
-	}
-done:
-	if (s.text != NULL)
-		tb_iperf_text_finish(s.text, &o->server_result, NULL);
-	if (c.stream != NULL)
-		tb_iperf_stream_finish(c.stream, &o->client_result, NULL);
-	o->cout = c.out;
-	o->cerr = c.errb;
-	o->sout = s.out;
-	o->serr = s.errb;
-	s.out = (struct tb_outbuf){0};
-	s.errb = (struct tb_outbuf){0};
-	run_server_free(&s);
+	collect(&s, &c, o);
 }
 
 /* Intervals of a result as rows for the store (data strings malloc'd). */
