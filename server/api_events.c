@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "events.h"
 #include "validate.h"
 #include "metrics.h"
 
@@ -24,6 +25,7 @@ int api_events_stream(struct tb_request *rq, struct tb_reply *rp)
 {
 	const char *since = tb_req_query(rq, "since"), *last = tb_req_header(rq, "Last-Event-ID");
 	const char *matrix = tb_req_query(rq, "matrix");
+	int rc;
 
 	rp->stream_since = -1;
 	/* Last-Event-ID (a reconnecting EventSource) wins over ?since= */
@@ -44,6 +46,10 @@ int api_events_stream(struct tb_request *rq, struct tb_reply *rp)
 	rp->stream_filter.owner = rq->who->token_id;
 	rp->stream_filter.session = rq->who->session_id;
 	rp->stream_filter.ends_at = rq->who->expires_at;
+	/* refused here, the 429 is counted and logged as one (the subscription
+	 * checks again, atomically) */
+	if ((rc = tb_events_check_cap(rq->app->events, rq->who->token_id, &rp->err)) != 0)
+		return rc;
 	rp->stream = 1;
 	rp->status = 200;
 	return 0;

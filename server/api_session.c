@@ -15,13 +15,14 @@ int api_session_create(struct tb_request *rq, struct tb_reply *rp)
 	char cookie[TB_SECRET_MAX], csrf[TB_SECRET_MAX];
 	struct tb_principal who;
 	const char *token;
+	json_t *tv;
 	int64_t expires;
 	int rc;
 
 	if ((rc = tb_json_only(rq->body, fields, &rp->err)) != 0 ||
 	    (rc = tb_json_string(rq->body, "token", 1, &token, &rp->err)) != 0 ||
 	    (rc = tb_auth_session_create(rq->app->auth, token, cookie, csrf, &expires, &who, &rp->err)) != 0)
-		return rc;
+		goto out;
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", who.name);
 	snprintf(rp->set_cookie, sizeof(rp->set_cookie),
 		 "tb_session=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%lld%s", cookie,
@@ -32,6 +33,12 @@ int api_session_create(struct tb_request *rq, struct tb_reply *rp)
 				     who.name, "expires_at", tb_time_json(expires), "csrf_token", csrf));
 	tb_wipe(cookie, sizeof(cookie));
 	tb_wipe(csrf, sizeof(csrf));
+out:
+	/* the token in the parsed body: jansson would free it unwiped (the
+	 * string is jansson's malloc'd copy, never read after this handler) */
+	tv = json_object_get(rq->body, "token");
+	if (json_is_string(tv))
+		tb_wipe((char *)json_string_value(tv), json_string_length(tv));
 	return rc;
 }
 

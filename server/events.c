@@ -240,15 +240,32 @@ static int ended(const struct tb_sub *s, int64_t now_s)
 	return s->dropped || now_s >= s->ends_at;
 }
 
-/* Open subscriptions of owner that have not ended (lock held). */
-static size_t count_owner(struct tb_events *ev, int64_t owner, int64_t now_s)
+/* TB_ERR_RATE_LIMITED when owner has TB_EVENTS_PER_TOKEN subscriptions
+ * that have not ended (lock held). */
+static int over_cap(struct tb_events *ev, int64_t owner, int64_t now_s, struct tb_error *err)
 {
 	size_t n = 0;
 
+	if (owner == 0)
+		return 0;
 	for (const struct tb_sub *s = ev->subs; s != NULL; s = s->next)
 		if (s->owner == owner && !ended(s, now_s))
 			n++;
-	return n;
+	if (n < TB_EVENTS_PER_TOKEN)
+		return 0;
+	return tb_fail(err, TB_ERR_RATE_LIMITED, "",
+		       "this token already has %d event streams open (the most one token may have): "
+		       "close one, or use another token", TB_EVENTS_PER_TOKEN);
+}
+
+int tb_events_check_cap(struct tb_events *ev, int64_t owner, struct tb_error *err)
+{
+	int rc;
+
+	pthread_mutex_lock(&ev->lock);
+	rc = over_cap(ev, owner, tb_now_ms() / 1000, err);
+	pthread_mutex_unlock(&ev->lock);
+	return rc;
 }
 
 int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_events_filter *f,
@@ -256,6 +273,7 @@ int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_eve
 {
 	struct tb_sub *s = calloc(1, sizeof(*s));
 	int64_t now_s = tb_now_ms() / 1000;
+	int rc;
 
 	*out = NULL;
 	if (s == NULL)
@@ -277,12 +295,10 @@ int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_eve
 	s->cls = cls;
 	pthread_mutex_lock(&ev->lock);
 	/* counted and added under one lock: no two callers both get the last place */
-	if (f->owner != 0 && count_owner(ev, f->owner, now_s) >= TB_EVENTS_PER_TOKEN) {
+	if ((rc = over_cap(ev, f->owner, now_s, err)) != 0) {
 		pthread_mutex_unlock(&ev->lock);
 		free(s);
-		return tb_fail(err, TB_ERR_RATE_LIMITED, "",
-			       "this token already has %d event streams open (the most one token may "
-			       "have): close one, or use another token", TB_EVENTS_PER_TOKEN);
+		return rc;
 	}
 	s->ev = ev;
 	/* since < 0: live only.  A since this bus never reached (a restored or

@@ -82,6 +82,9 @@ typedef void (*tb_events_wake_fn)(void *cls);
 int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_events_filter *f,
 			tb_events_wake_fn wake, void *cls, struct tb_sub **out, struct tb_error *err);
 void tb_events_unsubscribe(struct tb_sub *sub);
+/* The same cap check alone, for a handler that refuses before the stream
+ * starts (tb_events_subscribe checks again: this one may race). */
+int tb_events_check_cap(struct tb_events *ev, int64_t owner, struct tb_error *err);
 
 enum tb_sub_status { TB_SUB_DATA, TB_SUB_WAIT, TB_SUB_CLOSED };
 
