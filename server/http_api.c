@@ -46,6 +46,38 @@ static int match(const char *pattern, char *seg[], size_t nseg, const char *args
 	return i == nseg ? 1 + literal : 0;
 }
 
+/* The route of method on seg (its arguments into args), or NULL; then allow
+ * lists the methods the path takes ("" when the path is unknown). */
+static const struct tb_route *find_route(char *seg[], size_t nseg, const char *method,
+					 const char *args[TB_ROUTE_MAX_ARGS], char *allow, size_t allowlen)
+{
+	int best = 0;
+
+	for (const struct tb_route *r = tb_routes; r->method != NULL; r++) {
+		const char *a[TB_ROUTE_MAX_ARGS] = {0};
+		int m = match(r->pattern, seg, nseg, a);
+
+		if (m > best)
+			best = m;
+	}
+	for (const struct tb_route *r = tb_routes; best > 0 && r->method != NULL; r++) {
+		const char *a[TB_ROUTE_MAX_ARGS] = {0};
+
+		if (match(r->pattern, seg, nseg, a) != best)
+			continue;
+		if (strcmp(r->method, method) == 0 || (strcmp(method, "HEAD") == 0 && strcmp(r->method, "GET") == 0)) {
+			memcpy(args, a, sizeof(a));
+			return r;
+		}
+		if (strstr(allow, r->method) == NULL) {
+			if (allow[0])
+				strncat(allow, ", ", allowlen - strlen(allow) - 1);
+			strncat(allow, r->method, allowlen - strlen(allow) - 1);
+		}
+	}
+	return NULL;
+}
+
 int edge_is_mutation(const char *method)
 {
 	return strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0;
@@ -181,7 +213,7 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 	json_t *body = NULL;
 	unsigned int status;
 	enum MHD_Result ret;
-	int rc, best = 0;
+	int rc;
 
 	for (size_t i = 0; i < nseg; i++) {
 		strncat(path, "/", sizeof(path) - strlen(path) - 1);
@@ -189,29 +221,7 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 	}
 	rq.path = path;
 	(void)raw_path;
-	for (const struct tb_route *r = tb_routes; r->method != NULL; r++) {
-		const char *args[TB_ROUTE_MAX_ARGS] = {0};
-		int m = match(r->pattern, seg, nseg, args);
-
-		if (m > best)
-			best = m;
-	}
-	for (const struct tb_route *r = tb_routes; best > 0 && r->method != NULL; r++) {
-		const char *args[TB_ROUTE_MAX_ARGS] = {0};
-
-		if (match(r->pattern, seg, nseg, args) != best)
-			continue;
-		if (strcmp(r->method, method) == 0 || (strcmp(method, "HEAD") == 0 && strcmp(r->method, "GET") == 0)) {
-			route = r;
-			memcpy(rq.args, args, sizeof(args));
-			break;
-		}
-		if (strstr(allow, r->method) == NULL) {
-			if (allow[0])
-				strncat(allow, ", ", sizeof(allow) - strlen(allow) - 1);
-			strncat(allow, r->method, sizeof(allow) - strlen(allow) - 1);
-		}
-	}
+	route = find_route(seg, nseg, method, rq.args, allow, sizeof(allow));
 	if (route == NULL && allow[0])
 		return edge_send_json(cs->conn, 405,
 				 json_pack("{s:{s:s, s:s, s:s}}", "error", "code", "method_not_allowed", "message",

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "daemon.h"
+#include "http.h"
 
 /* Database growth allowed for the whole unauthenticated flood (both kinds,
  * 400 requests): the one aggregated audit row and its event, SQLite pages and
@@ -449,6 +450,24 @@ static void test_flood(void **state)
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
+/* The thread pool: one per core, at least 4 (it was 2: four slow requests
+ * stalled every other one); --http-threads sets it. */
+static void test_thread_pool(void **state)
+{
+	const char *extra[] = {"--http-threads", "8", NULL};
+	struct tb_test_daemon d;
+	struct tb_test_resp r;
+
+	(void)state;
+	assert_true(tb_http_threads(0) >= TB_HTTP_MIN_THREADS);
+	assert_int_equal(tb_http_threads(6), 6);
+	assert_int_equal(tb_test_daemon_start(&d, NULL, extra), 0);
+	call(&d, NOBODY, "GET", "/api/v1/health", NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	tb_test_resp_free(&r);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_raw),
 		cmocka_unit_test(test_good_token_after_bad_ones),
 		cmocka_unit_test(test_flood),
+		cmocka_unit_test(test_thread_pool),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
