@@ -124,7 +124,7 @@ void tb_mx_describe(const json_t *v, char *buf, size_t len);
 
 /* ---- matrix_values.c (with tb_mx_value_parse and tb_mx_describe above) ---- */
 
-/* src, at most max bytes, into dst with control characters as '?'. */
+/* src, at most max bytes, into dst with control and format characters (tb_text_refused) as '?'. */
 void tb_mx_sanitize(char *dst, size_t len, const char *src, size_t max);
 
 /* v a whole number lo..hi into *out, else TB_ERR_INVALID: "FIELD must be lo..hi UNIT, got ...". */

@@ -8,6 +8,7 @@
  * "iperf.parallel[1] must be 1..128, got 0".
  */
 #include "matrix_internal.h"
+#include "validate.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -244,6 +245,7 @@ static int parse_name(const json_t *spec, struct tb_mx_spec *out, struct tb_erro
 	const unsigned char *s;
 	char got[64];
 	size_t len;
+	long bad;
 
 	if (v == NULL)
 		return tb_fail(err, TB_ERR_INVALID, "name",
@@ -252,14 +254,18 @@ static int parse_name(const json_t *spec, struct tb_mx_spec *out, struct tb_erro
 	tb_mx_describe(v, got, sizeof(got));
 	len = json_is_string(v) ? json_string_length(v) : 0;
 	s = (const unsigned char *)(json_is_string(v) ? json_string_value(v) : "");
-	for (size_t i = 0; i < len; i++)
-		/* C0, DEL, NUL inside the string, and C1 (U+0080..U+009F = C2 80..C2 9F) */
-		if (s[i] < 0x20 || s[i] == 0x7f || (s[i] == 0xc2 && i + 1 < len && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f))
-			len = 0;
+	/* C0, DEL, NUL inside the string, C1, and the format characters that hide or reorder text */
+	if ((bad = tb_text_refused((const char *)s, len)) >= 0x80)
+		return tb_fail(err, TB_ERR_INVALID, "name",
+			       "name must be 1..%d printable characters: U+%04lX is a control or format character "
+			       "(it hides or reorders text), got %s",
+			       TB_MATRIX_NAME_MAX, (unsigned long)bad, got);
+	if (bad >= 0)
+		len = 0;
 	if (len < 1 || len > TB_MATRIX_NAME_MAX)
 		return tb_fail(err, TB_ERR_INVALID, "name",
-			       "name must be 1..%d printable characters (at most %d bytes of UTF-8, no control "
-			       "characters), got %s",
+			       "name must be 1..%d printable characters (at most %d bytes of UTF-8, no control or "
+			       "format characters), got %s",
 			       TB_MATRIX_NAME_MAX, TB_MATRIX_NAME_MAX, got);
 	memcpy(out->name, s, len);
 	out->name[len] = '\0';

@@ -6,17 +6,30 @@
  * them, so that both say the same about the same value.
  */
 #include "matrix_internal.h"
+#include "validate.h"
 
 #include <stdio.h>
 #include <string.h>
 
 void tb_mx_sanitize(char *dst, size_t len, const char *src, size_t max)
 {
-	size_t i;
+	size_t i = 0, o = 0;
 
-	for (i = 0; src[i] != '\0' && i < max && i + 1 < len; i++)
-		dst[i] = ((unsigned char)src[i] < 0x20 || src[i] == 0x7f) ? '?' : src[i];
-	dst[i] = '\0';
+	while (src[i] != '\0' && i < max && o + 1 < len) {
+		unsigned char c = (unsigned char)src[i];
+		size_t k = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4, have = 1;
+
+		while (have < k && src[i + have] != '\0')
+			have++;
+		/* one '?' for a control or format character (tb_text_refused), however many bytes */
+		if (tb_text_refused(src + i, have) >= 0) {
+			dst[o++] = '?';
+			i += have;
+		} else {
+			dst[o++] = src[i++];
+		}
+	}
+	dst[o] = '\0';
 }
 
 void tb_mx_describe(const json_t *v, char *buf, size_t len)

@@ -128,17 +128,35 @@ int tb_valid_ifname(const char *s)
 	return 1;
 }
 
-/* A GRUB entry: an index, an id or a title; printable, no control characters. */
+long tb_text_refused(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned b1 = i + 1 < len ? u[i + 1] : 0, b2 = i + 2 < len ? u[i + 2] : 0;
+
+		if (u[i] < 0x20 || u[i] == 0x7f)
+			return (long)u[i];
+		if (u[i] == 0xc2 && b1 >= 0x80 && b1 <= 0x9f) /* C1: U+0080..U+009F */
+			return (long)b1;
+		/* U+200B..U+200F (E2 80 8B..8F), U+202A..U+202E (E2 80 AA..AE),
+		 * U+2066..U+2069 (E2 81 A6..A9), U+FEFF (EF BB BF) */
+		if (u[i] == 0xe2 && b1 == 0x80 && ((b2 >= 0x8b && b2 <= 0x8f) || (b2 >= 0xaa && b2 <= 0xae)))
+			return 0x2000L + (long)(b2 - 0x80);
+		if (u[i] == 0xe2 && b1 == 0x81 && b2 >= 0xa6 && b2 <= 0xa9)
+			return 0x2040L + (long)(b2 - 0x80);
+		if (u[i] == 0xef && b1 == 0xbb && b2 == 0xbf)
+			return 0xfeffL;
+	}
+	return -1;
+}
+
+/* A GRUB entry: an index, an id or a title; printable, no control or format characters. */
 int tb_valid_entry(const char *s)
 {
 	size_t n = strlen(s);
 
-	if (n == 0 || n > 128)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (iscntrl((unsigned char)s[i]))
-			return 0;
-	return 1;
+	return n > 0 && n <= 128 && tb_text_refused(s, n) < 0;
 }
 
 int tb_hexval(int c)

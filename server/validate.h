@@ -16,7 +16,17 @@ int tb_valid_env(const char *s);         /* an environment variable name */
 int tb_valid_fingerprint(const char *s); /* "SHA256:" + 43 base64 characters */
 int tb_valid_mac(const char *s);         /* aa:bb:cc:dd:ee:ff */
 int tb_valid_ifname(const char *s);      /* 1..15 of A-Z a-z 0-9 . _ - */
-int tb_valid_entry(const char *s);       /* a GRUB entry: 1..128 printable */
+int tb_valid_entry(const char *s);       /* a GRUB entry: 1..128 printable, tb_text_refused */
+
+/*
+ * Free text a person typed (a matrix name, a GRUB title): the code point of
+ * the first character s[0..len) must not hold, or -1 when it holds none.
+ * Refused: C0 and NUL, DEL, C1 (U+0080..U+009F), and the Unicode format
+ * characters that hide or reorder text: U+200B..U+200F, U+202A..U+202E,
+ * U+2066..U+2069, U+FEFF.  s is UTF-8 (jansson and libyaml check that).
+ */
+#include <stddef.h>
+long tb_text_refused(const char *s, size_t len);
 
 /* A decimal id: digits only, min..INT64_MAX; 0 or -1. */
 #include <stdint.h>

@@ -48,12 +48,21 @@ static const struct bad_case bad[] = {
 	/* name */
 	{0, "{" P "}", "invalid_field", "name", "name is required: 1..64 printable characters"},
 	{0, "{'name':''," P "}", "invalid_field", "name", "name must be 1..64 printable characters"},
-	{0, "{'name':'" NAME65 "'," P "}", "invalid_field", "name", "at most 64 bytes of UTF-8, no control characters"},
-	{0, "{'name':'a\\u0001b'," P "}", "invalid_field", "name", "no control characters), got \"a?b\""},
+	{0, "{'name':'" NAME65 "'," P "}", "invalid_field", "name", "at most 64 bytes of UTF-8, no control or format characters"},
+	{0, "{'name':'a\\u0001b'," P "}", "invalid_field", "name", "no control or format characters), got \"a?b\""},
 	{0, "{'name':'a\\nb'," P "}", "invalid_field", "name", "printable characters"},
 	{0, "{'name':'a\\u0000b'," P "}", "invalid_field", "name", "printable characters"},
 	{0, "{'name':'a\\u0085b'," P "}", "invalid_field", "name", "printable characters"},
 	{0, "{'name':'a\\u007fb'," P "}", "invalid_field", "name", "printable characters"},
+	/* Unicode format characters: named in the message, shown as '?' */
+	{0, "{'name':'a\\u200bb'," P "}", "invalid_field", "name",
+	 "U+200B is a control or format character (it hides or reorders text), got \"a?b\""},
+	{0, "{'name':'a\\u200fb'," P "}", "invalid_field", "name", "U+200F is a control or format"},
+	{0, "{'name':'evil\\u202egnp'," P "}", "invalid_field", "name", "U+202E is a control or format character"},
+	{0, "{'name':'a\\u202ab'," P "}", "invalid_field", "name", "got \"a?b\""},
+	{0, "{'name':'a\\u2066b'," P "}", "invalid_field", "name", "U+2066 is a control or format"},
+	{0, "{'name':'a\\u2069b'," P "}", "invalid_field", "name", "U+2069 is a control or format"},
+	{0, "{'name':'\\ufeffname'," P "}", "invalid_field", "name", "U+FEFF is a control or format"},
 	{0, "{'name':3," P "}", "invalid_field", "name", "got 3"},
 	/* pairs */
 	{0, "{'name':'t'}", "invalid_field", "pairs", "pairs is required: a list of 1..64"},
