@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outbuf.h"
+
 /* A --json-stream line longer than this is not iperf3's (a server_output_json
  * event of an hour-long run is a few MB). */
 #define STREAM_LINE_MAX ((size_t)64 << 20)
@@ -429,8 +431,7 @@ int tb_iperf_parse_json(const char *text, size_t len, json_t **result, struct tb
 struct tb_iperf_stream {
 	tb_iperf_interval_fn on_interval;
 	void *cls;
-	char *line;                /* the line being read */
-	size_t len, cap;
+	struct tb_outbuf line;     /* the line being read, shorter than STREAM_LINE_MAX */
 	unsigned long lineno;
 	bool done;                 /* the end event was read: the rest is not events */
 	json_t *start;             /* start event data or NULL */
@@ -454,12 +455,13 @@ struct tb_iperf_stream *tb_iperf_stream_new(tb_iperf_interval_fn on_interval, vo
 	}
 	s->on_interval = on_interval;
 	s->cls = cls;
+	s->line.max = STREAM_LINE_MAX - 1;
 	return s;
 }
 
 static void stream_free(struct tb_iperf_stream *s)
 {
-	free(s->line);
+	tb_outbuf_free(&s->line);
 	json_decref(s->start);
 	json_decref(s->intervals);
 	json_decref(s->end);
@@ -501,9 +503,9 @@ static void stream_line(struct tb_iperf_stream *s)
 	json_t *ev, *data;
 
 	s->lineno++;
-	if (strspn(s->line, " \t\r") == s->len)
+	if (strspn(tb_outbuf_str(&s->line), " \t\r") == s->line.len)
 		return;
-	if ((ev = json_loadb(s->line, s->len, 0, &je)) == NULL) {
+	if ((ev = json_loadb(tb_outbuf_str(&s->line), s->line.len, 0, &je)) == NULL) {
 		fail(&s->err, "line %lu is not JSON (%s)", s->lineno, je.text);
 		return;
 	}
@@ -548,23 +550,10 @@ static void stream_line(struct tb_iperf_stream *s)
 /* Append n bytes to the line being read. */
 static int stream_append(struct tb_iperf_stream *s, const char *data, size_t n)
 {
-	if (n >= STREAM_LINE_MAX - s->len)
+	tb_outbuf_add(&s->line, data, n);
+	if (s->line.truncated)
 		return fail(&s->err, "line %lu is longer than %zu bytes", s->lineno + 1, STREAM_LINE_MAX);
-	if (s->len + n + 1 > s->cap) {
-		size_t cap = s->cap != 0 ? s->cap : 4096;
-		char *p;
-
-		while (cap < s->len + n + 1)
-			cap *= 2;
-		if ((p = realloc(s->line, cap)) == NULL)
-			return nomem(&s->err);
-		s->line = p;
-		s->cap = cap;
-	}
-	memcpy(s->line + s->len, data, n);
-	s->len += n;
-	s->line[s->len] = '\0';
-	return 0;
+	return s->line.nomem ? nomem(&s->err) : 0;
 }
 
 void tb_iperf_stream_feed(struct tb_iperf_stream *s, const char *data, size_t len)
@@ -583,7 +572,7 @@ void tb_iperf_stream_feed(struct tb_iperf_stream *s, const char *data, size_t le
 			data++;
 			len--;
 			stream_line(s);
-			s->len = 0;
+			tb_outbuf_clear(&s->line);
 		}
 	}
 }
@@ -595,7 +584,7 @@ int tb_iperf_stream_finish(struct tb_iperf_stream *s, json_t **result, struct tb
 	*result = NULL;
 	if (s == NULL)
 		return nomem(err);
-	if (!s->done && s->len > 0 && s->err.code == 0)
+	if (!s->done && s->line.len > 0 && s->err.code == 0)
 		stream_line(s);
 	if (s->err.code == 0 && s->start == NULL && s->end == NULL && s->error == NULL)
 		fail(&s->err, "no start, end or error event in %lu lines", s->lineno);

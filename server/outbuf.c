@@ -88,6 +88,14 @@ char *tb_outbuf_take(struct tb_outbuf *b)
 	return p;
 }
 
+void tb_outbuf_clear(struct tb_outbuf *b)
+{
+	b->len = 0;
+	b->truncated = false;
+	if (b->p != NULL)
+		b->p[0] = '\0';
+}
+
 void tb_outbuf_free(struct tb_outbuf *b)
 {
 	free(b->p);

@@ -32,6 +32,8 @@ const char *tb_outbuf_str(const struct tb_outbuf *b);
 /* Hand the text over (the caller frees it): "" when empty, NULL only when out
  * of memory; b is left empty. */
 char *tb_outbuf_take(struct tb_outbuf *b);
+/* Empty the text, keeping the memory and max (the next line of a stream). */
+void tb_outbuf_clear(struct tb_outbuf *b);
 /* Free and zero (max too). */
 void tb_outbuf_free(struct tb_outbuf *b);
 

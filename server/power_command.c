@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "outbuf.h"
 #include "power.h"
 #include "proc.h"
 
@@ -37,37 +38,24 @@ static char *substitute(const char *s, const char *host, const char *mac, const 
 {
 	static const char *const names[] = {"{host}", "{mac}", "{bmc}"};
 	const char *values[] = {host, mac, bmc};
-	size_t len = 0, cap = strlen(s) + 1;
-	char *out = malloc(cap);
+	struct tb_outbuf out = {0};
 
-	if (out == NULL)
-		return NULL;
 	while (*s != '\0') {
 		const char *v = NULL;
-		size_t skip = 1, vl;
+		size_t skip = 1;
 
 		for (int i = 0; i < 3 && *s == '{'; i++)
 			if (strncmp(s, names[i], strlen(names[i])) == 0) {
 				v = values[i] != NULL ? values[i] : "";
 				skip = strlen(names[i]);
 			}
-		vl = v != NULL ? strlen(v) : 1;
-		if (len + vl + 1 > cap) {
-			char *n;
-
-			cap = (len + vl + 1) * 2;
-			if ((n = realloc(out, cap)) == NULL) {
-				free(out);
-				return NULL;
-			}
-			out = n;
-		}
-		memcpy(out + len, v != NULL ? v : s, vl);
-		len += vl;
+		if (v != NULL)
+			tb_outbuf_puts(&out, v);
+		else
+			tb_outbuf_add(&out, s, 1);
 		s += skip;
 	}
-	out[len] = '\0';
-	return out;
+	return tb_outbuf_take(&out);
 }
 
 static void free_argv(char **argv)

@@ -13,6 +13,7 @@
 #include <libssh/callbacks.h>
 
 #include "log.h"
+#include "outbuf.h"
 #include "shquote.h"
 #include "timeutil.h"
 
@@ -545,70 +546,35 @@ int tb_ssh_spawn_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 /* ---- capture ---- */
 
 struct capture_sink {
-	struct tb_ssh_capture *cap;
-	size_t max;
-	size_t out_cap, err_cap;
-	bool nomem;
+	struct tb_outbuf out, err;   /* each bounded by max_bytes */
 };
-
-static int append(char **buf, size_t *len, size_t *cap, bool *trunc, size_t max,
-		  const char *data, size_t n)
-{
-	if (*len + n > max) {
-		*trunc = true;
-		n = max - *len;
-	}
-	if (*len + n + 1 > *cap) {
-		size_t want = *cap != 0 ? *cap : 1024;
-		char *p;
-
-		while (want < *len + n + 1)
-			want *= 2;
-		p = realloc(*buf, want);
-		if (p == NULL)
-			return -1;
-		*buf = p;
-		*cap = want;
-	}
-	memcpy(*buf + *len, data, n);
-	*len += n;
-	(*buf)[*len] = '\0';
-	return 0;
-}
 
 static int capture_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
 {
 	struct capture_sink *s = cls;
-	struct tb_ssh_capture *c = s->cap;
-	int rc;
+	struct tb_outbuf *b = stream == TB_SSH_STDOUT ? &s->out : &s->err;
 
-	if (stream == TB_SSH_STDOUT)
-		rc = append(&c->out, &c->out_len, &s->out_cap, &c->out_truncated, s->max, data,
-			    len);
-	else
-		rc = append(&c->err, &c->err_len, &s->err_cap, &c->err_truncated, s->max, data,
-			    len);
-	if (rc != 0)
-		s->nomem = true;
-	return rc;
+	tb_outbuf_add(b, data, len);
+	return b->nomem ? -1 : 0;
 }
 
 int tb_ssh_run_capture(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 		       const char *const argv[], long timeout_ms, size_t max_bytes,
 		       struct tb_ssh_capture *cap, struct tb_error *err)
 {
-	struct capture_sink s = {0};
+	struct capture_sink s = {.out = {.max = max_bytes}, .err = {.max = max_bytes}};
 	int rc;
 
 	memset(cap, 0, sizeof(*cap));
-	s.cap = cap;
-	s.max = max_bytes;
 	rc = tb_ssh_exec(pool, t, argv, timeout_ms, capture_output, &s, &cap->res, err);
-	/* never leave NULL buffers behind: "" when nothing arrived */
-	if (append(&cap->out, &cap->out_len, &s.out_cap, &cap->out_truncated, s.max, "", 0) ||
-	    append(&cap->err, &cap->err_len, &s.err_cap, &cap->err_truncated, s.max, "", 0))
-		s.nomem = true;
-	if (s.nomem)
+	cap->out_len = s.out.len;
+	cap->err_len = s.err.len;
+	cap->out_truncated = s.out.truncated;
+	cap->err_truncated = s.err.truncated;
+	/* never NULL buffers: "" when nothing arrived */
+	cap->out = tb_outbuf_take(&s.out);
+	cap->err = tb_outbuf_take(&s.err);
+	if (cap->out == NULL || cap->err == NULL || s.out.nomem || s.err.nomem)
 		rc = tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory for the output of %s",
 			     argv != NULL && argv[0] != NULL ? argv[0] : "a command");
 	return rc;

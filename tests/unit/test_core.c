@@ -265,6 +265,15 @@ static void test_outbuf(void **state)
 	assert_string_equal(text, "0123456789");
 	assert_null(capped.p);
 	free(text);
+	/* clear: empty text, the same limit, room for the next line */
+	tb_outbuf_puts(&capped, "abcdefghijkl");
+	tb_outbuf_clear(&capped);
+	assert_string_equal(tb_outbuf_str(&capped), "");
+	assert_int_equal(capped.len, 0);
+	assert_false(capped.truncated);
+	tb_outbuf_puts(&capped, "x");
+	assert_string_equal(tb_outbuf_str(&capped), "x");
+	tb_outbuf_free(&capped);
 	tb_outbuf_free(&capped);
 }
 

@@ -905,6 +905,9 @@ static void test_odd_inputs(void **state)
 		/* a last line without its newline is read; one cut short is not JSON */
 		{P_STREAM, "{\"event\":\"error\",\"data\":\"x\"}", 0, "error=\"x\""},
 		{P_STREAM, "{\"event\":\"error\",\"data\":\"x\"}\n{\"event\":\"end\",\"da", TB_ERR_INVALID, NULL},
+		/* blank lines after a longer one are skipped (the line buffer is emptied, not just rewound) */
+		{P_STREAM, "{\"event\":\"colour\",\"data\":1}\n\n \n{\"event\":\"error\",\"data\":\"x\"}\n", 0,
+		 "error=\"x\""},
 		/* a later iperf3's event, and bytes after end */
 		{P_STREAM, "{\"event\":\"colour\",\"data\":1}\r\n{\"event\":\"end\",\"data\":{}}\nanything {", 0,
 		"end=null"},
