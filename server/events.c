@@ -28,7 +28,8 @@ struct tb_sub {
 	int hide_audit;
 	int64_t owner;
 	int64_t session;
-	int64_t ends_at;           /* unix s; its first read from then on closes it */
+	int64_t ends_at;           /* unix s (0: never); its first read from then on closes it */
+	int64_t lifetime_end_ms;   /* tb_monotonic_ms: TB_EVENTS_MAX_LIFETIME_S after it began */
 	int reset_ahead;           /* resumed after an id this bus never had */
 	int announce;              /* live only: say first where the stream starts */
 	tb_events_wake_fn wake;
@@ -234,22 +235,34 @@ int64_t tb_events_last_id(struct tb_events *ev)
 	return id;
 }
 
-/* 1 when s is over: dropped, or its end time passed (lock held). */
-static int ended(const struct tb_sub *s, int64_t now_s)
+/* 1 when s is over: dropped, or its end time passed (lock held).  The
+ * lifetime runs on the monotonic clock (a clock step neither ends streams
+ * nor keeps them); a session's expiry is a wall-clock time. */
+struct clocks {
+	int64_t wall_s, mono_ms;
+};
+
+static struct clocks clocks_now(void)
 {
-	return s->dropped || now_s >= s->ends_at;
+	return (struct clocks){.wall_s = tb_now_ms() / 1000, .mono_ms = tb_monotonic_ms()};
+}
+
+static int ended(const struct tb_sub *s, struct clocks now)
+{
+	return s->dropped || (s->ends_at != 0 && now.wall_s >= s->ends_at) || now.mono_ms >= s->lifetime_end_ms;
 }
 
 /* TB_ERR_RATE_LIMITED when owner has TB_EVENTS_PER_TOKEN subscriptions
  * that have not ended (lock held). */
-static int over_cap(struct tb_events *ev, int64_t owner, int64_t now_s, struct tb_error *err)
+static int over_cap(struct tb_events *ev, int64_t owner, struct tb_error *err)
 {
+	struct clocks now = clocks_now();
 	size_t n = 0;
 
 	if (owner == 0)
 		return 0;
 	for (const struct tb_sub *s = ev->subs; s != NULL; s = s->next)
-		if (s->owner == owner && !ended(s, now_s))
+		if (s->owner == owner && !ended(s, now))
 			n++;
 	if (n < TB_EVENTS_PER_TOKEN)
 		return 0;
@@ -263,7 +276,7 @@ int tb_events_check_cap(struct tb_events *ev, int64_t owner, struct tb_error *er
 	int rc;
 
 	pthread_mutex_lock(&ev->lock);
-	rc = over_cap(ev, owner, tb_now_ms() / 1000, err);
+	rc = over_cap(ev, owner, err);
 	pthread_mutex_unlock(&ev->lock);
 	return rc;
 }
@@ -272,7 +285,6 @@ int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_eve
 			tb_events_wake_fn wake, void *cls, struct tb_sub **out, struct tb_error *err)
 {
 	struct tb_sub *s = calloc(1, sizeof(*s));
-	int64_t now_s = tb_now_ms() / 1000;
 	int rc;
 
 	*out = NULL;
@@ -288,14 +300,13 @@ int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_eve
 	s->hide_audit = f->hide_audit;
 	s->owner = f->owner;
 	s->session = f->session;
-	s->ends_at = now_s + TB_EVENTS_MAX_LIFETIME_S;
-	if (f->ends_at != 0 && f->ends_at < s->ends_at)
-		s->ends_at = f->ends_at;
+	s->ends_at = f->ends_at;
+	s->lifetime_end_ms = tb_monotonic_ms() + (int64_t)TB_EVENTS_MAX_LIFETIME_S * 1000;
 	s->wake = wake;
 	s->cls = cls;
 	pthread_mutex_lock(&ev->lock);
 	/* counted and added under one lock: no two callers both get the last place */
-	if ((rc = over_cap(ev, f->owner, now_s, err)) != 0) {
+	if ((rc = over_cap(ev, f->owner, err)) != 0) {
 		pthread_mutex_unlock(&ev->lock);
 		free(s);
 		return rc;
@@ -441,7 +452,7 @@ enum tb_sub_status tb_sub_next(struct tb_sub *s, char *buf, size_t len, size_t *
 	if (ev == NULL)
 		return TB_SUB_CLOSED;
 	pthread_mutex_lock(&ev->lock);
-	if (ev->closing || ended(s, tb_now_ms() / 1000)) {
+	if (ev->closing || ended(s, clocks_now())) {
 		pthread_mutex_unlock(&ev->lock);
 		return TB_SUB_CLOSED;
 	}

@@ -69,7 +69,7 @@ struct tb_events_filter {
 	int64_t session;           /* the session it runs under, for tb_events_drop_session
 				      (0: none) */
 	int64_t ends_at;           /* unix s when it ends (the session's expiry; 0: none);
-				      never later than TB_EVENTS_MAX_LIFETIME_S from now */
+				      it ends TB_EVENTS_MAX_LIFETIME_S after it began anyway */
 };
 
 typedef void (*tb_events_wake_fn)(void *cls);
