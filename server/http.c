@@ -53,8 +53,6 @@ static int check_head(struct tb_http *h, struct MHD_Connection *conn, struct tb_
 {
 	struct framing f = {0, 0};
 	const char *clen;
-	char *end;
-	unsigned long long n;
 
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &f);
 	if (f.content_length > 1)
@@ -65,8 +63,8 @@ static int check_head(struct tb_http *h, struct MHD_Connection *conn, struct tb_
 	clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (clen == NULL)
 		return 0;
-	n = strtoull(clen, &end, 10);
-	if (n > h->cfg.body_limit)
+	/* MHD itself refused a Content-Length that is not a number (400) */
+	if (strtoull(clen, NULL, 10) > h->cfg.body_limit)
 		return tb_fail(e, TB_ERR_TOO_LARGE, "", "the body is larger than %zu bytes", h->cfg.body_limit);
 	return 0;
 }
