@@ -43,6 +43,25 @@ static int write_port_file(const char *path, unsigned int port, struct tb_error 
 	return 0;
 }
 
+/* The state directory holds the database and admin.token: whoever can
+ * write to it can swap them, so one that group or others can write is
+ * refused (testbedd creates it 0700). */
+static int check_state_dir(const char *dir, struct tb_error *err)
+{
+	struct stat st;
+
+	if (stat(dir, &st) != 0)
+		return tb_fail(err, TB_ERR_IO, "state-dir", "cannot read state directory %s: %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return tb_fail(err, TB_ERR_IO, "state-dir", "state directory %s is not a directory", dir);
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+		return tb_fail(err, TB_ERR_IO, "state-dir",
+			       "state directory %s is writable by group or others (mode %04o): refusing to keep "
+			       "the database and admin.token there; chmod go-w %s (testbedd creates it 0700)",
+			       dir, (unsigned)(st.st_mode & 07777), dir);
+	return 0;
+}
+
 /* actions -> idle: a host taken or let go is a use (wired here, so that
  * actions need not know idle power-off exists) */
 static void idle_use(void *cls, const char *host)
@@ -77,6 +96,8 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 			     strerror(errno));
 		goto fail;
 	}
+	if ((rc = check_state_dir(cfg->state_dir, err)) != 0)
+		goto fail;
 	snprintf(dbpath, sizeof(dbpath), "%s/testbedd.db", cfg->state_dir);
 	if ((rc = tb_store_open(dbpath, &app->store, err)) != 0 ||
 	    (rc = tb_auth_new(app->store, &app->auth, err)) != 0 ||

@@ -2,11 +2,15 @@
  * file uses (store_internal.h).  See store.h. */
 #include "store_internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Numbered migrations: append, never edit one that has shipped. */
 static const char *const migrations[] = {
@@ -148,13 +152,72 @@ static int integrity_check(struct tb_store *st, struct tb_error *err)
 	return rc;
 }
 
+/*
+ * path, if it exists, gets mode 0600; with create, a missing path is created
+ * empty with mode 0600 whatever the umask (SQLite takes an empty file for a
+ * new database, and gives its -wal, -shm and -journal files the database's
+ * mode).  An existing file is chmod'ed, never opened: closing a descriptor
+ * of it would drop this process's POSIX locks, SQLite's among them.
+ */
+static int st_private_file(const char *path, int create, struct tb_error *err)
+{
+	struct stat sb;
+	int fd;
+
+	if (lstat(path, &sb) == 0) {
+		if (!S_ISREG(sb.st_mode))
+			return tb_fail(err, TB_ERR_IO, "", "%s is not a regular file", path);
+		if ((sb.st_mode & 0777) != 0600 && chmod(path, 0600) != 0)
+			return tb_fail(err, TB_ERR_IO, "", "cannot make %s private (mode 0600): %s", path,
+				       strerror(errno));
+		return 0;
+	}
+	if (errno != ENOENT)
+		return tb_fail(err, TB_ERR_IO, "", "cannot read %s: %s", path, strerror(errno));
+	if (!create)
+		return 0;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST)
+		return st_private_file(path, 0, err);
+	if (fd < 0 || fchmod(fd, 0600) != 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return tb_fail(err, TB_ERR_IO, "", "cannot create database %s: %s", path, strerror(e));
+	}
+	close(fd);
+	return 0;
+}
+
+/* The database and its side files private to testbedd's user (a file path only). */
+static int st_private(const char *path, struct tb_error *err)
+{
+	static const char *const sides[] = {"-wal", "-shm", "-journal"};
+	char side[1100];
+	int rc;
+
+	if (path[0] == '\0' || strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0)
+		return 0;
+	if ((rc = st_private_file(path, 1, err)) != 0)
+		return rc;
+	for (size_t i = 0; i < sizeof(sides) / sizeof(sides[0]); i++) {
+		snprintf(side, sizeof(side), "%s%s", path, sides[i]);
+		if ((rc = st_private_file(side, 0, err)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 int tb_store_open(const char *path, struct tb_store **out, struct tb_error *err)
 {
-	struct tb_store *st = calloc(1, sizeof(*st));
+	struct tb_store *st;
 	int rc;
 
 	*out = NULL;
-	if (st == NULL)
+	if ((rc = st_private(path, err)) != 0)
+		return rc;
+	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	pthread_mutex_init(&st->lock, NULL);
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,

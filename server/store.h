@@ -20,7 +20,9 @@
 struct tb_store;
 
 /* Open (create) the database at path, run pending migrations and an
- * integrity check.  A damaged database is refused with a message. */
+ * integrity check.  A damaged database is refused with a message.  The
+ * database file and its -wal/-shm/-journal are mode 0600 (created so, or
+ * tightened), whatever the umask. */
 int tb_store_open(const char *path, struct tb_store **out, struct tb_error *err);
 void tb_store_close(struct tb_store *st);
 
