@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "tbctl_table.h"
@@ -208,8 +209,31 @@ int tbctl_cmd_boot_entries(const struct tbctl_ctx *ctx)
 
 	if (path == NULL)
 		return nomem();
-	rc = tbctl_api_call(ctx, "GET", path, NULL, &reply);
+	/* testbedd answers from the menu its prober read; when none was read
+	 * yet it asks for one and answers 202 "reading": ask again, up to 60 s */
+	for (int waited = 0;; waited++) {
+		const char *state;
+
+		rc = tbctl_api_call_quiet(ctx, "GET", path, NULL, &reply);
+		state = rc == TBCTL_EXIT_OK ? tbctl_jstr(reply, "state") : NULL;
+		if (state == NULL || strcmp(state, "reading") != 0 || waited >= 30)
+			break;
+		if (waited == 0 && !ctx->args->json) {
+			fputs("tbctl: ", stderr);
+			tbctl_print_safe(stderr, tbctl_jstr(reply, "message") ? tbctl_jstr(reply, "message") : "reading");
+			fputc('\n', stderr);
+		}
+		json_decref(reply);
+		reply = NULL;
+		sleep(2);
+	}
 	free(path);
+	if (rc == TBCTL_EXIT_OK && tbctl_jstr(reply, "state") != NULL) {
+		fprintf(stderr, "tbctl: the GRUB menu was still not read after 60 s: try again later\n");
+		rc = TBCTL_EXIT_SERVER;
+	}
+	if (rc == TBCTL_EXIT_OK && ctx->args->json)
+		tbctl_print_json(reply);
 	if (rc != TBCTL_EXIT_OK || ctx->args->json) {
 		json_decref(reply);
 		return rc;
@@ -235,8 +259,15 @@ int tbctl_cmd_boot_entries(const struct tbctl_ctx *ctx)
 		cells[3] = os;
 		tbctl_table_add(t, cells);
 	}
-	printf("GRUB menu of %s, read from its %s (GRUB's default: %s)\n", tbctl_jstr(reply, "host"),
-	       tbctl_jstr(reply, "read_from"), tbctl_jstr(reply, "default"));
+	printf("GRUB menu of %s, read from its %s %lld s ago%s (GRUB's default: %s)\n", tbctl_jstr(reply, "host"),
+	       tbctl_jstr(reply, "read_from"), tbctl_jint(reply, "age_s", 0),
+	       json_is_true(json_object_get(reply, "refreshing")) ? ", being read again" : "",
+	       tbctl_jstr(reply, "default"));
+	if (json_is_object(json_object_get(reply, "last_error"))) {
+		fputs("the last read failed: ", stdout);
+		tbctl_print_safe(stdout, tbctl_jstr(json_object_get(reply, "last_error"), "message"));
+		fputc('\n', stdout);
+	}
 	tbctl_table_print(t, stdout);
 	tbctl_table_free(t);
 	json_decref(reply);

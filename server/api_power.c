@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "actions.h"
 #include "app.h"
@@ -111,16 +112,20 @@ int api_host_boot_entries(struct tb_request *rq, struct tb_reply *rp)
 {
 	struct tb_inventory *inv = tb_app_inventory_get(rq->app);
 	const struct tb_machine *m = tb_inventory_find(inv, rq->args[0]);
+	const char *refresh = tb_req_query(rq, "refresh");
+	unsigned int status = 200;
 	json_t *j = NULL;
 	int rc;
 
-	if (m == NULL)
+	if (refresh != NULL && strcmp(refresh, "0") != 0 && strcmp(refresh, "1") != 0)
+		rc = tb_fail(&rp->err, TB_ERR_INVALID, "refresh", "refresh must be 0 or 1");
+	else if (m == NULL)
 		rc = tb_fail(&rp->err, TB_ERR_NOT_FOUND, "name", "no machine named \"%.64s\" in the inventory",
 			     rq->args[0]);
-	else
-		rc = tb_boot_entries(rq->app, m, &j, &rp->err);
+	else   /* from the prober's cache: never waits on the host */
+		rc = tb_boot_entries(rq->app, m, refresh != NULL && strcmp(refresh, "1") == 0, &j, &status, &rp->err);
 	tb_app_inventory_put(rq->app, inv);
-	return rc != 0 ? rc : tb_reply_json(rp, 200, j);
+	return rc != 0 ? rc : tb_reply_json(rp, status, j);
 }
 
 int api_action_get(struct tb_request *rq, struct tb_reply *rp)

@@ -7,10 +7,12 @@
 
 #include "actions.h"
 #include "app.h"
+#include "bootmenu.h"
 #include "grubcfg.h"
 #include "hosts.h"
 #include "power.h"
 #include "ssh.h"
+#include "timeutil.h"
 
 #define MAX_SWITCHES 3
 
@@ -240,40 +242,56 @@ int tb_boot_run(struct tb_action *a, const struct tb_inventory *inv, const struc
 	return rc;
 }
 
-int tb_boot_entries(struct tb_app *app, const struct tb_machine *m, json_t **out, struct tb_error *err)
+int tb_boot_menu_read(struct tb_hosts *h, const struct tb_machine *m, const char *os, json_t **entries,
+		      struct tb_error *err)
 {
 	static const char *const argv[] = {"cat", "/boot/grub/grub.cfg", NULL};
+	const struct tb_persona *p = tb_machine_persona(m, os);
 	struct tb_ssh_capture cap;
-	const struct tb_persona *p;
 	struct tb_ssh_target t;
-	char os[40], pin[96];
-	json_t *entries, *map;
+	char pin[96];
 	int rc;
 
-	*out = NULL;
-	if (m->boot.loader == NULL)
-		return tb_fail(err, TB_ERR_INVALID, "name", "%s has no boot: section in the inventory", m->name);
-	/* the prober's view: an HTTP thread does not wait for a probe */
-	if (!tb_hosts_answering(app->hosts, m->name, os, sizeof(os)))
-		return tb_fail(err, TB_ERR_CONFLICT, "name", "%s does not answer: power it on to read its GRUB menu", m->name);
-	if (strcmp(kernel_of(os), "Linux") != 0)
-		return tb_fail(err, TB_ERR_CONFLICT, "name",
-			       "%s runs %s now; its GRUB menu is read from Linux: boot it into %s first", m->name, os,
-			       m->boot.default_os);
-	p = tb_machine_persona(m, os);
-	tb_hosts_target(app->hosts, m, p, &t, pin, sizeof(pin));
-	rc = tb_ssh_run_capture(tb_hosts_pool(app->hosts), &t, argv, 15000, 1024 * 1024, &cap, err);
+	*entries = NULL;
+	if (p == NULL)
+		return tb_fail(err, TB_ERR_NOT_FOUND, "name", "%s has no OS persona %.40s", m->name, os);
+	tb_hosts_target(h, m, p, &t, pin, sizeof(pin));
+	rc = tb_ssh_run_capture(tb_hosts_pool(h), &t, argv, 15000, 1024 * 1024, &cap, err);
 	if (rc == 0 && cap.res.exit_status != 0)
 		rc = tb_fail(err, TB_ERR_REMOTE, "", "%s (%s): cannot read /boot/grub/grub.cfg: %.200s", m->name, os,
 			     cap.err != NULL ? cap.err : "");
-	if (rc != 0) {
-		tb_ssh_capture_free(&cap);
-		return rc;
-	}
-	entries = tb_grubcfg_entries(cap.out);
+	if (rc == 0 && (*entries = tb_grubcfg_entries(cap.out)) == NULL)
+		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	tb_ssh_capture_free(&cap);
-	map = json_object();
-	for (size_t i = 0; i < m->boot.nentries; i++) {
+	return rc;
+}
+
+void tb_boot_menu_refresh(struct tb_hosts *h, const struct tb_machine *m)
+{
+	struct tb_bootmenus *menus = tb_hosts_menus(h);
+	int64_t since, checked;
+	struct tb_error e = {0};
+	json_t *entries;
+	char os[40];
+
+	if (m->boot.loader == NULL || menus == NULL || !tb_hosts_answering(h, m->name, os, sizeof(os)) ||
+	    strcmp(kernel_of(os), "Linux") != 0)
+		return;
+	tb_hosts_reach(h, m->name, &since, &checked);
+	if (!tb_bootmenus_due(menus, m->name, os, since, tb_now()))
+		return;
+	if (tb_boot_menu_read(h, m, os, &entries, &e) == 0)
+		tb_bootmenus_put(menus, m->name, os, entries, tb_now());
+	else
+		tb_bootmenus_failed(menus, m->name, os, &e, tb_now());
+}
+
+/* {os: {entry, index}}: the inventory's map resolved in entries. */
+static json_t *entry_map(const struct tb_machine *m, const json_t *entries)
+{
+	json_t *map = json_object();
+
+	for (size_t i = 0; map != NULL && i < m->boot.nentries; i++) {
 		char idx[64];
 		int found = tb_grubcfg_resolve(entries, m->boot.entries[i].entry, idx, sizeof(idx)) == 0;
 
@@ -281,8 +299,66 @@ int tb_boot_entries(struct tb_app *app, const struct tb_machine *m, json_t **out
 				    json_pack("{s:s, s:o}", "entry", m->boot.entries[i].entry, "index",
 					      found ? json_string(idx) : json_null()));
 	}
-	*out = json_pack("{s:s, s:s, s:s, s:o, s:o}", "host", m->name, "read_from", os, "default", m->boot.default_os,
-			 "entries", entries, "map", map);
+	return map;
+}
+
+int tb_boot_entries(struct tb_app *app, const struct tb_machine *m, int refresh, json_t **out, unsigned int *status,
+		    struct tb_error *err)
+{
+	struct tb_bootmenus *menus = tb_hosts_menus(app->hosts);
+	struct tb_bootmenu_view v;
+	int64_t now = tb_now();
+	char os[40];
+	int up, linux_up;
+
+	*out = NULL;
+	*status = 200;
+	if (m->boot.loader == NULL)
+		return tb_fail(err, TB_ERR_INVALID, "name", "%s has no boot: section in the inventory", m->name);
+	/* the prober's view and the menu it read: nothing here waits on the host */
+	up = tb_hosts_answering(app->hosts, m->name, os, sizeof(os));
+	linux_up = up && strcmp(kernel_of(os), "Linux") == 0;
+	tb_bootmenus_get(menus, m->name, &v);
+	/* ask for a read: when refreshing, or when there is no menu (unless a
+	 * read just failed: that error is the answer until the retry) */
+	if (linux_up && !v.pending &&
+	    (refresh || (v.entries == NULL && !(v.failed && now - v.failed_at < TB_BOOTMENU_RETRY_S)))) {
+		tb_bootmenus_want(menus, m->name);
+		tb_hosts_probe_now(app->hosts);
+		v.pending = 1;
+	}
+	if (v.entries != NULL) {
+		json_t *map = entry_map(m, v.entries);
+
+		*out = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:I, s:b, s:o}", "host", m->name, "read_from", v.os,
+				 "default", m->boot.default_os, "entries", v.entries, "map", map, "read_at",
+				 tb_time_json(v.read_at), "age_s", (json_int_t)(now - v.read_at), "refreshing", v.pending,
+				 "last_error", v.failed ? json_pack("{s:s, s:s}", "code", tb_err_name(v.last.code), "message",
+								    v.last.message)
+						       : json_null());
+		return *out != NULL ? 0 : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	if (!up)
+		return tb_fail(err, TB_ERR_CONFLICT, "name",
+			       "%s does not answer and its GRUB menu was not read yet: power it on to read it", m->name);
+	if (!linux_up)
+		return tb_fail(err, TB_ERR_CONFLICT, "name",
+			       "%s runs %s now and its GRUB menu was not read yet; it is read from Linux: boot it into "
+			       "%s first", m->name, os, m->boot.default_os);
+	if (v.failed && !v.pending) {
+		*err = v.last;
+		return v.last.code != 0 ? v.last.code : tb_fail(err, TB_ERR_REMOTE, "", "%s: reading the menu failed", m->name);
+	}
+	*status = 202;
+	*out = json_pack("{s:s, s:s, s:s, s:i, s:s}", "host", m->name, "state", "reading", "reading_from", os,
+			 "retry_after_s", 2, "message", "");
+	if (*out != NULL) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "%s's GRUB menu is being read from its %s in the background: ask again in a "
+			 "few seconds", m->name, os);
+		json_object_set_new(*out, "message", json_string(msg));
+	}
 	return *out != NULL ? 0 : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 }
 

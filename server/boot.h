@@ -34,9 +34,29 @@ int tb_boot_run(struct tb_action *a, const struct tb_inventory *inv, const struc
 int tb_boot_start(struct tb_app *app, const char *host, const char *os, int make_default, const char *actor,
 		  int64_t *id, struct tb_error *err);
 
-/* The GRUB menu read from the Linux persona that answers now, beside the
- * inventory's OS -> entry map: {"answering_os", "entries": [...], "map": {os: {entry, index}}}.
- * TB_ERR_CONFLICT when no Linux persona answers.  Blocks for one ssh command. */
-int tb_boot_entries(struct tb_app *app, const struct tb_machine *m, json_t **out, struct tb_error *err);
+/* The GRUB menu of m as the background prober last read it (bootmenu.h),
+ * beside the inventory's OS -> entry map: {"host", "read_from", "default",
+ * "entries": [...], "map": {os: {entry, index}}, "read_at", "age_s",
+ * "refreshing", "last_error"}, *status 200.  When none was read yet and a
+ * Linux persona answers: a read is asked of the prober and *status is 202
+ * with {"host", "state": "reading", "reading_from", "retry_after_s",
+ * "message"}.  refresh: ask for a new read even when there is a menu (the
+ * reply is the one there is, "refreshing": true).  None read and no Linux
+ * answering: TB_ERR_CONFLICT; the last read failed (none since): its error.
+ * Never blocks: no ssh, no process (a hung host never holds the caller). */
+int tb_boot_entries(struct tb_app *app, const struct tb_machine *m, int refresh, json_t **out, unsigned int *status,
+		    struct tb_error *err);
+
+/* Read m's GRUB menu from its persona os (`cat /boot/grub/grub.cfg` over
+ * ssh): *entries a new reference (tb_grubcfg_entries).  Blocks for one ssh
+ * command (up to 15 s): the prober's, never a handler's. */
+struct tb_hosts;
+int tb_boot_menu_read(struct tb_hosts *h, const struct tb_machine *m, const char *os, json_t **entries,
+		      struct tb_error *err);
+
+/* The prober, after probing m: read its menu when bootmenu.h says it is due
+ * (m answers in Linux and has a boot: section).  Blocks for one ssh command
+ * when it reads. */
+void tb_boot_menu_refresh(struct tb_hosts *h, const struct tb_machine *m);
 
 #endif /* TB_BOOT_H */

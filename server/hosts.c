@@ -8,6 +8,8 @@
 #include <time.h>
 
 #include "app.h"
+#include "boot.h"
+#include "bootmenu.h"
 #include "events.h"
 #include "inventory.h"
 #include "log.h"
@@ -39,6 +41,7 @@ struct tb_hosts {
 	struct pin *pins;              /* keys accepted by an admin (also in the store) */
 	size_t npins;
 	struct tb_ssh_pool *pool;
+	struct tb_bootmenus *menus;    /* the GRUB menus read after probes (boot.c) */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	pthread_t thread;
@@ -147,6 +150,11 @@ void tb_hosts_target(struct tb_hosts *h, const struct tb_machine *m, const struc
 struct tb_ssh_pool *tb_hosts_pool(struct tb_hosts *h)
 {
 	return h->pool;
+}
+
+struct tb_bootmenus *tb_hosts_menus(struct tb_hosts *h)
+{
+	return h->menus;
 }
 
 struct probe_result {
@@ -344,6 +352,7 @@ static void *round_worker(void *arg)
 		if (i >= r->inv->nmachines)
 			return NULL;
 		probe_machine(r->h, &r->inv->machines[i], 0);
+		tb_boot_menu_refresh(r->h, &r->inv->machines[i]);
 	}
 }
 
@@ -398,7 +407,8 @@ int tb_hosts_start(struct tb_app *app, struct tb_hosts **out, struct tb_error *e
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->wake, NULL);
 	h->pool = tb_ssh_pool_new(2, 60);
-	if (h->pool == NULL) {
+	h->menus = tb_bootmenus_new();
+	if (h->pool == NULL || h->menus == NULL) {
 		tb_hosts_stop(h);
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	}
@@ -426,6 +436,7 @@ void tb_hosts_stop(struct tb_hosts *h)
 	if (h->running)
 		pthread_join(h->thread, NULL);
 	tb_ssh_pool_free(h->pool);
+	tb_bootmenus_free(h->menus);
 	pthread_cond_destroy(&h->wake);
 	pthread_mutex_destroy(&h->lock);
 	free(h->st);

@@ -85,6 +85,11 @@ void tb_hosts_target(struct tb_hosts *h, const struct tb_machine *m, const struc
 		     struct tb_ssh_target *t, char *pin, size_t pinlen);
 struct tb_ssh_pool *tb_hosts_pool(struct tb_hosts *h);
 
+/* The GRUB menus the prober read after its probes (bootmenu.h; boot.c
+ * reads them): each probe round reads a Linux machine's menu when it is due. */
+struct tb_bootmenus;
+struct tb_bootmenus *tb_hosts_menus(struct tb_hosts *h);
+
 /* "ssh USER@ADDRESS <argv as sh would run it>": how a command sent to
  * persona p is shown to people and stored (malloc'd; NULL: out of memory). */
 char *tb_hosts_command_shown(const struct tb_persona *p, const char *const argv[]);
