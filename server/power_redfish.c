@@ -514,16 +514,26 @@ static int allowed(json_t *list, const char *v)
 	return 0;
 }
 
+/* "On, ForceOff" of a BMC's list into out (sz >= 8); a list that does not
+ * fit ends with "..." (len never points past out: it stops at sz - 1). */
 static void list_text(json_t *list, char *out, size_t sz)
 {
 	size_t i, len = 0;
 	json_t *x;
 
 	out[0] = '\0';
-	json_array_foreach (list, i, x)
-		if (json_is_string(x))
-			len += (size_t)snprintf(out + len, len < sz ? sz - len : 0, "%s%s", len > 0 ? ", " : "",
-						json_string_value(x));
+	json_array_foreach (list, i, x) {
+		int w;
+
+		if (!json_is_string(x))
+			continue;
+		w = snprintf(out + len, sz - len, "%s%s", len > 0 ? ", " : "", json_string_value(x));
+		if (w < 0 || (size_t)w >= sz - len) {
+			snprintf(out + sz - 4, 4, "...");
+			break;
+		}
+		len += (size_t)w;
+	}
 	if (out[0] == '\0')
 		snprintf(out, sz, "none");
 }

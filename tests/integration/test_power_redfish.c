@@ -250,6 +250,17 @@ static void test_already_in_state(void **state)
 	mock_set("{\"allowed\":[\"On\"]}");
 	assert_int_equal(rf(&pm, TB_POWER_OFF, NULL, &s, 5000, NULL, &e), TB_ERR_CONFIG);
 	assert_non_null(strstr(e.message, "does not allow ResetType ForceOff for off (it allows On)"));
+	/* a list longer than the message's room: cut with "...", never written (or pointed) past its buffer */
+	mock_set("{\"allowed\":[\"On\",\"VendorResetType01\",\"VendorResetType02\",\"VendorResetType03\","
+		 "\"VendorResetType04\",\"VendorResetType05\",\"VendorResetType06\",\"VendorResetType07\","
+		 "\"VendorResetType08\",\"VendorResetType09\",\"VendorResetType10\",\"VendorResetType11\","
+		 "\"VendorResetType12\",\"VendorResetType13\",\"VendorResetType14\",\"VendorResetType15\","
+		 "\"VendorResetType16\",\"VendorResetType17\",\"VendorResetType18\",\"VendorResetType19\","
+		 "\"VendorResetType20\",\"VendorResetType21\",\"VendorResetType22\",\"VendorResetType23\"]}");
+	assert_int_equal(rf(&pm, TB_POWER_OFF, NULL, &s, 5000, NULL, &e), TB_ERR_CONFIG);
+	assert_non_null(strstr(e.message, "(it allows On, VendorResetType01, VendorResetType02, "));
+	assert_null(strstr(e.message, "VendorResetType23"));
+	assert_non_null(strstr(e.message, "...); use another power method"));
 }
 
 static void test_cycle_reset_soft(void **state)
