@@ -134,15 +134,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 		*upload_data_size = 0;
 		if (cs->too_large || cs->len + n > h->cfg.body_limit) {
+			/* only a chunked body gets here (a declared one was refused at
+			 * once): MHD 0.9.75 cannot reply in the middle of a body, so it
+			 * is discarded and answered 413 at its end, or the connection
+			 * closed when it goes on past TB_HTTP_DISCARD_MAX */
 			cs->too_large = 1;
-			return MHD_YES;
+			cs->discarded += n;
+			return cs->discarded > TB_HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
 		}
 		if (cs->len + n + 1 > cs->cap) {
 			size_t cap = (cs->len + n + 1) * 2;
-			char *b = realloc(cs->buf, cap);
+			char *b = malloc(cap);
 
 			if (b == NULL)
 				return MHD_NO;
+			/* not realloc: the old copy may hold a secret and is wiped */
+			if (cs->len > 0)
+				memcpy(b, cs->buf, cs->len);
+			tb_wipe(cs->buf, cs->cap);
+			free(cs->buf);
 			cs->buf = b;
 			cs->cap = cap;
 		}

@@ -34,6 +34,10 @@ struct tb_http {
 
 #define MAX_DECODED 16
 
+/* A chunked body over the limit is discarded up to this many bytes (then
+ * answered 413); past it the connection is closed without an answer. */
+#define TB_HTTP_DISCARD_MAX (1024 * 1024)
+
 /* Per-request state, from the first call of the access handler until
  * NOTIFY_COMPLETED. */
 struct conn_state {
@@ -41,6 +45,7 @@ struct conn_state {
 	size_t len, cap;
 	int too_large;
 	int replied;                  /* refused when the headers came: the rest is ignored */
+	size_t discarded;             /* bytes of a chunked body past the limit */
 	struct MHD_Connection *conn;
 	char remote[64];
 	char *decoded[MAX_DECODED];   /* strings handed to handlers, freed at the end */

@@ -317,6 +317,55 @@ static void test_raw(void **state)
 	}
 }
 
+/* A chunked body (no Content-Length) over 256 KiB: 413 in the JSON shape
+ * at its end; one that goes on past 1 MiB: the connection is closed without
+ * reading the rest (before, 3 MiB were read and then answered). */
+static void test_chunked_over_limit(void **state)
+{
+	static const size_t sizes[] = {300 * 1024, 3 * 1024 * 1024};
+	char head[512], chunk[8192 + 16];
+	char *out;
+
+	(void)state;
+	memset(chunk, 'x', sizeof(chunk));
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		int fd = raw_connect(&D);
+		size_t sent = 0, len = 0;
+		ssize_t n;
+		int hl;
+
+		hl = snprintf(head, sizeof(head), "POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+			      "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n", D.admin_token);
+		assert_int_equal(write(fd, head, (size_t)hl), hl);
+		/* the server may close while we write: a failed write ends the body */
+		while (sent < sizes[k]) {
+			memcpy(chunk, "2000\r\n", 6);
+			memcpy(chunk + 6 + 8192, "\r\n", 2);
+			if (send(fd, chunk, 6 + 8192 + 2, MSG_NOSIGNAL) <= 0)
+				break;
+			sent += 8192;
+		}
+		if (sent >= sizes[k])
+			(void)!send(fd, "0\r\n\r\n", 5, MSG_NOSIGNAL);
+		out = malloc(65536);
+		assert_non_null(out);
+		for (;;) {
+			struct pollfd p = {fd, POLLIN, 0};
+
+			if (poll(&p, 1, 10000) <= 0 || (n = read(fd, out + len, 65535 - len)) <= 0)
+				break;
+			len += (size_t)n;
+		}
+		out[len] = '\0';
+		close(fd);
+		if (k == 0 && (strncmp(out, "HTTP/1.1 413 ", 13) != 0 || strstr(out, "\"code\":\"too_large\"") == NULL))
+			fail_msg("a chunked body of %zu bytes: got\n%.400s", sizes[k], out);
+		if (k == 1 && strstr(out, "HTTP/1.1 ") != NULL)
+			fail_msg("a chunked body of %zu bytes was read to its end:\n%.400s", sizes[k], out);
+		free(out);
+	}
+}
+
 /* ---- the limiter, on a daemon of its own ---- */
 
 static void test_good_token_after_bad_ones(void **state)
@@ -473,6 +522,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_raw),
+		cmocka_unit_test(test_chunked_over_limit),
 		cmocka_unit_test(test_good_token_after_bad_ones),
 		cmocka_unit_test(test_flood),
 		cmocka_unit_test(test_thread_pool),
