@@ -29,7 +29,7 @@ const BASELINE = {
   iperf: { udp_bitrate: '0' },
 };
 const DRAFT_KEY = 'testbedd.matrix-spec';
-const PLAN_ROWS = 500;       // a plan may have 100000 runs: the table shows the first ones
+const PLAN_ROWS = 500;       // a plan may have 100000 runs: the API answers a page of them, the table shows this many at a time
 
 export function renderMatrices(main, ctx, rest) {
   if (rest === '') return renderList(main, ctx);
@@ -266,9 +266,14 @@ function renderNew(main, ctx) {
   }
 
   planButton.addEventListener('click', () => busy(planButton, async (s, mine) => {
-    const reply = await api('POST', 'matrices/plan', s);
+    const reply = await api('POST', `matrices/plan?limit=${PLAN_ROWS}`, s);
     if (mine !== generation) return;
-    drawPlan(plan, reply.plan);
+    // the next pages post the plan's own spec (its seed set): pages of the same plan
+    const next = async (offset) => {
+      const page = await api('POST', `matrices/plan?offset=${offset}&limit=${PLAN_ROWS}`, reply.plan.spec);
+      return mine === generation ? page.plan : null;
+    };
+    drawPlan(plan, reply.plan, next);
     announce(`Planned: ${reply.plan.runs} runs, about ${duration(reply.plan.estimated_s * 1000)}`);
   }));
   startButton.addEventListener('click', () => busy(startButton, async (s) => {
@@ -358,11 +363,12 @@ const TIMELINE_ROUNDS = 60;   // the timeline shows the first rounds
 
 /** The rounds as a timeline: one block per round, as wide as its share of the time, its runs stacked. */
 function drawTimeline(plan) {
+  // the API sends the rounds of the runs it sent (the first page's)
   const rounds = plan.timeline.slice(0, TIMELINE_ROUNDS);
   const end = rounds.at(-1)?.end_s || 1;
   const bySeq = new Map(plan.plan.map((r) => [r.seq, r]));
   return h('figure', { class: 'plan-timeline' },
-    h('figcaption', {}, `Timeline${plan.timeline.length > rounds.length ? ` (the first ${rounds.length} of ${plan.timeline.length} rounds)` : ''}`),
+    h('figcaption', {}, `Timeline${plan.rounds > rounds.length ? ` (the first ${rounds.length} of ${plan.rounds} rounds)` : ''}`),
     h('ol', { class: 'timeline' }, rounds.map((t) => h('li', {
       class: 'tl-round', dataset: { round: String(t.round) },
       title: `round ${t.round}: ${t.start_s}–${t.end_s} s`,
@@ -389,9 +395,54 @@ function drawBoots(plan) {
       h('span', { class: 'muted' }, ` (about ${duration(b.estimated_s * 1000)})`)))));
 }
 
-function drawPlan(el, plan) {
+/** One row of the plan's table. */
+function planRow(r) {
+  return h('tr', { dataset: { seq: String(r.seq) } },
+    h('td', { 'data-label': 'seq', class: 'num' }, String(r.seq)),
+    h('td', { 'data-label': 'round', class: 'num' }, String(r.round)),
+    h('td', { 'data-label': 'client → server' }, pairText(r),
+      r.link ? h('span', { class: 'muted' }, ` (${r.link} ${r.server_address})`) : null),
+    h('td', { 'data-label': 'protocol' }, r.protocol),
+    h('td', { 'data-label': 'direction' }, r.direction),
+    h('td', { 'data-label': 'iperf args' }, h('code', {}, r.iperf_args ?? '')));
+}
+
+/**
+ * The plan: its summary, boots, timeline and runs.  The API sends a page of
+ * the runs (plan.page); when there are more, "Show more" asks next(offset)
+ * for the next page and adds its rows.
+ */
+function drawPlan(el, plan, next) {
   delete el.dataset.stale;
-  const shown = plan.plan.slice(0, PLAN_ROWS);
+  const tbody = h('tbody', {}, plan.plan.map(planRow));
+  const note = h('p', { class: 'muted plan-more' });
+  const moreButton = h('button', { type: 'button', class: 'plan-more-button' }, `Show the next ${PLAN_ROWS} runs`);
+  let shown = plan.plan.length;
+  let nextOffset = plan.page?.next_offset ?? null;
+  const update = () => {
+    note.textContent = shown < plan.runs ? `The first ${shown} of ${plan.runs} runs.` : '';
+    moreButton.hidden = nextOffset === null || !next;
+  };
+  moreButton.addEventListener('click', async () => {
+    moreButton.disabled = true;
+    try {
+      const page = await next(nextOffset);
+      if (!page) return;
+      if (page.runs !== plan.runs) {
+        note.textContent = 'The plan changed (the hosts\' OSes?): plan again.';
+        return;
+      }
+      tbody.append(...page.plan.map(planRow));
+      shown += page.plan.length;
+      nextOffset = page.page?.next_offset ?? null;
+      update();
+    } catch (err) {
+      note.textContent = errorText(err, 'Could not get more runs');
+    } finally {
+      moreButton.disabled = false;
+    }
+  });
+  update();
   replace(el,
     h('h2', {}, 'Plan'),
     h('p', { class: 'plan-summary' },
@@ -415,15 +466,7 @@ function drawPlan(el, plan) {
           h('th', { scope: 'col' }, 'protocol'),
           h('th', { scope: 'col' }, 'direction'),
           h('th', { scope: 'col' }, 'iperf args'))),
-        h('tbody', {}, shown.map((r) => h('tr', { dataset: { seq: String(r.seq) } },
-          h('td', { 'data-label': 'seq', class: 'num' }, String(r.seq)),
-          h('td', { 'data-label': 'round', class: 'num' }, String(r.round)),
-          h('td', { 'data-label': 'client → server' }, pairText(r),
-            r.link ? h('span', { class: 'muted' }, ` (${r.link} ${r.server_address})`) : null),
-          h('td', { 'data-label': 'protocol' }, r.protocol),
-          h('td', { 'data-label': 'direction' }, r.direction),
-          h('td', { 'data-label': 'iperf args' }, h('code', {}, r.iperf_args ?? ''))))))),
-    plan.plan.length > shown.length
-      ? h('p', { class: 'muted' }, `… and ${plan.plan.length - shown.length} more runs.`) : null);
+        tbody)),
+    note, moreButton);
   el.hidden = false;
 }
