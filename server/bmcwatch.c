@@ -13,6 +13,7 @@
 #include "hosts.h"
 #include "inventory.h"
 #include "log.h"
+#include "machtab.h"
 #include "power.h"
 #include "ticker.h"
 #include "timeutil.h"
@@ -20,7 +21,7 @@
 #define TICK_MS 500
 
 struct bmc_state {
-	char machine[64];
+	char machine[TB_MACHTAB_NAME];
 	char method[16];
 	int on;                        /* 1, 0, -1 unknown */
 	int64_t since_ms;              /* when on took its value (wall clock) */
@@ -34,14 +35,14 @@ struct bmc_state {
 	int64_t mismatch_since_ms;
 	char mismatch_msg[160];
 };
+TB_MACHTAB_SLOT(struct bmc_state, machine);
 
 struct tb_bmcwatch {
 	struct tb_app *app;
 	unsigned int interval_s;
 	pthread_mutex_t lock;      /* guards st */
 	struct tb_ticker ticker;
-	struct bmc_state *st;
-	size_t n;
+	struct tb_machtab st;      /* struct bmc_state */
 };
 
 /* ---- pure helpers ---- */
@@ -82,21 +83,11 @@ int tb_bmc_mismatch(const struct tb_bmc_sides *s)
 /* The slot of a machine (lock held); created when missing (NULL: out of memory). */
 static struct bmc_state *slot(struct tb_bmcwatch *w, const char *machine, int create)
 {
-	struct bmc_state *grown;
+	struct bmc_state *s = tb_machtab_get(&w->st, machine, 0);
 
-	for (size_t i = 0; i < w->n; i++)
-		if (strcmp(w->st[i].machine, machine) == 0)
-			return &w->st[i];
-	if (!create)
-		return NULL;
-	grown = realloc(w->st, (w->n + 1) * sizeof(*grown));
-	if (grown == NULL)
-		return NULL;
-	w->st = grown;
-	memset(&w->st[w->n], 0, sizeof(w->st[w->n]));
-	snprintf(w->st[w->n].machine, sizeof(w->st[0].machine), "%s", machine);
-	w->st[w->n].on = -1;
-	return &w->st[w->n++];
+	if (s == NULL && create && (s = tb_machtab_get(&w->st, machine, 1)) != NULL)
+		s->on = -1;
+	return s;
 }
 
 static const char *power_word(int on)
@@ -284,6 +275,7 @@ int tb_bmcwatch_start(struct tb_app *app, struct tb_bmcwatch **out, struct tb_er
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	w->app = app;
 	w->interval_s = tb_bmc_interval(app->cfg.bmc_interval_s, app->cfg.bmc_floor_s);
+	tb_machtab_init(&w->st, sizeof(struct bmc_state));
 	pthread_mutex_init(&w->lock, NULL);
 	if (app->cfg.bmc_interval_s > 0) {
 		if (tb_ticker_start(&w->ticker, TICK_MS, round_once, w) != 0) {
@@ -302,7 +294,7 @@ void tb_bmcwatch_stop(struct tb_bmcwatch *w)
 		return;
 	tb_ticker_stop(&w->ticker);
 	pthread_mutex_destroy(&w->lock);
-	free(w->st);
+	tb_machtab_free(&w->st);
 	free(w);
 }
 

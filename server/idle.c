@@ -14,6 +14,7 @@
 #include "hosts.h"
 #include "inventory.h"
 #include "log.h"
+#include "machtab.h"
 #include "power.h"
 #include "ticker.h"
 #include "timeutil.h"
@@ -21,17 +22,17 @@
 #define TICK_MS 1000
 
 struct use {
-	char machine[64];
+	char machine[TB_MACHTAB_NAME];
 	int64_t last_ms;
 };
+TB_MACHTAB_SLOT(struct use, machine);
 
 struct tb_idle {
 	struct tb_app *app;
 	int64_t started_ms;
 	pthread_mutex_t lock;      /* guards uses */
 	struct tb_ticker ticker;
-	struct use *uses;
-	size_t n;
+	struct tb_machtab uses;    /* struct use */
 };
 
 /* ---- pure helpers ---- */
@@ -66,25 +67,13 @@ int64_t tb_idle_seconds_left(int64_t off_at_ms, int64_t now_ms)
 void tb_idle_touch(struct tb_idle *idle, const char *machine)
 {
 	int64_t now = tb_now_ms();
-	struct use *grown;
+	struct use *u;
 
 	if (idle == NULL || machine == NULL)
 		return;
 	pthread_mutex_lock(&idle->lock);
-	for (size_t i = 0; i < idle->n; i++) {
-		if (strcmp(idle->uses[i].machine, machine) == 0) {
-			idle->uses[i].last_ms = now;
-			pthread_mutex_unlock(&idle->lock);
-			return;
-		}
-	}
-	grown = realloc(idle->uses, (idle->n + 1) * sizeof(*grown));
-	if (grown != NULL) {
-		idle->uses = grown;
-		snprintf(grown[idle->n].machine, sizeof(grown[0].machine), "%s", machine);
-		grown[idle->n].last_ms = now;
-		idle->n++;
-	}
+	if ((u = tb_machtab_get(&idle->uses, machine, 1)) != NULL)
+		u->last_ms = now;
 	pthread_mutex_unlock(&idle->lock);
 }
 
@@ -93,9 +82,12 @@ static int64_t last_use(struct tb_idle *idle, const char *machine)
 	int64_t t = idle->started_ms;
 
 	pthread_mutex_lock(&idle->lock);
-	for (size_t i = 0; i < idle->n; i++)
-		if (strcmp(idle->uses[i].machine, machine) == 0)
-			t = idle->uses[i].last_ms;
+	{
+		const struct use *u = tb_machtab_get(&idle->uses, machine, 0);
+
+		if (u != NULL)
+			t = u->last_ms;
+	}
 	pthread_mutex_unlock(&idle->lock);
 	return t;
 }
@@ -196,6 +188,7 @@ int tb_idle_new(struct tb_app *app, struct tb_idle **out, struct tb_error *err)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	idle->app = app;
 	idle->started_ms = tb_now_ms();
+	tb_machtab_init(&idle->uses, sizeof(struct use));
 	pthread_mutex_init(&idle->lock, NULL);
 	*out = idle;
 	return 0;
@@ -223,7 +216,7 @@ void tb_idle_free(struct tb_idle *idle)
 		return;
 	tb_idle_stop(idle);
 	pthread_mutex_destroy(&idle->lock);
-	free(idle->uses);
+	tb_machtab_free(&idle->uses);
 	free(idle);
 }
 

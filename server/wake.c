@@ -15,6 +15,7 @@
 #include "hosts.h"
 #include "inventory.h"
 #include "log.h"
+#include "machtab.h"
 #include "power.h"
 #include "ticker.h"
 #include "timeutil.h"
@@ -23,38 +24,29 @@
 
 /* What the schedule knows of one machine. */
 struct slot {
-	char machine[64];
+	char machine[TB_MACHTAB_NAME];
 	char pattern[TB_CRON_TEXT_MAX + 1];   /* the pattern next was taken from */
 	time_t next;               /* -1: none */
 	time_t last_at;            /* 0: nothing happened yet */
 	char last[200];
 };
+TB_MACHTAB_SLOT(struct slot, machine);
 
 struct tb_wake {
 	struct tb_app *app;
 	pthread_mutex_t lock;      /* guards slots */
 	struct tb_ticker ticker;
-	struct slot *slots;
-	size_t n;
+	struct tb_machtab slots;   /* struct slot */
 };
 
 /* m's slot, made (and its next time taken) when new or when the pattern
  * changed; NULL when out of memory.  Lock held. */
 static struct slot *slot_of(struct tb_wake *w, const struct tb_machine *m, time_t now)
 {
-	struct slot *s = NULL, *grown;
+	struct slot *s = tb_machtab_get(&w->slots, m->name, 1);
 
-	for (size_t i = 0; i < w->n && s == NULL; i++)
-		if (strcmp(w->slots[i].machine, m->name) == 0)
-			s = &w->slots[i];
-	if (s == NULL) {
-		if ((grown = realloc(w->slots, (w->n + 1) * sizeof(*grown))) == NULL)
-			return NULL;
-		w->slots = grown;
-		s = &w->slots[w->n++];
-		memset(s, 0, sizeof(*s));
-		snprintf(s->machine, sizeof(s->machine), "%s", m->name);
-	}
+	if (s == NULL)
+		return NULL;
 	if (strcmp(s->pattern, m->wake_schedule) != 0) {
 		snprintf(s->pattern, sizeof(s->pattern), "%s", m->wake_schedule);
 		s->next = tb_cron_next(&m->wake, now);
@@ -175,6 +167,7 @@ int tb_wake_new(struct tb_app *app, struct tb_wake **out, struct tb_error *err)
 	if (w == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	w->app = app;
+	tb_machtab_init(&w->slots, sizeof(struct slot));
 	pthread_mutex_init(&w->lock, NULL);
 	*out = w;
 	return 0;
@@ -199,7 +192,7 @@ void tb_wake_free(struct tb_wake *w)
 		return;
 	tb_wake_stop(w);
 	pthread_mutex_destroy(&w->lock);
-	free(w->slots);
+	tb_machtab_free(&w->slots);
 	free(w);
 }
 
