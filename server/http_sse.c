@@ -7,6 +7,7 @@
 
 #include "http_edge.h"
 #include <pthread.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "app.h"
@@ -47,6 +48,24 @@ static void sse_wake(void *cls)
 	pthread_mutex_unlock(&c->mu);
 }
 
+/* 1 when the client closed its side: a stream's client sends nothing after
+ * its request, so end of file on a peek means it is gone.  Found at the next
+ * wake (the heartbeat's, every 5 s) instead of when a write fails (the second
+ * ping after the close, up to 30 s): until then it would count against its
+ * token's stream cap.  Over TLS a close_notify is data, so there it is the
+ * ping that finds it. */
+static int client_gone(struct sse_client *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	char b;
+	ssize_t r;
+
+	if (ci == NULL)
+		return 0;
+	r = recv(ci->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	static const char ping[] = ": ping\n\n";
@@ -64,6 +83,8 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 		}
 		if (st == TB_SUB_CLOSED)
 			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (client_gone(c))
+			return MHD_CONTENT_READER_END_WITH_ERROR;
 		if (now - c->last_write_ms >= SSE_HEARTBEAT_MS && max >= sizeof(ping) - 1) {
 			/* also how a dead client is found: the write fails */
 			c->last_write_ms = now;

@@ -8,7 +8,9 @@
  *     the test-only TESTBEDD_TEST_SESSION_TTL_S, which the daemon warns of);
  *   - the (TB_EVENTS_PER_TOKEN + 1)th open stream of one token, counted over
  *     its sessions and its bearer use, gets 429 with the JSON error; another
- *     token is not affected; ended streams give their place back.
+ *     token is not affected; ended streams give their place back;
+ *   - a client that closed its side is found at the next heartbeat wake,
+ *     without a write to it (before the first ping), and its place is free.
  * (Revoking a token ends its streams: test_events_http.c.)
  */
 #include <arpa/inet.h>
@@ -91,6 +93,32 @@ static int read_until(struct stream *s, const char *needle, long timeout_ms)
 		s->len += (size_t)r;
 		s->buf[s->len] = '\0';
 	}
+}
+
+/* Read until the daemon closes the connection: 1, or 0 after timeout_ms. */
+static int read_to_eof(struct stream *s, long timeout_ms)
+{
+	long long end = now_ms() + timeout_ms;
+
+	while (now_ms() < end) {
+		struct pollfd p = {.fd = s->fd, .events = POLLIN};
+		char chunk[8192];
+		ssize_t r;
+		char *nb;
+
+		if (poll(&p, 1, (int)(end - now_ms())) <= 0)
+			continue;
+		r = read(s->fd, chunk, sizeof(chunk));
+		if (r <= 0)
+			return 1;
+		nb = realloc(s->buf, s->len + (size_t)r + 1);
+		assert_non_null(nb);
+		s->buf = nb;
+		memcpy(s->buf + s->len, chunk, (size_t)r);
+		s->len += (size_t)r;
+		s->buf[s->len] = '\0';
+	}
+	return 0;
 }
 
 /* Open a stream and wait for its first record: it is subscribed. */
@@ -275,12 +303,46 @@ static void test_streams_per_token_cap(void **state)
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
+/* Clients that closed their side (shutdown: they can still read) are found
+ * without writing to them: their streams end before the first ": ping" (15 s;
+ * the wakes come every 5 s), and their places under the cap are free again.
+ * Before, only a failed write found them, and a half-closed client's writes
+ * do not fail: those streams stayed, and kept their token at its cap. */
+static void test_closed_clients_give_their_place_back(void **state)
+{
+	struct tb_test_daemon d;
+	struct stream s[TB_EVENTS_PER_TOKEN], extra;
+	char secret[128], hdr[256];
+
+	(void)state;
+	assert_int_equal(tb_test_daemon_start(&d, NULL, NULL), 0);
+	assert_int_equal(tb_test_create_token(&d, "leaky", "viewer", secret, sizeof(secret)), 201);
+	bearer_header(secret, hdr, sizeof(hdr));
+	for (int i = 0; i < TB_EVENTS_PER_TOKEN; i++)
+		open_live(&s[i], d.port, hdr);
+	open_stream(&extra, d.port, hdr);
+	assert_true(read_until(&extra, "}}", 5000));
+	assert_non_null(strstr(extra.buf, "HTTP/1.1 429"));
+	close_stream(&extra);
+	for (int i = 0; i < TB_EVENTS_PER_TOKEN; i++)
+		assert_int_equal(shutdown(s[i].fd, SHUT_WR), 0);
+	for (int i = 0; i < TB_EVENTS_PER_TOKEN; i++) {
+		assert_true(read_to_eof(&s[i], 40000));
+		assert_null(strstr(s[i].buf, ": ping"));
+		close_stream(&s[i]);
+	}
+	open_live(&extra, d.port, hdr);
+	close_stream(&extra);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_logout_ends_its_streams),
 		cmocka_unit_test(test_expired_session_ends_its_streams),
 		cmocka_unit_test(test_streams_per_token_cap),
+		cmocka_unit_test(test_closed_clients_give_their_place_back),
 	};
 
 	return cmocka_run_group_tests_name("streams", tests, NULL, NULL);
