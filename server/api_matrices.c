@@ -44,6 +44,16 @@ static int plan_of(struct tb_request *rq, const json_t *spec, int lean, struct t
 	return rc;
 }
 
+/* Where results come from: the store, and what the runner says runs now
+ * (results never ask the runner themselves). */
+static struct tb_results_src results_src(struct tb_request *rq)
+{
+	struct tb_results_src src = {rq->app->store, {0, -1}};
+
+	tb_runner_now(rq->app->runner, &src.now);
+	return src;
+}
+
 static int matrix_id(struct tb_request *rq, struct tb_reply *rp, int64_t *id)
 {
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "matrix %.40s", rq->args[0]);
@@ -54,11 +64,12 @@ static int matrix_id(struct tb_request *rq, struct tb_reply *rp, int64_t *id)
 
 static int reply_matrix(struct tb_request *rq, struct tb_reply *rp, unsigned int status, int64_t id, int with_runs)
 {
+	struct tb_results_src src = results_src(rq);
 	unsigned int parts = (with_runs ? TB_MX_JSON_RUNS : 0u) | TB_MX_JSON_BOOTS;
 	json_t *j;
 	int rc;
 
-	if ((rc = tb_results_matrix_json(rq->app, id, parts, &j, &rp->err)) != 0)
+	if ((rc = tb_results_matrix_json(&src, id, parts, &j, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, status, json_pack("{s:o}", "matrix", j));
 }
@@ -122,6 +133,7 @@ int api_matrix_create(struct tb_request *rq, struct tb_reply *rp)
 
 int api_matrices_list(struct tb_request *rq, struct tb_reply *rp)
 {
+	struct tb_results_src src = results_src(rq);
 	const char *limit = tb_req_query(rq, "limit");
 	json_t *list;
 	int64_t n = 50;
@@ -129,7 +141,7 @@ int api_matrices_list(struct tb_request *rq, struct tb_reply *rp)
 
 	if (limit != NULL && (tb_parse_id(limit, 1, &n) != 0 || n > 1000))
 		return tb_fail(&rp->err, TB_ERR_INVALID, "limit", "limit must be 1..1000");
-	if ((rc = tb_results_matrix_list_json(rq->app, (int)n, &list, &rp->err)) != 0)
+	if ((rc = tb_results_matrix_list_json(&src, (int)n, &list, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "matrices", list));
 }
@@ -169,11 +181,12 @@ int api_matrix_resume(struct tb_request *rq, struct tb_reply *rp)
 
 int api_matrix_rerun(struct tb_request *rq, struct tb_reply *rp)
 {
+	struct tb_results_src src = results_src(rq);
 	json_t *m;
 	int64_t id;
 	int rc;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_results_matrix_json(rq->app, id, 0, &m, &rp->err)) != 0)
+	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_results_matrix_json(&src, id, 0, &m, &rp->err)) != 0)
 		return rc;
 	rc = submit(rq, rp, json_object_get(m, "spec"), id);
 	json_decref(m);
@@ -182,6 +195,7 @@ int api_matrix_rerun(struct tb_request *rq, struct tb_reply *rp)
 
 int api_matrix_results(struct tb_request *rq, struct tb_reply *rp)
 {
+	struct tb_results_src src = results_src(rq);
 	const char *format = tb_req_query(rq, "format"), *view = tb_req_query(rq, "view");
 	int64_t id;
 	int rc;
@@ -193,7 +207,7 @@ int api_matrix_results(struct tb_request *rq, struct tb_reply *rp)
 	if (view != NULL && strcmp(view, "runs") != 0 && strcmp(view, "cells") != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "view", "view must be runs or cells, got \"%.16s\"", view);
 	if (format != NULL && strcmp(format, "csv") == 0) {
-		if ((rc = tb_results_table_csv(rq->app, id, view != NULL && strcmp(view, "cells") == 0, &rp->text,
+		if ((rc = tb_results_table_csv(&src, id, view != NULL && strcmp(view, "cells") == 0, &rp->text,
 					       &rp->text_len, &rp->err)) != 0)
 			return rc;
 		rp->status = 200;
@@ -203,7 +217,7 @@ int api_matrix_results(struct tb_request *rq, struct tb_reply *rp)
 	{
 		json_t *t;
 
-		if ((rc = tb_results_table_json(rq->app, id, &t, &rp->err)) != 0)
+		if ((rc = tb_results_table_json(&src, id, &t, &rp->err)) != 0)
 			return rc;
 		return tb_reply_json(rp, 200, t);
 	}
@@ -212,6 +226,7 @@ int api_matrix_results(struct tb_request *rq, struct tb_reply *rp)
 /* GET /api/v1/matrices/{id}/compare?baseline=ID&max_drop=PCT&metric=M */
 int api_matrix_compare(struct tb_request *rq, struct tb_reply *rp)
 {
+	struct tb_results_src src = results_src(rq);
 	const char *b = tb_req_query(rq, "baseline"), *drop = tb_req_query(rq, "max_drop");
 	const char *metric = tb_req_query(rq, "metric");
 	double max_drop = 5.0;
@@ -241,7 +256,7 @@ int api_matrix_compare(struct tb_request *rq, struct tb_reply *rp)
 	if (!tb_compare_metric_ok(metric))
 		return tb_fail(&rp->err, TB_ERR_INVALID, "metric", "metric must be receiver_bps or sender_bps, got \"%.20s\"",
 			       metric);
-	if ((rc = tb_compare_json(rq->app, id, base, max_drop, metric, &j, &rp->err)) != 0)
+	if ((rc = tb_compare_json(&src, id, base, max_drop, metric, &j, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "compare", j));
 }
@@ -307,17 +322,19 @@ static int run_id(struct tb_request *rq, struct tb_reply *rp, int64_t *id)
 
 int api_run_get(struct tb_request *rq, struct tb_reply *rp)
 {
+	struct tb_results_src src = results_src(rq);
 	json_t *j;
 	int64_t id;
 	int rc;
 
-	if ((rc = run_id(rq, rp, &id)) != 0 || (rc = tb_results_run_json(rq->app, id, &j, &rp->err)) != 0)
+	if ((rc = run_id(rq, rp, &id)) != 0 || (rc = tb_results_run_json(&src, id, &j, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "run", j));
 }
 
 int api_run_raw(struct tb_request *rq, struct tb_reply *rp)
 {
+	struct tb_results_src src = results_src(rq);
 	const char *side = tb_req_query(rq, "side"), *stream = tb_req_query(rq, "stream");
 	int64_t id;
 	int rc;
@@ -332,7 +349,7 @@ int api_run_raw(struct tb_request *rq, struct tb_reply *rp)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "side", "side must be client or server, got \"%.16s\"", side);
 	if (strcmp(stream, "stdout") != 0 && strcmp(stream, "stderr") != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "stream", "stream must be stdout or stderr, got \"%.16s\"", stream);
-	if ((rc = tb_results_raw(rq->app, id, side, stream, &rp->text, &rp->text_len, &rp->err)) != 0)
+	if ((rc = tb_results_raw(&src, id, side, stream, &rp->text, &rp->text_len, &rp->err)) != 0)
 		return rc;
 	rp->status = 200;
 	rp->content_type = "text/plain; charset=utf-8";

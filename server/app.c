@@ -11,6 +11,7 @@
 
 #include "actions.h"
 #include "bmcwatch.h"
+#include "boot.h"
 #include "idle.h"
 #include "runner.h"
 #include "wake.h"
@@ -109,7 +110,7 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 		goto fail;
 	}
 	/* idle first: actions touch it when they hold and release a host */
-	if ((rc = tb_hosts_start(app, &app->hosts, err)) != 0 ||
+	if ((rc = tb_hosts_start(app, tb_boot_menu_refresh, &app->hosts, err)) != 0 ||
 	    (rc = tb_idle_new(app, &app->idle, err)) != 0 ||
 	    (rc = tb_actions_new(app->store, app->events, app, &(struct tb_actions_hooks){idle_use, app->idle},
 				 &app->actions, err)) != 0 ||

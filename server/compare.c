@@ -21,9 +21,8 @@ int tb_compare_metric_ok(const char *metric)
 }
 
 /* The fields that say what a cell measured: two cells are the same cell
- * when each of these is equal (json_equal; absent counts as null). */
-static const char *const key_fields[] = {"client", "client_os", "server", "server_os", "protocol", "direction",
-					 "params", NULL};
+ * when each of client, client_os, server, server_os, protocol, direction
+ * and params is equal (json_equal; absent counts as null). */
 
 /* FNV-1a over len bytes, continuing from h. */
 static uint64_t fnv(uint64_t h, const void *p, size_t len)
@@ -82,28 +81,59 @@ static uint64_t json_hash(const json_t *v)
 	}
 }
 
-static uint64_t cell_hash(const json_t *cell)
+/* The values of a cell's key fields, in key_fields' order (NULL: absent or
+ * null), found in one walk over its members: a lookup by name per field
+ * hashes the name, and at 100,000 cells that was most of the time. */
+#define NKEY 7
+typedef const json_t *keyvals[NKEY];
+
+static void key_values(const json_t *cell, keyvals kv)
+{
+	const char *k;
+	json_t *v;
+
+	memset(kv, 0, sizeof(keyvals));
+	json_object_foreach((json_t *)cell, k, v) {
+		int f;
+
+		switch (k[0]) {   /* the first letter narrows it to at most two names */
+		case 'c':
+			f = strcmp(k, "client") == 0 ? 0 : strcmp(k, "client_os") == 0 ? 1 : -1;
+			break;
+		case 's':
+			f = strcmp(k, "server") == 0 ? 2 : strcmp(k, "server_os") == 0 ? 3 : -1;
+			break;
+		case 'p':
+			f = strcmp(k, "protocol") == 0 ? 4 : strcmp(k, "params") == 0 ? 6 : -1;
+			break;
+		case 'd':
+			f = strcmp(k, "direction") == 0 ? 5 : -1;
+			break;
+		default:
+			f = -1;
+		}
+		if (f >= 0)
+			kv[f] = json_is_null(v) ? NULL : v;
+	}
+}
+
+static uint64_t cell_hash(const keyvals kv)
 {
 	uint64_t h = 0;
 
-	for (int f = 0; key_fields[f] != NULL; f++) {
-		const json_t *v = json_object_get(cell, key_fields[f]);
-		uint64_t x = json_hash(json_is_null(v) ? NULL : v);
+	for (int f = 0; f < NKEY; f++) {
+		uint64_t x = json_hash(kv[f]);
 
 		h = fnv(h ^ UINT64_C(0xcbf29ce484222325), &x, sizeof(x));
 	}
 	return h;
 }
 
-static int same_cell(const json_t *a, const json_t *b)
+static int same_cell(const keyvals a, const keyvals b)
 {
-	for (int f = 0; key_fields[f] != NULL; f++) {
-		const json_t *x = json_object_get(a, key_fields[f]), *y = json_object_get(b, key_fields[f]);
-		int xn = x == NULL || json_is_null(x), yn = y == NULL || json_is_null(y);
-
-		if (xn != yn || (!xn && !json_equal((json_t *)x, (json_t *)y)))
+	for (int f = 0; f < NKEY; f++)
+		if (a[f] != b[f] && (a[f] == NULL || b[f] == NULL || !json_equal((json_t *)a[f], (json_t *)b[f])))
 			return 0;
-	}
 	return 1;
 }
 
@@ -120,13 +150,26 @@ static json_t *num_or_null(double v)
 	return isnan(v) ? json_null() : json_real(v);
 }
 
-/* A row of the comparison from a cell (of either matrix) and its counterpart. */
+/* from's key (a borrowed reference), or null when from or its key is absent. */
+static json_t *key_of(const json_t *from, const char *key)
+{
+	json_t *v = from != NULL ? json_object_get(from, key) : NULL;
+
+	return v != NULL ? v : json_null();
+}
+
+/* A row of the comparison from a cell (of either matrix) and its counterpart.
+ * Built member by member (json_pack parses its format each time: at 100,000
+ * rows that was most of the time). */
 static json_t *row(const json_t *cur, const json_t *base, const char *metric, double max_drop, const char **verdict)
 {
+	static const char *const same[] = {"client", "client_os", "server", "server_os", "link", "protocol",
+					   "direction", "params", NULL};
 	const json_t *any = cur != NULL ? cur : base;
 	double m = cur != NULL ? median_of(cur, metric) : NAN, bm = base != NULL ? median_of(base, metric) : NAN;
 	double change = NAN;
-	json_t *r;
+	json_t *r = json_object();
+	int bad = r == NULL;
 
 	if (cur == NULL)
 		*verdict = "missing";
@@ -140,20 +183,21 @@ static json_t *row(const json_t *cur, const json_t *base, const char *metric, do
 		change = (m - bm) / bm * 100.0;
 		*verdict = change < -max_drop ? "dropped" : "ok";
 	}
-	r = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "client", json_object_get(any, "client"),
-		      "client_os", json_object_get(any, "client_os"), "server", json_object_get(any, "server"), "server_os",
-		      json_object_get(any, "server_os"), "link", json_object_get(any, "link"), "protocol",
-		      json_object_get(any, "protocol"), "direction", json_object_get(any, "direction"), "params",
-		      json_object_get(any, "params"), "cell", cur != NULL ? json_object_get(cur, "cell") : NULL);
-	if (r == NULL)
+	for (int i = 0; !bad && same[i] != NULL; i++)
+		bad |= json_object_set_nocheck(r, same[i], key_of(any, same[i])) != 0;
+	bad = bad || json_object_set_nocheck(r, "cell", key_of(cur, "cell")) != 0 ||
+	      json_object_set_nocheck(r, "baseline_cell", key_of(base, "cell")) != 0 ||
+	      json_object_set_nocheck(r, "n", key_of(cur, "n")) != 0 ||
+	      json_object_set_nocheck(r, "baseline_n", key_of(base, "n")) != 0 ||
+	      json_object_set_new_nocheck(r, "median", num_or_null(m)) != 0 ||
+	      json_object_set_new_nocheck(r, "baseline_median", num_or_null(bm)) != 0 ||
+	      json_object_set_new_nocheck(r, "change_pct",
+					  isnan(change) ? json_null() : json_real(round(change * 100.0) / 100.0)) != 0 ||
+	      json_object_set_new_nocheck(r, "verdict", json_string(*verdict)) != 0;
+	if (bad) {
+		json_decref(r);
 		return NULL;
-	json_object_set_new(r, "baseline_cell", base != NULL ? json_deep_copy(json_object_get(base, "cell")) : json_null());
-	json_object_set_new(r, "n", cur != NULL ? json_deep_copy(json_object_get(cur, "n")) : json_null());
-	json_object_set_new(r, "baseline_n", base != NULL ? json_deep_copy(json_object_get(base, "n")) : json_null());
-	json_object_set_new(r, "median", num_or_null(m));
-	json_object_set_new(r, "baseline_median", num_or_null(bm));
-	json_object_set_new(r, "change_pct", isnan(change) ? json_null() : json_real(round(change * 100.0) / 100.0));
-	json_object_set_new(r, "verdict", json_string(*verdict));
+	}
 	return r;
 }
 
@@ -165,6 +209,9 @@ static json_t *row(const json_t *cur, const json_t *base, const char *metric, do
  */
 struct index {
 	const json_t **cell;   /* the non-null cells, in order */
+	keyvals *kv;           /* each one's key values */
+	size_t *pos;           /* each one's place in the array */
+	size_t taken;          /* the cell index_take gave last */
 	uint64_t *hash;
 	size_t n;
 	size_t *next;          /* the next cell of the same key; n: none */
@@ -176,6 +223,8 @@ struct index {
 static void index_free(struct index *x)
 {
 	free(x->cell);
+	free(x->kv);
+	free(x->pos);
 	free(x->hash);
 	free(x->next);
 	free(x->slot);
@@ -183,12 +232,11 @@ static void index_free(struct index *x)
 }
 
 /* The slot of cell i's key: its own or the empty one where it goes. */
-static size_t index_find(const struct index *x, uint64_t h, const json_t *cell)
+static size_t index_find(const struct index *x, uint64_t h, const keyvals kv)
 {
 	size_t s = (size_t)h & x->mask;
 
-	while (x->slot[s] != x->n &&
-	       (x->hash[x->slot[s]] != h || !same_cell(x->cell[x->slot[s]], cell)))
+	while (x->slot[s] != x->n && (x->hash[x->slot[s]] != h || !same_cell(x->kv[x->slot[s]], kv)))
 		s = (s + 1) & x->mask;
 	return s;
 }
@@ -202,15 +250,20 @@ static int index_make(const json_t *cells, bool chain, struct index *x)
 	while (cap < 2 * json_array_size(cells) + 2)
 		cap *= 2;
 	x->cell = calloc(json_array_size(cells) + 1, sizeof(*x->cell));
+	x->pos = calloc(json_array_size(cells) + 1, sizeof(*x->pos));
+	x->kv = calloc(json_array_size(cells) + 1, sizeof(*x->kv));
 	x->hash = calloc(json_array_size(cells) + 1, sizeof(*x->hash));
 	x->used = calloc(json_array_size(cells) + 1, sizeof(*x->used));
-	if (x->cell == NULL || x->hash == NULL || x->used == NULL)
+	if (x->cell == NULL || x->kv == NULL || x->pos == NULL || x->hash == NULL || x->used == NULL)
 		return -1;
 	json_array_foreach(cells, i, c) {
 		if (json_is_null(c))
 			continue;
+		x->pos[x->n] = i;
 		x->cell[x->n] = c;
-		x->hash[x->n++] = cell_hash(c);
+		key_values(c, x->kv[x->n]);
+		x->hash[x->n] = cell_hash(x->kv[x->n]);
+		x->n++;
 	}
 	if (!chain)
 		return 0;
@@ -225,7 +278,7 @@ static int index_make(const json_t *cells, bool chain, struct index *x)
 	for (size_t s = 0; s < cap; s++)
 		x->slot[s] = x->n;
 	for (i = 0; i < x->n; i++) {
-		size_t s = index_find(x, x->hash[i], x->cell[i]);
+		size_t s = index_find(x, x->hash[i], x->kv[i]);
 
 		x->next[i] = x->n;
 		if (x->slot[s] == x->n)
@@ -239,50 +292,91 @@ static int index_make(const json_t *cells, bool chain, struct index *x)
 }
 
 /* The first unused baseline cell with cur's key (marked used), or NULL. */
-static const json_t *index_take(struct index *b, const json_t *cur, uint64_t h)
+static const json_t *index_take(struct index *b, const keyvals kv, uint64_t h)
 {
-	size_t s = index_find(b, h, cur), i = b->slot[s];
+	size_t s = index_find(b, h, kv), i = b->slot[s];
 
 	/* the chain's head is its first unused cell: an empty chain keeps its
 	 * last cell as head, marked used, so the key stays findable */
 	if (i == b->n || b->used[i])
 		return NULL;
 	b->used[i] = true;
+	b->taken = i;
 	if (b->next[i] != b->n)
 		b->slot[s] = b->next[i];
 	return b->cell[i];
 }
 
+int tb_compare_match(const json_t *cells, const json_t *base_cells, long *match)
+{
+	struct index a = {0}, b = {0};
+	size_t k = 0;
+	int rc = 0;
+
+	if (index_make(cells, false, &a) != 0 || index_make(base_cells, true, &b) != 0) {
+		rc = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < json_array_size(cells); i++) {
+		const json_t *c = json_array_get(cells, i), *m;
+
+		if (json_is_null(c)) {
+			match[i] = -2;
+			continue;
+		}
+		m = index_take(&b, a.kv[k], a.hash[k]);
+		k++;
+		match[i] = -1;
+		/* the baseline cell's place in base_cells */
+		if (m != NULL)
+			match[i] = (long)b.pos[b.taken];
+	}
+out:
+	index_free(&a);
+	index_free(&b);
+	return rc;
+}
+
 int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *metric, double max_drop,
 		     json_t *out)
 {
-	struct index a, b;
+	size_t na = json_array_size(cells), nb = json_array_size(base_cells);
+	long *match = malloc((na + 1) * sizeof(*match));
+	bool *used = calloc(nb + 1, sizeof(*used));
 	json_t *rows = json_array(), *dropped = json_array();
-	int compared = 0, oom = rows == NULL || dropped == NULL;
+	int compared = 0, oom = rows == NULL || dropped == NULL || match == NULL || used == NULL;
 
-	oom |= index_make(cells, false, &a) != 0;
-	oom |= index_make(base_cells, true, &b) != 0;
-	for (size_t i = 0; !oom && i < a.n; i++) {
-		const json_t *match = index_take(&b, a.cell[i], a.hash[i]);
+	oom |= !oom && tb_compare_match(cells, base_cells, match) != 0;
+	for (size_t i = 0; !oom && i < na; i++) {
+		const json_t *c = json_array_get(cells, i), *m = NULL;
 		const char *verdict;
 		json_t *r;
 
-		r = row(a.cell[i], match, metric, max_drop, &verdict);
+		if (match[i] == -2)
+			continue;
+		if (match[i] >= 0) {
+			m = json_array_get(base_cells, (size_t)match[i]);
+			used[match[i]] = true;
+		}
+		r = row(c, m, metric, max_drop, &verdict);
 		oom |= r == NULL || json_array_append_new(rows, r) != 0;
 		if (strcmp(verdict, "ok") == 0 || strcmp(verdict, "dropped") == 0 || strcmp(verdict, "failed") == 0)
 			compared++;
 		if (strcmp(verdict, "dropped") == 0 || strcmp(verdict, "failed") == 0)
-			oom |= json_array_append(dropped, json_object_get(a.cell[i], "cell")) != 0;
+			oom |= json_array_append(dropped, json_object_get(c, "cell")) != 0;
 	}
-	for (size_t j = 0; !oom && j < b.n; j++)
-		if (!b.used[j]) {
+	for (size_t j = 0; !oom && j < nb; j++) {
+		const json_t *c = json_array_get(base_cells, j);
+
+		if (!used[j] && !json_is_null(c)) {
 			const char *verdict;
-			json_t *r = row(NULL, b.cell[j], metric, max_drop, &verdict);
+			json_t *r = row(NULL, c, metric, max_drop, &verdict);
 
 			oom |= r == NULL || json_array_append_new(rows, r) != 0;
 		}
-	index_free(&a);
-	index_free(&b);
+	}
+	free(match);
+	free(used);
 	if (!oom) {
 		json_object_set_new(out, "compared", json_integer(compared));
 		json_object_set_new(out, "pass", json_boolean(compared > 0 && json_array_size(dropped) == 0));
@@ -295,16 +389,16 @@ int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *
 	return -1;
 }
 
-int tb_compare_json(struct tb_app *app, int64_t id, int64_t baseline, double max_drop_pct, const char *metric,
+int tb_compare_json(const struct tb_results_src *src, int64_t id, int64_t baseline, double max_drop_pct, const char *metric,
 		    json_t **out, struct tb_error *err)
 {
 	json_t *cur = NULL, *base = NULL, *o;
 	int rc;
 
 	*out = NULL;
-	if ((rc = tb_results_table_json(app, id, &cur, err)) != 0)
+	if ((rc = tb_results_table_json(src, id, &cur, err)) != 0)
 		return rc;
-	if ((rc = tb_results_table_json(app, baseline, &base, err)) != 0) {
+	if ((rc = tb_results_table_json(src, baseline, &base, err)) != 0) {
 		json_decref(cur);
 		if (rc == TB_ERR_NOT_FOUND)
 			return tb_fail(err, TB_ERR_NOT_FOUND, "baseline", "no matrix with id %lld to compare against",

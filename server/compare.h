@@ -31,7 +31,7 @@
 
 #include "error.h"
 
-struct tb_app;
+struct tb_results_src;
 
 /* The metrics a gate can compare: a cell statistic's name. */
 int tb_compare_metric_ok(const char *metric);
@@ -43,10 +43,17 @@ int tb_compare_metric_ok(const char *metric);
  * compared with json_equal, an absent field counting as null.  Expected
  * O(n) time (a hash of the key), O(n) memory.  Returns 0, or -1 when out of
  * memory (out then unchanged).  Borrows everything. */
+/* The matching alone: match[i] (the caller's array of json_array_size(cells))
+ * gets the index in base_cells of the cell that cells[i] matches, -1 for
+ * none, -2 when cells[i] is null; the rules of tb_compare_cells.  O(n)
+ * expected.  0, or -1 when out of memory. */
+int tb_compare_match(const json_t *cells, const json_t *base_cells, long *match);
+
 int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *metric, double max_drop,
 		     json_t *out);
 
-int tb_compare_json(struct tb_app *app, int64_t id, int64_t baseline, double max_drop_pct, const char *metric,
+/* Matrix id against baseline, both read through src (results.h). */
+int tb_compare_json(const struct tb_results_src *src, int64_t id, int64_t baseline, double max_drop_pct, const char *metric,
 		    json_t **out, struct tb_error *err);
 
 #endif /* TB_COMPARE_H */

@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include "app.h"
-#include "boot.h"
 #include "bootmenu.h"
 #include "events.h"
 #include "inventory.h"
@@ -42,6 +41,7 @@ struct tb_hosts {
 	size_t npins;
 	struct tb_ssh_pool *pool;
 	struct tb_bootmenus *menus;    /* the GRUB menus read after probes (boot.c) */
+	tb_hosts_after_probe_fn after_probe;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	pthread_t thread;
@@ -352,7 +352,8 @@ static void *round_worker(void *arg)
 		if (i >= r->inv->nmachines)
 			return NULL;
 		probe_machine(r->h, &r->inv->machines[i], 0);
-		tb_boot_menu_refresh(r->h, &r->inv->machines[i]);
+		if (r->h->after_probe != NULL)
+			r->h->after_probe(r->h, &r->inv->machines[i]);
 	}
 }
 
@@ -396,7 +397,8 @@ static void *prober(void *arg)
 	return NULL;
 }
 
-int tb_hosts_start(struct tb_app *app, struct tb_hosts **out, struct tb_error *err)
+int tb_hosts_start(struct tb_app *app, tb_hosts_after_probe_fn after_probe, struct tb_hosts **out,
+		   struct tb_error *err)
 {
 	struct tb_hosts *h = calloc(1, sizeof(*h));
 
@@ -404,6 +406,7 @@ int tb_hosts_start(struct tb_app *app, struct tb_hosts **out, struct tb_error *e
 	if (h == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	h->app = app;
+	h->after_probe = after_probe;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->wake, NULL);
 	h->pool = tb_ssh_pool_new(2, 60);

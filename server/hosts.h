@@ -28,7 +28,15 @@ struct tb_hosts;
 #define TB_PROBE_WORKERS 4
 #define TB_PROBE_WAIT_CONNECT_S 3
 
-int tb_hosts_start(struct tb_app *app, struct tb_hosts **out, struct tb_error *err);
+struct tb_machine;
+
+/* Called in a prober thread after each machine's probe (the GRUB menu read,
+ * boot.c, hangs here: app.c wires it, so that hosts need not know boot).
+ * Its work must be bounded.  NULL: nothing. */
+typedef void (*tb_hosts_after_probe_fn)(struct tb_hosts *h, const struct tb_machine *m);
+
+int tb_hosts_start(struct tb_app *app, tb_hosts_after_probe_fn after_probe, struct tb_hosts **out,
+		   struct tb_error *err);
 void tb_hosts_stop(struct tb_hosts *h);
 
 /* The inventory was replaced: forget machines that left, probe at once. */

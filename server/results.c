@@ -7,10 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
 #include "matrix.h"
 #include "outbuf.h"
-#include "runner.h"
 #include "stats.h"
 #include "store.h"
 #include "timeutil.h"
@@ -38,12 +36,12 @@ static json_t *ms_time(int64_t ms)
 /* ---- matrices ---- */
 
 struct mctx {
-	struct tb_app *app;
+	const struct tb_results_src *src;
 	json_t *out;               /* one matrix, or the list */
 	int list;
 };
 
-static json_t *matrix_json(struct tb_app *app, const struct tb_matrix_row *m)
+static json_t *matrix_json(const struct tb_results_src *src, const struct tb_matrix_row *m)
 {
 	json_t *j = json_object(), *p = json_object();
 	int done = m->nok + m->nfailed + m->ncanceled;
@@ -88,7 +86,7 @@ static json_t *matrix_json(struct tb_app *app, const struct tb_matrix_row *m)
 	json_object_set_new(p, "pending", json_integer(m->npending));
 	json_object_set_new(p, "running", json_integer(m->nrunning));
 	{
-		int seq = app->runner != NULL ? tb_runner_current_seq(app->runner, m->id) : -1;
+		int seq = src->now.matrix == m->id ? src->now.seq : -1;
 
 		json_object_set_new(p, "current_seq", seq >= 0 ? json_integer(seq) : json_null());
 	}
@@ -101,7 +99,7 @@ static json_t *matrix_json(struct tb_app *app, const struct tb_matrix_row *m)
 static void on_matrix(void *cls, const struct tb_matrix_row *m)
 {
 	struct mctx *c = cls;
-	json_t *j = matrix_json(c->app, m);
+	json_t *j = matrix_json(c->src, m);
 
 	if (c->list)
 		json_array_append_new(c->out, j);
@@ -161,20 +159,20 @@ static void on_boot(void *cls, const struct tb_matrix_boot_row *b)
 					     "before_seq", b->before_seq >= 0 ? json_integer(b->before_seq) : json_null()));
 }
 
-int tb_results_matrix_json(struct tb_app *app, int64_t id, unsigned int parts, json_t **out, struct tb_error *err)
+int tb_results_matrix_json(const struct tb_results_src *src, int64_t id, unsigned int parts, json_t **out, struct tb_error *err)
 {
-	struct mctx c = {app, NULL, 0};
+	struct mctx c = {src, NULL, 0};
 	int rc;
 
 	*out = NULL;
-	if ((rc = tb_store_matrix_get(app->store, id, on_matrix, &c, err)) != 0)
+	if ((rc = tb_store_matrix_get(src->store, id, on_matrix, &c, err)) != 0)
 		return rc;
 	if (c.out == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	if (parts & TB_MX_JSON_RUNS) {
 		json_t *runs = json_array();
 
-		if ((rc = tb_store_run_each(app->store, id, NULL, on_run_brief, runs, err)) != 0) {
+		if ((rc = tb_store_run_each(src->store, id, NULL, on_run_brief, runs, err)) != 0) {
 			json_decref(runs);
 			json_decref(c.out);
 			return rc;
@@ -187,7 +185,7 @@ int tb_results_matrix_json(struct tb_app *app, int64_t id, unsigned int parts, j
 		if (boots == NULL)
 			rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		else
-			rc = tb_store_matrix_boot_each(app->store, id, on_boot, boots, err);
+			rc = tb_store_matrix_boot_each(src->store, id, on_boot, boots, err);
 		if (rc != 0) {
 			json_decref(boots);
 			json_decref(c.out);
@@ -199,15 +197,15 @@ int tb_results_matrix_json(struct tb_app *app, int64_t id, unsigned int parts, j
 	return 0;
 }
 
-int tb_results_matrix_list_json(struct tb_app *app, int limit, json_t **out, struct tb_error *err)
+int tb_results_matrix_list_json(const struct tb_results_src *src, int limit, json_t **out, struct tb_error *err)
 {
-	struct mctx c = {app, json_array(), 1};
+	struct mctx c = {src, json_array(), 1};
 	int rc;
 
 	*out = NULL;
 	if (c.out == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = tb_store_matrix_list(app->store, limit, on_matrix, &c, err)) != 0) {
+	if ((rc = tb_store_matrix_list(src->store, limit, on_matrix, &c, err)) != 0) {
 		json_decref(c.out);
 		return rc;
 	}
@@ -271,7 +269,7 @@ static void on_interval_event(void *cls, const struct tb_event_row *ev)
  * its run.interval events (of this attempt: published since it started),
  * so that a late viewer gets the history before the live tail.
  */
-static int live_intervals(struct tb_app *app, json_t *run, int64_t started_ms, json_t *by_side,
+static int live_intervals(const struct tb_results_src *src, json_t *run, int64_t started_ms, json_t *by_side,
 			  struct tb_error *err)
 {
 	const char *state = json_string_value(json_object_get(run, "state"));
@@ -281,26 +279,26 @@ static int live_intervals(struct tb_app *app, json_t *run, int64_t started_ms, j
 	if (state == NULL || strcmp(state, "running") != 0 || started_ms <= 0)
 		return 0;
 	json_object_set_new(run, "intervals_live", json_true());
-	return tb_store_run_interval_events(app->store, matrix, id, started_ms / 1000, on_interval_event, by_side,
+	return tb_store_run_interval_events(src->store, matrix, id, started_ms / 1000, on_interval_event, by_side,
 					    err);
 }
 
-int tb_results_run_json(struct tb_app *app, int64_t run_id, json_t **out, struct tb_error *err)
+int tb_results_run_json(const struct tb_results_src *src, int64_t run_id, json_t **out, struct tb_error *err)
 {
 	struct run_full f = {NULL, 0};
 	json_t *j, *iv;
 	int rc;
 
 	*out = NULL;
-	if ((rc = tb_store_run_get(app->store, run_id, on_run_full, &f, err)) != 0)
+	if ((rc = tb_store_run_get(src->store, run_id, on_run_full, &f, err)) != 0)
 		return rc;
 	j = f.j;
 	if (j == NULL || (iv = json_pack("{s:[], s:[]}", "client", "server")) == NULL) {
 		json_decref(j);
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	}
-	if ((rc = tb_store_interval_each(app->store, run_id, on_interval, iv, err)) != 0 ||
-	    (rc = live_intervals(app, j, f.started_ms, iv, err)) != 0) {
+	if ((rc = tb_store_interval_each(src->store, run_id, on_interval, iv, err)) != 0 ||
+	    (rc = live_intervals(src, j, f.started_ms, iv, err)) != 0) {
 		json_decref(iv);
 		json_decref(j);
 		return rc;
@@ -326,7 +324,7 @@ static void on_raw(void *cls, const struct tb_raw_row *r)
 	}
 }
 
-int tb_results_raw(struct tb_app *app, int64_t run_id, const char *side, const char *stream, char **out, size_t *len,
+int tb_results_raw(const struct tb_results_src *src, int64_t run_id, const char *side, const char *stream, char **out, size_t *len,
 		   struct tb_error *err)
 {
 	struct raw x = {0};
@@ -334,7 +332,7 @@ int tb_results_raw(struct tb_app *app, int64_t run_id, const char *side, const c
 
 	*out = NULL;
 	*len = 0;
-	if ((rc = tb_store_raw_get(app->store, run_id, side, stream, on_raw, &x, err)) != 0)
+	if ((rc = tb_store_raw_get(src->store, run_id, side, stream, on_raw, &x, err)) != 0)
 		return rc;
 	if (x.p == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
@@ -446,7 +444,7 @@ static void os_of(json_t *cell, const char *key)
 	json_object_set_new(cell, key, buf[0] ? json_string(buf) : json_null());
 }
 
-static int build_table(struct tb_app *app, int64_t id, struct table *t, struct tb_error *err)
+static int build_table(const struct tb_results_src *src, int64_t id, struct table *t, struct tb_error *err)
 {
 	size_t i;
 	json_t *cell;
@@ -456,7 +454,7 @@ static int build_table(struct tb_app *app, int64_t id, struct table *t, struct t
 	t->cells = json_array();
 	if (t->runs == NULL || t->cells == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = tb_store_run_each(app->store, id, NULL, on_row, t, err)) != 0)
+	if ((rc = tb_store_run_each(src->store, id, NULL, on_row, t, err)) != 0)
 		return rc;
 	json_array_foreach(t->cells, i, cell) {
 		if (json_is_null(cell))
@@ -473,16 +471,16 @@ static int build_table(struct tb_app *app, int64_t id, struct table *t, struct t
 	return 0;
 }
 
-int tb_results_table_json(struct tb_app *app, int64_t id, json_t **out, struct tb_error *err)
+int tb_results_table_json(const struct tb_results_src *src, int64_t id, json_t **out, struct tb_error *err)
 {
 	struct table t = {0};
 	json_t *m;
 	int rc;
 
 	*out = NULL;
-	if ((rc = tb_results_matrix_json(app, id, 0, &m, err)) != 0)
+	if ((rc = tb_results_matrix_json(src, id, 0, &m, err)) != 0)
 		return rc;
-	if ((rc = build_table(app, id, &t, err)) != 0) {
+	if ((rc = build_table(src, id, &t, err)) != 0) {
 		json_decref(t.runs);
 		json_decref(t.cells);
 		json_decref(m);
@@ -559,7 +557,7 @@ static void csv_rows(struct tb_outbuf *c, const json_t *rows, const char *const 
 	}
 }
 
-int tb_results_table_csv(struct tb_app *app, int64_t id, int cells, char **out, size_t *len, struct tb_error *err)
+int tb_results_table_csv(const struct tb_results_src *src, int64_t id, int cells, char **out, size_t *len, struct tb_error *err)
 {
 	static const char *const run_cols[] = {
 		"id", "seq", "cell", "repeat", "client", "client_os", "server", "server_os", "link", "protocol", "direction",
@@ -581,11 +579,11 @@ int tb_results_table_csv(struct tb_app *app, int64_t id, int cells, char **out, 
 	{
 		json_t *m;
 
-		if ((rc = tb_results_matrix_json(app, id, 0, &m, err)) != 0)
+		if ((rc = tb_results_matrix_json(src, id, 0, &m, err)) != 0)
 			return rc;
 		json_decref(m);
 	}
-	if ((rc = build_table(app, id, &t, err)) == 0) {
+	if ((rc = build_table(src, id, &t, err)) == 0) {
 		csv_rows(&c, cells ? t.cells : t.runs, cells ? cell_cols : run_cols);
 		*len = c.len;
 		if ((*out = tb_outbuf_take(&c)) == NULL)

@@ -30,9 +30,11 @@ static void sleep_ms(long ms)
 
 static void publish_matrix(struct tb_runner *r, int64_t id)
 {
+	struct tb_results_src src = {r->app->store, {0, -1}};
 	json_t *j = NULL;
 
-	if (tb_results_matrix_json(r->app, id, 0, &j, NULL) != 0)
+	tb_runner_now(r, &src.now);
+	if (tb_results_matrix_json(&src, id, 0, &j, NULL) != 0)
 		return;
 	tb_events_publish(r->app->events, "matrix.state", NULL, id,
 			  json_pack("{s:I, s:O, s:O}", "matrix", (json_int_t)id, "state", json_object_get(j, "state"),
@@ -696,12 +698,14 @@ int tb_runner_resume(struct tb_runner *r, int64_t id, struct tb_error *err)
 	return 0;
 }
 
-int tb_runner_current_seq(struct tb_runner *r, int64_t id)
+void tb_runner_now(struct tb_runner *r, struct tb_mx_now *now)
 {
-	int seq;
-
+	now->matrix = 0;
+	now->seq = -1;
+	if (r == NULL)
+		return;
 	pthread_mutex_lock(&r->lock);
-	seq = r->current == id ? r->current_seq : -1;
+	now->matrix = r->current;
+	now->seq = r->current != 0 ? r->current_seq : -1;
 	pthread_mutex_unlock(&r->lock);
-	return seq;
 }

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "results.h"
 
 struct tb_app;
 struct tb_runner;
@@ -56,7 +57,8 @@ int tb_runner_cancel(struct tb_runner *r, int64_t id, struct tb_error *err);
  * TB_ERR_CONFLICT when it is queued, running, failed or succeeded. */
 int tb_runner_resume(struct tb_runner *r, int64_t id, struct tb_error *err);
 
-/* The seq of the run in progress of matrix id, or -1. */
-int tb_runner_current_seq(struct tb_runner *r, int64_t id);
+/* What runs now: the matrix (0: none) and the seq of its run in progress
+ * (-1: none), for results (results.h) to show. */
+void tb_runner_now(struct tb_runner *r, struct tb_mx_now *now);
 
 #endif /* TB_RUNNER_H */

@@ -1,0 +1,161 @@
+/*
+ * test_results.c - results and the CI gate built from what they read and
+ * nothing else: a real SQLite store in a temporary directory with two
+ * matrices of finished runs, and "what runs now" as the caller (the runner
+ * or a handler) would pass it.  No runner, no daemon.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "compare.h"
+#include "results.h"
+#include "store.h"
+
+char *mkdtemp(char *template);
+
+struct fixture {
+	char dir[32], path[96];
+	struct tb_store *st;
+	int64_t fast, slow;
+};
+
+static void take_ids(void *cls, const struct tb_run_row *r)
+{
+	int64_t *ids = cls;
+
+	ids[r->seq] = r->id;
+}
+
+/* A matrix of two repeats of one TCP cell, both ok at bps and bps * 1.1. */
+static int64_t finished_matrix(struct tb_store *st, const char *name, double bps)
+{
+	struct tb_matrix_row m = {.name = name, .spec = "{}", .state = "queued", .actor = "admin", .created_at = 1};
+	struct tb_run_row runs[2];
+	struct tb_error err = {0};
+	int64_t id, ids[2] = {0, 0};
+
+	for (int i = 0; i < 2; i++)
+		runs[i] = (struct tb_run_row){.seq = i, .repeat = i, .client = "left", .server = "right", .link = "lan",
+					      .server_address = "198.18.1.2", .protocol = "tcp",
+					      .direction = "forward", .params = "{\"duration_s\":10}"};
+	if (tb_store_matrix_insert(st, &m, runs, 2, &id, &err) != 0)
+		fail_msg("insert: %s", err.message);
+	assert_int_equal(tb_store_run_each(st, id, NULL, take_ids, ids, &err), 0);
+	for (int i = 0; i < 2; i++) {
+		struct tb_run_row r = runs[i];
+
+		r.id = ids[i];
+		r.matrix_id = id;
+		r.state = "ok";
+		r.client_exit = r.server_exit = 0;
+		r.sender_bps = r.receiver_bps = bps * (i == 0 ? 1.0 : 1.1);
+		r.lost_percent = -1;
+		r.retransmits = 0;
+		if (tb_store_run_finish(st, &r, NULL, 0, NULL, 0, &err) != 0)
+			fail_msg("finish: %s", err.message);
+	}
+	return id;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct tb_error err = {0};
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/tbres-XXXXXX");
+	if (mkdtemp(f->dir) == NULL)
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/testbedd.db", f->dir);
+	if (tb_store_open(f->path, &f->st, &err) != 0)
+		return -1;
+	f->fast = finished_matrix(f->st, "fast", 1e9);
+	f->slow = finished_matrix(f->st, "slow", 0.5e9);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char wal[128];
+
+	tb_store_close(f->st);
+	unlink(f->path);
+	snprintf(wal, sizeof(wal), "%s-wal", f->path);
+	unlink(wal);
+	snprintf(wal, sizeof(wal), "%s-shm", f->path);
+	unlink(wal);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static void test_what_runs_now_comes_from_the_caller(void **state)
+{
+	struct fixture *f = *state;
+	struct tb_results_src src = {f->st, {f->fast, 1}};
+	struct tb_error err = {0};
+	json_t *j = NULL;
+
+	assert_int_equal(tb_results_matrix_json(&src, f->fast, 0, &j, &err), 0);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "progress"), "current_seq")), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "progress"), "ok")), 2);
+	json_decref(j);
+	/* another matrix runs: this one has no run in progress */
+	assert_int_equal(tb_results_matrix_json(&src, f->slow, 0, &j, &err), 0);
+	assert_true(json_is_null(json_object_get(json_object_get(j, "progress"), "current_seq")));
+	json_decref(j);
+	src.now = (struct tb_mx_now){0, -1};
+	assert_int_equal(tb_results_matrix_list_json(&src, 10, &j, &err), 0);
+	assert_int_equal(json_array_size(j), 2);
+	json_decref(j);
+	assert_int_equal(tb_results_matrix_json(&src, 999, 0, &j, &err), TB_ERR_NOT_FOUND);
+}
+
+static void test_table_and_gate(void **state)
+{
+	struct fixture *f = *state;
+	struct tb_results_src src = {f->st, {0, -1}};
+	struct tb_error err = {0};
+	json_t *t = NULL, *cell, *g = NULL;
+	char *csv = NULL;
+	size_t len = 0;
+
+	assert_int_equal(tb_results_table_json(&src, f->fast, &t, &err), 0);
+	assert_int_equal(json_array_size(json_object_get(t, "runs")), 2);
+	cell = json_array_get(json_object_get(t, "cells"), 0);
+	assert_int_equal(json_integer_value(json_object_get(cell, "runs")), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(cell, "receiver_bps"), "n")), 2);
+	json_decref(t);
+	assert_int_equal(tb_results_table_csv(&src, f->fast, 1, &csv, &len, &err), 0);
+	assert_non_null(strstr(csv, "left"));
+	free(csv);
+	/* slow against fast: the cell dropped by half, the gate fails */
+	assert_int_equal(tb_compare_json(&src, f->slow, f->fast, 10.0, "receiver_bps", &g, &err), 0);
+	assert_false(json_is_true(json_object_get(g, "pass")));
+	assert_int_equal(json_array_size(json_object_get(g, "dropped")), 1);
+	json_decref(g);
+	assert_int_equal(tb_compare_json(&src, f->fast, f->slow, 10.0, "receiver_bps", &g, &err), 0);
+	assert_true(json_is_true(json_object_get(g, "pass")));
+	json_decref(g);
+	assert_int_equal(tb_compare_json(&src, f->fast, 999, 10.0, "receiver_bps", &g, &err), TB_ERR_NOT_FOUND);
+	assert_string_equal(err.field, "baseline");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_what_runs_now_comes_from_the_caller, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_table_and_gate, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
