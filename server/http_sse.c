@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "http_edge.h"
+#include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -57,12 +58,19 @@ static void sse_wake(void *cls)
 static int client_gone(struct sse_client *c)
 {
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct pollfd p;
 	char b;
 	ssize_t r;
 
 	if (ci == NULL)
 		return 0;
-	r = recv(ci->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	/* poll first: MSG_DONTWAIT is not POSIX (FreeBSD hides it) */
+	p = (struct pollfd){.fd = ci->connect_fd, .events = POLLIN};
+	if (poll(&p, 1, 0) != 1)
+		return 0;
+	if (p.revents & (POLLHUP | POLLERR))
+		return 1;
+	r = recv(ci->connect_fd, &b, 1, MSG_PEEK);
 	return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
