@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "actions.h"
+#include "boot_check.h"
 #include "app.h"
 #include "bootmenu.h"
 #include "grubcfg.h"
@@ -15,41 +16,6 @@
 #include "timeutil.h"
 
 #define MAX_SWITCHES 3
-
-static const char *entry_of(const struct tb_machine *m, const char *os)
-{
-	for (size_t i = 0; i < m->boot.nentries; i++)
-		if (strcmp(m->boot.entries[i].os, os) == 0)
-			return m->boot.entries[i].entry;
-	return NULL;
-}
-
-/* What `uname -s` says in an OS persona of this name. */
-static const char *kernel_of(const char *os)
-{
-	return strstr(os, "bsd") != NULL ? "FreeBSD" : "Linux";
-}
-
-int tb_boot_check(const struct tb_machine *m, const char *os, int make_default, struct tb_error *err)
-{
-	int has_bmc = 0;
-
-	if (tb_machine_persona(m, os) == NULL)
-		return tb_fail(err, TB_ERR_NOT_FOUND, "os", "%s has no OS \"%.40s\"; it has %s%s%s", m->name, os,
-			       m->nos > 0 ? m->os[0].os : "", m->nos > 1 ? " and " : "", m->nos > 1 ? m->os[1].os : "");
-	if (m->boot.loader == NULL)
-		return tb_fail(err, TB_ERR_INVALID, "os", "%s has no boot: section in the inventory: it cannot choose an OS",
-			       m->name);
-	if (strcmp(os, m->boot.default_os) != 0 && entry_of(m, os) == NULL)
-		return tb_fail(err, TB_ERR_INVALID, "os", "%s's boot.entries has no GRUB entry for %s", m->name, os);
-	for (size_t i = 0; i < m->npower; i++)
-		has_bmc |= m->power[i].driver == TB_POWER_IPMI;
-	if (make_default && strcmp(kernel_of(os), "Linux") != 0 && m->console.type == TB_CONSOLE_NONE && !has_bmc)
-		return tb_fail(err, TB_ERR_INVALID, "make_default",
-			       "refused: %s has no grub-reboot, so %s could not get back from it; it would need a "
-			       "console or a BMC", os, m->name);
-	return 0;
-}
 
 /* argv with "sudo -n" in front when the persona does not log in as root. */
 static void with_sudo(const struct tb_persona *p, const char *const in[], const char *out[], size_t max)
@@ -153,7 +119,7 @@ static int send_reboot(struct tb_action *a, void *cls, struct tb_error *err)
 	struct tb_error e = {0};
 
 	(void)err;
-	with_sudo(tb_machine_persona(r->m, r->os), strcmp(kernel_of(r->os), "FreeBSD") == 0 ? bsd : lin, full, 8);
+	with_sudo(tb_machine_persona(r->m, r->os), strcmp(tb_boot_kernel_of(r->os), "FreeBSD") == 0 ? bsd : lin, full, 8);
 	/* the connection may drop as the host goes down: not an error */
 	tb_power_ssh(a, r->m, r->os, full, 15000, &cap, &e);
 	tb_ssh_capture_free(&cap);
@@ -185,22 +151,22 @@ static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const s
 			return rc;
 	}
 	for (int n = 0; n <= MAX_SWITCHES; n++) {
-		const char *entry = entry_of(m, os);
+		const char *entry = tb_boot_entry_of(m, os);
 
 		if (tb_action_canceled(a))
 			return tb_fail(err, TB_ERR_CANCELED, "", "canceled");
-		if (strcmp(cur, os) == 0 && !(make_default && n == 0 && strcmp(kernel_of(os), "Linux") == 0)) {
-			if (!uname_is(a, m, cur, kernel_of(os), got, sizeof(got)))
+		if (strcmp(cur, os) == 0 && !(make_default && n == 0 && strcmp(tb_boot_kernel_of(os), "Linux") == 0)) {
+			if (!uname_is(a, m, cur, tb_boot_kernel_of(os), got, sizeof(got)))
 				return tb_fail(err, TB_ERR_REMOTE, "",
 					       "%s answers at %s's address but uname -s says \"%s\", not %s", m->name, os,
-					       got, kernel_of(os));
+					       got, tb_boot_kernel_of(os));
 			tb_action_note(a, "%s runs %s: verified (uname -s: %s)", m->name, os, got);
 			return 0;
 		}
 		if (n == MAX_SWITCHES)
 			break;
 		expect_grub = 0;
-		if (strcmp(kernel_of(cur), "Linux") == 0 && m->boot.loader != NULL) {
+		if (strcmp(tb_boot_kernel_of(cur), "Linux") == 0 && m->boot.loader != NULL) {
 			/* Linux can pick GRUB's next entry */
 			if (make_default && entry != NULL) {
 				if ((rc = set_next(a, m, cur, entry, 1, err)) != 0)
@@ -275,7 +241,7 @@ void tb_boot_menu_refresh(struct tb_hosts *h, const struct tb_machine *m)
 	char os[40];
 
 	if (m->boot.loader == NULL || menus == NULL || !tb_hosts_answering(h, m->name, os, sizeof(os)) ||
-	    strcmp(kernel_of(os), "Linux") != 0)
+	    strcmp(tb_boot_kernel_of(os), "Linux") != 0)
 		return;
 	tb_hosts_reach(h, m->name, &since, &checked);
 	if (!tb_bootmenus_due(menus, m->name, os, since, tb_now()))
@@ -317,7 +283,7 @@ int tb_boot_entries(struct tb_app *app, const struct tb_machine *m, int refresh,
 		return tb_fail(err, TB_ERR_INVALID, "name", "%s has no boot: section in the inventory", m->name);
 	/* the prober's view and the menu it read: nothing here waits on the host */
 	up = tb_hosts_answering(app->hosts, m->name, os, sizeof(os));
-	linux_up = up && strcmp(kernel_of(os), "Linux") == 0;
+	linux_up = up && strcmp(tb_boot_kernel_of(os), "Linux") == 0;
 	tb_bootmenus_get(menus, m->name, &v);
 	/* ask for a read: when refreshing, or when there is no menu (unless a
 	 * read just failed: that error is the answer until the retry) */

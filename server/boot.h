@@ -14,15 +14,12 @@
 
 #include <jansson.h>
 
+#include "boot_check.h"
 #include "error.h"
 #include "inventory.h"
 
 struct tb_action;
 struct tb_app;
-
-/* Can m be booted into os at all, and (make_default) made to stay there?
- * TB_ERR_INVALID / TB_ERR_NOT_FOUND with the reason, naming the field. */
-int tb_boot_check(const struct tb_machine *m, const char *os, int make_default, struct tb_error *err);
 
 /* Run inside an action.  Blocks up to a few boot timeouts. */
 int tb_boot_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *os,

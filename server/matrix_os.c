@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "boot.h"
+#include "boot_check.h"
 #include "matrix_internal.h"
 
 static const char *const after_names[] = {"restore", "leave", NULL};
