@@ -317,11 +317,11 @@ json_t *tb_bmcwatch_json(struct tb_bmcwatch *w, const struct tb_machine *m)
 	return state_json(&copy);
 }
 
-int tb_machine_is_on(struct tb_app *app, const char *machine)
+int tb_machine_is_on(struct tb_hosts *hosts, struct tb_bmcwatch *bmc, const char *machine)
 {
 	int64_t since, seen;
 
-	return tb_hosts_reach(app->hosts, machine, &since, &seen) == 1 || tb_bmcwatch_power(app->bmcwatch, machine) == 1;
+	return tb_hosts_reach(hosts, machine, &since, &seen) == 1 || tb_bmcwatch_power(bmc, machine) == 1;
 }
 
 int tb_bmcwatch_power(struct tb_bmcwatch *w, const char *machine)

@@ -33,6 +33,7 @@
 #include "error.h"
 
 struct tb_app;
+struct tb_hosts;
 struct tb_machine;
 struct tb_power_method;
 struct tb_bmcwatch;
@@ -65,8 +66,8 @@ int tb_bmcwatch_power(struct tb_bmcwatch *w, const char *machine);
 /* 1 when machine is on as far as testbedd can tell: an OS answers ssh (the
  * prober), or its BMC says the chassis is on.  Idle power-off and the wake
  * schedule decide by it.  Never blocks on the network. */
-struct tb_app;
-int tb_machine_is_on(struct tb_app *app, const char *machine);
+struct tb_hosts;
+int tb_machine_is_on(struct tb_hosts *hosts, struct tb_bmcwatch *bmc, const char *machine);
 
 /* ---- pure helpers (unit-tested) ---- */
 

@@ -101,7 +101,7 @@ static enum tb_idle_state decide(struct tb_idle *idle, const struct tb_machine *
 	*last = last_use(idle, m->name);
 	*off_at = tb_idle_off_at_ms(*last, m->idle_poweroff_min, idle->app->cfg.idle_minute_s);
 	tb_actions_holder(idle->app->actions, m->name, holder, hlen);
-	return tb_idle_decide(m->idle_poweroff_min, tb_machine_is_on(idle->app, m->name), holder[0] != '\0', *off_at, now);
+	return tb_idle_decide(m->idle_poweroff_min, tb_machine_is_on(idle->app->hosts, idle->app->bmcwatch, m->name), holder[0] != '\0', *off_at, now);
 }
 
 /* ---- the power-off action ---- */

@@ -94,7 +94,7 @@ static void fire(struct tb_wake *w, const struct tb_machine *m, time_t due, char
 		snprintf(last, lastlen, "not powered on: held by %s", holder);
 		return;
 	}
-	if (tb_machine_is_on(w->app, m->name)) {
+	if (tb_machine_is_on(w->app->hosts, w->app->bmcwatch, m->name)) {
 		snprintf(last, lastlen, "not powered on: it was on already");
 		return;
 	}
