@@ -22,13 +22,6 @@
 
 #define HOLD_BACK_MS 30000     /* how long to wait for the host's hold after the boot */
 
-static void nap_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 static void publish(struct tb_app *app, int64_t matrix_id, const char *host, const char *os, int64_t action,
 		    const char *state, const char *error)
 {
@@ -67,7 +60,7 @@ static void follow(struct tb_app *app, int64_t id, const volatile int *stop, cha
 			tb_actions_cancel(app->actions, id, &e);
 			canceled = 1;
 		}
-		nap_ms(200);
+		tb_sleep_ms(200, NULL);
 	}
 }
 
@@ -105,7 +98,7 @@ int tb_matrix_boot(struct tb_app *app, int64_t matrix_id, const char *holder, co
 					     e.message);
 			break;
 		}
-		nap_ms(200);
+		tb_sleep_ms(200, NULL);
 	}
 	if (bid > 0)
 		tb_store_matrix_boot_finish(app->store, bid, aid, rc == 0 ? "succeeded" : state, rc == 0 ? NULL : err->message,

@@ -23,13 +23,6 @@
 #define PORT_BASE 5201
 #define PORT_SPAN 800
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 /* ---- events ---- */
 
 struct pub {
@@ -604,7 +597,7 @@ int tb_run_execute(struct tb_app *app, struct tb_run_ctl *ctl, const struct tb_r
 			       (long long)r.matrix_id, r.seq, o.message, wait, tries, BUSY_TRIES);
 			outcome_free(&o);
 			for (long t = 0; t < wait && !ctl->stop; t += 50)
-				sleep_ms(50);
+				tb_sleep_ms(50, NULL);
 			backoff *= 2;
 		}
 	}

@@ -21,13 +21,6 @@
 #include "store.h"
 #include "timeutil.h"
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 static void publish_matrix(struct tb_runner *r, int64_t id)
 {
 	struct tb_results_src src = {r->app->store, {0, -1}};
@@ -146,7 +139,7 @@ static int hold_hosts(struct tb_runner *r, int64_t id, const char *name, const s
 		for (int t = 0; t < 10; t++) {
 			if (r->ctl.stop)
 				return -1;
-			sleep_ms(100);
+			tb_sleep_ms(100, NULL);
 		}
 	}
 }
@@ -390,7 +383,7 @@ static void run_matrix(struct tb_runner *r, int64_t id)
 		i += n;
 		if (mv.pause_ms > 0 && i < js.n)
 			for (int t = 0; t < mv.pause_ms && !r->ctl.stop; t += 50)
-				sleep_ms(50);
+				tb_sleep_ms(50, NULL);
 	}
 	if (mv.restore && !r->ctl.stop) {
 		char holder[128];

@@ -94,3 +94,23 @@ int64_t tb_monotonic_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+int tb_sleep_ms(long ms, const volatile int *stop)
+{
+	int64_t until = tb_monotonic_ms() + ms;
+
+	for (;;) {
+		int64_t left = until - tb_monotonic_ms();
+		struct timespec ts;
+
+		if (stop != NULL && *stop)
+			return 1;
+		if (left <= 0)
+			return 0;
+		if (stop != NULL && left > 100)
+			left = 100;
+		ts.tv_sec = (time_t)(left / 1000);
+		ts.tv_nsec = (long)(left % 1000) * 1000000L;
+		nanosleep(&ts, NULL);
+	}
+}

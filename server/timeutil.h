@@ -26,4 +26,9 @@ int64_t tb_now(void);
 int64_t tb_now_ms(void);
 int64_t tb_monotonic_ms(void);
 
+/* Sleep ms milliseconds (monotonic).  With stop (may be NULL), sleep in
+ * slices of at most 100 ms and return early once *stop is non-zero.
+ * Returns 1 when it stopped early, else 0.  The one sleep of the tree. */
+int tb_sleep_ms(long ms, const volatile int *stop);
+
 #endif /* TB_TIMEUTIL_H */

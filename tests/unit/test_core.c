@@ -99,6 +99,23 @@ static void test_hmac_sha256(void **state)
 	tb_wipe(NULL, 4);
 }
 
+/* The one sleep: it sleeps at least what was asked, and a stop flag ends
+ * it early (both bounds are correctness, not speed: no upper time limit). */
+static void test_sleep(void **state)
+{
+	volatile int stop = 1, go = 0;
+	int64_t t0 = tb_monotonic_ms();
+
+	(void)state;
+	assert_int_equal(tb_sleep_ms(30, NULL), 0);
+	assert_true(tb_monotonic_ms() - t0 >= 30);
+	assert_int_equal(tb_sleep_ms(60000, &stop), 1);   /* returns: the test would hang otherwise */
+	t0 = tb_monotonic_ms();
+	assert_int_equal(tb_sleep_ms(120, &go), 0);
+	assert_true(tb_monotonic_ms() - t0 >= 120);
+	assert_int_equal(tb_sleep_ms(0, NULL), 0);
+}
+
 static void test_time(void **state)
 {
 	int64_t t;
@@ -328,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_base64url_and_secrets),
 		cmocka_unit_test(test_hmac_sha256),
 		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_sleep),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_store_time_left),
 		cmocka_unit_test(test_outbuf),
