@@ -29,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "jsonpath.h"
 #include "datafile.h"
 
 #include "error.h"
@@ -456,34 +457,6 @@ static json_t *parse_ok(const char *kind, const char *iface, const char *text, s
 
 /* ---- facts ---- */
 
-static const json_t *walk(const json_t *j, const char *path)
-{
-	char key[128];
-
-	while (*path != '\0' && j != NULL) {
-		if (*path == '/')
-			path++;
-		if (*path == '[') {
-			char *end;
-			long i = strtol(path + 1, &end, 10);
-
-			if (*end != ']')
-				return NULL;
-			j = json_array_get(j, (size_t)i);
-			path = end + 1;
-		} else {
-			size_t n = strcspn(path, "/[");
-
-			assert_true(n < sizeof(key));
-			memcpy(key, path, n);
-			key[n] = '\0';
-			j = json_object_get(j, key);
-			path += n;
-		}
-	}
-	return j;
-}
-
 static void check_fact(const json_t *root, const char *what, const char *fact)
 {
 	char path[160];
@@ -500,11 +473,11 @@ static void check_fact(const json_t *root, const char *what, const char *fact)
 	want = eq + 1;
 	if (n > 0 && path[n - 1] == '#') {
 		path[n - 1] = '\0';
-		v = walk(root, path);
+		v = tb_test_walk(root, path, '/');
 		ok = (json_is_array(v) && json_array_size(v) == (size_t)atoi(want)) ||
 		     (json_is_object(v) && json_object_size(v) == (size_t)atoi(want));
 	} else {
-		v = walk(root, path);
+		v = tb_test_walk(root, path, '/');
 		if (strcmp(want, "absent") == 0)
 			ok = v == NULL;
 		else if (strcmp(want, "null") == 0)
@@ -962,13 +935,13 @@ static void test_script_runs(void **state)
 			check_facts(r, shells[i], facts, 5);
 			assert_string_equal(json_string_value(json_object_get(r, "release")), u.release);
 			assert_string_equal(json_string_value(json_object_get(r, "machine")), u.machine);
-			v = walk(r, "cpu/count");
+			v = tb_test_walk(r, "cpu/count", '/');
 			assert_true(json_is_integer(v) && json_integer_value(v) >= 1);
-			v = walk(r, "memory_bytes");
+			v = tb_test_walk(r, "memory_bytes", '/');
 			assert_true(json_is_integer(v) && json_integer_value(v) > 0);
-			assert_true(json_is_string(walk(r, "os/id")));
-			assert_true(json_is_boolean(walk(r, "forwarding/ipv4")));
-			assert_true(json_is_string(walk(r, "tcp/congestion_control")));
+			assert_true(json_is_string(tb_test_walk(r, "os/id", '/')));
+			assert_true(json_is_boolean(tb_test_walk(r, "forwarding/ipv4", '/')));
+			assert_true(json_is_string(tb_test_walk(r, "tcp/congestion_control", '/')));
 		}
 		json_decref(r);
 		free(out);

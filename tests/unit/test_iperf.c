@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "jsonpath.h"
 #include "datafile.h"
 
 #include "iperf.h"
@@ -431,34 +432,6 @@ static json_t *codes_json(char *buf)
 
 /* ---- facts ---- */
 
-static const json_t *walk(const json_t *j, const char *path)
-{
-	char key[96];
-
-	while (*path != '\0' && j != NULL) {
-		if (*path == '.')
-			path++;
-		if (*path == '[') {
-			char *end;
-			long i = strtol(path + 1, &end, 10);
-
-			if (*end != ']')
-				return NULL;
-			j = json_array_get(j, (size_t)i);
-			path = end + 1;
-		} else {
-			size_t n = strcspn(path, ".[");
-
-			assert_true(n < sizeof(key));
-			memcpy(key, path, n);
-			key[n] = '\0';
-			j = json_object_get(j, key);
-			path += n;
-		}
-	}
-	return j;
-}
-
 /* "3.33 GBytes" (1024-based), "28.6 Gbits/sec" (1000-based) or a number. */
 static double expected_number(const char *v, double *tolerance)
 {
@@ -504,10 +477,10 @@ static void check_fact(const json_t *root, const char *file, const char *fact)
 	want = eq + 1;
 	if (n > 0 && path[n - 1] == '#') {
 		path[n - 1] = '\0';
-		v = walk(root, path);
+		v = tb_test_walk(root, path, '.');
 		ok = json_is_array(v) && json_array_size(v) == (size_t)atoi(want);
 	} else {
-		v = walk(root, path);
+		v = tb_test_walk(root, path, '.');
 		if (strcmp(want, "absent") == 0) {
 			ok = v == NULL;
 		} else if (strcmp(want, "null") == 0) {
