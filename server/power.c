@@ -46,14 +46,26 @@ static void sleep_ms_cancel(struct tb_action *a, long ms)
 	}
 }
 
+/* A driver call of method pm; relay_os (40 bytes, the caller's) gets the OS
+ * the prober last saw answer on a Wake-on-LAN relay, so that the driver logs
+ * in to that persona rather than the relay's first. */
 static void fill_call(struct tb_power_call *c, struct tb_action *a, const struct tb_inventory *inv,
-		      const struct tb_machine *m, const struct tb_power_method *pm, long timeout_ms)
+		      const struct tb_machine *m, const struct tb_power_method *pm, long timeout_ms,
+		      char relay_os[40])
 {
+	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+
+	relay_os[0] = '\0';
+	if (pm->driver == TB_POWER_WOL && pm->via == TB_WOL_RELAY && pm->relay != NULL &&
+	    !tb_hosts_answering(hosts, pm->relay, relay_os, 40))
+		relay_os[0] = '\0';
 	*c = (struct tb_power_call){
 		.inv = inv,
 		.m = m,
 		.pm = pm,
-		.pool = tb_hosts_pool(tb_action_app(a)->hosts),
+		.pool = tb_hosts_pool(hosts),
+		.hosts = hosts,
+		.relay_os = relay_os[0] != '\0' ? relay_os : NULL,
 		.step = tb_action_step,
 		.step_cls = a,
 		.cancel = tb_action_cancel_flag(a),
@@ -67,6 +79,7 @@ static int driver_call(struct tb_action *a, const struct tb_inventory *inv, cons
 {
 	const struct tb_power_driver *d = tb_power_driver_for(pm);
 	struct tb_power_call c;
+	char relay_os[40];
 	long backoff = 500;
 	int rc = TB_ERR_INTERNAL;
 
@@ -75,7 +88,7 @@ static int driver_call(struct tb_action *a, const struct tb_inventory *inv, cons
 			       d != NULL ? d->name : "?", tb_power_op_name(op));
 	/* a command method says how long its program may take */
 	fill_call(&c, a, inv, m, pm,
-		  pm->driver == TB_POWER_COMMAND && pm->timeout_s > 0 ? pm->timeout_s * 1000L : BMC_CALL_MS);
+		  pm->driver == TB_POWER_COMMAND && pm->timeout_s > 0 ? pm->timeout_s * 1000L : BMC_CALL_MS, relay_os);
 	for (int attempt = 1; attempt <= BMC_TRIES; attempt++) {
 		rc = d->run(&c, op, is_on, err);
 		if (rc != TB_ERR_UNREACHABLE && rc != TB_ERR_TIMEOUT)
@@ -119,10 +132,11 @@ static int send_wol(struct tb_action *a, const struct tb_inventory *inv, const s
 	for (size_t i = 0; i < m->npower; i++) {
 		struct tb_power_call c;
 		struct tb_error e = {0};
+		char relay_os[40];
 
 		if (m->power[i].driver != TB_POWER_WOL)
 			continue;
-		fill_call(&c, a, inv, m, &m->power[i], 10000);
+		fill_call(&c, a, inv, m, &m->power[i], 10000, relay_os);
 		rc = tb_power_wol.run(&c, TB_POWER_ON, NULL, &e);
 		if (rc == 0)
 			sent++;

@@ -20,6 +20,7 @@
 #include "inventory.h"
 
 struct tb_ssh_pool;
+struct tb_hosts;
 
 enum tb_power_op {
 	TB_POWER_ON = 0,
@@ -52,6 +53,7 @@ struct tb_power_call {
 	const struct tb_machine *m;
 	const struct tb_power_method *pm;   /* the method to use, one of m->power */
 	struct tb_ssh_pool *pool;           /* for drivers that go through ssh (relay) */
+	struct tb_hosts *hosts;             /* the pins in force (tb_hosts_target), or NULL: the inventory's */
 	const char *relay_os;               /* the relay's OS persona that answers, or NULL: its first */
 	tb_step_fn step;
 	void *step_cls;

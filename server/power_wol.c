@@ -35,6 +35,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "hosts.h"
 #include "power.h"
 #include "proc.h"
 #include "rawframe.h"
@@ -316,7 +317,7 @@ static int send_relay(const struct tb_power_call *call, const char *macs, const 
 	struct tb_ssh_target t;
 	struct tb_ssh_capture cap;
 	const char *argv[12], *shown[12];
-	char port[8], pwtext[20], sshdest[300], what[400], out[300];
+	char port[8], pwtext[20], sshdest[300], what[400], out[300], pin[80];
 	char *line = NULL;
 	int n = 0, rc;
 	size_t k = 0;
@@ -325,20 +326,27 @@ static int send_relay(const struct tb_power_call *call, const char *macs, const 
 	    (relay = tb_inventory_find(call->inv, pm->relay)) == NULL)
 		return tb_fail(err, TB_ERR_CONFIG, "relay", "%s: the Wake-on-LAN relay %s is not a "
 			       "machine of the inventory", mname, pm->relay != NULL ? pm->relay : "(none)");
-	p = call->relay_os != NULL ? tb_machine_persona(relay, call->relay_os)
-				   : (relay->nos > 0 ? &relay->os[0] : NULL);
+	/* the persona the prober last saw answer (a multi-boot relay), else its first */
+	p = call->relay_os != NULL ? tb_machine_persona(relay, call->relay_os) : NULL;
+	if (p == NULL)
+		p = relay->nos > 0 ? &relay->os[0] : NULL;
 	if (p == NULL)
 		return tb_fail(err, TB_ERR_CONFIG, "relay", "%s: the Wake-on-LAN relay %s has no OS "
 			       "to log in to", mname, relay->name);
-	memset(&t, 0, sizeof(t));
-	t.machine = relay->name;
-	t.os = p->os;
-	t.address = p->address;
-	t.port = p->port;
-	t.user = p->user;
-	t.key_file = p->key_file;
-	t.pinned_fp = p->host_key;
-	t.connect_timeout_s = p->connect_timeout_s;
+	/* the pin in force: a key an admin accepted over the inventory's */
+	if (call->hosts != NULL) {
+		tb_hosts_target(call->hosts, relay, p, &t, pin, sizeof(pin));
+	} else {
+		memset(&t, 0, sizeof(t));
+		t.machine = relay->name;
+		t.os = p->os;
+		t.address = p->address;
+		t.port = p->port;
+		t.user = p->user;
+		t.key_file = p->key_file;
+		t.pinned_fp = p->host_key;
+		t.connect_timeout_s = p->connect_timeout_s;
+	}
 
 	/* argv from validated parts only (the inventory checked them; again
 	 * here, since they reach a remote shell's command line) */
