@@ -22,76 +22,10 @@
 #include <cmocka.h>
 
 #include "daemon.h"
-
-struct stream {
-	int fd;
-	char *buf;
-	size_t len;
-};
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Open a stream: path with query, extra header lines ("Name: v\r\n"...). */
-static void open_stream(struct stream *s, unsigned int port, const char *path, const char *headers)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
-	char req[2048];
-	int n;
-
-	memset(s, 0, sizeof(*s));
-	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-	s->fd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(s->fd >= 0);
-	assert_int_equal(connect(s->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n%s\r\n",
-		     path, headers);
-	assert_int_equal(write(s->fd, req, (size_t)n), n);
-}
-
-/* Read until needle appears (after the headers) or timeout_ms passes. */
-static int read_until(struct stream *s, const char *needle, long timeout_ms)
-{
-	long long end = now_ms() + timeout_ms;
-
-	for (;;) {
-		struct pollfd p = {.fd = s->fd, .events = POLLIN};
-		char chunk[8192];
-		ssize_t r;
-		char *nb;
-
-		if (s->buf != NULL && strstr(s->buf, needle) != NULL)
-			return 1;
-		if (now_ms() >= end)
-			return 0;
-		if (poll(&p, 1, (int)(end - now_ms())) <= 0)
-			continue;
-		r = read(s->fd, chunk, sizeof(chunk));
-		if (r <= 0)
-			return s->buf != NULL && strstr(s->buf, needle) != NULL;
-		nb = realloc(s->buf, s->len + (size_t)r + 1);
-		assert_non_null(nb);
-		s->buf = nb;
-		memcpy(s->buf + s->len, chunk, (size_t)r);
-		s->len += (size_t)r;
-		s->buf[s->len] = '\0';
-	}
-}
-
-static void close_stream(struct stream *s)
-{
-	close(s->fd);
-	free(s->buf);
-	memset(s, 0, sizeof(*s));
-}
+#include "ssestream.h"
 
 /* The ids of the events of a type in a stream, in order. */
-static size_t ids_of(const struct stream *s, const char *type, long long *ids, size_t max)
+static size_t ids_of(const struct tb_test_stream *s, const char *type, long long *ids, size_t max)
 {
 	char pat[64];
 	size_t n = 0;
@@ -122,7 +56,7 @@ static void auth_header(const struct tb_test_daemon *d, char *out, size_t len)
 static void test_live_and_resume(void **state)
 {
 	struct tb_test_daemon d;
-	struct stream s;
+	struct tb_test_stream s;
 	char hdr[512], path[128];
 	long long ids[64], last;
 	size_t n;
@@ -130,34 +64,34 @@ static void test_live_and_resume(void **state)
 	(void)state;
 	assert_int_equal(tb_test_daemon_start(&d, NULL, NULL), 0);
 	auth_header(&d, hdr, sizeof(hdr));
-	open_stream(&s, d.port, "/api/v1/events?type=audit", hdr);
-	assert_true(read_until(&s, "\r\n\r\n", 5000));
+	tb_test_stream_open(&s, d.port, "/api/v1/events?type=audit", hdr);
+	assert_true(tb_test_stream_read_until(&s, "\r\n\r\n", 5000));
 	assert_non_null(strstr(s.buf, "HTTP/1.1 200"));
 	assert_non_null(strstr(s.buf, "text/event-stream"));
 	/* live: three changes arrive as they happen */
 	create_token(&d, "a1");
 	create_token(&d, "a2");
 	create_token(&d, "a3");
-	assert_true(read_until(&s, "\"target\":\"a3\"", 5000));
+	assert_true(tb_test_stream_read_until(&s, "\"target\":\"a3\"", 5000));
 	n = ids_of(&s, "audit", ids, 64);
 	assert_int_equal(n, 3);
 	assert_true(ids[0] < ids[1] && ids[1] < ids[2]);
 	last = ids[1];   /* pretend the client saw only two */
-	close_stream(&s);
+	tb_test_stream_close(&s);
 
 	/* missed while away: resumed with Last-Event-ID, no loss, no duplicate */
 	create_token(&d, "b1");
 	create_token(&d, "b2");
 	snprintf(hdr + strlen(hdr), sizeof(hdr) - strlen(hdr), "Last-Event-ID: %lld\r\n", last);
-	open_stream(&s, d.port, "/api/v1/events?type=audit", hdr);
-	assert_true(read_until(&s, "\"target\":\"b2\"", 5000));
+	tb_test_stream_open(&s, d.port, "/api/v1/events?type=audit", hdr);
+	assert_true(tb_test_stream_read_until(&s, "\"target\":\"b2\"", 5000));
 	n = ids_of(&s, "audit", ids, 64);
 	assert_int_equal(n, 3);                  /* a3, b1, b2 */
 	assert_true(ids[0] > last);
 	assert_non_null(strstr(s.buf, "\"target\":\"a3\""));
 	assert_null(strstr(s.buf, "\"target\":\"a2\""));
 	last = ids[2];
-	close_stream(&s);
+	tb_test_stream_close(&s);
 
 	/* across a restart: ids continue and the stream resumes from the store */
 	assert_int_equal(tb_test_daemon_kill(&d), 0);
@@ -165,20 +99,20 @@ static void test_live_and_resume(void **state)
 	create_token(&d, "c1");
 	auth_header(&d, hdr, sizeof(hdr));
 	snprintf(path, sizeof(path), "/api/v1/events?type=audit&since=%lld", last - 1);
-	open_stream(&s, d.port, path, hdr);
-	assert_true(read_until(&s, "\"target\":\"c1\"", 5000));
+	tb_test_stream_open(&s, d.port, path, hdr);
+	assert_true(tb_test_stream_read_until(&s, "\"target\":\"c1\"", 5000));
 	n = ids_of(&s, "audit", ids, 64);
 	assert_int_equal(n, 2);                  /* b2, c1 */
 	assert_int_equal(ids[0], last);
 	assert_true(ids[1] > last);
-	close_stream(&s);
+	tb_test_stream_close(&s);
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
 static void test_filters_and_bad_input(void **state)
 {
 	struct tb_test_daemon d;
-	struct stream s;
+	struct tb_test_stream s;
 	struct tb_test_resp r;
 	char hdr[512], url[256], auth[200];
 	const char *h[] = {auth, NULL};
@@ -213,21 +147,21 @@ static void test_filters_and_bad_input(void **state)
 
 	/* ?host= and ?type=host. : host.state of left only, no audit */
 	auth_header(&d, hdr, sizeof(hdr));
-	open_stream(&s, d.port, "/api/v1/events?since=0&host=left&type=host.", hdr);
-	assert_true(read_until(&s, "event: host.state", 10000));
+	tb_test_stream_open(&s, d.port, "/api/v1/events?since=0&host=left&type=host.", hdr);
+	assert_true(tb_test_stream_read_until(&s, "event: host.state", 10000));
 	create_token(&d, "z");
-	read_until(&s, "\"target\":\"z\"", 1000);
+	tb_test_stream_read_until(&s, "\"target\":\"z\"", 1000);
 	assert_null(strstr(s.buf, "event: audit"));
 	assert_null(strstr(s.buf, "\"host\":\"right\""));
 	assert_non_null(strstr(s.buf, "\"host\":\"left\""));
-	close_stream(&s);
+	tb_test_stream_close(&s);
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
 static void test_cookie_session_stream(void **state)
 {
 	struct tb_test_daemon d;
-	struct stream s;
+	struct tb_test_stream s;
 	struct tb_test_resp r;
 	char url[256], body[256], cookie[400], hdr[512];
 	const char *h[] = {"Content-Type: application/json", NULL};
@@ -242,12 +176,12 @@ static void test_cookie_session_stream(void **state)
 	cookie[strcspn(cookie, ";")] = '\0';
 	tb_test_resp_free(&r);
 	snprintf(hdr, sizeof(hdr), "Cookie: %s\r\n", cookie);
-	open_stream(&s, d.port, "/api/v1/events?type=audit", hdr);
-	assert_true(read_until(&s, "\r\n\r\n", 5000));
+	tb_test_stream_open(&s, d.port, "/api/v1/events?type=audit", hdr);
+	assert_true(tb_test_stream_read_until(&s, "\r\n\r\n", 5000));
 	assert_non_null(strstr(s.buf, "HTTP/1.1 200"));
 	create_token(&d, "via-cookie");
-	assert_true(read_until(&s, "\"target\":\"via-cookie\"", 5000));
-	close_stream(&s);
+	assert_true(tb_test_stream_read_until(&s, "\"target\":\"via-cookie\"", 5000));
+	tb_test_stream_close(&s);
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
@@ -276,7 +210,7 @@ static void test_metrics(void **state)
 {
 	struct tb_test_daemon d;
 	struct tb_test_resp r;
-	struct stream s;
+	struct tb_test_stream s;
 	char url[256], auth[200], hdr[512], ct[128];
 	const char *h[] = {auth, NULL};
 
@@ -284,8 +218,8 @@ static void test_metrics(void **state)
 	assert_int_equal(tb_test_daemon_start(&d, NULL, NULL), 0);
 	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d.admin_token);
 	auth_header(&d, hdr, sizeof(hdr));
-	open_stream(&s, d.port, "/api/v1/events", hdr);
-	assert_true(read_until(&s, "\r\n\r\n", 5000));
+	tb_test_stream_open(&s, d.port, "/api/v1/events", hdr);
+	assert_true(tb_test_stream_read_until(&s, "\r\n\r\n", 5000));
 	create_token(&d, "m");
 	snprintf(url, sizeof(url), "%s/api/v1/hosts", d.url);
 	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
@@ -309,27 +243,27 @@ static void test_metrics(void **state)
 	/* promtool does fail on a broken exposition: the check is real */
 	assert_false(promtool_ok("# TYPE x counter\nx{a=\"1\" 2\n"));
 	tb_test_resp_free(&r);
-	close_stream(&s);
+	tb_test_stream_close(&s);
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
 static void test_heartbeat(void **state)
 {
 	struct tb_test_daemon d;
-	struct stream s;
+	struct tb_test_stream s;
 	char hdr[512];
 	long long t0;
 
 	(void)state;
 	assert_int_equal(tb_test_daemon_start(&d, NULL, NULL), 0);
 	auth_header(&d, hdr, sizeof(hdr));
-	open_stream(&s, d.port, "/api/v1/events?type=nothing.", hdr);
-	t0 = now_ms();
-	assert_true(read_until(&s, "\r\n\r\n", 5000));
+	tb_test_stream_open(&s, d.port, "/api/v1/events?type=nothing.", hdr);
+	t0 = tb_test_now_ms();
+	assert_true(tb_test_stream_read_until(&s, "\r\n\r\n", 5000));
 	/* an idle stream gets a comment every 15 s (woken every 5 s) */
-	assert_true(read_until(&s, ": ping\n\n", 25000));
-	assert_true(now_ms() - t0 >= 14000);
-	close_stream(&s);
+	assert_true(tb_test_stream_read_until(&s, ": ping\n\n", 25000));
+	assert_true(tb_test_now_ms() - t0 >= 14000);
+	tb_test_stream_close(&s);
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
@@ -338,7 +272,7 @@ static void test_heartbeat(void **state)
 static void test_viewer_revoke_and_ahead(void **state)
 {
 	struct tb_test_daemon d;
-	struct stream s;
+	struct tb_test_stream s;
 	struct tb_test_resp r;
 	char url[256], auth[200], body[128], secret[128], hdr[512];
 	const char *h[] = {auth, "Content-Type: application/json", NULL};
@@ -355,8 +289,8 @@ static void test_viewer_revoke_and_ahead(void **state)
 	id = json_integer_value(json_object_get(json_object_get(r.json, "token"), "id"));
 	tb_test_resp_free(&r);
 	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s\r\n", secret);
-	open_stream(&s, d.port, "/api/v1/events?since=0", hdr);
-	assert_true(read_until(&s, "event: host.state", 10000));
+	tb_test_stream_open(&s, d.port, "/api/v1/events?since=0", hdr);
+	assert_true(tb_test_stream_read_until(&s, "event: host.state", 10000));
 	create_token(&d, "seen-by-admins-only");
 	/* revoke the watcher's token: its stream ends */
 	snprintf(url, sizeof(url), "%s/api/v1/tokens/%lld", d.url, id);
@@ -364,16 +298,16 @@ static void test_viewer_revoke_and_ahead(void **state)
 	assert_int_equal(r.status, 204);
 	tb_test_resp_free(&r);
 	/* the stream ends: the last chunk of the chunked reply arrives */
-	assert_true(read_until(&s, "\r\n0\r\n\r\n", 5000));
+	assert_true(tb_test_stream_read_until(&s, "\r\n0\r\n\r\n", 5000));
 	assert_null(strstr(s.buf, "event: audit"));
 	assert_null(strstr(s.buf, "seen-by-admins-only"));
-	close_stream(&s);
+	tb_test_stream_close(&s);
 
 	auth_header(&d, hdr, sizeof(hdr));
 	strncat(hdr, "Last-Event-ID: 999999\r\n", sizeof(hdr) - strlen(hdr) - 1);
-	open_stream(&s, d.port, "/api/v1/events", hdr);
-	assert_true(read_until(&s, "event: reset\ndata: {\"oldest\":", 5000));
-	close_stream(&s);
+	tb_test_stream_open(&s, d.port, "/api/v1/events", hdr);
+	assert_true(tb_test_stream_read_until(&s, "event: reset\ndata: {\"oldest\":", 5000));
+	tb_test_stream_close(&s);
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 

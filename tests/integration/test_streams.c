@@ -30,110 +30,18 @@
 #include <cmocka.h>
 
 #include "daemon.h"
+#include "ssestream.h"
 #include "events.h"
 
 /* The last chunk of a chunked reply: the stream ended. */
 #define STREAM_END "\r\n0\r\n\r\n"
 
-struct stream {
-	int fd;
-	char *buf;
-	size_t len;
-};
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* GET /api/v1/events with extra header lines ("Name: v\r\n"...). */
-static void open_stream(struct stream *s, unsigned int port, const char *headers)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
-	char req[2048];
-	int n;
-
-	memset(s, 0, sizeof(*s));
-	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-	s->fd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(s->fd >= 0);
-	assert_int_equal(connect(s->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	n = snprintf(req, sizeof(req),
-		     "GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n%s\r\n", headers);
-	assert_int_equal(write(s->fd, req, (size_t)n), n);
-}
-
-/* Read until needle appears or timeout_ms passes (a bound, not a measure). */
-static int read_until(struct stream *s, const char *needle, long timeout_ms)
-{
-	long long end = now_ms() + timeout_ms;
-
-	for (;;) {
-		struct pollfd p = {.fd = s->fd, .events = POLLIN};
-		char chunk[8192];
-		ssize_t r;
-		char *nb;
-
-		if (s->buf != NULL && strstr(s->buf, needle) != NULL)
-			return 1;
-		if (now_ms() >= end)
-			return 0;
-		if (poll(&p, 1, (int)(end - now_ms())) <= 0)
-			continue;
-		r = read(s->fd, chunk, sizeof(chunk));
-		if (r <= 0)
-			return s->buf != NULL && strstr(s->buf, needle) != NULL;
-		nb = realloc(s->buf, s->len + (size_t)r + 1);
-		assert_non_null(nb);
-		s->buf = nb;
-		memcpy(s->buf + s->len, chunk, (size_t)r);
-		s->len += (size_t)r;
-		s->buf[s->len] = '\0';
-	}
-}
-
-/* Read until the daemon closes the connection: 1, or 0 after timeout_ms. */
-static int read_to_eof(struct stream *s, long timeout_ms)
-{
-	long long end = now_ms() + timeout_ms;
-
-	while (now_ms() < end) {
-		struct pollfd p = {.fd = s->fd, .events = POLLIN};
-		char chunk[8192];
-		ssize_t r;
-		char *nb;
-
-		if (poll(&p, 1, (int)(end - now_ms())) <= 0)
-			continue;
-		r = read(s->fd, chunk, sizeof(chunk));
-		if (r <= 0)
-			return 1;
-		nb = realloc(s->buf, s->len + (size_t)r + 1);
-		assert_non_null(nb);
-		s->buf = nb;
-		memcpy(s->buf + s->len, chunk, (size_t)r);
-		s->len += (size_t)r;
-		s->buf[s->len] = '\0';
-	}
-	return 0;
-}
-
 /* Open a stream and wait for its first record: it is subscribed. */
-static void open_live(struct stream *s, unsigned int port, const char *headers)
+static void open_live(struct tb_test_stream *s, unsigned int port, const char *headers)
 {
-	open_stream(s, port, headers);
-	assert_true(read_until(s, "event: stream\n", 10000));
+	tb_test_stream_open(s, port, "/api/v1/events", headers);
+	assert_true(tb_test_stream_read_until(s, "event: stream\n", 10000));
 	assert_non_null(strstr(s->buf, "HTTP/1.1 200"));
-}
-
-static void close_stream(struct stream *s)
-{
-	close(s->fd);
-	free(s->buf);
-	memset(s, 0, sizeof(*s));
 }
 
 struct session {
@@ -182,7 +90,7 @@ static void test_logout_ends_its_streams(void **state)
 {
 	struct tb_test_daemon d;
 	struct session one, two;
-	struct stream s1, s1b, s2, sb;
+	struct tb_test_stream s1, s1b, s2, sb;
 	char secret[128], hdr[256];
 
 	(void)state;
@@ -197,21 +105,21 @@ static void test_logout_ends_its_streams(void **state)
 	open_live(&sb, d.port, hdr);
 	logout(&d, &one);
 	/* both streams of that session end at once (the last chunk arrives) */
-	assert_true(read_until(&s1, STREAM_END, 5000));
-	assert_true(read_until(&s1b, STREAM_END, 5000));
+	assert_true(tb_test_stream_read_until(&s1, STREAM_END, 5000));
+	assert_true(tb_test_stream_read_until(&s1b, STREAM_END, 5000));
 	/* the token's other session and its bearer stream go on (a drop is
 	 * immediate: a wrong one would have ended them by now) */
-	assert_false(read_until(&s2, STREAM_END, 1000));
-	assert_false(read_until(&sb, STREAM_END, 100));
+	assert_false(tb_test_stream_read_until(&s2, STREAM_END, 1000));
+	assert_false(tb_test_stream_read_until(&sb, STREAM_END, 100));
 	/* a logged-out cookie opens nothing */
-	close_stream(&s1);
-	open_stream(&s1, d.port, one.cookie);
-	assert_true(read_until(&s1, "\r\n\r\n", 5000));
+	tb_test_stream_close(&s1);
+	tb_test_stream_open(&s1, d.port, "/api/v1/events", one.cookie);
+	assert_true(tb_test_stream_read_until(&s1, "\r\n\r\n", 5000));
 	assert_non_null(strstr(s1.buf, "HTTP/1.1 401"));
-	close_stream(&s1);
-	close_stream(&s1b);
-	close_stream(&s2);
-	close_stream(&sb);
+	tb_test_stream_close(&s1);
+	tb_test_stream_close(&s1b);
+	tb_test_stream_close(&s2);
+	tb_test_stream_close(&sb);
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
@@ -220,7 +128,7 @@ static void test_expired_session_ends_its_streams(void **state)
 {
 	struct tb_test_daemon d;
 	struct session se;
-	struct stream s, sb;
+	struct tb_test_stream s, sb;
 	char secret[128], hdr[256];
 
 	(void)state;
@@ -236,11 +144,11 @@ static void test_expired_session_ends_its_streams(void **state)
 	bearer_header(secret, hdr, sizeof(hdr));
 	open_live(&sb, d.port, hdr);
 	/* over at 3 s; a waiting stream hears it at the next heartbeat wake (5 s) */
-	assert_true(read_until(&s, STREAM_END, 15000));
+	assert_true(tb_test_stream_read_until(&s, STREAM_END, 15000));
 	/* the token's bearer stream is not a session's: it goes on */
-	assert_false(read_until(&sb, STREAM_END, 100));
-	close_stream(&s);
-	close_stream(&sb);
+	assert_false(tb_test_stream_read_until(&sb, STREAM_END, 100));
+	tb_test_stream_close(&s);
+	tb_test_stream_close(&sb);
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
@@ -249,7 +157,7 @@ static void test_streams_per_token_cap(void **state)
 {
 	struct tb_test_daemon d;
 	struct session se;
-	struct stream s[TB_EVENTS_PER_TOKEN], extra;
+	struct tb_test_stream s[TB_EVENTS_PER_TOKEN], extra;
 	struct tb_test_resp r;
 	char secret[128], other[128], url[256], auth[200], hdr[256];
 	const char *h[] = {auth, "Accept: text/event-stream", NULL};
@@ -277,29 +185,29 @@ static void test_streams_per_token_cap(void **state)
 	assert_non_null(strstr(msg, "event streams open"));
 	tb_test_resp_free(&r);
 	/* through the session too */
-	open_stream(&extra, d.port, se.cookie);
-	assert_true(read_until(&extra, "}}", 5000));
+	tb_test_stream_open(&extra, d.port, "/api/v1/events", se.cookie);
+	assert_true(tb_test_stream_read_until(&extra, "}}", 5000));
 	assert_non_null(strstr(extra.buf, "HTTP/1.1 429"));
 	assert_non_null(strstr(extra.buf, "\"code\":\"rate_limited\""));
-	close_stream(&extra);
+	tb_test_stream_close(&extra);
 	/* another token is not affected */
 	bearer_header(other, hdr, sizeof(hdr));
 	open_live(&extra, d.port, hdr);
-	close_stream(&extra);
+	tb_test_stream_close(&extra);
 	/* logging out ends the session's half: their places are free at once */
 	logout(&d, &se);
 	for (int i = 0; i < half; i++)
-		assert_true(read_until(&s[i], STREAM_END, 5000));
+		assert_true(tb_test_stream_read_until(&s[i], STREAM_END, 5000));
 	bearer_header(secret, hdr, sizeof(hdr));
 	for (int i = 0; i < half; i++) {
-		close_stream(&s[i]);
+		tb_test_stream_close(&s[i]);
 		open_live(&s[i], d.port, hdr);
 	}
 	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
 	assert_int_equal(r.status, 429);
 	tb_test_resp_free(&r);
 	for (int i = 0; i < TB_EVENTS_PER_TOKEN; i++)
-		close_stream(&s[i]);
+		tb_test_stream_close(&s[i]);
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
@@ -311,7 +219,7 @@ static void test_streams_per_token_cap(void **state)
 static void test_closed_clients_give_their_place_back(void **state)
 {
 	struct tb_test_daemon d;
-	struct stream s[TB_EVENTS_PER_TOKEN], extra;
+	struct tb_test_stream s[TB_EVENTS_PER_TOKEN], extra;
 	char secret[128], hdr[256];
 
 	(void)state;
@@ -320,19 +228,19 @@ static void test_closed_clients_give_their_place_back(void **state)
 	bearer_header(secret, hdr, sizeof(hdr));
 	for (int i = 0; i < TB_EVENTS_PER_TOKEN; i++)
 		open_live(&s[i], d.port, hdr);
-	open_stream(&extra, d.port, hdr);
-	assert_true(read_until(&extra, "}}", 5000));
+	tb_test_stream_open(&extra, d.port, "/api/v1/events", hdr);
+	assert_true(tb_test_stream_read_until(&extra, "}}", 5000));
 	assert_non_null(strstr(extra.buf, "HTTP/1.1 429"));
-	close_stream(&extra);
+	tb_test_stream_close(&extra);
 	for (int i = 0; i < TB_EVENTS_PER_TOKEN; i++)
 		assert_int_equal(shutdown(s[i].fd, SHUT_WR), 0);
 	for (int i = 0; i < TB_EVENTS_PER_TOKEN; i++) {
-		assert_true(read_to_eof(&s[i], 40000));
+		assert_true(tb_test_stream_read_to_eof(&s[i], 40000));
 		assert_null(strstr(s[i].buf, ": ping"));
-		close_stream(&s[i]);
+		tb_test_stream_close(&s[i]);
 	}
 	open_live(&extra, d.port, hdr);
-	close_stream(&extra);
+	tb_test_stream_close(&extra);
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
