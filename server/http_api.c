@@ -14,6 +14,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "timeutil.h"
+#include "wipe.h"
 
 /* How a pattern matches: 0 no, else 1 + the number of literal segments
  * (args filled), so that /matrices/plan beats /matrices/{id}. */
@@ -282,6 +283,7 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 		} else {
 			ret = edge_send_json(cs->conn, status, rp.body, extra, 2);
 		}
+		tb_wipe(rp.set_cookie, sizeof(rp.set_cookie));   /* a session secret; MHD copied it */
 	}
 	tb_metrics_request(h->app->metrics, route->pattern, route->method, status,
 			   (double)(tb_monotonic_ms() - cs->start_ms) / 1000.0);

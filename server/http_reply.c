@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "http_edge.h"
+#include "wipe.h"
 
 static const char *const security_headers[][2] = {
 	{"Content-Security-Policy",
@@ -20,6 +21,14 @@ void edge_add_headers(struct MHD_Response *r)
 {
 	for (size_t i = 0; i < sizeof(security_headers) / sizeof(security_headers[0]); i++)
 		MHD_add_response_header(r, security_headers[i][0], security_headers[i][1]);
+}
+
+/* A JSON reply's text, freed by MHD once sent: wiped first, since some carry
+ * a secret (a new token, the login's CSRF token). */
+static void free_wiped(void *text)
+{
+	tb_wipe(text, strlen(text));
+	free(text);
 }
 
 /* Queue a JSON reply (steals body; NULL sends no body). */
@@ -37,12 +46,23 @@ enum MHD_Result edge_send_json(struct MHD_Connection *conn, unsigned int status,
 		if (text == NULL)
 			return MHD_NO;
 		len = strlen(text);
-		text[len++] = '\n';   /* json_dumps leaves room: its NUL */
+		{
+			char *t = realloc(text, len + 2);
+
+			if (t == NULL) {
+				free_wiped(text);
+				return MHD_NO;
+			}
+			text = t;
+		}
+		text[len++] = '\n';
+		text[len] = '\0';     /* kept, for free_wiped's strlen */
 	}
-	r = MHD_create_response_from_buffer(len, text != NULL ? text : (void *)"",
-					    text != NULL ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	r = text != NULL ? MHD_create_response_from_buffer_with_free_callback(len, text, free_wiped)
+			 : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	if (r == NULL) {
-		free(text);
+		if (text != NULL)
+			free_wiped(text);
 		return MHD_NO;
 	}
 	edge_add_headers(r);
