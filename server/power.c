@@ -123,26 +123,49 @@ static const struct tb_power_method *find_bmc(const struct tb_machine *m, enum t
 	return NULL;
 }
 
-/* Send every Wake-on-LAN way the machine has; 0 when at least one went out. */
-static int send_wol(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
+/* A relay way with a SecureOn password: etherwake shows it on the relay's command line. */
+static int relay_secureon(const struct tb_power_method *pm)
+{
+	return pm->via == TB_WOL_RELAY && pm->secureon_file != NULL;
+}
+
+/*
+ * Send every Wake-on-LAN way the machine has; 0 when at least one went out.
+ * A relay way with a SecureOn password goes last, and only when no way from
+ * this machine onto the target's segment (a bound broadcast, a raw frame)
+ * went out: there the password stays in the packet.  first: note the skip
+ * (the resends do not repeat it).
+ */
+static int send_wol(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, int first,
 		    struct tb_error *err)
 {
-	int sent = 0, rc = TB_ERR_INVALID;
+	int sent = 0, local = 0, rc = TB_ERR_INVALID;
 
-	for (size_t i = 0; i < m->npower; i++) {
-		struct tb_power_call c;
-		struct tb_error e = {0};
-		char relay_os[40];
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < m->npower; i++) {
+			const struct tb_power_method *pm = &m->power[i];
+			struct tb_power_call c;
+			struct tb_error e = {0};
+			char relay_os[40];
 
-		if (m->power[i].driver != TB_POWER_WOL)
-			continue;
-		fill_call(&c, a, inv, m, &m->power[i], 10000, relay_os);
-		rc = tb_power_wol.run(&c, TB_POWER_ON, NULL, &e);
-		if (rc == 0)
-			sent++;
-		else {
-			tb_action_note(a, "Wake-on-LAN: %s", e.message);
-			*err = e;
+			if (pm->driver != TB_POWER_WOL || relay_secureon(pm) != (pass == 1))
+				continue;
+			if (pass == 1 && local > 0) {
+				if (first)
+					tb_action_note(a, "Wake-on-LAN: not through the relay %s: etherwake would show the "
+						       "SecureOn password on the relay's command line, and the packet went "
+						       "out on %s's segment from this machine", pm->relay, m->name);
+				continue;
+			}
+			fill_call(&c, a, inv, m, pm, 10000, relay_os);
+			rc = tb_power_wol.run(&c, TB_POWER_ON, NULL, &e);
+			if (rc == 0) {
+				sent++;
+				local += pm->via == TB_WOL_BROADCAST || pm->via == TB_WOL_RAW;
+			} else {
+				tb_action_note(a, "Wake-on-LAN: %s", e.message);
+				*err = e;
+			}
 		}
 	}
 	return sent > 0 ? 0 : rc;
@@ -162,7 +185,7 @@ int tb_power_wait(struct tb_action *a, const struct tb_inventory *inv, const str
 			struct tb_error e = {0};
 
 			/* Wake-on-LAN is lossy: keep sending until the host answers. */
-			send_wol(a, inv, m, &e);
+			send_wol(a, inv, m, 0, &e);
 			last_wol = now;
 		}
 		up = tb_hosts_probe_one(hosts, m, os, oslen);
@@ -398,7 +421,7 @@ static int power_on(struct tb_action *a, const struct tb_inventory *inv, const s
 			tb_action_note(a, "the BMC failed (%s); trying Wake-on-LAN", err->message);
 	}
 	if (rc != 0 && have_wol) {
-		if ((rc = send_wol(a, inv, m, err)) != 0)
+		if ((rc = send_wol(a, inv, m, 1, err)) != 0)
 			return rc;
 		used_wol = 1;
 	}

@@ -21,7 +21,11 @@
  * aa:bb:cc:dd:ee:ff (or aa-bb-..., or 12 hex digits), 4 bytes as 8 hex
  * digits, aa:bb:cc:dd or a.b.c.d.  Through a relay it is given to etherwake
  * as `-p` and so is visible on the relay's command line while etherwake
- * runs (etherwake has no other way); wakeonlan cannot send one.
+ * runs (etherwake has no other way; the step says so); wakeonlan cannot send
+ * one.  power.c therefore uses such a relay way only when no broadcast or
+ * raw way of the machine went out.  Every copy of the password (the file's
+ * text, the bytes, the packet, etherwake's argument) is wiped with
+ * tb_power_wipe once sent.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -136,7 +140,7 @@ static int read_secureon(const struct tb_power_call *call, unsigned char pw[6], 
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
 	*len = parse_secureon(buf, pw);
-	memset(buf, 0, sizeof(buf));
+	tb_power_wipe(buf, sizeof(buf));
 	if (*len < 0) {
 		*len = 0;
 		return tb_fail(err, TB_ERR_CONFIG, "secureon_file",
@@ -411,14 +415,17 @@ static int send_relay(const struct tb_power_call *call, const char *macs, const 
 	rc = tb_ssh_run_capture(call->pool, &t, argv, call->timeout_ms > 0 ? call->timeout_ms
 									   : RELAY_TIMEOUT_MS,
 				4096, &cap, err);
-	memset(pwtext, 0, sizeof(pwtext));
+	tb_power_wipe(pwtext, sizeof(pwtext));
 	snprintf(out, sizeof(out), "%s%s%s", cap.out != NULL ? cap.out : "",
 		 cap.out != NULL && cap.out[0] != '\0' && cap.err != NULL && cap.err[0] != '\0' ? "; " : "",
 		 cap.err != NULL ? cap.err : "");
 	for (size_t i = strlen(out); i > 0 && (out[i - 1] == '\n' || out[i - 1] == ' '); i--)
 		out[i - 1] = '\0';
-	snprintf(what, sizeof(what), "Wake-on-LAN for %s through the relay %s (%s)", macs, relay->name,
-		 argv[0]);
+	snprintf(what, sizeof(what), "Wake-on-LAN for %s through the relay %s (%s)%s", macs, relay->name,
+		 argv[0],
+		 pwlen > 0 ? "; the SecureOn password is on etherwake's command line on the relay while it runs "
+			     "(visible in its process list: etherwake has no other way)"
+			   : "");
 	if (rc != 0 && out[0] == '\0' && err != NULL)
 		snprintf(out, sizeof(out), "%s", err->message); /* ssh's reason: no secret in it */
 	step(call, what, line, cap.res.exit_status, out[0] != '\0' ? out : NULL);
@@ -464,8 +471,9 @@ static int wol_run(const struct tb_power_call *call, enum tb_power_op op, int *i
 	default:
 		rc = tb_fail(err, TB_ERR_CONFIG, "via", "%s: unknown Wake-on-LAN way", call->m->name);
 	}
-	memset(pw, 0, sizeof(pw));
-	memset(pkt, 0, sizeof(pkt));
+	/* volatile wipes: a memset of a buffer about to die is removed by the compiler */
+	tb_power_wipe(pw, sizeof(pw));
+	tb_power_wipe(pkt, sizeof(pkt));
 	return rc;
 }
 
