@@ -45,10 +45,11 @@ struct tb_events {
 	pthread_mutex_t lock;
 	struct slot ring[TB_EVENTS_RING];
 	int64_t last;              /* last id published */
+	int64_t floor;             /* no id below it is kept (the store's retention at start) */
 	struct tb_sub *subs;
 	size_t nsubs;
 	int closing;
-	uint64_t published, dropped;
+	uint64_t published, dropped, pruned;
 };
 
 static struct slot *slot_of(struct tb_events *ev, int64_t id)
@@ -61,6 +62,8 @@ static int64_t ring_oldest(struct tb_events *ev)
 {
 	int64_t oldest = ev->last - TB_EVENTS_RING + 1;
 
+	if (oldest < ev->floor)
+		oldest = ev->floor;
 	return oldest < 1 ? 1 : oldest;
 }
 
@@ -83,8 +86,21 @@ static void load_kept(void *cls, const struct tb_event_row *r)
 	if (copy == NULL)
 		return;
 	fill_slot(slot_of(ev, r->id), r->id, r->type, r->host, r->matrix, copy);
+	if (ev->floor == 0 || r->id < ev->floor)
+		ev->floor = r->id;
 	if (r->id > ev->last)
 		ev->last = r->id;
+}
+
+/* The store's retention: the newest TB_EVENTS_KEEP, none older than
+ * TB_EVENTS_KEEP_DAYS (lock held, or before anyone publishes). */
+static void prune(struct tb_events *ev, int64_t last, int64_t now)
+{
+	int64_t deleted = 0;
+
+	if (tb_store_event_prune(ev->st, last - TB_EVENTS_KEEP + 1, now - (int64_t)TB_EVENTS_KEEP_DAYS * 86400,
+				 &deleted) == 0)
+		ev->pruned += (uint64_t)deleted;
 }
 
 int tb_events_new(struct tb_store *st, struct tb_events **out, struct tb_error *err)
@@ -99,12 +115,18 @@ int tb_events_new(struct tb_store *st, struct tb_events **out, struct tb_error *
 	ev->st = st;
 	pthread_mutex_init(&ev->lock, NULL);
 	/* Ids continue across restarts, so Last-Event-ID stays meaningful. */
-	if ((rc = tb_store_event_last(st, &last, err)) != 0 ||
-	    (rc = tb_store_event_each(st, last - TB_EVENTS_RING, TB_EVENTS_RING, load_kept, ev, err)) != 0) {
+	if ((rc = tb_store_event_last(st, &last, err)) != 0) {
+		tb_events_free(ev);
+		return rc;
+	}
+	prune(ev, last, tb_now());   /* what aged while testbedd was down: before the ring is filled */
+	if ((rc = tb_store_event_each(st, last - TB_EVENTS_RING, TB_EVENTS_RING, load_kept, ev, err)) != 0) {
 		tb_events_free(ev);
 		return rc;
 	}
 	ev->last = last;
+	if (ev->floor == 0)
+		ev->floor = last + 1;   /* nothing kept: ids go on from last */
 	*out = ev;
 	return 0;
 }
@@ -209,7 +231,7 @@ int64_t tb_events_publish(struct tb_events *ev, const char *type, const char *ho
 	if (tb_store_event_insert(ev->st, &row, NULL) != 0)
 		tb_warn("events", "event %lld not persisted", (long long)id);
 	if (id % 1000 == 0)
-		tb_store_event_prune(ev->st, id - TB_EVENTS_KEEP);
+		prune(ev, id, ms / 1000);
 	fill_slot(slot_of(ev, id), id, type, host, matrix, text);
 	for (struct tb_sub *s = ev->subs; s != NULL; s = s->next) {
 		if (id - s->cursor > TB_EVENTS_MAX_LAG && !s->dropped) {
@@ -490,8 +512,10 @@ enum tb_sub_status tb_sub_next(struct tb_sub *s, char *buf, size_t len, size_t *
 		if (p.rows == 0) {
 			/* nothing kept past the cursor: continue from the ring */
 			pthread_mutex_lock(&ev->lock);
-			if (s->cursor + 1 < ring_oldest(ev))
+			if (s->cursor + 1 < ring_oldest(ev)) {
 				s->cursor = ring_oldest(ev) - 1;
+				s->reset_ahead = 1;   /* what it resumed after is gone: say so */
+			}
 			pthread_mutex_unlock(&ev->lock);
 		}
 		if (p.used > 0) {
@@ -577,6 +601,7 @@ void tb_events_stats(struct tb_events *ev, struct tb_events_stats *out)
 {
 	pthread_mutex_lock(&ev->lock);
 	out->published = ev->published;
+	out->pruned = ev->pruned;
 	out->dropped_subscribers = ev->dropped;
 	out->subscribers = ev->nsubs;
 	pthread_mutex_unlock(&ev->lock);

@@ -40,7 +40,8 @@ struct tb_sub;
 
 #define TB_EVENTS_RING 4096
 #define TB_EVENTS_MAX_LAG 20000
-#define TB_EVENTS_KEEP 100000      /* events kept in the store */
+#define TB_EVENTS_KEEP 100000      /* events kept in the store, at most ... */
+#define TB_EVENTS_KEEP_DAYS 30     /* ... and for at most this long */
 #define TB_EVENTS_PER_TOKEN 16     /* open subscriptions per owner (a token) */
 #define TB_EVENTS_MAX_LIFETIME_S 3600 /* a subscription ends after an hour (resume goes on) */
 
@@ -111,6 +112,7 @@ size_t tb_events_wake_all(struct tb_events *ev);
 /* Counters for /metrics. */
 struct tb_events_stats {
 	uint64_t published;
+	uint64_t pruned;           /* events the retention deleted from the store */
 	uint64_t dropped_subscribers;
 	size_t subscribers;
 };

@@ -212,14 +212,15 @@ char *tb_metrics_render(struct tb_metrics *m, struct tb_app *app, size_t *len)
 	for (size_t i = 0; i < nauth; i++)
 		tb_outbuf_printf(&b, "testbedd_http_auth_failures_total{route=\"%s\",status=\"%u\"} %llu\n",
 		    auth[i].label, auth[i].status, (unsigned long long)auth[i].count);
+	tb_events_stats(app->events, &es);
 	tb_outbuf_printf(&b, "# HELP testbedd_store_pruned_rows_total Rows the retention deleted, by table.\n"
 		"# TYPE testbedd_store_pruned_rows_total counter\n");
 	for (size_t i = 0; i < npruned; i++)
 		tb_outbuf_printf(&b, "testbedd_store_pruned_rows_total{table=\"%s\"} %llu\n", pruned[i].label,
 		    (unsigned long long)pruned[i].count);
+	tb_outbuf_printf(&b, "testbedd_store_pruned_rows_total{table=\"events\"} %llu\n", (unsigned long long)es.pruned);
 	tb_outbuf_printf(&b, "# HELP testbedd_sse_clients Event streams open now.\n# TYPE testbedd_sse_clients gauge\n"
 		"testbedd_sse_clients %ld\n", sse);
-	tb_events_stats(app->events, &es);
 	tb_outbuf_printf(&b, "# HELP testbedd_events_published_total Events published on the bus.\n"
 		"# TYPE testbedd_events_published_total counter\ntestbedd_events_published_total %llu\n",
 	    (unsigned long long)es.published);

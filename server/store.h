@@ -150,7 +150,10 @@ int tb_store_event_last(struct tb_store *st, int64_t *id, struct tb_error *err);
 int tb_store_event_each(struct tb_store *st, int64_t after, int limit, tb_event_fn fn, void *cls,
 			struct tb_error *err);
 /* Delete events with id < below. */
-int tb_store_event_prune(struct tb_store *st, int64_t below);
+/* Retention: delete the events with an id below below, and of the oldest
+ * 1,000 those stored before before (unix seconds); *deleted (may be NULL)
+ * gets how many went.  One DELETE on the primary key. */
+int tb_store_event_prune(struct tb_store *st, int64_t below, int64_t before, int64_t *deleted);
 /* The run.interval events of run_id (of matrix_id) published at or after
  * since (unix seconds), oldest first: a running run's intervals so far,
  * before its end stores them as intervals. */

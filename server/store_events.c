@@ -88,15 +88,24 @@ int tb_store_run_interval_events(struct tb_store *st, int64_t matrix_id, int64_t
 	return 0;
 }
 
-int tb_store_event_prune(struct tb_store *st, int64_t below)
+int tb_store_event_prune(struct tb_store *st, int64_t below, int64_t before, int64_t *deleted)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	if (below <= 0)
-		return 0;
-	if ((rc = st_prep(st, "DELETE FROM events WHERE id < ?", &s, NULL)) != 0)
+	if (deleted != NULL)
+		*deleted = 0;
+	/* by count: every id below; by age: of the oldest 1,000 (by id, the
+	 * primary key: no scan of the table), those older than before */
+	if ((rc = st_prep(st, "DELETE FROM events WHERE id < ?1 OR id IN (SELECT id FROM (SELECT id, at FROM events"
+			   " ORDER BY id LIMIT 1000) WHERE at < ?2)", &s, NULL)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, below);
-	return st_finish_write(st, s, NULL);
+	sqlite3_bind_int64(s, 2, before);
+	if (sqlite3_step(s) != SQLITE_DONE)
+		rc = st_db_fail(st, NULL, "pruning the events");
+	else if (deleted != NULL)
+		*deleted = sqlite3_changes(st->db);
+	st_finish(st, s);
+	return rc;
 }

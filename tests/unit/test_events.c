@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -161,6 +162,66 @@ static void test_replay_ring_and_store(void **state)
 	close_fx(&f, 1);
 }
 
+/* Retention by age: events stored more than TB_EVENTS_KEEP_DAYS ago go
+ * when the bus opens (and as it publishes), counted for /metrics; a reader
+ * resuming after one of them is told with a reset record. */
+static void test_aged_events_pruned(void **state)
+{
+	struct fx f;
+	struct tb_sub *s;
+	struct tb_error err = {0};
+	struct tb_events_filter all = {0};
+	struct tb_events_stats es;
+	int64_t now = (int64_t)time(NULL), old = now - (int64_t)(TB_EVENTS_KEEP_DAYS + 1) * 86400;
+	static long long ids[64];
+	size_t n;
+
+	(void)state;
+	open_fx(&f);
+	tb_events_close(f.ev);
+	tb_events_free(f.ev);
+	for (int i = 1; i <= 30; i++) {
+		char json[128];
+		struct tb_event_row row = {.id = i, .at = i <= 20 ? old : now, .type = "audit", .json = json};
+
+		snprintf(json, sizeof(json), "{\"id\":%d,\"type\":\"audit\",\"host\":null,\"matrix\":null,\"data\":{}}", i);
+		assert_int_equal(tb_store_event_insert(f.st, &row, &err), 0);
+	}
+	assert_int_equal(tb_events_new(f.st, &f.ev, &err), 0);
+	tb_events_stats(f.ev, &es);
+	assert_int_equal(es.pruned, 20);
+	assert_int_equal(tb_events_subscribe(f.ev, 10, &all, on_wake, NULL, &s, &err), 0);
+	n = drain(s, ids, 64, NULL, 0);
+	assert_int_equal(ids[0], -21);          /* reset: the oldest kept is 21 */
+	assert_int_equal(ids[1], 21);
+	assert_int_equal(n, 11);
+	tb_events_unsubscribe(s);
+	/* testbedd was down longer than the retention: nothing is kept, and a
+	 * reader resuming is told so, then goes on live after the last id */
+	close_fx(&f, 1);
+	open_fx(&f);
+	tb_events_close(f.ev);
+	tb_events_free(f.ev);
+	for (int i = 1; i <= 10; i++) {
+		char json[128];
+		struct tb_event_row row = {.id = i, .at = old, .type = "audit", .json = json};
+
+		snprintf(json, sizeof(json), "{\"id\":%d,\"type\":\"audit\",\"host\":null,\"matrix\":null,\"data\":{}}", i);
+		assert_int_equal(tb_store_event_insert(f.st, &row, &err), 0);
+	}
+	assert_int_equal(tb_events_new(f.st, &f.ev, &err), 0);
+	assert_int_equal(tb_events_subscribe(f.ev, 5, &all, on_wake, NULL, &s, &err), 0);
+	n = drain(s, ids, 64, NULL, 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ids[0], -11);          /* reset: nothing before 11 is kept */
+	assert_int_equal(tb_events_publish(f.ev, "audit", NULL, 0, json_object()), 11);
+	n = drain(s, ids, 64, NULL, 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ids[0], 11);
+	tb_events_unsubscribe(s);
+	close_fx(&f, 1);
+}
+
 static void test_reset_when_pruned(void **state)
 {
 	struct fx f;
@@ -174,7 +235,7 @@ static void test_reset_when_pruned(void **state)
 	open_fx(&f);
 	for (int i = 1; i <= TB_EVENTS_RING + 100; i++)
 		tb_events_publish(f.ev, "audit", NULL, 0, json_object());
-	assert_int_equal(tb_store_event_prune(f.st, 51), 0);
+	assert_int_equal(tb_store_event_prune(f.st, 51, 0, NULL), 0);
 	assert_int_equal(tb_events_subscribe(f.ev, 10, &all, on_wake, NULL, &s, &err), 0);
 	n = drain(s, ids, 6000, NULL, 0);
 	assert_int_equal(ids[0], -51);          /* reset: the oldest kept is 51 */
@@ -322,6 +383,7 @@ int main(void)
 		cmocka_unit_test(test_filters_and_wake),
 		cmocka_unit_test(test_event_larger_than_a_read),
 		cmocka_unit_test(test_lagging_subscriber_dropped),
+		cmocka_unit_test(test_aged_events_pruned),
 	};
 
 	return cmocka_run_group_tests_name("events", tests, NULL, NULL);
