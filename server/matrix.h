@@ -73,6 +73,7 @@
 
 #define TB_MATRIX_MAX_RUNS 100000
 #define TB_MATRIX_NAME_MAX 64
+#define TB_MATRIX_HOSTS_MAX 64      /* machines a matrix's pairs may name: the runner holds each */
 
 enum tb_matrix_order { TB_ORDER_SEQUENTIAL, TB_ORDER_INTERLEAVED, TB_ORDER_SHUFFLED };
 

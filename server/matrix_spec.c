@@ -385,6 +385,33 @@ static int parse_pair(const json_t *pair, int i, const struct tb_inventory *inv,
 	return 0;
 }
 
+/* The runner holds every machine the pairs name while the matrix runs: at
+ * most TB_MATRIX_HOSTS_MAX of them. */
+static int check_hosts(const struct tb_mx_spec *sp, struct tb_error *err)
+{
+	const char *seen[2 * TB_MX_PAIRS_MAX];
+	int n = 0;
+
+	for (int i = 0; i < sp->npairs; i++) {
+		const char *two[2] = {sp->pairs[i].client, sp->pairs[i].server};
+
+		for (int k = 0; k < 2; k++) {
+			int j = 0;
+
+			while (j < n && strcmp(seen[j], two[k]) != 0)
+				j++;
+			if (j == n)
+				seen[n++] = two[k];
+		}
+	}
+	if (n > TB_MATRIX_HOSTS_MAX)
+		return tb_fail(err, TB_ERR_INVALID, "pairs",
+			       "pairs name %d machines; a matrix may use at most %d (it holds each of them while it "
+			       "runs): split it into matrices of fewer machines",
+			       n, TB_MATRIX_HOSTS_MAX);
+	return 0;
+}
+
 static int parse_pairs(const json_t *spec, const struct tb_inventory *inv, struct tb_mx_spec *out,
 		       struct tb_error *err)
 {
@@ -408,7 +435,7 @@ static int parse_pairs(const json_t *spec, const struct tb_inventory *inv, struc
 	for (int i = 0; i < out->npairs; i++)
 		if ((rc = parse_pair(json_array_get(v, (size_t)i), i, inv, &out->pairs[i], err)) != 0)
 			return rc;
-	return 0;
+	return check_hosts(out, err);
 }
 
 /* ---- order, caps ---- */

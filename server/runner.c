@@ -93,7 +93,7 @@ static void jobs_free(struct jobs *js)
 }
 
 struct names {
-	char v[64][40];
+	char v[TB_MATRIX_HOSTS_MAX][40];
 	int n;
 };
 
@@ -102,7 +102,7 @@ static void names_add(struct names *ns, const char *name)
 	for (int i = 0; i < ns->n; i++)
 		if (strcmp(ns->v[i], name) == 0)
 			return;
-	if (ns->n < 64)
+	if (ns->n < TB_MATRIX_HOSTS_MAX)   /* the spec's limit (matrix_spec.c): never more */
 		snprintf(ns->v[ns->n++], sizeof(ns->v[0]), "%s", name);
 }
 
@@ -149,7 +149,7 @@ struct tb_run_host *tb_rn_host_for(struct tb_run_host *hs, int *nh, const struct
 	for (int i = 0; i < *nh; i++)
 		if (strcmp(hs[i].m->name, name) == 0)
 			return &hs[i];
-	if (*nh >= 64 || (hs[*nh].m = tb_inventory_find(inv, name)) == NULL)
+	if (*nh >= TB_MATRIX_HOSTS_MAX || (hs[*nh].m = tb_inventory_find(inv, name)) == NULL)
 		return NULL;
 	return &hs[(*nh)++];
 }
@@ -335,7 +335,7 @@ static void run_matrix(struct tb_runner *r, int64_t id)
 	struct mview mv = {0};
 	struct jobs js = {0};
 	struct names ns = {0};
-	struct tb_run_host *hs = calloc(64, sizeof(*hs));
+	struct tb_run_host *hs = calloc(TB_MATRIX_HOSTS_MAX, sizeof(*hs));
 	struct tb_error e = {0};
 	const char *final;
 	int nh = 0, i;

@@ -768,9 +768,53 @@ static void test_stats(void **state)
 	free(big);
 }
 
+/* The runner holds every machine a matrix's pairs name, at most
+ * TB_MATRIX_HOSTS_MAX: 64 machines plan, 66 are refused with the count (the
+ * runner used to drop the 65th silently, and then did not hold it). */
+static void test_hosts_limit(void **state)
+{
+	char *inv_text = malloc(66 * 160 + 128), *spec = malloc(33 * 64 + 128);
+	struct tb_inventory *inv;
+	struct tb_matrix_plan *plan = NULL;
+	struct tb_error err = {0};
+	size_t o = 0;
+
+	(void)state;
+	assert_non_null(inv_text);
+	assert_non_null(spec);
+	o += (size_t)sprintf(inv_text, "version: 1\nssh: {user: root, key_file: /k}\nmachines:\n");
+	for (int i = 0; i < 66; i++)
+		o += (size_t)sprintf(inv_text + o,
+				     "  h%02d:\n    role: host\n    os: {ubuntu: {address: 198.18.1.%d}}\n"
+				     "    links:\n      lan: {address: 198.19.1.%d/24}\n",
+				     i, i + 1, i + 1);
+	assert_non_null(inv = mx_load_inv(inv_text));
+	for (int npairs = 32; npairs <= 33; npairs++) {
+		o = (size_t)sprintf(spec, "{'name':'wide','pairs':[");
+		for (int i = 0; i < npairs; i++)
+			o += (size_t)sprintf(spec + o, "%s{'client':'h%02d','server':'h%02d'}", i ? "," : "", 2 * i,
+					     2 * i + 1);
+		sprintf(spec + o, "]}");
+		if (npairs == 32) {
+			assert_int_equal(mx_plan_text(spec, inv, 7, &plan, &err), 0);
+			tb_matrix_plan_free(plan);
+			plan = NULL;
+		} else {
+			assert_int_equal(mx_plan_text(spec, inv, 7, &plan, &err), TB_ERR_INVALID);
+			assert_null(plan);
+			assert_string_equal(err.field, "pairs");
+			assert_non_null(strstr(err.message, "pairs name 66 machines; a matrix may use at most 64"));
+		}
+	}
+	tb_inventory_free(inv);
+	free(inv_text);
+	free(spec);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hosts_limit),
 		cmocka_unit_test(test_bad_specs),    cmocka_unit_test(test_bad_sizes),
 		cmocka_unit_test(test_good_specs),   cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_interleaved),  cmocka_unit_test(test_expansion_order),
