@@ -34,13 +34,25 @@ void tb_app_inventory_put(struct tb_app *app, struct tb_inventory *inv)
 static int write_port_file(const char *path, unsigned int port, struct tb_error *err)
 {
 	char tmp[1024], text[16];
-	int fd, n;
+	int fd, n, e = 0;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	n = snprintf(text, sizeof(text), "%u\n", port);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, text, (size_t)n) != n || close(fd) != 0 || rename(tmp, path) != 0)
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
 		return tb_fail(err, TB_ERR_IO, "", "cannot write port file %s: %s", path, strerror(errno));
+	/* the descriptor is closed whatever write() did */
+	errno = 0;
+	if (write(fd, text, (size_t)n) != n)
+		e = errno != 0 ? errno : EIO;
+	if (close(fd) != 0 && e == 0)
+		e = errno;
+	if (e == 0 && rename(tmp, path) != 0)
+		e = errno;
+	if (e != 0) {
+		unlink(tmp);
+		return tb_fail(err, TB_ERR_IO, "", "cannot write port file %s: %s", path, strerror(e));
+	}
 	return 0;
 }
 
