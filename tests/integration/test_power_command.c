@@ -210,7 +210,7 @@ static struct tb_power_method pm_method(void)
 static int cmd(const struct tb_machine *m, const struct tb_power_method *pm, enum tb_power_op op, int *is_on,
 	       struct tb_test_steps *s, const volatile int *cancel, struct tb_error *e)
 {
-	struct tb_power_call c = {NULL, m, pm, NULL, NULL, tb_test_step, s, cancel, 15000};
+	struct tb_power_call c = {.m = m, .pm = pm, .step = tb_test_step, .step_cls = s, .cancel = cancel, .timeout_ms = 15000};
 
 	memset(e, 0, sizeof(*e));
 	return tb_power_command.run(&c, op, is_on, e);

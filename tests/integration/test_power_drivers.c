@@ -230,7 +230,7 @@ static const struct tb_power_method *method(const struct tb_machine *m, enum tb_
 static struct tb_power_call make_call(const struct tb_machine *m, const struct tb_power_method *pm,
 				      struct tb_test_steps *s, long timeout_ms)
 {
-	struct tb_power_call c = {inv, m, pm, pool, NULL, tb_test_step, s, NULL, timeout_ms};
+	struct tb_power_call c = {.inv = inv, .m = m, .pm = pm, .pool = pool, .step = tb_test_step, .step_cls = s, .timeout_ms = timeout_ms};
 
 	return c;
 }

@@ -141,7 +141,7 @@ static struct tb_power_method method(void)
 static int rf(const struct tb_power_method *pm, enum tb_power_op op, int *is_on, struct steps *s, long timeout_ms,
 	      const volatile int *cancel, struct tb_error *e)
 {
-	struct tb_power_call c = {NULL, &machine, pm, NULL, NULL, record, s, cancel, timeout_ms};
+	struct tb_power_call c = {.m = &machine, .pm = pm, .step = record, .step_cls = s, .cancel = cancel, .timeout_ms = timeout_ms};
 
 	memset(e, 0, sizeof(*e));
 	return tb_power_redfish.run(&c, op, is_on, e);
@@ -494,7 +494,7 @@ static const char *header(json_t *rec, const char *name)
 static void test_boot_override(void **state)
 {
 	struct tb_power_method pm = method();
-	struct tb_power_call c = {NULL, &machine, &pm, NULL, NULL, record, NULL, NULL, 5000};
+	struct tb_power_call c = {.m = &machine, .pm = &pm, .step = record, .timeout_ms = 5000};
 	struct tb_error e = {0};
 	json_t *st, *log, *patch = NULL, *r;
 	char etag[64];
