@@ -386,8 +386,7 @@ static void *prober(void *arg)
 		pthread_mutex_unlock(&h->lock);
 		tb_hosts_probe_all(h);
 		pthread_mutex_lock(&h->lock);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += (time_t)h->app->cfg.probe_interval_s;
+		until = tb_cond_deadline((long)h->app->cfg.probe_interval_s * 1000L);
 		while (!h->stop && !h->kick)
 			if (pthread_cond_timedwait(&h->wake, &h->lock, &until) != 0)
 				break;
@@ -408,7 +407,7 @@ int tb_hosts_start(struct tb_app *app, tb_hosts_after_probe_fn after_probe, stru
 	h->app = app;
 	h->after_probe = after_probe;
 	pthread_mutex_init(&h->lock, NULL);
-	pthread_cond_init(&h->wake, NULL);
+	tb_cond_init(&h->wake);
 	h->pool = tb_ssh_pool_new(2, 60);
 	h->menus = tb_bootmenus_new();
 	if (h->pool == NULL || h->menus == NULL) {

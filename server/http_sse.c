@@ -167,8 +167,7 @@ static void *heartbeat(void *arg)
 	while (!h->hb_stop) {
 		struct timespec until;
 
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += SSE_HEARTBEAT_MS / 3000;
+		until = tb_cond_deadline(SSE_HEARTBEAT_MS / 3);
 		pthread_cond_timedwait(&h->hb_cond, &h->hb_lock, &until);
 		if (h->hb_stop)
 			break;
@@ -184,7 +183,7 @@ static void *heartbeat(void *arg)
 int edge_sse_start(struct tb_http *h)
 {
 	pthread_mutex_init(&h->hb_lock, NULL);
-	pthread_cond_init(&h->hb_cond, NULL);
+	tb_cond_init(&h->hb_cond);
 	if (pthread_create(&h->heartbeat, NULL, heartbeat, h) != 0)
 		return -1;
 	h->hb_running = 1;

@@ -315,7 +315,7 @@ int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, co
 		return tb_fail(err, TB_ERR_NOT_FOUND, "os", "%s has no OS persona %s", m->name, cur_os);
 	tb_hosts_target(hosts, m, p, &w.t, w.pin, sizeof(w.pin));
 	pthread_mutex_init(&w.lock, NULL);
-	pthread_cond_init(&w.cond, NULL);
+	tb_cond_init(&w.cond);
 	if (pthread_create(&th, NULL, watch_run, &w) != 0) {
 		pthread_mutex_destroy(&w.lock);
 		pthread_cond_destroy(&w.cond);
@@ -324,8 +324,7 @@ int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, co
 	{
 		struct timespec until;
 
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 20;
+		until = tb_cond_deadline(20000);
 		pthread_mutex_lock(&w.lock);
 		while (!w.started)
 			if (pthread_cond_timedwait(&w.cond, &w.lock, &until) != 0)

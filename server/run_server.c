@@ -89,12 +89,7 @@ static void wait_50ms(struct run_server *s)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += 50 * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	ts = tb_cond_deadline(50);
 	pthread_cond_timedwait(&s->cond, &s->lock, &ts);
 }
 
@@ -204,7 +199,7 @@ int run_server_init(struct run_server *s, struct tb_app *app, const struct tb_ru
 	s->line.max = 65536;
 	s->exit_code = -1;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->cond, NULL);
+	tb_cond_init(&s->cond);
 	tb_hosts_target(app->hosts, sh->m, sh->p, &s->t, s->pin, sizeof(s->pin));
 	s->timeout_ms = (wall_s + 10) * 1000;
 	s->script = server_script(sh, (unsigned int)r->port, wall_s + 5, err);

@@ -3,6 +3,8 @@
 
 #include <time.h>
 
+#include "timeutil.h"
+
 static void *run(void *arg)
 {
 	struct tb_ticker *t = arg;
@@ -14,13 +16,7 @@ static void *run(void *arg)
 		pthread_mutex_unlock(&t->lock);
 		t->fn(t->cls);
 		pthread_mutex_lock(&t->lock);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += t->period_ms / 1000;
-		until.tv_nsec += (t->period_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		until = tb_cond_deadline(t->period_ms);
 		while (!t->stop)
 			if (pthread_cond_timedwait(&t->cond, &t->lock, &until) != 0)
 				break;
@@ -36,7 +32,7 @@ int tb_ticker_start(struct tb_ticker *t, long period_ms, tb_tick_fn fn, void *cl
 	t->cls = cls;
 	t->stop = 0;
 	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->cond, NULL);
+	tb_cond_init(&t->cond);
 	if (pthread_create(&t->thread, NULL, run, t) != 0) {
 		pthread_cond_destroy(&t->cond);
 		pthread_mutex_destroy(&t->lock);

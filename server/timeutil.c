@@ -95,6 +95,35 @@ int64_t tb_monotonic_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int tb_cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+	int rc;
+
+	if ((rc = pthread_condattr_init(&attr)) != 0)
+		return rc;
+	if ((rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)) == 0)
+		rc = pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+	return rc;
+}
+
+struct timespec tb_cond_deadline(long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (ms < 0)
+		ms = 0;
+	ts.tv_sec += (time_t)(ms / 1000);
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
 int tb_sleep_ms(long ms, const volatile int *stop)
 {
 	int64_t until = tb_monotonic_ms() + ms;

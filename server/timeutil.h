@@ -2,7 +2,9 @@
 #ifndef TB_TIMEUTIL_H
 #define TB_TIMEUTIL_H
 
+#include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -30,5 +32,16 @@ int64_t tb_monotonic_ms(void);
  * slices of at most 100 ms and return early once *stop is non-zero.
  * Returns 1 when it stopped early, else 0.  The one sleep of the tree. */
 int tb_sleep_ms(long ms, const volatile int *stop);
+
+/*
+ * Condition variables whose timed waits run on CLOCK_MONOTONIC, so that a
+ * step of the wall clock (NTP, an admin's date) neither stalls nor rushes
+ * them.  tb_cond_init initialises cond so (0 or an errno value, as
+ * pthread_cond_init); tb_cond_deadline is the absolute time ms milliseconds
+ * from now on that clock, for pthread_cond_timedwait on such a cond.  Every
+ * cond of server/ that is waited on with a timeout is made by tb_cond_init.
+ */
+int tb_cond_init(pthread_cond_t *cond);
+struct timespec tb_cond_deadline(long ms);
 
 #endif /* TB_TIMEUTIL_H */
