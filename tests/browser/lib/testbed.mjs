@@ -20,8 +20,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const sourceDir = process.env.TB_SOURCE_DIR ?? path.resolve(here, '..', '..', '..');
 export const binaryDir = process.env.TB_BINARY_DIR;
 export const CHROMIUM = process.env.TB_CHROMIUM ?? '/usr/bin/chromium';
+// --host-resolver-rules: every name but localhost fails inside Chromium without
+// a DNS query (the flags above still let it look up update.googleapis.com and
+// accounts.google.com through the machine's resolver); the pages are served on
+// 127.0.0.1, which is kept too.  deploy/check watches the uplink for such leaks.
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1'];
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -310,6 +315,14 @@ export function removeDir(dir) {
 /** Headless Chromium with a fresh profile in dir. */
 export async function launchChromium(dir, viewport = { width: 1280, height: 800 }) {
   const { chromium } = await need('playwright-core');
+  // After a failed navigation Chromium probes google.com through the system
+  // resolver and 8.8.8.8 (its DNS probe, outside --host-resolver-rules) unless
+  // the profile turns "alternate error pages" off.
+  const prefs = path.join(dir, 'Default', 'Preferences');
+  if (!existsSync(prefs)) {
+    mkdirSync(path.dirname(prefs), { recursive: true });
+    writeFileSync(prefs, JSON.stringify({ alternate_error_pages: { enabled: false } }));
+  }
   return chromium.launchPersistentContext(dir, {
     executablePath: CHROMIUM,
     headless: true,
