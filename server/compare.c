@@ -293,7 +293,8 @@ static size_t index_find(const struct index *x, uint64_t h, const keyvals kv)
 	return s;
 }
 
-static int index_make(const json_t *cells, struct index *x)
+/* The index of cells[from..]. */
+static int index_make(const json_t *cells, size_t from, struct index *x)
 {
 	size_t cap = 16, i, *tail = NULL;
 	json_t *c;
@@ -308,8 +309,8 @@ static int index_make(const json_t *cells, struct index *x)
 	x->used = calloc(json_array_size(cells) + 1, sizeof(*x->used));
 	if (x->cell == NULL || x->kv == NULL || x->pos == NULL || x->hash == NULL || x->used == NULL)
 		return -1;
-	json_array_foreach(cells, i, c) {
-		if (json_is_null(c))
+	for (i = from; i < json_array_size(cells); i++) {
+		if (json_is_null(c = json_array_get(cells, i)))
 			continue;
 		x->pos[x->n] = i;
 		x->cell[x->n] = c;
@@ -359,13 +360,37 @@ static const json_t *index_take(struct index *b, const keyvals kv, uint64_t h)
 
 int tb_compare_match(const json_t *cells, const json_t *base_cells, long *match)
 {
+	size_t n = json_array_size(cells), k;
 	struct index b = {0};
 
-	if (index_make(base_cells, &b) != 0) {
+	/* The usual case, a matrix against one of the same spec: the same cells
+	 * at the same places.  While that holds from the start, cell k's match is
+	 * baseline cell k (every earlier baseline cell is taken, so it is the
+	 * first unused one with its key), found without hashing or an index. */
+	for (k = 0; k < n && k < json_array_size(base_cells); k++) {
+		const json_t *c = json_array_get(cells, k), *d = json_array_get(base_cells, k);
+		keyvals kc, kd;
+
+		if (json_is_null(c) != json_is_null(d))
+			break;
+		if (json_is_null(c)) {
+			match[k] = -2;
+			continue;
+		}
+		key_values(c, kc);
+		key_values(d, kd);
+		if (!same_cell(kc, kd))
+			break;
+		match[k] = (long)k;
+	}
+	if (k == n)
+		return 0;
+	/* the rest by the hash of the key, among the baseline cells not taken */
+	if (index_make(base_cells, k, &b) != 0) {
 		index_free(&b);
 		return -1;
 	}
-	for (size_t i = 0; i < json_array_size(cells); i++) {
+	for (size_t i = k; i < n; i++) {
 		const json_t *c = json_array_get(cells, i);
 		keyvals kv;
 

@@ -5,7 +5,9 @@
  * of the key fields with sorted keys; each cell takes the first unused
  * baseline cell with an equal key).  A table of cases (duplicate keys,
  * nulls, absent fields, key order in params, new and missing cells), then
- * random tables with many duplicates.  Adding a case is adding a line.
+ * random tables with many duplicates, and random tables that share a
+ * prefix (the same cells at the same places, then not).  Adding a case is
+ * adding a line.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -238,11 +240,48 @@ static void test_random_against_scan(void **state)
 	}
 }
 
+/* The same cells at the same places for a while (the matching's fast path),
+ * then not: a random prefix of a copied to b, then random cells, with
+ * duplicates and nulls on both sides. */
+static void test_shared_prefix_against_scan(void **state)
+{
+	unsigned int seed = 777;
+
+	(void)state;
+	for (int round = 0; round < 60; round++) {
+		size_t n = (size_t)(rand_r(&seed) % 200), prefix = n > 0 ? (size_t)rand_r(&seed) % (n + 1) : 0;
+		int keys = 1 + rand_r(&seed) % 40;
+		json_t *a = random_cells(n, &seed, keys), *b = json_array(), *rest, *o = NULL, *got, *ref;
+
+		for (size_t i = 0; i < prefix; i++) {
+			json_t *c = json_deep_copy(json_array_get(a, i));
+
+			if (json_is_object(c))
+				json_object_set_new(c, "cell", json_integer(1000 + (json_int_t)i));
+			json_array_append_new(b, c);
+		}
+		rest = random_cells((size_t)(rand_r(&seed) % 100), &seed, keys);
+		json_array_extend(b, rest);
+		got = hash_pairs(a, b, &o);
+		ref = ref_pairs(a, b);
+		if (!json_equal(got, ref))
+			fail_msg("round %d (%zu cells, prefix %zu, %d keys): the hash and the scan disagree", round, n, prefix,
+				 keys);
+		json_decref(rest);
+		json_decref(a);
+		json_decref(b);
+		json_decref(o);
+		json_decref(got);
+		json_decref(ref);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_random_against_scan),
+		cmocka_unit_test(test_shared_prefix_against_scan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
