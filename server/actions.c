@@ -38,14 +38,14 @@ struct tb_action {
 struct tb_actions {
 	struct tb_store *st;
 	struct tb_events *ev;
-	struct tb_app *ctx;           /* for the work functions; never looked into */
+	struct tb_services *ctx;           /* for the work functions; never looked into */
 	struct tb_actions_hooks hooks;
 	pthread_mutex_t lock;
 	struct hold holds[MAX_HOLDS];
 	struct tb_action *running;   /* started, not yet joined */
 };
 
-int tb_actions_new(struct tb_store *st, struct tb_events *ev, struct tb_app *ctx, const struct tb_actions_hooks *hooks,
+int tb_actions_new(struct tb_store *st, struct tb_events *ev, struct tb_services *ctx, const struct tb_actions_hooks *hooks,
 		   struct tb_actions **out, struct tb_error *err)
 {
 	struct tb_actions *acts = calloc(1, sizeof(*acts));
@@ -342,7 +342,7 @@ const char *tb_action_host(const struct tb_action *a)
 	return a->host;
 }
 
-struct tb_app *tb_action_app(const struct tb_action *a)
+struct tb_services *tb_action_services(const struct tb_action *a)
 {
 	return a->acts->ctx;
 }

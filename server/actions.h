@@ -25,7 +25,7 @@
 
 #include "error.h"
 
-struct tb_app;
+struct tb_services;
 struct tb_actions;
 struct tb_action;
 struct tb_events;
@@ -43,9 +43,9 @@ struct tb_actions_hooks {
 };
 
 /* The store and the bus are used, not owned; ctx is handed back to work
- * functions by tb_action_app() and never looked into here.  Marks actions
+ * functions by tb_action_services() and never looked into here.  Marks actions
  * left queued or running by an earlier testbedd as failed (one UPDATE). */
-int tb_actions_new(struct tb_store *st, struct tb_events *ev, struct tb_app *ctx, const struct tb_actions_hooks *hooks,
+int tb_actions_new(struct tb_store *st, struct tb_events *ev, struct tb_services *ctx, const struct tb_actions_hooks *hooks,
 		   struct tb_actions **out, struct tb_error *err);
 /* Cancel every running action and wait for its thread. */
 void tb_actions_stop(struct tb_actions *acts);
@@ -73,7 +73,7 @@ int tb_action_canceled(const struct tb_action *a);
 const volatile int *tb_action_cancel_flag(const struct tb_action *a);
 int64_t tb_action_id(const struct tb_action *a);
 const char *tb_action_host(const struct tb_action *a);
-struct tb_app *tb_action_app(const struct tb_action *a);
+struct tb_services *tb_action_services(const struct tb_action *a);
 
 /* Ask a running action to stop; TB_ERR_NOT_FOUND, or TB_ERR_CONFLICT when it has ended. */
 int tb_actions_cancel(struct tb_actions *acts, int64_t id, struct tb_error *err);

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "services.h"
+#include "store.h"
 #include "timeutil.h"
 
 static void add_row(void *cls, const struct tb_audit_row *r)
@@ -38,7 +39,7 @@ int api_audit_list(struct tb_request *rq, struct tb_reply *rp)
 		f.limit = (int)v;
 	}
 	list = json_array();
-	if ((rc = tb_store_audit_list(rq->app->store, &f, add_row, list, &rp->err)) != 0) {
+	if ((rc = tb_store_audit_list(rq->sv->store, &f, add_row, list, &rp->err)) != 0) {
 		json_decref(list);
 		return rc;
 	}

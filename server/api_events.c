@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "services.h"
+#include "outbuf.h"
+#include "hosts.h"
+#include "auth.h"
 #include "events.h"
 #include "validate.h"
 #include "metrics.h"
@@ -48,16 +51,33 @@ int api_events_stream(struct tb_request *rq, struct tb_reply *rp)
 	rp->stream_filter.ends_at = rq->who->expires_at;
 	/* refused here, the 429 is counted and logged as one (the subscription
 	 * checks again, atomically) */
-	if ((rc = tb_events_check_cap(rq->app->events, rq->who->token_id, &rp->err)) != 0)
+	if ((rc = tb_events_check_cap(rq->sv->events, rq->who->token_id, &rp->err)) != 0)
 		return rc;
 	rp->stream = 1;
 	rp->status = 200;
 	return 0;
 }
 
+static void host_gauge(void *cls, const char *machine, const char *reachability, const char *os)
+{
+	struct tb_outbuf *b = cls;
+
+	/* Names and OS names are [a-z0-9_-] (inventory.c): nothing to escape. */
+	tb_outbuf_printf(b, "testbedd_host_up{host=\"%s\",os=\"%s\"} %d\n", machine, os != NULL ? os : "",
+			 strcmp(reachability, "up") == 0 ? 1 : 0);
+}
+
 int api_metrics(struct tb_request *rq, struct tb_reply *rp)
 {
-	rp->text = tb_metrics_render(rq->app->metrics, rq->app, &rp->text_len);
+	struct tb_outbuf b = {0};
+
+	tb_metrics_render(rq->sv->metrics, rq->sv->events, &b);
+	tb_outbuf_printf(&b, "# HELP testbedd_host_up 1 when an OS persona of the host answers ssh, else 0.\n"
+			 "# TYPE testbedd_host_up gauge\n");
+	tb_hosts_each_state(rq->sv->hosts, host_gauge, &b);
+	rp->text_len = b.len;
+	rp->text = b.nomem ? NULL : tb_outbuf_take(&b);
+	tb_outbuf_free(&b);
 	if (rp->text == NULL)
 		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
 	rp->content_type = "text/plain; version=0.0.4; charset=utf-8";

@@ -1,7 +1,8 @@
 /* api_hosts.c - GET /hosts, GET /hosts/{name}, POST /hosts/{name}/trust. */
 #include "api.h"
 
-#include "app.h"
+#include "services.h"
+#include "inventory.h"
 #include "bmcwatch.h"
 #include "hosts.h"
 #include "idle.h"
@@ -9,32 +10,32 @@
 
 /* A machine as GET /hosts shows it: the inventory, reachability, the
  * BMC's view and the idle power-off countdown. */
-static json_t *host_json(struct tb_app *app, const struct tb_machine *m)
+static json_t *host_json(struct tb_services *sv, const struct tb_machine *m)
 {
-	json_t *j = tb_hosts_machine_json(app->hosts, m);
+	json_t *j = tb_hosts_machine_json(sv->hosts, m);
 
 	if (j != NULL) {
-		json_object_set_new(j, "bmc", tb_bmcwatch_json(app->bmcwatch, m));
-		json_object_set_new(j, "idle_poweroff", tb_idle_json(app->idle, m));
-		json_object_set_new(j, "wake", tb_wake_json(app->wake, m));
+		json_object_set_new(j, "bmc", tb_bmcwatch_json(sv->bmcwatch, m));
+		json_object_set_new(j, "idle_poweroff", tb_idle_json(sv->idle, m));
+		json_object_set_new(j, "wake", tb_wake_json(sv->wake, m));
 	}
 	return j;
 }
 
 int api_hosts_list(struct tb_request *rq, struct tb_reply *rp)
 {
-	struct tb_inventory *inv = tb_app_inventory_get(rq->app);
+	struct tb_inventory *inv = tb_inv_current_get(rq->sv->invs);
 	json_t *list = json_array();
 
 	for (size_t i = 0; list != NULL && i < inv->nmachines; i++)
-		json_array_append_new(list, host_json(rq->app, &inv->machines[i]));
-	tb_app_inventory_put(rq->app, inv);
+		json_array_append_new(list, host_json(rq->sv, &inv->machines[i]));
+	tb_inv_current_put(rq->sv->invs, inv);
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "hosts", list));
 }
 
 int api_host_get(struct tb_request *rq, struct tb_reply *rp)
 {
-	struct tb_inventory *inv = tb_app_inventory_get(rq->app);
+	struct tb_inventory *inv = tb_inv_current_get(rq->sv->invs);
 	const struct tb_machine *m = tb_inventory_find(inv, rq->args[0]);
 	int rc;
 
@@ -42,8 +43,8 @@ int api_host_get(struct tb_request *rq, struct tb_reply *rp)
 		rc = tb_fail(&rp->err, TB_ERR_NOT_FOUND, "name", "no machine named \"%.64s\" in the inventory",
 			     rq->args[0]);
 	else
-		rc = tb_reply_json(rp, 200, json_pack("{s:o}", "host", host_json(rq->app, m)));
-	tb_app_inventory_put(rq->app, inv);
+		rc = tb_reply_json(rp, 200, json_pack("{s:o}", "host", host_json(rq->sv, m)));
+	tb_inv_current_put(rq->sv->invs, inv);
 	return rc;
 }
 
@@ -57,7 +58,7 @@ int api_host_trust(struct tb_request *rq, struct tb_reply *rp)
 	if ((rc = tb_json_only(rq->body, fields, &rp->err)) != 0 ||
 	    (rc = tb_json_string(rq->body, "os", 1, &os, &rp->err)) != 0 ||
 	    (rc = tb_json_string(rq->body, "fingerprint", 1, &fp, &rp->err)) != 0 ||
-	    (rc = tb_hosts_trust(rq->app->hosts, rq->args[0], os, fp, rq->who->name, &rp->err)) != 0)
+	    (rc = tb_hosts_trust(rq->sv->hosts, rq->args[0], os, fp, rq->who->name, &rp->err)) != 0)
 		return rc;
 	return api_host_get(rq, rp);
 }

@@ -8,7 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app.h"
+#include "services.h"
+#include "inventory.h"
 #include "compare.h"
 #include "hostsnap.h"
 #include "matrix_boot.h"
@@ -35,11 +36,11 @@ static int plan_of(struct tb_request *rq, const json_t *spec, int lean, struct t
 	struct tb_inventory *inv;
 	int rc;
 
-	if ((rc = tb_matrix_now_collect(rq->app, &hosts, &now, err)) != 0)
+	if ((rc = tb_matrix_now_collect(rq->sv, &hosts, &now, err)) != 0)
 		return rc;
-	inv = tb_app_inventory_get(rq->app);
+	inv = tb_inv_current_get(rq->sv->invs);
 	rc = (lean ? tb_matrix_plan_make_lean : tb_matrix_plan_make_now)(spec, inv, fresh_seed(), &now, plan, err);
-	tb_app_inventory_put(rq->app, inv);
+	tb_inv_current_put(rq->sv->invs, inv);
 	free(hosts);
 	return rc;
 }
@@ -48,9 +49,9 @@ static int plan_of(struct tb_request *rq, const json_t *spec, int lean, struct t
  * (results never ask the runner themselves). */
 static struct tb_results_src results_src(struct tb_request *rq)
 {
-	struct tb_results_src src = {rq->app->store, {0, -1}};
+	struct tb_results_src src = {rq->sv->store, {0, -1}};
 
-	tb_runner_now(rq->app->runner, &src.now);
+	tb_runner_now(rq->sv->runner, &src.now);
 	return src;
 }
 
@@ -118,7 +119,7 @@ static int submit(struct tb_request *rq, struct tb_reply *rp, const json_t *spec
 
 	if ((rc = plan_of(rq, spec, 0, &plan, &rp->err)) != 0)
 		return rc;
-	rc = tb_runner_submit(rq->app->runner, plan, rq->who->name, rerun_of, &id, &rp->err);
+	rc = tb_runner_submit(rq->sv->runner, plan, rq->who->name, rerun_of, &id, &rp->err);
 	tb_matrix_plan_free(plan);
 	if (rc != 0)
 		return rc;
@@ -164,7 +165,7 @@ int api_matrix_cancel(struct tb_request *rq, struct tb_reply *rp)
 	int64_t id;
 	int rc;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_runner_cancel(rq->app->runner, id, &rp->err)) != 0)
+	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_runner_cancel(rq->sv->runner, id, &rp->err)) != 0)
 		return rc;
 	return reply_matrix(rq, rp, 200, id, 0);
 }
@@ -174,7 +175,7 @@ int api_matrix_resume(struct tb_request *rq, struct tb_reply *rp)
 	int64_t id;
 	int rc;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_runner_resume(rq->app->runner, id, &rp->err)) != 0)
+	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_runner_resume(rq->sv->runner, id, &rp->err)) != 0)
 		return rc;
 	return reply_matrix(rq, rp, 200, id, 0);
 }
@@ -268,7 +269,7 @@ int api_matrix_hosts(struct tb_request *rq, struct tb_reply *rp)
 	json_t *j;
 	int rc;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_hostsnap_json(rq->app, id, &j, &rp->err)) != 0)
+	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_hostsnap_json(rq->sv, id, &j, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, j);
 }
@@ -288,7 +289,7 @@ int api_matrix_hosts_diff(struct tb_request *rq, struct tb_reply *rp)
 	if (tb_parse_id(o, 1, &other) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "other", "other must be a matrix id (a positive whole number), "
 			       "got \"%.20s\"", o);
-	if ((rc = tb_hostsnap_diff(rq->app, id, other, &j, &rp->err)) != 0)
+	if ((rc = tb_hostsnap_diff(rq->sv, id, other, &j, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "diff", j));
 }
@@ -306,7 +307,7 @@ int api_matrix_hosts_raw(struct tb_request *rq, struct tb_reply *rp)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "host", "host is required: a machine of the matrix");
 	if (os == NULL || *os == '\0')
 		return tb_fail(&rp->err, TB_ERR_INVALID, "os", "os is required: the OS the machine ran");
-	if ((rc = tb_hostsnap_raw(rq->app, id, host, os, &rp->text, &rp->text_len, &rp->err)) != 0)
+	if ((rc = tb_hostsnap_raw(rq->sv, id, host, os, &rp->text, &rp->text_len, &rp->err)) != 0)
 		return rc;
 	rp->status = 200;
 	rp->content_type = "text/plain; charset=utf-8";

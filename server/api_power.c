@@ -7,14 +7,15 @@
 #include <string.h>
 
 #include "actions.h"
-#include "app.h"
+#include "services.h"
+#include "inventory.h"
 #include "validate.h"
 #include "boot.h"
 #include "power.h"
 
 /* What an action's thread needs: the inventory it was started with. */
 struct work {
-	struct tb_app *app;
+	struct tb_services *sv;
 	struct tb_inventory *inv;
 	const struct tb_machine *m;
 	int op;
@@ -24,7 +25,7 @@ static void work_free(void *cls)
 {
 	struct work *w = cls;
 
-	tb_app_inventory_put(w->app, w->inv);
+	tb_inv_current_put(w->sv->invs, w->inv);
 	free(w);
 }
 
@@ -43,8 +44,8 @@ static int new_work(struct tb_request *rq, struct tb_reply *rp, struct work **ou
 	*out = NULL;
 	if (w == NULL)
 		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
-	w->app = rq->app;
-	w->inv = tb_app_inventory_get(rq->app);
+	w->sv = rq->sv;
+	w->inv = tb_inv_current_get(rq->sv->invs);
 	w->m = tb_inventory_find(w->inv, rq->args[0]);
 	if (w->m == NULL) {
 		work_free(w);
@@ -60,7 +61,7 @@ static int reply_action(struct tb_request *rq, struct tb_reply *rp, int64_t id)
 	json_t *j;
 	int rc;
 
-	if ((rc = tb_actions_get_json(rq->app->actions, id, &j, &rp->err)) != 0)
+	if ((rc = tb_actions_get_json(rq->sv->actions, id, &j, &rp->err)) != 0)
 		return rc;
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", json_string_value(json_object_get(j, "host")));
 	return tb_reply_json(rp, 202, json_pack("{s:o}", "action", j));
@@ -84,7 +85,7 @@ int api_host_power(struct tb_request *rq, struct tb_reply *rp)
 	if ((rc = new_work(rq, rp, &w)) != 0)
 		return rc;
 	w->op = op;
-	rc = tb_actions_start(rq->app->actions, w->m->name, "power", json_pack("{s:s}", "action", action),
+	rc = tb_actions_start(rq->sv->actions, w->m->name, "power", json_pack("{s:s}", "action", action),
 			      rq->who->name, do_power, w, work_free, &id, &rp->err);
 	return rc != 0 ? rc : reply_action(rq, rp, id);
 }
@@ -103,14 +104,14 @@ int api_host_boot(struct tb_request *rq, struct tb_reply *rp)
 		return rc;
 	if (md != NULL && !json_is_boolean(md))
 		return tb_fail(&rp->err, TB_ERR_INVALID, "make_default", "make_default must be true or false");
-	if ((rc = tb_boot_start(rq->app, rq->args[0], os, json_is_true(md), rq->who->name, &id, &rp->err)) != 0)
+	if ((rc = tb_boot_start(rq->sv, rq->args[0], os, json_is_true(md), rq->who->name, &id, &rp->err)) != 0)
 		return rc;
 	return reply_action(rq, rp, id);
 }
 
 int api_host_boot_entries(struct tb_request *rq, struct tb_reply *rp)
 {
-	struct tb_inventory *inv = tb_app_inventory_get(rq->app);
+	struct tb_inventory *inv = tb_inv_current_get(rq->sv->invs);
 	const struct tb_machine *m = tb_inventory_find(inv, rq->args[0]);
 	const char *refresh = tb_req_query(rq, "refresh");
 	unsigned int status = 200;
@@ -123,8 +124,8 @@ int api_host_boot_entries(struct tb_request *rq, struct tb_reply *rp)
 		rc = tb_fail(&rp->err, TB_ERR_NOT_FOUND, "name", "no machine named \"%.64s\" in the inventory",
 			     rq->args[0]);
 	else   /* from the prober's cache: never waits on the host */
-		rc = tb_boot_entries(rq->app, m, refresh != NULL && strcmp(refresh, "1") == 0, &j, &status, &rp->err);
-	tb_app_inventory_put(rq->app, inv);
+		rc = tb_boot_entries(rq->sv, m, refresh != NULL && strcmp(refresh, "1") == 0, &j, &status, &rp->err);
+	tb_inv_current_put(rq->sv->invs, inv);
 	return rc != 0 ? rc : tb_reply_json(rp, status, j);
 }
 
@@ -136,7 +137,7 @@ int api_action_get(struct tb_request *rq, struct tb_reply *rp)
 
 	if (tb_parse_id(rq->args[0], 1, &id) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "an action id is a positive whole number");
-	if ((rc = tb_actions_get_json(rq->app->actions, id, &j, &rp->err)) != 0)
+	if ((rc = tb_actions_get_json(rq->sv->actions, id, &j, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "action", j));
 }
@@ -150,7 +151,7 @@ int api_actions_list(struct tb_request *rq, struct tb_reply *rp)
 
 	if (limit != NULL && (tb_parse_id(limit, 1, &n) != 0 || n > 1000))
 		return tb_fail(&rp->err, TB_ERR_INVALID, "limit", "limit must be 1..1000");
-	if ((rc = tb_actions_list_json(rq->app->actions, host, (int)n, &list, &rp->err)) != 0)
+	if ((rc = tb_actions_list_json(rq->sv->actions, host, (int)n, &list, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "actions", list));
 }
@@ -162,7 +163,7 @@ int api_action_cancel(struct tb_request *rq, struct tb_reply *rp)
 
 	if (tb_parse_id(rq->args[0], 1, &id) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "an action id is a positive whole number");
-	if ((rc = tb_actions_cancel(rq->app->actions, id, &rp->err)) != 0)
+	if ((rc = tb_actions_cancel(rq->sv->actions, id, &rp->err)) != 0)
 		return rc;
 	return reply_action(rq, rp, id);
 }

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "app.h"
+#include "services.h"
+#include "auth.h"
 #include "events.h"
 #include "timeutil.h"
 #include "wipe.h"
@@ -21,12 +22,12 @@ int api_session_create(struct tb_request *rq, struct tb_reply *rp)
 
 	if ((rc = tb_json_only(rq->body, fields, &rp->err)) != 0 ||
 	    (rc = tb_json_string(rq->body, "token", 1, &token, &rp->err)) != 0 ||
-	    (rc = tb_auth_session_create(rq->app->auth, token, cookie, csrf, &expires, &who, &rp->err)) != 0)
+	    (rc = tb_auth_session_create(rq->sv->auth, token, cookie, csrf, &expires, &who, &rp->err)) != 0)
 		goto out;
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", who.name);
 	snprintf(rp->set_cookie, sizeof(rp->set_cookie),
 		 "tb_session=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%lld%s", cookie,
-		 (long long)(expires - (int64_t)time(NULL)), rq->app->cfg.tls_cert != NULL ? "; Secure" : "");
+		 (long long)(expires - (int64_t)time(NULL)), rq->sv->cfg->tls_cert != NULL ? "; Secure" : "");
 	/* the reply holds copies now (the edge's set_cookie, jansson's string) */
 	rc = tb_reply_json(rp, 200,
 			   json_pack("{s:{s:s, s:s, s:o, s:s}}", "session", "role", tb_level_name(who.level), "name",
@@ -47,11 +48,11 @@ int api_session_delete(struct tb_request *rq, struct tb_reply *rp)
 	const char *cookie = tb_req_cookie(rq, "tb_session");
 
 	if (cookie != NULL) {
-		tb_auth_session_delete(rq->app->auth, cookie);
+		tb_auth_session_delete(rq->sv->auth, cookie);
 		/* and the event streams opened with it end now */
-		tb_events_drop_session(rq->app->events, tb_auth_session_id(cookie));
+		tb_events_drop_session(rq->sv->events, tb_auth_session_id(cookie));
 	}
 	snprintf(rp->set_cookie, sizeof(rp->set_cookie), "tb_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0%s",
-		 rq->app->cfg.tls_cert != NULL ? "; Secure" : "");
+		 rq->sv->cfg->tls_cert != NULL ? "; Secure" : "");
 	return tb_reply_json(rp, 204, NULL);
 }

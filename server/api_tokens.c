@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "services.h"
+#include "auth.h"
+#include "store.h"
 #include "validate.h"
 #include "events.h"
 #include "timeutil.h"
@@ -35,7 +37,7 @@ int api_tokens_list(struct tb_request *rq, struct tb_reply *rp)
 	json_t *list = json_array();
 	int rc;
 
-	if ((rc = tb_store_token_list(rq->app->store, add_token, list, &rp->err)) != 0) {
+	if ((rc = tb_store_token_list(rq->sv->store, add_token, list, &rp->err)) != 0) {
 		json_decref(list);
 		return rc;
 	}
@@ -73,9 +75,9 @@ int api_token_create(struct tb_request *rq, struct tb_reply *rp)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "role", "role must be viewer, operator or admin, got \"%.32s\"",
 			       role);
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", name);
-	if ((rc = tb_auth_token_create(rq->app->auth, name, tb_level_parse(role), secret, &id, &rp->err)) != 0)
+	if ((rc = tb_auth_token_create(rq->sv->auth, name, tb_level_parse(role), secret, &id, &rp->err)) != 0)
 		return rc;
-	if ((rc = tb_store_token_get(rq->app->store, id, set_token, &tok, &rp->err)) != 0) {
+	if ((rc = tb_store_token_get(rq->sv->store, id, set_token, &tok, &rp->err)) != 0) {
 		tb_wipe(secret, sizeof(secret));
 		return rc;
 	}
@@ -93,9 +95,9 @@ int api_token_revoke(struct tb_request *rq, struct tb_reply *rp)
 	if (tb_parse_id(rq->args[0], 1, &id) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "a token id is a positive whole number, got \"%.32s\"",
 			       rq->args[0]);
-	if ((rc = tb_auth_token_revoke(rq->app->auth, (int64_t)id, &rp->err)) != 0)
+	if ((rc = tb_auth_token_revoke(rq->sv->auth, (int64_t)id, &rp->err)) != 0)
 		return rc;
 	/* its sessions ended with it (store); its open event streams end now */
-	tb_events_drop_owner(rq->app->events, (int64_t)id);
+	tb_events_drop_owner(rq->sv->events, (int64_t)id);
 	return tb_reply_json(rp, 204, NULL);
 }

@@ -1,4 +1,5 @@
-/* app.c - start, reload and stop one testbedd: see app.h. */
+/* app.c - the composition root: make, start, reload and stop one testbedd,
+ * and wire its parts together (see app.h). */
 #include "app.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "auth.h"
 #include "bmcwatch.h"
 #include "boot.h"
 #include "idle.h"
@@ -17,19 +19,11 @@
 #include "wake.h"
 #include "events.h"
 #include "hosts.h"
+#include "inventory.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
-
-struct tb_inventory *tb_app_inventory_get(struct tb_app *app)
-{
-	return tb_inv_current_get(app->invs);
-}
-
-void tb_app_inventory_put(struct tb_app *app, struct tb_inventory *inv)
-{
-	tb_inv_current_put(app->invs, inv);
-}
+#include "store.h"
 
 static int write_port_file(const char *path, unsigned int port, struct tb_error *err)
 {
@@ -97,9 +91,10 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	app->cfg = *cfg;
 	if (app->cfg.idle_minute_s == 0)
 		app->cfg.idle_minute_s = 60;
+	app->sv.cfg = &app->cfg;
 	if ((rc = tb_inventory_load(cfg->inventory_path, TB_INV_CHECK_FILES, &inv, err)) != 0)
 		goto fail;
-	if ((app->invs = tb_inv_current_new(inv)) == NULL) {
+	if ((app->sv.invs = tb_inv_current_new(inv)) == NULL) {
 		tb_inventory_free(inv);
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		goto fail;
@@ -112,24 +107,24 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	if ((rc = check_state_dir(cfg->state_dir, err)) != 0)
 		goto fail;
 	snprintf(dbpath, sizeof(dbpath), "%s/testbedd.db", cfg->state_dir);
-	if ((rc = tb_store_open(dbpath, &app->store, err)) != 0 ||
-	    (rc = tb_auth_new(app->store, &app->auth, err)) != 0 ||
-	    (rc = tb_auth_bootstrap(app->auth, cfg->state_dir, err)) != 0 ||
-	    (rc = tb_events_new(app->store, &app->events, err)) != 0)
+	if ((rc = tb_store_open(dbpath, &app->sv.store, err)) != 0 ||
+	    (rc = tb_auth_new(app->sv.store, &app->sv.auth, err)) != 0 ||
+	    (rc = tb_auth_bootstrap(app->sv.auth, cfg->state_dir, err)) != 0 ||
+	    (rc = tb_events_new(app->sv.store, &app->sv.events, err)) != 0)
 		goto fail;
-	if ((app->metrics = tb_metrics_new()) == NULL) {
+	if ((app->sv.metrics = tb_metrics_new()) == NULL) {
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		goto fail;
 	}
 	/* idle first: actions touch it when they hold and release a host */
-	if ((rc = tb_hosts_start(app, tb_boot_menu_refresh, &app->hosts, err)) != 0 ||
-	    (rc = tb_idle_new(app, &app->idle, err)) != 0 ||
-	    (rc = tb_actions_new(app->store, app->events, app, &(struct tb_actions_hooks){idle_use, app->idle},
-				 &app->actions, err)) != 0 ||
-	    (rc = tb_runner_new(app, &app->runner, err)) != 0 ||
-	    (rc = tb_bmcwatch_start(app, &app->bmcwatch, err)) != 0 ||
-	    (rc = tb_idle_start(app->idle, err)) != 0 ||
-	    (rc = tb_wake_new(app, &app->wake, err)) != 0 || (rc = tb_wake_start(app->wake, err)) != 0)
+	if ((rc = tb_hosts_start(&app->sv, tb_boot_menu_refresh, &app->sv.hosts, err)) != 0 ||
+	    (rc = tb_idle_new(&app->sv, &app->sv.idle, err)) != 0 ||
+	    (rc = tb_actions_new(app->sv.store, app->sv.events, &app->sv, &(struct tb_actions_hooks){idle_use, app->sv.idle},
+				 &app->sv.actions, err)) != 0 ||
+	    (rc = tb_runner_new(&app->sv, &app->sv.runner, err)) != 0 ||
+	    (rc = tb_bmcwatch_start(&app->sv, &app->sv.bmcwatch, err)) != 0 ||
+	    (rc = tb_idle_start(app->sv.idle, err)) != 0 ||
+	    (rc = tb_wake_new(&app->sv, &app->sv.wake, err)) != 0 || (rc = tb_wake_start(app->sv.wake, err)) != 0)
 		goto fail;
 	hc = (struct tb_http_config){
 		.bind_address = cfg->listen_address,
@@ -143,7 +138,7 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 		.tls_cert = cfg->tls_cert,
 		.tls_key = cfg->tls_key,
 	};
-	if ((rc = tb_http_start(app, &hc, &app->http, err)) != 0)
+	if ((rc = tb_http_start(&app->sv, &hc, &app->http, err)) != 0)
 		goto fail;
 	if (cfg->port_file != NULL && (rc = write_port_file(cfg->port_file, tb_http_port(app->http), err)) != 0)
 		goto fail;
@@ -167,8 +162,8 @@ int tb_app_reload(struct tb_app *app, struct tb_error *err)
 		return rc;
 	}
 	n = inv->nmachines;
-	tb_inv_current_swap(app->invs, inv);
-	tb_hosts_inventory_changed(app->hosts);
+	tb_inv_current_swap(app->sv.invs, inv);
+	tb_hosts_inventory_changed(app->sv.hosts);
 	tb_info("app", "reloaded %s: %zu machines", app->cfg.inventory_path, n);
 	return 0;
 }
@@ -179,20 +174,20 @@ void tb_app_stop(struct tb_app *app)
 		return;
 	/* Close the bus first: it wakes every event stream, so that no
 	 * connection is left suspended when the HTTP edge stops. */
-	tb_events_close(app->events);
+	tb_events_close(app->sv.events);
 	tb_http_stop(app->http);
-	tb_runner_stop(app->runner);
-	tb_idle_stop(app->idle);          /* it starts actions and reads the BMC view */
-	tb_wake_stop(app->wake);          /* as idle */
-	tb_bmcwatch_stop(app->bmcwatch);  /* it reads the holders */
-	tb_actions_stop(app->actions);
-	tb_hosts_stop(app->hosts);
-	tb_idle_free(app->idle);          /* after every hold is released */
-	tb_wake_free(app->wake);
-	tb_events_free(app->events);
-	tb_metrics_free(app->metrics);
-	tb_auth_free(app->auth);
-	tb_store_close(app->store);
-	tb_inv_current_free(app->invs);
+	tb_runner_stop(app->sv.runner);
+	tb_idle_stop(app->sv.idle);          /* it starts actions and reads the BMC view */
+	tb_wake_stop(app->sv.wake);          /* as idle */
+	tb_bmcwatch_stop(app->sv.bmcwatch);  /* it reads the holders */
+	tb_actions_stop(app->sv.actions);
+	tb_hosts_stop(app->sv.hosts);
+	tb_idle_free(app->sv.idle);          /* after every hold is released */
+	tb_wake_free(app->sv.wake);
+	tb_events_free(app->sv.events);
+	tb_metrics_free(app->sv.metrics);
+	tb_auth_free(app->sv.auth);
+	tb_store_close(app->sv.store);
+	tb_inv_current_free(app->sv.invs);
 	free(app);
 }

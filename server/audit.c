@@ -6,7 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "app.h"
+#include "services.h"
+#include "store.h"
 #include "events.h"
 #include "log.h"
 #include "metrics.h"
@@ -30,7 +31,7 @@ static const char *cap(const char *s, char *buf, size_t max)
 
 /* Every TB_AUDIT_PRUNE_EVERY records (and at the first of a process), apply
  * the retention and count what went. */
-static void retain(struct tb_app *app, int64_t now)
+static void retain(struct tb_services *sv, int64_t now)
 {
 	static atomic_uint records;
 	struct tb_error err = {0};
@@ -38,14 +39,14 @@ static void retain(struct tb_app *app, int64_t now)
 
 	if (atomic_fetch_add(&records, 1u) % TB_AUDIT_PRUNE_EVERY != 0)
 		return;
-	if (tb_store_audit_prune(app->store, TB_AUDIT_KEEP_ROWS, now - (int64_t)TB_AUDIT_KEEP_DAYS * 86400,
+	if (tb_store_audit_prune(sv->store, TB_AUDIT_KEEP_ROWS, now - (int64_t)TB_AUDIT_KEEP_DAYS * 86400,
 				 &deleted, &err) != 0)
 		tb_warn("audit", "cannot prune the audit log: %s", err.message);
 	else if (deleted > 0)
-		tb_metrics_pruned(app->metrics, "audit", (unsigned long long)deleted);
+		tb_metrics_pruned(sv->metrics, "audit", (unsigned long long)deleted);
 }
 
-void tb_audit_record(struct tb_app *app, const struct tb_audit_row *in, const char *host)
+void tb_audit_record(struct tb_services *sv, const struct tb_audit_row *in, const char *host)
 {
 	struct tb_error err = {0};
 	char at[TB_TIME_MAX];
@@ -63,17 +64,17 @@ void tb_audit_record(struct tb_app *app, const struct tb_audit_row *in, const ch
 	row.result = cap(in->result, result, sizeof(result));
 	if (host != NULL)
 		host = cap(host, hostbuf, sizeof(hostbuf));
-	if (tb_store_audit_append(app->store, &row, &err) != 0)
+	if (tb_store_audit_append(sv->store, &row, &err) != 0)
 		tb_error("audit", "cannot record %s %s: %s", row.method, row.path, err.message);
-	retain(app, row.at);
+	retain(sv, row.at);
 	tb_time_format(row.at, at);
-	tb_events_publish(app->events, "audit", host, 0,
+	tb_events_publish(sv->events, "audit", host, 0,
 			  json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s}", "at", at, "actor", row.actor,
 				    "remote", row.remote, "method", row.method, "path", row.path, "action", row.action,
 				    "target", row.target, "status", row.status, "result", row.result));
 }
 
-void tb_audit_self(struct tb_app *app, const char *actor, const char *action, const char *host, const char *result)
+void tb_audit_self(struct tb_services *sv, const char *actor, const char *action, const char *host, const char *result)
 {
 	struct tb_audit_row row = {
 		.at = (int64_t)time(NULL),
@@ -87,5 +88,5 @@ void tb_audit_self(struct tb_app *app, const char *actor, const char *action, co
 		.result = result,
 	};
 
-	tb_audit_record(app, &row, host);
+	tb_audit_record(sv, &row, host);
 }

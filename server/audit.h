@@ -10,7 +10,7 @@
 
 #include "store.h"
 
-struct tb_app;
+struct tb_services;
 
 /* Every string of a row is capped (cut at a character boundary): a stranger's
  * long path cannot make a large row. */
@@ -29,11 +29,11 @@ struct tb_app;
 /* Store row (its strings capped; a failure is logged), apply the retention
  * now and then, and publish it; host: the machine it is about, for the
  * event's host, or NULL.  Blocks on the store. */
-void tb_audit_record(struct tb_app *app, const struct tb_audit_row *row, const char *host);
+void tb_audit_record(struct tb_services *sv, const struct tb_audit_row *row, const char *host);
 
 /* A change testbedd made by itself: actor such as "idle" or "schedule",
  * action such as "host.power", on machine host; remote "testbedd", method
  * and path "-", status 0; result "ok" or an error code. */
-void tb_audit_self(struct tb_app *app, const char *actor, const char *action, const char *host, const char *result);
+void tb_audit_self(struct tb_services *sv, const char *actor, const char *action, const char *host, const char *result);
 
 #endif /* TB_AUDIT_H */

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "actions.h"
-#include "app.h"
+#include "services.h"
 #include "events.h"
 #include "hosts.h"
 #include "inventory.h"
@@ -38,7 +38,7 @@ struct bmc_state {
 TB_MACHTAB_SLOT(struct bmc_state, machine);
 
 struct tb_bmcwatch {
-	struct tb_app *app;
+	struct tb_services *sv;
 	unsigned int interval_s;
 	pthread_mutex_t lock;      /* guards st */
 	struct tb_ticker ticker;
@@ -125,7 +125,7 @@ static void publish(struct tb_bmcwatch *w, const struct bmc_state *copy, const c
 	if (j == NULL)
 		return;
 	json_object_set_new(j, "change", json_string(change));
-	tb_events_publish(w->app->events, "host.bmc", copy->machine, 0, j);
+	tb_events_publish(w->sv->events, "host.bmc", copy->machine, 0, j);
 }
 
 /*
@@ -154,7 +154,7 @@ static void read_one(struct tb_bmcwatch *w, const struct tb_inventory *inv, cons
 		.inv = inv,
 		.m = m,
 		.pm = pm,
-		.pool = tb_hosts_pool(w->app->hosts),
+		.pool = tb_hosts_pool(w->sv->hosts),
 		.timeout_ms = TB_BMC_CALL_MS,
 	};
 	volatile int no_cancel = 0;
@@ -207,7 +207,7 @@ static void check_mismatch(struct tb_bmcwatch *w, const char *machine)
 	int64_t os_since, os_seen;
 	int now_mm;
 
-	sides.os_up = tb_hosts_reach(w->app->hosts, machine, &os_since, &os_seen);
+	sides.os_up = tb_hosts_reach(w->sv->hosts, machine, &os_since, &os_seen);
 	/* the prober's times are whole seconds: its change happened within
 	 * the second after since, its probe ended within the second of seen */
 	sides.os_since_ms = os_since * 1000 + 999;
@@ -241,7 +241,7 @@ static void check_mismatch(struct tb_bmcwatch *w, const char *machine)
 static void round_once(void *cls)
 {
 	struct tb_bmcwatch *w = cls;
-	struct tb_inventory *inv = tb_app_inventory_get(w->app);
+	struct tb_inventory *inv = tb_inv_current_get(w->sv->invs);
 
 	for (size_t i = 0; i < inv->nmachines && !tb_ticker_stopping(&w->ticker); i++) {
 		const struct tb_machine *m = &inv->machines[i];
@@ -258,26 +258,26 @@ static void round_once(void *cls)
 		pthread_mutex_unlock(&w->lock);
 		if (s == NULL)
 			continue;
-		tb_actions_holder(w->app->actions, m->name, holder, sizeof(holder));
+		tb_actions_holder(w->sv->actions, m->name, holder, sizeof(holder));
 		if (holder[0] == '\0' && tb_monotonic_ms() >= due)
 			read_one(w, inv, m, pm);
 		check_mismatch(w, m->name);
 	}
-	tb_app_inventory_put(w->app, inv);
+	tb_inv_current_put(w->sv->invs, inv);
 }
 
-int tb_bmcwatch_start(struct tb_app *app, struct tb_bmcwatch **out, struct tb_error *err)
+int tb_bmcwatch_start(struct tb_services *sv, struct tb_bmcwatch **out, struct tb_error *err)
 {
 	struct tb_bmcwatch *w = calloc(1, sizeof(*w));
 
 	*out = NULL;
 	if (w == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	w->app = app;
-	w->interval_s = tb_bmc_interval(app->cfg.bmc_interval_s, app->cfg.bmc_floor_s);
+	w->sv = sv;
+	w->interval_s = tb_bmc_interval(sv->cfg->bmc_interval_s, sv->cfg->bmc_floor_s);
 	tb_machtab_init(&w->st, sizeof(struct bmc_state));
 	pthread_mutex_init(&w->lock, NULL);
-	if (app->cfg.bmc_interval_s > 0) {
+	if (sv->cfg->bmc_interval_s > 0) {
 		if (tb_ticker_start(&w->ticker, TICK_MS, round_once, w) != 0) {
 			tb_bmcwatch_stop(w);
 			return tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the BMC watcher thread");

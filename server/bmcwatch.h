@@ -32,7 +32,7 @@
 
 #include "error.h"
 
-struct tb_app;
+struct tb_services;
 struct tb_hosts;
 struct tb_machine;
 struct tb_power_method;
@@ -47,7 +47,7 @@ struct tb_bmcwatch;
 #define TB_BMC_MISMATCH_MARGIN_MS 5000
 
 /* Start the watcher thread (none when cfg.bmc_interval_s is 0). */
-int tb_bmcwatch_start(struct tb_app *app, struct tb_bmcwatch **out, struct tb_error *err);
+int tb_bmcwatch_start(struct tb_services *sv, struct tb_bmcwatch **out, struct tb_error *err);
 /* Stop and join the thread, free everything.  NULL is allowed. */
 void tb_bmcwatch_stop(struct tb_bmcwatch *w);
 

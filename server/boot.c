@@ -7,7 +7,8 @@
 
 #include "actions.h"
 #include "boot_check.h"
-#include "app.h"
+#include "services.h"
+#include "inventory.h"
 #include "bootmenu.h"
 #include "grubcfg.h"
 #include "hosts.h"
@@ -140,7 +141,7 @@ static int reboot_and_wait(struct tb_action *a, const struct tb_inventory *inv, 
 static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
 		    const char *os, int make_default, struct tb_error *err)
 {
-	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	const char *def = m->boot.default_os;
 	char cur[40], got[64];
 	int rc, expect_grub = 0;
@@ -204,7 +205,7 @@ int tb_boot_run(struct tb_action *a, const struct tb_inventory *inv, const struc
 	if ((rc = tb_boot_check(m, os, make_default, err)) != 0)
 		return rc;
 	rc = boot_run(a, inv, m, os, make_default, err);
-	tb_hosts_set_phase(tb_action_app(a)->hosts, m->name, NULL);
+	tb_hosts_set_phase(tb_action_services(a)->hosts, m->name, NULL);
 	return rc;
 }
 
@@ -268,10 +269,10 @@ static json_t *entry_map(const struct tb_machine *m, const json_t *entries)
 	return map;
 }
 
-int tb_boot_entries(struct tb_app *app, const struct tb_machine *m, int refresh, json_t **out, unsigned int *status,
+int tb_boot_entries(struct tb_services *sv, const struct tb_machine *m, int refresh, json_t **out, unsigned int *status,
 		    struct tb_error *err)
 {
-	struct tb_bootmenus *menus = tb_hosts_menus(app->hosts);
+	struct tb_bootmenus *menus = tb_hosts_menus(sv->hosts);
 	struct tb_bootmenu_view v;
 	int64_t now = tb_now();
 	char os[40];
@@ -282,7 +283,7 @@ int tb_boot_entries(struct tb_app *app, const struct tb_machine *m, int refresh,
 	if (m->boot.loader == NULL)
 		return tb_fail(err, TB_ERR_INVALID, "name", "%s has no boot: section in the inventory", m->name);
 	/* the prober's view and the menu it read: nothing here waits on the host */
-	up = tb_hosts_answering(app->hosts, m->name, os, sizeof(os));
+	up = tb_hosts_answering(sv->hosts, m->name, os, sizeof(os));
 	linux_up = up && strcmp(tb_boot_kernel_of(os), "Linux") == 0;
 	tb_bootmenus_get(menus, m->name, &v);
 	/* ask for a read: when refreshing, or when there is no menu (unless a
@@ -290,7 +291,7 @@ int tb_boot_entries(struct tb_app *app, const struct tb_machine *m, int refresh,
 	if (linux_up && !v.pending &&
 	    (refresh || (v.entries == NULL && !(v.failed && now - v.failed_at < TB_BOOTMENU_RETRY_S)))) {
 		tb_bootmenus_want(menus, m->name);
-		tb_hosts_probe_now(app->hosts);
+		tb_hosts_probe_now(sv->hosts);
 		v.pending = 1;
 	}
 	if (v.entries != NULL) {
@@ -332,7 +333,7 @@ int tb_boot_entries(struct tb_app *app, const struct tb_machine *m, int refresh,
 
 /* What the action's thread needs: the inventory it was started with. */
 struct boot_work {
-	struct tb_app *app;
+	struct tb_services *sv;
 	struct tb_inventory *inv;
 	const struct tb_machine *m;
 	char os[40];
@@ -343,7 +344,7 @@ static void boot_work_free(void *cls)
 {
 	struct boot_work *w = cls;
 
-	tb_app_inventory_put(w->app, w->inv);
+	tb_inv_current_put(w->sv->invs, w->inv);
 	free(w);
 }
 
@@ -354,7 +355,7 @@ static int do_boot(struct tb_action *a, void *cls, struct tb_error *err)
 	return tb_boot_run(a, w->inv, w->m, w->os, w->make_default, err);
 }
 
-int tb_boot_start(struct tb_app *app, const char *host, const char *os, int make_default, const char *actor,
+int tb_boot_start(struct tb_services *sv, const char *host, const char *os, int make_default, const char *actor,
 		  int64_t *id, struct tb_error *err)
 {
 	struct boot_work *w = calloc(1, sizeof(*w));
@@ -362,8 +363,8 @@ int tb_boot_start(struct tb_app *app, const char *host, const char *os, int make
 
 	if (w == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	w->app = app;
-	w->inv = tb_app_inventory_get(app);
+	w->sv = sv;
+	w->inv = tb_inv_current_get(sv->invs);
 	if ((w->m = tb_inventory_find(w->inv, host)) == NULL) {
 		boot_work_free(w);
 		return tb_fail(err, TB_ERR_NOT_FOUND, "name", "no machine named \"%.64s\" in the inventory", host);
@@ -374,7 +375,7 @@ int tb_boot_start(struct tb_app *app, const char *host, const char *os, int make
 		boot_work_free(w);
 		return rc;
 	}
-	return tb_actions_start(app->actions, w->m->name, "boot",
+	return tb_actions_start(sv->actions, w->m->name, "boot",
 				json_pack("{s:s, s:b}", "os", os, "make_default", make_default != 0), actor, do_boot, w,
 				boot_work_free, id, err);
 }

@@ -19,7 +19,7 @@
 #include "inventory.h"
 
 struct tb_action;
-struct tb_app;
+struct tb_services;
 
 /* Run inside an action.  Blocks up to a few boot timeouts. */
 int tb_boot_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *os,
@@ -28,7 +28,7 @@ int tb_boot_run(struct tb_action *a, const struct tb_inventory *inv, const struc
 /* Start a boot action on host (holding it; TB_ERR_CONFLICT naming the holder
  * when it is held), as actor; *id gets the action's id.  The checks of
  * tb_boot_check first.  Returns at once: the action runs in its thread. */
-int tb_boot_start(struct tb_app *app, const char *host, const char *os, int make_default, const char *actor,
+int tb_boot_start(struct tb_services *sv, const char *host, const char *os, int make_default, const char *actor,
 		  int64_t *id, struct tb_error *err);
 
 /* The GRUB menu of m as the background prober last read it (bootmenu.h),
@@ -41,7 +41,7 @@ int tb_boot_start(struct tb_app *app, const char *host, const char *os, int make
  * reply is the one there is, "refreshing": true).  None read and no Linux
  * answering: TB_ERR_CONFLICT; the last read failed (none since): its error.
  * Never blocks: no ssh, no process (a hung host never holds the caller). */
-int tb_boot_entries(struct tb_app *app, const struct tb_machine *m, int refresh, json_t **out, unsigned int *status,
+int tb_boot_entries(struct tb_services *sv, const struct tb_machine *m, int refresh, json_t **out, unsigned int *status,
 		    struct tb_error *err);
 
 /* Read m's GRUB menu from its persona os (`cat /boot/grub/grub.cfg` over

@@ -7,7 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "app.h"
+#include "services.h"
+#include "store.h"
 #include "bootmenu.h"
 #include "events.h"
 #include "inventory.h"
@@ -36,7 +37,7 @@ struct pin {
 };
 
 struct tb_hosts {
-	struct tb_app *app;
+	struct tb_services *sv;
 	struct pin *pins;              /* keys accepted by an admin (also in the store) */
 	size_t npins;
 	struct tb_ssh_pool *pool;
@@ -254,12 +255,12 @@ void tb_hosts_set_phase(struct tb_hosts *h, const char *machine, const char *pha
 	}
 	pthread_mutex_unlock(&h->lock);
 	if (changed)
-		tb_events_publish(h->app->events, "host.state", machine, 0, tb_hosts_state_json(h, machine));
+		tb_events_publish(h->sv->events, "host.state", machine, 0, tb_hosts_state_json(h, machine));
 }
 
 static void publish_state(struct tb_hosts *h, const char *machine)
 {
-	tb_events_publish(h->app->events, "host.state", machine, 0, tb_hosts_state_json(h, machine));
+	tb_events_publish(h->sv->events, "host.state", machine, 0, tb_hosts_state_json(h, machine));
 }
 
 static void probe_machine(struct tb_hosts *h, const struct tb_machine *m, long max_connect_s)
@@ -324,7 +325,7 @@ static void probe_machine(struct tb_hosts *h, const struct tb_machine *m, long m
 		pthread_mutex_unlock(&h->lock);
 		if (strcmp(before.reach, copy.reach) != 0 || strcmp(before.os, copy.os) != 0)
 			tb_info("hosts", "%s: %s%s%s", copy.machine, copy.reach, copy.os[0] ? " as " : "", copy.os);
-		tb_store_host_state_put(h->app->store, &row, NULL);
+		tb_store_host_state_put(h->sv->store, &row, NULL);
 		if (strcmp(before.reach, copy.reach) != 0 || strcmp(before.os, copy.os) != 0 ||
 		    strcmp(before.err_code, copy.err_code) != 0 || strcmp(before.err_msg, copy.err_msg) != 0 ||
 		    strcmp(before.presented_fp, copy.presented_fp) != 0)
@@ -359,7 +360,7 @@ static void *round_worker(void *arg)
 
 void tb_hosts_probe_all(struct tb_hosts *h)
 {
-	struct round r = {.h = h, .inv = tb_app_inventory_get(h->app)};
+	struct round r = {.h = h, .inv = tb_inv_current_get(h->sv->invs)};
 	pthread_t t[TB_PROBE_WORKERS];
 	size_t nt = r.inv->nmachines < TB_PROBE_WORKERS ? r.inv->nmachines : TB_PROBE_WORKERS, started = 0;
 
@@ -372,7 +373,7 @@ void tb_hosts_probe_all(struct tb_hosts *h)
 	for (size_t i = 0; i < started; i++)
 		pthread_join(t[i], NULL);
 	pthread_mutex_destroy(&r.lock);
-	tb_app_inventory_put(h->app, r.inv);
+	tb_inv_current_put(h->sv->invs, r.inv);
 }
 
 static void *prober(void *arg)
@@ -386,7 +387,7 @@ static void *prober(void *arg)
 		pthread_mutex_unlock(&h->lock);
 		tb_hosts_probe_all(h);
 		pthread_mutex_lock(&h->lock);
-		until = tb_cond_deadline((long)h->app->cfg.probe_interval_s * 1000L);
+		until = tb_cond_deadline((long)h->sv->cfg->probe_interval_s * 1000L);
 		while (!h->stop && !h->kick)
 			if (pthread_cond_timedwait(&h->wake, &h->lock, &until) != 0)
 				break;
@@ -396,7 +397,7 @@ static void *prober(void *arg)
 	return NULL;
 }
 
-int tb_hosts_start(struct tb_app *app, tb_hosts_after_probe_fn after_probe, struct tb_hosts **out,
+int tb_hosts_start(struct tb_services *sv, tb_hosts_after_probe_fn after_probe, struct tb_hosts **out,
 		   struct tb_error *err)
 {
 	struct tb_hosts *h = calloc(1, sizeof(*h));
@@ -404,7 +405,7 @@ int tb_hosts_start(struct tb_app *app, tb_hosts_after_probe_fn after_probe, stru
 	*out = NULL;
 	if (h == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	h->app = app;
+	h->sv = sv;
 	h->after_probe = after_probe;
 	pthread_mutex_init(&h->lock, NULL);
 	tb_cond_init(&h->wake);
@@ -414,9 +415,9 @@ int tb_hosts_start(struct tb_app *app, tb_hosts_after_probe_fn after_probe, stru
 		tb_hosts_stop(h);
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	}
-	tb_store_host_state_each(app->store, load_row, h);
-	tb_store_hostkey_each(app->store, load_pin, h);
-	if (app->cfg.probe_interval_s > 0) {
+	tb_store_host_state_each(sv->store, load_row, h);
+	tb_store_hostkey_each(sv->store, load_pin, h);
+	if (sv->cfg->probe_interval_s > 0) {
 		if (pthread_create(&h->thread, NULL, prober, h) != 0) {
 			tb_hosts_stop(h);
 			return tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the prober thread");
@@ -553,7 +554,7 @@ void tb_hosts_each_state(struct tb_hosts *h, tb_hosts_state_fn fn, void *cls)
 int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, const char *fp,
 		   const char *actor, struct tb_error *err)
 {
-	struct tb_inventory *inv = tb_app_inventory_get(h->app);
+	struct tb_inventory *inv = tb_inv_current_get(h->sv->invs);
 	const struct tb_machine *m = tb_inventory_find(inv, machine);
 	struct host_state *s;
 	char presented[64] = "", presented_os[40] = "";
@@ -565,7 +566,7 @@ int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, cons
 		rc = tb_fail(err, TB_ERR_NOT_FOUND, "os", "%s has no OS persona \"%.40s\"", machine, os);
 	else
 		rc = 0;
-	tb_app_inventory_put(h->app, inv);
+	tb_inv_current_put(h->sv->invs, inv);
 	if (rc != 0)
 		return rc;
 	pthread_mutex_lock(&h->lock);
@@ -582,7 +583,7 @@ int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, cons
 		return tb_fail(err, TB_ERR_CONFLICT, "fingerprint",
 			       "%s (%s) presented %s, not the %.64s you sent: check the key and send the one shown",
 			       machine, os, presented, fp);
-	if ((rc = tb_store_hostkey_set(h->app->store, machine, os, fp, actor, tb_now(), err)) != 0)
+	if ((rc = tb_store_hostkey_set(h->sv->store, machine, os, fp, actor, tb_now(), err)) != 0)
 		return rc;
 	pthread_mutex_lock(&h->lock);
 	pin_set(h, machine, os, fp);

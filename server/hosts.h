@@ -22,7 +22,7 @@
 
 #include "error.h"
 
-struct tb_app;
+struct tb_services;
 struct tb_hosts;
 
 #define TB_PROBE_WORKERS 4
@@ -35,7 +35,7 @@ struct tb_machine;
  * Its work must be bounded.  NULL: nothing. */
 typedef void (*tb_hosts_after_probe_fn)(struct tb_hosts *h, const struct tb_machine *m);
 
-int tb_hosts_start(struct tb_app *app, tb_hosts_after_probe_fn after_probe, struct tb_hosts **out,
+int tb_hosts_start(struct tb_services *sv, tb_hosts_after_probe_fn after_probe, struct tb_hosts **out,
 		   struct tb_error *err);
 void tb_hosts_stop(struct tb_hosts *h);
 

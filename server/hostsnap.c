@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "services.h"
 #include "hostmeta.h"
 #include "hosts.h"
 #include "hostsnap.h"
@@ -34,7 +34,7 @@ const char *tb_hostsnap_iface(const struct tb_machine *m, const char *os, const 
 	return NULL;
 }
 
-int tb_hostsnap_take(struct tb_app *app, int64_t matrix_id, const struct tb_machine *m, const struct tb_persona *p,
+int tb_hostsnap_take(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m, const struct tb_persona *p,
 		     const char *os, bool bsd, const char *iface, struct tb_error *err)
 {
 	struct tb_ssh_target t;
@@ -45,7 +45,7 @@ int tb_hostsnap_take(struct tb_app *app, int64_t matrix_id, const struct tb_mach
 	json_t *meta = NULL;
 	int has = 0, rc;
 
-	if ((rc = tb_store_snapshot_has(app->store, matrix_id, m->name, os, &has, err)) != 0 || has)
+	if ((rc = tb_store_snapshot_has(sv->store, matrix_id, m->name, os, &has, err)) != 0 || has)
 		return rc;
 	script = tb_hostmeta_script(bsd ? "freebsd" : "linux", iface);
 	if (script == NULL && iface != NULL) {
@@ -60,8 +60,8 @@ int tb_hostsnap_take(struct tb_app *app, int64_t matrix_id, const struct tb_mach
 	argv[1] = "-c";
 	argv[2] = script;
 	argv[3] = NULL;
-	tb_hosts_target(app->hosts, m, p, &t, pin, sizeof(pin));
-	rc = tb_ssh_run_capture(tb_hosts_pool(app->hosts), &t, argv, SNAP_TIMEOUT_MS, SNAP_MAX_BYTES, &cap, err);
+	tb_hosts_target(sv->hosts, m, p, &t, pin, sizeof(pin));
+	rc = tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, argv, SNAP_TIMEOUT_MS, SNAP_MAX_BYTES, &cap, err);
 	if (rc != 0)
 		goto out;
 	if (tb_hostmeta_parse(bsd ? "freebsd" : "linux", iface, cap.out, cap.out_len, &meta) != 0 ||
@@ -78,9 +78,9 @@ int tb_hostsnap_take(struct tb_app *app, int64_t matrix_id, const struct tb_mach
 	row.data = data;
 	row.raw = cap.out;
 	row.raw_len = cap.out_len;
-	rc = tb_store_snapshot_put(app->store, &row, err);
+	rc = tb_store_snapshot_put(sv->store, &row, err);
 	if (rc == 0)
-		tb_events_publish(app->events, "matrix.host", m->name, matrix_id,
+		tb_events_publish(sv->events, "matrix.host", m->name, matrix_id,
 				  json_pack("{s:I, s:s, s:s}", "matrix", (json_int_t)matrix_id, "host", m->name, "os", os));
 out:
 	tb_ssh_capture_free(&cap);
@@ -91,7 +91,7 @@ out:
 	return rc;
 }
 
-int tb_hostsnap_take_machine(struct tb_app *app, int64_t matrix_id, const struct tb_machine *m, struct tb_error *err)
+int tb_hostsnap_take_machine(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m, struct tb_error *err)
 {
 	static const char *const argv[] = {"uname", "-s", NULL};
 	const struct tb_persona *p;
@@ -100,14 +100,14 @@ int tb_hostsnap_take_machine(struct tb_app *app, int64_t matrix_id, const struct
 	char os[40], pin[96];
 	int rc;
 
-	if (!tb_hosts_probe_one(app->hosts, m, os, sizeof(os)))
+	if (!tb_hosts_probe_one(sv->hosts, m, os, sizeof(os)))
 		return tb_fail(err, TB_ERR_UNREACHABLE, "", "%s does not answer ssh in any of its OS personas", m->name);
 	if ((p = tb_machine_persona(m, os)) == NULL)
 		return tb_fail(err, TB_ERR_INTERNAL, "", "%s answers as %s, which it has no persona for", m->name, os);
-	tb_hosts_target(app->hosts, m, p, &t, pin, sizeof(pin));
-	rc = tb_ssh_run_capture(tb_hosts_pool(app->hosts), &t, argv, SNAP_TIMEOUT_MS, 4096, &cap, err);
+	tb_hosts_target(sv->hosts, m, p, &t, pin, sizeof(pin));
+	rc = tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, argv, SNAP_TIMEOUT_MS, 4096, &cap, err);
 	if (rc == 0)
-		rc = tb_hostsnap_take(app, matrix_id, m, p, os, strncmp(cap.out, "FreeBSD", 7) == 0,
+		rc = tb_hostsnap_take(sv, matrix_id, m, p, os, strncmp(cap.out, "FreeBSD", 7) == 0,
 				      tb_hostsnap_iface(m, os, NULL), err);
 	tb_ssh_capture_free(&cap);
 	return rc;
@@ -137,24 +137,24 @@ static void no_row(void *cls, const struct tb_matrix_row *m)
 }
 
 /* 0 when matrix id exists, else TB_ERR_NOT_FOUND (field "id"). */
-static int matrix_exists(struct tb_app *app, int64_t id, struct tb_error *err)
+static int matrix_exists(struct tb_services *sv, int64_t id, struct tb_error *err)
 {
-	return tb_store_matrix_get(app->store, id, no_row, NULL, err);
+	return tb_store_matrix_get(sv->store, id, no_row, NULL, err);
 }
 
-static int snapshots(struct tb_app *app, int64_t id, json_t **hosts, struct tb_error *err)
+static int snapshots(struct tb_services *sv, int64_t id, json_t **hosts, struct tb_error *err)
 {
 	struct collect c = {json_array(), 0};
 	int rc;
 
 	*hosts = NULL;
-	if ((rc = matrix_exists(app, id, err)) != 0) {
+	if ((rc = matrix_exists(sv, id, err)) != 0) {
 		json_decref(c.hosts);
 		return rc;
 	}
 	if (c.hosts == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = tb_store_snapshot_each(app->store, id, 0, collect_one, &c, err)) != 0 || c.oom) {
+	if ((rc = tb_store_snapshot_each(sv->store, id, 0, collect_one, &c, err)) != 0 || c.oom) {
 		json_decref(c.hosts);
 		return rc != 0 ? rc : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	}
@@ -162,13 +162,13 @@ static int snapshots(struct tb_app *app, int64_t id, json_t **hosts, struct tb_e
 	return 0;
 }
 
-int tb_hostsnap_json(struct tb_app *app, int64_t id, json_t **out, struct tb_error *err)
+int tb_hostsnap_json(struct tb_services *sv, int64_t id, json_t **out, struct tb_error *err)
 {
 	json_t *hosts;
 	int rc;
 
 	*out = NULL;
-	if ((rc = snapshots(app, id, &hosts, err)) != 0)
+	if ((rc = snapshots(sv, id, &hosts, err)) != 0)
 		return rc;
 	*out = json_pack("{s:I, s:o}", "matrix", (json_int_t)id, "hosts", hosts);
 	return *out != NULL ? 0 : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
@@ -245,16 +245,16 @@ static int diff_entry(json_t *out, const json_t *h, const json_t *other_h, const
 	return rc;
 }
 
-int tb_hostsnap_diff(struct tb_app *app, int64_t id, int64_t other, json_t **out, struct tb_error *err)
+int tb_hostsnap_diff(struct tb_services *sv, int64_t id, int64_t other, json_t **out, struct tb_error *err)
 {
 	json_t *mine = NULL, *theirs = NULL, *hosts = NULL, *h;
 	size_t i;
 	int rc, oom = 0;
 
 	*out = NULL;
-	if ((rc = snapshots(app, id, &mine, err)) != 0)
+	if ((rc = snapshots(sv, id, &mine, err)) != 0)
 		return rc;
-	if ((rc = snapshots(app, other, &theirs, err)) != 0) {
+	if ((rc = snapshots(sv, other, &theirs, err)) != 0) {
 		json_decref(mine);
 		if (rc == TB_ERR_NOT_FOUND)
 			snprintf(err->field, sizeof(err->field), "other");
@@ -305,7 +305,7 @@ static void raw_one(void *cls, const struct tb_snapshot_row *r)
 	f->len = r->raw_len;
 }
 
-int tb_hostsnap_raw(struct tb_app *app, int64_t id, const char *host, const char *os, char **out, size_t *len,
+int tb_hostsnap_raw(struct tb_services *sv, int64_t id, const char *host, const char *os, char **out, size_t *len,
 		    struct tb_error *err)
 {
 	struct rawfind f = {host, os, NULL, 0, 0, 0};
@@ -313,9 +313,9 @@ int tb_hostsnap_raw(struct tb_app *app, int64_t id, const char *host, const char
 
 	*out = NULL;
 	*len = 0;
-	if ((rc = matrix_exists(app, id, err)) != 0)
+	if ((rc = matrix_exists(sv, id, err)) != 0)
 		return rc;
-	if ((rc = tb_store_snapshot_each(app->store, id, 1, raw_one, &f, err)) != 0)
+	if ((rc = tb_store_snapshot_each(sv->store, id, 1, raw_one, &f, err)) != 0)
 		return rc;
 	if (f.oom)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");

@@ -14,7 +14,7 @@
 
 #include "error.h"
 
-struct tb_app;
+struct tb_services;
 struct tb_machine;
 struct tb_persona;
 
@@ -28,16 +28,16 @@ const char *tb_hostsnap_iface(const struct tb_machine *m, const char *os, const 
  * most 20 s.  A failing command only leaves its part out (and in "errors");
  * 0, or the ssh or store error.
  */
-int tb_hostsnap_take(struct tb_app *app, int64_t matrix_id, const struct tb_machine *m, const struct tb_persona *p,
+int tb_hostsnap_take(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m, const struct tb_persona *p,
 		     const char *os, bool bsd, const char *iface, struct tb_error *err);
 
 /* The same for a machine that runs no iperf3 (a router): which persona
  * answers, and its `uname -s`, are asked first (blocking: three ssh execs). */
-int tb_hostsnap_take_machine(struct tb_app *app, int64_t matrix_id, const struct tb_machine *m, struct tb_error *err);
+int tb_hostsnap_take_machine(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m, struct tb_error *err);
 
 /* {"matrix", "hosts": [{"host", "os", "taken_at", "interface", "command",
  * "metadata"}]} for matrix id (TB_ERR_NOT_FOUND field "id" when none). */
-int tb_hostsnap_json(struct tb_app *app, int64_t id, json_t **out, struct tb_error *err);
+int tb_hostsnap_json(struct tb_services *sv, int64_t id, json_t **out, struct tb_error *err);
 
 /* The differences between the snapshots of matrix id and those of other,
  * host by host and OS by OS: {"matrix", "other", "hosts": [{"host", "os",
@@ -45,10 +45,10 @@ int tb_hostsnap_json(struct tb_app *app, int64_t id, json_t **out, struct tb_err
  * "other"}]}]} (paths like "tcp.congestion_control", "nic.offloads.TSO4";
  * the raw sysctl map and errors are left out: every sysctl that matters is
  * in a named member). */
-int tb_hostsnap_diff(struct tb_app *app, int64_t id, int64_t other, json_t **out, struct tb_error *err);
+int tb_hostsnap_diff(struct tb_services *sv, int64_t id, int64_t other, json_t **out, struct tb_error *err);
 
 /* The raw output of one snapshot: *out malloc'd, *len bytes. */
-int tb_hostsnap_raw(struct tb_app *app, int64_t id, const char *host, const char *os, char **out, size_t *len,
+int tb_hostsnap_raw(struct tb_services *sv, int64_t id, const char *host, const char *os, char **out, size_t *len,
 		    struct tb_error *err);
 
 #endif

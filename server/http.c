@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <pthread.h>
 
-#include "app.h"
+#include "services.h"
 #include "log.h"
 #include "metrics.h"
 #include "timeutil.h"
@@ -79,7 +79,7 @@ static enum MHD_Result dispatch(struct tb_http *h, struct conn_state *cs, const 
 	MHD_get_connection_values(cs->conn, MHD_GET_ARGUMENT_KIND, edge_check_query, cs);
 	if (edge_split_path(cs, url, seg, sizeof(seg) / sizeof(seg[0]), &nseg, &e) != 0) {
 		/* refused before routing: counted under the route "edge" */
-		tb_metrics_request(h->app->metrics, "edge", method, tb_err_http_status(e.code),
+		tb_metrics_request(h->sv->metrics, "edge", method, tb_err_http_status(e.code),
 				   (double)(tb_monotonic_ms() - cs->start_ms) / 1000.0);
 		return edge_send_error(cs->conn, &e, NULL, 0);
 	}
@@ -119,7 +119,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			enum MHD_Result ret = edge_send_error(conn, &e, NULL, 0);
 
 			cs->replied = 1;
-			tb_metrics_request(h->app->metrics, "edge", method, tb_err_http_status(e.code),
+			tb_metrics_request(h->sv->metrics, "edge", method, tb_err_http_status(e.code),
 					   (double)(tb_monotonic_ms() - cs->start_ms) / 1000.0);
 			return ret;
 		}
@@ -228,7 +228,7 @@ static int read_pem(const char *path, int secret, char **out, struct tb_error *e
 	return 0;
 }
 
-int tb_http_start(struct tb_app *app, const struct tb_http_config *cfg, struct tb_http **out,
+int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, struct tb_http **out,
 		  struct tb_error *err)
 {
 	struct tb_http *h = calloc(1, sizeof(*h));
@@ -240,7 +240,7 @@ int tb_http_start(struct tb_app *app, const struct tb_http_config *cfg, struct t
 	*out = NULL;
 	if (h == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	h->app = app;
+	h->sv = sv;
 	h->cfg = *cfg;
 	memset(&ss, 0, sizeof(ss));
 	{
@@ -348,7 +348,7 @@ void tb_http_stop(struct tb_http *h)
 		return;
 	if (h->hb_running)
 		edge_sse_stop(h);
-	/* The app closed the bus first: every stream was woken and ends. */
+	/* app.c closed the bus first: every stream was woken and ends. */
 	MHD_stop_daemon(h->d);
 	if (h->tls_key != NULL)
 		tb_wipe(h->tls_key, strlen(h->tls_key));

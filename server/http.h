@@ -20,13 +20,13 @@
 #include "error.h"
 #include "events.h"
 
-struct tb_app;
+struct tb_services;
 struct tb_http;
 
 #define TB_ROUTE_MAX_ARGS 3
 
 struct tb_request {
-	struct tb_app *app;
+	struct tb_services *sv;
 	const char *method;
 	const char *path;                    /* decoded path, "/api/v1/hosts/left" */
 	const char *args[TB_ROUTE_MAX_ARGS]; /* the {name} parts, decoded */
@@ -92,8 +92,8 @@ struct tb_http_config {
 unsigned int tb_http_threads(unsigned int asked);
 
 /* Start serving in libmicrohttpd's internal threads (poll/epoll, never
- * select).  The app must outlive the server. */
-int tb_http_start(struct tb_app *app, const struct tb_http_config *cfg, struct tb_http **out,
+ * select).  The services must outlive the server. */
+int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, struct tb_http **out,
 		  struct tb_error *err);
 unsigned int tb_http_port(const struct tb_http *h);
 void tb_http_stop(struct tb_http *h);

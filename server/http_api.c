@@ -9,7 +9,8 @@
 
 #include "http_edge.h"
 
-#include "app.h"
+#include "services.h"
+#include "auth.h"
 #include "audit.h"
 #include "log.h"
 #include "metrics.h"
@@ -99,7 +100,7 @@ static void audit(struct tb_http *h, const struct tb_route *route, const struct 
 		.result = result,
 	};
 
-	tb_audit_record(h->app, &row, strncmp(rq->path, "/api/v1/hosts/", 14) == 0 ? rq->args[0] : NULL);
+	tb_audit_record(h->sv, &row, strncmp(rq->path, "/api/v1/hosts/", 14) == 0 ? rq->args[0] : NULL);
 }
 
 /* The one audit row of an address that just became limited: the failures
@@ -120,7 +121,7 @@ static void audit_limited(struct tb_http *h, const struct tb_route *route, const
 		.result = tb_err_name(TB_ERR_RATE_LIMITED),
 	};
 
-	tb_audit_record(h->app, &row, NULL);
+	tb_audit_record(h->sv, &row, NULL);
 }
 
 /* A failed authentication from this address (e holds why): counted by the
@@ -158,12 +159,12 @@ static int authenticate(struct tb_http *h, struct conn_state *cs, const struct t
 		if (strncmp(authz, "Bearer ", 7) != 0)
 			return tb_fail(e, TB_ERR_UNAUTHORIZED, "Authorization",
 				       "use Authorization: Bearer TOKEN");
-		if ((rc = tb_auth_bearer(h->app->auth, authz + 7, who, e)) != 0)
+		if ((rc = tb_auth_bearer(h->sv->auth, authz + 7, who, e)) != 0)
 			return rc;
 	} else if (cookie != NULL) {
 		const char *csrf = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-CSRF-Token");
 
-		if ((rc = tb_auth_cookie(h->app->auth, cookie, csrf, edge_is_mutation(method), who, e)) != 0)
+		if ((rc = tb_auth_cookie(h->sv->auth, cookie, csrf, edge_is_mutation(method), who, e)) != 0)
 			return rc;
 	} else {
 		return tb_fail(e, TB_ERR_UNAUTHORIZED, "",
@@ -205,7 +206,7 @@ static int parse_body(struct conn_state *cs, json_t **out, struct tb_error *e)
 enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const char *method,
 				 const char *raw_path, char *seg[], size_t nseg)
 {
-	struct tb_request rq = {.app = h->app, .method = method, .remote = cs->remote, .edge = cs};
+	struct tb_request rq = {.sv = h->sv, .method = method, .remote = cs->remote, .edge = cs};
 	struct tb_reply rp = {.status = 200};
 	const struct tb_route *route = NULL;
 	struct tb_principal who = {0};
@@ -267,7 +268,7 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 		audit(h, route, &rq, who.name[0] != '\0' ? who.name : "-", status, &rp,
 		      rc == 0 ? "ok" : tb_err_name(rp.err.code));
 	else if (rc != 0 && rq.who == NULL && (!(route->flags & TB_ROUTE_PUBLIC) || (route->flags & TB_ROUTE_LOGIN)))
-		tb_metrics_auth_failure(h->app->metrics, route->pattern, status);
+		tb_metrics_auth_failure(h->sv->metrics, route->pattern, status);
 	{
 		const char *const extra[][2] = {{MHD_HTTP_HEADER_SET_COOKIE, rp.set_cookie},
 						{MHD_HTTP_HEADER_RETRY_AFTER, retry_s}};
@@ -285,7 +286,7 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 		}
 		tb_wipe(rp.set_cookie, sizeof(rp.set_cookie));   /* a session secret; MHD copied it */
 	}
-	tb_metrics_request(h->app->metrics, route->pattern, route->method, status,
+	tb_metrics_request(h->sv->metrics, route->pattern, route->method, status,
 			   (double)(tb_monotonic_ms() - cs->start_ms) / 1000.0);
 	return ret;
 }

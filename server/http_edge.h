@@ -20,7 +20,7 @@
 
 struct tb_http {
 	struct MHD_Daemon *d;
-	struct tb_app *app;
+	struct tb_services *sv;
 	struct tb_http_config cfg;
 	char static_root[PATH_MAX];
 	int have_static;

@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "app.h"
+#include "services.h"
 #include "metrics.h"
 #include "timeutil.h"
 
@@ -117,7 +117,7 @@ static void sse_free(void *cls)
 	struct sse_client *c = cls;
 
 	tb_events_unsubscribe(c->sub);
-	tb_metrics_sse(c->h->app->metrics, -1);
+	tb_metrics_sse(c->h->sv->metrics, -1);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -135,12 +135,12 @@ enum MHD_Result edge_start_stream(struct tb_http *h, struct conn_state *cs, stru
 	c->conn = cs->conn;
 	c->last_write_ms = tb_monotonic_ms();
 	pthread_mutex_init(&c->mu, NULL);
-	if (tb_events_subscribe(h->app->events, rp->stream_since, &rp->stream_filter, sse_wake, c, &c->sub, &e) != 0) {
+	if (tb_events_subscribe(h->sv->events, rp->stream_since, &rp->stream_filter, sse_wake, c, &c->sub, &e) != 0) {
 		pthread_mutex_destroy(&c->mu);
 		free(c);
 		return edge_send_error(cs->conn, &e, NULL, 0);
 	}
-	tb_metrics_sse(h->app->metrics, +1);
+	tb_metrics_sse(h->sv->metrics, +1);
 	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK, sse_read, c, sse_free);
 	if (r == NULL) {
 		sse_free(c);
@@ -172,7 +172,7 @@ static void *heartbeat(void *arg)
 		if (h->hb_stop)
 			break;
 		pthread_mutex_unlock(&h->hb_lock);
-		tb_events_wake_all(h->app->events);
+		tb_events_wake_all(h->sv->events);
 		pthread_mutex_lock(&h->hb_lock);
 	}
 	pthread_mutex_unlock(&h->hb_lock);

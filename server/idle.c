@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "actions.h"
-#include "app.h"
+#include "services.h"
 #include "audit.h"
 #include "bmcwatch.h"
 #include "hosts.h"
@@ -28,7 +28,7 @@ struct use {
 TB_MACHTAB_SLOT(struct use, machine);
 
 struct tb_idle {
-	struct tb_app *app;
+	struct tb_services *sv;
 	int64_t started_ms;
 	pthread_mutex_t lock;      /* guards uses */
 	struct tb_ticker ticker;
@@ -99,15 +99,15 @@ static enum tb_idle_state decide(struct tb_idle *idle, const struct tb_machine *
 	int64_t now = tb_now_ms();
 
 	*last = last_use(idle, m->name);
-	*off_at = tb_idle_off_at_ms(*last, m->idle_poweroff_min, idle->app->cfg.idle_minute_s);
-	tb_actions_holder(idle->app->actions, m->name, holder, hlen);
-	return tb_idle_decide(m->idle_poweroff_min, tb_machine_is_on(idle->app->hosts, idle->app->bmcwatch, m->name), holder[0] != '\0', *off_at, now);
+	*off_at = tb_idle_off_at_ms(*last, m->idle_poweroff_min, idle->sv->cfg->idle_minute_s);
+	tb_actions_holder(idle->sv->actions, m->name, holder, hlen);
+	return tb_idle_decide(m->idle_poweroff_min, tb_machine_is_on(idle->sv->hosts, idle->sv->bmcwatch, m->name), holder[0] != '\0', *off_at, now);
 }
 
 /* ---- the power-off action ---- */
 
 struct work {
-	struct tb_app *app;
+	struct tb_services *sv;
 	struct tb_inventory *inv;
 	const struct tb_machine *m;
 	int64_t last_ms;
@@ -117,7 +117,7 @@ static void work_free(void *cls)
 {
 	struct work *w = cls;
 
-	tb_app_inventory_put(w->app, w->inv);
+	tb_inv_current_put(w->sv->invs, w->inv);
 	free(w);
 }
 
@@ -140,8 +140,8 @@ static void fire(struct tb_idle *idle, const struct tb_machine *m, int64_t last)
 
 	if (w == NULL)
 		return;
-	w->app = idle->app;
-	w->inv = tb_app_inventory_get(idle->app);
+	w->sv = idle->sv;
+	w->inv = tb_inv_current_get(idle->sv->invs);
 	w->m = tb_inventory_find(w->inv, m->name);
 	w->last_ms = last;
 	if (w->m == NULL) {
@@ -150,13 +150,13 @@ static void fire(struct tb_idle *idle, const struct tb_machine *m, int64_t last)
 	}
 	/* tb_actions_start takes the hold atomically: if anything took it since
 	 * decide() looked, this is refused and nothing happens */
-	if (tb_actions_start(idle->app->actions, m->name, "power",
+	if (tb_actions_start(idle->sv->actions, m->name, "power",
 			     json_pack("{s:s, s:s, s:i}", "action", "off", "reason", "idle", "idle_poweroff_min",
 				       m->idle_poweroff_min),
 			     "idle", do_off, w, work_free, &id, &e) == 0) {
 		tb_info("idle", "%s: idle for %d min: power-off action %lld", m->name, m->idle_poweroff_min,
 			(long long)id);
-		tb_audit_self(idle->app, "idle", "host.power", m->name, "ok");
+		tb_audit_self(idle->sv, "idle", "host.power", m->name, "ok");
 	} else {
 		tb_debug("idle", "%s: not powered off: %s", m->name, e.message);
 	}
@@ -165,7 +165,7 @@ static void fire(struct tb_idle *idle, const struct tb_machine *m, int64_t last)
 static void round_once(void *cls)
 {
 	struct tb_idle *idle = cls;
-	struct tb_inventory *inv = tb_app_inventory_get(idle->app);
+	struct tb_inventory *inv = tb_inv_current_get(idle->sv->invs);
 
 	for (size_t i = 0; i < inv->nmachines && !tb_ticker_stopping(&idle->ticker); i++) {
 		const struct tb_machine *m = &inv->machines[i];
@@ -176,17 +176,17 @@ static void round_once(void *cls)
 		    decide(idle, m, &last, &off_at, holder, sizeof(holder)) == TB_IDLE_DUE)
 			fire(idle, m, last);
 	}
-	tb_app_inventory_put(idle->app, inv);
+	tb_inv_current_put(idle->sv->invs, inv);
 }
 
-int tb_idle_new(struct tb_app *app, struct tb_idle **out, struct tb_error *err)
+int tb_idle_new(struct tb_services *sv, struct tb_idle **out, struct tb_error *err)
 {
 	struct tb_idle *idle = calloc(1, sizeof(*idle));
 
 	*out = NULL;
 	if (idle == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	idle->app = app;
+	idle->sv = sv;
 	idle->started_ms = tb_now_ms();
 	tb_machtab_init(&idle->uses, sizeof(struct use));
 	pthread_mutex_init(&idle->lock, NULL);
@@ -198,9 +198,9 @@ int tb_idle_start(struct tb_idle *idle, struct tb_error *err)
 {
 	if (tb_ticker_start(&idle->ticker, TICK_MS, round_once, idle) != 0)
 		return tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the idle power-off thread");
-	if (idle->app->cfg.idle_minute_s != 0 && idle->app->cfg.idle_minute_s != 60)
+	if (idle->sv->cfg->idle_minute_s != 0 && idle->sv->cfg->idle_minute_s != 60)
 		tb_warn("idle", "an idle minute is %u s (TESTBEDD_TEST_IDLE_MINUTE_S): for tests only",
-			idle->app->cfg.idle_minute_s);
+			idle->sv->cfg->idle_minute_s);
 	return 0;
 }
 

@@ -29,12 +29,12 @@
 
 #include "error.h"
 
-struct tb_app;
+struct tb_services;
 struct tb_machine;
 struct tb_idle;
 
 /* Create (the clock starts now); no thread yet. */
-int tb_idle_new(struct tb_app *app, struct tb_idle **out, struct tb_error *err);
+int tb_idle_new(struct tb_services *sv, struct tb_idle **out, struct tb_error *err);
 /* Start the checker thread. */
 int tb_idle_start(struct tb_idle *idle, struct tb_error *err);
 /* Stop and join the thread (touches still work until tb_idle_free). */

@@ -10,7 +10,8 @@
 #include <jansson.h>
 
 #include "actions.h"
-#include "app.h"
+#include "services.h"
+#include "inventory.h"
 #include "boot.h"
 #include "events.h"
 #include "hosts.h"
@@ -22,17 +23,17 @@
 
 #define HOLD_BACK_MS 30000     /* how long to wait for the host's hold after the boot */
 
-static void publish(struct tb_app *app, int64_t matrix_id, const char *host, const char *os, int64_t action,
+static void publish(struct tb_services *sv, int64_t matrix_id, const char *host, const char *os, int64_t action,
 		    const char *state, const char *error)
 {
-	tb_events_publish(app->events, "matrix.boot", host, matrix_id,
+	tb_events_publish(sv->events, "matrix.boot", host, matrix_id,
 			  json_pack("{s:I, s:s, s:s, s:o, s:s, s:o}", "matrix", (json_int_t)matrix_id, "host", host, "os",
 				    os, "action", action > 0 ? json_integer(action) : json_null(), "state", state,
 				    "error", error != NULL ? json_string(error) : json_null()));
 }
 
 /* Follow action id to its end: its state into state (16 bytes), its error into err. */
-static void follow(struct tb_app *app, int64_t id, const volatile int *stop, char *state, struct tb_error *err)
+static void follow(struct tb_services *sv, int64_t id, const volatile int *stop, char *state, struct tb_error *err)
 {
 	int canceled = 0;
 
@@ -40,7 +41,7 @@ static void follow(struct tb_app *app, int64_t id, const volatile int *stop, cha
 		json_t *a = NULL;
 		struct tb_error e = {0};
 
-		if (tb_actions_get_json(app->actions, id, &a, &e) == 0) {
+		if (tb_actions_get_json(sv->actions, id, &a, &e) == 0) {
 			const char *s = json_string_value(json_object_get(a, "state"));
 
 			if (s != NULL && strcmp(s, "queued") != 0 && strcmp(s, "running") != 0) {
@@ -57,14 +58,14 @@ static void follow(struct tb_app *app, int64_t id, const volatile int *stop, cha
 		}
 		json_decref(a);
 		if (*stop && !canceled) {
-			tb_actions_cancel(app->actions, id, &e);
+			tb_actions_cancel(sv->actions, id, &e);
 			canceled = 1;
 		}
 		tb_sleep_ms(200, NULL);
 	}
 }
 
-int tb_matrix_boot(struct tb_app *app, int64_t matrix_id, const char *holder, const char *host, const char *from_os,
+int tb_matrix_boot(struct tb_services *sv, int64_t matrix_id, const char *holder, const char *host, const char *from_os,
 		   const char *os, int before_seq, const volatile int *stop, struct tb_error *err)
 {
 	struct tb_matrix_boot_row row = {0};
@@ -80,18 +81,18 @@ int tb_matrix_boot(struct tb_app *app, int64_t matrix_id, const char *holder, co
 	row.to_os = os;
 	row.started_ms = tb_now_ms();
 	row.before_seq = before_seq;
-	tb_store_matrix_boot_add(app->store, &row, &bid, NULL);
+	tb_store_matrix_boot_add(sv->store, &row, &bid, NULL);
 	tb_info("matrix", "matrix %lld boots %s into %s", (long long)matrix_id, host, os);
 	/* the boot action holds the host itself: hand the matrix's hold over */
-	tb_actions_release(app->actions, host);
-	rc = tb_boot_start(app, host, os, 0, actor, &aid, err);
+	tb_actions_release(sv->actions, host);
+	rc = tb_boot_start(sv, host, os, 0, actor, &aid, err);
 	if (rc == 0) {
-		publish(app, matrix_id, host, os, aid, "running", NULL);
-		follow(app, aid, stop, state, err);
+		publish(sv, matrix_id, host, os, aid, "running", NULL);
+		follow(sv, aid, stop, state, err);
 		rc = strcmp(state, "succeeded") == 0 ? 0 : TB_ERR_REMOTE;
 	}
 	/* take the hold back (someone may have taken it meanwhile: wait a little) */
-	for (int64_t t0 = tb_now_ms(); tb_actions_hold(app->actions, host, holder, &e) != 0;) {
+	for (int64_t t0 = tb_now_ms(); tb_actions_hold(sv->actions, host, holder, &e) != 0;) {
 		if (tb_now_ms() - t0 > HOLD_BACK_MS) {
 			if (rc == 0)
 				rc = tb_fail(err, TB_ERR_CONFLICT, "", "%s was booted into %s, but then %s", host, os,
@@ -101,9 +102,9 @@ int tb_matrix_boot(struct tb_app *app, int64_t matrix_id, const char *holder, co
 		tb_sleep_ms(200, NULL);
 	}
 	if (bid > 0)
-		tb_store_matrix_boot_finish(app->store, bid, aid, rc == 0 ? "succeeded" : state, rc == 0 ? NULL : err->message,
+		tb_store_matrix_boot_finish(sv->store, bid, aid, rc == 0 ? "succeeded" : state, rc == 0 ? NULL : err->message,
 					    tb_now_ms(), NULL);
-	publish(app, matrix_id, host, os, aid, rc == 0 ? "succeeded" : state, rc == 0 ? NULL : err->message);
+	publish(sv, matrix_id, host, os, aid, rc == 0 ? "succeeded" : state, rc == 0 ? NULL : err->message);
 	return rc;
 }
 
@@ -138,21 +139,21 @@ static void one_time(void *cls, const char *host, int64_t mean_ms, int n)
 			c->v[i].boot_ms = mean_ms;
 }
 
-int tb_matrix_now_collect(struct tb_app *app, struct tb_matrix_host_now **hosts, struct tb_matrix_now *now,
+int tb_matrix_now_collect(struct tb_services *sv, struct tb_matrix_host_now **hosts, struct tb_matrix_now *now,
 			  struct tb_error *err)
 {
-	struct tb_inventory *inv = tb_app_inventory_get(app);
+	struct tb_inventory *inv = tb_inv_current_get(sv->invs);
 	struct collect c = {0};
 
 	c.cap = (int)inv->nmachines + 1;
-	tb_app_inventory_put(app, inv);
+	tb_inv_current_put(sv->invs, inv);
 	*hosts = NULL;
 	now->n = 0;
 	now->hosts = NULL;
 	if ((c.v = calloc((size_t)c.cap, sizeof(*c.v))) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	tb_hosts_each_state(app->hosts, one_state, &c);   /* an inventory grown meanwhile: the rest unknown */
-	tb_store_boot_times(app->store, one_time, &c, NULL);
+	tb_hosts_each_state(sv->hosts, one_state, &c);   /* an inventory grown meanwhile: the rest unknown */
+	tb_store_boot_times(sv->store, one_time, &c, NULL);
 	*hosts = c.v;
 	now->n = c.n;
 	now->hosts = c.v;
@@ -162,11 +163,11 @@ int tb_matrix_now_collect(struct tb_app *app, struct tb_matrix_host_now **hosts,
 /* ---- a matrix's hosts in the OS its runs want ---- */
 
 /* What h answers as now ("" when it does not): learned once, kept as the OS to go back to. */
-static const char *current_os(struct tb_app *app, struct tb_run_host *h)
+static const char *current_os(struct tb_services *sv, struct tb_run_host *h)
 {
 	struct tb_error e = {0};
 
-	if (!h->ready && tb_run_host_prepare(app, h, &e) != 0)
+	if (!h->ready && tb_run_host_prepare(sv, h, &e) != 0)
 		h->os[0] = '\0';
 	if (!h->initial_known) {
 		h->initial_known = true;
@@ -175,7 +176,7 @@ static const char *current_os(struct tb_app *app, struct tb_run_host *h)
 	return h->ready ? h->os : "";
 }
 
-int tb_matrix_host_os(struct tb_app *app, int64_t matrix_id, const char *holder, struct tb_run_host *h,
+int tb_matrix_host_os(struct tb_services *sv, int64_t matrix_id, const char *holder, struct tb_run_host *h,
 		      const char *want, int seq, const volatile int *stop, char *msg, size_t len)
 {
 	char from[40];
@@ -185,12 +186,12 @@ int tb_matrix_host_os(struct tb_app *app, int64_t matrix_id, const char *holder,
 		snprintf(msg, len, "%s", h->boot_error);
 		return -1;
 	}
-	snprintf(from, sizeof(from), "%s", current_os(app, h));
+	snprintf(from, sizeof(from), "%s", current_os(sv, h));
 	if (strcmp(from, want) == 0)
 		return 0;
 	h->ready = false;
-	if (tb_matrix_boot(app, matrix_id, holder, h->m->name, from, want, seq, stop, &e) == 0 &&
-	    tb_run_host_prepare(app, h, &e) == 0 && strcmp(h->os, want) == 0)
+	if (tb_matrix_boot(sv, matrix_id, holder, h->m->name, from, want, seq, stop, &e) == 0 &&
+	    tb_run_host_prepare(sv, h, &e) == 0 && strcmp(h->os, want) == 0)
 		return 0;
 	if (e.message[0] == '\0')
 		snprintf(e.message, sizeof(e.message), "it answers as %s", h->os);
@@ -204,7 +205,7 @@ int tb_matrix_host_os(struct tb_app *app, int64_t matrix_id, const char *holder,
 
 /* One host back into the OS it was in, for a thread of its own. */
 struct restore {
-	struct tb_app *app;
+	struct tb_services *sv;
 	int64_t matrix_id;
 	const char *holder;
 	struct tb_run_host *h;
@@ -218,7 +219,7 @@ static void *restore_main(void *arg)
 	struct tb_run_host *h = x->h;
 	struct tb_error e = {0};
 
-	if (tb_matrix_boot(x->app, x->matrix_id, x->holder, h->m->name, h->ready ? h->os : "", h->initial_os, -1, x->stop,
+	if (tb_matrix_boot(x->sv, x->matrix_id, x->holder, h->m->name, h->ready ? h->os : "", h->initial_os, -1, x->stop,
 			   &e) != 0)
 		tb_warn("matrix", "matrix %lld: %s was not booted back into %s: %s", (long long)x->matrix_id, h->m->name,
 			h->initial_os, e.message);
@@ -226,7 +227,7 @@ static void *restore_main(void *arg)
 	return NULL;
 }
 
-void tb_matrix_restore_hosts(struct tb_app *app, int64_t matrix_id, const char *holder, struct tb_run_host *hs,
+void tb_matrix_restore_hosts(struct tb_services *sv, int64_t matrix_id, const char *holder, struct tb_run_host *hs,
 			     int nh, const volatile int *stop)
 {
 	struct restore *xs = calloc((size_t)nh + 1, sizeof(*xs));
@@ -238,12 +239,12 @@ void tb_matrix_restore_hosts(struct tb_app *app, int64_t matrix_id, const char *
 		if (!h->initial_known || h->initial_os[0] == '\0' || (h->ready && strcmp(h->os, h->initial_os) == 0))
 			continue;
 		if (xs == NULL) {       /* out of memory: one after another */
-			struct restore one = {app, matrix_id, holder, h, stop, 0};
+			struct restore one = {sv, matrix_id, holder, h, stop, 0};
 
 			restore_main(&one);
 			continue;
 		}
-		xs[n] = (struct restore){app, matrix_id, holder, h, stop, 0};
+		xs[n] = (struct restore){sv, matrix_id, holder, h, stop, 0};
 		if (pthread_create(&xs[n].th, NULL, restore_main, &xs[n]) != 0)
 			restore_main(&xs[n]);    /* no thread: now, and nothing to join */
 		else

@@ -11,7 +11,7 @@
 
 #include "error.h"
 
-struct tb_app;
+struct tb_services;
 
 /*
  * Boot host into os for matrix matrix_id, which holds it as holder: the hold
@@ -23,7 +23,7 @@ struct tb_app;
  * timeouts.  0 when the action succeeded; else TB_ERR_REMOTE (or the
  * action's start error) with the reason.
  */
-int tb_matrix_boot(struct tb_app *app, int64_t matrix_id, const char *holder, const char *host, const char *from_os,
+int tb_matrix_boot(struct tb_services *sv, int64_t matrix_id, const char *holder, const char *host, const char *from_os,
 		   const char *os, int before_seq, const volatile int *stop, struct tb_error *err);
 
 /*
@@ -35,13 +35,13 @@ int tb_matrix_boot(struct tb_app *app, int64_t matrix_id, const char *holder, co
  * failure was a stop).  0, or -1 with the reason in msg.
  */
 struct tb_run_host;
-int tb_matrix_host_os(struct tb_app *app, int64_t matrix_id, const char *holder, struct tb_run_host *h,
+int tb_matrix_host_os(struct tb_services *sv, int64_t matrix_id, const char *holder, struct tb_run_host *h,
 		      const char *want, int seq, const volatile int *stop, char *msg, size_t len);
 
 /* After the last run: each of the nh hosts back into the OS it was in when
  * the matrix met it (when it answered then), all at once.  Failures are
  * logged. */
-void tb_matrix_restore_hosts(struct tb_app *app, int64_t matrix_id, const char *holder, struct tb_run_host *hs,
+void tb_matrix_restore_hosts(struct tb_services *sv, int64_t matrix_id, const char *holder, struct tb_run_host *hs,
 			     int nh, const volatile int *stop);
 
 /*
@@ -51,7 +51,7 @@ void tb_matrix_restore_hosts(struct tb_app *app, int64_t matrix_id, const char *
  */
 struct tb_matrix_now;
 struct tb_matrix_host_now;
-int tb_matrix_now_collect(struct tb_app *app, struct tb_matrix_host_now **hosts, struct tb_matrix_now *now,
+int tb_matrix_now_collect(struct tb_services *sv, struct tb_matrix_host_now **hosts, struct tb_matrix_now *now,
 			  struct tb_error *err);
 
 #endif /* TB_MATRIX_BOOT_H */

@@ -7,9 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
 #include "events.h"
-#include "hosts.h"
 #include "outbuf.h"
 
 #define MAX_SERIES 128
@@ -142,18 +140,8 @@ void tb_metrics_sse(struct tb_metrics *m, int delta)
 	pthread_mutex_unlock(&m->lock);
 }
 
-static void host_gauge(void *cls, const char *machine, const char *reachability, const char *os)
+void tb_metrics_render(struct tb_metrics *m, struct tb_events *ev, struct tb_outbuf *out)
 {
-	struct tb_outbuf *b = cls;
-
-	/* Names and OS names are [a-z0-9_-] (inventory.c): nothing to escape. */
-	tb_outbuf_printf(b, "testbedd_host_up{host=\"%s\",os=\"%s\"} %d\n", machine, os != NULL ? os : "",
-	    strcmp(reachability, "up") == 0 ? 1 : 0);
-}
-
-char *tb_metrics_render(struct tb_metrics *m, struct tb_app *app, size_t *len)
-{
-	struct tb_outbuf b = {0};
 	struct series *copy;
 	struct tb_events_stats es;
 	struct counter auth[MAX_AUTH_SERIES], pruned[MAX_PRUNED];
@@ -162,8 +150,10 @@ char *tb_metrics_render(struct tb_metrics *m, struct tb_app *app, size_t *len)
 	uint64_t overflow;
 
 	copy = malloc(sizeof(m->s));
-	if (copy == NULL)
-		return NULL;
+	if (copy == NULL) {
+		out->nomem = true;
+		return;
+	}
 	pthread_mutex_lock(&m->lock);
 	n = m->n;
 	memcpy(copy, m->s, n * sizeof(*copy));
@@ -175,17 +165,17 @@ char *tb_metrics_render(struct tb_metrics *m, struct tb_app *app, size_t *len)
 	memcpy(pruned, m->pruned, sizeof(pruned));
 	pthread_mutex_unlock(&m->lock);
 
-	tb_outbuf_printf(&b, "# HELP testbedd_build_info testbedd's version.\n# TYPE testbedd_build_info gauge\n");
-	tb_outbuf_printf(&b, "testbedd_build_info{version=\"%s\"} 1\n", TB_VERSION);
-	tb_outbuf_printf(&b, "# HELP testbedd_http_requests_total HTTP requests by route, method and status.\n"
+	tb_outbuf_printf(out, "# HELP testbedd_build_info testbedd's version.\n# TYPE testbedd_build_info gauge\n");
+	tb_outbuf_printf(out, "testbedd_build_info{version=\"%s\"} 1\n", TB_VERSION);
+	tb_outbuf_printf(out, "# HELP testbedd_http_requests_total HTTP requests by route, method and status.\n"
 		"# TYPE testbedd_http_requests_total counter\n");
 	for (size_t i = 0; i < n; i++)
-		tb_outbuf_printf(&b, "testbedd_http_requests_total{route=\"%s\",method=\"%s\",status=\"%u\"} %llu\n",
+		tb_outbuf_printf(out, "testbedd_http_requests_total{route=\"%s\",method=\"%s\",status=\"%u\"} %llu\n",
 		    copy[i].route, copy[i].method, copy[i].status, (unsigned long long)copy[i].count);
-	tb_outbuf_printf(&b, "# HELP testbedd_http_requests_unrecorded_total Requests beyond the series limit.\n"
+	tb_outbuf_printf(out, "# HELP testbedd_http_requests_unrecorded_total Requests beyond the series limit.\n"
 		"# TYPE testbedd_http_requests_unrecorded_total counter\n"
 		"testbedd_http_requests_unrecorded_total %llu\n", (unsigned long long)overflow);
-	tb_outbuf_printf(&b, "# HELP testbedd_http_request_duration_seconds Time from request to reply.\n"
+	tb_outbuf_printf(out, "# HELP testbedd_http_request_duration_seconds Time from request to reply.\n"
 		"# TYPE testbedd_http_request_duration_seconds histogram\n");
 	for (size_t i = 0; i < n; i++) {
 		uint64_t cum = 0;
@@ -193,43 +183,38 @@ char *tb_metrics_render(struct tb_metrics *m, struct tb_app *app, size_t *len)
 		for (size_t k = 0; k < NBUCKETS; k++) {
 			cum += copy[i].buckets[k];
 			if (k < NBUCKETS - 1)
-				tb_outbuf_printf(&b, "testbedd_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
+				tb_outbuf_printf(out, "testbedd_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
 					"status=\"%u\",le=\"%g\"} %llu\n", copy[i].route, copy[i].method, copy[i].status,
 				    bounds[k], (unsigned long long)cum);
 			else
-				tb_outbuf_printf(&b, "testbedd_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
+				tb_outbuf_printf(out, "testbedd_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
 					"status=\"%u\",le=\"+Inf\"} %llu\n", copy[i].route, copy[i].method,
 				    copy[i].status, (unsigned long long)cum);
 		}
-		tb_outbuf_printf(&b, "testbedd_http_request_duration_seconds_sum{route=\"%s\",method=\"%s\",status=\"%u\"} %.6f\n",
+		tb_outbuf_printf(out, "testbedd_http_request_duration_seconds_sum{route=\"%s\",method=\"%s\",status=\"%u\"} %.6f\n",
 		    copy[i].route, copy[i].method, copy[i].status, copy[i].sum);
-		tb_outbuf_printf(&b, "testbedd_http_request_duration_seconds_count{route=\"%s\",method=\"%s\",status=\"%u\"} %llu\n",
+		tb_outbuf_printf(out, "testbedd_http_request_duration_seconds_count{route=\"%s\",method=\"%s\",status=\"%u\"} %llu\n",
 		    copy[i].route, copy[i].method, copy[i].status, (unsigned long long)copy[i].count);
 	}
 	free(copy);
-	tb_outbuf_printf(&b, "# HELP testbedd_http_auth_failures_total Requests refused before their caller was known"
+	tb_outbuf_printf(out, "# HELP testbedd_http_auth_failures_total Requests refused before their caller was known"
 		" (not audited), by route and status.\n# TYPE testbedd_http_auth_failures_total counter\n");
 	for (size_t i = 0; i < nauth; i++)
-		tb_outbuf_printf(&b, "testbedd_http_auth_failures_total{route=\"%s\",status=\"%u\"} %llu\n",
+		tb_outbuf_printf(out, "testbedd_http_auth_failures_total{route=\"%s\",status=\"%u\"} %llu\n",
 		    auth[i].label, auth[i].status, (unsigned long long)auth[i].count);
-	tb_events_stats(app->events, &es);
-	tb_outbuf_printf(&b, "# HELP testbedd_store_pruned_rows_total Rows the retention deleted, by table.\n"
+	tb_events_stats(ev, &es);
+	tb_outbuf_printf(out, "# HELP testbedd_store_pruned_rows_total Rows the retention deleted, by table.\n"
 		"# TYPE testbedd_store_pruned_rows_total counter\n");
 	for (size_t i = 0; i < npruned; i++)
-		tb_outbuf_printf(&b, "testbedd_store_pruned_rows_total{table=\"%s\"} %llu\n", pruned[i].label,
+		tb_outbuf_printf(out, "testbedd_store_pruned_rows_total{table=\"%s\"} %llu\n", pruned[i].label,
 		    (unsigned long long)pruned[i].count);
-	tb_outbuf_printf(&b, "testbedd_store_pruned_rows_total{table=\"events\"} %llu\n", (unsigned long long)es.pruned);
-	tb_outbuf_printf(&b, "# HELP testbedd_sse_clients Event streams open now.\n# TYPE testbedd_sse_clients gauge\n"
+	tb_outbuf_printf(out, "testbedd_store_pruned_rows_total{table=\"events\"} %llu\n", (unsigned long long)es.pruned);
+	tb_outbuf_printf(out, "# HELP testbedd_sse_clients Event streams open now.\n# TYPE testbedd_sse_clients gauge\n"
 		"testbedd_sse_clients %ld\n", sse);
-	tb_outbuf_printf(&b, "# HELP testbedd_events_published_total Events published on the bus.\n"
+	tb_outbuf_printf(out, "# HELP testbedd_events_published_total Events published on the bus.\n"
 		"# TYPE testbedd_events_published_total counter\ntestbedd_events_published_total %llu\n",
 	    (unsigned long long)es.published);
-	tb_outbuf_printf(&b, "# HELP testbedd_events_dropped_subscribers_total Streams dropped for falling behind.\n"
+	tb_outbuf_printf(out, "# HELP testbedd_events_dropped_subscribers_total Streams dropped for falling behind.\n"
 		"# TYPE testbedd_events_dropped_subscribers_total counter\n"
 		"testbedd_events_dropped_subscribers_total %llu\n", (unsigned long long)es.dropped_subscribers);
-	tb_outbuf_printf(&b, "# HELP testbedd_host_up 1 when an OS persona of the host answers ssh, else 0.\n"
-		"# TYPE testbedd_host_up gauge\n");
-	tb_hosts_each_state(app->hosts, host_gauge, &b);
-	*len = b.len;
-	return tb_outbuf_take(&b);
 }

@@ -12,7 +12,6 @@
 #include <stddef.h>
 
 struct tb_metrics;
-struct tb_app;
 
 struct tb_metrics *tb_metrics_new(void);
 void tb_metrics_free(struct tb_metrics *m);
@@ -32,7 +31,11 @@ void tb_metrics_pruned(struct tb_metrics *m, const char *table, unsigned long lo
 /* SSE streams open now (+1 on open, -1 on close). */
 void tb_metrics_sse(struct tb_metrics *m, int delta);
 
-/* The exposition text (malloc'd, caller frees; NULL on out of memory). */
-char *tb_metrics_render(struct tb_metrics *m, struct tb_app *app, size_t *len);
+/* The exposition text of these counters and the bus's (ev), appended to
+ * out (out->nomem when memory ran out).  Other families (the hosts) are the
+ * caller's to add. */
+struct tb_events;
+struct tb_outbuf;
+void tb_metrics_render(struct tb_metrics *m, struct tb_events *ev, struct tb_outbuf *out);
 
 #endif /* TB_METRICS_H */

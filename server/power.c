@@ -7,7 +7,8 @@
 #include <time.h>
 
 #include "actions.h"
-#include "app.h"
+#include "services.h"
+#include "inventory.h"
 #include <pthread.h>
 
 #include "hosts.h"
@@ -53,7 +54,7 @@ static void fill_call(struct tb_power_call *c, struct tb_action *a, const struct
 		      const struct tb_machine *m, const struct tb_power_method *pm, long timeout_ms,
 		      char relay_os[40])
 {
-	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 
 	relay_os[0] = '\0';
 	if (pm->driver == TB_POWER_WOL && pm->via == TB_WOL_RELAY && pm->relay != NULL &&
@@ -174,7 +175,7 @@ static int send_wol(struct tb_action *a, const struct tb_inventory *inv, const s
 int tb_power_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, int want_up,
 		  int timeout_s, int resend_wol, char *os, size_t oslen, struct tb_error *err)
 {
-	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	int64_t start = tb_monotonic_ms(), last_wol = start;
 
 	for (;;) {
@@ -212,7 +213,7 @@ int tb_power_wait(struct tb_action *a, const struct tb_inventory *inv, const str
 int tb_power_ssh(struct tb_action *a, const struct tb_machine *m, const char *os, const char *const argv[],
 		 long timeout_ms, struct tb_ssh_capture *cap, struct tb_error *err)
 {
-	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	const struct tb_persona *p = tb_machine_persona(m, os);
 	struct tb_ssh_target t;
 	char pin[96], shown[1024], *q;
@@ -304,7 +305,7 @@ static void *watch_run(void *arg)
 int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
 			 const char *cur_os, tb_trigger_fn trigger, void *cls, char *os_out, struct tb_error *err)
 {
-	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	const struct tb_persona *p = tb_machine_persona(m, cur_os);
 	struct watch w = {.a = a, .timeout_ms = (long)m->shutdown_timeout_s * 1000};
 	pthread_t th;
@@ -398,7 +399,7 @@ static int ssh_shutdown(struct tb_action *a, const struct tb_machine *m, const c
 static int power_on(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, char *os,
 		    struct tb_error *err)
 {
-	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	const struct tb_power_method *bmc = find_bmc(m, TB_POWER_ON);
 	int have_wol = find_method(m, TB_POWER_WOL) != NULL, rc, used_wol;
 
@@ -433,7 +434,7 @@ static int power_on(struct tb_action *a, const struct tb_inventory *inv, const s
 static int power_off(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, int soft,
 		     struct tb_error *err)
 {
-	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	const struct tb_power_method *bmc = find_bmc(m, soft ? TB_POWER_SOFT : TB_POWER_OFF);
 	char os[40];
 	int rc;
@@ -492,7 +493,7 @@ static int reboot_trigger(struct tb_action *a, void *cls, struct tb_error *err)
 static int power_restart(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
 			 enum tb_power_op op, char *os, struct tb_error *err)
 {
-	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	const struct tb_power_method *bmc = find_bmc(m, op);
 	char cur[40];
 	int rc;
@@ -529,7 +530,7 @@ static int power_restart(struct tb_action *a, const struct tb_inventory *inv, co
 int tb_power_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
 		 enum tb_power_op op, char *os_out, struct tb_error *err)
 {
-	struct tb_hosts *hosts = tb_action_app(a)->hosts;
+	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	char os[40] = "";
 	int rc;
 

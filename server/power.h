@@ -116,7 +116,7 @@ int tb_redfish_boot_once(const struct tb_power_call *call, const char *target, s
 
 /* ---- the state machine (power.c), run inside an action ---- */
 struct tb_action;
-struct tb_app;
+struct tb_services;
 
 /*
  * Do op to machine m and prove it: "on" ends when an OS persona answers ssh

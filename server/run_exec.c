@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "app.h"
+#include "services.h"
 #include "events.h"
 #include "hosts.h"
 #include "inventory.h"
@@ -26,7 +26,7 @@
 /* ---- events ---- */
 
 struct pub {
-	struct tb_app *app;
+	struct tb_services *sv;
 	const struct tb_run_row *r;
 	const char *side;
 	const char *host;
@@ -37,13 +37,13 @@ static void publish_interval(void *cls, json_t *interval)
 {
 	struct pub *pb = cls;
 
-	tb_events_publish(pb->app->events, "run.interval", pb->host, pb->r->matrix_id,
+	tb_events_publish(pb->sv->events, "run.interval", pb->host, pb->r->matrix_id,
 			  json_pack("{s:I, s:I, s:i, s:s, s:i, s:o}", "matrix", (json_int_t)pb->r->matrix_id, "run",
 				    (json_int_t)pb->r->id, "seq", pb->r->seq, "side", pb->side, "n", pb->n++, "interval",
 				    interval));
 }
 
-static void publish_run(struct tb_app *app, const struct tb_run_row *r)
+static void publish_run(struct tb_services *sv, const struct tb_run_row *r)
 {
 	json_t *j = json_pack("{s:I, s:I, s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:s}", "matrix", (json_int_t)r->matrix_id,
 			      "run", (json_int_t)r->id, "seq", r->seq, "cell", r->cell, "repeat", r->repeat, "state",
@@ -60,18 +60,18 @@ static void publish_run(struct tb_app *app, const struct tb_run_row *r)
 	json_object_set_new(j, "receiver_bps", r->receiver_bps >= 0 ? json_real(r->receiver_bps) : json_null());
 	json_object_set_new(j, "retransmits", r->retransmits >= 0 ? json_integer(r->retransmits) : json_null());
 	json_object_set_new(j, "lost_percent", r->lost_percent >= 0 ? json_real(r->lost_percent) : json_null());
-	tb_events_publish(app->events, "run.state", r->client, r->matrix_id, j);
+	tb_events_publish(sv->events, "run.state", r->client, r->matrix_id, j);
 }
 
 /* ---- hosts ---- */
 
-static void target_of(struct tb_app *app, const struct tb_run_host *h, struct tb_ssh_target *t, char *pin,
+static void target_of(struct tb_services *sv, const struct tb_run_host *h, struct tb_ssh_target *t, char *pin,
 		      size_t pinlen)
 {
-	tb_hosts_target(app->hosts, h->m, h->p, t, pin, pinlen);
+	tb_hosts_target(sv->hosts, h->m, h->p, t, pin, pinlen);
 }
 
-int tb_run_host_prepare(struct tb_app *app, struct tb_run_host *h, struct tb_error *err)
+int tb_run_host_prepare(struct tb_services *sv, struct tb_run_host *h, struct tb_error *err)
 {
 	static const char *const argv[] = {"sh", "-c", "uname -s; iperf3 --version 2>&1 | head -n 1", NULL};
 	struct tb_ssh_target t;
@@ -80,14 +80,14 @@ int tb_run_host_prepare(struct tb_app *app, struct tb_run_host *h, struct tb_err
 	int rc;
 
 	h->ready = false;
-	if (!tb_hosts_probe_one(app->hosts, h->m, h->os, sizeof(h->os)))
+	if (!tb_hosts_probe_one(sv->hosts, h->m, h->os, sizeof(h->os)))
 		return tb_fail(err, TB_ERR_UNREACHABLE, "", "%s does not answer ssh in any of its OS personas: is it on?",
 			       h->m->name);
 	if ((h->p = tb_machine_persona(h->m, h->os)) == NULL)
 		return tb_fail(err, TB_ERR_INTERNAL, "", "%s answers as %s, which it has no persona for", h->m->name,
 			       h->os);
-	target_of(app, h, &t, pin, sizeof(pin));
-	rc = tb_ssh_run_capture(tb_hosts_pool(app->hosts), &t, argv, 15000, 4096, &cap, err);
+	target_of(sv, h, &t, pin, sizeof(pin));
+	rc = tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, argv, 15000, 4096, &cap, err);
 	if (rc == 0) {
 		const char *ver = cap.out;
 
@@ -105,7 +105,7 @@ int tb_run_host_prepare(struct tb_app *app, struct tb_run_host *h, struct tb_err
 	return rc;
 }
 
-int tb_run_kill_leftovers(struct tb_app *app, const struct tb_machine *m, const char *os, const long *pids,
+int tb_run_kill_leftovers(struct tb_services *sv, const struct tb_machine *m, const char *os, const long *pids,
 			  int npids, struct tb_error *err)
 {
 	const struct tb_persona *p = tb_machine_persona(m, os);
@@ -128,8 +128,8 @@ int tb_run_kill_leftovers(struct tb_app *app, const struct tb_machine *m, const 
 		const char *argv[] = {"sh", "-c", script, NULL};
 		struct tb_run_host h = {.m = m, .p = p};
 
-		target_of(app, &h, &t, pin, sizeof(pin));
-		rc = tb_ssh_run_capture(tb_hosts_pool(app->hosts), &t, argv, 15000, 4096, &cap, err);
+		target_of(sv, &h, &t, pin, sizeof(pin));
+		rc = tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, argv, 15000, 4096, &cap, err);
 	}
 	if (rc == 0 && cap.out != NULL && cap.out[0] != '\0')
 		tb_info("runner", "%s (%s): leftover iperf3 of an interrupted run: %s", m->name, os, cap.out);
@@ -173,7 +173,7 @@ static int client_output(void *cls, enum tb_ssh_stream stream, const char *data,
 	return 0;
 }
 
-void tb_run_ctl_stop(struct tb_app *app, struct tb_run_ctl *ctl, int why)
+void tb_run_ctl_stop(struct tb_services *sv, struct tb_run_ctl *ctl, int why)
 {
 	struct tb_ssh_target t;
 	long pid;
@@ -190,7 +190,7 @@ void tb_run_ctl_stop(struct tb_app *app, struct tb_run_ctl *ctl, int why)
 		struct tb_error e = {0};
 
 		/* SIGINT: iperf3 prints its partial result and exits (timeout(1) passes it on) */
-		tb_ssh_kill(tb_hosts_pool(app->hosts), &t, pid, "INT", &e);
+		tb_ssh_kill(tb_hosts_pool(sv->hosts), &t, pid, "INT", &e);
 	}
 }
 
@@ -275,7 +275,7 @@ static void outcome_set(struct outcome *o, const char *klass, const char *fmt, .
 
 /* The client's command line (timeout(1) around iperf3) into cargv, both
  * commands as they will be shown, the run marked running and published. */
-static int prepare(struct tb_app *app, struct tb_run_row *r, const struct tb_iperf_params *p, struct tb_run_host *ch,
+static int prepare(struct tb_services *sv, struct tb_run_row *r, const struct tb_iperf_params *p, struct tb_run_host *ch,
 		   struct tb_run_host *sh, struct run_server *s, struct tb_argv *cav, const char **cargv, char *wall,
 		   struct outcome *o)
 {
@@ -283,7 +283,7 @@ static int prepare(struct tb_app *app, struct tb_run_row *r, const struct tb_ipe
 	struct tb_error e = {0};
 	int n = 0;
 
-	if (run_server_init(s, app, sh, r, wall_s, &e) != 0 ||
+	if (run_server_init(s, sv, sh, r, wall_s, &e) != 0 ||
 	    tb_iperf_client_argv(&ch->caps, r->server_address, (unsigned int)r->port, p, cav, &e) != 0) {
 		outcome_set(o, "iperf_error", "%s", e.message);
 		return -1;
@@ -305,24 +305,24 @@ static int prepare(struct tb_app *app, struct tb_run_row *r, const struct tb_ipe
 	r->client_command = o->client_cmd;
 	r->state = "running";
 	r->started_ms = tb_now_ms();
-	tb_store_run_update(app->store, r, NULL);
-	publish_run(app, r);
+	tb_store_run_update(sv->store, r, NULL);
+	publish_run(sv, r);
 	return 0;
 }
 
 /* The client, under the ssh watchdog (and timeout(1) on the host), opened
  * now and let go the moment the server listens.  *listening: what the gate
  * saw (1: the client ran). */
-static int run_client(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_row *r, struct tb_run_host *ch,
+static int run_client(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r, struct tb_run_host *ch,
 		      struct run_server *s, const char **cargv, long wall_s, struct client *c,
 		      struct tb_ssh_result *res, int *listening, struct tb_error *e)
 {
 	struct tb_ssh_target t;
-	struct run_gate g = {s, ctl, app->store, r, tb_monotonic_ms() + LISTEN_WAIT_MS, 0};
+	struct run_gate g = {s, ctl, sv->store, r, tb_monotonic_ms() + LISTEN_WAIT_MS, 0};
 	int rc;
 
 	pthread_mutex_lock(&ctl->lock);
-	target_of(app, ch, &ctl->client_t, ctl->client_pin, sizeof(ctl->client_pin));
+	target_of(sv, ch, &ctl->client_t, ctl->client_pin, sizeof(ctl->client_pin));
 	ctl->client_pid = 0;
 	ctl->signaled = 0;
 	t = ctl->client_t;
@@ -330,7 +330,7 @@ static int run_client(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_
 	if (ctl->stop)
 		rc = TB_ERR_CANCELED;
 	else
-		rc = tb_ssh_spawn_gated(tb_hosts_pool(app->hosts), &t, cargv, LISTEN_WAIT_MS + (wall_s + 5) * 1000,
+		rc = tb_ssh_spawn_gated(tb_hosts_pool(sv->hosts), &t, cargv, LISTEN_WAIT_MS + (wall_s + 5) * 1000,
 					run_client_gate, &g, client_pid, client_output, c, res, e);
 	*listening = g.listening;
 	pthread_mutex_lock(&ctl->lock);
@@ -340,7 +340,7 @@ static int run_client(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_
 }
 
 /* The client never ran: why the server did not listen, or the stop. */
-static void never_ran(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_row *r, struct tb_run_host *ch,
+static void never_ran(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r, struct tb_run_host *ch,
 		      struct tb_run_host *sh, struct run_server *s, int ln, const struct tb_error *e, struct outcome *o)
 {
 	pthread_mutex_lock(&s->lock);
@@ -348,7 +348,7 @@ static void never_ran(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_
 	if (ln == 0 && s->listening != 0)
 		ln = s->listening;
 	pthread_mutex_unlock(&s->lock);
-	tb_store_run_update(app->store, r, NULL);
+	tb_store_run_update(sv->store, r, NULL);
 	run_server_finish(s, ln == 0 && ctl->stop ? 0 : 3000);
 	if (ctl->stop) {
 		outcome_set(o, ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted", "stopped before the client started");
@@ -439,12 +439,12 @@ static void collect(struct run_server *s, struct client *c, struct outcome *o)
 
 /* One attempt at run r: the server started, the client let go when it
  * listens, both outputs parsed, the outcome classified into o. */
-static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_row *r, const struct tb_iperf_params *p,
+static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r, const struct tb_iperf_params *p,
 		    struct tb_run_host *ch, struct tb_run_host *sh, struct outcome *o)
 {
 	struct run_server s;
-	struct client c = {.ctl = ctl, .store = app->store, .r = r, .out = {.max = RUN_OUT_MAX}, .errb = {.max = RUN_ERR_MAX}};
-	struct pub spub = {app, r, "server", sh->m->name, 0}, cpub = {app, r, "client", ch->m->name, 0};
+	struct client c = {.ctl = ctl, .store = sv->store, .r = r, .out = {.max = RUN_OUT_MAX}, .errb = {.max = RUN_ERR_MAX}};
+	struct pub spub = {sv, r, "server", sh->m->name, 0}, cpub = {sv, r, "client", ch->m->name, 0};
 	struct tb_error e = {0};
 	struct tb_argv cav;
 	const char *cargv[TB_ARGV_MAX + 4];
@@ -454,7 +454,7 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 	struct tb_ssh_result res = {0};
 
 	memset(o, 0, sizeof(*o));
-	if (prepare(app, r, p, ch, sh, &s, &cav, cargv, wall, o) != 0) {
+	if (prepare(sv, r, p, ch, sh, &s, &cav, cargv, wall, o) != 0) {
 		run_server_free(&s);
 		return;
 	}
@@ -466,9 +466,9 @@ static void attempt(struct tb_app *app, struct tb_run_ctl *ctl, struct tb_run_ro
 		collect(&s, &c, o);
 		return;
 	}
-	rc = run_client(app, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, &e);
+	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, &e);
 	if (ln != 1) {
-		never_ran(app, ctl, r, ch, sh, &s, ln, &e, o);
+		never_ran(sv, ctl, r, ch, sh, &s, ln, &e, o);
 	} else {
 		r->client_exit = rc == 0 ? res.exit_status : -1;
 		/* a -1 server ends by itself after the test; give it a moment, then stop it */
@@ -501,7 +501,7 @@ static size_t interval_rows(const json_t *result, const char *side, struct tb_in
 	return at;
 }
 
-static int commit(struct tb_app *app, struct tb_run_row *r, struct outcome *o, struct tb_error *err)
+static int commit(struct tb_services *sv, struct tb_run_row *r, struct outcome *o, struct tb_error *err)
 {
 	size_t nc = json_array_size(json_object_get(o->client_result, "intervals"));
 	size_t ns = json_array_size(json_object_get(o->server_result, "intervals"));
@@ -549,7 +549,7 @@ static int commit(struct tb_app *app, struct tb_run_row *r, struct outcome *o, s
 		}
 	}
 	r->summary = summary;
-	rc = tb_store_run_finish(app->store, r, rows, n, raw, 4, err);
+	rc = tb_store_run_finish(sv->store, r, rows, n, raw, 4, err);
 	for (size_t i = 0; i < n; i++)
 		free((void *)rows[i].data);
 	free(rows);
@@ -558,7 +558,7 @@ static int commit(struct tb_app *app, struct tb_run_row *r, struct outcome *o, s
 	return rc;
 }
 
-int tb_run_execute(struct tb_app *app, struct tb_run_ctl *ctl, const struct tb_run_row *planned,
+int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct tb_run_row *planned,
 		   struct tb_run_host *client, struct tb_run_host *server, const char **state_out,
 		   const char **class_out, struct tb_error *err)
 {
@@ -587,7 +587,7 @@ int tb_run_execute(struct tb_app *app, struct tb_run_ctl *ctl, const struct tb_r
 	for (int tries = 1; rc == 0; tries++) {
 		r.attempts = tries;
 		r.port = PORT_BASE + (int)((r.id * 7 + tries) % PORT_SPAN);
-		attempt(app, ctl, &r, &p, client, server, &o);
+		attempt(sv, ctl, &r, &p, client, server, &o);
 		if (!o.retry_busy || tries >= BUSY_TRIES || ctl->stop)
 			break;
 		{
@@ -619,8 +619,8 @@ int tb_run_execute(struct tb_app *app, struct tb_run_ctl *ctl, const struct tb_r
 	r.finished_ms = tb_now_ms();
 	if (r.started_ms == 0)
 		r.started_ms = r.finished_ms;
-	rc = commit(app, &r, &o, err);
-	publish_run(app, &r);
+	rc = commit(sv, &r, &o, err);
+	publish_run(sv, &r);
 	*state_out = r.state;
 	*class_out = r.error_class;
 	outcome_free(&o);

@@ -19,7 +19,7 @@
 #include "iperf.h"
 #include "ssh.h"
 
-struct tb_app;
+struct tb_services;
 struct tb_machine;
 struct tb_persona;
 struct tb_run_row;
@@ -53,13 +53,13 @@ struct tb_run_ctl {
 
 /* Ask the run in progress to stop (why: TB_RUN_CANCEL or TB_RUN_SHUTDOWN):
  * SIGINT to its client if one runs (blocking: one short ssh command). */
-void tb_run_ctl_stop(struct tb_app *app, struct tb_run_ctl *ctl, int why);
+void tb_run_ctl_stop(struct tb_services *sv, struct tb_run_ctl *ctl, int why);
 
 /*
  * Learn what h answers as: probe, then `uname -s; iperf3 --version` once.
  * 0, or TB_ERR_UNREACHABLE / TB_ERR_REMOTE (no iperf3 3.x) with err.
  */
-int tb_run_host_prepare(struct tb_app *app, struct tb_run_host *h, struct tb_error *err);
+int tb_run_host_prepare(struct tb_services *sv, struct tb_run_host *h, struct tb_error *err);
 
 /*
  * Execute planned run r (id, matrix_id, seq, addresses and params set) and
@@ -68,12 +68,12 @@ int tb_run_host_prepare(struct tb_app *app, struct tb_run_host *h, struct tb_err
  * (NULL for ok); both point to static strings.  Returns 0 when the result
  * was stored, else a store error.
  */
-int tb_run_execute(struct tb_app *app, struct tb_run_ctl *ctl, const struct tb_run_row *r, struct tb_run_host *client,
+int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct tb_run_row *r, struct tb_run_host *client,
 		   struct tb_run_host *server, const char **state_out, const char **class_out, struct tb_error *err);
 
 /* Stop leftover iperf3 processes by pid on a host persona: each pid is
  * signalled only when it is still an iperf3 or timeout process. */
-int tb_run_kill_leftovers(struct tb_app *app, const struct tb_machine *m, const char *os, const long *pids,
+int tb_run_kill_leftovers(struct tb_services *sv, const struct tb_machine *m, const char *os, const long *pids,
 			  int npids, struct tb_error *err);
 
 #endif /* TB_RUN_EXEC_H */

@@ -18,13 +18,13 @@
 #define RUN_OUT_MAX (32u << 20)    /* stdout kept per side */
 #define RUN_ERR_MAX (64u << 10)    /* stderr kept per side */
 
-struct tb_app;
+struct tb_services;
 struct tb_store;
 struct tb_run_row;
 
 /* The server side of one attempt, its ssh session in a thread of its own. */
 struct run_server {
-	struct tb_app *app;
+	struct tb_services *sv;
 	struct tb_ssh_target t;
 	char pin[96];
 	char *script;
@@ -45,7 +45,7 @@ struct run_server {
 /* Set s up to serve run r on host sh: its target, the script (timeout(1)
  * ends iperf3 after wall_s + 5 s), the lock.  0, or -1 with err; either way
  * run_server_free(s) afterwards. */
-int run_server_init(struct run_server *s, struct tb_app *app, const struct tb_run_host *sh,
+int run_server_init(struct run_server *s, struct tb_services *sv, const struct tb_run_host *sh,
 		    const struct tb_run_row *r, long wall_s, struct tb_error *err);
 /* Start the server's ssh session in s->th: 0, or -1 (no thread). */
 int run_server_start(struct run_server *s);

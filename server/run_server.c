@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "app.h"
+#include "services.h"
 #include "hosts.h"
 #include "shquote.h"
 #include "store.h"
@@ -68,7 +68,7 @@ static void *server_thread(void *arg)
 	struct run_server *s = arg;
 	const char *argv[] = {"sh", "-c", s->script, NULL};
 	struct tb_ssh_result res;
-	int rc = tb_ssh_exec(tb_hosts_pool(s->app->hosts), &s->t, argv, s->timeout_ms, server_output, s, &res, &s->err);
+	int rc = tb_ssh_exec(tb_hosts_pool(s->sv->hosts), &s->t, argv, s->timeout_ms, server_output, s, &res, &s->err);
 
 	if (s->line.len > 0) {
 		line_of(s, tb_outbuf_str(&s->line), s->line.len);
@@ -133,7 +133,7 @@ void run_server_finish(struct run_server *s, int wait_ms)
 		struct tb_error e = {0};
 
 		s->killed = 1;
-		tb_ssh_kill(tb_hosts_pool(s->app->hosts), &s->t, s->pid, "TERM", &e);
+		tb_ssh_kill(tb_hosts_pool(s->sv->hosts), &s->t, s->pid, "TERM", &e);
 	}
 	pthread_join(s->th, NULL);
 }
@@ -188,11 +188,11 @@ static char *server_script(const struct tb_run_host *h, unsigned int port, long 
 	return script;
 }
 
-int run_server_init(struct run_server *s, struct tb_app *app, const struct tb_run_host *sh,
+int run_server_init(struct run_server *s, struct tb_services *sv, const struct tb_run_host *sh,
 		    const struct tb_run_row *r, long wall_s, struct tb_error *err)
 {
 	memset(s, 0, sizeof(*s));
-	s->app = app;
+	s->sv = sv;
 	s->r = r;
 	s->out.max = RUN_OUT_MAX;
 	s->errb.max = RUN_ERR_MAX;
@@ -200,7 +200,7 @@ int run_server_init(struct run_server *s, struct tb_app *app, const struct tb_ru
 	s->exit_code = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	tb_cond_init(&s->cond);
-	tb_hosts_target(app->hosts, sh->m, sh->p, &s->t, s->pin, sizeof(s->pin));
+	tb_hosts_target(sv->hosts, sh->m, sh->p, &s->t, s->pin, sizeof(s->pin));
 	s->timeout_ms = (wall_s + 10) * 1000;
 	s->script = server_script(sh, (unsigned int)r->port, wall_s + 5, err);
 	return s->script != NULL ? 0 : -1;

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "actions.h"
-#include "app.h"
+#include "services.h"
 #include "events.h"
 #include "hostsnap.h"
 #include "matrix_boot.h"
@@ -23,13 +23,13 @@
 
 static void publish_matrix(struct tb_runner *r, int64_t id)
 {
-	struct tb_results_src src = {r->app->store, {0, -1}};
+	struct tb_results_src src = {r->sv->store, {0, -1}};
 	json_t *j = NULL;
 
 	tb_runner_now(r, &src.now);
 	if (tb_results_matrix_json(&src, id, 0, &j, NULL) != 0)
 		return;
-	tb_events_publish(r->app->events, "matrix.state", NULL, id,
+	tb_events_publish(r->sv->events, "matrix.state", NULL, id,
 			  json_pack("{s:I, s:O, s:O}", "matrix", (json_int_t)id, "state", json_object_get(j, "state"),
 				    "progress", json_object_get(j, "progress")));
 	json_decref(j);
@@ -123,15 +123,15 @@ static int hold_hosts(struct tb_runner *r, int64_t id, const char *name, const s
 		int i;
 
 		for (i = 0; i < ns->n; i++)
-			if (tb_actions_hold(r->app->actions, ns->v[i], holder, &e) != 0)
+			if (tb_actions_hold(r->sv->actions, ns->v[i], holder, &e) != 0)
 				break;
 		if (i == ns->n)
 			return 0;
 		while (i-- > 0)
-			tb_actions_release(r->app->actions, ns->v[i]);
+			tb_actions_release(r->sv->actions, ns->v[i]);
 		if (!noted) {
 			tb_info("runner", "matrix %lld waits: %s", (long long)id, e.message);
-			tb_events_publish(r->app->events, "matrix.state", NULL, id,
+			tb_events_publish(r->sv->events, "matrix.state", NULL, id,
 					  json_pack("{s:I, s:s, s:s}", "matrix", (json_int_t)id, "state", "queued",
 						    "waiting_for", e.message));
 			noted = 1;
@@ -167,9 +167,9 @@ static void fail_run(struct tb_runner *r, struct job *j, const char *klass, cons
 	row.sender_bps = row.receiver_bps = row.lost_percent = -1;
 	row.retransmits = -1;
 	row.started_ms = row.finished_ms = tb_now_ms();
-	if (tb_store_run_finish(r->app->store, &row, NULL, 0, NULL, 0, &e) != 0)
+	if (tb_store_run_finish(r->sv->store, &row, NULL, 0, NULL, 0, &e) != 0)
 		tb_warn("runner", "matrix %lld run %d: %s", (long long)row.matrix_id, row.seq, e.message);
-	tb_events_publish(r->app->events, "run.state", row.client, row.matrix_id,
+	tb_events_publish(r->sv->events, "run.state", row.client, row.matrix_id,
 			  json_pack("{s:I, s:I, s:i, s:s, s:s, s:s}", "matrix", (json_int_t)row.matrix_id, "run",
 				    (json_int_t)row.id, "seq", row.seq, "state", "failed", "error_class", klass,
 				    "error_message", message));
@@ -184,7 +184,7 @@ void tb_rn_snapshot(struct tb_runner *r, const struct job *j, struct tb_run_host
 	if (strcmp(h->snapped_os, h->os) == 0)
 		return;
 	snprintf(h->snapped_os, sizeof(h->snapped_os), "%s", h->os);
-	if (tb_hostsnap_take(r->app, j->row.matrix_id, h->m, h->p, h->os, h->bsd,
+	if (tb_hostsnap_take(r->sv, j->row.matrix_id, h->m, h->p, h->os, h->bsd,
 			     tb_hostsnap_iface(h->m, h->os, j->row.link), &e) != 0)
 		tb_warn("runner", "matrix %lld: the metadata of %s (%s) was not taken: %s", (long long)j->row.matrix_id,
 			h->m->name, h->os, e.message);
@@ -199,7 +199,7 @@ static int ensure_os(struct tb_runner *r, struct job *j, struct tb_run_host *h, 
 	if (want == NULL)
 		return 0;
 	holder_of(j->row.matrix_id, r->current_name, holder, sizeof(holder));
-	return tb_matrix_host_os(r->app, j->row.matrix_id, holder, h, want, j->row.seq, &ctl->stop, msg, len);
+	return tb_matrix_host_os(r->sv, j->row.matrix_id, holder, h, want, j->row.seq, &ctl->stop, msg, len);
 }
 
 /* One host's ensure_os, for a thread of its own. */
@@ -254,14 +254,14 @@ void tb_rn_run_job(struct tb_runner *r, struct job *j, struct tb_run_host *c, st
 		fail_run(r, j, "boot_error", msg);
 		return;
 	}
-	if ((!c->ready && tb_run_host_prepare(r->app, c, &e) != 0) ||
-	    (!s->ready && tb_run_host_prepare(r->app, s, &e) != 0)) {
+	if ((!c->ready && tb_run_host_prepare(r->sv, c, &e) != 0) ||
+	    (!s->ready && tb_run_host_prepare(r->sv, s, &e) != 0)) {
 		fail_run(r, j, "ssh_error", e.message);
 		return;
 	}
 	tb_rn_snapshot(r, j, c);
 	tb_rn_snapshot(r, j, s);
-	if (tb_run_execute(r->app, ctl, &j->row, c, s, &state, &klass, &e) != 0)
+	if (tb_run_execute(r->sv, ctl, &j->row, c, s, &state, &klass, &e) != 0)
 		tb_warn("runner", "matrix %lld run %d: %s", (long long)j->row.matrix_id, j->row.seq, e.message);
 	/* a host that failed over ssh is asked again before its next run */
 	if (klass != NULL && strcmp(klass, "ssh_error") == 0)
@@ -289,20 +289,20 @@ int tb_rn_resolve(struct tb_runner *r, struct job *j, struct tb_run_host *hs, in
 
 static void run_one(struct tb_runner *r, struct job *j, struct tb_run_host *hs, int *nh)
 {
-	struct tb_inventory *inv = tb_app_inventory_get(r->app);
+	struct tb_inventory *inv = tb_inv_current_get(r->sv->invs);
 	struct tb_run_host *c, *s;
 
 	if (tb_rn_resolve(r, j, hs, nh, inv, &c, &s) == 0)
 		tb_rn_run_job(r, j, c, s, &r->ctl);
-	tb_app_inventory_put(r->app, inv);
+	tb_inv_current_put(r->sv->invs, inv);
 }
 
 /* Stop the run or round in progress (why: TB_RUN_CANCEL or TB_RUN_SHUTDOWN). */
 static void stop_runs(struct tb_runner *r, int why)
 {
-	tb_run_ctl_stop(r->app, &r->ctl, why);
+	tb_run_ctl_stop(r->sv, &r->ctl, why);
 	for (int k = 0; k < TB_RUNNER_PARALLEL - 1; k++)
-		tb_run_ctl_stop(r->app, &r->par[k], why);
+		tb_run_ctl_stop(r->sv, &r->par[k], why);
 }
 
 struct mview {
@@ -331,7 +331,7 @@ static void read_matrix(void *cls, const struct tb_matrix_row *m)
 
 static void run_matrix(struct tb_runner *r, int64_t id)
 {
-	struct tb_store *st = r->app->store;
+	struct tb_store *st = r->sv->store;
 	struct mview mv = {0};
 	struct jobs js = {0};
 	struct names ns = {0};
@@ -389,10 +389,10 @@ static void run_matrix(struct tb_runner *r, int64_t id)
 		char holder[128];
 
 		holder_of(id, mv.name, holder, sizeof(holder));
-		tb_matrix_restore_hosts(r->app, id, holder, hs, nh, &r->ctl.stop);
+		tb_matrix_restore_hosts(r->sv, id, holder, hs, nh, &r->ctl.stop);
 	}
 	for (i = 0; i < ns.n; i++)
-		tb_actions_release(r->app->actions, ns.v[i]);
+		tb_actions_release(r->sv->actions, ns.v[i]);
 	tb_store_matrix_get(st, id, read_matrix, &mv, NULL);
 	if (r->ctl.stop == TB_RUN_SHUTDOWN) {
 		final = "interrupted";
@@ -421,17 +421,17 @@ out:
 
 static void stop_leftovers(struct tb_runner *r)
 {
-	struct tb_inventory *inv = tb_app_inventory_get(r->app);
+	struct tb_inventory *inv = tb_inv_current_get(r->sv->invs);
 
 	for (int i = 0; i < r->nleft; i++) {
 		const struct tb_machine *m = tb_inventory_find(inv, r->left[i].machine);
 		struct tb_error e = {0};
 
-		if (m != NULL && tb_run_kill_leftovers(r->app, m, r->left[i].os, r->left[i].pids, r->left[i].npids, &e) != 0)
+		if (m != NULL && tb_run_kill_leftovers(r->sv, m, r->left[i].os, r->left[i].pids, r->left[i].npids, &e) != 0)
 			tb_warn("runner", "%s: could not stop the iperf3 of an interrupted run (pids %ld %ld): %s",
 				r->left[i].machine, r->left[i].pids[0], r->left[i].pids[1], e.message);
 	}
-	tb_app_inventory_put(r->app, inv);
+	tb_inv_current_put(r->sv->invs, inv);
 	free(r->left);
 	r->left = NULL;
 	r->nleft = 0;
@@ -498,7 +498,7 @@ static void note_leftover(void *cls, const struct tb_run_row *row)
 	}
 }
 
-int tb_runner_new(struct tb_app *app, struct tb_runner **out, struct tb_error *err)
+int tb_runner_new(struct tb_services *sv, struct tb_runner **out, struct tb_error *err)
 {
 	struct tb_runner *r = calloc(1, sizeof(*r));
 	int rc;
@@ -506,14 +506,14 @@ int tb_runner_new(struct tb_app *app, struct tb_runner **out, struct tb_error *e
 	*out = NULL;
 	if (r == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	r->app = app;
+	r->sv = sv;
 	r->current_seq = -1;
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
 	pthread_mutex_init(&r->ctl.lock, NULL);
 	for (int k = 0; k < TB_RUNNER_PARALLEL - 1; k++)
 		pthread_mutex_init(&r->par[k].lock, NULL);
-	if ((rc = tb_store_matrix_interrupt(app->store, "testbedd stopped while this ran: resume the matrix to run it again",
+	if ((rc = tb_store_matrix_interrupt(sv->store, "testbedd stopped while this ran: resume the matrix to run it again",
 					    tb_now(), note_leftover, r, err)) != 0 ||
 	    pthread_create(&r->th, NULL, worker, r) != 0) {
 		if (rc == 0)
@@ -613,10 +613,10 @@ int tb_runner_submit(struct tb_runner *r, const struct tb_matrix_plan *plan, con
 			.params = params[i],
 		};
 	}
-	if ((rc = tb_store_matrix_insert(r->app->store, &m, rows, plan->nruns, id, err)) != 0)
+	if ((rc = tb_store_matrix_insert(r->sv->store, &m, rows, plan->nruns, id, err)) != 0)
 		goto out;
 	if ((rc = enqueue(r, *id, err)) != 0)
-		tb_store_matrix_update(r->app->store, *id, "failed", 0, tb_now(), "conflict", err->message, NULL);
+		tb_store_matrix_update(r->sv->store, *id, "failed", 0, tb_now(), "conflict", err->message, NULL);
 	else
 		publish_matrix(r, *id);
 out:
@@ -639,7 +639,7 @@ int tb_runner_cancel(struct tb_runner *r, int64_t id, struct tb_error *err)
 	char state[16];
 	int rc, queued = 0;
 
-	if ((rc = tb_store_matrix_get(r->app->store, id, read_state, state, err)) != 0)
+	if ((rc = tb_store_matrix_get(r->sv->store, id, read_state, state, err)) != 0)
 		return rc;
 	pthread_mutex_lock(&r->lock);
 	for (int i = 0; i < r->nqueue; i++) {
@@ -659,7 +659,7 @@ int tb_runner_cancel(struct tb_runner *r, int64_t id, struct tb_error *err)
 	if (!queued && strcmp(state, "queued") != 0)
 		return tb_fail(err, TB_ERR_CONFLICT, "id", "matrix %lld has ended (%s): nothing to cancel", (long long)id,
 			       state);
-	rc = tb_store_matrix_update(r->app->store, id, "canceled", 0, tb_now(), "canceled",
+	rc = tb_store_matrix_update(r->sv->store, id, "canceled", 0, tb_now(), "canceled",
 				    "canceled before it started: resume runs it", err);
 	publish_matrix(r, id);
 	return rc;
@@ -670,7 +670,7 @@ int tb_runner_resume(struct tb_runner *r, int64_t id, struct tb_error *err)
 	char state[16];
 	int rc, reset = 0;
 
-	if ((rc = tb_store_matrix_get(r->app->store, id, read_state, state, err)) != 0)
+	if ((rc = tb_store_matrix_get(r->sv->store, id, read_state, state, err)) != 0)
 		return rc;
 	pthread_mutex_lock(&r->lock);
 	if (r->current == id) {
@@ -682,7 +682,7 @@ int tb_runner_resume(struct tb_runner *r, int64_t id, struct tb_error *err)
 		return tb_fail(err, TB_ERR_CONFLICT, "id",
 			       "matrix %lld is %s: only an interrupted or canceled matrix can be resumed"
 			       " (rerun makes a new matrix from the same spec)", (long long)id, state);
-	if ((rc = tb_store_matrix_requeue(r->app->store, id, &reset, err)) != 0)
+	if ((rc = tb_store_matrix_requeue(r->sv->store, id, &reset, err)) != 0)
 		return rc;
 	tb_info("runner", "matrix %lld resumed: %d run%s to go again", (long long)id, reset, reset == 1 ? "" : "s");
 	if ((rc = enqueue(r, id, err)) != 0)

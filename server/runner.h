@@ -29,13 +29,13 @@
 #include "error.h"
 #include "results.h"
 
-struct tb_app;
+struct tb_services;
 struct tb_runner;
 struct tb_matrix_plan;
 
 /* Marks what was in flight as interrupted and starts the worker (which
  * first stops the interrupted runs' remote processes). */
-int tb_runner_new(struct tb_app *app, struct tb_runner **out, struct tb_error *err);
+int tb_runner_new(struct tb_services *sv, struct tb_runner **out, struct tb_error *err);
 /* Stop: the running run is stopped (SIGINT to its client, kept as
  * interrupted), the worker joined.  Queued matrices stay queued in the
  * store and are marked interrupted on the next start.  NULL is allowed. */

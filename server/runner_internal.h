@@ -24,7 +24,7 @@ struct leftover {
 };
 
 struct tb_runner {
-	struct tb_app *app;
+	struct tb_services *sv;
 	pthread_t th;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "services.h"
+#include "inventory.h"
 #include "hostsnap.h"
 #include "log.h"
 #include "runner_internal.h"
@@ -30,10 +31,10 @@ static void *warm_main(void *arg)
 	struct tb_error e = {0};
 
 	if (w->router != NULL) {
-		if (tb_hostsnap_take_machine(w->r->app, w->r->current, w->router, &e) != 0)
+		if (tb_hostsnap_take_machine(w->r->sv, w->r->current, w->router, &e) != 0)
 			tb_warn("runner", "matrix %lld: the metadata of router %s was not taken: %s",
 				(long long)w->r->current, w->router->name, e.message);
-	} else if (tb_run_host_prepare(w->r->app, w->h, &e) == 0 && (w->want == NULL || strcmp(w->want, w->h->os) == 0)) {
+	} else if (tb_run_host_prepare(w->r->sv, w->h, &e) == 0 && (w->want == NULL || strcmp(w->want, w->h->os) == 0)) {
 		tb_rn_snapshot(w->r, w->j, w->h);
 	}
 	return NULL;
@@ -41,7 +42,7 @@ static void *warm_main(void *arg)
 
 void tb_rn_warm_up(struct tb_runner *r, struct jobs *js, struct tb_run_host *hs, int *nh)
 {
-	struct tb_inventory *inv = tb_app_inventory_get(r->app);
+	struct tb_inventory *inv = tb_inv_current_get(r->sv->invs);
 	struct warm *w = calloc((size_t)(2 * js->n) + inv->nmachines + 1, sizeof(*w));
 	int n = 0, seen = *nh;
 
@@ -69,7 +70,7 @@ void tb_rn_warm_up(struct tb_runner *r, struct jobs *js, struct tb_run_host *hs,
 		if (w[i].r != NULL)
 			pthread_join(w[i].th, NULL);
 	free(w);
-	tb_app_inventory_put(r->app, inv);
+	tb_inv_current_put(r->sv->invs, inv);
 }
 
 struct par_job {
@@ -93,7 +94,7 @@ static void *par_main(void *arg)
  * its own with its own control; returns when all have ended. */
 void tb_rn_run_round(struct tb_runner *r, struct job *js, int n, struct tb_run_host *hs, int *nh)
 {
-	struct tb_inventory *inv = tb_app_inventory_get(r->app);
+	struct tb_inventory *inv = tb_inv_current_get(r->sv->invs);
 	struct par_job p[TB_RUNNER_PARALLEL];
 	int stop;
 
@@ -119,6 +120,6 @@ void tb_rn_run_round(struct tb_runner *r, struct job *js, int n, struct tb_run_h
 	for (int k = 0; k < n; k++)
 		if (p[k].started)
 			pthread_join(p[k].th, NULL);
-	tb_app_inventory_put(r->app, inv);
+	tb_inv_current_put(r->sv->invs, inv);
 }
 

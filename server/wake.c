@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "actions.h"
-#include "app.h"
+#include "services.h"
 #include "audit.h"
 #include "bmcwatch.h"
 #include "cron.h"
@@ -33,7 +33,7 @@ struct slot {
 TB_MACHTAB_SLOT(struct slot, machine);
 
 struct tb_wake {
-	struct tb_app *app;
+	struct tb_services *sv;
 	pthread_mutex_t lock;      /* guards slots */
 	struct tb_ticker ticker;
 	struct tb_machtab slots;   /* struct slot */
@@ -57,7 +57,7 @@ static struct slot *slot_of(struct tb_wake *w, const struct tb_machine *m, time_
 /* ---- the power-on action ---- */
 
 struct work {
-	struct tb_app *app;
+	struct tb_services *sv;
 	struct tb_inventory *inv;
 	const struct tb_machine *m;
 	char at[TB_TIME_MAX];
@@ -67,7 +67,7 @@ static void work_free(void *cls)
 {
 	struct work *k = cls;
 
-	tb_app_inventory_put(k->app, k->inv);
+	tb_inv_current_put(k->sv->invs, k->inv);
 	free(k);
 }
 
@@ -89,12 +89,12 @@ static void fire(struct tb_wake *w, const struct tb_machine *m, time_t due, char
 	char holder[160] = "";
 	int64_t id = 0;
 
-	tb_actions_holder(w->app->actions, m->name, holder, sizeof(holder));
+	tb_actions_holder(w->sv->actions, m->name, holder, sizeof(holder));
 	if (holder[0] != '\0') {
 		snprintf(last, lastlen, "not powered on: held by %s", holder);
 		return;
 	}
-	if (tb_machine_is_on(w->app->hosts, w->app->bmcwatch, m->name)) {
+	if (tb_machine_is_on(w->sv->hosts, w->sv->bmcwatch, m->name)) {
 		snprintf(last, lastlen, "not powered on: it was on already");
 		return;
 	}
@@ -102,8 +102,8 @@ static void fire(struct tb_wake *w, const struct tb_machine *m, time_t due, char
 		snprintf(last, lastlen, "not powered on: out of memory");
 		return;
 	}
-	k->app = w->app;
-	k->inv = tb_app_inventory_get(w->app);
+	k->sv = w->sv;
+	k->inv = tb_inv_current_get(w->sv->invs);
 	k->m = tb_inventory_find(k->inv, m->name);
 	tb_time_format((int64_t)due, k->at);
 	if (k->m == NULL || k->m->wake_schedule == NULL) {
@@ -113,14 +113,14 @@ static void fire(struct tb_wake *w, const struct tb_machine *m, time_t due, char
 	}
 	/* tb_actions_start takes the hold atomically: refused if anything took it
 	 * since the look above */
-	if (tb_actions_start(w->app->actions, m->name, "power",
+	if (tb_actions_start(w->sv->actions, m->name, "power",
 			     json_pack("{s:s, s:s, s:s}", "action", "on", "reason", "schedule", "wake_schedule",
 				       m->wake_schedule),
 			     "schedule", do_on, k, work_free, &id, &e) == 0) {
 		snprintf(last, lastlen, "power-on action %lld", (long long)id);
 		tb_info("wake", "%s: wake_schedule \"%s\": power-on action %lld", m->name, m->wake_schedule,
 			(long long)id);
-		tb_audit_self(w->app, "schedule", "host.power", m->name, "ok");
+		tb_audit_self(w->sv, "schedule", "host.power", m->name, "ok");
 	} else {
 		snprintf(last, lastlen, "not powered on: %s", e.message);
 	}
@@ -129,7 +129,7 @@ static void fire(struct tb_wake *w, const struct tb_machine *m, time_t due, char
 static void round_once(void *cls)
 {
 	struct tb_wake *w = cls;
-	struct tb_inventory *inv = tb_app_inventory_get(w->app);
+	struct tb_inventory *inv = tb_inv_current_get(w->sv->invs);
 	time_t now = time(NULL);
 
 	for (size_t i = 0; i < inv->nmachines && !tb_ticker_stopping(&w->ticker); i++) {
@@ -156,17 +156,17 @@ static void round_once(void *cls)
 		}
 		pthread_mutex_unlock(&w->lock);
 	}
-	tb_app_inventory_put(w->app, inv);
+	tb_inv_current_put(w->sv->invs, inv);
 }
 
-int tb_wake_new(struct tb_app *app, struct tb_wake **out, struct tb_error *err)
+int tb_wake_new(struct tb_services *sv, struct tb_wake **out, struct tb_error *err)
 {
 	struct tb_wake *w = calloc(1, sizeof(*w));
 
 	*out = NULL;
 	if (w == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	w->app = app;
+	w->sv = sv;
 	tb_machtab_init(&w->slots, sizeof(struct slot));
 	pthread_mutex_init(&w->lock, NULL);
 	*out = w;

@@ -21,11 +21,11 @@
 
 #include "error.h"
 
-struct tb_app;
+struct tb_services;
 struct tb_machine;
 struct tb_wake;
 
-int tb_wake_new(struct tb_app *app, struct tb_wake **out, struct tb_error *err);
+int tb_wake_new(struct tb_services *sv, struct tb_wake **out, struct tb_error *err);
 /* Start the thread. */
 int tb_wake_start(struct tb_wake *w, struct tb_error *err);
 /* Stop and join the thread. */
