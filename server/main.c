@@ -1,5 +1,6 @@
 /* main.c - testbedd: parse the command line, start the app, wait for signals. */
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,39 +67,107 @@ static void raise_nofile(void)
 	}
 }
 
-int main(int argc, char **argv)
-{
-	struct tb_app_config cfg = {
-		.state_dir = "/var/lib/testbedd",
-		.static_dir = TB_STATIC_DIR,
-		.listen_address = "127.0.0.1",
-		.port = 8080,
-		.probe_interval_s = 10,
-		.bmc_interval_s = TB_BMC_INTERVAL_S,
-		.connection_limit = 4000,
-		.per_ip_limit = 128,
-	};
-	struct tb_error err = {0};
-	struct tb_app *app;
-	int check_only = 0, sig;
-	sigset_t set;
-	const char *test_env;
+/* Options with a text value: where it goes. */
+static const struct {
+	const char *name;
+	size_t off;
+} text_opts[] = {
+	{"--inventory", offsetof(struct tb_app_config, inventory_path)},
+	{"--state-dir", offsetof(struct tb_app_config, state_dir)},
+	{"--listen", offsetof(struct tb_app_config, listen_address)},
+	{"--static", offsetof(struct tb_app_config, static_dir)},
+	{"--tls-cert", offsetof(struct tb_app_config, tls_cert)},
+	{"--tls-key", offsetof(struct tb_app_config, tls_key)},
+	{"--port-file", offsetof(struct tb_app_config, port_file)},
+};
 
-	/* Test-only timing (tests/sim/test_bmc_idle.sh): a lower floor for
-	 * --bmc-interval, and shorter idle "minutes".  Never set in service. */
-	if ((test_env = getenv("TESTBEDD_TEST_BMC_FLOOR_S")) != NULL &&
-	    (parse_uint(test_env, 3600, &cfg.bmc_floor_s) != 0 || cfg.bmc_floor_s == 0)) {
-		fprintf(stderr, "testbedd: TESTBEDD_TEST_BMC_FLOOR_S must be 1..3600, got \"%s\"\n", test_env);
+/* Options with a number 0..max (min..max when min > 0): where it goes. */
+static const struct {
+	const char *name;
+	unsigned int min, max;
+	size_t off;
+} number_opts[] = {
+	{"--port", 0, 65535, offsetof(struct tb_app_config, port)},
+	{"--probe-interval", 1, 1000000, offsetof(struct tb_app_config, probe_interval_s)},
+	{"--connection-limit", 0, 1000000, offsetof(struct tb_app_config, connection_limit)},
+	{"--per-ip-limit", 0, 1000000, offsetof(struct tb_app_config, per_ip_limit)},
+	{"--http-threads", 0, 64, offsetof(struct tb_app_config, http_threads)},
+};
+
+/* Test-only timing (tests/sim/test_bmc_idle.sh): a lower floor for
+ * --bmc-interval, and shorter idle "minutes".  Never set in service.
+ * 0, or -1 after saying what is wrong. */
+static int test_timing(struct tb_app_config *cfg)
+{
+	const char *v;
+
+	if ((v = getenv("TESTBEDD_TEST_BMC_FLOOR_S")) != NULL &&
+	    (parse_uint(v, 3600, &cfg->bmc_floor_s) != 0 || cfg->bmc_floor_s == 0)) {
+		fprintf(stderr, "testbedd: TESTBEDD_TEST_BMC_FLOOR_S must be 1..3600, got \"%s\"\n", v);
+		return -1;
+	}
+	if ((v = getenv("TESTBEDD_TEST_IDLE_MINUTE_S")) != NULL &&
+	    (parse_uint(v, 60, &cfg->idle_minute_s) != 0 || cfg->idle_minute_s == 0)) {
+		fprintf(stderr, "testbedd: TESTBEDD_TEST_IDLE_MINUTE_S must be 1..60, got \"%s\"\n", v);
+		return -1;
+	}
+	return 0;
+}
+
+/* An option a with value v into cfg: 1 taken, 0 not an option with a value,
+ * -1 after saying what is wrong. */
+static int value_option(const char *a, const char *v, struct tb_app_config *cfg)
+{
+	unsigned int n;
+
+	for (size_t i = 0; i < sizeof(text_opts) / sizeof(text_opts[0]); i++)
+		if (strcmp(a, text_opts[i].name) == 0) {
+			*(const char **)(void *)((char *)cfg + text_opts[i].off) = v;
+			return 1;
+		}
+	for (size_t i = 0; i < sizeof(number_opts) / sizeof(number_opts[0]); i++) {
+		if (strcmp(a, number_opts[i].name) != 0)
+			continue;
+		if (parse_uint(v, number_opts[i].max, &n) != 0 || n < number_opts[i].min) {
+			fprintf(stderr, "testbedd: %s needs a number %u..%u, got \"%s\"\n", a, number_opts[i].min,
+				number_opts[i].max, v);
+			return -1;
+		}
+		*(unsigned int *)(void *)((char *)cfg + number_opts[i].off) = n;
 		return 1;
 	}
-	if ((test_env = getenv("TESTBEDD_TEST_IDLE_MINUTE_S")) != NULL &&
-	    (parse_uint(test_env, 60, &cfg.idle_minute_s) != 0 || cfg.idle_minute_s == 0)) {
-		fprintf(stderr, "testbedd: TESTBEDD_TEST_IDLE_MINUTE_S must be 1..60, got \"%s\"\n", test_env);
+	if (strcmp(a, "--log-level") == 0) {
+		static const char *const levels[] = {"debug", "info", "warn", "error"};
+
+		for (int l = 0; l < 4; l++)
+			if (strcmp(v, levels[l]) == 0) {
+				tb_log_set_level((enum tb_log_level)l);
+				return 1;
+			}
+		fprintf(stderr, "testbedd: --log-level must be debug, info, warn or error\n");
+		return -1;
+	}
+	if (strcmp(a, "--bmc-interval") == 0) {
+		unsigned int floor = cfg->bmc_floor_s != 0 ? cfg->bmc_floor_s : TB_BMC_FLOOR_S;
+
+		if (parse_uint(v, 86400, &n) != 0 || (n != 0 && n < floor)) {
+			fprintf(stderr, "testbedd: --bmc-interval needs 0 (never) or seconds %u..86400, got \"%s\"\n",
+				floor, v);
+			return -1;
+		}
+		cfg->bmc_interval_s = n;
 		return 1;
 	}
+	return 0;
+}
+
+/* The command line into cfg: -1 to go on, else the exit code (after --help,
+ * --version, --list-routes, or a mistake said on stderr). */
+static int parse_args(int argc, char **argv, struct tb_app_config *cfg, int *check_only)
+{
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		unsigned int n;
+		int taken;
 
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
@@ -107,7 +176,7 @@ int main(int argc, char **argv)
 			printf("testbedd %s\n", TB_VERSION);
 			return 0;
 		} else if (strcmp(a, "--check-config") == 0) {
-			check_only = 1;
+			*check_only = 1;
 		} else if (strcmp(a, "--list-routes") == 0) {
 			for (const struct tb_route *r = tb_routes; r->method != NULL; r++)
 				printf("%s %s\n", r->method, r->pattern);
@@ -116,61 +185,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "testbedd: unknown option or missing value: %s\n", a);
 			usage(stderr);
 			return 1;
-		} else if (strcmp(a, "--inventory") == 0) {
-			cfg.inventory_path = v, i++;
-		} else if (strcmp(a, "--state-dir") == 0) {
-			cfg.state_dir = v, i++;
-		} else if (strcmp(a, "--listen") == 0) {
-			cfg.listen_address = v, i++;
-		} else if (strcmp(a, "--static") == 0) {
-			cfg.static_dir = v, i++;
-		} else if (strcmp(a, "--tls-cert") == 0) {
-			cfg.tls_cert = v, i++;
-		} else if (strcmp(a, "--tls-key") == 0) {
-			cfg.tls_key = v, i++;
-		} else if (strcmp(a, "--port-file") == 0) {
-			cfg.port_file = v, i++;
-		} else if (strcmp(a, "--log-level") == 0) {
-			static const char *const levels[] = {"debug", "info", "warn", "error"};
-			int found = 0;
-
-			for (int l = 0; l < 4; l++)
-				if (strcmp(v, levels[l]) == 0)
-					tb_log_set_level((enum tb_log_level)l), found = 1;
-			if (!found) {
-				fprintf(stderr, "testbedd: --log-level must be debug, info, warn or error\n");
-				return 1;
-			}
-			i++;
-		} else if (strcmp(a, "--bmc-interval") == 0) {
-			unsigned int floor = cfg.bmc_floor_s != 0 ? cfg.bmc_floor_s : TB_BMC_FLOOR_S;
-
-			if (parse_uint(v, 86400, &n) != 0 || (n != 0 && n < floor)) {
-				fprintf(stderr, "testbedd: --bmc-interval needs 0 (never) or seconds %u..86400, got \"%s\"\n",
-					floor, v);
-				return 1;
-			}
-			cfg.bmc_interval_s = n;
-			i++;
-		} else if (strcmp(a, "--port") == 0 || strcmp(a, "--probe-interval") == 0 ||
-			   strcmp(a, "--connection-limit") == 0 || strcmp(a, "--per-ip-limit") == 0 ||
-			   strcmp(a, "--http-threads") == 0) {
-			unsigned int max = strcmp(a, "--port") == 0 ? 65535 : strcmp(a, "--http-threads") == 0 ? 64 : 1000000;
-
-			if (parse_uint(v, max, &n) != 0 || (strcmp(a, "--probe-interval") == 0 && n == 0)) {
-				fprintf(stderr, "testbedd: %s needs a number 0..%u, got \"%s\"\n", a, max, v);
-				return 1;
-			}
-			if (strcmp(a, "--port") == 0)
-				cfg.port = n;
-			else if (strcmp(a, "--probe-interval") == 0)
-				cfg.probe_interval_s = n;
-			else if (strcmp(a, "--connection-limit") == 0)
-				cfg.connection_limit = n;
-			else if (strcmp(a, "--http-threads") == 0)
-				cfg.http_threads = n;
-			else
-				cfg.per_ip_limit = n;
+		} else if ((taken = value_option(a, v, cfg)) < 0) {
+			return 1;
+		} else if (taken) {
 			i++;
 		} else {
 			fprintf(stderr, "testbedd: unknown option: %s\n", a);
@@ -178,22 +195,36 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (cfg.inventory_path == NULL) {
+	if (cfg->inventory_path == NULL) {
 		fprintf(stderr, "testbedd: --inventory FILE is required\n");
 		usage(stderr);
 		return 1;
 	}
-	if (check_only) {
-		struct tb_inventory *inv;
+	return -1;
+}
 
-		if (tb_inventory_load(cfg.inventory_path, TB_INV_CHECK_FILES, &inv, &err) != 0) {
-			fprintf(stderr, "%s\n", err.message);
-			return 2;
-		}
-		printf("%s: ok, %zu machines\n", cfg.inventory_path, inv->nmachines);
-		tb_inventory_free(inv);
-		return 0;
+/* --check-config: the exit code. */
+static int check_config(const struct tb_app_config *cfg)
+{
+	struct tb_inventory *inv;
+	struct tb_error err = {0};
+
+	if (tb_inventory_load(cfg->inventory_path, TB_INV_CHECK_FILES, &inv, &err) != 0) {
+		fprintf(stderr, "%s\n", err.message);
+		return 2;
 	}
+	printf("%s: ok, %zu machines\n", cfg->inventory_path, inv->nmachines);
+	tb_inventory_free(inv);
+	return 0;
+}
+
+/* Start, reload on SIGHUP, stop on SIGINT or SIGTERM: the exit code. */
+static int serve(const struct tb_app_config *cfg)
+{
+	struct tb_error err = {0};
+	struct tb_app *app;
+	sigset_t set;
+	int sig;
 
 	/* Signals are taken by sigwait below; every thread inherits the mask. */
 	signal(SIGPIPE, SIG_IGN);
@@ -204,7 +235,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	raise_nofile();
 
-	if (tb_app_start(&cfg, &app, &err) != 0) {
+	if (tb_app_start(cfg, &app, &err) != 0) {
 		tb_error("main", "%s", err.message);
 		return err.code == TB_ERR_CONFIG ? 2 : 3;
 	}
@@ -220,4 +251,25 @@ int main(int argc, char **argv)
 	}
 	tb_app_stop(app);
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct tb_app_config cfg = {
+		.state_dir = "/var/lib/testbedd",
+		.static_dir = TB_STATIC_DIR,
+		.listen_address = "127.0.0.1",
+		.port = 8080,
+		.probe_interval_s = 10,
+		.bmc_interval_s = TB_BMC_INTERVAL_S,
+		.connection_limit = 4000,
+		.per_ip_limit = 128,
+	};
+	int check_only = 0, rc;
+
+	if (test_timing(&cfg) != 0)
+		return 1;
+	if ((rc = parse_args(argc, argv, &cfg, &check_only)) >= 0)
+		return rc;
+	return check_only ? check_config(&cfg) : serve(&cfg);
 }
