@@ -31,31 +31,30 @@ void tb_error_clear(struct tb_error *e)
 static const struct {
 	int code;
 	const char *name;
-	unsigned int status;
 } table[] = {
-	{TB_OK, "ok", 200},
-	{TB_ERR_INVALID, "invalid_field", 400},
-	{TB_ERR_NOT_FOUND, "not_found", 404},
-	{TB_ERR_CONFLICT, "conflict", 409},
-	{TB_ERR_IO, "io_error", 500},
-	{TB_ERR_TIMEOUT, "timeout", 504},
-	{TB_ERR_NOMEM, "out_of_memory", 503},
-	{TB_ERR_UNAUTHORIZED, "unauthorized", 401},
-	{TB_ERR_FORBIDDEN, "forbidden", 403},
-	{TB_ERR_HOSTKEY, "host_key_mismatch", 502},
-	{TB_ERR_REMOTE, "remote_error", 502},
-	{TB_ERR_UNREACHABLE, "unreachable", 502},
-	{TB_ERR_INTERNAL, "internal_error", 500},
-	{TB_ERR_TOO_LARGE, "too_large", 413},
-	{TB_ERR_RATE_LIMITED, "rate_limited", 429},
-	{TB_ERR_METHOD, "method_not_allowed", 405},
-	{TB_ERR_CONFIG, "config_error", 500},
-	{TB_ERR_CANCELED, "canceled", 409},
-	{TB_ERR_BAD_JSON, "invalid_json", 400},
-	{TB_ERR_UNKNOWN_FIELD, "unknown_field", 400},
-	{TB_ERR_CSRF, "csrf_required", 403},
-	{TB_ERR_MEDIA_TYPE, "unsupported_media_type", 415},
-	{TB_ERR_URI_TOO_LONG, "uri_too_long", 414},
+	{TB_OK, "ok"},
+	{TB_ERR_INVALID, "invalid_field"},
+	{TB_ERR_NOT_FOUND, "not_found"},
+	{TB_ERR_CONFLICT, "conflict"},
+	{TB_ERR_IO, "io_error"},
+	{TB_ERR_TIMEOUT, "timeout"},
+	{TB_ERR_NOMEM, "out_of_memory"},
+	{TB_ERR_UNAUTHORIZED, "unauthorized"},
+	{TB_ERR_FORBIDDEN, "forbidden"},
+	{TB_ERR_HOSTKEY, "host_key_mismatch"},
+	{TB_ERR_REMOTE, "remote_error"},
+	{TB_ERR_UNREACHABLE, "unreachable"},
+	{TB_ERR_INTERNAL, "internal_error"},
+	{TB_ERR_TOO_LARGE, "too_large"},
+	{TB_ERR_RATE_LIMITED, "rate_limited"},
+	{TB_ERR_METHOD, "method_not_allowed"},
+	{TB_ERR_CONFIG, "config_error"},
+	{TB_ERR_CANCELED, "canceled"},
+	{TB_ERR_BAD_JSON, "invalid_json"},
+	{TB_ERR_UNKNOWN_FIELD, "unknown_field"},
+	{TB_ERR_CSRF, "csrf_required"},
+	{TB_ERR_MEDIA_TYPE, "unsupported_media_type"},
+	{TB_ERR_URI_TOO_LONG, "uri_too_long"},
 };
 
 const char *tb_err_name(int code)
@@ -64,12 +63,4 @@ const char *tb_err_name(int code)
 		if (table[i].code == code)
 			return table[i].name;
 	return "internal_error";
-}
-
-unsigned int tb_err_http_status(int code)
-{
-	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
-		if (table[i].code == code)
-			return table[i].status;
-	return 500;
 }

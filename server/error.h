@@ -7,7 +7,8 @@
  * the field or host the message is about (may be empty) and a sentence that
  * says what to do.  The HTTP edge turns it into
  *   {"error":{"code":"<tb_err_name>","message":"...","field":"..."}}
- * in one place (http.c), tbctl and the daemon's log print the message.
+ * in one place (http_reply.c, which also maps each code to an HTTP status:
+ * this layer knows no HTTP); tbctl and the daemon's log print the message.
  * A NULL struct tb_error pointer is allowed everywhere: the code still returns.
  */
 #ifndef TB_ERROR_H
@@ -17,28 +18,28 @@
 
 enum tb_err {
 	TB_OK = 0,
-	TB_ERR_INVALID = -1,     /* bad input: a field, a value, a file   -> 400 */
-	TB_ERR_NOT_FOUND = -2,   /* no such host, action, route           -> 404 */
-	TB_ERR_CONFLICT = -3,    /* busy or already exists                -> 409 */
-	TB_ERR_IO = -4,          /* local I/O, files, sockets             -> 500 */
-	TB_ERR_TIMEOUT = -5,     /* a remote operation took too long      -> 504 */
-	TB_ERR_NOMEM = -6,       /* out of memory                         -> 503 */
-	TB_ERR_UNAUTHORIZED = -7,/* no or bad credentials                 -> 401 */
-	TB_ERR_FORBIDDEN = -8,   /* role too low, CSRF missing            -> 403 */
-	TB_ERR_HOSTKEY = -9,     /* unknown or changed ssh host key       -> 502 */
-	TB_ERR_REMOTE = -10,     /* a remote host or tool failed          -> 502 */
-	TB_ERR_UNREACHABLE = -11,/* a host does not answer                -> 502 */
-	TB_ERR_INTERNAL = -12,   /* a bug or a library failure            -> 500 */
-	TB_ERR_TOO_LARGE = -13,  /* body or header over its limit         -> 413 */
-	TB_ERR_RATE_LIMITED = -14,/* too many attempts                    -> 429 */
-	TB_ERR_METHOD = -15,     /* method not allowed on a route         -> 405 */
-	TB_ERR_CONFIG = -16,     /* configuration mistake (file:line:col) -> 500 */
-	TB_ERR_CANCELED = -17,   /* stopped on request                    -> 409 */
-	TB_ERR_BAD_JSON = -18,   /* a body that is not JSON               -> 400 */
-	TB_ERR_UNKNOWN_FIELD = -19,/* a body field nobody asked for        -> 400 */
-	TB_ERR_CSRF = -20,       /* cookie mutation without CSRF header   -> 403 */
-	TB_ERR_MEDIA_TYPE = -21, /* body not application/json             -> 415 */
-	TB_ERR_URI_TOO_LONG = -22,/* a path segment over its limit        -> 414 */
+	TB_ERR_INVALID = -1,     /* bad input: a field, a value, a file */
+	TB_ERR_NOT_FOUND = -2,   /* no such host, action, route */
+	TB_ERR_CONFLICT = -3,    /* busy or already exists */
+	TB_ERR_IO = -4,          /* local I/O, files, sockets */
+	TB_ERR_TIMEOUT = -5,     /* a remote operation took too long */
+	TB_ERR_NOMEM = -6,       /* out of memory */
+	TB_ERR_UNAUTHORIZED = -7,/* no or bad credentials */
+	TB_ERR_FORBIDDEN = -8,   /* role too low, CSRF missing */
+	TB_ERR_HOSTKEY = -9,     /* unknown or changed ssh host key */
+	TB_ERR_REMOTE = -10,     /* a remote host or tool failed */
+	TB_ERR_UNREACHABLE = -11,/* a host does not answer */
+	TB_ERR_INTERNAL = -12,   /* a bug or a library failure */
+	TB_ERR_TOO_LARGE = -13,  /* body or header over its limit */
+	TB_ERR_RATE_LIMITED = -14,/* too many attempts */
+	TB_ERR_METHOD = -15,     /* method not allowed on a route */
+	TB_ERR_CONFIG = -16,     /* configuration mistake (file:line:col) */
+	TB_ERR_CANCELED = -17,   /* stopped on request */
+	TB_ERR_BAD_JSON = -18,   /* a body that is not JSON */
+	TB_ERR_UNKNOWN_FIELD = -19,/* a body field nobody asked for */
+	TB_ERR_CSRF = -20,       /* cookie mutation without CSRF header */
+	TB_ERR_MEDIA_TYPE = -21, /* body not application/json */
+	TB_ERR_URI_TOO_LONG = -22,/* a path segment over its limit */
 };
 
 #define TB_ERROR_FIELD_MAX 96
@@ -65,7 +66,5 @@ void tb_error_clear(struct tb_error *e);
 /* Stable machine name of a code ("invalid_field", "not_found", ...). */
 const char *tb_err_name(int code);
 
-/* HTTP status for a code (400, 404, ...); 500 for unknown codes. */
-unsigned int tb_err_http_status(int code);
 
 #endif /* TB_ERROR_H */

@@ -1,7 +1,8 @@
 /*
  * events.h - the in-process event bus: every live thing testbedd reports
- * (host state changes, audit entries; later action steps, iperf3 intervals,
- * console output) is an event with a monotonically increasing id.
+ * (host state and the BMC's view, action states and steps, matrix, run and
+ * boot states, iperf3 intervals, audit entries) is an event with a
+ * monotonically increasing id.
  *
  * Events are kept in a bounded ring in memory and persisted in the store, so
  * that a subscriber can resume after any id (Last-Event-ID) with no loss and

@@ -79,7 +79,7 @@ static enum MHD_Result dispatch(struct tb_http *h, struct conn_state *cs, const 
 	MHD_get_connection_values(cs->conn, MHD_GET_ARGUMENT_KIND, edge_check_query, cs);
 	if (edge_split_path(cs, url, seg, sizeof(seg) / sizeof(seg[0]), &nseg, &e) != 0) {
 		/* refused before routing: counted under the route "edge" */
-		tb_metrics_request(h->sv->metrics, "edge", method, tb_err_http_status(e.code),
+		tb_metrics_request(h->sv->metrics, "edge", method, tb_http_status_of(e.code),
 				   (double)(tb_monotonic_ms() - cs->start_ms) / 1000.0);
 		return edge_send_error(cs->conn, &e, NULL, 0);
 	}
@@ -119,7 +119,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			enum MHD_Result ret = edge_send_error(conn, &e, NULL, 0);
 
 			cs->replied = 1;
-			tb_metrics_request(h->sv->metrics, "edge", method, tb_err_http_status(e.code),
+			tb_metrics_request(h->sv->metrics, "edge", method, tb_http_status_of(e.code),
 					   (double)(tb_monotonic_ms() - cs->start_ms) / 1000.0);
 			return ret;
 		}

@@ -109,6 +109,10 @@ const char *tb_req_header(struct tb_request *rq, const char *name);
 /* A cookie of the request, or NULL.  Valid until the request ends. */
 const char *tb_req_cookie(struct tb_request *rq, const char *name);
 
+/* The HTTP status of an error code (error.h): 400, 404, ...; 500 for
+ * unknown codes.  The one mapping of the tree. */
+unsigned int tb_http_status_of(int code);
+
 /* Set the reply: status and a JSON body (the reference is stolen). */
 int tb_reply_json(struct tb_reply *rp, unsigned int status, json_t *body);
 

@@ -259,7 +259,7 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 			rc = note_failure(h, cs, route, &rq, &rp.err, retry_s);
 	}
 	json_decref(body);
-	status = rc == 0 ? rp.status : tb_err_http_status(rp.err.code);
+	status = rc == 0 ? rp.status : tb_http_status_of(rp.err.code);
 	/* Audited: what a caller who authenticated asked for, and what a public
 	 * route did.  A request that was refused before anyone was known (no or
 	 * bad credentials, a failed login, a body refused on a public route) is

@@ -23,6 +23,48 @@ void edge_add_headers(struct MHD_Response *r)
 		MHD_add_response_header(r, security_headers[i][0], security_headers[i][1]);
 }
 
+unsigned int tb_http_status_of(int code)
+{
+	switch (code) {
+	case TB_OK:
+		return 200;
+	case TB_ERR_INVALID:
+	case TB_ERR_BAD_JSON:
+	case TB_ERR_UNKNOWN_FIELD:
+		return 400;
+	case TB_ERR_UNAUTHORIZED:
+		return 401;
+	case TB_ERR_FORBIDDEN:
+	case TB_ERR_CSRF:
+		return 403;
+	case TB_ERR_NOT_FOUND:
+		return 404;
+	case TB_ERR_METHOD:
+		return 405;
+	case TB_ERR_CONFLICT:
+	case TB_ERR_CANCELED:
+		return 409;
+	case TB_ERR_TOO_LARGE:
+		return 413;
+	case TB_ERR_URI_TOO_LONG:
+		return 414;
+	case TB_ERR_MEDIA_TYPE:
+		return 415;
+	case TB_ERR_RATE_LIMITED:
+		return 429;
+	case TB_ERR_HOSTKEY:
+	case TB_ERR_REMOTE:
+	case TB_ERR_UNREACHABLE:
+		return 502;
+	case TB_ERR_NOMEM:
+		return 503;
+	case TB_ERR_TIMEOUT:
+		return 504;
+	default:   /* TB_ERR_IO, TB_ERR_INTERNAL, TB_ERR_CONFIG, unknown codes */
+		return 500;
+	}
+}
+
 /* A JSON reply's text, freed by MHD once sent: wiped first, since some carry
  * a secret (a new token, the login's CSRF token). */
 static void free_wiped(void *text)
@@ -93,7 +135,7 @@ enum MHD_Result edge_send_error(struct MHD_Connection *conn, const struct tb_err
 			www[i + 1][0] = extra[i][0], www[i + 1][1] = extra[i][1];
 		return edge_send_json(conn, 401, error_body(e), (const char *const(*)[2])www, nextra + 1);
 	}
-	return edge_send_json(conn, tb_err_http_status(e->code), error_body(e), extra, nextra);
+	return edge_send_json(conn, tb_http_status_of(e->code), error_body(e), extra, nextra);
 }
 
 enum MHD_Result edge_fail(struct MHD_Connection *conn, int code, const char *field,

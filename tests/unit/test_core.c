@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "crypto.h"
+#include "http.h"
 #include "wipe.h"
 #include "error.h"
 #include "outbuf.h"
@@ -147,8 +148,23 @@ static void test_errors(void **state)
 	assert_string_equal(e.field, "duration_s");
 	assert_string_equal(e.message, "must be 1..3600, got -5");
 	assert_string_equal(tb_err_name(TB_ERR_INVALID), "invalid_field");
-	assert_int_equal(tb_err_http_status(TB_ERR_RATE_LIMITED), 429);
-	assert_int_equal(tb_err_http_status(TB_ERR_HOSTKEY), 502);
+	{
+		/* every code's status, as the API documents them (api/openapi.yaml) */
+		static const struct {
+			int code;
+			unsigned int status;
+		} st[] = {
+			{TB_OK, 200}, {TB_ERR_INVALID, 400}, {TB_ERR_NOT_FOUND, 404}, {TB_ERR_CONFLICT, 409},
+			{TB_ERR_IO, 500}, {TB_ERR_TIMEOUT, 504}, {TB_ERR_NOMEM, 503}, {TB_ERR_UNAUTHORIZED, 401},
+			{TB_ERR_FORBIDDEN, 403}, {TB_ERR_HOSTKEY, 502}, {TB_ERR_REMOTE, 502}, {TB_ERR_UNREACHABLE, 502},
+			{TB_ERR_INTERNAL, 500}, {TB_ERR_TOO_LARGE, 413}, {TB_ERR_RATE_LIMITED, 429}, {TB_ERR_METHOD, 405},
+			{TB_ERR_CONFIG, 500}, {TB_ERR_CANCELED, 409}, {TB_ERR_BAD_JSON, 400}, {TB_ERR_UNKNOWN_FIELD, 400},
+			{TB_ERR_CSRF, 403}, {TB_ERR_MEDIA_TYPE, 415}, {TB_ERR_URI_TOO_LONG, 414}, {-999, 500},
+		};
+
+		for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
+			assert_int_equal(tb_http_status_of(st[i].code), st[i].status);
+	}
 	assert_int_equal(tb_fail(NULL, TB_ERR_IO, NULL, "x"), TB_ERR_IO);
 }
 
