@@ -2,6 +2,7 @@
 #include "api.h"
 
 #include "services.h"
+#include "validate.h"
 #include "inventory.h"
 #include "bmcwatch.h"
 #include "hosts.h"

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "services.h"
+#include "validate.h"
 #include "auth.h"
 #include "events.h"
 #include "timeutil.h"

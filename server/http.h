@@ -116,11 +116,5 @@ unsigned int tb_http_status_of(int code);
 /* Set the reply: status and a JSON body (the reference is stolen). */
 int tb_reply_json(struct tb_reply *rp, unsigned int status, json_t *body);
 
-/* Refuse body fields not in allowed (NULL-terminated), naming the first one. */
-int tb_json_only(const json_t *body, const char *const allowed[], struct tb_error *err);
-
-/* A required string field; TB_ERR_INVALID naming it when absent or not a string. */
-int tb_json_string(const json_t *body, const char *key, int required, const char **out,
-		   struct tb_error *err);
 
 #endif /* TB_HTTP_H */

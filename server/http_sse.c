@@ -15,7 +15,7 @@
 #include "metrics.h"
 #include "timeutil.h"
 
-/* Seconds between heartbeat comments on an idle event stream. */
+/* Milliseconds between heartbeat comments on an idle event stream. */
 #define SSE_HEARTBEAT_MS 15000
 /* Bytes handed to a stream per write: small, since it is per client (1,000
  * clients x 16 KiB was a quarter of the daemon's memory). */

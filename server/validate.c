@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
+
 int tb_valid_name(const char *s)
 {
 	size_t n = strlen(s);
@@ -182,5 +184,46 @@ int tb_parse_id(const char *s, int64_t min, int64_t *out)
 	if (*end != '\0' || errno != 0 || v < min)
 		return -1;
 	*out = (int64_t)v;
+	return 0;
+}
+
+int tb_json_only(const json_t *body, const char *const allowed[], struct tb_error *err)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)body, key, v) {
+		size_t i;
+		char list[256] = "";
+
+		for (i = 0; allowed[i] != NULL; i++)
+			if (strcmp(key, allowed[i]) == 0)
+				break;
+		if (allowed[i] != NULL)
+			continue;
+		for (i = 0; allowed[i] != NULL; i++) {
+			strncat(list, allowed[i], sizeof(list) - strlen(list) - 1);
+			if (allowed[i + 1] != NULL)
+				strncat(list, ", ", sizeof(list) - strlen(list) - 1);
+		}
+		return tb_fail(err, TB_ERR_UNKNOWN_FIELD, key, "unknown field \"%.60s\"; allowed: %s", key, list);
+	}
+	return 0;
+}
+
+int tb_json_string(const json_t *body, const char *key, int required, const char **out,
+		   struct tb_error *err)
+{
+	json_t *v = json_object_get(body, key);
+
+	*out = NULL;
+	if (v == NULL) {
+		if (required)
+			return tb_fail(err, TB_ERR_INVALID, key, "%s is required", key);
+		return 0;
+	}
+	if (!json_is_string(v))
+		return tb_fail(err, TB_ERR_INVALID, key, "%s must be a string", key);
+	*out = json_string_value(v);
 	return 0;
 }

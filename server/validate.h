@@ -35,4 +35,17 @@ int tb_parse_id(const char *s, int64_t min, int64_t *out);
 /* The value of a hex digit, or -1. */
 int tb_hexval(int c);
 
+/* Checks of a parsed JSON object (a request body), naming the field on
+ * failure (error.h). */
+#include <jansson.h>
+
+struct tb_error;
+
+/* Refuse body fields not in allowed (NULL-terminated), naming the first one. */
+int tb_json_only(const json_t *body, const char *const allowed[], struct tb_error *err);
+
+/* A required string field; TB_ERR_INVALID naming it when absent or not a string. */
+int tb_json_string(const json_t *body, const char *key, int required, const char **out,
+		   struct tb_error *err);
+
 #endif /* TB_VALIDATE_H */
