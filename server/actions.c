@@ -1,5 +1,6 @@
 /* actions.c - long operations on one host, one holder per host: see actions.h. */
 #include "actions.h"
+#include "validate.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -16,15 +17,15 @@
 #define MAX_HOLDS 256
 
 struct hold {
-	char host[64];
-	char holder[160];
+	char host[TB_NAME_MAX];
+	char holder[TB_HOLDER_MAX];
 };
 
 struct tb_action {
 	struct tb_actions *acts;
 	struct tb_action *next;
 	int64_t id;
-	char host[64];
+	char host[TB_NAME_MAX];
 	char kind[16];
 	char actor[64];
 	tb_action_fn fn;
@@ -229,7 +230,7 @@ int tb_actions_start(struct tb_actions *acts, const char *host, const char *kind
 {
 	struct tb_action *a = calloc(1, sizeof(*a));
 	struct tb_action_row row = {0};
-	char *text = json_dumps(params, JSON_COMPACT), holder[160];
+	char *text = json_dumps(params, JSON_COMPACT), holder[TB_HOLDER_MAX];
 	int rc;
 
 	json_decref(params);

@@ -84,6 +84,10 @@ int tb_actions_get_json(struct tb_actions *acts, int64_t id, json_t **out, struc
 int tb_actions_list_json(struct tb_actions *acts, const char *host, int limit, json_t **out,
 			 struct tb_error *err);
 
+/* A holder's name ("action 12 (boot {...}) by admin", "matrix 7 (nightly)"):
+ * the size of every buffer that keeps or shows one. */
+#define TB_HOLDER_MAX 160
+
 /* Hold a host for something else (a matrix): TB_ERR_CONFLICT naming the holder. */
 int tb_actions_hold(struct tb_actions *acts, const char *host, const char *holder, struct tb_error *err);
 void tb_actions_release(struct tb_actions *acts, const char *host);

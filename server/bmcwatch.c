@@ -247,7 +247,7 @@ static void round_once(void *cls)
 		const struct tb_machine *m = &inv->machines[i];
 		const struct tb_power_method *pm = tb_bmc_method(m);
 		struct bmc_state *s;
-		char holder[160];
+		char holder[TB_HOLDER_MAX];
 		int64_t due;
 
 		if (pm == NULL)

@@ -1,5 +1,6 @@
 /* boot.c - boot into an OS through GRUB and prove it: see boot.h. */
 #include "boot.h"
+#include "validate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,7 +132,7 @@ static int reboot_and_wait(struct tb_action *a, const struct tb_inventory *inv, 
 			   const char *os, char *now_os, struct tb_error *err)
 {
 	struct reboot r = {m, os};
-	char was[40];
+	char was[TB_NAME_MAX];
 
 	snprintf(was, sizeof(was), "%s", os);
 	r.os = was;
@@ -143,7 +144,7 @@ static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const s
 {
 	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	const char *def = m->boot.default_os;
-	char cur[40], got[64];
+	char cur[TB_NAME_MAX], got[64];
 	int rc, expect_grub = 0;
 
 	if (!tb_hosts_probe_one(hosts, m, cur, sizeof(cur))) {
@@ -239,7 +240,7 @@ void tb_boot_menu_refresh(struct tb_hosts *h, const struct tb_machine *m)
 	int64_t since, checked;
 	struct tb_error e = {0};
 	json_t *entries;
-	char os[40];
+	char os[TB_NAME_MAX];
 
 	if (m->boot.loader == NULL || menus == NULL || !tb_hosts_answering(h, m->name, os, sizeof(os)) ||
 	    strcmp(tb_boot_kernel_of(os), "Linux") != 0)
@@ -275,7 +276,7 @@ int tb_boot_entries(struct tb_services *sv, const struct tb_machine *m, int refr
 	struct tb_bootmenus *menus = tb_hosts_menus(sv->hosts);
 	struct tb_bootmenu_view v;
 	int64_t now = tb_now();
-	char os[40];
+	char os[TB_NAME_MAX];
 	int up, linux_up;
 
 	*out = NULL;
@@ -336,7 +337,7 @@ struct boot_work {
 	struct tb_services *sv;
 	struct tb_inventory *inv;
 	const struct tb_machine *m;
-	char os[40];
+	char os[TB_NAME_MAX];
 	int make_default;
 };
 

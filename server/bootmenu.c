@@ -1,5 +1,6 @@
 /* bootmenu.c - the GRUB menus the prober read, per machine: see bootmenu.h. */
 #include "bootmenu.h"
+#include "validate.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -7,13 +8,13 @@
 #include <string.h>
 
 struct menu {
-	char machine[64];
-	char os[40];               /* read from */
+	char machine[TB_NAME_MAX];
+	char os[TB_NAME_MAX];               /* read from */
 	json_t *entries;           /* NULL: none read yet */
 	int64_t read_at;
 	int want;                  /* a request asked for a read */
 	int failed;                /* the last read failed */
-	char failed_os[40];
+	char failed_os[TB_NAME_MAX];
 	struct tb_error last;
 	int64_t failed_at;
 };

@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "validate.h"
 
 #define TB_BOOTMENU_MAX_AGE_S 600
 #define TB_BOOTMENU_RETRY_S 60
@@ -56,7 +57,7 @@ void tb_bootmenus_want(struct tb_bootmenus *b, const char *machine);
  * *last (code 0 when none) at *failed_at.  Never blocks. */
 struct tb_bootmenu_view {
 	json_t *entries;
-	char os[40];
+	char os[TB_NAME_MAX];
 	int64_t read_at;
 	int pending;
 	int failed;

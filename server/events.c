@@ -1,5 +1,6 @@
 /* events.c - the event bus: ring, store, subscribers: see events.h. */
 #include "events.h"
+#include "validate.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -13,7 +14,7 @@
 struct slot {
 	int64_t id;
 	char type[40];
-	char host[64];
+	char host[TB_NAME_MAX];
 	int64_t matrix;
 	char *json;                /* the whole event object, compact */
 };
@@ -22,7 +23,7 @@ struct tb_sub {
 	struct tb_events *ev;
 	struct tb_sub *next, *prev;
 	int64_t cursor;            /* last id delivered (or skipped) */
-	char host[64];
+	char host[TB_NAME_MAX];
 	char types[256];
 	int64_t matrix;
 	int hide_audit;

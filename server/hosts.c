@@ -1,5 +1,6 @@
 /* hosts.c - live reachability of every machine, probed in the background: see hosts.h. */
 #include "hosts.h"
+#include "validate.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -18,21 +19,21 @@
 #include "timeutil.h"
 
 struct host_state {
-	char machine[64];
+	char machine[TB_NAME_MAX];
 	char reach[8];             /* "up" | "down" | "unknown" */
-	char os[40];               /* answering persona, "" none */
+	char os[TB_NAME_MAX];               /* answering persona, "" none */
 	int64_t since, checked_at;
 	char err_code[32];
 	char err_msg[TB_ERROR_MSG_MAX];
-	char presented_os[40];
+	char presented_os[TB_NAME_MAX];
 	char presented_fp[64];
 	char detail[TB_ERROR_MSG_MAX]; /* last log-only detail, to log each once */
 	char phase[16];                /* set by an action, "" when none */
 };
 
 struct pin {
-	char machine[64];
-	char os[40];
+	char machine[TB_NAME_MAX];
+	char os[TB_NAME_MAX];
 	char fp[96];
 };
 
@@ -160,9 +161,9 @@ struct tb_bootmenus *tb_hosts_menus(struct tb_hosts *h)
 
 struct probe_result {
 	int answered;
-	char os[40];
+	char os[TB_NAME_MAX];
 	struct tb_error err;
-	char presented_os[40];
+	char presented_os[TB_NAME_MAX];
 	char presented_fp[64];
 	char detail[TB_ERROR_MSG_MAX];  /* for the log only (may name files) */
 };
@@ -267,7 +268,7 @@ static void probe_machine(struct tb_hosts *h, const struct tb_machine *m, long m
 {
 	struct probe_result res;
 	struct host_state *s, before;
-	char current[40] = "";
+	char current[TB_NAME_MAX] = "";
 	int64_t now;
 
 	memset(&res, 0, sizeof(res));
@@ -557,7 +558,7 @@ int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, cons
 	struct tb_inventory *inv = tb_inv_current_get(h->sv->invs);
 	const struct tb_machine *m = tb_inventory_find(inv, machine);
 	struct host_state *s;
-	char presented[64] = "", presented_os[40] = "";
+	char presented[64] = "", presented_os[TB_NAME_MAX] = "";
 	int rc;
 
 	if (m == NULL)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "services.h"
+#include "validate.h"
 #include "hostmeta.h"
 #include "hosts.h"
 #include "hostsnap.h"
@@ -97,7 +98,7 @@ int tb_hostsnap_take_machine(struct tb_services *sv, int64_t matrix_id, const st
 	const struct tb_persona *p;
 	struct tb_ssh_target t;
 	struct tb_ssh_capture cap = {0};
-	char os[40], pin[96];
+	char os[TB_NAME_MAX], pin[96];
 	int rc;
 
 	if (!tb_hosts_probe_one(sv->hosts, m, os, sizeof(os)))

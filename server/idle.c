@@ -169,7 +169,7 @@ static void round_once(void *cls)
 
 	for (size_t i = 0; i < inv->nmachines && !tb_ticker_stopping(&idle->ticker); i++) {
 		const struct tb_machine *m = &inv->machines[i];
-		char holder[160];
+		char holder[TB_HOLDER_MAX];
 		int64_t last, off_at;
 
 		if (m->idle_poweroff_min > 0 &&
@@ -224,7 +224,7 @@ json_t *tb_idle_json(struct tb_idle *idle, const struct tb_machine *m)
 {
 	static const char *const words[] = {"none", "off", "held", "counting", "counting"};
 	enum tb_idle_state s;
-	char holder[160], last_at[TB_TIME_MAX], off_at_s[TB_TIME_MAX];
+	char holder[TB_HOLDER_MAX], last_at[TB_TIME_MAX], off_at_s[TB_TIME_MAX];
 	int64_t last, off_at, now = tb_now_ms();
 	int counting;
 

@@ -16,8 +16,10 @@
 
 #include <stddef.h>
 
-/* A machine name (1..32 characters, inventory.c) with its NUL, and room. */
-#define TB_MACHTAB_NAME 64
+#include "validate.h"
+
+/* A machine name with its NUL (validate.h). */
+#define TB_MACHTAB_NAME TB_NAME_MAX
 
 /* The slot type must begin with its name: use after its definition. */
 #define TB_MACHTAB_SLOT(type, field)                                                                       \

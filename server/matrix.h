@@ -68,6 +68,7 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "validate.h"
 #include "inventory.h"
 #include "iperf.h"
 
@@ -81,32 +82,32 @@ struct tb_planned_run {
 	int seq;                   /* 0-based position in the order */
 	int cell;                  /* 0-based cell index (cells in expansion order) */
 	int repeat;                /* 0-based */
-	char client[40];           /* machine names */
-	char server[40];
-	char link[40];             /* the server's link used */
+	char client[TB_NAME_MAX];           /* machine names */
+	char server[TB_NAME_MAX];
+	char link[TB_NAME_MAX];             /* the server's link used */
 	char server_address[64];   /* that link's address, no prefix length */
 	struct tb_iperf_params p;  /* proto, dir and every parameter */
 	int round;                 /* runs of one round go at once (disjoint hosts) */
 	int combo;                 /* index into the spec's "os" list; 0 without one */
-	char client_os[40];        /* the OS the combination wants ("" : as it is) */
-	char server_os[40];
+	char client_os[TB_NAME_MAX];        /* the OS the combination wants ("" : as it is) */
+	char server_os[TB_NAME_MAX];
 };
 
 /* A boot the plan needs: before run seq (in its round), or after the last
  * run (seq -1: booting back into the OS the host was in). */
 struct tb_planned_boot {
 	int seq, round;
-	char machine[40];
-	char from[40];             /* "" when off or unknown */
-	char to[40];
+	char machine[TB_NAME_MAX];
+	char from[TB_NAME_MAX];             /* "" when off or unknown */
+	char to[TB_NAME_MAX];
 	int64_t estimated_ms;      /* measured for this machine, else TB_MATRIX_BOOT_DEFAULT_MS */
 };
 
 /* What the planner knows of the hosts now: the OS each answers in ("" when
  * off or unknown) and how long a boot took it (0: never measured). */
 struct tb_matrix_host_now {
-	char machine[40];
-	char os[40];
+	char machine[TB_NAME_MAX];
+	char os[TB_NAME_MAX];
 	int64_t boot_ms;
 };
 

@@ -1,5 +1,6 @@
 /* matrix_boot.c - a matrix boots a host through a boot action: see matrix_boot.h. */
 #include "matrix_boot.h"
+#include "validate.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -179,7 +180,7 @@ static const char *current_os(struct tb_services *sv, struct tb_run_host *h)
 int tb_matrix_host_os(struct tb_services *sv, int64_t matrix_id, const char *holder, struct tb_run_host *h,
 		      const char *want, int seq, const volatile int *stop, char *msg, size_t len)
 {
-	char from[40];
+	char from[TB_NAME_MAX];
 	struct tb_error e = {0};
 
 	if (strcmp(h->boot_failed, want) == 0) {

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "matrix.h"
+#include "validate.h"
 
 #define TB_MX_SWEEP_MAX 64   /* values in one sweep list */
 /* The limits of the oldest iperf3 supported (3.12): it refuses -O over 60
@@ -57,17 +58,17 @@ struct tb_mx_sweep {
 };
 
 struct tb_mx_pair {
-	char client[40];
-	char server[40];
-	char link[40];
+	char client[TB_NAME_MAX];
+	char server[TB_NAME_MAX];
+	char link[TB_NAME_MAX];
 	char address[64];
 };
 
 /* One OS combination: machine -> OS (the machines not named: as they are). */
 struct tb_mx_combo {
 	int n;
-	char machine[TB_MX_COMBO_HOSTS][40];
-	char os[TB_MX_COMBO_HOSTS][40];
+	char machine[TB_MX_COMBO_HOSTS][TB_NAME_MAX];
+	char os[TB_MX_COMBO_HOSTS][TB_NAME_MAX];
 };
 
 struct tb_mx_spec {

@@ -177,8 +177,8 @@ static const char *now_os(const struct tb_matrix_now *now, const char *name)
 
 struct state {
 	int n;
-	char machine[2 * TB_MX_PAIRS_MAX][40];
-	char os[2 * TB_MX_PAIRS_MAX][40];
+	char machine[2 * TB_MX_PAIRS_MAX][TB_NAME_MAX];
+	char os[2 * TB_MX_PAIRS_MAX][TB_NAME_MAX];
 };
 
 static int state_find(struct state *st, const char *name)

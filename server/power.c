@@ -1,5 +1,6 @@
 /* power.c - the power state machine: do, then prove by asking the host.  See power.h. */
 #include "power.h"
+#include "validate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,7 @@ static void sleep_ms_cancel(struct tb_action *a, long ms)
  * in to that persona rather than the relay's first. */
 static void fill_call(struct tb_power_call *c, struct tb_action *a, const struct tb_inventory *inv,
 		      const struct tb_machine *m, const struct tb_power_method *pm, long timeout_ms,
-		      char relay_os[40])
+		      char relay_os[TB_NAME_MAX])
 {
 	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 
@@ -80,7 +81,7 @@ static int driver_call(struct tb_action *a, const struct tb_inventory *inv, cons
 {
 	const struct tb_power_driver *d = tb_power_driver_for(pm);
 	struct tb_power_call c;
-	char relay_os[40];
+	char relay_os[TB_NAME_MAX];
 	long backoff = 500;
 	int rc = TB_ERR_INTERNAL;
 
@@ -147,7 +148,7 @@ static int send_wol(struct tb_action *a, const struct tb_inventory *inv, const s
 			const struct tb_power_method *pm = &m->power[i];
 			struct tb_power_call c;
 			struct tb_error e = {0};
-			char relay_os[40];
+			char relay_os[TB_NAME_MAX];
 
 			if (pm->driver != TB_POWER_WOL || relay_secureon(pm) != (pass == 1))
 				continue;
@@ -355,7 +356,7 @@ int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, co
 	 * probe finds nothing or another OS answers. */
 	{
 		int64_t until = tb_monotonic_ms() + DOWN_CONFIRM_MS;
-		char os[40];
+		char os[TB_NAME_MAX];
 		int seen_down = 0;
 
 		while (!tb_action_canceled(a) && tb_monotonic_ms() < until) {
@@ -436,7 +437,7 @@ static int power_off(struct tb_action *a, const struct tb_inventory *inv, const 
 {
 	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	const struct tb_power_method *bmc = find_bmc(m, soft ? TB_POWER_SOFT : TB_POWER_OFF);
-	char os[40];
+	char os[TB_NAME_MAX];
 	int rc;
 
 	if (!tb_hosts_probe_one(hosts, m, os, sizeof(os))) {
@@ -495,7 +496,7 @@ static int power_restart(struct tb_action *a, const struct tb_inventory *inv, co
 {
 	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	const struct tb_power_method *bmc = find_bmc(m, op);
-	char cur[40];
+	char cur[TB_NAME_MAX];
 	int rc;
 
 	if (bmc != NULL) {
@@ -531,7 +532,7 @@ int tb_power_run(struct tb_action *a, const struct tb_inventory *inv, const stru
 		 enum tb_power_op op, char *os_out, struct tb_error *err)
 {
 	struct tb_hosts *hosts = tb_action_services(a)->hosts;
-	char os[40] = "";
+	char os[TB_NAME_MAX] = "";
 	int rc;
 
 	switch (op) {

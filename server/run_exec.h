@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "iperf.h"
+#include "validate.h"
 #include "ssh.h"
 
 struct tb_services;
@@ -28,14 +29,14 @@ struct tb_run_row;
 struct tb_run_host {
 	const struct tb_machine *m;
 	const struct tb_persona *p;
-	char os[40];
+	char os[TB_NAME_MAX];
 	struct tb_iperf_caps caps;
 	bool bsd;                  /* FreeBSD userland: sockstat, not ss */
 	bool ready;                /* os, caps and bsd are known */
-	char snapped_os[40];       /* the OS this matrix took its metadata in ("": none yet) */
+	char snapped_os[TB_NAME_MAX];       /* the OS this matrix took its metadata in ("": none yet) */
 	bool initial_known;        /* initial_os is what the host was in when the matrix met it */
-	char initial_os[40];       /* "" when it was off or did not answer */
-	char boot_failed[40];      /* an OS this matrix could not boot it into ("": none) */
+	char initial_os[TB_NAME_MAX];       /* "" when it was off or did not answer */
+	char boot_failed[TB_NAME_MAX];      /* an OS this matrix could not boot it into ("": none) */
 	char boot_error[300];
 };
 

@@ -114,7 +114,7 @@ static void holder_of(int64_t id, const char *name, char *buf, size_t len)
 /* Hold every host of the matrix, waiting while an action holds one. */
 static int hold_hosts(struct tb_runner *r, int64_t id, const char *name, const struct names *ns)
 {
-	char holder[128];
+	char holder[TB_HOLDER_MAX];
 	int noted = 0;
 
 	holder_of(id, name, holder, sizeof(holder));
@@ -194,7 +194,7 @@ void tb_rn_snapshot(struct tb_runner *r, const struct job *j, struct tb_run_host
 static int ensure_os(struct tb_runner *r, struct job *j, struct tb_run_host *h, const char *want,
 		     struct tb_run_ctl *ctl, char *msg, size_t len)
 {
-	char holder[128];
+	char holder[TB_HOLDER_MAX];
 
 	if (want == NULL)
 		return 0;
@@ -386,7 +386,7 @@ static void run_matrix(struct tb_runner *r, int64_t id)
 				tb_sleep_ms(50, NULL);
 	}
 	if (mv.restore && !r->ctl.stop) {
-		char holder[128];
+		char holder[TB_HOLDER_MAX];
 
 		holder_of(id, mv.name, holder, sizeof(holder));
 		tb_matrix_restore_hosts(r->sv, id, holder, hs, nh, &r->ctl.stop);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "inventory.h"
+#include "validate.h"
 #include "run_exec.h"
 #include "store.h"
 #include "matrix.h"
@@ -18,7 +19,7 @@
 #define TB_RUNNER_PARALLEL 16      /* runs of one round at once (more wait for the next) */
 
 struct leftover {
-	char machine[40], os[40];
+	char machine[TB_NAME_MAX], os[TB_NAME_MAX];
 	long pids[2];
 	int npids;
 };
@@ -42,8 +43,8 @@ struct tb_runner {
 
 struct job {
 	struct tb_run_row row;     /* strings below are copies */
-	char client[40], server[40], link[40], addr[64], proto[8], dir[12];
-	char want_client[40], want_server[40];
+	char client[TB_NAME_MAX], server[TB_NAME_MAX], link[TB_NAME_MAX], addr[64], proto[8], dir[12];
+	char want_client[TB_NAME_MAX], want_server[TB_NAME_MAX];
 	char *params;
 };
 

@@ -7,6 +7,10 @@
 #define TB_VALIDATE_H
 
 int tb_valid_name(const char *s);        /* machine, OS, link: [a-z0-9][a-z0-9_-]{0,31} */
+
+/* A buffer for such a name (1..32 characters) with its NUL: every buffer
+ * that keeps a machine, OS or link name is this size. */
+#define TB_NAME_MAX 40
 int tb_valid_user(const char *s);        /* a login name */
 int tb_valid_ipv4(const char *s);
 int tb_valid_address(const char *s);     /* IPv4, IPv6 or a DNS name */

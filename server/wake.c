@@ -86,7 +86,7 @@ static void fire(struct tb_wake *w, const struct tb_machine *m, time_t due, char
 {
 	struct work *k;
 	struct tb_error e = {0};
-	char holder[160] = "";
+	char holder[TB_HOLDER_MAX] = "";
 	int64_t id = 0;
 
 	tb_actions_holder(w->sv->actions, m->name, holder, sizeof(holder));
