@@ -1,0 +1,66 @@
+// cellstable.mjs - the "Per cell" section of a matrix page: one row per cell
+// (pair, protocol, direction and the swept values) with n and the medians of
+// its ok runs, from /results; a note while no run has ended.
+
+import { h, replace } from './dom.mjs';
+import { bitrateNode, pairText } from './format.mjs';
+
+export class CellsTable {
+  #head = h('tr');
+  #body = h('tbody');
+  #note = h('p', { class: 'muted' }, 'No run has ended yet.');
+  #table;
+
+  constructor() {
+    this.#table = h('table', { class: 'mx-table cells-table', hidden: true },
+      h('caption', { class: 'visually-hidden' }, 'Summary per cell'),
+      h('thead', {}, this.#head), this.#body);
+    this.el = h('section', { class: 'mx-cells', 'aria-labelledby': 'mx-cells-title' },
+      h('h2', { id: 'mx-cells-title' }, 'Per cell'),
+      h('p', { class: 'help' }, 'A cell is one combination of pair, protocol, direction and swept values; the medians are of its ok runs.'),
+      this.#note,
+      h('div', { class: 'table-wrap' }, this.#table));
+  }
+
+  /** Show cells (the /results cells that exist). */
+  draw(cells) {
+    const swept = sweptKeys(cells);
+    this.#note.hidden = cells.length > 0;
+    this.#note.className = 'muted';
+    this.#table.hidden = cells.length === 0;
+    replace(this.#head, ['cell', 'client → server', 'protocol', 'direction', swept.length ? 'swept' : null, 'n',
+      'sender (median)', 'receiver (median)'].filter(Boolean).map((c) => h('th', { scope: 'col' }, c)));
+    replace(this.#body, cells.map((c) => h('tr', { dataset: { cell: String(c.cell) } },
+      h('td', { 'data-label': 'cell', class: 'num' }, String(c.cell)),
+      h('td', { 'data-label': 'client → server', class: 'pair' }, pairText(c)),
+      h('td', { 'data-label': 'protocol' }, c.protocol),
+      h('td', { 'data-label': 'direction' }, c.direction),
+      swept.length ? h('td', { 'data-label': 'swept' }, h('code', {}, swept.filter((k) => c.params?.[k] != null).map((k) => `${k}=${c.params[k]}`).join(' '))) : null,
+      h('td', { 'data-label': 'n', class: 'num n', title: `${c.n} ok of ${c.runs} runs${c.failed ? `, ${c.failed} failed` : ''}` },
+        `${c.n}`, c.runs !== c.n ? h('span', { class: 'muted' }, ` of ${c.runs}`) : null),
+      h('td', { 'data-label': 'sender (median)', class: 'num sender' }, bitrateNode(c.sender_bps?.median)),
+      h('td', { 'data-label': 'receiver (median)', class: 'num receiver' }, bitrateNode(c.receiver_bps?.median)))));
+  }
+
+  /** The results could not be loaded: say why in place of the note. */
+  failed(message) {
+    this.#note.textContent = `Could not load the results: ${message}`;
+    this.#note.className = 'alert';
+  }
+}
+
+/**
+ * The params whose values differ between cells of the same protocol (the
+ * swept ones): udp_bitrate is null on TCP cells and set on UDP ones, which
+ * is no sweep.
+ */
+function sweptKeys(cells) {
+  if (cells.length < 2) return [];
+  const keys = new Set(cells.flatMap((c) => Object.keys(c.params ?? {})));
+  keys.delete('protocol');       // columns of their own
+  keys.delete('direction');
+  const protocols = [...new Set(cells.map((c) => c.params?.protocol ?? c.protocol))];
+  return [...keys].filter((k) => protocols.some((p) => new Set(cells
+    .filter((c) => (c.params?.protocol ?? c.protocol) === p)
+    .map((c) => JSON.stringify(c.params?.[k] ?? null))).size > 1));
+}
