@@ -47,12 +47,14 @@ static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const c
 /* What the edge refuses as soon as the headers are in, before any body is
  * read: ambiguous framing (more than one Content-Length, or Content-Length
  * with Transfer-Encoding: a smuggled request hides there) and a declared
- * body over the limit.  0, or an error in e.  Replying now makes MHD close
- * the connection after the reply, unread body and all. */
-static int check_head(struct tb_http *h, struct MHD_Connection *conn, struct tb_error *e)
+ * body over the limit (*too_large set when it is to be read and discarded
+ * first).  0, or an error in e.  Replying now makes MHD close the connection
+ * after the reply, unread body and all. */
+static int check_head(struct tb_http *h, struct MHD_Connection *conn, int *too_large, struct tb_error *e)
 {
 	struct framing f = {0, 0};
-	const char *clen;
+	const char *clen, *expect;
+	unsigned long long n;
 
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &f);
 	if (f.content_length > 1)
@@ -64,8 +66,18 @@ static int check_head(struct tb_http *h, struct MHD_Connection *conn, struct tb_
 	if (clen == NULL)
 		return 0;
 	/* MHD itself refused a Content-Length that is not a number (400) */
-	if (strtoull(clen, NULL, 10) > h->cfg.body_limit)
+	n = strtoull(clen, NULL, 10);
+	if (n <= h->cfg.body_limit)
+		return 0;
+	/* Over the limit.  A client that waits for "100 Continue" sends nothing
+	 * more, and one that declared more than TB_HTTP_DISCARD_MAX is not worth
+	 * reading: both are answered now.  A smaller one is read and discarded,
+	 * and answered 413 at its end: a client still writing its body when the
+	 * connection closes sees a broken pipe, not the 413 (node's http does). */
+	expect = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+	if ((expect != NULL && strcasecmp(expect, "100-continue") == 0) || n > TB_HTTP_DISCARD_MAX)
 		return tb_fail(e, TB_ERR_TOO_LARGE, "", "the body is larger than %zu bytes", h->cfg.body_limit);
+	*too_large = 1;
 	return 0;
 }
 
@@ -115,7 +127,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				cs->remote, sizeof(cs->remote), NULL, 0, NI_NUMERICHOST) != 0)
 			snprintf(cs->remote, sizeof(cs->remote), "unknown");
 		*con_cls = cs;
-		if (check_head(h, conn, &e) != 0) {
+		if (check_head(h, conn, &cs->too_large, &e) != 0) {
 			enum MHD_Result ret = edge_send_error(conn, &e, NULL, 0);
 
 			cs->replied = 1;

@@ -34,9 +34,11 @@ struct tb_http {
 
 #define MAX_DECODED 16
 
-/* A chunked body over the limit is discarded up to this many bytes (then
- * answered 413); past it the connection is closed without an answer. */
-#define TB_HTTP_DISCARD_MAX (1024 * 1024)
+/* A body over the limit is read and discarded up to this many bytes (then
+ * answered 413: a client still writing would see a broken pipe instead);
+ * one declared larger is answered at once, and past it the connection is
+ * closed without an answer. */
+#define TB_HTTP_DISCARD_MAX (4 * 1024 * 1024)
 
 /* Per-request state, from the first call of the access handler until
  * NOTIFY_COMPLETED. */

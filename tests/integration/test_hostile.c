@@ -318,11 +318,11 @@ static void test_raw(void **state)
 }
 
 /* A chunked body (no Content-Length) over 256 KiB: 413 in the JSON shape
- * at its end; one that goes on past 1 MiB: the connection is closed without
- * reading the rest (before, 3 MiB were read and then answered). */
+ * at its end; one that goes on past 4 MiB: the connection is closed without
+ * reading the rest (before, 10 MiB were read and then answered). */
 static void test_chunked_over_limit(void **state)
 {
-	static const size_t sizes[] = {300 * 1024, 3 * 1024 * 1024};
+	static const size_t sizes[] = {300 * 1024, 10 * 1024 * 1024};
 	char head[512], chunk[8192 + 16];
 	char *out;
 
