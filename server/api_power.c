@@ -13,49 +13,6 @@
 #include "boot.h"
 #include "power.h"
 
-/* What an action's thread needs: the inventory it was started with. */
-struct work {
-	struct tb_services *sv;
-	struct tb_inventory *inv;
-	const struct tb_machine *m;
-	int op;
-};
-
-static void work_free(void *cls)
-{
-	struct work *w = cls;
-
-	tb_inv_current_put(w->sv->invs, w->inv);
-	free(w);
-}
-
-static int do_power(struct tb_action *a, void *cls, struct tb_error *err)
-{
-	struct work *w = cls;
-
-	return tb_power_run(a, w->inv, w->m, (enum tb_power_op)w->op, NULL, err);
-}
-
-/* A work item for machine rq->args[0], or an error. */
-static int new_work(struct tb_request *rq, struct tb_reply *rp, struct work **out)
-{
-	struct work *w = calloc(1, sizeof(*w));
-
-	*out = NULL;
-	if (w == NULL)
-		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
-	w->sv = rq->sv;
-	w->inv = tb_inv_current_get(rq->sv->invs);
-	w->m = tb_inventory_find(w->inv, rq->args[0]);
-	if (w->m == NULL) {
-		work_free(w);
-		return tb_fail(&rp->err, TB_ERR_NOT_FOUND, "name", "no machine named \"%.64s\" in the inventory",
-			       rq->args[0]);
-	}
-	*out = w;
-	return 0;
-}
-
 static int reply_action(struct tb_request *rq, struct tb_reply *rp, int64_t id)
 {
 	json_t *j;
@@ -71,7 +28,6 @@ int api_host_power(struct tb_request *rq, struct tb_reply *rp)
 {
 	static const char *const fields[] = {"action", NULL};
 	const char *action;
-	struct work *w;
 	int64_t id;
 	int rc, op;
 
@@ -82,11 +38,8 @@ int api_host_power(struct tb_request *rq, struct tb_reply *rp)
 	if ((op = tb_power_op_parse(action)) < 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "action", "action must be on, off, cycle, reset or soft, got \"%.32s\"",
 			       action);
-	if ((rc = new_work(rq, rp, &w)) != 0)
-		return rc;
-	w->op = op;
-	rc = tb_actions_start(rq->sv->actions, w->m->name, "power", json_pack("{s:s}", "action", action),
-			      rq->who->name, do_power, w, work_free, &id, &rp->err);
+	rc = tb_power_start(rq->sv, rq->args[0], (enum tb_power_op)op, json_pack("{s:s}", "action", action),
+			    rq->who->name, NULL, &id, &rp->err);
 	return rc != 0 ? rc : reply_action(rq, rp, id);
 }
 

@@ -106,54 +106,21 @@ static enum tb_idle_state decide(struct tb_idle *idle, const struct tb_machine *
 
 /* ---- the power-off action ---- */
 
-struct work {
-	struct tb_services *sv;
-	struct tb_inventory *inv;
-	const struct tb_machine *m;
-	int64_t last_ms;
-};
-
-static void work_free(void *cls)
-{
-	struct work *w = cls;
-
-	tb_inv_current_put(w->sv->invs, w->inv);
-	free(w);
-}
-
-static int do_off(struct tb_action *a, void *cls, struct tb_error *err)
-{
-	struct work *w = cls;
-	char last[TB_TIME_MAX];
-
-	tb_time_format(w->last_ms / 1000, last);
-	tb_action_note(a, "%s has not been used since %s (idle_poweroff_min %d): powering it off", w->m->name, last,
-		       w->m->idle_poweroff_min);
-	return tb_power_run(a, w->inv, w->m, TB_POWER_OFF, NULL, err);
-}
-
 static void fire(struct tb_idle *idle, const struct tb_machine *m, int64_t last)
 {
-	struct work *w = calloc(1, sizeof(*w));
 	struct tb_error e = {0};
+	char at[TB_TIME_MAX], note[300];
 	int64_t id = 0;
 
-	if (w == NULL)
-		return;
-	w->sv = idle->sv;
-	w->inv = tb_inv_current_get(idle->sv->invs);
-	w->m = tb_inventory_find(w->inv, m->name);
-	w->last_ms = last;
-	if (w->m == NULL) {
-		work_free(w);
-		return;
-	}
-	/* tb_actions_start takes the hold atomically: if anything took it since
+	tb_time_format(last / 1000, at);
+	snprintf(note, sizeof(note), "%s has not been used since %s (idle_poweroff_min %d): powering it off", m->name,
+		 at, m->idle_poweroff_min);
+	/* the action takes the hold atomically: if anything took it since
 	 * decide() looked, this is refused and nothing happens */
-	if (tb_actions_start(idle->sv->actions, m->name, "power",
-			     json_pack("{s:s, s:s, s:i}", "action", "off", "reason", "idle", "idle_poweroff_min",
-				       m->idle_poweroff_min),
-			     "idle", do_off, w, work_free, &id, &e) == 0) {
+	if (tb_power_start(idle->sv, m->name, TB_POWER_OFF,
+			   json_pack("{s:s, s:s, s:i}", "action", "off", "reason", "idle", "idle_poweroff_min",
+				     m->idle_poweroff_min),
+			   "idle", note, &id, &e) == 0) {
 		tb_info("idle", "%s: idle for %d min: power-off action %lld", m->name, m->idle_poweroff_min,
 			(long long)id);
 		tb_audit_self(idle->sv, "idle", "host.power", m->name, "ok");

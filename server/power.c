@@ -556,3 +556,53 @@ int tb_power_run(struct tb_action *a, const struct tb_inventory *inv, const stru
 		snprintf(os_out, 40, "%s", rc == 0 ? os : "");
 	return rc;
 }
+
+/* ---- starting a power action ---- */
+
+/* What the action's thread needs: the inventory it was started with. */
+struct power_work {
+	struct tb_services *sv;
+	struct tb_inventory *inv;
+	const struct tb_machine *m;
+	enum tb_power_op op;
+	char note[400];
+};
+
+static void power_work_free(void *cls)
+{
+	struct power_work *w = cls;
+
+	tb_inv_current_put(w->sv->invs, w->inv);
+	free(w);
+}
+
+static int do_power(struct tb_action *a, void *cls, struct tb_error *err)
+{
+	struct power_work *w = cls;
+
+	if (w->note[0] != '\0')
+		tb_action_note(a, "%s", w->note);
+	return tb_power_run(a, w->inv, w->m, w->op, NULL, err);
+}
+
+int tb_power_start(struct tb_services *sv, const char *host, enum tb_power_op op, json_t *params,
+		   const char *actor, const char *note, int64_t *id, struct tb_error *err)
+{
+	struct power_work *w = calloc(1, sizeof(*w));
+
+	if (w == NULL) {
+		json_decref(params);
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	w->sv = sv;
+	w->inv = tb_inv_current_get(sv->invs);
+	w->op = op;
+	snprintf(w->note, sizeof(w->note), "%s", note != NULL ? note : "");
+	if ((w->m = tb_inventory_find(w->inv, host)) == NULL) {
+		json_decref(params);
+		power_work_free(w);
+		return tb_fail(err, TB_ERR_NOT_FOUND, "name", "no machine named \"%.64s\" in the inventory", host);
+	}
+	/* tb_actions_start takes the hold atomically, frees w on every path */
+	return tb_actions_start(sv->actions, w->m->name, "power", params, actor, do_power, w, power_work_free, id, err);
+}

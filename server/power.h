@@ -15,6 +15,9 @@
 #define TB_POWER_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
 
 #include "error.h"
 #include "inventory.h"
@@ -133,6 +136,19 @@ struct tb_services;
 #define TB_WOL_RESEND_S 4
 int tb_power_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
 		 enum tb_power_op op, char *os_out, struct tb_error *err);
+
+/*
+ * Start a power action: op on host, holding it (TB_ERR_CONFLICT naming the
+ * holder when something else holds it), as actor, with params (stolen: what
+ * the action records as asked, {"action":"on",...}) and note (NULL, or a
+ * sentence recorded as the action's first step: why testbedd does this by
+ * itself).  *id gets the action's id.  Returns at once: the action runs in
+ * its own thread with the inventory in force now.  The one way to start
+ * one (the API, idle power-off, the wake schedule).
+ */
+struct tb_services;
+int tb_power_start(struct tb_services *sv, const char *host, enum tb_power_op op, json_t *params,
+		   const char *actor, const char *note, int64_t *id, struct tb_error *err);
 
 /* Wait until a persona of m answers (1, os filled) or nothing does (0),
  * as want says, within timeout_s; resending Wake-on-LAN when resend_wol.

@@ -56,37 +56,12 @@ static struct slot *slot_of(struct tb_wake *w, const struct tb_machine *m, time_
 
 /* ---- the power-on action ---- */
 
-struct work {
-	struct tb_services *sv;
-	struct tb_inventory *inv;
-	const struct tb_machine *m;
-	char at[TB_TIME_MAX];
-};
-
-static void work_free(void *cls)
-{
-	struct work *k = cls;
-
-	tb_inv_current_put(k->sv->invs, k->inv);
-	free(k);
-}
-
-static int do_on(struct tb_action *a, void *cls, struct tb_error *err)
-{
-	struct work *k = cls;
-
-	tb_action_note(a, "wake_schedule \"%s\" of %s names %s: powering it on", k->m->wake_schedule, k->m->name,
-		       k->at);
-	return tb_power_run(a, k->inv, k->m, TB_POWER_ON, NULL, err);
-}
-
 /* m's time `due` has come: power it on unless it is on or held; what
  * happened into last. */
 static void fire(struct tb_wake *w, const struct tb_machine *m, time_t due, char *last, size_t lastlen)
 {
-	struct work *k;
 	struct tb_error e = {0};
-	char holder[TB_HOLDER_MAX] = "";
+	char holder[TB_HOLDER_MAX] = "", at[TB_TIME_MAX], note[300];
 	int64_t id = 0;
 
 	tb_actions_holder(w->sv->actions, m->name, holder, sizeof(holder));
@@ -98,25 +73,15 @@ static void fire(struct tb_wake *w, const struct tb_machine *m, time_t due, char
 		snprintf(last, lastlen, "not powered on: it was on already");
 		return;
 	}
-	if ((k = calloc(1, sizeof(*k))) == NULL) {
-		snprintf(last, lastlen, "not powered on: out of memory");
-		return;
-	}
-	k->sv = w->sv;
-	k->inv = tb_inv_current_get(w->sv->invs);
-	k->m = tb_inventory_find(k->inv, m->name);
-	tb_time_format((int64_t)due, k->at);
-	if (k->m == NULL || k->m->wake_schedule == NULL) {
-		work_free(k);
-		snprintf(last, lastlen, "not powered on: it left the inventory");
-		return;
-	}
-	/* tb_actions_start takes the hold atomically: refused if anything took it
+	tb_time_format((int64_t)due, at);
+	snprintf(note, sizeof(note), "wake_schedule \"%s\" of %s names %s: powering it on", m->wake_schedule,
+		 m->name, at);
+	/* the action takes the hold atomically: refused if anything took it
 	 * since the look above */
-	if (tb_actions_start(w->sv->actions, m->name, "power",
-			     json_pack("{s:s, s:s, s:s}", "action", "on", "reason", "schedule", "wake_schedule",
-				       m->wake_schedule),
-			     "schedule", do_on, k, work_free, &id, &e) == 0) {
+	if (tb_power_start(w->sv, m->name, TB_POWER_ON,
+			   json_pack("{s:s, s:s, s:s}", "action", "on", "reason", "schedule", "wake_schedule",
+				     m->wake_schedule),
+			   "schedule", note, &id, &e) == 0) {
 		snprintf(last, lastlen, "power-on action %lld", (long long)id);
 		tb_info("wake", "%s: wake_schedule \"%s\": power-on action %lld", m->name, m->wake_schedule,
 			(long long)id);
