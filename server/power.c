@@ -37,17 +37,6 @@ int tb_power_op_parse(const char *s)
 
 #define DOWN_CONFIRM_MS 10000   /* after the watcher: until the old OS stops answering */
 
-static void sleep_ms_cancel(struct tb_action *a, long ms)
-{
-	while (ms > 0 && !tb_action_canceled(a)) {
-		long step = ms > 100 ? 100 : ms;
-		struct timespec ts = {0, step * 1000000L};
-
-		nanosleep(&ts, NULL);
-		ms -= step;
-	}
-}
-
 /* A driver call of method pm; relay_os (40 bytes, the caller's) gets the OS
  * the prober last saw answer on a Wake-on-LAN relay, so that the driver logs
  * in to that persona rather than the relay's first. */
@@ -100,7 +89,7 @@ static int driver_call(struct tb_action *a, const struct tb_inventory *inv, cons
 
 			tb_action_note(a, "%s did not answer (attempt %d of %d); retrying in %ld ms", d->name, attempt,
 				       BMC_TRIES, wait);
-			sleep_ms_cancel(a, wait);
+			tb_sleep_ms(wait, tb_action_cancel_flag(a));
 			backoff *= 2;
 		}
 	}
@@ -207,7 +196,7 @@ int tb_power_wait(struct tb_action *a, const struct tb_inventory *inv, const str
 				       want_up ? "%s did not answer ssh within %d s (boot_timeout_s): check its console or BMC"
 					       : "%s still answers after %d s (shutdown_timeout_s)",
 				       m->name, timeout_s);
-		sleep_ms_cancel(a, 1000);
+		tb_sleep_ms(1000, tb_action_cancel_flag(a));
 	}
 }
 
@@ -364,7 +353,7 @@ int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, co
 				seen_down = 1;
 				break;
 			}
-			sleep_ms_cancel(a, 200);
+			tb_sleep_ms(200, tb_action_cancel_flag(a));
 		}
 		if (!seen_down && !tb_action_canceled(a))
 			tb_action_note(a, "%s still answered as %s %d s after its session ended: waiting for it to come up",

@@ -592,11 +592,7 @@ static int wait_off(struct rf *rf, struct tb_error *err)
 		if (tb_monotonic_ms() >= until)
 			return tb_fail(err, TB_ERR_REMOTE, "power", "%s: still on %ld ms after ForceOff",
 				       rf->call->m->name, RF_OFF_WAIT_MS);
-		for (int i = 0; i < 5 && (rf->call->cancel == NULL || !*rf->call->cancel); i++) {
-			struct timespec ts = {0, 100 * 1000000L};
-
-			nanosleep(&ts, NULL);
-		}
+		tb_sleep_ms(500, rf->call->cancel);
 		if (rf->call->cancel != NULL && *rf->call->cancel)
 			return tb_fail(err, TB_ERR_CANCELED, NULL, "%s: stopped on request", rf->call->m->name);
 	}
