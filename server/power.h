@@ -93,14 +93,12 @@ unsigned int tb_power_method_ops(const struct tb_power_method *pm);
  * A BMC method's password (ipmi, redfish), read at call time: from
  * password_file (one trailing newline stripped; one line, at most sz - 2
  * bytes) or from testbedd's own environment variable password_env.  Into
- * buf (NUL-terminated); the caller wipes it with tb_power_wipe after use.
+ * buf (NUL-terminated); the caller wipes it with tb_wipe (wipe.h) after use.
  * TB_ERR_CONFIG naming the file or variable, never the password.
  */
 int tb_power_read_password(const struct tb_power_call *call, char *buf, size_t sz, struct tb_error *err);
 /* "user U, password file F" (or "... environment variable V") for messages. */
 void tb_power_cred_hint(const struct tb_power_method *pm, char *buf, size_t sz);
-/* Zero n bytes that held a secret (not optimised away). */
-void tb_power_wipe(void *p, size_t n);
 
 /*
  * Redfish one-shot boot override: GET the ComputerSystem (call->pm is a

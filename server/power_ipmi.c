@@ -26,6 +26,7 @@
 
 #include "log.h"
 #include "power.h"
+#include "wipe.h"
 #include "proc.h"
 #include "validate.h"
 
@@ -183,13 +184,13 @@ static int ipmi_run(const struct tb_power_call *call, enum tb_power_op op, int *
 			      "chassis", "power", opword, NULL};
 
 	if ((rc = read_password(call, password, sizeof(password), err)) != 0) {
-		tb_power_wipe(password, sizeof(password));
+		tb_wipe(password, sizeof(password));
 		return rc;
 	}
 	snprintf(env_pw, sizeof(env_pw), "IPMI_PASSWORD=%s", password);
 	rc = tb_proc_run(argv, env, call->timeout_ms > 0 ? call->timeout_ms : IPMI_TIMEOUT_MS,
 			 IPMI_MAX_OUTPUT, call->cancel, &r, &perr);
-	tb_power_wipe(env_pw, sizeof(env_pw));
+	tb_wipe(env_pw, sizeof(env_pw));
 
 	short_output(&r, password, output, sizeof(output));
 	cmd = tb_proc_display(argv);
@@ -248,7 +249,7 @@ static int ipmi_run(const struct tb_power_call *call, enum tb_power_op op, int *
 		rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: %s failed chassis power %s (exit %d): %s",
 			     mname, bmc, opword, r.exit_status, output);
 	}
-	tb_power_wipe(password, sizeof(password));
+	tb_wipe(password, sizeof(password));
 	free(cmd);
 	tb_proc_result_free(&r);
 	return rc;

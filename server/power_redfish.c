@@ -39,6 +39,7 @@
 
 #include "log.h"
 #include "power.h"
+#include "wipe.h"
 #include "timeutil.h"
 
 #define RF_TIMEOUT_MS 15000L
@@ -184,34 +185,29 @@ static int link_url(struct rf *rf, const char *link, char *out, size_t outsz, st
  * TB_ERR_CANCELED, TB_ERR_CONFIG for TLS trust, TB_ERR_REMOTE), and
  * TB_ERR_UNAUTHORIZED for 401/403 and TB_ERR_UNREACHABLE for 503 (busy).
  */
-static int request(struct rf *rf, const char *purpose, const char *method, const char *url, const char *body,
-		   const char *shown_body, const char *if_match, struct reply *r, struct tb_error *err)
+/* The request's headers (the token or basic credentials, If-Match) and
+ * options on rf->h: HTTPS only, no redirect, the time left, the CA, the
+ * reply into r, the cancel flag.  *hdrs the caller frees (after wiping). */
+static void set_request(struct rf *rf, const char *method, const char *url, const char *body, const char *if_match,
+			int64_t left, struct reply *r, char *ebuf, struct curl_slist **hdrs)
 {
 	const struct tb_power_call *call = rf->call;
 	const struct tb_power_method *pm = call->pm;
-	struct curl_slist *hdrs = NULL;
-	char line[RF_URL_MAX + 600], what[300], output[RF_STEP_MAX + 1], msg[300], ebuf[CURL_ERROR_SIZE] = "";
-	int64_t left = rf->deadline - tb_monotonic_ms();
-	CURLcode cc;
-	int rc = 0;
+	char line[RF_URL_MAX + 600];
 
-	memset(r, 0, sizeof(*r));
-	if (left <= 0)
-		return tb_fail(err, TB_ERR_TIMEOUT, "power", "%s: the BMC at %s did not finish within %ld ms",
-			       call->m->name, rf->base, call->timeout_ms > 0 ? call->timeout_ms : RF_TIMEOUT_MS);
 	curl_easy_reset(rf->h);
-	hdrs = curl_slist_append(hdrs, "Accept: application/json");
-	hdrs = curl_slist_append(hdrs, "OData-Version: 4.0");
+	*hdrs = curl_slist_append(*hdrs, "Accept: application/json");
+	*hdrs = curl_slist_append(*hdrs, "OData-Version: 4.0");
 	if (body != NULL)
-		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+		*hdrs = curl_slist_append(*hdrs, "Content-Type: application/json");
 	if (if_match != NULL) {
 		snprintf(line, sizeof(line), "If-Match: %s", if_match);
-		hdrs = curl_slist_append(hdrs, line);
+		*hdrs = curl_slist_append(*hdrs, line);
 	}
 	if (rf->token[0] != '\0') {
 		snprintf(line, sizeof(line), "X-Auth-Token: %s", rf->token);
-		hdrs = curl_slist_append(hdrs, line);
-		tb_power_wipe(line, sizeof(line));
+		*hdrs = curl_slist_append(*hdrs, line);
+		tb_wipe(line, sizeof(line));
 	} else if (pm->auth == TB_REDFISH_BASIC) {
 		curl_easy_setopt(rf->h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_easy_setopt(rf->h, CURLOPT_USERNAME, pm->user);
@@ -227,7 +223,7 @@ static int request(struct rf *rf, const char *purpose, const char *method, const
 		curl_easy_setopt(rf->h, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(rf->h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
 	}
-	curl_easy_setopt(rf->h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(rf->h, CURLOPT_HTTPHEADER, *hdrs);
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(rf->h, CURLOPT_PROTOCOLS_STR, "https");
 #else
@@ -250,13 +246,83 @@ static int request(struct rf *rf, const char *purpose, const char *method, const
 	curl_easy_setopt(rf->h, CURLOPT_XFERINFODATA, (void *)call->cancel);
 	curl_easy_setopt(rf->h, CURLOPT_ERRORBUFFER, ebuf);
 	curl_easy_setopt(rf->h, CURLOPT_USERAGENT, "testbedd/" TB_VERSION);
+}
 
+/* What curl and the BMC said, as an error (0: the request went through and
+ * the BMC did not refuse it).  output: the step's output line. */
+static int request_outcome(struct rf *rf, const char *purpose, const char *method, const char *url, CURLcode cc,
+			   const struct reply *r, const char *output, struct tb_error *err)
+{
+	const struct tb_power_call *call = rf->call;
+	const struct tb_power_method *pm = call->pm;
+
+	switch (cc) {
+	case CURLE_OK:
+		break;
+	case CURLE_OPERATION_TIMEDOUT:
+		return tb_fail(err, TB_ERR_TIMEOUT, "power", "%s: the BMC at %s did not answer %s %s within %ld ms; "
+			       "check that it is powered and reachable from testbedd", call->m->name, rf->base, method,
+			       url, call->timeout_ms > 0 ? call->timeout_ms : RF_TIMEOUT_MS);
+	case CURLE_ABORTED_BY_CALLBACK:
+		return tb_fail(err, TB_ERR_CANCELED, NULL, "%s: Redfish %s stopped on request", call->m->name, purpose);
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+		return tb_fail(err, TB_ERR_UNREACHABLE, "power", "%s: the BMC at %s does not answer (%s); check "
+			       "that it is powered and reachable from testbedd", call->m->name, rf->base, output);
+	case CURLE_PEER_FAILED_VERIFICATION:
+#if LIBCURL_VERSION_NUM < 0x073e00
+	case CURLE_SSL_CACERT:
+#endif
+		return tb_fail(err, TB_ERR_CONFIG, "ca_file",
+			       "%s: the BMC at %s has a TLS certificate testbedd does not trust (%s); give its CA "
+			       "as ca_file%s", call->m->name, rf->base, output,
+			       pm->ca_file != NULL ? " (the one given did not verify it)" : ", or insecure: true");
+	case CURLE_SSL_CACERT_BADFILE:
+		return tb_fail(err, TB_ERR_CONFIG, "ca_file", "%s: cannot use ca_file %s: %s", call->m->name,
+			       pm->ca_file != NULL ? pm->ca_file : "(system)", output);
+	default:
+		return tb_fail(err, TB_ERR_REMOTE, "power", "%s: %s %s failed: %s", call->m->name, method, url, output);
+	}
+	if (r->status == 401 || r->status == 403)
+		return tb_fail(err, TB_ERR_UNAUTHORIZED, "power", "the BMC at %s refused %s (HTTP %ld): check "
+			       "the BMC credentials of %s (%s)%s", rf->base, r->status == 401 ? "the login" : "the request",
+			       r->status, call->m->name, rf->creds,
+			       r->status == 403 ? " and that the user may control power" : "");
+	/* 503: the BMC is busy (iDRAC and others while a job runs): transient,
+	 * so that power.c retries */
+	if (r->status == 503)
+		return tb_fail(err, TB_ERR_UNREACHABLE, "power", "%s: the BMC at %s is busy (%s); try again later",
+			       call->m->name, rf->base, output);
+	return 0;
+}
+
+/* One request to the BMC: recorded as a step (the method, URL and body as
+ * sent, shown_body in place of a body that holds a secret), its reply in r
+ * (kept on success and on 401/403, freed otherwise). */
+static int request(struct rf *rf, const char *purpose, const char *method, const char *url, const char *body,
+		   const char *shown_body, const char *if_match, struct reply *r, struct tb_error *err)
+{
+	const struct tb_power_call *call = rf->call;
+	struct curl_slist *hdrs = NULL;
+	char line[RF_URL_MAX + 600], what[300], output[RF_STEP_MAX + 1], msg[300], ebuf[CURL_ERROR_SIZE] = "";
+	int64_t left = rf->deadline - tb_monotonic_ms();
+	CURLcode cc;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (left <= 0)
+		return tb_fail(err, TB_ERR_TIMEOUT, "power", "%s: the BMC at %s did not finish within %ld ms",
+			       call->m->name, rf->base, call->timeout_ms > 0 ? call->timeout_ms : RF_TIMEOUT_MS);
+	set_request(rf, method, url, body, if_match, left, r, ebuf, &hdrs);
 	cc = curl_easy_perform(rf->h);
 	curl_easy_setopt(rf->h, CURLOPT_PASSWORD, "");
 	curl_easy_setopt(rf->h, CURLOPT_ERRORBUFFER, NULL); /* ebuf is about to go */
 	for (struct curl_slist *l = hdrs; l != NULL; l = l->next)
 		if (strncmp(l->data, "X-Auth-Token:", 13) == 0)
-			tb_power_wipe(l->data, strlen(l->data));
+			tb_wipe(l->data, strlen(l->data));
 	curl_slist_free_all(hdrs);
 	if (cc == CURLE_OK)
 		curl_easy_getinfo(rf->h, CURLINFO_RESPONSE_CODE, &r->status);
@@ -273,53 +339,7 @@ static int request(struct rf *rf, const char *purpose, const char *method, const
 	if (call->step != NULL)
 		call->step(call->step_cls, what, line, -1, output);
 	tb_debug("power", "%s: %s: %s", call->m->name, line, output);
-
-	switch (cc) {
-	case CURLE_OK:
-		break;
-	case CURLE_OPERATION_TIMEDOUT:
-		rc = tb_fail(err, TB_ERR_TIMEOUT, "power", "%s: the BMC at %s did not answer %s %s within %ld ms; "
-			     "check that it is powered and reachable from testbedd", call->m->name, rf->base, method,
-			     url, call->timeout_ms > 0 ? call->timeout_ms : RF_TIMEOUT_MS);
-		break;
-	case CURLE_ABORTED_BY_CALLBACK:
-		rc = tb_fail(err, TB_ERR_CANCELED, NULL, "%s: Redfish %s stopped on request", call->m->name, purpose);
-		break;
-	case CURLE_COULDNT_CONNECT:
-	case CURLE_COULDNT_RESOLVE_HOST:
-	case CURLE_SEND_ERROR:
-	case CURLE_RECV_ERROR:
-	case CURLE_GOT_NOTHING:
-		rc = tb_fail(err, TB_ERR_UNREACHABLE, "power", "%s: the BMC at %s does not answer (%s); check "
-			     "that it is powered and reachable from testbedd", call->m->name, rf->base, output);
-		break;
-	case CURLE_PEER_FAILED_VERIFICATION:
-#if LIBCURL_VERSION_NUM < 0x073e00
-	case CURLE_SSL_CACERT:
-#endif
-		rc = tb_fail(err, TB_ERR_CONFIG, "ca_file",
-			     "%s: the BMC at %s has a TLS certificate testbedd does not trust (%s); give its CA "
-			     "as ca_file%s", call->m->name, rf->base, output,
-			     pm->ca_file != NULL ? " (the one given did not verify it)" : ", or insecure: true");
-		break;
-	case CURLE_SSL_CACERT_BADFILE:
-		rc = tb_fail(err, TB_ERR_CONFIG, "ca_file", "%s: cannot use ca_file %s: %s", call->m->name,
-			     pm->ca_file != NULL ? pm->ca_file : "(system)", output);
-		break;
-	default:
-		rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: %s %s failed: %s", call->m->name, method, url, output);
-		break;
-	}
-	if (rc == 0 && (r->status == 401 || r->status == 403))
-		rc = tb_fail(err, TB_ERR_UNAUTHORIZED, "power", "the BMC at %s refused %s (HTTP %ld): check "
-			     "the BMC credentials of %s (%s)%s", rf->base, r->status == 401 ? "the login" : "the request",
-			     r->status, call->m->name, rf->creds,
-			     r->status == 403 ? " and that the user may control power" : "");
-	/* 503: the BMC is busy (iDRAC and others while a job runs): transient,
-	 * so that power.c retries */
-	if (rc == 0 && r->status == 503)
-		rc = tb_fail(err, TB_ERR_UNREACHABLE, "power", "%s: the BMC at %s is busy (%s); "
-			     "try again later", call->m->name, rf->base, output);
+	rc = request_outcome(rf, purpose, method, url, cc, r, output, err);
 	if (rc != 0 && rc != TB_ERR_UNAUTHORIZED)
 		reply_free(r);
 	return rc;
@@ -414,10 +434,10 @@ static int open_session(struct rf *rf, struct tb_error *err)
 		session_url(rf, &r);
 	}
 	if (body != NULL)
-		tb_power_wipe(body, strlen(body));
+		tb_wipe(body, strlen(body));
 	free(body);
 	free(sbody);
-	tb_power_wipe(r.token, sizeof(r.token));
+	tb_wipe(r.token, sizeof(r.token));
 	reply_free(&r);
 	return rc;
 }
@@ -437,7 +457,7 @@ static void close_session(struct rf *rf)
 			tb_warn("power", "%s: could not delete the Redfish session: %s", rf->call->m->name, e.message);
 		reply_free(&r);
 	}
-	tb_power_wipe(rf->token, sizeof(rf->token));
+	tb_wipe(rf->token, sizeof(rf->token));
 }
 
 /* rf->system: the configured system or the first member of Systems. */
@@ -700,8 +720,8 @@ static void rf_close(struct rf *rf)
 		close_session(rf);
 		curl_easy_cleanup(rf->h);
 	}
-	tb_power_wipe(rf->password, sizeof(rf->password));
-	tb_power_wipe(rf->token, sizeof(rf->token));
+	tb_wipe(rf->password, sizeof(rf->password));
+	tb_wipe(rf->token, sizeof(rf->token));
 }
 
 static int redfish_run(const struct tb_power_call *call, enum tb_power_op op, int *is_on, struct tb_error *err)

@@ -8,14 +8,6 @@
 
 #include "power.h"
 
-void tb_power_wipe(void *p, size_t n)
-{
-	volatile unsigned char *v = p;
-
-	while (n-- > 0)
-		*v++ = 0;
-}
-
 void tb_power_cred_hint(const struct tb_power_method *pm, char *buf, size_t sz)
 {
 	if (pm->password_file != NULL)

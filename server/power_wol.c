@@ -25,7 +25,7 @@
  * one.  power.c therefore uses such a relay way only when no broadcast or
  * raw way of the machine went out.  Every copy of the password (the file's
  * text, the bytes, the packet, etherwake's argument) is wiped with
- * tb_power_wipe once sent.
+ * tb_wipe once sent.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,6 +41,7 @@
 
 #include "hosts.h"
 #include "power.h"
+#include "wipe.h"
 #include "proc.h"
 #include "rawframe.h"
 #include "ssh.h"
@@ -140,7 +141,7 @@ static int read_secureon(const struct tb_power_call *call, unsigned char pw[6], 
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
 	*len = parse_secureon(buf, pw);
-	tb_power_wipe(buf, sizeof(buf));
+	tb_wipe(buf, sizeof(buf));
 	if (*len < 0) {
 		*len = 0;
 		return tb_fail(err, TB_ERR_CONFIG, "secureon_file",
@@ -415,7 +416,7 @@ static int send_relay(const struct tb_power_call *call, const char *macs, const 
 	rc = tb_ssh_run_capture(call->pool, &t, argv, call->timeout_ms > 0 ? call->timeout_ms
 									   : RELAY_TIMEOUT_MS,
 				4096, &cap, err);
-	tb_power_wipe(pwtext, sizeof(pwtext));
+	tb_wipe(pwtext, sizeof(pwtext));
 	snprintf(out, sizeof(out), "%s%s%s", cap.out != NULL ? cap.out : "",
 		 cap.out != NULL && cap.out[0] != '\0' && cap.err != NULL && cap.err[0] != '\0' ? "; " : "",
 		 cap.err != NULL ? cap.err : "");
@@ -472,8 +473,8 @@ static int wol_run(const struct tb_power_call *call, enum tb_power_op op, int *i
 		rc = tb_fail(err, TB_ERR_CONFIG, "via", "%s: unknown Wake-on-LAN way", call->m->name);
 	}
 	/* volatile wipes: a memset of a buffer about to die is removed by the compiler */
-	tb_power_wipe(pw, sizeof(pw));
-	tb_power_wipe(pkt, sizeof(pkt));
+	tb_wipe(pw, sizeof(pw));
+	tb_wipe(pkt, sizeof(pkt));
 	return rc;
 }
 
