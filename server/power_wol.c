@@ -312,53 +312,55 @@ static int send_raw(const struct tb_power_call *call, const char *macs, const un
 	return 0;
 }
 
-static int send_relay(const struct tb_power_call *call, const char *macs, const unsigned char *pw,
-		      int pwlen, struct tb_error *err)
+/* The relay machine and the ssh target of its persona that the prober
+ * last saw answer (a multi-boot relay; else its first), with the pin in
+ * force (a key an admin accepted over the inventory's). */
+static int relay_target(const struct tb_power_call *call, const struct tb_machine **relay, struct tb_ssh_target *t,
+			char *pin, size_t pinlen, struct tb_error *err)
 {
 	const struct tb_power_method *pm = call->pm;
-	const char *mname = call->m->name;
-	const struct tb_machine *relay;
 	const struct tb_persona *p;
-	struct tb_ssh_target t;
-	struct tb_ssh_capture cap;
-	const char *argv[12], *shown[12];
-	char port[8], pwtext[20], sshdest[300], what[400], out[300], pin[80];
-	char *line = NULL;
-	int n = 0, rc;
-	size_t k = 0;
 
-	if (call->inv == NULL || pm->relay == NULL ||
-	    (relay = tb_inventory_find(call->inv, pm->relay)) == NULL)
+	if (call->inv == NULL || pm->relay == NULL || (*relay = tb_inventory_find(call->inv, pm->relay)) == NULL)
 		return tb_fail(err, TB_ERR_CONFIG, "relay", "%s: the Wake-on-LAN relay %s is not a "
-			       "machine of the inventory", mname, pm->relay != NULL ? pm->relay : "(none)");
-	/* the persona the prober last saw answer (a multi-boot relay), else its first */
-	p = call->relay_os != NULL ? tb_machine_persona(relay, call->relay_os) : NULL;
+			       "machine of the inventory", call->m->name, pm->relay != NULL ? pm->relay : "(none)");
+	p = call->relay_os != NULL ? tb_machine_persona(*relay, call->relay_os) : NULL;
 	if (p == NULL)
-		p = relay->nos > 0 ? &relay->os[0] : NULL;
+		p = (*relay)->nos > 0 ? &(*relay)->os[0] : NULL;
 	if (p == NULL)
 		return tb_fail(err, TB_ERR_CONFIG, "relay", "%s: the Wake-on-LAN relay %s has no OS "
-			       "to log in to", mname, relay->name);
-	/* the pin in force: a key an admin accepted over the inventory's */
+			       "to log in to", call->m->name, (*relay)->name);
 	if (call->hosts != NULL) {
-		tb_hosts_target(call->hosts, relay, p, &t, pin, sizeof(pin));
-	} else {
-		memset(&t, 0, sizeof(t));
-		t.machine = relay->name;
-		t.os = p->os;
-		t.address = p->address;
-		t.port = p->port;
-		t.user = p->user;
-		t.key_file = p->key_file;
-		t.pinned_fp = p->host_key;
-		t.connect_timeout_s = p->connect_timeout_s;
+		tb_hosts_target(call->hosts, *relay, p, t, pin, pinlen);
+		return 0;
 	}
+	memset(t, 0, sizeof(*t));
+	t->machine = (*relay)->name;
+	t->os = p->os;
+	t->address = p->address;
+	t->port = p->port;
+	t->user = p->user;
+	t->key_file = p->key_file;
+	t->pinned_fp = p->host_key;
+	t->connect_timeout_s = p->connect_timeout_s;
+	return 0;
+}
 
-	/* argv from validated parts only (the inventory checked them; again
-	 * here, since they reach a remote shell's command line) */
+/* The relay's command line, from validated parts only (the inventory
+ * checked them; again here, since they reach a remote shell's command
+ * line): etherwake (with -p PASSWORD into pwtext, 20 bytes) or wakeonlan.
+ * The number of words, or -1 with err. */
+static int relay_argv(const struct tb_power_call *call, const struct tb_machine *relay, const char *macs,
+		      const unsigned char *pw, int pwlen, const char *argv[12], char *pwtext, char *port,
+		      struct tb_error *err)
+{
+	const struct tb_power_method *pm = call->pm;
+	int n = 0;
+
 	if (pm->command == NULL || strcmp(pm->command, "etherwake") == 0) {
 		if (pm->interface == NULL || !tb_valid_ifname(pm->interface) || pm->interface[0] == '-')
 			return tb_fail(err, TB_ERR_CONFIG, "interface", "%s: etherwake on the relay %s "
-				       "needs the relay's interface (e.g. br-lan)", mname, relay->name);
+				       "needs the relay's interface (e.g. br-lan)", call->m->name, relay->name), -1;
 		argv[n++] = "etherwake";
 		argv[n++] = "-i";
 		argv[n++] = pm->interface;
@@ -366,64 +368,87 @@ static int send_relay(const struct tb_power_call *call, const char *macs, const 
 			size_t o = 0;
 
 			for (int i = 0; i < pwlen; i++)
-				o += (size_t)snprintf(pwtext + o, sizeof(pwtext) - o, i ? ":%02x" : "%02x",
-						      pw[i]);
+				o += (size_t)snprintf(pwtext + o, 20 - o, i ? ":%02x" : "%02x", pw[i]);
 			if (pwlen == 4)
-				snprintf(pwtext, sizeof(pwtext), "%u.%u.%u.%u", pw[0], pw[1], pw[2], pw[3]);
+				snprintf(pwtext, 20, "%u.%u.%u.%u", pw[0], pw[1], pw[2], pw[3]);
 			argv[n++] = "-p";
 			argv[n++] = pwtext;
 		}
 	} else if (strcmp(pm->command, "wakeonlan") == 0) {
 		if (pwlen > 0)
 			return tb_fail(err, TB_ERR_CONFIG, "secureon_file", "%s: wakeonlan cannot send a "
-				       "SecureOn password; use command: etherwake on the relay", mname);
+				       "SecureOn password; use command: etherwake on the relay", call->m->name), -1;
 		argv[n++] = "wakeonlan";
 		if (pm->target != NULL) {
 			if (!tb_valid_address(pm->target) || pm->target[0] == '-')
 				return tb_fail(err, TB_ERR_CONFIG, "target", "%s: bad Wake-on-LAN target",
-					       mname);
+					       call->m->name), -1;
 			argv[n++] = "-i";
 			argv[n++] = pm->target;
 		}
 		if (pm->port != 0 && pm->port != 9) {
-			snprintf(port, sizeof(port), "%u", pm->port);
+			snprintf(port, 8, "%u", pm->port);
 			argv[n++] = "-p";
 			argv[n++] = port;
 		}
 	} else {
 		return tb_fail(err, TB_ERR_CONFIG, "command", "%s: the Wake-on-LAN relay command must be "
-			       "etherwake or wakeonlan", mname);
+			       "etherwake or wakeonlan", call->m->name), -1;
 	}
 	argv[n++] = macs;
 	argv[n] = NULL;
+	return n;
+}
 
-	/* What the step shows: "ssh root@ADDR etherwake -i mgmt0 MAC", the
-	 * SecureOn password as *** */
-	snprintf(sshdest, sizeof(sshdest), "%s@%s", t.user != NULL ? t.user : "root", t.address);
+/* What the step shows: "ssh root@ADDR etherwake -i mgmt0 MAC", the
+ * SecureOn password as ***.  malloc'd, NULL when out of memory. */
+static char *relay_shown(const struct tb_ssh_target *t, const char *const argv[], const char *pwtext)
+{
+	const char *shown[16];
+	char sshdest[300], port[8];
+	size_t k = 0;
+
+	snprintf(sshdest, sizeof(sshdest), "%s@%s", t->user != NULL ? t->user : "root", t->address);
 	shown[k++] = "ssh";
-	if (t.port != 0 && t.port != 22) {
-		snprintf(port, sizeof(port), "%u", t.port);
+	if (t->port != 0 && t->port != 22) {
+		snprintf(port, sizeof(port), "%u", t->port);
 		shown[k++] = "-p";
 		shown[k++] = port;
 	}
 	shown[k++] = sshdest;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; argv[i] != NULL; i++)
 		shown[k++] = argv[i] == pwtext ? "***" : argv[i];
 	shown[k] = NULL;
-	line = tb_proc_display(shown);
+	return tb_proc_display(shown);
+}
 
+/* Wake macs through the relay over ssh, recorded as a step. */
+static int send_relay(const struct tb_power_call *call, const char *macs, const unsigned char *pw,
+		      int pwlen, struct tb_error *err)
+{
+	const struct tb_machine *relay;
+	struct tb_ssh_target t;
+	struct tb_ssh_capture cap;
+	const char *argv[12];
+	char port[8], pwtext[20] = "", what[400], out[300], pin[80];
+	char *line;
+	int rc;
+
+	if ((rc = relay_target(call, &relay, &t, pin, sizeof(pin), err)) != 0)
+		return rc;
+	if (relay_argv(call, relay, macs, pw, pwlen, argv, pwtext, port, err) < 0)
+		return err != NULL ? err->code : TB_ERR_CONFIG;
+	line = relay_shown(&t, argv, pwtext);
 	memset(&cap, 0, sizeof(cap));
-	rc = tb_ssh_run_capture(call->pool, &t, argv, call->timeout_ms > 0 ? call->timeout_ms
-									   : RELAY_TIMEOUT_MS,
-				4096, &cap, err);
+	rc = tb_ssh_run_capture(call->pool, &t, argv, call->timeout_ms > 0 ? call->timeout_ms : RELAY_TIMEOUT_MS, 4096,
+				&cap, err);
 	tb_wipe(pwtext, sizeof(pwtext));
 	snprintf(out, sizeof(out), "%s%s%s", cap.out != NULL ? cap.out : "",
 		 cap.out != NULL && cap.out[0] != '\0' && cap.err != NULL && cap.err[0] != '\0' ? "; " : "",
 		 cap.err != NULL ? cap.err : "");
 	for (size_t i = strlen(out); i > 0 && (out[i - 1] == '\n' || out[i - 1] == ' '); i--)
 		out[i - 1] = '\0';
-	snprintf(what, sizeof(what), "Wake-on-LAN for %s through the relay %s (%s)%s", macs, relay->name,
-		 argv[0],
+	snprintf(what, sizeof(what), "Wake-on-LAN for %s through the relay %s (%s)%s", macs, relay->name, argv[0],
 		 pwlen > 0 ? "; the SecureOn password is on etherwake's command line on the relay while it runs "
 			     "(visible in its process list: etherwake has no other way)"
 			   : "");
@@ -431,9 +456,8 @@ static int send_relay(const struct tb_power_call *call, const char *macs, const 
 		snprintf(out, sizeof(out), "%s", err->message); /* ssh's reason: no secret in it */
 	step(call, what, line, cap.res.exit_status, out[0] != '\0' ? out : NULL);
 	if (rc == 0 && cap.res.exit_status != 0)
-		rc = tb_fail(err, TB_ERR_REMOTE, "relay", "%s: %s on the relay %s failed (exit %d): %s",
-			     mname, argv[0], relay->name, cap.res.exit_status,
-			     out[0] != '\0' ? out : "no output");
+		rc = tb_fail(err, TB_ERR_REMOTE, "relay", "%s: %s on the relay %s failed (exit %d): %s", call->m->name,
+			     argv[0], relay->name, cap.res.exit_status, out[0] != '\0' ? out : "no output");
 	free(line);
 	tb_ssh_capture_free(&cap);
 	return rc;
