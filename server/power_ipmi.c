@@ -144,6 +144,66 @@ static int read_password(const struct tb_power_call *call, char *buf, size_t sz,
 	return rc;
 }
 
+/* What ipmitool's run (rc from tb_proc_run, its result r) means: 0 (and
+ * *is_on for status), or the error a person can act on. */
+static int ipmi_outcome(const struct tb_power_call *call, enum tb_power_op op, const char *opword, int rc,
+			const struct tb_proc_result *r, const struct tb_error *perr, const char *bmc, const char *creds,
+			const char *output, int *is_on, struct tb_error *err)
+{
+	const struct tb_power_method *pm = call->pm;
+	const char *mname = call->m->name;
+
+	if (rc == TB_ERR_NOT_FOUND)
+		rc = tb_fail(err, TB_ERR_CONFIG, "power",
+			     "%s: ipmitool is not installed on the testbedd machine (Debian: apt install "
+			     "ipmitool; FreeBSD: pkg install ipmitool)", mname);
+	else if (rc == TB_ERR_TIMEOUT)
+		rc = tb_fail(err, TB_ERR_TIMEOUT, "power",
+			     "%s: %s did not answer chassis power %s within %ld ms; check that the BMC "
+			     "is powered and reachable from testbedd", mname, bmc, opword,
+			     call->timeout_ms > 0 ? call->timeout_ms : IPMI_TIMEOUT_MS);
+	else if (rc == TB_ERR_CANCELED)
+		rc = tb_fail(err, TB_ERR_CANCELED, NULL, "%s: IPMI chassis power %s stopped on request",
+			     mname, opword);
+	else if (rc != 0) {
+		if (err != NULL)
+			*err = *perr;
+	} else if (r->exit_status == 0) {
+		if (op == TB_POWER_STATUS) {
+			if (strstr(r->out, "Chassis Power is on") != NULL) {
+				if (is_on != NULL)
+					*is_on = 1;
+			} else if (strstr(r->out, "Chassis Power is off") != NULL) {
+				if (is_on != NULL)
+					*is_on = 0;
+			} else {
+				rc = tb_fail(err, TB_ERR_REMOTE, "power",
+					     "%s: %s answered chassis power status with \"%s\", not "
+					     "\"Chassis Power is on|off\"", mname, bmc, output);
+			}
+		}
+	} else if (contains_any(r->err, auth_refused)) {
+		rc = tb_fail(err, TB_ERR_UNAUTHORIZED, "power",
+			     "%s refused the login: check the BMC credentials of %s (%s)", bmc, mname,
+			     creds);
+	} else if (contains_any(r->err, suite_refused)) {
+		rc = tb_fail(err, TB_ERR_CONFIG, "cipher_suite",
+			     "%s does not support IPMI cipher suite %d: set cipher_suite of %s to one it "
+			     "offers (3 on most BMCs; `ipmitool lan print` lists them)", bmc,
+			     pm->cipher_suite, mname);
+	} else if (strstr(r->err, "Unable to establish") != NULL ||
+		   strstr(r->err, "Get Auth Capabilities error") != NULL ||
+		   strstr(r->err, "No response") != NULL || strstr(r->err, "Address lookup") != NULL) {
+		rc = tb_fail(err, TB_ERR_UNREACHABLE, "power",
+			     "%s: %s does not answer (ipmitool: %s); check that it is powered and "
+			     "reachable from testbedd", mname, bmc, output);
+	} else {
+		rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: %s failed chassis power %s (exit %d): %s",
+			     mname, bmc, opword, r->exit_status, output);
+	}
+	return rc;
+}
+
 static int ipmi_run(const struct tb_power_call *call, enum tb_power_op op, int *is_on, struct tb_error *err)
 {
 	const struct tb_power_method *pm = call->pm;
@@ -201,54 +261,7 @@ static int ipmi_run(const struct tb_power_call *call, enum tb_power_op op, int *
 	tb_debug("power", "%s: %s: exit %d: %s", mname, cmd != NULL ? cmd : "ipmitool", r.exit_status,
 		 output);
 
-	if (rc == TB_ERR_NOT_FOUND)
-		rc = tb_fail(err, TB_ERR_CONFIG, "power",
-			     "%s: ipmitool is not installed on the testbedd machine (Debian: apt install "
-			     "ipmitool; FreeBSD: pkg install ipmitool)", mname);
-	else if (rc == TB_ERR_TIMEOUT)
-		rc = tb_fail(err, TB_ERR_TIMEOUT, "power",
-			     "%s: %s did not answer chassis power %s within %ld ms; check that the BMC "
-			     "is powered and reachable from testbedd", mname, bmc, opword,
-			     call->timeout_ms > 0 ? call->timeout_ms : IPMI_TIMEOUT_MS);
-	else if (rc == TB_ERR_CANCELED)
-		rc = tb_fail(err, TB_ERR_CANCELED, NULL, "%s: IPMI chassis power %s stopped on request",
-			     mname, opword);
-	else if (rc != 0) {
-		if (err != NULL)
-			*err = perr;
-	} else if (r.exit_status == 0) {
-		if (op == TB_POWER_STATUS) {
-			if (strstr(r.out, "Chassis Power is on") != NULL) {
-				if (is_on != NULL)
-					*is_on = 1;
-			} else if (strstr(r.out, "Chassis Power is off") != NULL) {
-				if (is_on != NULL)
-					*is_on = 0;
-			} else {
-				rc = tb_fail(err, TB_ERR_REMOTE, "power",
-					     "%s: %s answered chassis power status with \"%s\", not "
-					     "\"Chassis Power is on|off\"", mname, bmc, output);
-			}
-		}
-	} else if (contains_any(r.err, auth_refused)) {
-		rc = tb_fail(err, TB_ERR_UNAUTHORIZED, "power",
-			     "%s refused the login: check the BMC credentials of %s (%s)", bmc, mname,
-			     creds);
-	} else if (contains_any(r.err, suite_refused)) {
-		rc = tb_fail(err, TB_ERR_CONFIG, "cipher_suite",
-			     "%s does not support IPMI cipher suite %d: set cipher_suite of %s to one it "
-			     "offers (3 on most BMCs; `ipmitool lan print` lists them)", bmc,
-			     pm->cipher_suite, mname);
-	} else if (strstr(r.err, "Unable to establish") != NULL ||
-		   strstr(r.err, "Get Auth Capabilities error") != NULL ||
-		   strstr(r.err, "No response") != NULL || strstr(r.err, "Address lookup") != NULL) {
-		rc = tb_fail(err, TB_ERR_UNREACHABLE, "power",
-			     "%s: %s does not answer (ipmitool: %s); check that it is powered and "
-			     "reachable from testbedd", mname, bmc, output);
-	} else {
-		rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: %s failed chassis power %s (exit %d): %s",
-			     mname, bmc, opword, r.exit_status, output);
-	}
+	rc = ipmi_outcome(call, op, opword, rc, &r, &perr, bmc, creds, output, is_on, err);
 	tb_wipe(password, sizeof(password));
 	free(cmd);
 	tb_proc_result_free(&r);
