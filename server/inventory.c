@@ -392,6 +392,102 @@ static int parse_link(struct inv_ctx *c, const char *name, const struct tb_ynode
 	return 0;
 }
 
+/* machines.NAME.os: one persona at least. */
+static int parse_personas(struct inv_ctx *c, const struct tb_ynode *map, const char *path, struct tb_machine *m,
+			  const struct tb_ynode **os_out)
+{
+	const struct tb_ynode *os = tb_ynode_get(map, "os");
+	char sub[512];
+	int rc;
+
+	snprintf(sub, sizeof(sub), "%s.os", path);
+	*os_out = os;
+	if (os == NULL)
+		return inv_bad(c, map, sub, "missing; every machine needs at least one OS persona to reach it by ssh");
+	if ((rc = inv_want_kind(c, os, sub, TB_Y_MAP)) != 0)
+		return rc;
+	if (os->n == 0)
+		return inv_bad(c, os, sub, "empty; every machine needs at least one OS persona");
+	m->os = calloc(os->n, sizeof(*m->os));
+	if (m->os == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	for (size_t i = 0; i < os->n; i++) {
+		char psub[512];
+
+		snprintf(psub, sizeof(psub), "%s.%.60s", sub, os->keys[i]);
+		if (!tb_valid_name(os->keys[i]))
+			return inv_bad(c, os->key_nodes[i], psub, "an OS name is 1..32 of a-z 0-9 - _");
+		if ((rc = parse_persona(c, os->keys[i], os->items[i], psub, &m->os[m->nos++])) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* machines.NAME.power (n): the methods, in order. */
+static int parse_powers(struct inv_ctx *c, const struct tb_ynode *n, const char *sub, const struct tb_ynode *machines,
+			struct tb_machine *m)
+{
+	int rc;
+
+	if ((rc = inv_want_kind(c, n, sub, TB_Y_SEQ)) != 0)
+		return rc;
+	m->power = calloc(n->n + 1, sizeof(*m->power));
+	if (m->power == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	for (size_t i = 0; i < n->n; i++) {
+		char psub[512];
+
+		snprintf(psub, sizeof(psub), "%s[%zu]", sub, i);
+		m->npower++;
+		if ((rc = inv_parse_power(c, n->items[i], psub, machines, &m->power[i])) != 0)
+			return rc;
+		if (m->power[i].driver == TB_POWER_WOL && m->mac == NULL)
+			return inv_bad(c, n->items[i], psub, "Wake-on-LAN needs the machine's mac");
+	}
+	return 0;
+}
+
+/* machines.NAME.wake_schedule (n): a cron pattern, with a power method. */
+static int parse_wake(struct inv_ctx *c, const struct tb_ynode *n, const char *sub, struct tb_machine *m)
+{
+	char why[200];
+	int rc;
+
+	if ((rc = inv_want_kind(c, n, sub, TB_Y_SCALAR)) != 0)
+		return rc;
+	if (tb_cron_parse(n->scalar, &m->wake, why, sizeof(why)) != 0)
+		return inv_bad(c, n, sub, "%s", why);
+	if (m->npower == 0)
+		return inv_bad(c, n, sub, "a wake schedule needs a power: method that can switch the machine on");
+	if ((m->wake_schedule = strdup(n->scalar)) == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	return 0;
+}
+
+/* machines.NAME.links (n): the data-plane links by name. */
+static int parse_links(struct inv_ctx *c, const struct tb_ynode *n, const char *sub, const struct tb_ynode *os,
+		       struct tb_machine *m)
+{
+	int rc;
+
+	if ((rc = inv_want_kind(c, n, sub, TB_Y_MAP)) != 0)
+		return rc;
+	m->links = calloc(n->n + 1, sizeof(*m->links));
+	if (m->links == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	for (size_t i = 0; i < n->n; i++) {
+		char lsub[512];
+
+		snprintf(lsub, sizeof(lsub), "%s.%.60s", sub, n->keys[i]);
+		if (!tb_valid_name(n->keys[i]))
+			return inv_bad(c, n->key_nodes[i], lsub, "a link name is 1..32 of a-z 0-9 - _");
+		m->nlinks++;
+		if ((rc = parse_link(c, n->keys[i], n->items[i], lsub, os, &m->links[i])) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int parse_machine(struct inv_ctx *c, const char *name, const struct tb_ynode *map,
 			 const struct tb_ynode *machines, struct tb_machine *m)
 {
@@ -418,59 +514,17 @@ static int parse_machine(struct inv_ctx *c, const char *name, const struct tb_yn
 	    (rc = inv_get_int(c, map, path, "shutdown_timeout_s", 5, 3600, &m->shutdown_timeout_s)) != 0)
 		return rc;
 	m->role = (enum tb_role)role;
-
-	snprintf(sub, sizeof(sub), "%s.os", path);
-	os = tb_ynode_get(map, "os");
-	if (os == NULL)
-		return inv_bad(c, map, sub, "missing; every machine needs at least one OS persona to reach it by ssh");
-	if ((rc = inv_want_kind(c, os, sub, TB_Y_MAP)) != 0)
+	if ((rc = parse_personas(c, map, path, m, &os)) != 0)
 		return rc;
-	if (os->n == 0)
-		return inv_bad(c, os, sub, "empty; every machine needs at least one OS persona");
-	m->os = calloc(os->n, sizeof(*m->os));
-	if (m->os == NULL)
-		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
-	for (size_t i = 0; i < os->n; i++) {
-		char psub[512];
-
-		snprintf(psub, sizeof(psub), "%s.%.60s", sub, os->keys[i]);
-		if (!tb_valid_name(os->keys[i]))
-			return inv_bad(c, os->key_nodes[i], psub, "an OS name is 1..32 of a-z 0-9 - _");
-		rc = parse_persona(c, os->keys[i], os->items[i], psub, &m->os[m->nos++]);
-		if (rc != 0)
-			return rc;
-	}
-
 	if ((n = tb_ynode_get(map, "power")) != NULL) {
 		snprintf(sub, sizeof(sub), "%s.power", path);
-		if ((rc = inv_want_kind(c, n, sub, TB_Y_SEQ)) != 0)
+		if ((rc = parse_powers(c, n, sub, machines, m)) != 0)
 			return rc;
-		m->power = calloc(n->n + 1, sizeof(*m->power));
-		if (m->power == NULL)
-			return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
-		for (size_t i = 0; i < n->n; i++) {
-			char psub[512];
-
-			snprintf(psub, sizeof(psub), "%s[%zu]", sub, i);
-			m->npower++;
-			if ((rc = inv_parse_power(c, n->items[i], psub, machines, &m->power[i])) != 0)
-				return rc;
-			if (m->power[i].driver == TB_POWER_WOL && m->mac == NULL)
-				return inv_bad(c, n->items[i], psub, "Wake-on-LAN needs the machine's mac");
-		}
 	}
 	if ((n = tb_ynode_get(map, "wake_schedule")) != NULL) {
-		char why[200];
-
 		snprintf(sub, sizeof(sub), "%s.wake_schedule", path);
-		if ((rc = inv_want_kind(c, n, sub, TB_Y_SCALAR)) != 0)
+		if ((rc = parse_wake(c, n, sub, m)) != 0)
 			return rc;
-		if (tb_cron_parse(n->scalar, &m->wake, why, sizeof(why)) != 0)
-			return inv_bad(c, n, sub, "%s", why);
-		if (m->npower == 0)
-			return inv_bad(c, n, sub, "a wake schedule needs a power: method that can switch the machine on");
-		if ((m->wake_schedule = strdup(n->scalar)) == NULL)
-			return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
 	}
 	if ((n = tb_ynode_get(map, "console")) != NULL) {
 		snprintf(sub, sizeof(sub), "%s.console", path);
@@ -484,21 +538,8 @@ static int parse_machine(struct inv_ctx *c, const char *name, const struct tb_yn
 	}
 	if ((n = tb_ynode_get(map, "links")) != NULL) {
 		snprintf(sub, sizeof(sub), "%s.links", path);
-		if ((rc = inv_want_kind(c, n, sub, TB_Y_MAP)) != 0)
+		if ((rc = parse_links(c, n, sub, os, m)) != 0)
 			return rc;
-		m->links = calloc(n->n + 1, sizeof(*m->links));
-		if (m->links == NULL)
-			return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
-		for (size_t i = 0; i < n->n; i++) {
-			char lsub[512];
-
-			snprintf(lsub, sizeof(lsub), "%s.%.60s", sub, n->keys[i]);
-			if (!tb_valid_name(n->keys[i]))
-				return inv_bad(c, n->key_nodes[i], lsub, "a link name is 1..32 of a-z 0-9 - _");
-			m->nlinks++;
-			if ((rc = parse_link(c, n->keys[i], n->items[i], lsub, os, &m->links[i])) != 0)
-				return rc;
-		}
 	}
 	return 0;
 }
