@@ -14,6 +14,7 @@
 #include "events.h"
 #include "inventory.h"
 #include "log.h"
+#include "machtab.h"
 #include "proc.h"
 #include "ssh.h"
 #include "timeutil.h"
@@ -21,7 +22,7 @@
 struct host_state {
 	char machine[TB_NAME_MAX];
 	char reach[8];             /* "up" | "down" | "unknown" */
-	char os[TB_NAME_MAX];               /* answering persona, "" none */
+	char os[TB_NAME_MAX];      /* answering persona, "" none */
 	int64_t since, checked_at;
 	char err_code[32];
 	char err_msg[TB_ERROR_MSG_MAX];
@@ -30,6 +31,7 @@ struct host_state {
 	char detail[TB_ERROR_MSG_MAX]; /* last log-only detail, to log each once */
 	char phase[16];                /* set by an action, "" when none */
 };
+TB_MACHTAB_SLOT(struct host_state, machine);
 
 struct pin {
 	char machine[TB_NAME_MAX];
@@ -48,28 +50,17 @@ struct tb_hosts {
 	pthread_cond_t wake;
 	pthread_t thread;
 	int running, stop, kick;
-	struct host_state *st;
-	size_t n;
+	struct tb_machtab st;          /* struct host_state */
 };
 
 /* The state slot of a machine (lock held); created when missing. */
 static struct host_state *slot(struct tb_hosts *h, const char *machine, int create)
 {
-	struct host_state *grown;
+	struct host_state *s = tb_machtab_get(&h->st, machine, 0);
 
-	for (size_t i = 0; i < h->n; i++)
-		if (strcmp(h->st[i].machine, machine) == 0)
-			return &h->st[i];
-	if (!create)
-		return NULL;
-	grown = realloc(h->st, (h->n + 1) * sizeof(*grown));
-	if (grown == NULL)
-		return NULL;
-	h->st = grown;
-	memset(&h->st[h->n], 0, sizeof(h->st[h->n]));
-	snprintf(h->st[h->n].machine, sizeof(h->st[h->n].machine), "%s", machine);
-	snprintf(h->st[h->n].reach, sizeof(h->st[h->n].reach), "unknown");
-	return &h->st[h->n++];
+	if (s == NULL && create && (s = tb_machtab_get(&h->st, machine, 1)) != NULL)
+		snprintf(s->reach, sizeof(s->reach), "unknown");
+	return s;
 }
 
 static void load_row(void *cls, const struct tb_host_state_row *r)
@@ -408,6 +399,7 @@ int tb_hosts_start(struct tb_services *sv, tb_hosts_after_probe_fn after_probe, 
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	h->sv = sv;
 	h->after_probe = after_probe;
+	tb_machtab_init(&h->st, sizeof(struct host_state));
 	pthread_mutex_init(&h->lock, NULL);
 	tb_cond_init(&h->wake);
 	h->pool = tb_ssh_pool_new(2, 60);
@@ -443,7 +435,7 @@ void tb_hosts_stop(struct tb_hosts *h)
 	tb_bootmenus_free(h->menus);
 	pthread_cond_destroy(&h->wake);
 	pthread_mutex_destroy(&h->lock);
-	free(h->st);
+	tb_machtab_free(&h->st);
 	free(h->pins);
 	free(h);
 }
@@ -547,8 +539,11 @@ int tb_hosts_probe_one(struct tb_hosts *h, const struct tb_machine *m, char *os,
 void tb_hosts_each_state(struct tb_hosts *h, tb_hosts_state_fn fn, void *cls)
 {
 	pthread_mutex_lock(&h->lock);
-	for (size_t i = 0; i < h->n; i++)
-		fn(cls, h->st[i].machine, h->st[i].reach, h->st[i].os[0] ? h->st[i].os : NULL);
+	for (size_t i = 0; i < h->st.n; i++) {
+		const struct host_state *st = tb_machtab_at(&h->st, i);
+
+		fn(cls, st->machine, st->reach, st->os[0] ? st->os : NULL);
+	}
 	pthread_mutex_unlock(&h->lock);
 }
 
