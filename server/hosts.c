@@ -17,6 +17,7 @@
 #include "machtab.h"
 #include "proc.h"
 #include "ssh.h"
+#include "ticker.h"
 #include "timeutil.h"
 
 struct host_state {
@@ -46,10 +47,8 @@ struct tb_hosts {
 	struct tb_ssh_pool *pool;
 	struct tb_bootmenus *menus;    /* the GRUB menus read after probes (boot.c) */
 	tb_hosts_after_probe_fn after_probe;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	pthread_t thread;
-	int running, stop, kick;
+	pthread_mutex_t lock;          /* guards st and pins */
+	struct tb_ticker prober;       /* a round of probes every probe_interval_s, or when kicked */
 	struct tb_machtab st;          /* struct host_state */
 };
 
@@ -368,25 +367,9 @@ void tb_hosts_probe_all(struct tb_hosts *h)
 	tb_inv_current_put(h->sv->invs, r.inv);
 }
 
-static void *prober(void *arg)
+static void probe_round(void *cls)
 {
-	struct tb_hosts *h = arg;
-
-	pthread_mutex_lock(&h->lock);
-	while (!h->stop) {
-		struct timespec until;
-
-		pthread_mutex_unlock(&h->lock);
-		tb_hosts_probe_all(h);
-		pthread_mutex_lock(&h->lock);
-		until = tb_cond_deadline((long)h->sv->cfg->probe_interval_s * 1000L);
-		while (!h->stop && !h->kick)
-			if (pthread_cond_timedwait(&h->wake, &h->lock, &until) != 0)
-				break;
-		h->kick = 0;
-	}
-	pthread_mutex_unlock(&h->lock);
-	return NULL;
+	tb_hosts_probe_all(cls);
 }
 
 int tb_hosts_start(struct tb_services *sv, tb_hosts_after_probe_fn after_probe, struct tb_hosts **out,
@@ -401,7 +384,6 @@ int tb_hosts_start(struct tb_services *sv, tb_hosts_after_probe_fn after_probe, 
 	h->after_probe = after_probe;
 	tb_machtab_init(&h->st, sizeof(struct host_state));
 	pthread_mutex_init(&h->lock, NULL);
-	tb_cond_init(&h->wake);
 	h->pool = tb_ssh_pool_new(2, 60);
 	h->menus = tb_bootmenus_new();
 	if (h->pool == NULL || h->menus == NULL) {
@@ -411,11 +393,10 @@ int tb_hosts_start(struct tb_services *sv, tb_hosts_after_probe_fn after_probe, 
 	tb_store_host_state_each(sv->store, load_row, h);
 	tb_store_hostkey_each(sv->store, load_pin, h);
 	if (sv->cfg->probe_interval_s > 0) {
-		if (pthread_create(&h->thread, NULL, prober, h) != 0) {
+		if (tb_ticker_start(&h->prober, (long)sv->cfg->probe_interval_s * 1000L, probe_round, h) != 0) {
 			tb_hosts_stop(h);
 			return tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the prober thread");
 		}
-		h->running = 1;
 	}
 	*out = h;
 	return 0;
@@ -425,15 +406,9 @@ void tb_hosts_stop(struct tb_hosts *h)
 {
 	if (h == NULL)
 		return;
-	pthread_mutex_lock(&h->lock);
-	h->stop = 1;
-	pthread_cond_broadcast(&h->wake);
-	pthread_mutex_unlock(&h->lock);
-	if (h->running)
-		pthread_join(h->thread, NULL);
+	tb_ticker_stop(&h->prober);
 	tb_ssh_pool_free(h->pool);
 	tb_bootmenus_free(h->menus);
-	pthread_cond_destroy(&h->wake);
 	pthread_mutex_destroy(&h->lock);
 	tb_machtab_free(&h->st);
 	free(h->pins);
@@ -442,10 +417,7 @@ void tb_hosts_stop(struct tb_hosts *h)
 
 void tb_hosts_probe_now(struct tb_hosts *h)
 {
-	pthread_mutex_lock(&h->lock);
-	h->kick = 1;
-	pthread_cond_broadcast(&h->wake);
-	pthread_mutex_unlock(&h->lock);
+	tb_ticker_kick(&h->prober);
 }
 
 void tb_hosts_inventory_changed(struct tb_hosts *h)

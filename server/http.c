@@ -358,8 +358,7 @@ void tb_http_stop(struct tb_http *h)
 {
 	if (h == NULL)
 		return;
-	if (h->hb_running)
-		edge_sse_stop(h);
+	edge_sse_stop(h);   /* a ticker never started is fine */
 	/* app.c closed the bus first: every stream was woken and ends. */
 	MHD_stop_daemon(h->d);
 	if (h->tls_key != NULL)

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "http.h"
+#include "ticker.h"
 #include "ratelimit.h"
 
 struct tb_http {
@@ -25,10 +26,7 @@ struct tb_http {
 	char static_root[PATH_MAX];
 	int have_static;
 	char *tls_cert, *tls_key;     /* PEM text, kept while the daemon runs */
-	pthread_t heartbeat;
-	pthread_mutex_t hb_lock;
-	pthread_cond_t hb_cond;
-	int hb_running, hb_stop;
+	struct tb_ticker heartbeat;   /* wakes the event streams every few seconds */
 	struct tb_ratelimit *limiter;   /* failed authentications per address */
 };
 

@@ -13,6 +13,7 @@
 
 #include "services.h"
 #include "metrics.h"
+#include "ticker.h"
 #include "timeutil.h"
 
 /* Milliseconds between heartbeat comments on an idle event stream. */
@@ -157,48 +158,21 @@ enum MHD_Result edge_start_stream(struct tb_http *h, struct conn_state *cs, stru
 	return ret;
 }
 
-/* Every few seconds wake the waiting streams, so that idle ones send their
- * heartbeat (and dead clients are found) on time. */
-static void *heartbeat(void *arg)
+/* Every few seconds (on a ticker) wake the waiting streams, so that idle
+ * ones send their heartbeat (and dead clients are found) on time. */
+static void wake_streams(void *cls)
 {
-	struct tb_http *h = arg;
+	struct tb_http *h = cls;
 
-	pthread_mutex_lock(&h->hb_lock);
-	while (!h->hb_stop) {
-		struct timespec until;
-
-		until = tb_cond_deadline(SSE_HEARTBEAT_MS / 3);
-		pthread_cond_timedwait(&h->hb_cond, &h->hb_lock, &until);
-		if (h->hb_stop)
-			break;
-		pthread_mutex_unlock(&h->hb_lock);
-		tb_events_wake_all(h->sv->events);
-		pthread_mutex_lock(&h->hb_lock);
-	}
-	pthread_mutex_unlock(&h->hb_lock);
-	return NULL;
+	tb_events_wake_all(h->sv->events);
 }
-
 
 int edge_sse_start(struct tb_http *h)
 {
-	pthread_mutex_init(&h->hb_lock, NULL);
-	tb_cond_init(&h->hb_cond);
-	if (pthread_create(&h->heartbeat, NULL, heartbeat, h) != 0)
-		return -1;
-	h->hb_running = 1;
-	return 0;
+	return tb_ticker_start(&h->heartbeat, SSE_HEARTBEAT_MS / 3, wake_streams, h);
 }
 
 void edge_sse_stop(struct tb_http *h)
 {
-	pthread_mutex_lock(&h->hb_lock);
-	h->hb_stop = 1;
-	pthread_cond_broadcast(&h->hb_cond);
-	pthread_mutex_unlock(&h->hb_lock);
-	if (h->hb_running)
-		pthread_join(h->heartbeat, NULL);
-	h->hb_running = 0;
-	pthread_mutex_destroy(&h->hb_lock);
-	pthread_cond_destroy(&h->hb_cond);
+	tb_ticker_stop(&h->heartbeat);
 }

@@ -17,9 +17,10 @@ static void *run(void *arg)
 		t->fn(t->cls);
 		pthread_mutex_lock(&t->lock);
 		until = tb_cond_deadline(t->period_ms);
-		while (!t->stop)
+		while (!t->stop && !t->kick)
 			if (pthread_cond_timedwait(&t->cond, &t->lock, &until) != 0)
 				break;
+		t->kick = 0;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return NULL;
@@ -31,6 +32,7 @@ int tb_ticker_start(struct tb_ticker *t, long period_ms, tb_tick_fn fn, void *cl
 	t->fn = fn;
 	t->cls = cls;
 	t->stop = 0;
+	t->kick = 0;
 	pthread_mutex_init(&t->lock, NULL);
 	tb_cond_init(&t->cond);
 	if (pthread_create(&t->thread, NULL, run, t) != 0) {
@@ -52,6 +54,16 @@ int tb_ticker_stopping(struct tb_ticker *t)
 	stop = t->stop;
 	pthread_mutex_unlock(&t->lock);
 	return stop;
+}
+
+void tb_ticker_kick(struct tb_ticker *t)
+{
+	if (!t->running)
+		return;
+	pthread_mutex_lock(&t->lock);
+	t->kick = 1;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
 }
 
 void tb_ticker_stop(struct tb_ticker *t)

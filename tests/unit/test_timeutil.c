@@ -88,7 +88,7 @@ static void test_every_timed_wait_is_monotonic(void **state)
 	char dir[1024], path[1400];
 	DIR *d;
 	struct dirent *e;
-	int files = 0, bad = 0;
+	int files = 0, bad = 0, ticker = 0;
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/server", src != NULL ? src : "..");
@@ -103,6 +103,7 @@ static void test_every_timed_wait_is_monotonic(void **state)
 		assert_non_null(text = slurp(path));
 		if (strstr(text, "pthread_cond_timedwait") != NULL) {
 			files++;
+			ticker |= strcmp(e->d_name, "ticker.c") == 0;
 			if (strstr(text, "CLOCK_REALTIME") != NULL || strstr(text, "pthread_cond_init(") != NULL ||
 			    strstr(text, "PTHREAD_COND_INITIALIZER") != NULL || strstr(text, "tb_cond_init(") == NULL) {
 				printf("%s: a timed wait on a cond not made by tb_cond_init, or CLOCK_REALTIME\n",
@@ -114,7 +115,9 @@ static void test_every_timed_wait_is_monotonic(void **state)
 	}
 	closedir(d);
 	printf("%d files of server/ with timed waits\n", files);
-	assert_true(files >= 5);
+	/* the scan sees them: the ticker (every periodic thread) waits so */
+	assert_true(ticker);
+	assert_true(files >= 2);
 	assert_int_equal(bad, 0);
 }
 
