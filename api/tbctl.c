@@ -17,110 +17,109 @@
 #define CONNECT_TIMEOUT_MS 5000L
 
 static const char usage_commands[] =
-"usage: tbctl [--json] [--url URL] [--timeout SECONDS] COMMAND [ARGS]\n"
-"\n"
-"Commands:\n"
-"  hosts                              every machine: which OS answers, since when,\n"
-"                                     its addresses and its last error\n"
-"  host NAME                          one machine in full: power, console, boot,\n"
-"                                     OS personas, links, state\n"
-"  host trust NAME [--os OS]          show the host key the OS persona presents and\n"
-"                                     how to accept it (exits 1: nothing changed)\n"
-"  host trust NAME --os OS --fingerprint SHA256:...\n"
-"                                     accept that key (admin)\n"
-"  token create NAME --role viewer|operator|admin\n"
-"                                     create an API token (admin); the secret is\n"
-"                                     printed once, alone on stdout:\n"
-"                                     (umask 077; tbctl token create ci --role operator > ci.token)\n"
-"  token list                         every token, revoked ones too (admin)\n"
-"  token revoke ID                    revoke a token (admin)\n"
-"  audit [--host H] [--actor A] [--since RFC3339] [--limit 1..1000]\n"
-"                                     who did what, newest first (admin)\n"
-"  whoami                             the token in use and its role\n"
-"  power HOST on|off|cycle|reset|soft [--wait]\n"
-"                                     switch a machine (operator); --wait follows\n"
-"                                     the action's steps to its end\n"
-"  boot HOST OS [--wait] [--make-default]\n"
-"                                     bring HOST up in OS through GRUB and verify\n"
-"                                     it (operator)\n"
-"  boot-entries HOST                  the GRUB menu read from HOST's Linux\n"
-"  actions [--host H] [--limit N]     recent power and boot actions\n"
-"  action ID [--wait]                 one action with its steps and exact commands\n"
-"  action cancel ID                   stop a running action (operator)\n"
-"  events [--type T,...] [--host H] [--since ID]\n"
-"                                     follow the live event stream, one line per\n"
-"                                     event (--json: the event's JSON); resumes by\n"
-"                                     itself after a disconnect; Ctrl-C stops\n";
+	"usage: tbctl [--json] [--url URL] [--timeout SECONDS] COMMAND [ARGS]\n"
+	"\n"
+	"Commands:\n"
+	"  hosts                              every machine: which OS answers, since when,\n"
+	"                                     its addresses and its last error\n"
+	"  host NAME                          one machine in full: power, console, boot,\n"
+	"                                     OS personas, links, state\n"
+	"  host trust NAME [--os OS]          show the host key the OS persona presents and\n"
+	"                                     how to accept it (exits 1: nothing changed)\n"
+	"  host trust NAME --os OS --fingerprint SHA256:...\n"
+	"                                     accept that key (admin)\n"
+	"  token create NAME --role viewer|operator|admin\n"
+	"                                     create an API token (admin); the secret is\n"
+	"                                     printed once, alone on stdout:\n"
+	"                                     (umask 077; tbctl token create ci --role operator > ci.token)\n"
+	"  token list                         every token, revoked ones too (admin)\n"
+	"  token revoke ID                    revoke a token (admin)\n"
+	"  audit [--host H] [--actor A] [--since RFC3339] [--limit 1..1000]\n"
+	"                                     who did what, newest first (admin)\n"
+	"  whoami                             the token in use and its role\n"
+	"  power HOST on|off|cycle|reset|soft [--wait]\n"
+	"                                     switch a machine (operator); --wait follows\n"
+	"                                     the action's steps to its end\n"
+	"  boot HOST OS [--wait] [--make-default]\n"
+	"                                     bring HOST up in OS through GRUB and verify\n"
+	"                                     it (operator)\n"
+	"  boot-entries HOST                  the GRUB menu read from HOST's Linux\n"
+	"  actions [--host H] [--limit N]     recent power and boot actions\n"
+	"  action ID [--wait]                 one action with its steps and exact commands\n"
+	"  action cancel ID                   stop a running action (operator)\n"
+	"  events [--type T,...] [--host H] [--since ID]\n"
+	"                                     follow the live event stream, one line per\n"
+	"                                     event (--json: the event's JSON); resumes by\n"
+	"                                     itself after a disconnect; Ctrl-C stops\n";
 
 /* The matrix commands: ISO C limits one literal to 4095 bytes. */
 static const char usage_matrix[] =
-"  matrix plan SPEC [--limit N|all]   the runs a matrix spec (a JSON file, - for\n"
-"                                     stdin) stands for, in order, and the estimate\n"
-"                                     (every run, page by page; --limit: the first N)\n"
-"  matrix run SPEC [--wait] [--quiet] [--baseline ID [--max-drop PCT]]\n"
-"                                     start a matrix (operator) and print its id;\n"
-"                                     --wait follows it as watch does; --quiet: the\n"
-"                                     id alone, and with --wait only the summary;\n"
-"                                     --baseline: then compare it (the CI gate)\n"
-"  matrix watch ID [--quiet]          follow a matrix: progress, live bitrate, a\n"
-"                                     line per finished run; ends with the matrix\n"
-"                                     and exits as --wait does; resumes by itself\n"
-"                                     after a disconnect; Ctrl-C stops watching only\n"
-"  matrix results ID [--runs] [--csv] medians per cell (--runs: every run); --csv:\n"
-"                                     the server's CSV as it sent it\n"
-"  matrix show ID                     state, progress and every run\n"
-"  matrix compare ID --baseline ID [--max-drop PCT]\n"
-"                                     medians per cell against the baseline's; the\n"
-"                                     cells whose median fell by more than PCT\n"
-"                                     percent (default 5) fail the gate (exit 7)\n"
-"  matrix hosts ID [--diff ID]        what each host was (kernel, NIC, firmware,\n"
-"                                     TCP settings); --diff: what differs from\n"
-"                                     the hosts of another matrix\n"
-"  matrix list [--limit N]            recent matrices\n"
-"  matrix cancel ID                   stop a queued or running matrix (operator)\n"
-"  matrix resume ID [--wait]          run what a canceled or interrupted matrix\n"
-"                                     left (operator)\n"
-"  matrix rerun ID [--wait]           a new matrix from ID's spec (operator)\n"
-"  health                             is testbedd up, and its version (no token)\n"
-"  help, --help, -h                   this text\n"
-"  version, --version                 tbctl's version\n";
+	"  matrix plan SPEC [--limit N|all]   the runs a matrix spec (a JSON file, - for\n"
+	"                                     stdin) stands for, in order, and the estimate\n"
+	"                                     (every run, page by page; --limit: the first N)\n"
+	"  matrix run SPEC [--wait] [--quiet] [--baseline ID [--max-drop PCT]]\n"
+	"                                     start a matrix (operator) and print its id;\n"
+	"                                     --wait follows it as watch does; --quiet: the\n"
+	"                                     id alone, and with --wait only the summary;\n"
+	"                                     --baseline: then compare it (the CI gate)\n"
+	"  matrix watch ID [--quiet]          follow a matrix: progress, live bitrate, a\n"
+	"                                     line per finished run; ends with the matrix\n"
+	"                                     and exits as --wait does; resumes by itself\n"
+	"                                     after a disconnect; Ctrl-C stops watching only\n"
+	"  matrix results ID [--runs] [--csv] medians per cell (--runs: every run); --csv:\n"
+	"                                     the server's CSV as it sent it\n"
+	"  matrix show ID                     state, progress and every run\n"
+	"  matrix compare ID --baseline ID [--max-drop PCT]\n"
+	"                                     medians per cell against the baseline's; the\n"
+	"                                     cells whose median fell by more than PCT\n"
+	"                                     percent (default 5) fail the gate (exit 7)\n"
+	"  matrix hosts ID [--diff ID]        what each host was (kernel, NIC, firmware,\n"
+	"                                     TCP settings); --diff: what differs from\n"
+	"                                     the hosts of another matrix\n"
+	"  matrix list [--limit N]            recent matrices\n"
+	"  matrix cancel ID                   stop a queued or running matrix (operator)\n"
+	"  matrix resume ID [--wait]          run what a canceled or interrupted matrix\n"
+	"                                     left (operator)\n"
+	"  matrix rerun ID [--wait]           a new matrix from ID's spec (operator)\n"
+	"  health                             is testbedd up, and its version (no token)\n"
+	"  help, --help, -h                   this text\n"
+	"  version, --version                 tbctl's version\n";
 
 /* Two strings: ISO C limits one literal to 4095 bytes. */
-static const char usage_options[] =
-"\n"
-"Options:\n"
-"  --json             print the server's JSON reply instead of a table\n"
-"                     (on an API error, the error object too)\n"
-"  --url URL          testbedd's address (default: $TESTBEDD_URL, else\n"
-"                     " TBCTL_DEFAULT_URL ")\n"
-"  --timeout SECONDS  give up on a request after this long (default 30;\n"
-"                     connecting gives up after 5 s)\n"
-"\n"
-"Environment:\n"
-"  TESTBEDD_URL         testbedd's address when --url is not given\n"
-"  TESTBEDD_CA_FILE     a PEM file of CAs to trust for an https URL (a testbedd\n"
-"                       with a self-signed certificate: ./deploy/demo --tls)\n"
-"  TESTBEDD_TOKEN_FILE  the file that holds the API token (one line). It must be\n"
-"                       a regular file that only its owner may use (chmod 600);\n"
-"                       tbctl never takes a token on the command line. The daemon\n"
-"                       writes the first admin token to STATE_DIR/admin.token.\n"
-"\n"
-"Exit codes:\n"
-"  0  success\n"
-"  1  usage: bad arguments, or a local problem such as a missing token file or\n"
-"     one that group or others may read; also 'host trust' without --fingerprint\n"
-"  2  the API refused the request (HTTP 4xx other than 401/403: bad input,\n"
-"     not found, conflict, rate limited); the server's message is printed\n"
-"  3  server error or no answer: HTTP 5xx, connection refused, timeout, a reply\n"
-"     that is not testbedd's JSON\n"
-"  4  unauthorized or forbidden (HTTP 401 or 403): the token is missing,\n"
-"     revoked or its role is too low\n"
-"  5  --wait: the action failed (its reason is printed); a matrix (--wait,\n"
-"     watch) failed: a run failed, or the matrix did not succeed\n"
-"  6  --wait: the action was canceled; a matrix (--wait, watch) was canceled\n"
-"     or interrupted by a testbedd restart ('matrix resume ID' goes on)\n"
-"  7  matrix compare, matrix run --baseline: a cell dropped by more than\n"
-"     --max-drop against the baseline, or has no result where it had one\n";
+static const char usage_options[] = "\n"
+				    "Options:\n"
+				    "  --json             print the server's JSON reply instead of a table\n"
+				    "                     (on an API error, the error object too)\n"
+				    "  --url URL          testbedd's address (default: $TESTBEDD_URL, else\n"
+				    "                     " TBCTL_DEFAULT_URL ")\n"
+				    "  --timeout SECONDS  give up on a request after this long (default 30;\n"
+				    "                     connecting gives up after 5 s)\n"
+				    "\n"
+				    "Environment:\n"
+				    "  TESTBEDD_URL         testbedd's address when --url is not given\n"
+				    "  TESTBEDD_CA_FILE     a PEM file of CAs to trust for an https URL (a testbedd\n"
+				    "                       with a self-signed certificate: ./deploy/demo --tls)\n"
+				    "  TESTBEDD_TOKEN_FILE  the file that holds the API token (one line). It must be\n"
+				    "                       a regular file that only its owner may use (chmod 600);\n"
+				    "                       tbctl never takes a token on the command line. The daemon\n"
+				    "                       writes the first admin token to STATE_DIR/admin.token.\n"
+				    "\n"
+				    "Exit codes:\n"
+				    "  0  success\n"
+				    "  1  usage: bad arguments, or a local problem such as a missing token file or\n"
+				    "     one that group or others may read; also 'host trust' without --fingerprint\n"
+				    "  2  the API refused the request (HTTP 4xx other than 401/403: bad input,\n"
+				    "     not found, conflict, rate limited); the server's message is printed\n"
+				    "  3  server error or no answer: HTTP 5xx, connection refused, timeout, a reply\n"
+				    "     that is not testbedd's JSON\n"
+				    "  4  unauthorized or forbidden (HTTP 401 or 403): the token is missing,\n"
+				    "     revoked or its role is too low\n"
+				    "  5  --wait: the action failed (its reason is printed); a matrix (--wait,\n"
+				    "     watch) failed: a run failed, or the matrix did not succeed\n"
+				    "  6  --wait: the action was canceled; a matrix (--wait, watch) was canceled\n"
+				    "     or interrupted by a testbedd restart ('matrix resume ID' goes on)\n"
+				    "  7  matrix compare, matrix run --baseline: a cell dropped by more than\n"
+				    "     --max-drop against the baseline, or has no result where it had one\n";
 
 static void usage(FILE *out)
 {
@@ -133,9 +132,9 @@ typedef int (*cmd_fn)(const struct tbctl_ctx *ctx);
 
 struct command {
 	const char *name;
-	const char *sub;        /* second word, or NULL */
-	int min_pos, max_pos;   /* operands counted with the command words */
-	unsigned opts;          /* enum tbctl_opt bits allowed */
+	const char *sub;      /* second word, or NULL */
+	int min_pos, max_pos; /* operands counted with the command words */
+	unsigned opts;        /* enum tbctl_opt bits allowed */
 	int needs_token;
 	cmd_fn fn;
 	const char *usage;
@@ -144,75 +143,75 @@ struct command {
 /* First match wins: "host trust NAME" before "host NAME" (a host named
  * "trust" is still shown by "tbctl host trust"). */
 static const struct command commands[] = {
-	{ "hosts", NULL, 1, 1, 0, 1, tbctl_cmd_hosts, "hosts" },
-	{ "host", "trust", 3, 3, TBCTL_OPT_OS | TBCTL_OPT_FINGERPRINT, 1,
-	  tbctl_cmd_host_trust, "host trust NAME --os OS [--fingerprint SHA256:...]" },
-	{ "host", NULL, 2, 2, 0, 1, tbctl_cmd_host, "host NAME" },
-	{ "token", "create", 3, 3, TBCTL_OPT_ROLE, 1, tbctl_cmd_token_create,
-	  "token create NAME --role viewer|operator|admin" },
-	{ "token", "list", 2, 2, 0, 1, tbctl_cmd_token_list, "token list" },
-	{ "token", "revoke", 3, 3, 0, 1, tbctl_cmd_token_revoke, "token revoke ID" },
-	{ "audit", NULL, 1, 1,
-	  TBCTL_OPT_HOST | TBCTL_OPT_ACTOR | TBCTL_OPT_SINCE | TBCTL_OPT_LIMIT, 1,
-	  tbctl_cmd_audit, "audit [--host H] [--actor A] [--since RFC3339] [--limit N]" },
-	{ "whoami", NULL, 1, 1, 0, 1, tbctl_cmd_whoami, "whoami" },
-	{ "power", NULL, 3, 3, TBCTL_OPT_WAIT, 1, tbctl_cmd_power, "power HOST on|off|cycle|reset|soft [--wait]" },
-	{ "boot", NULL, 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_MAKE_DEFAULT, 1, tbctl_cmd_boot,
-	  "boot HOST OS [--wait] [--make-default]" },
-	{ "boot-entries", NULL, 2, 2, 0, 1, tbctl_cmd_boot_entries, "boot-entries HOST" },
-	{ "actions", NULL, 1, 1, TBCTL_OPT_HOST | TBCTL_OPT_LIMIT, 1, tbctl_cmd_actions, "actions [--host H] [--limit N]" },
-	{ "action", "cancel", 3, 3, 0, 1, tbctl_cmd_action_cancel, "action cancel ID" },
-	{ "action", NULL, 2, 2, TBCTL_OPT_WAIT, 1, tbctl_cmd_action, "action ID [--wait]" },
-	{ "events", NULL, 1, 1, TBCTL_OPT_TYPE | TBCTL_OPT_HOST | TBCTL_OPT_SINCE, 1, tbctl_cmd_events,
-	  "events [--type T,...] [--host H] [--since ID]" },
-	{ "matrix", "plan", 3, 3, TBCTL_OPT_LIMIT, 1, tbctl_cmd_matrix_plan, "matrix plan SPEC [--limit N|all]" },
-	{ "matrix", "run", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET | TBCTL_OPT_BASELINE | TBCTL_OPT_MAX_DROP, 1,
-	  tbctl_cmd_matrix_run, "matrix run SPEC [--wait] [--quiet] [--baseline ID [--max-drop PCT]]" },
-	{ "matrix", "watch", 3, 3, TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_watch, "matrix watch ID [--quiet]" },
-	{ "matrix", "results", 3, 3, TBCTL_OPT_CSV | TBCTL_OPT_RUNS | TBCTL_OPT_CELLS, 1,
-	  tbctl_cmd_matrix_results, "matrix results ID [--runs|--cells] [--csv]" },
-	{ "matrix", "show", 3, 3, 0, 1, tbctl_cmd_matrix_show, "matrix show ID" },
-	{ "matrix", "compare", 3, 3, TBCTL_OPT_BASELINE | TBCTL_OPT_MAX_DROP, 1, tbctl_cmd_matrix_compare,
-	  "matrix compare ID --baseline ID [--max-drop PCT]" },
-	{ "matrix", "hosts", 3, 3, TBCTL_OPT_DIFF, 1, tbctl_cmd_matrix_hosts, "matrix hosts ID [--diff ID]" },
-	{ "matrix", "list", 2, 2, TBCTL_OPT_LIMIT, 1, tbctl_cmd_matrix_list, "matrix list [--limit N]" },
-	{ "matrix", "cancel", 3, 3, 0, 1, tbctl_cmd_matrix_cancel, "matrix cancel ID" },
-	{ "matrix", "resume", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_resume,
-	  "matrix resume ID [--wait] [--quiet]" },
-	{ "matrix", "rerun", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_rerun,
-	  "matrix rerun ID [--wait] [--quiet]" },
-	{ "health", NULL, 1, 1, 0, 0, tbctl_cmd_health, "health" },
+	{"hosts", NULL, 1, 1, 0, 1, tbctl_cmd_hosts, "hosts"},
+	{"host", "trust", 3, 3, TBCTL_OPT_OS | TBCTL_OPT_FINGERPRINT, 1, tbctl_cmd_host_trust,
+	 "host trust NAME --os OS [--fingerprint SHA256:...]"},
+	{"host", NULL, 2, 2, 0, 1, tbctl_cmd_host, "host NAME"},
+	{"token", "create", 3, 3, TBCTL_OPT_ROLE, 1, tbctl_cmd_token_create,
+	 "token create NAME --role viewer|operator|admin"},
+	{"token", "list", 2, 2, 0, 1, tbctl_cmd_token_list, "token list"},
+	{"token", "revoke", 3, 3, 0, 1, tbctl_cmd_token_revoke, "token revoke ID"},
+	{"audit", NULL, 1, 1, TBCTL_OPT_HOST | TBCTL_OPT_ACTOR | TBCTL_OPT_SINCE | TBCTL_OPT_LIMIT, 1, tbctl_cmd_audit,
+	 "audit [--host H] [--actor A] [--since RFC3339] [--limit N]"},
+	{"whoami", NULL, 1, 1, 0, 1, tbctl_cmd_whoami, "whoami"},
+	{"power", NULL, 3, 3, TBCTL_OPT_WAIT, 1, tbctl_cmd_power, "power HOST on|off|cycle|reset|soft [--wait]"},
+	{"boot", NULL, 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_MAKE_DEFAULT, 1, tbctl_cmd_boot,
+	 "boot HOST OS [--wait] [--make-default]"},
+	{"boot-entries", NULL, 2, 2, 0, 1, tbctl_cmd_boot_entries, "boot-entries HOST"},
+	{"actions", NULL, 1, 1, TBCTL_OPT_HOST | TBCTL_OPT_LIMIT, 1, tbctl_cmd_actions,
+	 "actions [--host H] [--limit N]"},
+	{"action", "cancel", 3, 3, 0, 1, tbctl_cmd_action_cancel, "action cancel ID"},
+	{"action", NULL, 2, 2, TBCTL_OPT_WAIT, 1, tbctl_cmd_action, "action ID [--wait]"},
+	{"events", NULL, 1, 1, TBCTL_OPT_TYPE | TBCTL_OPT_HOST | TBCTL_OPT_SINCE, 1, tbctl_cmd_events,
+	 "events [--type T,...] [--host H] [--since ID]"},
+	{"matrix", "plan", 3, 3, TBCTL_OPT_LIMIT, 1, tbctl_cmd_matrix_plan, "matrix plan SPEC [--limit N|all]"},
+	{"matrix", "run", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET | TBCTL_OPT_BASELINE | TBCTL_OPT_MAX_DROP, 1,
+	 tbctl_cmd_matrix_run, "matrix run SPEC [--wait] [--quiet] [--baseline ID [--max-drop PCT]]"},
+	{"matrix", "watch", 3, 3, TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_watch, "matrix watch ID [--quiet]"},
+	{"matrix", "results", 3, 3, TBCTL_OPT_CSV | TBCTL_OPT_RUNS | TBCTL_OPT_CELLS, 1, tbctl_cmd_matrix_results,
+	 "matrix results ID [--runs|--cells] [--csv]"},
+	{"matrix", "show", 3, 3, 0, 1, tbctl_cmd_matrix_show, "matrix show ID"},
+	{"matrix", "compare", 3, 3, TBCTL_OPT_BASELINE | TBCTL_OPT_MAX_DROP, 1, tbctl_cmd_matrix_compare,
+	 "matrix compare ID --baseline ID [--max-drop PCT]"},
+	{"matrix", "hosts", 3, 3, TBCTL_OPT_DIFF, 1, tbctl_cmd_matrix_hosts, "matrix hosts ID [--diff ID]"},
+	{"matrix", "list", 2, 2, TBCTL_OPT_LIMIT, 1, tbctl_cmd_matrix_list, "matrix list [--limit N]"},
+	{"matrix", "cancel", 3, 3, 0, 1, tbctl_cmd_matrix_cancel, "matrix cancel ID"},
+	{"matrix", "resume", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_resume,
+	 "matrix resume ID [--wait] [--quiet]"},
+	{"matrix", "rerun", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_rerun,
+	 "matrix rerun ID [--wait] [--quiet]"},
+	{"health", NULL, 1, 1, 0, 0, tbctl_cmd_health, "health"},
 };
 
 struct option_def {
-	const char *name;       /* without the leading "--" */
-	unsigned bit;           /* enum tbctl_opt, 0 for global options */
+	const char *name; /* without the leading "--" */
+	unsigned bit;     /* enum tbctl_opt, 0 for global options */
 	int takes_value;
 };
 
 static const struct option_def options[] = {
-	{ "json", 0, 0 },
-	{ "url", 0, 1 },
-	{ "timeout", 0, 1 },
-	{ "help", 0, 0 },
-	{ "version", 0, 0 },
-	{ "os", TBCTL_OPT_OS, 1 },
-	{ "fingerprint", TBCTL_OPT_FINGERPRINT, 1 },
-	{ "role", TBCTL_OPT_ROLE, 1 },
-	{ "host", TBCTL_OPT_HOST, 1 },
-	{ "actor", TBCTL_OPT_ACTOR, 1 },
-	{ "since", TBCTL_OPT_SINCE, 1 },
-	{ "limit", TBCTL_OPT_LIMIT, 1 },
-	{ "type", TBCTL_OPT_TYPE, 1 },
-	{ "wait", TBCTL_OPT_WAIT, 0 },
-	{ "make-default", TBCTL_OPT_MAKE_DEFAULT, 0 },
-	{ "quiet", TBCTL_OPT_QUIET, 0 },
-	{ "csv", TBCTL_OPT_CSV, 0 },
-	{ "runs", TBCTL_OPT_RUNS, 0 },
-	{ "cells", TBCTL_OPT_CELLS, 0 },
-	{ "baseline", TBCTL_OPT_BASELINE, 1 },
-	{ "max-drop", TBCTL_OPT_MAX_DROP, 1 },
-	{ "diff", TBCTL_OPT_DIFF, 1 },
+	{"json", 0, 0},
+	{"url", 0, 1},
+	{"timeout", 0, 1},
+	{"help", 0, 0},
+	{"version", 0, 0},
+	{"os", TBCTL_OPT_OS, 1},
+	{"fingerprint", TBCTL_OPT_FINGERPRINT, 1},
+	{"role", TBCTL_OPT_ROLE, 1},
+	{"host", TBCTL_OPT_HOST, 1},
+	{"actor", TBCTL_OPT_ACTOR, 1},
+	{"since", TBCTL_OPT_SINCE, 1},
+	{"limit", TBCTL_OPT_LIMIT, 1},
+	{"type", TBCTL_OPT_TYPE, 1},
+	{"wait", TBCTL_OPT_WAIT, 0},
+	{"make-default", TBCTL_OPT_MAKE_DEFAULT, 0},
+	{"quiet", TBCTL_OPT_QUIET, 0},
+	{"csv", TBCTL_OPT_CSV, 0},
+	{"runs", TBCTL_OPT_RUNS, 0},
+	{"cells", TBCTL_OPT_CELLS, 0},
+	{"baseline", TBCTL_OPT_BASELINE, 1},
+	{"max-drop", TBCTL_OPT_MAX_DROP, 1},
+	{"diff", TBCTL_OPT_DIFF, 1},
 };
 
 enum parse_result { PARSE_OK, PARSE_HELP, PARSE_VERSION, PARSE_ERROR };
@@ -230,7 +229,7 @@ static int set_option(struct tbctl_args *a, const struct option_def *o, const ch
 		a->json = 1;
 		return 0;
 	}
-	if (o->bit != 0 && !o->takes_value) {   /* a flag */
+	if (o->bit != 0 && !o->takes_value) { /* a flag */
 		a->wait |= o->bit == TBCTL_OPT_WAIT;
 		a->make_default |= o->bit == TBCTL_OPT_MAKE_DEFAULT;
 		a->seen |= o->bit;
@@ -238,8 +237,7 @@ static int set_option(struct tbctl_args *a, const struct option_def *o, const ch
 	}
 	if (strcmp(o->name, "url") == 0) {
 		if (*value == '\0') {
-			fprintf(stderr, "tbctl: --url needs a value such as %s\n",
-				TBCTL_DEFAULT_URL);
+			fprintf(stderr, "tbctl: --url needs a value such as %s\n", TBCTL_DEFAULT_URL);
 			return -1;
 		}
 		a->url = value;
@@ -250,8 +248,10 @@ static int set_option(struct tbctl_args *a, const struct option_def *o, const ch
 		long v = strtol(value, &end, 10);
 
 		if (*value == '\0' || *end != '\0' || v < 1 || v > 3600) {
-			fprintf(stderr, "tbctl: --timeout must be a number of seconds "
-				"1..3600, got \"%s\"\n", value);
+			fprintf(stderr,
+				"tbctl: --timeout must be a number of seconds "
+				"1..3600, got \"%s\"\n",
+				value);
 			return -1;
 		}
 		a->timeout_s = v;
@@ -314,13 +314,12 @@ static enum parse_result parse_args(int argc, char **argv, struct tbctl_args *a)
 		if ((nlen == 5 && strncmp(arg + 2, "token", 5) == 0) ||
 		    (nlen == 10 && strncmp(arg + 2, "token-file", 10) == 0)) {
 			fprintf(stderr, "tbctl: tbctl never takes a token on the command "
-				"line (it would show in ps and shell history); write it to "
-				"a file, chmod 600 it and set TESTBEDD_TOKEN_FILE\n");
+					"line (it would show in ps and shell history); write it to "
+					"a file, chmod 600 it and set TESTBEDD_TOKEN_FILE\n");
 			return PARSE_ERROR;
 		}
 		for (k = 0; k < sizeof options / sizeof options[0]; k++)
-			if (strlen(options[k].name) == nlen &&
-			    strncmp(options[k].name, arg + 2, nlen) == 0)
+			if (strlen(options[k].name) == nlen && strncmp(options[k].name, arg + 2, nlen) == 0)
 				o = &options[k];
 		if (o == NULL) {
 			fprintf(stderr, "tbctl: unknown option --%.*s\n", (int)nlen, arg + 2);
@@ -378,8 +377,10 @@ static const struct command *find_command(const struct tbctl_args *a)
 			continue;
 		for (bit = 1; bit <= TBCTL_OPT_LAST; bit <<= 1) {
 			if ((a->seen & bit) && !(c->opts & bit)) {
-				fprintf(stderr, "tbctl: option --%s does not apply to "
-					"'tbctl %s'\n", option_name(bit), c->usage);
+				fprintf(stderr,
+					"tbctl: option --%s does not apply to "
+					"'tbctl %s'\n",
+					option_name(bit), c->usage);
 				return NULL;
 			}
 		}
@@ -387,15 +388,14 @@ static const struct command *find_command(const struct tbctl_args *a)
 	}
 	/* No exact match: find the usage line to show. */
 	for (k = 0; k < n && named == NULL; k++)
-		if (strcmp(commands[k].name, a->pos[0]) == 0 && commands[k].sub != NULL &&
-		    a->npos > 1 && strcmp(commands[k].sub, a->pos[1]) == 0)
+		if (strcmp(commands[k].name, a->pos[0]) == 0 && commands[k].sub != NULL && a->npos > 1 &&
+		    strcmp(commands[k].sub, a->pos[1]) == 0)
 			named = &commands[k];
 	for (k = 0; k < n && named == NULL; k++)
 		if (strcmp(commands[k].name, a->pos[0]) == 0 && commands[k].sub == NULL)
 			named = &commands[k];
 	if (named != NULL) {
-		fprintf(stderr, "tbctl: wrong number of arguments; usage: tbctl %s\n",
-			named->usage);
+		fprintf(stderr, "tbctl: wrong number of arguments; usage: tbctl %s\n", named->usage);
 		return NULL;
 	}
 	for (k = 0; k < n; k++) {
@@ -424,8 +424,10 @@ static int base_url(const struct tbctl_args *a, char **out)
 	if (url == NULL || *url == '\0')
 		url = TBCTL_DEFAULT_URL;
 	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
-		fprintf(stderr, "tbctl: the URL must start with http:// or https://, "
-			"got \"%s\" (from %s)\n", url, a->url ? "--url" : "TESTBEDD_URL");
+		fprintf(stderr,
+			"tbctl: the URL must start with http:// or https://, "
+			"got \"%s\" (from %s)\n",
+			url, a->url ? "--url" : "TESTBEDD_URL");
 		return TBCTL_EXIT_USAGE;
 	}
 	len = strlen(url);
@@ -453,16 +455,10 @@ int main(int argc, char **argv)
 	memset(&ctx, 0, sizeof ctx);
 	args.timeout_s = DEFAULT_TIMEOUT_S;
 	switch (parse_args(argc, argv, &args)) {
-	case PARSE_HELP:
-		usage(stdout);
-		return TBCTL_EXIT_OK;
-	case PARSE_VERSION:
-		printf("tbctl %s\n", TB_VERSION);
-		return TBCTL_EXIT_OK;
-	case PARSE_ERROR:
-		return TBCTL_EXIT_USAGE;
-	case PARSE_OK:
-		break;
+	case PARSE_HELP: usage(stdout); return TBCTL_EXIT_OK;
+	case PARSE_VERSION: printf("tbctl %s\n", TB_VERSION); return TBCTL_EXIT_OK;
+	case PARSE_ERROR: return TBCTL_EXIT_USAGE;
+	case PARSE_OK: break;
 	}
 	if (args.npos == 0) {
 		usage(stderr);

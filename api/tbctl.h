@@ -22,13 +22,13 @@
 /* Exit codes, documented in `tbctl --help`. */
 enum tbctl_exit {
 	TBCTL_EXIT_OK = 0,
-	TBCTL_EXIT_USAGE = 1,      /* bad arguments or local setup (token file) */
-	TBCTL_EXIT_REFUSED = 2,    /* the API refused the request (4xx) */
-	TBCTL_EXIT_SERVER = 3,     /* 5xx, no reply, timeout, not JSON */
-	TBCTL_EXIT_AUTH = 4,       /* 401 or 403 */
-	TBCTL_EXIT_FAILED = 5,     /* --wait: the action or matrix failed (a run failed) */
-	TBCTL_EXIT_CANCELED = 6,   /* --wait: canceled; a matrix also when interrupted */
-	TBCTL_EXIT_DROPPED = 7,    /* matrix compare, run --baseline: a cell dropped below its baseline */
+	TBCTL_EXIT_USAGE = 1,    /* bad arguments or local setup (token file) */
+	TBCTL_EXIT_REFUSED = 2,  /* the API refused the request (4xx) */
+	TBCTL_EXIT_SERVER = 3,   /* 5xx, no reply, timeout, not JSON */
+	TBCTL_EXIT_AUTH = 4,     /* 401 or 403 */
+	TBCTL_EXIT_FAILED = 5,   /* --wait: the action or matrix failed (a run failed) */
+	TBCTL_EXIT_CANCELED = 6, /* --wait: canceled; a matrix also when interrupted */
+	TBCTL_EXIT_DROPPED = 7,  /* matrix compare, run --baseline: a cell dropped below its baseline */
 };
 
 #define TBCTL_DEFAULT_URL "http://127.0.0.1:8080"
@@ -60,23 +60,23 @@ enum tbctl_opt {
  * read from struct tbctl_args.seen. */
 
 struct tbctl_args {
-	int json;                       /* --json: print the server's JSON */
-	int wait;                       /* --wait: follow an action to its end */
-	int make_default;               /* --make-default */
-	const char *url;                /* --url, else TESTBEDD_URL, else default */
-	long timeout_s;                 /* --timeout, total time per request */
-	unsigned seen;                  /* enum tbctl_opt bits given */
+	int json;         /* --json: print the server's JSON */
+	int wait;         /* --wait: follow an action to its end */
+	int make_default; /* --make-default */
+	const char *url;  /* --url, else TESTBEDD_URL, else default */
+	long timeout_s;   /* --timeout, total time per request */
+	unsigned seen;    /* enum tbctl_opt bits given */
 	const char *os, *fingerprint, *role, *host, *actor, *since, *limit, *type;
-	const char *baseline, *max_drop;  /* --baseline ID, --max-drop PCT */
-	const char *diff;               /* --diff ID (matrix hosts) */
-	const char *pos[TBCTL_MAX_POS]; /* the command and its operands */
+	const char *baseline, *max_drop; /* --baseline ID, --max-drop PCT */
+	const char *diff;                /* --diff ID (matrix hosts) */
+	const char *pos[TBCTL_MAX_POS];  /* the command and its operands */
 	int npos;
 };
 
 struct tbctl_ctx {
 	const struct tbctl_args *args;
-	struct tbctl_http http;         /* base_url and token set by tbctl.c */
-	const char *token_file;         /* for messages; NULL if none was needed */
+	struct tbctl_http http; /* base_url and token set by tbctl.c */
+	const char *token_file; /* for messages; NULL if none was needed */
 };
 
 /*
@@ -96,13 +96,12 @@ void tbctl_token_free(char *token);
  * prints the server's error (or why no reply came) on stderr, stores nothing
  * and returns the exit code of enum tbctl_exit.  Blocks up to the timeouts.
  */
-int tbctl_api_call(const struct tbctl_ctx *ctx, const char *method,
-		   const char *path, const json_t *body, json_t **out);
+int tbctl_api_call(const struct tbctl_ctx *ctx, const char *method, const char *path, const json_t *body, json_t **out);
 
 /* Same, but --json printing is left to the caller (used when a command
  * needs to inspect a reply before deciding what to print). */
-int tbctl_api_call_quiet(const struct tbctl_ctx *ctx, const char *method,
-			 const char *path, const json_t *body, json_t **out);
+int tbctl_api_call_quiet(const struct tbctl_ctx *ctx, const char *method, const char *path, const json_t *body,
+			 json_t **out);
 
 /* GET path and hand over the reply's body as it came (CSV, text) in *text
  * (malloc'ed, NUL-terminated, NULL when empty; the caller frees it) and

@@ -38,27 +38,28 @@ int tbctl_token_load(const char **path_out, char **token)
 	*token = NULL;
 	*path_out = path;
 	if (path == NULL || *path == '\0') {
-		fprintf(stderr,
-			"tbctl: no token: set TESTBEDD_TOKEN_FILE to a file (mode 0600) "
-			"that holds an API token, e.g. the daemon's STATE_DIR/admin.token "
-			"or the secret printed by 'tbctl token create'; tokens are never "
-			"read from the command line\n");
+		fprintf(stderr, "tbctl: no token: set TESTBEDD_TOKEN_FILE to a file (mode 0600) "
+				"that holds an API token, e.g. the daemon's STATE_DIR/admin.token "
+				"or the secret printed by 'tbctl token create'; tokens are never "
+				"read from the command line\n");
 		return TBCTL_EXIT_USAGE;
 	}
 	fd = open(path, O_RDONLY | O_NOCTTY);
 	if (fd < 0) {
-		fprintf(stderr, "tbctl: cannot open token file %s (TESTBEDD_TOKEN_FILE): %s\n",
-			path, strerror(errno));
+		fprintf(stderr, "tbctl: cannot open token file %s (TESTBEDD_TOKEN_FILE): %s\n", path, strerror(errno));
 		return TBCTL_EXIT_USAGE;
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		fprintf(stderr, "tbctl: token file %s is not a regular file; point "
-			"TESTBEDD_TOKEN_FILE at the file that holds the token\n", path);
+		fprintf(stderr,
+			"tbctl: token file %s is not a regular file; point "
+			"TESTBEDD_TOKEN_FILE at the file that holds the token\n",
+			path);
 		close(fd);
 		return TBCTL_EXIT_USAGE;
 	}
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		fprintf(stderr, "tbctl: token file %s has mode %04o: group or others "
+		fprintf(stderr,
+			"tbctl: token file %s has mode %04o: group or others "
 			"may use it; refusing it. Run: chmod 600 %s\n",
 			path, (unsigned)(st.st_mode & 07777), path);
 		close(fd);
@@ -69,8 +70,7 @@ int tbctl_token_load(const char **path_out, char **token)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			fprintf(stderr, "tbctl: cannot read token file %s: %s\n",
-				path, strerror(errno));
+			fprintf(stderr, "tbctl: cannot read token file %s: %s\n", path, strerror(errno));
 			close(fd);
 			return TBCTL_EXIT_USAGE;
 		}
@@ -82,12 +82,13 @@ int tbctl_token_load(const char **path_out, char **token)
 	buf[len] = '\0';
 	/* One token, optionally followed by a newline (as `echo` or the daemon
 	 * write it); anything else means the file is not what we think. */
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
-			   buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' || buf[len - 1] == '\t'))
 		buf[--len] = '\0';
 	if (len == 0 || len >= TOKEN_MAX) {
-		fprintf(stderr, "tbctl: token file %s is %s; it must hold one API "
-			"token on one line\n", path, len == 0 ? "empty" : "too large");
+		fprintf(stderr,
+			"tbctl: token file %s is %s; it must hold one API "
+			"token on one line\n",
+			path, len == 0 ? "empty" : "too large");
 		memset(buf, 0, sizeof buf);
 		return TBCTL_EXIT_USAGE;
 	}
@@ -95,9 +96,11 @@ int tbctl_token_load(const char **path_out, char **token)
 		unsigned char c = (unsigned char)buf[i];
 
 		if (c <= 0x20 || c >= 0x7F) {
-			fprintf(stderr, "tbctl: token file %s holds a character that "
+			fprintf(stderr,
+				"tbctl: token file %s holds a character that "
 				"cannot be in a token (byte %zu); it must hold one API "
-				"token on one line\n", path, i + 1);
+				"token on one line\n",
+				path, i + 1);
 			memset(buf, 0, sizeof buf);
 			return TBCTL_EXIT_USAGE;
 		}
@@ -152,15 +155,13 @@ static const char *hint(const struct tbctl_ctx *ctx, long status)
 {
 	switch (status) {
 	case 401:
-		return ctx->token_file != NULL
-			? "the token in TESTBEDD_TOKEN_FILE was refused (revoked, expired "
-			  "or mistyped); ask an admin for a new one"
-			: "this call needs a token: set TESTBEDD_TOKEN_FILE";
+		return ctx->token_file != NULL ? "the token in TESTBEDD_TOKEN_FILE was refused (revoked, expired "
+						 "or mistyped); ask an admin for a new one"
+					       : "this call needs a token: set TESTBEDD_TOKEN_FILE";
 	case 403:
 		return "your token's role is too low for this; 'tbctl whoami' shows "
 		       "it, an admin can create a token with a higher role";
-	default:
-		return "";
+	default: return "";
 	}
 }
 
@@ -200,8 +201,10 @@ static int report_error(const struct tbctl_ctx *ctx, const struct tbctl_reply *r
 	if (r->status == 429 && r->retry_after[0] != '\0')
 		fprintf(stderr, "tbctl: retry after %s seconds\n", r->retry_after);
 	if (r->status == 405 && r->allow[0] != '\0')
-		fprintf(stderr, "tbctl: the server allows %s here; is tbctl newer than "
-			"testbedd?\n", r->allow);
+		fprintf(stderr,
+			"tbctl: the server allows %s here; is tbctl newer than "
+			"testbedd?\n",
+			r->allow);
 	if (*h != '\0')
 		fprintf(stderr, "tbctl: %s\n", h);
 	if (ctx->args->json && r->json != NULL)
@@ -211,19 +214,17 @@ static int report_error(const struct tbctl_ctx *ctx, const struct tbctl_reply *r
 
 /* Send the request.  On a 2xx reply leave it in *r (the caller frees it);
  * otherwise say why on stderr and return the exit code. */
-static int request(const struct tbctl_ctx *ctx, const char *method, const char *path,
-		   const json_t *body, struct tbctl_reply *r)
+static int request(const struct tbctl_ctx *ctx, const char *method, const char *path, const json_t *body,
+		   struct tbctl_reply *r)
 {
 	int rc;
 
 	if (tbctl_http_request(&ctx->http, method, path, body, r) != 0) {
-		fprintf(stderr, "tbctl: no reply from testbedd at %s: %s\n",
-			ctx->http.base_url, r->transport_error);
-		fprintf(stderr, r->timed_out
-			? "tbctl: it did not answer in time; check that testbedd runs and "
-			  "is not overloaded, or raise --timeout\n"
-			: "tbctl: check that testbedd runs there, or set --url or "
-			  "TESTBEDD_URL\n");
+		fprintf(stderr, "tbctl: no reply from testbedd at %s: %s\n", ctx->http.base_url, r->transport_error);
+		fprintf(stderr, r->timed_out ? "tbctl: it did not answer in time; check that testbedd runs and "
+					       "is not overloaded, or raise --timeout\n"
+					     : "tbctl: check that testbedd runs there, or set --url or "
+					       "TESTBEDD_URL\n");
 		return TBCTL_EXIT_SERVER;
 	}
 	if (r->status < 200 || r->status >= 300) {
@@ -234,8 +235,8 @@ static int request(const struct tbctl_ctx *ctx, const char *method, const char *
 	return TBCTL_EXIT_OK;
 }
 
-static int call(const struct tbctl_ctx *ctx, const char *method, const char *path,
-		const json_t *body, json_t **out, int print)
+static int call(const struct tbctl_ctx *ctx, const char *method, const char *path, const json_t *body, json_t **out,
+		int print)
 {
 	struct tbctl_reply r;
 	int rc;
@@ -245,7 +246,8 @@ static int call(const struct tbctl_ctx *ctx, const char *method, const char *pat
 	if ((rc = request(ctx, method, path, body, &r)) != TBCTL_EXIT_OK)
 		return rc;
 	if (r.status != 204 && r.json == NULL) {
-		fprintf(stderr, "tbctl: testbedd at %s answered HTTP %ld with a body "
+		fprintf(stderr,
+			"tbctl: testbedd at %s answered HTTP %ld with a body "
 			"that is not JSON; is --url pointing at testbedd?\n",
 			ctx->http.base_url, r.status);
 		tbctl_reply_free(&r);
@@ -277,14 +279,13 @@ int tbctl_api_get_text(const struct tbctl_ctx *ctx, const char *path, char **tex
 	return TBCTL_EXIT_OK;
 }
 
-int tbctl_api_call(const struct tbctl_ctx *ctx, const char *method,
-		   const char *path, const json_t *body, json_t **out)
+int tbctl_api_call(const struct tbctl_ctx *ctx, const char *method, const char *path, const json_t *body, json_t **out)
 {
 	return call(ctx, method, path, body, out, 1);
 }
 
-int tbctl_api_call_quiet(const struct tbctl_ctx *ctx, const char *method,
-			 const char *path, const json_t *body, json_t **out)
+int tbctl_api_call_quiet(const struct tbctl_ctx *ctx, const char *method, const char *path, const json_t *body,
+			 json_t **out)
 {
 	return call(ctx, method, path, body, out, 0);
 }

@@ -50,9 +50,7 @@ static void token_row(struct tbctl_table *t, const json_t *tok, int *oom)
 		*oom = 1;
 }
 
-static const char *const token_header[] = {
-	"ID", "NAME", "ROLE", "CREATED", "LAST-USED", "STATE"
-};
+static const char *const token_header[] = {"ID", "NAME", "ROLE", "CREATED", "LAST-USED", "STATE"};
 
 int tbctl_cmd_token_create(const struct tbctl_ctx *ctx)
 {
@@ -66,10 +64,8 @@ int tbctl_cmd_token_create(const struct tbctl_ctx *ctx)
 		fprintf(stderr, "tbctl: token create needs --role viewer|operator|admin\n");
 		return TBCTL_EXIT_USAGE;
 	}
-	if (strcmp(a->role, "viewer") != 0 && strcmp(a->role, "operator") != 0 &&
-	    strcmp(a->role, "admin") != 0) {
-		fprintf(stderr, "tbctl: --role must be viewer, operator or admin, got \"%s\"\n",
-			a->role);
+	if (strcmp(a->role, "viewer") != 0 && strcmp(a->role, "operator") != 0 && strcmp(a->role, "admin") != 0) {
+		fprintf(stderr, "tbctl: --role must be viewer, operator or admin, got \"%s\"\n", a->role);
 		return TBCTL_EXIT_USAGE;
 	}
 	body = json_pack("{s:s, s:s}", "name", name, "role", a->role);
@@ -85,18 +81,18 @@ int tbctl_cmd_token_create(const struct tbctl_ctx *ctx)
 	secret = tbctl_jstr(reply, "secret");
 	if (secret == NULL) {
 		fprintf(stderr, "tbctl: testbedd created the token but sent no secret; "
-			"revoke it and try again (tbctl token list)\n");
+				"revoke it and try again (tbctl token list)\n");
 		json_decref(reply);
 		return TBCTL_EXIT_SERVER;
 	}
 	/* The secret alone on stdout, so that
 	 *   (umask 077; tbctl token create ci --role operator > ci.token)
 	 * stores exactly the token; the words go to stderr. */
-	fprintf(stderr, "tbctl: created token %lld \"%s\" with role %s; its secret "
+	fprintf(stderr,
+		"tbctl: created token %lld \"%s\" with role %s; its secret "
 		"follows and is shown only this once: store it in a file of mode 0600 "
 		"and point TESTBEDD_TOKEN_FILE at it\n",
-		tbctl_jint(tok, "id", 0),
-		tbctl_jstr(tok, "name") ? tbctl_jstr(tok, "name") : name,
+		tbctl_jint(tok, "id", 0), tbctl_jstr(tok, "name") ? tbctl_jstr(tok, "name") : name,
 		tbctl_jstr(tok, "role") ? tbctl_jstr(tok, "role") : a->role);
 	tbctl_print_safe(stdout, secret);
 	fputc('\n', stdout);
@@ -122,8 +118,7 @@ int tbctl_cmd_token_list(const struct tbctl_ctx *ctx)
 		json_decref(reply);
 		return nomem();
 	}
-	json_array_foreach(tokens, i, tok)
-		token_row(t, tok, &oom);
+	json_array_foreach(tokens, i, tok) token_row(t, tok, &oom);
 	if (!oom)
 		tbctl_table_print(t, stdout);
 	tbctl_table_free(t);
@@ -139,8 +134,10 @@ int tbctl_cmd_token_revoke(const struct tbctl_ctx *ctx)
 	int rc;
 
 	if (parse_num(id, 1, 1LL << 53, &v) != 0) {
-		fprintf(stderr, "tbctl: token revoke takes the token's numeric ID "
-			"(see tbctl token list), got \"%s\"\n", id);
+		fprintf(stderr,
+			"tbctl: token revoke takes the token's numeric ID "
+			"(see tbctl token list), got \"%s\"\n",
+			id);
 		return TBCTL_EXIT_USAGE;
 	}
 	snprintf(path, sizeof path, "/api/v1/tokens/%lld", v);
@@ -174,9 +171,8 @@ static int add_query(char **q, const char *key, const char *value)
 	return 0;
 }
 
-static const char *const audit_header[] = {
-	"ID", "AT", "ACTOR", "METHOD", "PATH", "ACTION", "TARGET", "STATUS", "RESULT"
-};
+static const char *const audit_header[] = {"ID",     "AT",     "ACTOR",  "METHOD", "PATH",
+					   "ACTION", "TARGET", "STATUS", "RESULT"};
 
 int tbctl_cmd_audit(const struct tbctl_ctx *ctx)
 {
@@ -189,18 +185,15 @@ int tbctl_cmd_audit(const struct tbctl_ctx *ctx)
 	int rc;
 
 	if (a->limit != NULL && parse_num(a->limit, 1, 1000, &lim) != 0) {
-		fprintf(stderr, "tbctl: --limit must be a whole number 1..1000, got \"%s\"\n",
-			a->limit);
+		fprintf(stderr, "tbctl: --limit must be a whole number 1..1000, got \"%s\"\n", a->limit);
 		return TBCTL_EXIT_USAGE;
 	}
 	path = malloc(sizeof "/api/v1/audit");
 	if (path == NULL)
 		return nomem();
 	memcpy(path, "/api/v1/audit", sizeof "/api/v1/audit");
-	if (add_query(&path, "host", a->host) != 0 ||
-	    add_query(&path, "actor", a->actor) != 0 ||
-	    add_query(&path, "since", a->since) != 0 ||
-	    add_query(&path, "limit", a->limit) != 0) {
+	if (add_query(&path, "host", a->host) != 0 || add_query(&path, "actor", a->actor) != 0 ||
+	    add_query(&path, "since", a->since) != 0 || add_query(&path, "limit", a->limit) != 0) {
 		free(path);
 		return nomem();
 	}
@@ -216,7 +209,8 @@ int tbctl_cmd_audit(const struct tbctl_ctx *ctx)
 		json_decref(reply);
 		return nomem();
 	}
-	json_array_foreach(rows, i, row) {
+	json_array_foreach(rows, i, row)
+	{
 		char id[32], status[16];
 		const char *cells[9];
 

@@ -47,19 +47,20 @@ static void print_event(void *cls, const char *type, long long id, const char *d
 	j = json_loads(data, 0, NULL);
 	d = json_object_get(j, "data");
 	if (strcmp(type, "reset") == 0) {
-		printf("-- events up to %lld are no longer kept: some were missed\n",
-		       tbctl_jint(j, "oldest", 0) - 1);
+		printf("-- events up to %lld are no longer kept: some were missed\n", tbctl_jint(j, "oldest", 0) - 1);
 	} else if (strcmp(type, "host.state") == 0) {
 		const char *os = tbctl_jstr(d, "os");
 		const json_t *e = json_object_get(d, "last_error");
 
 		printf("%lld %s host.state %s %s%s%s%s%s\n", id, tbctl_jstr(j, "at") ? tbctl_jstr(j, "at") : "-",
-		       tbctl_jstr(j, "host") ? tbctl_jstr(j, "host") : "-", tbctl_jstr(d, "reachability") ? tbctl_jstr(d, "reachability") : "?",
-		       os ? " as " : "", os ? os : "", e && json_is_object(e) ? ": " : "",
+		       tbctl_jstr(j, "host") ? tbctl_jstr(j, "host") : "-",
+		       tbctl_jstr(d, "reachability") ? tbctl_jstr(d, "reachability") : "?", os ? " as " : "",
+		       os ? os : "", e && json_is_object(e) ? ": " : "",
 		       e && json_is_object(e) && tbctl_jstr(e, "message") ? tbctl_jstr(e, "message") : "");
 	} else if (strcmp(type, "audit") == 0) {
 		printf("%lld %s audit %s %s %s -> %lld %s\n", id, tbctl_jstr(j, "at") ? tbctl_jstr(j, "at") : "-",
-		       tbctl_jstr(d, "actor") ? tbctl_jstr(d, "actor") : "-", tbctl_jstr(d, "action") ? tbctl_jstr(d, "action") : "-",
+		       tbctl_jstr(d, "actor") ? tbctl_jstr(d, "actor") : "-",
+		       tbctl_jstr(d, "action") ? tbctl_jstr(d, "action") : "-",
 		       tbctl_jstr(d, "target") ? tbctl_jstr(d, "target") : "", tbctl_jint(d, "status", 0),
 		       tbctl_jstr(d, "result") ? tbctl_jstr(d, "result") : "");
 	} else {
@@ -97,8 +98,8 @@ int tbctl_cmd_events(const struct tbctl_ctx *ctx)
 		free(host);
 		return TBCTL_EXIT_SERVER;
 	}
-	snprintf(query, sizeof(query), "%s%s%s%s%s", type ? "type=" : "", type ? type : "",
-		 type && host ? "&" : "", host ? "host=" : "", host ? host : "");
+	snprintf(query, sizeof(query), "%s%s%s%s%s", type ? "type=" : "", type ? type : "", type && host ? "&" : "",
+		 host ? "host=" : "", host ? host : "");
 	free(type);
 	free(host);
 	memset(&sa, 0, sizeof(sa));
@@ -122,7 +123,7 @@ int tbctl_cmd_events(const struct tbctl_ctx *ctx)
 		if ((rc = tbctl_sse_refused(s)) != TBCTL_EXIT_OK)
 			break;
 		if (tbctl_sse_status(s) == 200)
-			wait_s = 1;   /* it was up: retry soon */
+			wait_s = 1; /* it was up: retry soon */
 		fprintf(stderr, "tbctl: event stream %s (%s)", tbctl_sse_status(s) == 200 ? "lost" : "unavailable",
 			cr != CURLE_OK ? curl_easy_strerror(cr) : "closed");
 		if (tbctl_sse_why(s)[0] != '\0') {

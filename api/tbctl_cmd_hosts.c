@@ -59,7 +59,8 @@ static void addresses(const json_t *host, const char *up_os, struct buf *b)
 		bput(b, addr ? addr : "?");
 		first = 0;
 	}
-	json_object_foreach(oses, name, persona) {
+	json_object_foreach(oses, name, persona)
+	{
 		const char *addr = tbctl_jstr(persona, "address");
 
 		if (up_os != NULL && strcmp(name, up_os) == 0)
@@ -92,7 +93,7 @@ static void last_error(const json_t *state, struct buf *b)
 static int add_host_row(struct tbctl_table *t, const json_t *host)
 {
 	json_t *state = json_object_get(host, "state");
-	struct buf ans = { "", 0 }, addr = { "", 0 }, err = { "", 0 };
+	struct buf ans = {"", 0}, addr = {"", 0}, err = {"", 0};
 	const char *up_os = NULL;
 	const char *cells[6];
 
@@ -111,9 +112,7 @@ static int add_host_row(struct tbctl_table *t, const json_t *host)
 	return tbctl_table_add(t, cells);
 }
 
-static const char *const host_header[] = {
-	"NAME", "ROLE", "ANSWERS", "SINCE", "ADDRESSES", "LAST-ERROR"
-};
+static const char *const host_header[] = {"NAME", "ROLE", "ANSWERS", "SINCE", "ADDRESSES", "LAST-ERROR"};
 
 int tbctl_cmd_hosts(const struct tbctl_ctx *ctx)
 {
@@ -129,14 +128,15 @@ int tbctl_cmd_hosts(const struct tbctl_ctx *ctx)
 	hosts = json_object_get(reply, "hosts");
 	if (!json_is_array(hosts)) {
 		fprintf(stderr, "tbctl: testbedd's reply has no \"hosts\" array; is "
-			"tbctl older than testbedd? Try --json\n");
+				"tbctl older than testbedd? Try --json\n");
 		json_decref(reply);
 		return TBCTL_EXIT_SERVER;
 	}
 	t = tbctl_table_new(6, host_header);
 	if (t == NULL)
 		goto nomem;
-	json_array_foreach(hosts, i, host) {
+	json_array_foreach(hosts, i, host)
+	{
 		if (add_host_row(t, host) != 0)
 			goto nomem;
 	}
@@ -152,8 +152,7 @@ nomem:
 }
 
 /* Fetch /api/v1/hosts/NAME; *host borrows from *reply. */
-static int get_host(const struct tbctl_ctx *ctx, const char *name, int print,
-		    json_t **reply, json_t **host)
+static int get_host(const struct tbctl_ctx *ctx, const char *name, int print, json_t **reply, json_t **host)
 {
 	char *esc = tbctl_http_escape(name);
 	char *path;
@@ -180,7 +179,7 @@ static int get_host(const struct tbctl_ctx *ctx, const char *name, int print,
 	*host = json_object_get(*reply, "host");
 	if (!json_is_object(*host)) {
 		fprintf(stderr, "tbctl: testbedd's reply has no \"host\" object; "
-			"try --json\n");
+				"try --json\n");
 		json_decref(*reply);
 		*reply = NULL;
 		return TBCTL_EXIT_SERVER;
@@ -205,7 +204,8 @@ static void object_line(const json_t *obj, struct buf *b)
 	json_t *v;
 	int first = 1;
 
-	json_object_foreach((json_t *)obj, key, v) {
+	json_object_foreach((json_t *)obj, key, v)
+	{
 		char num[32];
 
 		/* Members that do not apply (null, false) say nothing to a person. */
@@ -317,7 +317,7 @@ static void print_host(const json_t *host)
 	json_t *v;
 	const char *key;
 	size_t i;
-	struct buf b = { "", 0 };
+	struct buf b = {"", 0};
 	char num[32];
 
 	kv("name", tbctl_jstr(host, "name"));
@@ -342,7 +342,8 @@ static void print_host(const json_t *host)
 	b.s[0] = '\0';
 	wake_line(host, &b);
 	kv("wakes", b.len > 0 ? b.s : NULL);
-	json_array_foreach(power, i, v) {
+	json_array_foreach(power, i, v)
+	{
 		b.len = 0;
 		b.s[0] = '\0';
 		object_line(v, &b);
@@ -362,7 +363,8 @@ static void print_host(const json_t *host)
 		bput(&b, ", default ");
 		bput(&b, tbctl_jstr(boot, "default") ? tbctl_jstr(boot, "default") : "-");
 		bput(&b, ", entries");
-		json_object_foreach(entries, key, v) {
+		json_object_foreach(entries, key, v)
+		{
 			bput(&b, " ");
 			bput(&b, key);
 			bput(&b, "=");
@@ -373,11 +375,12 @@ static void print_host(const json_t *host)
 		kv("boot", NULL);
 	}
 	if (json_is_object(oses) && json_object_size(oses) > 0) {
-		static const char *const hdr[] = { "OS", "ADDRESS", "PORT", "USER", "HOST-KEY" };
+		static const char *const hdr[] = {"OS", "ADDRESS", "PORT", "USER", "HOST-KEY"};
 		struct tbctl_table *t = tbctl_table_new(5, hdr);
 
 		printf("\n");
-		json_object_foreach(oses, key, v) {
+		json_object_foreach(oses, key, v)
+		{
 			const char *cells[5];
 
 			snprintf(num, sizeof num, "%lld", tbctl_jint(v, "port", 22));
@@ -396,18 +399,20 @@ static void print_host(const json_t *host)
 		tbctl_table_free(t);
 	}
 	if (json_is_object(links) && json_object_size(links) > 0) {
-		static const char *const hdr[] = { "LINK", "ADDRESS", "IFNAME" };
+		static const char *const hdr[] = {"LINK", "ADDRESS", "IFNAME"};
 		struct tbctl_table *t = tbctl_table_new(3, hdr);
 
 		printf("\n");
-		json_object_foreach(links, key, v) {
+		json_object_foreach(links, key, v)
+		{
 			json_t *ifn = json_object_get(v, "ifname"), *n;
 			const char *os;
 			const char *cells[3];
 
 			b.len = 0;
 			b.s[0] = '\0';
-			json_object_foreach(ifn, os, n) {
+			json_object_foreach(ifn, os, n)
+			{
 				if (b.len > 0)
 					bput(&b, " ");
 				bput(&b, os);
@@ -430,7 +435,8 @@ static void print_host(const json_t *host)
 		printf("\nOS persona ");
 		tbctl_print_safe(stdout, tbctl_jstr(presented, "os") ? tbctl_jstr(presented, "os") : "?");
 		printf(" presents an unaccepted host key ");
-		tbctl_print_safe(stdout, tbctl_jstr(presented, "fingerprint") ? tbctl_jstr(presented, "fingerprint") : "?");
+		tbctl_print_safe(stdout,
+				 tbctl_jstr(presented, "fingerprint") ? tbctl_jstr(presented, "fingerprint") : "?");
 		printf(".\nTo review and accept it: tbctl host trust ");
 		tbctl_print_safe(stdout, tbctl_jstr(host, "name") ? tbctl_jstr(host, "name") : "NAME");
 		printf(" --os ");
@@ -464,13 +470,16 @@ static int show_presented(const struct tbctl_ctx *ctx, const char *name)
 	os = tbctl_jstr(presented, "os");
 	fp = tbctl_jstr(presented, "fingerprint");
 	if (a->os != NULL && !json_is_object(json_object_get(json_object_get(host, "os"), a->os))) {
-		fprintf(stderr, "tbctl: host %s has no OS persona \"%s\"; 'tbctl host %s' "
-			"lists its personas\n", name, a->os, name);
+		fprintf(stderr,
+			"tbctl: host %s has no OS persona \"%s\"; 'tbctl host %s' "
+			"lists its personas\n",
+			name, a->os, name);
 		rc = TBCTL_EXIT_USAGE;
 	} else if (os == NULL || fp == NULL || (a->os != NULL && strcmp(os, a->os) != 0)) {
-		fprintf(stderr, "tbctl: %s%s%s presents no host key waiting to be "
-			"accepted; nothing to trust\n", name, a->os ? " " : "",
-			a->os ? a->os : "");
+		fprintf(stderr,
+			"tbctl: %s%s%s presents no host key waiting to be "
+			"accepted; nothing to trust\n",
+			name, a->os ? " " : "", a->os ? a->os : "");
 		rc = TBCTL_EXIT_USAGE;
 	} else {
 		expected = tbctl_jstr(json_object_get(json_object_get(host, "os"), os), "host_key");
@@ -479,7 +488,8 @@ static int show_presented(const struct tbctl_ctx *ctx, const char *name)
 		printf("\nexpected:     ");
 		tbctl_print_safe(stdout, expected ? expected : "(none pinned yet)");
 		printf("\n");
-		fprintf(stderr, "tbctl: compare the fingerprint with the machine's own "
+		fprintf(stderr,
+			"tbctl: compare the fingerprint with the machine's own "
 			"(on its console: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub), "
 			"then accept it with:\n  tbctl host trust %s --os %s --fingerprint ",
 			name, os);
@@ -506,11 +516,12 @@ int tbctl_cmd_host_trust(const struct tbctl_ctx *ctx)
 		return show_presented(ctx, name);
 	if (a->os == NULL) {
 		fprintf(stderr, "tbctl: host trust needs --os OS with --fingerprint: the "
-			"OS persona whose key you accept\n");
+				"OS persona whose key you accept\n");
 		return TBCTL_EXIT_USAGE;
 	}
 	if (strncmp(a->fingerprint, "SHA256:", 7) != 0) {
-		fprintf(stderr, "tbctl: --fingerprint must look like SHA256:... (as "
+		fprintf(stderr,
+			"tbctl: --fingerprint must look like SHA256:... (as "
 			"'tbctl host trust %s --os %s' shows it), got \"%s\"\n",
 			name, a->os, a->fingerprint);
 		return TBCTL_EXIT_USAGE;

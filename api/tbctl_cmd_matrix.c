@@ -54,18 +54,20 @@ static int plan_pages(const struct tbctl_ctx *ctx, json_t *spec, long long want,
 		json_t *page = NULL, *p, *e;
 		size_t i;
 
-		snprintf(path, sizeof(path), "/api/v1/matrices/plan?offset=%lld&limit=%lld",
-			 json_integer_value(next), want - have < 1000 ? want - have : 1000);
+		snprintf(path, sizeof(path), "/api/v1/matrices/plan?offset=%lld&limit=%lld", json_integer_value(next),
+			 want - have < 1000 ? want - have : 1000);
 		rc = tbctl_api_call_quiet(ctx, "POST", path, json_object_get(json_object_get(first, "plan"), "spec"),
 					  &page);
 		p = json_object_get(page, "plan");
-		if (rc == TBCTL_EXIT_OK && json_integer_value(json_object_get(p, "runs")) !=
-					       json_integer_value(json_object_get(json_object_get(first, "plan"), "runs"))) {
+		if (rc == TBCTL_EXIT_OK &&
+		    json_integer_value(json_object_get(p, "runs")) !=
+			    json_integer_value(json_object_get(json_object_get(first, "plan"), "runs"))) {
 			fprintf(stderr, "tbctl: the plan changed between pages (the hosts' OSes?): plan again\n");
 			rc = TBCTL_EXIT_SERVER;
 		}
 		json_array_extend(runs, json_object_get(p, "plan"));
-		json_array_foreach(json_object_get(p, "timeline"), i, e) {
+		json_array_foreach(json_object_get(p, "timeline"), i, e)
+		{
 			json_t *last = json_array_get(tl, json_array_size(tl) - 1);
 
 			/* a round across the pages' edge comes in both */
@@ -86,8 +88,8 @@ static int plan_pages(const struct tbctl_ctx *ctx, json_t *spec, long long want,
 
 int tbctl_cmd_matrix_plan(const struct tbctl_ctx *ctx)
 {
-	static const char *const header[] = {"SEQ", "ROUND", "CELL", "CLIENT -> SERVER", "LINK", "PROTOCOL",
-					     "DIRECTION", "IPERF ARGS"};
+	static const char *const header[] = {"SEQ",  "ROUND",    "CELL",      "CLIENT -> SERVER",
+					     "LINK", "PROTOCOL", "DIRECTION", "IPERF ARGS"};
 	json_t *spec = mx_load_spec(ctx->args->pos[2]), *reply = NULL, *plan, *r;
 	long long want = plan_want(ctx), total;
 	struct tbctl_table *t;
@@ -115,7 +117,8 @@ int tbctl_cmd_matrix_plan(const struct tbctl_ctx *ctx)
 		json_decref(reply);
 		return mx_nomem();
 	}
-	json_array_foreach(json_object_get(plan, "plan"), i, r) {
+	json_array_foreach(json_object_get(plan, "plan"), i, r)
+	{
 		char seq[24], round[24], cell[24], pair[200], link[128];
 		const char *cells[8];
 
@@ -144,7 +147,8 @@ int tbctl_cmd_matrix_plan(const struct tbctl_ctx *ctx)
 	if ((long long)json_array_size(json_object_get(plan, "plan")) < total)
 		printf("(the first %zu of %lld runs: --limit N or --limit all for more)\n",
 		       json_array_size(json_object_get(plan, "plan")), total);
-	json_array_foreach(json_object_get(plan, "boots"), i, r) {
+	json_array_foreach(json_object_get(plan, "boots"), i, r)
+	{
 		char when[48], dur[32];
 
 		if (json_is_integer(json_object_get(r, "seq")))
@@ -152,8 +156,8 @@ int tbctl_cmd_matrix_plan(const struct tbctl_ctx *ctx)
 		else
 			snprintf(when, sizeof(when), "after the last run");
 		mx_fmt_dur(dur, sizeof(dur), mx_jnum(r, "estimated_s", -1));
-		printf("boot %s: %s %s -> %s (about %s)\n", when, mx_str_or(r, "machine", "?"), mx_str_or(r, "from", "off"),
-		       mx_str_or(r, "to", "?"), dur);
+		printf("boot %s: %s %s -> %s (about %s)\n", when, mx_str_or(r, "machine", "?"),
+		       mx_str_or(r, "from", "off"), mx_str_or(r, "to", "?"), dur);
 	}
 	mx_fmt_dur(est, sizeof(est), mx_jnum(plan, "estimated_s", -1));
 	fputs("plan \"", stdout);
@@ -241,15 +245,16 @@ static int gate_query(const struct tbctl_args *a, char *q, size_t n)
 
 static int compare_table(const json_t *c)
 {
-	static const char *const header[] = {"CELL", "CLIENT -> SERVER", "PROTOCOL", "DIRECTION", "PARAMS",
-					     "BASELINE", "NOW", "CHANGE", "VERDICT"};
+	static const char *const header[] = {"CELL", "CLIENT -> SERVER", "PROTOCOL", "DIRECTION", "PARAMS", "BASELINE",
+					     "NOW",  "CHANGE",           "VERDICT"};
 	struct tbctl_table *t = tbctl_table_new(9, header);
 	const json_t *r;
 	size_t i;
 
 	if (t == NULL)
 		return mx_nomem();
-	json_array_foreach(json_object_get(c, "cells"), i, r) {
+	json_array_foreach(json_object_get(c, "cells"), i, r)
+	{
 		char cell[48], pair[200], params[256], base[32], now[32], change[32];
 		const char *cells[9];
 		const json_t *ch = json_object_get(r, "change_pct");
@@ -445,7 +450,8 @@ int tbctl_cmd_matrix_list(const struct tbctl_ctx *ctx)
 		json_decref(reply);
 		return mx_nomem();
 	}
-	json_array_foreach(json_object_get(reply, "matrices"), i, m) {
+	json_array_foreach(json_object_get(reply, "matrices"), i, m)
+	{
 		const json_t *p = json_object_get(m, "progress");
 		char id[24], done[48], failed[24], el[32];
 		const char *cells[8];
@@ -473,15 +479,16 @@ int tbctl_cmd_matrix_list(const struct tbctl_ctx *ctx)
 /* Every run: state, results, error. */
 static int runs_table(const json_t *runs)
 {
-	static const char *const header[] = {"SEQ", "RUN", "CLIENT -> SERVER", "PROTOCOL", "DIRECTION", "PARAMS",
-					     "STATE", "SENDER", "RECEIVER", "RETRANS", "LOSS", "ERROR"};
+	static const char *const header[] = {"SEQ",   "RUN",    "CLIENT -> SERVER", "PROTOCOL", "DIRECTION", "PARAMS",
+					     "STATE", "SENDER", "RECEIVER",         "RETRANS",  "LOSS",      "ERROR"};
 	struct tbctl_table *t = tbctl_table_new(12, header);
 	const json_t *r;
 	size_t i;
 
 	if (t == NULL)
 		return mx_nomem();
-	json_array_foreach(runs, i, r) {
+	json_array_foreach(runs, i, r)
+	{
 		char seq[24], id[24], pair[200], params[256], snd[32], rcv[32], rtx[32], loss[32];
 		const char *cells[12];
 
@@ -520,20 +527,21 @@ static int runs_table(const json_t *runs)
 /* Per cell: the medians of its repeats. */
 static int cells_table(const json_t *cells_json)
 {
-	static const char *const header[] = {"CELL", "CLIENT -> SERVER", "PROTOCOL", "DIRECTION", "PARAMS", "N",
-					     "FAILED", "SENDER", "RECEIVER", "RETRANS", "LOSS"};
+	static const char *const header[] = {"CELL",   "CLIENT -> SERVER", "PROTOCOL", "DIRECTION", "PARAMS", "N",
+					     "FAILED", "SENDER",           "RECEIVER", "RETRANS",   "LOSS"};
 	struct tbctl_table *t = tbctl_table_new(11, header);
 	const json_t *c;
 	size_t i;
 
 	if (t == NULL)
 		return mx_nomem();
-	json_array_foreach(cells_json, i, c) {
+	json_array_foreach(cells_json, i, c)
+	{
 		char cell[24], pair[200], params[256], n[48], failed[24], snd[32], rcv[32], rtx[32], loss[32];
 		const char *cells[11];
 
 		if (!json_is_object(c))
-			continue;       /* a cell no run of which is stored */
+			continue; /* a cell no run of which is stored */
 		snprintf(cell, sizeof(cell), "%lld", tbctl_jint(c, "cell", 0));
 		mx_fmt_pair(pair, sizeof(pair), c);
 		mx_fmt_params(params, sizeof(params), json_object_get(c, "params"));
@@ -591,7 +599,7 @@ int tbctl_cmd_matrix_results(const struct tbctl_ctx *ctx)
 		if ((rc = tbctl_api_get_text(ctx, path, &text, &len)) != TBCTL_EXIT_OK)
 			return rc;
 		if (len > 0)
-			fwrite(text, 1, len, stdout);   /* as the server sent it */
+			fwrite(text, 1, len, stdout); /* as the server sent it */
 		free(text);
 		return TBCTL_EXIT_OK;
 	}
@@ -634,8 +642,9 @@ int tbctl_cmd_matrix_show(const struct tbctl_ctx *ctx)
 	mx_fmt_dur(left, sizeof(left), mx_jnum(p, "remaining_s", -1));
 	printf("matrix %lld \"", id);
 	tbctl_print_safe(stdout, mx_str_or(m, "name", ""));
-	printf("\": %s, by %s, created %s, started %s, finished %s", mx_str_or(m, "state", "?"), mx_str_or(m, "actor", "?"),
-	       mx_str_or(m, "created_at", "-"), mx_str_or(m, "started_at", "-"), mx_str_or(m, "finished_at", "-"));
+	printf("\": %s, by %s, created %s, started %s, finished %s", mx_str_or(m, "state", "?"),
+	       mx_str_or(m, "actor", "?"), mx_str_or(m, "created_at", "-"), mx_str_or(m, "started_at", "-"),
+	       mx_str_or(m, "finished_at", "-"));
 	if (json_is_integer(json_object_get(m, "rerun_of")))
 		printf(", a rerun of %lld", tbctl_jint(m, "rerun_of", 0));
 	printf("\nprogress: %lld/%lld done: %lld ok, %lld failed, %lld canceled; %lld running, %lld pending; "
@@ -651,4 +660,3 @@ int tbctl_cmd_matrix_show(const struct tbctl_ctx *ctx)
 	json_decref(reply);
 	return rc;
 }
-

@@ -26,15 +26,16 @@ static const char *path_str(const json_t *o, const char *a, const char *b)
 
 static int hosts_table(const json_t *hosts)
 {
-	static const char *const header[] = {"HOST", "OS", "RELEASE", "CPU", "NIC", "DRIVER", "FIRMWARE", "MTU",
-					     "CC", "BUFFERS"};
+	static const char *const header[] = {"HOST",   "OS",       "RELEASE", "CPU", "NIC",
+					     "DRIVER", "FIRMWARE", "MTU",     "CC",  "BUFFERS"};
 	struct tbctl_table *t = tbctl_table_new(10, header);
 	const json_t *h;
 	size_t i;
 
 	if (t == NULL)
 		return mx_nomem();
-	json_array_foreach(hosts, i, h) {
+	json_array_foreach(hosts, i, h)
+	{
 		const json_t *m = json_object_get(h, "metadata"), *nic = json_object_get(m, "nic");
 		const json_t *tcp = json_object_get(m, "tcp");
 		char cpu[160], mtu[24], buf[96];
@@ -46,13 +47,13 @@ static int hosts_table(const json_t *hosts)
 			snprintf(mtu, sizeof(mtu), "%lld", tbctl_jint(nic, "mtu", 0));
 		else
 			snprintf(mtu, sizeof(mtu), "-");
-		if (json_is_array(json_object_get(tcp, "rmem")))   /* Linux: tcp_rmem max / rmem_max */
+		if (json_is_array(json_object_get(tcp, "rmem"))) /* Linux: tcp_rmem max / rmem_max */
 			snprintf(buf, sizeof(buf), "tcp_rmem %lld, rmem_max %lld",
 				 json_integer_value(json_array_get(json_object_get(tcp, "rmem"), 2)),
 				 tbctl_jint(tcp, "rmem_max", 0));
 		else if (json_is_integer(json_object_get(tcp, "maxsockbuf")))
-			snprintf(buf, sizeof(buf), "maxsockbuf %lld, recvbuf_max %lld", tbctl_jint(tcp, "maxsockbuf", 0),
-				 tbctl_jint(tcp, "recvbuf_max", 0));
+			snprintf(buf, sizeof(buf), "maxsockbuf %lld, recvbuf_max %lld",
+				 tbctl_jint(tcp, "maxsockbuf", 0), tbctl_jint(tcp, "recvbuf_max", 0));
 		else
 			snprintf(buf, sizeof(buf), "-");
 		cells[0] = tbctl_jstr(h, "host");
@@ -85,20 +86,25 @@ static int diff_table(const json_t *d)
 
 	if (t == NULL)
 		return mx_nomem();
-	json_array_foreach(json_object_get(d, "hosts"), i, h) {
+	json_array_foreach(json_object_get(d, "hosts"), i, h)
+	{
 		const char *in = tbctl_jstr(h, "in");
 
 		if (strcmp(in, "both") != 0) {
 			const char *cells[5] = {tbctl_jstr(h, "host"), tbctl_jstr(h, "os"), "(the host in this OS)",
-						strcmp(in, "matrix") == 0 ? "yes" : "no", strcmp(in, "other") == 0 ? "yes" : "no"};
+						strcmp(in, "matrix") == 0 ? "yes" : "no",
+						strcmp(in, "other") == 0 ? "yes" : "no"};
 
 			rc |= tbctl_table_add(t, cells);
 			n++;
 			continue;
 		}
-		json_array_foreach(json_object_get(h, "differences"), k, x) {
-			char *a = value_text(json_object_get(x, "matrix")), *b = value_text(json_object_get(x, "other"));
-			const char *cells[5] = {tbctl_jstr(h, "host"), tbctl_jstr(h, "os"), tbctl_jstr(x, "path"), a, b};
+		json_array_foreach(json_object_get(h, "differences"), k, x)
+		{
+			char *a = value_text(json_object_get(x, "matrix")),
+			     *b = value_text(json_object_get(x, "other"));
+			const char *cells[5] = {tbctl_jstr(h, "host"), tbctl_jstr(h, "os"), tbctl_jstr(x, "path"), a,
+						b};
 
 			rc |= a == NULL || b == NULL || tbctl_table_add(t, cells) != 0;
 			free(a);
@@ -140,7 +146,7 @@ int tbctl_cmd_matrix_hosts(const struct tbctl_ctx *ctx)
 	if (rc != TBCTL_EXIT_OK)
 		return rc;
 	if (ctx->args->json)
-		rc = TBCTL_EXIT_OK;    /* printed by tbctl_api_call */
+		rc = TBCTL_EXIT_OK; /* printed by tbctl_api_call */
 	else if (ctx->args->diff != NULL)
 		rc = diff_table(json_object_get(reply, "diff"));
 	else

@@ -77,8 +77,8 @@ static int end_code(const json_t *act)
 
 static int finished(const char *state)
 {
-	return state != NULL && (strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0 ||
-				 strcmp(state, "canceled") == 0);
+	return state != NULL &&
+	       (strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0 || strcmp(state, "canceled") == 0);
 }
 
 /* Follow action id to its end, printing steps as they come. */
@@ -192,8 +192,8 @@ int tbctl_cmd_boot(const struct tbctl_ctx *ctx)
 
 	if (path == NULL)
 		return nomem();
-	rc = start_action(ctx, path, json_pack("{s:s, s:b}", "os", ctx->args->pos[2], "make_default",
-					       ctx->args->make_default));
+	rc = start_action(ctx, path,
+			  json_pack("{s:s, s:b}", "os", ctx->args->pos[2], "make_default", ctx->args->make_default));
 	free(path);
 	return rc;
 }
@@ -220,7 +220,8 @@ int tbctl_cmd_boot_entries(const struct tbctl_ctx *ctx)
 			break;
 		if (waited == 0 && !ctx->args->json) {
 			fputs("tbctl: ", stderr);
-			tbctl_print_safe(stderr, tbctl_jstr(reply, "message") ? tbctl_jstr(reply, "message") : "reading");
+			tbctl_print_safe(stderr,
+					 tbctl_jstr(reply, "message") ? tbctl_jstr(reply, "message") : "reading");
 			fputc('\n', stderr);
 		}
 		json_decref(reply);
@@ -243,11 +244,13 @@ int tbctl_cmd_boot_entries(const struct tbctl_ctx *ctx)
 		json_decref(reply);
 		return nomem();
 	}
-	json_array_foreach(json_object_get(reply, "entries"), i, e) {
+	json_array_foreach(json_object_get(reply, "entries"), i, e)
+	{
 		const char *cells[4], *os = "", *k;
 		json_t *v;
 
-		json_object_foreach(map, k, v) {
+		json_object_foreach(map, k, v)
+		{
 			const char *idx = tbctl_jstr(v, "index");
 
 			if (idx != NULL && strcmp(idx, tbctl_jstr(e, "index")) == 0)
@@ -296,7 +299,8 @@ int tbctl_cmd_actions(const struct tbctl_ctx *ctx)
 		json_decref(reply);
 		return nomem();
 	}
-	json_array_foreach(json_object_get(reply, "actions"), i, a) {
+	json_array_foreach(json_object_get(reply, "actions"), i, a)
+	{
 		char id[32], *what = json_dumps(json_object_get(a, "params"), JSON_COMPACT);
 		const char *cells[8];
 
@@ -308,8 +312,9 @@ int tbctl_cmd_actions(const struct tbctl_ctx *ctx)
 		cells[4] = tbctl_jstr(a, "state");
 		cells[5] = tbctl_jstr(a, "actor");
 		cells[6] = tbctl_jstr(a, "created_at");
-		cells[7] = json_is_object(json_object_get(a, "error")) ? tbctl_jstr(json_object_get(a, "error"), "message")
-								       : "-";
+		cells[7] = json_is_object(json_object_get(a, "error"))
+				   ? tbctl_jstr(json_object_get(a, "error"), "message")
+				   : "-";
 		tbctl_table_add(t, cells);
 		free(what);
 	}
@@ -351,8 +356,7 @@ int tbctl_cmd_action(const struct tbctl_ctx *ctx)
 	}
 	act = json_object_get(reply, "action");
 	print_action_head(act);
-	json_array_foreach(json_object_get(act, "steps"), i, st)
-		print_step(st);
+	json_array_foreach(json_object_get(act, "steps"), i, st) print_step(st);
 	if (json_is_object(json_object_get(act, "error")))
 		printf("error: %s\n", tbctl_jstr(json_object_get(act, "error"), "message"));
 	json_decref(reply);

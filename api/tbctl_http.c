@@ -48,8 +48,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 }
 
 /* Copy the value of header line "Name: value\r\n" into dst if it is `name`. */
-static void grab_header(const char *line, size_t len, const char *name,
-			char *dst, size_t dstsz)
+static void grab_header(const char *line, size_t len, const char *name, char *dst, size_t dstsz)
 {
 	size_t nlen = strlen(name), i, j = 0;
 
@@ -127,14 +126,13 @@ static void wipe(char *p, size_t n)
 		*v++ = 0;
 }
 
-int tbctl_http_request(const struct tbctl_http *h, const char *method,
-		       const char *path, const json_t *body,
+int tbctl_http_request(const struct tbctl_http *h, const char *method, const char *path, const json_t *body,
 		       struct tbctl_reply *reply)
 {
 	CURL *curl = NULL;
 	CURLcode rc;
 	struct curl_slist *headers = NULL, *tmp;
-	struct sink sink = { reply, 0, 0, 0 };
+	struct sink sink = {reply, 0, 0, 0};
 	char errbuf[CURL_ERROR_SIZE] = "";
 	char *url = NULL, *payload = NULL, *auth = NULL;
 	size_t url_len, auth_len = 0;
@@ -175,8 +173,7 @@ int tbctl_http_request(const struct tbctl_http *h, const char *method,
 			goto nomem;
 		headers = tmp;
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, payload);
-		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
-				 (curl_off_t)strlen(payload));
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(payload));
 	}
 	/* "Expect: 100-continue" only adds a round trip for our small bodies. */
 	tmp = curl_slist_append(headers, "Expect:");
@@ -210,14 +207,14 @@ int tbctl_http_request(const struct tbctl_http *h, const char *method,
 	if (sink.nomem)
 		goto nomem;
 	if (sink.too_large) {
-		snprintf(reply->transport_error, sizeof reply->transport_error,
-			 "the reply is larger than %u bytes", TBCTL_BODY_MAX);
+		snprintf(reply->transport_error, sizeof reply->transport_error, "the reply is larger than %u bytes",
+			 TBCTL_BODY_MAX);
 		goto out;
 	}
 	if (rc != CURLE_OK) {
 		reply->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
-		snprintf(reply->transport_error, sizeof reply->transport_error,
-			 "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		snprintf(reply->transport_error, sizeof reply->transport_error, "%s",
+			 errbuf[0] ? errbuf : curl_easy_strerror(rc));
 		goto out;
 	}
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply->status);
@@ -227,8 +224,7 @@ int tbctl_http_request(const struct tbctl_http *h, const char *method,
 	goto out;
 
 nomem:
-	snprintf(reply->transport_error, sizeof reply->transport_error,
-		 "out of memory");
+	snprintf(reply->transport_error, sizeof reply->transport_error, "out of memory");
 out:
 	if (auth != NULL) {
 		wipe(auth, auth_len);

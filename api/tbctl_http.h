@@ -22,21 +22,21 @@
 #define TBCTL_ERRBUF_MAX 256
 
 struct tbctl_http {
-	const char *base_url;      /* "http://127.0.0.1:8080", no trailing '/' */
-	const char *token;         /* bearer token, NULL for unauthenticated calls */
+	const char *base_url; /* "http://127.0.0.1:8080", no trailing '/' */
+	const char *token;    /* bearer token, NULL for unauthenticated calls */
 	long connect_timeout_ms;
 	long timeout_ms;
 };
 
 struct tbctl_reply {
-	long status;               /* HTTP status; 0 when no reply arrived */
-	char *body;                /* NUL-terminated, may be NULL */
+	long status; /* HTTP status; 0 when no reply arrived */
+	char *body;  /* NUL-terminated, may be NULL */
 	size_t body_len;
-	json_t *json;              /* parsed body, NULL when empty or not JSON */
-	char retry_after[32];      /* the Retry-After header, "" if none */
-	char allow[128];           /* the Allow header, "" if none */
+	json_t *json;                           /* parsed body, NULL when empty or not JSON */
+	char retry_after[32];                   /* the Retry-After header, "" if none */
+	char allow[128];                        /* the Allow header, "" if none */
 	char transport_error[TBCTL_ERRBUF_MAX]; /* why no reply came, "" if one did */
-	int timed_out;             /* the request hit a timeout */
+	int timed_out;                          /* the request hit a timeout */
 };
 
 /*
@@ -46,8 +46,7 @@ struct tbctl_reply {
  * (reply->transport_error says why) or on out of memory.  Blocks for at most
  * the configured timeouts.
  */
-int tbctl_http_request(const struct tbctl_http *h, const char *method,
-		       const char *path, const json_t *body,
+int tbctl_http_request(const struct tbctl_http *h, const char *method, const char *path, const json_t *body,
 		       struct tbctl_reply *reply);
 
 void tbctl_reply_free(struct tbctl_reply *reply);

@@ -30,8 +30,8 @@ void mx_fmt_host(char *buf, size_t n, const json_t *o, const char *name_key, con
 void mx_fmt_pair(char *buf, size_t n, const json_t *o);
 json_t *mx_load_spec(const char *path);
 char *mx_matrix_path(long long id, const char *tail);
-size_t mx_columns(void);                  /* the terminal's width, else 80 */
-void mx_print_boot(const json_t *d);      /* a matrix.boot event's data as a line */
+size_t mx_columns(void);             /* the terminal's width, else 80 */
+void mx_print_boot(const json_t *d); /* a matrix.boot event's data as a line */
 
 /* ---- tbctl_matrix_watch.c ---- */
 struct mx_watch;

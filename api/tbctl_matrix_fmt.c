@@ -127,13 +127,13 @@ void mx_fmt_params(char *buf, size_t n, const json_t *p)
 	const char *s;
 
 	buf[0] = '\0';
-#define ADD(...)                                                                   \
-	do {                                                                       \
-		if (used < n) {                                                    \
-			int w_ = snprintf(buf + used, n - used, __VA_ARGS__);      \
-			if (w_ > 0)                                                \
-				used += (size_t)w_;                                \
-		}                                                                  \
+#define ADD(...)                                                              \
+	do {                                                                  \
+		if (used < n) {                                               \
+			int w_ = snprintf(buf + used, n - used, __VA_ARGS__); \
+			if (w_ > 0)                                           \
+				used += (size_t)w_;                           \
+		}                                                             \
 	} while (0)
 	if (tbctl_jint(p, "duration_s", 0) > 0)
 		ADD("-t %lld", tbctl_jint(p, "duration_s", 0));

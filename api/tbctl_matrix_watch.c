@@ -37,8 +37,8 @@
 
 #include <curl/curl.h>
 
-#define TABLE_MAX 10000          /* runs fetched with the matrix for a watch */
-#define PLAIN_EVERY_MS 10000     /* not a tty: a live line at most this often */
+#define TABLE_MAX 10000      /* runs fetched with the matrix for a watch */
+#define PLAIN_EVERY_MS 10000 /* not a tty: a live line at most this often */
 #define BAR_WIDTH 16
 
 /* ---- following a matrix ---- */
@@ -56,8 +56,8 @@ static int in(const char *s, const char *const *set)
 
 struct runinfo {
 	long long id;
-	char what[200];            /* "right -> left tcp forward" */
-	int seen;                  /* its end was printed (or it had ended before the watch) */
+	char what[200]; /* "right -> left tcp forward" */
+	int seen;       /* its end was printed (or it had ended before the watch) */
 };
 
 struct mx_watch {
@@ -66,27 +66,27 @@ struct mx_watch {
 	int tty, quiet, json;
 	char name[80];
 	char state[16];
-	char waiting[200];         /* why a queued matrix waits, "" */
+	char waiting[200]; /* why a queued matrix waits, "" */
 	/* progress as of prog_ms */
 	long long total, done, ok, failed, canceled;
 	double elapsed_s, remaining_s;
 	long long prog_ms;
 	/* the run in progress */
-	long long cur_seq;         /* -1: none */
+	long long cur_seq; /* -1: none */
 	char cur_what[200];
-	double bps[2];             /* latest interval, client and server side; -1: none */
+	double bps[2]; /* latest interval, client and server side; -1: none */
 	int omitted;
 	/* the run list, by seq; NULL when the matrix has more than TABLE_MAX runs */
 	struct runinfo *runs;
 	size_t nruns;
 	int ended;
-	int bar_shown;             /* a tty line holds the progress */
+	int bar_shown; /* a tty line holds the progress */
 	long long drawn_ms;
-	char last_plain[256];      /* not a tty: the state of the last progress line */
+	char last_plain[256]; /* not a tty: the state of the last progress line */
 	long long plain_ms;
 	/* the stream */
 	struct tbctl_sse *sse;
-	long long first_id;        /* where the first stream starts; -1: from now */
+	long long first_id; /* where the first stream starts; -1: from now */
 };
 
 static struct runinfo *run_at(struct mx_watch *w, long long seq)
@@ -191,7 +191,7 @@ static void clear_bar(struct mx_watch *w)
 {
 	if (w->bar_shown) {
 		fputs("\r\033[K", stdout);
-		fflush(stdout);    /* before a message on stderr */
+		fflush(stdout); /* before a message on stderr */
 		w->bar_shown = 0;
 	}
 }
@@ -256,8 +256,8 @@ static void print_run_end(struct mx_watch *w, const json_t *r)
 	if (strcmp(state, "ok") == 0) {
 		mx_fmt_bps(snd, sizeof(snd), mx_jnum(r, "sender_bps", -1));
 		mx_fmt_bps(rcv, sizeof(rcv), mx_jnum(r, "receiver_bps", -1));
-		snprintf(line, sizeof(line), "#%-4lld %-11s %s  sender %s  receiver %s", tbctl_jint(r, "seq", -1), state,
-			 what, snd, rcv);
+		snprintf(line, sizeof(line), "#%-4lld %-11s %s  sender %s  receiver %s", tbctl_jint(r, "seq", -1),
+			 state, what, snd, rcv);
 	} else {
 		snprintf(line, sizeof(line), "#%-4lld %-11s %s  %s%s%s", tbctl_jint(r, "seq", -1), state, what,
 			 klass ? klass : "", klass && tbctl_jstr(r, "error_message") ? ": " : "",
@@ -276,7 +276,8 @@ static int set_runs(struct mx_watch *w, const json_t *runs, int mark_seen)
 	size_t i, n = 0;
 	json_t *r;
 
-	json_array_foreach(runs, i, r) {
+	json_array_foreach(runs, i, r)
+	{
 		long long seq = tbctl_jint(r, "seq", -1);
 
 		if (seq >= 0 && (size_t)seq + 1 > n)
@@ -291,7 +292,8 @@ static int set_runs(struct mx_watch *w, const json_t *runs, int mark_seen)
 		w->runs = v;
 		w->nruns = n;
 	}
-	json_array_foreach(runs, i, r) {
+	json_array_foreach(runs, i, r)
+	{
 		struct runinfo *ri = run_at(w, tbctl_jint(r, "seq", -1));
 		char pair[200];
 
@@ -365,8 +367,8 @@ static int check_end(struct mx_watch *w, int resumed)
 /* The matrix has ended: print what no event said, sum it up, exit code. */
 static int finish(struct mx_watch *w)
 {
-	static const char *const header[] = {"SEQ", "RUN", "CLIENT -> SERVER", "PROTOCOL", "DIRECTION", "ERROR",
-					     "MESSAGE"};
+	static const char *const header[] = {"SEQ",       "RUN",   "CLIENT -> SERVER", "PROTOCOL",
+					     "DIRECTION", "ERROR", "MESSAGE"};
 	json_t *reply = NULL, *m, *runs, *r;
 	struct tbctl_table *t = NULL;
 	const json_t *err;
@@ -379,9 +381,7 @@ static int finish(struct mx_watch *w)
 		return rc;
 	m = json_object_get(reply, "matrix");
 	runs = json_object_get(m, "runs");
-	json_array_foreach(runs, i, r)
-		if (in(tbctl_jstr(r, "state"), run_final_states))
-			print_run_end(w, r);
+	json_array_foreach(runs, i, r) if (in(tbctl_jstr(r, "state"), run_final_states)) print_run_end(w, r);
 	if (w->json) {
 		/* the events were the output; the end is the last matrix.state */
 		json_decref(reply);
@@ -392,7 +392,8 @@ static int finish(struct mx_watch *w)
 	tbctl_print_safe(stdout, w->name);
 	printf("\" %s: %lld of %lld runs done, %lld ok, %lld failed, %lld canceled; %s\n", w->state, w->done, w->total,
 	       w->ok, w->failed, w->canceled, el);
-	json_array_foreach(runs, i, r) {
+	json_array_foreach(runs, i, r)
+	{
 		char seq[24], id[24], pair[200];
 		const char *cells[7];
 
@@ -445,7 +446,7 @@ static void on_event(void *cls, const char *type, long long id, const char *data
 
 	(void)id;
 	if (w->ended)
-		return;                 /* the rest of a record batch after the end */
+		return; /* the rest of a record batch after the end */
 	j = json_loads(data, 0, NULL);
 	d = json_object_get(j, "data");
 	if (w->json) {
@@ -589,7 +590,7 @@ int mx_watch_follow(struct mx_watch *w)
 		if ((rc = tbctl_sse_refused(w->sse)) != TBCTL_EXIT_OK)
 			break;
 		if (tbctl_sse_status(w->sse) == 200)
-			wait_s = 1;   /* it was up: retry soon */
+			wait_s = 1; /* it was up: retry soon */
 		fprintf(stderr, "tbctl: event stream %s (%s)", tbctl_sse_status(w->sse) == 200 ? "lost" : "unavailable",
 			cr != CURLE_OK ? curl_easy_strerror(cr) : "closed");
 		if (tbctl_sse_why(w->sse)[0] != '\0') {
@@ -647,7 +648,7 @@ int mx_watch_follow_new(const struct tbctl_ctx *ctx, long long id)
 
 	if (w == NULL)
 		return mx_nomem();
-	w->first_id = 0;           /* the stream replays every event of the matrix */
+	w->first_id = 0; /* the stream replays every event of the matrix */
 	if ((rc = mx_watch_load(w, 1, 0, NULL)) == TBCTL_EXIT_OK)
 		rc = mx_watch_follow(w);
 	mx_watch_free(w);
@@ -667,7 +668,7 @@ int tbctl_cmd_matrix_watch(const struct tbctl_ctx *ctx)
 		return mx_nomem();
 	rc = mx_watch_load(w, 1, 1, &reply);
 	if (rc == TBCTL_EXIT_OK && w->ended && w->json) {
-		tbctl_print_json(reply);   /* ended already: its JSON is the answer */
+		tbctl_print_json(reply); /* ended already: its JSON is the answer */
 		w->quiet = 1;
 	}
 	json_decref(reply);

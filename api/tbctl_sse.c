@@ -13,11 +13,11 @@ struct tbctl_sse {
 	void *cls;
 	char line[65536];
 	size_t len;
-	int overflow;              /* the current line is over 64 KiB: dropped */
-	long long id;              /* the current record's */
+	int overflow; /* the current line is over 64 KiB: dropped */
+	long long id; /* the current record's */
 	char type[64];
 	char *data;
-	long long last_id;         /* where to resume; -1: from now */
+	long long last_id; /* where to resume; -1: from now */
 	long status;
 	int headers_done;
 	char err_body[1024];
@@ -71,7 +71,7 @@ static void on_line(struct tbctl_sse *s, const char *line)
 	if (line[0] == '\0')
 		end_record(s);
 	else if (line[0] == ':')
-		return;                 /* heartbeat */
+		return; /* heartbeat */
 	else if (strncmp(line, "id: ", 4) == 0)
 		s->id = strtoll(line + 4, NULL, 10);
 	else if (strncmp(line, "event: ", 7) == 0)
@@ -87,7 +87,7 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *cls)
 	struct tbctl_sse *s = cls;
 	size_t n = size * nmemb;
 
-	if (s->status != 200) {         /* an error reply: keep its body */
+	if (s->status != 200) { /* an error reply: keep its body */
 		size_t room = sizeof(s->err_body) - 1 - s->err_len, k = n < room ? n : room;
 
 		memcpy(s->err_body + s->err_len, data, k);

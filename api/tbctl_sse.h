@@ -40,8 +40,8 @@ CURL *tbctl_sse_begin(struct tbctl_sse *s, const struct tbctl_ctx *ctx, const ch
 /* Free what begin made (the handle too). */
 void tbctl_sse_end(struct tbctl_sse *s, CURL *c);
 
-long tbctl_sse_status(const struct tbctl_sse *s);        /* of the last connection; 0: none */
-int tbctl_sse_subscribed(const struct tbctl_sse *s);     /* 200 and every header read */
+long tbctl_sse_status(const struct tbctl_sse *s);    /* of the last connection; 0: none */
+int tbctl_sse_subscribed(const struct tbctl_sse *s); /* 200 and every header read */
 long long tbctl_sse_last_id(const struct tbctl_sse *s);
 
 /* After a connection ended: when the server refused the stream for good

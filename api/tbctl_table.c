@@ -8,9 +8,9 @@
 
 struct tbctl_table {
 	size_t ncols;
-	size_t nrows;      /* including the header row */
-	size_t cap;        /* rows allocated */
-	char **cells;      /* nrows * ncols, row-major */
+	size_t nrows; /* including the header row */
+	size_t cap;   /* rows allocated */
+	char **cells; /* nrows * ncols, row-major */
 };
 
 /* Display width: one column per UTF-8 code point (continuation bytes skipped). */

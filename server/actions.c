@@ -39,15 +39,15 @@ struct tb_action {
 struct tb_actions {
 	struct tb_store *st;
 	struct tb_events *ev;
-	struct tb_services *ctx;           /* for the work functions; never looked into */
+	struct tb_services *ctx; /* for the work functions; never looked into */
 	struct tb_actions_hooks hooks;
 	pthread_mutex_t lock;
 	struct hold holds[MAX_HOLDS];
-	struct tb_action *running;   /* started, not yet joined */
+	struct tb_action *running; /* started, not yet joined */
 };
 
-int tb_actions_new(struct tb_store *st, struct tb_events *ev, struct tb_services *ctx, const struct tb_actions_hooks *hooks,
-		   struct tb_actions **out, struct tb_error *err)
+int tb_actions_new(struct tb_store *st, struct tb_events *ev, struct tb_services *ctx,
+		   const struct tb_actions_hooks *hooks, struct tb_actions **out, struct tb_error *err)
 {
 	struct tb_actions *acts = calloc(1, sizeof(*acts));
 	int rc;
@@ -61,8 +61,7 @@ int tb_actions_new(struct tb_store *st, struct tb_events *ev, struct tb_services
 	if (hooks != NULL)
 		acts->hooks = *hooks;
 	pthread_mutex_init(&acts->lock, NULL);
-	rc = tb_store_action_interrupt(st, "testbedd stopped while this action ran; run it again",
-				       tb_now(), err);
+	rc = tb_store_action_interrupt(st, "testbedd stopped while this action ran; run it again", tb_now(), err);
 	if (rc != 0) {
 		pthread_mutex_destroy(&acts->lock);
 		free(acts);
@@ -131,8 +130,8 @@ static int take_hold(struct tb_actions *acts, const char *host, const char *hold
 	struct hold *h = find_hold(acts, host);
 
 	if (h != NULL)
-		return tb_fail(err, TB_ERR_CONFLICT, "name", "%s is busy: %s holds it; wait for it or cancel it",
-			       host, h->holder);
+		return tb_fail(err, TB_ERR_CONFLICT, "name", "%s is busy: %s holds it; wait for it or cancel it", host,
+			       h->holder);
 	for (size_t i = 0; i < MAX_HOLDS; i++) {
 		if (acts->holds[i].host[0] == '\0') {
 			snprintf(acts->holds[i].host, sizeof(acts->holds[i].host), "%s", host);
@@ -162,7 +161,7 @@ void tb_actions_release(struct tb_actions *acts, const char *host)
 	h = find_hold(acts, host);
 	if (h != NULL) {
 		memset(h, 0, sizeof(*h));
-		used(acts, host);   /* the end of a use */
+		used(acts, host); /* the end of a use */
 	}
 	pthread_mutex_unlock(&acts->lock);
 }
@@ -213,8 +212,8 @@ static void *run(void *arg)
 	tb_actions_release(acts, a->host);
 	tb_store_action_update(acts->st, a->id, state, 0, tb_now(), rc != 0 ? tb_err_name(err.code) : NULL,
 			       rc != 0 ? err.message : NULL, NULL);
-	tb_info("actions", "action %lld (%s on %s by %s): %s%s%s", (long long)a->id, a->kind, a->host, a->actor,
-		state, rc != 0 ? ": " : "", rc != 0 ? err.message : "");
+	tb_info("actions", "action %lld (%s on %s by %s): %s%s%s", (long long)a->id, a->kind, a->host, a->actor, state,
+		rc != 0 ? ": " : "", rc != 0 ? err.message : "");
 	publish_state(a);
 	if (a->cls_free != NULL)
 		a->cls_free(a->cls);
@@ -224,9 +223,8 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int tb_actions_start(struct tb_actions *acts, const char *host, const char *kind, json_t *params,
-		     const char *actor, tb_action_fn fn, void *cls, void (*cls_free)(void *), int64_t *id,
-		     struct tb_error *err)
+int tb_actions_start(struct tb_actions *acts, const char *host, const char *kind, json_t *params, const char *actor,
+		     tb_action_fn fn, void *cls, void (*cls_free)(void *), int64_t *id, struct tb_error *err)
 {
 	struct tb_action *a = calloc(1, sizeof(*a));
 	struct tb_action_row row = {0};
@@ -397,10 +395,9 @@ static void add_step(void *cls, const struct tb_step_row *r)
 	tb_time_format(r->at_ms / 1000, at);
 	json_array_append_new(cls, json_pack("{s:I, s:s, s:I, s:s, s:o, s:o, s:o}", "id", (json_int_t)r->id, "at", at,
 					     "at_ms", (json_int_t)r->at_ms, "what", r->what, "command",
-					     r->command != NULL ? json_string(r->command) : json_null(),
-					     "exit_status",
-					     r->exit_status >= 0 ? json_integer(r->exit_status) : json_null(),
-					     "output", r->output != NULL ? json_string(r->output) : json_null()));
+					     r->command != NULL ? json_string(r->command) : json_null(), "exit_status",
+					     r->exit_status >= 0 ? json_integer(r->exit_status) : json_null(), "output",
+					     r->output != NULL ? json_string(r->output) : json_null()));
 }
 
 int tb_actions_get_json(struct tb_actions *acts, int64_t id, json_t **out, struct tb_error *err)
@@ -426,8 +423,7 @@ static void add_action(void *cls, const struct tb_action_row *r)
 	json_array_append_new(cls, j);
 }
 
-int tb_actions_list_json(struct tb_actions *acts, const char *host, int limit, json_t **out,
-			 struct tb_error *err)
+int tb_actions_list_json(struct tb_actions *acts, const char *host, int limit, json_t **out, struct tb_error *err)
 {
 	json_t *list = json_array();
 	int rc;

@@ -45,8 +45,8 @@ struct tb_actions_hooks {
 /* The store and the bus are used, not owned; ctx is handed back to work
  * functions by tb_action_services() and never looked into here.  Marks actions
  * left queued or running by an earlier testbedd as failed (one UPDATE). */
-int tb_actions_new(struct tb_store *st, struct tb_events *ev, struct tb_services *ctx, const struct tb_actions_hooks *hooks,
-		   struct tb_actions **out, struct tb_error *err);
+int tb_actions_new(struct tb_store *st, struct tb_events *ev, struct tb_services *ctx,
+		   const struct tb_actions_hooks *hooks, struct tb_actions **out, struct tb_error *err);
 /* Cancel every running action and wait for its thread. */
 void tb_actions_stop(struct tb_actions *acts);
 
@@ -56,9 +56,8 @@ void tb_actions_stop(struct tb_actions *acts);
  * cls is freed with cls_free (may be NULL) when the action ends.  *id gets
  * the action's id.  TB_ERR_CONFLICT when the host is held.
  */
-int tb_actions_start(struct tb_actions *acts, const char *host, const char *kind, json_t *params,
-		     const char *actor, tb_action_fn fn, void *cls, void (*cls_free)(void *), int64_t *id,
-		     struct tb_error *err);
+int tb_actions_start(struct tb_actions *acts, const char *host, const char *kind, json_t *params, const char *actor,
+		     tb_action_fn fn, void *cls, void (*cls_free)(void *), int64_t *id, struct tb_error *err);
 
 /* Record a step (see power.h's tb_step_fn; a is the cls). */
 void tb_action_step(void *a, const char *what, const char *command, int exit_status, const char *output);
@@ -81,8 +80,7 @@ int tb_actions_cancel(struct tb_actions *acts, int64_t id, struct tb_error *err)
 /* An action with its steps, as the API shows it (new reference). */
 int tb_actions_get_json(struct tb_actions *acts, int64_t id, json_t **out, struct tb_error *err);
 /* Newest first; host NULL: any; limit 1..1000. */
-int tb_actions_list_json(struct tb_actions *acts, const char *host, int limit, json_t **out,
-			 struct tb_error *err);
+int tb_actions_list_json(struct tb_actions *acts, const char *host, int limit, json_t **out, struct tb_error *err);
 
 /* A holder's name ("action 12 (boot {...}) by admin", "matrix 7 (nightly)"):
  * the size of every buffer that keeps or shows one. */

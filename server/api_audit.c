@@ -11,10 +11,9 @@
 static void add_row(void *cls, const struct tb_audit_row *r)
 {
 	json_array_append_new(cls, json_pack("{s:I, s:o, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s}", "id",
-					     (json_int_t)r->id, "at", tb_time_json(r->at), "actor", r->actor,
-					     "remote", r->remote, "method", r->method, "path", r->path, "action",
-					     r->action, "target", r->target, "status", r->status, "result",
-					     r->result));
+					     (json_int_t)r->id, "at", tb_time_json(r->at), "actor", r->actor, "remote",
+					     r->remote, "method", r->method, "path", r->path, "action", r->action,
+					     "target", r->target, "status", r->status, "result", r->result));
 }
 
 int api_audit_list(struct tb_request *rq, struct tb_reply *rp)

@@ -73,7 +73,7 @@ int api_metrics(struct tb_request *rq, struct tb_reply *rp)
 
 	tb_metrics_render(rq->sv->metrics, rq->sv->events, &b);
 	tb_outbuf_printf(&b, "# HELP testbedd_host_up 1 when an OS persona of the host answers ssh, else 0.\n"
-			 "# TYPE testbedd_host_up gauge\n");
+			     "# TYPE testbedd_host_up gauge\n");
 	tb_hosts_each_state(rq->sv->hosts, host_gauge, &b);
 	rp->text_len = b.len;
 	rp->text = b.nomem ? NULL : tb_outbuf_take(&b);

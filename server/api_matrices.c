@@ -23,7 +23,7 @@ static uint64_t fresh_seed(void)
 {
 	uint64_t s = (uint64_t)tb_now_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)rand();
 
-	return s & ((1ULL << 53) - 1);   /* exact in JSON numbers */
+	return s & ((1ULL << 53) - 1); /* exact in JSON numbers */
 }
 
 /* The plan of spec knowing the hosts now; lean: without the runs array
@@ -241,8 +241,10 @@ int api_matrix_compare(struct tb_request *rq, struct tb_reply *rp)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "baseline",
 			       "baseline is required: the id of the matrix to compare against");
 	if (tb_parse_id(b, 1, &base) != 0)
-		return tb_fail(&rp->err, TB_ERR_INVALID, "baseline", "baseline must be a matrix id (a positive whole "
-			       "number), got \"%.20s\"", b);
+		return tb_fail(&rp->err, TB_ERR_INVALID, "baseline",
+			       "baseline must be a matrix id (a positive whole "
+			       "number), got \"%.20s\"",
+			       b);
 	if (drop != NULL) {
 		char *end = NULL;
 
@@ -250,13 +252,14 @@ int api_matrix_compare(struct tb_request *rq, struct tb_reply *rp)
 		if (end == drop || *end != '\0' || !(max_drop >= 0 && max_drop <= 100))
 			return tb_fail(&rp->err, TB_ERR_INVALID, "max_drop",
 				       "max_drop must be a percentage 0..100 (a drop of the median by more fails the "
-				       "gate), got \"%.20s\"", drop);
+				       "gate), got \"%.20s\"",
+				       drop);
 	}
 	if (metric == NULL)
 		metric = "receiver_bps";
 	if (!tb_compare_metric_ok(metric))
-		return tb_fail(&rp->err, TB_ERR_INVALID, "metric", "metric must be receiver_bps or sender_bps, got \"%.20s\"",
-			       metric);
+		return tb_fail(&rp->err, TB_ERR_INVALID, "metric",
+			       "metric must be receiver_bps or sender_bps, got \"%.20s\"", metric);
 	if ((rc = tb_compare_json(&src, id, base, max_drop, metric, &j, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "compare", j));
@@ -285,10 +288,13 @@ int api_matrix_hosts_diff(struct tb_request *rq, struct tb_reply *rp)
 	if ((rc = matrix_id(rq, rp, &id)) != 0)
 		return rc;
 	if (o == NULL)
-		return tb_fail(&rp->err, TB_ERR_INVALID, "other", "other is required: the id of the matrix to compare with");
+		return tb_fail(&rp->err, TB_ERR_INVALID, "other",
+			       "other is required: the id of the matrix to compare with");
 	if (tb_parse_id(o, 1, &other) != 0)
-		return tb_fail(&rp->err, TB_ERR_INVALID, "other", "other must be a matrix id (a positive whole number), "
-			       "got \"%.20s\"", o);
+		return tb_fail(&rp->err, TB_ERR_INVALID, "other",
+			       "other must be a matrix id (a positive whole number), "
+			       "got \"%.20s\"",
+			       o);
 	if ((rc = tb_hostsnap_diff(rq->sv, id, other, &j, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "diff", j));
@@ -349,7 +355,8 @@ int api_run_raw(struct tb_request *rq, struct tb_reply *rp)
 	if (strcmp(side, "client") != 0 && strcmp(side, "server") != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "side", "side must be client or server, got \"%.16s\"", side);
 	if (strcmp(stream, "stdout") != 0 && strcmp(stream, "stderr") != 0)
-		return tb_fail(&rp->err, TB_ERR_INVALID, "stream", "stream must be stdout or stderr, got \"%.16s\"", stream);
+		return tb_fail(&rp->err, TB_ERR_INVALID, "stream", "stream must be stdout or stderr, got \"%.16s\"",
+			       stream);
 	if ((rc = tb_results_raw(&src, id, side, stream, &rp->text, &rp->text_len, &rp->err)) != 0)
 		return rc;
 	rp->status = 200;

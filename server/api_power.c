@@ -36,8 +36,8 @@ int api_host_power(struct tb_request *rq, struct tb_reply *rp)
 	    (rc = tb_json_string(rq->body, "action", 1, &action, &rp->err)) != 0)
 		return rc;
 	if ((op = tb_power_op_parse(action)) < 0)
-		return tb_fail(&rp->err, TB_ERR_INVALID, "action", "action must be on, off, cycle, reset or soft, got \"%.32s\"",
-			       action);
+		return tb_fail(&rp->err, TB_ERR_INVALID, "action",
+			       "action must be on, off, cycle, reset or soft, got \"%.32s\"", action);
 	rc = tb_power_start(rq->sv, rq->args[0], (enum tb_power_op)op, json_pack("{s:s}", "action", action),
 			    rq->who->name, NULL, &id, &rp->err);
 	return rc != 0 ? rc : reply_action(rq, rp, id);
@@ -76,7 +76,7 @@ int api_host_boot_entries(struct tb_request *rq, struct tb_reply *rp)
 	else if (m == NULL)
 		rc = tb_fail(&rp->err, TB_ERR_NOT_FOUND, "name", "no machine named \"%.64s\" in the inventory",
 			     rq->args[0]);
-	else   /* from the prober's cache: never waits on the host */
+	else /* from the prober's cache: never waits on the host */
 		rc = tb_boot_entries(rq->sv, m, refresh != NULL && strcmp(refresh, "1") == 0, &j, &status, &rp->err);
 	tb_inv_current_put(rq->sv->invs, inv);
 	return rc != 0 ? rc : tb_reply_json(rp, status, j);

@@ -17,9 +17,9 @@
 
 static json_t *token_json(const struct tb_token_row *r)
 {
-	return json_pack("{s:I, s:s, s:s, s:o, s:o, s:b}", "id", (json_int_t)r->id, "name", r->name, "role",
-			 r->role, "created_at", tb_time_json(r->created_at), "last_used_at",
-			 tb_time_json(r->last_used_at), "revoked", r->revoked);
+	return json_pack("{s:I, s:s, s:s, s:o, s:o, s:b}", "id", (json_int_t)r->id, "name", r->name, "role", r->role,
+			 "created_at", tb_time_json(r->created_at), "last_used_at", tb_time_json(r->last_used_at),
+			 "revoked", r->revoked);
 }
 
 static void add_token(void *cls, const struct tb_token_row *r)
@@ -72,8 +72,8 @@ int api_token_create(struct tb_request *rq, struct tb_reply *rp)
 	if (!valid_token_name(name))
 		return tb_fail(&rp->err, TB_ERR_INVALID, "name", "name must be 1..63 of A-Z a-z 0-9 - _ .");
 	if (tb_level_parse(role) == TB_LEVEL_NONE)
-		return tb_fail(&rp->err, TB_ERR_INVALID, "role", "role must be viewer, operator or admin, got \"%.32s\"",
-			       role);
+		return tb_fail(&rp->err, TB_ERR_INVALID, "role",
+			       "role must be viewer, operator or admin, got \"%.32s\"", role);
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", name);
 	if ((rc = tb_auth_token_create(rq->sv->auth, name, tb_level_parse(role), secret, &id, &rp->err)) != 0)
 		return rc;

@@ -119,12 +119,12 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	/* idle first: actions touch it when they hold and release a host */
 	if ((rc = tb_hosts_start(&app->sv, tb_boot_menu_refresh, &app->sv.hosts, err)) != 0 ||
 	    (rc = tb_idle_new(&app->sv, &app->sv.idle, err)) != 0 ||
-	    (rc = tb_actions_new(app->sv.store, app->sv.events, &app->sv, &(struct tb_actions_hooks){idle_use, app->sv.idle},
-				 &app->sv.actions, err)) != 0 ||
+	    (rc = tb_actions_new(app->sv.store, app->sv.events, &app->sv,
+				 &(struct tb_actions_hooks){idle_use, app->sv.idle}, &app->sv.actions, err)) != 0 ||
 	    (rc = tb_runner_new(&app->sv, &app->sv.runner, err)) != 0 ||
 	    (rc = tb_bmcwatch_start(&app->sv, &app->sv.bmcwatch, err)) != 0 ||
-	    (rc = tb_idle_start(app->sv.idle, err)) != 0 ||
-	    (rc = tb_wake_new(&app->sv, &app->sv.wake, err)) != 0 || (rc = tb_wake_start(app->sv.wake, err)) != 0)
+	    (rc = tb_idle_start(app->sv.idle, err)) != 0 || (rc = tb_wake_new(&app->sv, &app->sv.wake, err)) != 0 ||
+	    (rc = tb_wake_start(app->sv.wake, err)) != 0)
 		goto fail;
 	hc = (struct tb_http_config){
 		.bind_address = cfg->listen_address,
@@ -143,7 +143,8 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	if (cfg->port_file != NULL && (rc = write_port_file(cfg->port_file, tb_http_port(app->http), err)) != 0)
 		goto fail;
 	tb_info("app", "testbedd %s serving %s://%s:%u/ with %zu machines from %s", TB_VERSION,
-		cfg->tls_cert != NULL ? "https" : "http", cfg->listen_address, tb_http_port(app->http), inv->nmachines, cfg->inventory_path);
+		cfg->tls_cert != NULL ? "https" : "http", cfg->listen_address, tb_http_port(app->http), inv->nmachines,
+		cfg->inventory_path);
 	*out = app;
 	return 0;
 fail:
@@ -177,12 +178,12 @@ void tb_app_stop(struct tb_app *app)
 	tb_events_close(app->sv.events);
 	tb_http_stop(app->http);
 	tb_runner_stop(app->sv.runner);
-	tb_idle_stop(app->sv.idle);          /* it starts actions and reads the BMC view */
-	tb_wake_stop(app->sv.wake);          /* as idle */
-	tb_bmcwatch_stop(app->sv.bmcwatch);  /* it reads the holders */
+	tb_idle_stop(app->sv.idle);         /* it starts actions and reads the BMC view */
+	tb_wake_stop(app->sv.wake);         /* as idle */
+	tb_bmcwatch_stop(app->sv.bmcwatch); /* it reads the holders */
 	tb_actions_stop(app->sv.actions);
 	tb_hosts_stop(app->sv.hosts);
-	tb_idle_free(app->sv.idle);          /* after every hold is released */
+	tb_idle_free(app->sv.idle); /* after every hold is released */
 	tb_wake_free(app->sv.wake);
 	tb_events_free(app->sv.events);
 	tb_metrics_free(app->sv.metrics);

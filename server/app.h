@@ -15,7 +15,7 @@ struct tb_http;
 
 struct tb_app {
 	struct tb_app_config cfg;
-	struct tb_services sv;         /* what the modules get: &sv */
+	struct tb_services sv; /* what the modules get: &sv */
 	struct tb_http *http;
 };
 
@@ -29,6 +29,5 @@ void tb_app_stop(struct tb_app *app);
 
 /* Re-read the inventory; on a mistake keep the old one and say why. */
 int tb_app_reload(struct tb_app *app, struct tb_error *err);
-
 
 #endif /* TB_APP_H */

@@ -39,8 +39,8 @@ static void retain(struct tb_services *sv, int64_t now)
 
 	if (atomic_fetch_add(&records, 1u) % TB_AUDIT_PRUNE_EVERY != 0)
 		return;
-	if (tb_store_audit_prune(sv->store, TB_AUDIT_KEEP_ROWS, now - (int64_t)TB_AUDIT_KEEP_DAYS * 86400,
-				 &deleted, &err) != 0)
+	if (tb_store_audit_prune(sv->store, TB_AUDIT_KEEP_ROWS, now - (int64_t)TB_AUDIT_KEEP_DAYS * 86400, &deleted,
+				 &err) != 0)
 		tb_warn("audit", "cannot prune the audit log: %s", err.message);
 	else if (deleted > 0)
 		tb_metrics_pruned(sv->metrics, "audit", (unsigned long long)deleted);

@@ -14,7 +14,7 @@ struct tb_services;
 
 /* Every string of a row is capped (cut at a character boundary): a stranger's
  * long path cannot make a large row. */
-#define TB_AUDIT_SHORT_MAX 65      /* actor, remote, method, action, result (bytes + NUL) */
+#define TB_AUDIT_SHORT_MAX 65 /* actor, remote, method, action, result (bytes + NUL) */
 #define TB_AUDIT_PATH_MAX 513
 #define TB_AUDIT_TARGET_MAX 257
 

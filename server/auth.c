@@ -98,20 +98,16 @@ enum tb_level tb_level_parse(const char *role)
 const char *tb_level_name(enum tb_level level)
 {
 	switch (level) {
-	case TB_LEVEL_VIEWER:
-		return "viewer";
-	case TB_LEVEL_OPERATOR:
-		return "operator";
-	case TB_LEVEL_ADMIN:
-		return "admin";
-	case TB_LEVEL_NONE:
-		break;
+	case TB_LEVEL_VIEWER: return "viewer";
+	case TB_LEVEL_OPERATOR: return "operator";
+	case TB_LEVEL_ADMIN: return "admin";
+	case TB_LEVEL_NONE: break;
 	}
 	return "none";
 }
 
-int tb_auth_token_create(struct tb_auth *a, const char *name, enum tb_level level,
-			 char secret[TB_SECRET_MAX], int64_t *id, struct tb_error *err)
+int tb_auth_token_create(struct tb_auth *a, const char *name, enum tb_level level, char secret[TB_SECRET_MAX],
+			 int64_t *id, struct tb_error *err)
 {
 	uint8_t placeholder[TB_SHA256_LEN], hash[TB_SHA256_LEN];
 	char random_part[48], prefix[40];
@@ -122,8 +118,8 @@ int tb_auth_token_create(struct tb_auth *a, const char *name, enum tb_level leve
 	 * hash, then store the real one.  Both writes are single statements. */
 	if ((rc = tb_random_bytes(placeholder, sizeof(placeholder))) != 0)
 		return tb_fail(err, rc, "", "cannot read random bytes from /dev/urandom");
-	if ((rc = tb_store_token_insert(a->st, name, tb_level_name(level), placeholder,
-					(int64_t)time(NULL), id, err)) != 0)
+	if ((rc = tb_store_token_insert(a->st, name, tb_level_name(level), placeholder, (int64_t)time(NULL), id,
+					err)) != 0)
 		return rc;
 	snprintf(prefix, sizeof(prefix), "tbk_%" PRId64 "_", *id);
 	if ((rc = tb_random_secret("", random_part, sizeof(random_part))) != 0)
@@ -132,7 +128,7 @@ int tb_auth_token_create(struct tb_auth *a, const char *name, enum tb_level leve
 	tb_wipe(random_part, sizeof(random_part));
 	tb_sha256(secret, strlen(secret), hash);
 	if ((rc = tb_store_token_set_hash(a->st, *id, hash, err)) != 0)
-		tb_wipe(secret, TB_SECRET_MAX);   /* not a token: the store kept the placeholder */
+		tb_wipe(secret, TB_SECRET_MAX); /* not a token: the store kept the placeholder */
 	return rc;
 }
 
@@ -303,9 +299,8 @@ int tb_auth_bootstrap(struct tb_auth *a, const char *state_dir, struct tb_error 
 	return rc;
 }
 
-int tb_auth_session_create(struct tb_auth *a, const char *token, char cookie[TB_SECRET_MAX],
-			   char csrf[TB_SECRET_MAX], int64_t *expires_at, struct tb_principal *who,
-			   struct tb_error *err)
+int tb_auth_session_create(struct tb_auth *a, const char *token, char cookie[TB_SECRET_MAX], char csrf[TB_SECRET_MAX],
+			   int64_t *expires_at, struct tb_principal *who, struct tb_error *err)
 {
 	struct tb_session_row row;
 	uint8_t hash[TB_SHA256_LEN];
@@ -339,8 +334,8 @@ out:
 	return rc;
 }
 
-int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int mutating,
-		   struct tb_principal *who, struct tb_error *err)
+int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int mutating, struct tb_principal *who,
+		   struct tb_error *err)
 {
 	struct tb_session_row row;
 	struct token_lookup t = {0};
@@ -363,7 +358,8 @@ int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int 
 				       "from the login reply");
 		tb_sha256(csrf, strlen(csrf), ch);
 		if (!tb_ct_equal(ch, row.csrf_hash, TB_SHA256_LEN))
-			return tb_fail(err, TB_ERR_CSRF, "X-CSRF-Token", "the X-CSRF-Token header does not match this session");
+			return tb_fail(err, TB_ERR_CSRF, "X-CSRF-Token",
+				       "the X-CSRF-Token header does not match this session");
 	}
 	who->token_id = row.token_id;
 	snprintf(who->name, sizeof(who->name), "%s", t.name);

@@ -31,8 +31,8 @@ struct tb_principal {
 	char name[64];
 	enum tb_level level;
 	int via_cookie;
-	int64_t session_id;        /* via_cookie: tb_auth_session_id of the cookie; else 0 */
-	int64_t expires_at;        /* via_cookie: when the session ends (unix s); else 0 */
+	int64_t session_id; /* via_cookie: tb_auth_session_id of the cookie; else 0 */
+	int64_t expires_at; /* via_cookie: when the session ends (unix s); else 0 */
 };
 
 struct tb_auth;
@@ -53,8 +53,8 @@ const char *tb_level_name(enum tb_level level);
 int tb_auth_bootstrap(struct tb_auth *a, const char *state_dir, struct tb_error *err);
 
 /* Create a token; secret gets the token text (shown once). */
-int tb_auth_token_create(struct tb_auth *a, const char *name, enum tb_level level,
-			 char secret[TB_SECRET_MAX], int64_t *id, struct tb_error *err);
+int tb_auth_token_create(struct tb_auth *a, const char *name, enum tb_level level, char secret[TB_SECRET_MAX],
+			 int64_t *id, struct tb_error *err);
 
 /* Revoke a token (its sessions end with it).  TB_ERR_NOT_FOUND when unknown. */
 int tb_auth_token_revoke(struct tb_auth *a, int64_t id, struct tb_error *err);
@@ -63,14 +63,13 @@ int tb_auth_token_revoke(struct tb_auth *a, int64_t id, struct tb_error *err);
 int tb_auth_bearer(struct tb_auth *a, const char *token, struct tb_principal *who, struct tb_error *err);
 
 /* Log in with a token: a new session.  cookie and csrf get the two secrets. */
-int tb_auth_session_create(struct tb_auth *a, const char *token, char cookie[TB_SECRET_MAX],
-			   char csrf[TB_SECRET_MAX], int64_t *expires_at, struct tb_principal *who,
-			   struct tb_error *err);
+int tb_auth_session_create(struct tb_auth *a, const char *token, char cookie[TB_SECRET_MAX], char csrf[TB_SECRET_MAX],
+			   int64_t *expires_at, struct tb_principal *who, struct tb_error *err);
 
 /* Check a session cookie; when mutating, csrf (the X-CSRF-Token header, may be
  * NULL) must match the session's.  TB_ERR_UNAUTHORIZED or TB_ERR_CSRF. */
-int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int mutating,
-		   struct tb_principal *who, struct tb_error *err);
+int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int mutating, struct tb_principal *who,
+		   struct tb_error *err);
 
 void tb_auth_session_delete(struct tb_auth *a, const char *cookie);
 

@@ -23,11 +23,11 @@
 struct bmc_state {
 	char machine[TB_MACHTAB_NAME];
 	char method[16];
-	int on;                        /* 1, 0, -1 unknown */
-	int64_t since_ms;              /* when on took its value (wall clock) */
-	int64_t started_ms;            /* when the last reading started (wall clock) */
-	int64_t checked_ms;            /* when it ended (wall clock); 0 never */
-	int64_t last_mono;             /* when it ended (monotonic), for scheduling */
+	int on;             /* 1, 0, -1 unknown */
+	int64_t since_ms;   /* when on took its value (wall clock) */
+	int64_t started_ms; /* when the last reading started (wall clock) */
+	int64_t checked_ms; /* when it ended (wall clock); 0 never */
+	int64_t last_mono;  /* when it ended (monotonic), for scheduling */
 	char err_code[32];
 	char err_msg[TB_ERROR_MSG_MAX];
 	char logged[TB_ERROR_MSG_MAX]; /* the last error detail logged, to log each once */
@@ -40,9 +40,9 @@ TB_MACHTAB_SLOT(struct bmc_state, machine);
 struct tb_bmcwatch {
 	struct tb_services *sv;
 	unsigned int interval_s;
-	pthread_mutex_t lock;      /* guards st */
+	pthread_mutex_t lock; /* guards st */
 	struct tb_ticker ticker;
-	struct tb_machtab st;      /* struct bmc_state */
+	struct tb_machtab st; /* struct bmc_state */
 };
 
 /* ---- pure helpers ---- */
@@ -219,7 +219,7 @@ static void check_mismatch(struct tb_bmcwatch *w, const char *machine)
 	}
 	sides.bmc_on = s->on;
 	sides.bmc_since_ms = s->since_ms;
-	sides.bmc_seen_ms = s->started_ms;   /* what it said was true when the reading began */
+	sides.bmc_seen_ms = s->started_ms; /* what it said was true when the reading began */
 	now_mm = tb_bmc_mismatch(&sides);
 	if (now_mm == s->mismatch) {
 		pthread_mutex_unlock(&w->lock);
@@ -228,7 +228,9 @@ static void check_mismatch(struct tb_bmcwatch *w, const char *machine)
 	s->mismatch = now_mm;
 	s->mismatch_since_ms = now_mm ? tb_now_ms() : 0;
 	snprintf(s->mismatch_msg, sizeof(s->mismatch_msg), "%s",
-		 !now_mm ? "" : s->on ? "the BMC says on, but no OS answers ssh" : "the BMC says off, but an OS answers ssh");
+		 !now_mm ? ""
+		 : s->on ? "the BMC says on, but no OS answers ssh"
+			 : "the BMC says off, but an OS answers ssh");
 	copy = *s;
 	pthread_mutex_unlock(&w->lock);
 	if (now_mm)

@@ -38,9 +38,9 @@ struct tb_machine;
 struct tb_power_method;
 struct tb_bmcwatch;
 
-#define TB_BMC_INTERVAL_S 30         /* default between two readings of one BMC */
-#define TB_BMC_FLOOR_S 5             /* the shortest interval allowed outside tests */
-#define TB_BMC_CALL_MS 10000L        /* one status call at most */
+#define TB_BMC_INTERVAL_S 30  /* default between two readings of one BMC */
+#define TB_BMC_FLOOR_S 5      /* the shortest interval allowed outside tests */
+#define TB_BMC_CALL_MS 10000L /* one status call at most */
 /* A difference counts as a mismatch only when each side was seen this
  * long after the other side last changed: a probe or a BMC reading that
  * started before the change must not raise one. */

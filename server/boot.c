@@ -48,8 +48,8 @@ static int run_ok(struct tb_action *a, const struct tb_machine *m, const char *o
 	return rc;
 }
 
-static int uname_is(struct tb_action *a, const struct tb_machine *m, const char *os, const char *want,
-		    char *got, size_t len)
+static int uname_is(struct tb_action *a, const struct tb_machine *m, const char *os, const char *want, char *got,
+		    size_t len)
 {
 	static const char *const argv[] = {"uname", "-s", NULL};
 	struct tb_ssh_capture cap;
@@ -98,7 +98,8 @@ static int set_next(struct tb_action *a, const struct tb_machine *m, const char 
 		if (!found)
 			rc = tb_fail(err, TB_ERR_REMOTE, "",
 				     "%s: %s exited 0 but grubenv does not say %s: GRUB cannot write its "
-				     "environment here (btrfs, ZFS, LVM or mdraid under /boot?)", m->name, set[0], want);
+				     "environment here (btrfs, ZFS, LVM or mdraid under /boot?)",
+				     m->name, set[0], want);
 	}
 	tb_ssh_capture_free(&cap);
 	if (rc == 0)
@@ -121,7 +122,8 @@ static int send_reboot(struct tb_action *a, void *cls, struct tb_error *err)
 	struct tb_error e = {0};
 
 	(void)err;
-	with_sudo(tb_machine_persona(r->m, r->os), strcmp(tb_boot_kernel_of(r->os), "FreeBSD") == 0 ? bsd : lin, full, 8);
+	with_sudo(tb_machine_persona(r->m, r->os), strcmp(tb_boot_kernel_of(r->os), "FreeBSD") == 0 ? bsd : lin, full,
+		  8);
 	/* the connection may drop as the host goes down: not an error */
 	tb_power_ssh(a, r->m, r->os, full, 15000, &cap, &e);
 	tb_ssh_capture_free(&cap);
@@ -139,8 +141,8 @@ static int reboot_and_wait(struct tb_action *a, const struct tb_inventory *inv, 
 	return tb_power_reboot_wait(a, inv, m, was, send_reboot, &r, now_os, err);
 }
 
-static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
-		    const char *os, int make_default, struct tb_error *err)
+static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *os,
+		    int make_default, struct tb_error *err)
 {
 	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	const char *def = m->boot.default_os;
@@ -160,8 +162,8 @@ static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const s
 		if (strcmp(cur, os) == 0 && !(make_default && n == 0 && strcmp(tb_boot_kernel_of(os), "Linux") == 0)) {
 			if (!uname_is(a, m, cur, tb_boot_kernel_of(os), got, sizeof(got)))
 				return tb_fail(err, TB_ERR_REMOTE, "",
-					       "%s answers at %s's address but uname -s says \"%s\", not %s", m->name, os,
-					       got, tb_boot_kernel_of(os));
+					       "%s answers at %s's address but uname -s says \"%s\", not %s", m->name,
+					       os, got, tb_boot_kernel_of(os));
 			tb_action_note(a, "%s runs %s: verified (uname -s: %s)", m->name, os, got);
 			return 0;
 		}
@@ -178,22 +180,25 @@ static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const s
 					return rc;
 			}
 			expect_grub = strcmp(os, def) != 0 || make_default;
-			if (strcmp(cur, os) == 0)   /* made default where it already runs */
+			if (strcmp(cur, os) == 0) /* made default where it already runs */
 				continue;
 		} else if (strcmp(cur, def) == 0) {
-			return tb_fail(err, TB_ERR_INVALID, "os",
-				       "%s runs %s, which is GRUB's default and has no grub-reboot: cannot choose %s from it",
-				       m->name, cur, os);
+			return tb_fail(
+				err, TB_ERR_INVALID, "os",
+				"%s runs %s, which is GRUB's default and has no grub-reboot: cannot choose %s from it",
+				m->name, cur, os);
 		} else {
-			tb_action_note(a, "%s has no grub-reboot: a plain reboot returns to GRUB's default (%s)", cur, def);
+			tb_action_note(a, "%s has no grub-reboot: a plain reboot returns to GRUB's default (%s)", cur,
+				       def);
 		}
 		if ((rc = reboot_and_wait(a, inv, m, cur, cur, err)) != 0)
 			return rc;
 		if (expect_grub && strcmp(cur, os) != 0)
-			return tb_fail(err, TB_ERR_REMOTE, "",
-				       "%s came up as %s, not %s: GRUB did not use the one-shot entry (grubenv not "
-				       "writable on btrfs, ZFS, LVM or mdraid?, or boot.entries.%s names the wrong entry)",
-				       m->name, cur, os, os);
+			return tb_fail(
+				err, TB_ERR_REMOTE, "",
+				"%s came up as %s, not %s: GRUB did not use the one-shot entry (grubenv not "
+				"writable on btrfs, ZFS, LVM or mdraid?, or boot.entries.%s names the wrong entry)",
+				m->name, cur, os, os);
 	}
 	return tb_fail(err, TB_ERR_REMOTE, "", "%s is still not in %s after %d reboots", m->name, os, MAX_SWITCHES);
 }
@@ -298,24 +303,27 @@ int tb_boot_entries(struct tb_services *sv, const struct tb_machine *m, int refr
 	if (v.entries != NULL) {
 		json_t *map = entry_map(m, v.entries);
 
-		*out = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:I, s:b, s:o}", "host", m->name, "read_from", v.os,
-				 "default", m->boot.default_os, "entries", v.entries, "map", map, "read_at",
-				 tb_time_json(v.read_at), "age_s", (json_int_t)(now - v.read_at), "refreshing", v.pending,
-				 "last_error", v.failed ? json_pack("{s:s, s:s}", "code", tb_err_name(v.last.code), "message",
-								    v.last.message)
-						       : json_null());
+		*out = json_pack(
+			"{s:s, s:s, s:s, s:o, s:o, s:o, s:I, s:b, s:o}", "host", m->name, "read_from", v.os, "default",
+			m->boot.default_os, "entries", v.entries, "map", map, "read_at", tb_time_json(v.read_at),
+			"age_s", (json_int_t)(now - v.read_at), "refreshing", v.pending, "last_error",
+			v.failed ? json_pack("{s:s, s:s}", "code", tb_err_name(v.last.code), "message", v.last.message)
+				 : json_null());
 		return *out != NULL ? 0 : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	}
 	if (!up)
 		return tb_fail(err, TB_ERR_CONFLICT, "name",
-			       "%s does not answer and its GRUB menu was not read yet: power it on to read it", m->name);
+			       "%s does not answer and its GRUB menu was not read yet: power it on to read it",
+			       m->name);
 	if (!linux_up)
 		return tb_fail(err, TB_ERR_CONFLICT, "name",
 			       "%s runs %s now and its GRUB menu was not read yet; it is read from Linux: boot it into "
-			       "%s first", m->name, os, m->boot.default_os);
+			       "%s first",
+			       m->name, os, m->boot.default_os);
 	if (v.failed && !v.pending) {
 		*err = v.last;
-		return v.last.code != 0 ? v.last.code : tb_fail(err, TB_ERR_REMOTE, "", "%s: reading the menu failed", m->name);
+		return v.last.code != 0 ? v.last.code
+					: tb_fail(err, TB_ERR_REMOTE, "", "%s: reading the menu failed", m->name);
 	}
 	*status = 202;
 	*out = json_pack("{s:s, s:s, s:s, s:i, s:s}", "host", m->name, "state", "reading", "reading_from", os,
@@ -323,8 +331,10 @@ int tb_boot_entries(struct tb_services *sv, const struct tb_machine *m, int refr
 	if (*out != NULL) {
 		char msg[200];
 
-		snprintf(msg, sizeof(msg), "%s's GRUB menu is being read from its %s in the background: ask again in a "
-			 "few seconds", m->name, os);
+		snprintf(msg, sizeof(msg),
+			 "%s's GRUB menu is being read from its %s in the background: ask again in a "
+			 "few seconds",
+			 m->name, os);
 		json_object_set_new(*out, "message", json_string(msg));
 	}
 	return *out != NULL ? 0 : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");

@@ -24,15 +24,17 @@ int tb_boot_check(const struct tb_machine *m, const char *os, int make_default, 
 		return tb_fail(err, TB_ERR_NOT_FOUND, "os", "%s has no OS \"%.40s\"; it has %s%s%s", m->name, os,
 			       m->nos > 0 ? m->os[0].os : "", m->nos > 1 ? " and " : "", m->nos > 1 ? m->os[1].os : "");
 	if (m->boot.loader == NULL)
-		return tb_fail(err, TB_ERR_INVALID, "os", "%s has no boot: section in the inventory: it cannot choose an OS",
-			       m->name);
+		return tb_fail(err, TB_ERR_INVALID, "os",
+			       "%s has no boot: section in the inventory: it cannot choose an OS", m->name);
 	if (strcmp(os, m->boot.default_os) != 0 && tb_boot_entry_of(m, os) == NULL)
 		return tb_fail(err, TB_ERR_INVALID, "os", "%s's boot.entries has no GRUB entry for %s", m->name, os);
 	for (size_t i = 0; i < m->npower; i++)
 		has_bmc |= m->power[i].driver == TB_POWER_IPMI;
-	if (make_default && strcmp(tb_boot_kernel_of(os), "Linux") != 0 && m->console.type == TB_CONSOLE_NONE && !has_bmc)
+	if (make_default && strcmp(tb_boot_kernel_of(os), "Linux") != 0 && m->console.type == TB_CONSOLE_NONE &&
+	    !has_bmc)
 		return tb_fail(err, TB_ERR_INVALID, "make_default",
 			       "refused: %s has no grub-reboot, so %s could not get back from it; it would need a "
-			       "console or a BMC", os, m->name);
+			       "console or a BMC",
+			       os, m->name);
 	return 0;
 }

@@ -9,11 +9,11 @@
 
 struct menu {
 	char machine[TB_NAME_MAX];
-	char os[TB_NAME_MAX];               /* read from */
-	json_t *entries;           /* NULL: none read yet */
+	char os[TB_NAME_MAX]; /* read from */
+	json_t *entries;      /* NULL: none read yet */
 	int64_t read_at;
-	int want;                  /* a request asked for a read */
-	int failed;                /* the last read failed */
+	int want;   /* a request asked for a read */
+	int failed; /* the last read failed */
 	char failed_os[TB_NAME_MAX];
 	struct tb_error last;
 	int64_t failed_at;

@@ -55,8 +55,7 @@ static uint64_t json_hash(const json_t *v)
 
 	h = fnv(h, &t, 1);
 	switch (v != NULL ? json_typeof(v) : JSON_NULL) {
-	case JSON_STRING:
-		return fnv(h, json_string_value(v), json_string_length(v));
+	case JSON_STRING: return fnv(h, json_string_value(v), json_string_length(v));
 	case JSON_INTEGER: {
 		json_int_t n = json_integer_value(v);
 
@@ -66,18 +65,20 @@ static uint64_t json_hash(const json_t *v)
 		double d = json_real_value(v);
 
 		if (d == 0)
-			d = 0;   /* -0.0 == 0.0 to json_equal */
+			d = 0; /* -0.0 == 0.0 to json_equal */
 		return fnv(h, &d, sizeof(d));
 	}
 	case JSON_ARRAY:
-		json_array_foreach(v, i, e) {
+		json_array_foreach(v, i, e)
+		{
 			uint64_t x = json_hash(e);
 
 			h = fnv(h, &x, sizeof(x));
 		}
 		return h;
 	case JSON_OBJECT:
-		json_object_foreach((json_t *)v, k, e) {
+		json_object_foreach((json_t *)v, k, e)
+		{
 			uint64_t kw = 0, x;
 
 			/* a key by its first 8 bytes: equal keys hash alike, and
@@ -88,8 +89,7 @@ static uint64_t json_hash(const json_t *v)
 			sum += x * UINT64_C(0x9E3779B97F4A7C15) ^ (x >> 29);
 		}
 		return fnv(h, &sum, sizeof(sum));
-	default:
-		return h;
+	default: return h;
 	}
 }
 
@@ -107,27 +107,19 @@ static void key_values(const json_t *cell, keyvals kv)
 	int found = 0;
 
 	memset(kv, 0, sizeof(keyvals));
-	json_object_foreach((json_t *)cell, k, v) {
+	json_object_foreach((json_t *)cell, k, v)
+	{
 		int f;
 
 		if (found == NKEY)
 			break;
 
-		switch (k[0]) {   /* the first letter narrows it to at most two names */
-		case 'c':
-			f = strcmp(k, "client") == 0 ? 0 : strcmp(k, "client_os") == 0 ? 1 : -1;
-			break;
-		case 's':
-			f = strcmp(k, "server") == 0 ? 2 : strcmp(k, "server_os") == 0 ? 3 : -1;
-			break;
-		case 'p':
-			f = strcmp(k, "protocol") == 0 ? 4 : strcmp(k, "params") == 0 ? 6 : -1;
-			break;
-		case 'd':
-			f = strcmp(k, "direction") == 0 ? 5 : -1;
-			break;
-		default:
-			f = -1;
+		switch (k[0]) { /* the first letter narrows it to at most two names */
+		case 'c': f = strcmp(k, "client") == 0 ? 0 : strcmp(k, "client_os") == 0 ? 1 : -1; break;
+		case 's': f = strcmp(k, "server") == 0 ? 2 : strcmp(k, "server_os") == 0 ? 3 : -1; break;
+		case 'p': f = strcmp(k, "protocol") == 0 ? 4 : strcmp(k, "params") == 0 ? 6 : -1; break;
+		case 'd': f = strcmp(k, "direction") == 0 ? 5 : -1; break;
+		default: f = -1;
 		}
 		if (f >= 0) {
 			found++;
@@ -163,21 +155,19 @@ static int same_value(const json_t *x, const json_t *y)
 	case JSON_STRING:
 		return json_string_length(x) == json_string_length(y) &&
 		       memcmp(json_string_value(x), json_string_value(y), json_string_length(x)) == 0;
-	case JSON_INTEGER:
-		return json_integer_value(x) == json_integer_value(y);
+	case JSON_INTEGER: return json_integer_value(x) == json_integer_value(y);
 	case JSON_OBJECT:
 		if (json_object_size(x) != json_object_size(y))
 			return 0;
 		for (i = json_object_iter((json_t *)x), j = json_object_iter((json_t *)y); i != NULL && j != NULL;
 		     i = json_object_iter_next((json_t *)x, i), j = json_object_iter_next((json_t *)y, j)) {
 			if (strcmp(json_object_iter_key(i), json_object_iter_key(j)) != 0)
-				return json_equal((json_t *)x, (json_t *)y);   /* another order */
+				return json_equal((json_t *)x, (json_t *)y); /* another order */
 			if (!same_value(json_object_iter_value(i), json_object_iter_value(j)))
 				return 0;
 		}
 		return 1;
-	default:
-		return json_equal((json_t *)x, (json_t *)y);
+	default: return json_equal((json_t *)x, (json_t *)y);
 	}
 }
 
@@ -215,8 +205,8 @@ static json_t *key_of(const json_t *from, const char *key)
  * rows that was most of the time). */
 static json_t *row(const json_t *cur, const json_t *base, const char *metric, double max_drop, const char **verdict)
 {
-	static const char *const same[] = {"client", "client_os", "server", "server_os", "link", "protocol",
-					   "direction", "params", NULL};
+	static const char *const same[] = {"client",   "client_os", "server", "server_os", "link",
+					   "protocol", "direction", "params", NULL};
 	const json_t *any = cur != NULL ? cur : base;
 	double m = cur != NULL ? median_of(cur, metric) : NAN, bm = base != NULL ? median_of(base, metric) : NAN;
 	double change = NAN;
@@ -243,8 +233,8 @@ static json_t *row(const json_t *cur, const json_t *base, const char *metric, do
 	      json_object_set_nocheck(r, "baseline_n", key_of(base, "n")) != 0 ||
 	      json_object_set_new_nocheck(r, "median", num_or_null(m)) != 0 ||
 	      json_object_set_new_nocheck(r, "baseline_median", num_or_null(bm)) != 0 ||
-	      json_object_set_new_nocheck(r, "change_pct",
-					  isnan(change) ? json_null() : json_real(round(change * 100.0) / 100.0)) != 0 ||
+	      json_object_set_new_nocheck(
+		      r, "change_pct", isnan(change) ? json_null() : json_real(round(change * 100.0) / 100.0)) != 0 ||
 	      json_object_set_new_nocheck(r, "verdict", json_string(*verdict)) != 0;
 	if (bad) {
 		json_decref(r);
@@ -260,14 +250,14 @@ static json_t *row(const json_t *cur, const json_t *base, const char *metric, do
  * did, so duplicate keys pair up in order.  O(n) expected.
  */
 struct index {
-	const json_t **cell;   /* the non-null cells, in order */
-	keyvals *kv;           /* each one's key values */
-	size_t *pos;           /* each one's place in the array */
-	size_t taken;          /* the cell index_take gave last */
+	const json_t **cell; /* the non-null cells, in order */
+	keyvals *kv;         /* each one's key values */
+	size_t *pos;         /* each one's place in the array */
+	size_t taken;        /* the cell index_take gave last */
 	uint64_t *hash;
 	size_t n;
-	size_t *next;          /* the next cell of the same key; n: none */
-	size_t *slot;          /* head cell of a key (its first unused one); n: empty */
+	size_t *next; /* the next cell of the same key; n: none */
+	size_t *slot; /* head cell of a key (its first unused one); n: empty */
 	size_t mask;
 	bool *used;
 };
@@ -406,8 +396,7 @@ int tb_compare_match(const json_t *cells, const json_t *base_cells, long *match)
 	return 0;
 }
 
-int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *metric, double max_drop,
-		     json_t *out)
+int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *metric, double max_drop, json_t *out)
 {
 	size_t na = json_array_size(cells), nb = json_array_size(base_cells);
 	long *match = malloc((na + 1) * sizeof(*match));
@@ -458,8 +447,8 @@ int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *
 	return -1;
 }
 
-int tb_compare_json(const struct tb_results_src *src, int64_t id, int64_t baseline, double max_drop_pct, const char *metric,
-		    json_t **out, struct tb_error *err)
+int tb_compare_json(const struct tb_results_src *src, int64_t id, int64_t baseline, double max_drop_pct,
+		    const char *metric, json_t **out, struct tb_error *err)
 {
 	json_t *cur = NULL, *base = NULL, *o;
 	int rc;
@@ -475,10 +464,10 @@ int tb_compare_json(const struct tb_results_src *src, int64_t id, int64_t baseli
 		return rc;
 	}
 	o = json_pack("{s:I, s:I, s:O, s:O, s:s, s:f}", "matrix", (json_int_t)id, "baseline", (json_int_t)baseline,
-		      "state", json_object_get(cur, "state"), "baseline_state", json_object_get(base, "state"), "metric",
-		      metric, "max_drop_pct", max_drop_pct);
-	if (o == NULL || tb_compare_cells(json_object_get(cur, "cells"), json_object_get(base, "cells"), metric, max_drop_pct,
-						  o) != 0) {
+		      "state", json_object_get(cur, "state"), "baseline_state", json_object_get(base, "state"),
+		      "metric", metric, "max_drop_pct", max_drop_pct);
+	if (o == NULL || tb_compare_cells(json_object_get(cur, "cells"), json_object_get(base, "cells"), metric,
+					  max_drop_pct, o) != 0) {
 		json_decref(o);
 		o = NULL;
 	}

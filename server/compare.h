@@ -49,11 +49,10 @@ int tb_compare_metric_ok(const char *metric);
  * expected.  0, or -1 when out of memory. */
 int tb_compare_match(const json_t *cells, const json_t *base_cells, long *match);
 
-int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *metric, double max_drop,
-		     json_t *out);
+int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *metric, double max_drop, json_t *out);
 
 /* Matrix id against baseline, both read through src (results.h). */
-int tb_compare_json(const struct tb_results_src *src, int64_t id, int64_t baseline, double max_drop_pct, const char *metric,
-		    json_t **out, struct tb_error *err);
+int tb_compare_json(const struct tb_results_src *src, int64_t id, int64_t baseline, double max_drop_pct,
+		    const char *metric, json_t **out, struct tb_error *err);
 
 #endif /* TB_COMPARE_H */

@@ -9,18 +9,16 @@
 struct field {
 	const char *name;
 	int lo, hi;
-	const char *const *names;  /* names for lo, lo+1, ... or NULL */
+	const char *const *names; /* names for lo, lo+1, ... or NULL */
 };
 
-static const char *const month_names[] = {"jan", "feb", "mar", "apr", "may", "jun",
-					  "jul", "aug", "sep", "oct", "nov", "dec", NULL};
+static const char *const month_names[] = {"jan", "feb", "mar", "apr", "may", "jun", "jul",
+					  "aug", "sep", "oct", "nov", "dec", NULL};
 static const char *const day_names[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat", NULL};
 
 static const struct field fields[5] = {
-	{"minute", 0, 59, NULL},
-	{"hour", 0, 23, NULL},
-	{"day of month", 1, 31, NULL},
-	{"month", 1, 12, month_names},
+	{"minute", 0, 59, NULL},          {"hour", 0, 23, NULL},
+	{"day of month", 1, 31, NULL},    {"month", 1, 12, month_names},
 	{"day of week", 0, 7, day_names},
 };
 
@@ -86,7 +84,7 @@ static int parse_field(const struct field *f, const char *text, uint64_t *bits, 
 				return -1;
 			}
 			if (single)
-				b = f->hi;      /* "5/15": from 5 on, as in cron */
+				b = f->hi; /* "5/15": from 5 on, as in cron */
 		}
 		if (a < f->lo || b > f->hi || a > b) {
 			snprintf(why, whylen, "%s: \"%s\": values are %d..%d%s", f->name, text, f->lo, f->hi,
@@ -102,9 +100,10 @@ static int parse_field(const struct field *f, const char *text, uint64_t *bits, 
 		p++;
 	}
 bad:
-	snprintf(why, whylen, "%s: \"%s\" is not N, N-M, *, a /STEP of those, or a comma list of them%s", f->name,
-		 text, f->names == month_names ? " (months may be jan..dec)"
-		       : f->names == day_names ? " (days may be sun..sat)" : "");
+	snprintf(why, whylen, "%s: \"%s\" is not N, N-M, *, a /STEP of those, or a comma list of them%s", f->name, text,
+		 f->names == month_names ? " (months may be jan..dec)"
+		 : f->names == day_names ? " (days may be sun..sat)"
+					 : "");
 	return -1;
 }
 
@@ -129,7 +128,8 @@ int tb_cron_parse(const char *text, struct tb_cron *c, char *why, size_t whylen)
 		if (*p == '\0')
 			break;
 		if (n == 5) {
-			snprintf(why, whylen, "\"%.60s\" has more than five fields (minute hour day-of-month month day-of-week)",
+			snprintf(why, whylen,
+				 "\"%.60s\" has more than five fields (minute hour day-of-month month day-of-week)",
 				 text);
 			return -1;
 		}
@@ -144,8 +144,10 @@ int tb_cron_parse(const char *text, struct tb_cron *c, char *why, size_t whylen)
 		n++;
 	}
 	if (n != 5) {
-		snprintf(why, whylen, "\"%.60s\" has %d field%s; a schedule has five: minute hour day-of-month month "
-			 "day-of-week, e.g. \"30 7 * * mon-fri\"", text, n, n == 1 ? "" : "s");
+		snprintf(why, whylen,
+			 "\"%.60s\" has %d field%s; a schedule has five: minute hour day-of-month month "
+			 "day-of-week, e.g. \"30 7 * * mon-fri\"",
+			 text, n, n == 1 ? "" : "s");
 		return -1;
 	}
 	for (int i = 0; i < 5; i++)
@@ -155,7 +157,7 @@ int tb_cron_parse(const char *text, struct tb_cron *c, char *why, size_t whylen)
 	c->hour = (uint32_t)bits[1];
 	c->mday = (uint32_t)bits[2];
 	c->month = (uint16_t)bits[3];
-	c->wday = (uint8_t)((bits[4] | (bits[4] >> 7)) & 0x7f);   /* 7 is Sunday too */
+	c->wday = (uint8_t)((bits[4] | (bits[4] >> 7)) & 0x7f); /* 7 is Sunday too */
 	c->mday_any = any[2];
 	c->wday_any = any[4];
 	return 0;
@@ -190,7 +192,7 @@ static void next_day(struct tm *t)
 time_t tb_cron_next(const struct tb_cron *c, time_t after)
 {
 	struct tm t;
-	time_t at = after - after % 60 + 60;   /* the next whole minute */
+	time_t at = after - after % 60 + 60; /* the next whole minute */
 
 	localtime_r(&at, &t);
 	t.tm_sec = 0;

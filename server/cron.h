@@ -14,15 +14,15 @@
 #include <stdint.h>
 #include <time.h>
 
-#define TB_CRON_TEXT_MAX 100   /* characters of a pattern */
+#define TB_CRON_TEXT_MAX 100 /* characters of a pattern */
 
 struct tb_cron {
-	uint64_t minute;           /* bit n: minute n */
+	uint64_t minute; /* bit n: minute n */
 	uint32_t hour;
-	uint32_t mday;             /* bits 1..31 */
-	uint16_t month;            /* bits 1..12 */
-	uint8_t wday;              /* bits 0..6, Sunday 0 */
-	bool mday_any, wday_any;   /* the field was "*" (or "*" with a step) */
+	uint32_t mday;           /* bits 1..31 */
+	uint16_t month;          /* bits 1..12 */
+	uint8_t wday;            /* bits 0..6, Sunday 0 */
+	bool mday_any, wday_any; /* the field was "*" (or "*" with a step) */
 };
 
 /* Parse text; 0, or -1 with a sentence naming the field and what is wrong

@@ -16,28 +16,28 @@ struct slot {
 	char type[40];
 	char host[TB_NAME_MAX];
 	int64_t matrix;
-	char *json;                /* the whole event object, compact */
+	char *json; /* the whole event object, compact */
 };
 
 struct tb_sub {
 	struct tb_events *ev;
 	struct tb_sub *next, *prev;
-	int64_t cursor;            /* last id delivered (or skipped) */
+	int64_t cursor; /* last id delivered (or skipped) */
 	char host[TB_NAME_MAX];
 	char types[256];
 	int64_t matrix;
 	int hide_audit;
 	int64_t owner;
 	int64_t session;
-	int64_t ends_at;           /* unix s (0: never); its first read from then on closes it */
-	int64_t lifetime_end_ms;   /* tb_monotonic_ms: TB_EVENTS_MAX_LIFETIME_S after it began */
-	int reset_ahead;           /* resumed after an id this bus never had */
-	int announce;              /* live only: say first where the stream starts */
+	int64_t ends_at;         /* unix s (0: never); its first read from then on closes it */
+	int64_t lifetime_end_ms; /* tb_monotonic_ms: TB_EVENTS_MAX_LIFETIME_S after it began */
+	int reset_ahead;         /* resumed after an id this bus never had */
+	int announce;            /* live only: say first where the stream starts */
 	tb_events_wake_fn wake;
 	void *cls;
-	int waiting;               /* told TB_SUB_WAIT; wake on the next event */
+	int waiting; /* told TB_SUB_WAIT; wake on the next event */
 	int dropped;
-	char *carry;               /* the rest of an event longer than a read */
+	char *carry; /* the rest of an event longer than a read */
 	size_t carry_len, carry_off;
 };
 
@@ -45,8 +45,8 @@ struct tb_events {
 	struct tb_store *st;
 	pthread_mutex_t lock;
 	struct slot ring[TB_EVENTS_RING];
-	int64_t last;              /* last id published */
-	int64_t floor;             /* no id below it is kept (the store's retention at start) */
+	int64_t last;  /* last id published */
+	int64_t floor; /* no id below it is kept (the store's retention at start) */
 	struct tb_sub *subs;
 	size_t nsubs;
 	int closing;
@@ -68,8 +68,7 @@ static int64_t ring_oldest(struct tb_events *ev)
 	return oldest < 1 ? 1 : oldest;
 }
 
-static void fill_slot(struct slot *s, int64_t id, const char *type, const char *host, int64_t matrix,
-		      char *json)
+static void fill_slot(struct slot *s, int64_t id, const char *type, const char *host, int64_t matrix, char *json)
 {
 	free(s->json);
 	s->id = id;
@@ -120,14 +119,14 @@ int tb_events_new(struct tb_store *st, struct tb_events **out, struct tb_error *
 		tb_events_free(ev);
 		return rc;
 	}
-	prune(ev, last, tb_now());   /* what aged while testbedd was down: before the ring is filled */
+	prune(ev, last, tb_now()); /* what aged while testbedd was down: before the ring is filled */
 	if ((rc = tb_store_event_each(st, last - TB_EVENTS_RING, TB_EVENTS_RING, load_kept, ev, err)) != 0) {
 		tb_events_free(ev);
 		return rc;
 	}
 	ev->last = last;
 	if (ev->floor == 0)
-		ev->floor = last + 1;   /* nothing kept: ids go on from last */
+		ev->floor = last + 1; /* nothing kept: ids go on from last */
 	*out = ev;
 	return 0;
 }
@@ -154,7 +153,7 @@ void tb_events_free(struct tb_events *ev)
 	pthread_mutex_lock(&ev->lock);
 	ev->closing = 1;
 	for (struct tb_sub *s = ev->subs; s != NULL; s = s->next) {
-		s->ev = NULL;   /* detached: its owner frees it later */
+		s->ev = NULL; /* detached: its owner frees it later */
 		if (s->waiting) {
 			s->waiting = 0;
 			s->wake(s->cls);
@@ -183,8 +182,7 @@ static int matches(const struct tb_sub *s, const struct slot *e)
 			size_t n = strcspn(p, ",");
 			int prefix = n > 0 && p[n - 1] == '.';
 
-			if (prefix ? strncmp(e->type, p, n) == 0
-				   : strlen(e->type) == n && strncmp(e->type, p, n) == 0)
+			if (prefix ? strncmp(e->type, p, n) == 0 : strlen(e->type) == n && strncmp(e->type, p, n) == 0)
 				return 1;
 			p += n;
 			if (*p == ',')
@@ -195,8 +193,7 @@ static int matches(const struct tb_sub *s, const struct slot *e)
 	return 1;
 }
 
-int64_t tb_events_publish(struct tb_events *ev, const char *type, const char *host, int64_t matrix,
-			  json_t *data)
+int64_t tb_events_publish(struct tb_events *ev, const char *type, const char *host, int64_t matrix, json_t *data)
 {
 	char at[TB_TIME_MAX];
 	json_t *obj;
@@ -225,8 +222,8 @@ int64_t tb_events_publish(struct tb_events *ev, const char *type, const char *ho
 	}
 	ev->last = id;
 	ev->published++;
-	row = (struct tb_event_row){.id = id, .at = ms / 1000, .type = type, .host = host, .matrix = matrix,
-				    .json = text};
+	row = (struct tb_event_row){
+		.id = id, .at = ms / 1000, .type = type, .host = host, .matrix = matrix, .json = text};
 	/* Persist under the lock so that the store's order is the ids' order.
 	 * A failed write leaves the event live but not resumable after a restart. */
 	if (tb_store_event_insert(ev->st, &row, NULL) != 0)
@@ -291,7 +288,8 @@ static int over_cap(struct tb_events *ev, int64_t owner, struct tb_error *err)
 		return 0;
 	return tb_fail(err, TB_ERR_RATE_LIMITED, "",
 		       "this token already has %d event streams open (the most one token may have): "
-		       "close one, or use another token", TB_EVENTS_PER_TOKEN);
+		       "close one, or use another token",
+		       TB_EVENTS_PER_TOKEN);
 }
 
 int tb_events_check_cap(struct tb_events *ev, int64_t owner, struct tb_error *err)
@@ -304,8 +302,8 @@ int tb_events_check_cap(struct tb_events *ev, int64_t owner, struct tb_error *er
 	return rc;
 }
 
-int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_events_filter *f,
-			tb_events_wake_fn wake, void *cls, struct tb_sub **out, struct tb_error *err)
+int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_events_filter *f, tb_events_wake_fn wake,
+			void *cls, struct tb_sub **out, struct tb_error *err)
 {
 	struct tb_sub *s = calloc(1, sizeof(*s));
 	int rc;
@@ -515,7 +513,7 @@ enum tb_sub_status tb_sub_next(struct tb_sub *s, char *buf, size_t len, size_t *
 			pthread_mutex_lock(&ev->lock);
 			if (s->cursor + 1 < ring_oldest(ev)) {
 				s->cursor = ring_oldest(ev) - 1;
-				s->reset_ahead = 1;   /* what it resumed after is gone: say so */
+				s->reset_ahead = 1; /* what it resumed after is gone: say so */
 			}
 			pthread_mutex_unlock(&ev->lock);
 		}
@@ -530,7 +528,7 @@ enum tb_sub_status tb_sub_next(struct tb_sub *s, char *buf, size_t len, size_t *
 		size_t k;
 
 		if (e->id != s->cursor + 1 || e->json == NULL) {
-			s->cursor++;   /* lost from memory (out of memory): skip */
+			s->cursor++; /* lost from memory (out of memory): skip */
 			continue;
 		}
 		if (matches(s, e)) {

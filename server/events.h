@@ -41,9 +41,9 @@ struct tb_sub;
 
 #define TB_EVENTS_RING 4096
 #define TB_EVENTS_MAX_LAG 20000
-#define TB_EVENTS_KEEP 100000      /* events kept in the store, at most ... */
-#define TB_EVENTS_KEEP_DAYS 30     /* ... and for at most this long */
-#define TB_EVENTS_PER_TOKEN 16     /* open subscriptions per owner (a token) */
+#define TB_EVENTS_KEEP 100000         /* events kept in the store, at most ... */
+#define TB_EVENTS_KEEP_DAYS 30        /* ... and for at most this long */
+#define TB_EVENTS_PER_TOKEN 16        /* open subscriptions per owner (a token) */
 #define TB_EVENTS_MAX_LIFETIME_S 3600 /* a subscription ends after an hour (resume goes on) */
 
 int tb_events_new(struct tb_store *st, struct tb_events **out, struct tb_error *err);
@@ -55,22 +55,21 @@ void tb_events_free(struct tb_events *ev);
 
 /* Publish: type ("host.state"), host (or NULL), matrix id (0: none), data
  * (the reference is stolen).  Returns the new id, or a negative tb_err. */
-int64_t tb_events_publish(struct tb_events *ev, const char *type, const char *host, int64_t matrix,
-			  json_t *data);
+int64_t tb_events_publish(struct tb_events *ev, const char *type, const char *host, int64_t matrix, json_t *data);
 
 /* The last id published (0 when none). */
 int64_t tb_events_last_id(struct tb_events *ev);
 
 struct tb_events_filter {
-	const char *host;          /* NULL: any */
-	const char *types;         /* NULL: any; "host.state,audit"; "host." is a prefix */
-	int64_t matrix;            /* 0: any */
-	int hide_audit;            /* the subscriber may not see audit events (not an admin) */
-	int64_t owner;             /* the token it runs under, for tb_events_drop_owner
+	const char *host;  /* NULL: any */
+	const char *types; /* NULL: any; "host.state,audit"; "host." is a prefix */
+	int64_t matrix;    /* 0: any */
+	int hide_audit;    /* the subscriber may not see audit events (not an admin) */
+	int64_t owner;     /* the token it runs under, for tb_events_drop_owner
 				      and the TB_EVENTS_PER_TOKEN cap (0: none, no cap) */
-	int64_t session;           /* the session it runs under, for tb_events_drop_session
+	int64_t session;   /* the session it runs under, for tb_events_drop_session
 				      (0: none) */
-	int64_t ends_at;           /* unix s when it ends (the session's expiry; 0: none);
+	int64_t ends_at;   /* unix s when it ends (the session's expiry; 0: none);
 				      it ends TB_EVENTS_MAX_LIFETIME_S after it began anyway */
 };
 
@@ -81,8 +80,8 @@ typedef void (*tb_events_wake_fn)(void *cls);
  * event arrives while the subscriber is waiting (see tb_sub_next).
  * TB_ERR_RATE_LIMITED (with a message for the client) when f->owner already
  * has TB_EVENTS_PER_TOKEN subscriptions that have not ended. */
-int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_events_filter *f,
-			tb_events_wake_fn wake, void *cls, struct tb_sub **out, struct tb_error *err);
+int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_events_filter *f, tb_events_wake_fn wake,
+			void *cls, struct tb_sub **out, struct tb_error *err);
 void tb_events_unsubscribe(struct tb_sub *sub);
 /* The same cap check alone, for a handler that refuses before the stream
  * starts (tb_events_subscribe checks again: this one may race). */
@@ -113,7 +112,7 @@ size_t tb_events_wake_all(struct tb_events *ev);
 /* Counters for /metrics. */
 struct tb_events_stats {
 	uint64_t published;
-	uint64_t pruned;           /* events the retention deleted from the store */
+	uint64_t pruned; /* events the retention deleted from the store */
 	uint64_t dropped_subscribers;
 	size_t subscribers;
 };

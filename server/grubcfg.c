@@ -116,17 +116,20 @@ int tb_grubcfg_resolve(const json_t *entries, const char *entry, char *out, size
 	json_t *e;
 
 	/* as GRUB: an index path first, then an id, then a title */
-	json_array_foreach(entries, i, e) {
+	json_array_foreach(entries, i, e)
+	{
 		if (strcmp(json_string_value(json_object_get(e, "index")), entry) == 0)
 			goto found;
 	}
-	json_array_foreach(entries, i, e) {
+	json_array_foreach(entries, i, e)
+	{
 		const char *id = json_string_value(json_object_get(e, "id"));
 
 		if (id != NULL && strcmp(id, entry) == 0)
 			goto found;
 	}
-	json_array_foreach(entries, i, e) {
+	json_array_foreach(entries, i, e)
+	{
 		if (strcmp(json_string_value(json_object_get(e, "title")), entry) == 0)
 			goto found;
 	}

@@ -33,7 +33,8 @@ static json_t *sysctl_parse(const char *text, int *oom)
 		int dot = 0, bsd = 0, eq = 0;
 
 		if ((more = hm_next_line(&pos, &line)) != 0) {
-			while (k < line.n && (isalnum((unsigned char)line.p[k]) || strchr("_.%/@+-", line.p[k]) != NULL))
+			while (k < line.n &&
+			       (isalnum((unsigned char)line.p[k]) || strchr("_.%/@+-", line.p[k]) != NULL))
 				dot |= line.p[k++] == '.';
 			bsd = dot && k < line.n && line.p[k] == ':' && (k + 1 == line.n || hm_is_blank(line.p[k + 1]));
 			eq = dot && line.n >= k + 2 && memcmp(line.p + k, " =", 2) == 0 &&
@@ -99,7 +100,8 @@ static json_t *os_release_parse(const char *text, int *oom)
 		while (k < line.n && (isalnum((unsigned char)line.p[k]) || line.p[k] == '_'))
 			k++;
 		if (k > 0 && k < line.n && line.p[k] == '=')
-			hm_putn(o, (struct span){line.p, k}, unquote(hm_upto(line.p + k + 1, line.p + line.n), oom), oom);
+			hm_putn(o, (struct span){line.p, k}, unquote(hm_upto(line.p + k + 1, line.p + line.n), oom),
+				oom);
 	}
 	return hm_nonempty(o, oom);
 }
@@ -143,7 +145,8 @@ static json_t *ethtool_i_parse(const char *text, int *oom)
 		}
 		for (char *c = k; *c != '\0'; c++)
 			*c = *c == '-' ? '_' : *c;
-		hm_put(o, k, value.n == 0 && strcmp(k, "firmware_version") == 0 ? json_null() : hm_jstr(value, oom), oom);
+		hm_put(o, k, value.n == 0 && strcmp(k, "firmware_version") == 0 ? json_null() : hm_jstr(value, oom),
+		       oom);
 		free(k);
 	}
 	return hm_nonempty(o, oom);
@@ -167,9 +170,9 @@ static json_t *ethtool_k_parse(const char *text, int *oom)
 			continue;
 		fixed = value;
 		hm_putn(o, key,
-		     json_pack("{s:b, s:b}", "on", hm_equals(on, "on"), "fixed",
-			       hm_next_word(&value, &fixed) && hm_equals(fixed, "[fixed]")),
-		     oom);
+			json_pack("{s:b, s:b}", "on", hm_equals(on, "on"), "fixed",
+				  hm_next_word(&value, &fixed) && hm_equals(fixed, "[fixed]")),
+			oom);
 	}
 	return hm_nonempty(o, oom);
 }
@@ -200,7 +203,8 @@ static json_t *ip_link_parse(const char *text, int *oom)
 			if (hm_next_word(&rest, &w)) {
 				const char *at = memchr(w.p, '@', w.n); /* "eth0.5@eth0:" */
 
-				hm_put_str(o, "name", hm_upto(w.p, at != NULL ? at : w.p + w.n - (w.p[w.n - 1] == ':')), oom);
+				hm_put_str(o, "name", hm_upto(w.p, at != NULL ? at : w.p + w.n - (w.p[w.n - 1] == ':')),
+					   oom);
 			}
 			save = rest;
 			if (hm_next_word(&rest, &w) && w.p[0] == '<')
@@ -274,11 +278,16 @@ json_t *tb_hostmeta_ifconfig(const char *text)
 /* pciconf's names -> ours: {name, on the entry line, on a verbose line}. */
 static const char *pci_key(struct span k, int verbose)
 {
-	static const char *const keys[][3] = {
-		{"vendor", "vendor_id", "vendor"}, {"device", "device_id", "device"}, {"class", "class", "class_name"},
-		{"subclass", NULL, "subclass"},    {"subvendor", "subvendor_id", NULL}, {"subdevice", "subdevice_id", NULL},
-		{"rev", "rev", NULL},              {"hdr", "hdr", NULL},                {"chip", "chip", NULL},
-		{"card", "card", NULL}};
+	static const char *const keys[][3] = {{"vendor", "vendor_id", "vendor"},
+					      {"device", "device_id", "device"},
+					      {"class", "class", "class_name"},
+					      {"subclass", NULL, "subclass"},
+					      {"subvendor", "subvendor_id", NULL},
+					      {"subdevice", "subdevice_id", NULL},
+					      {"rev", "rev", NULL},
+					      {"hdr", "hdr", NULL},
+					      {"chip", "chip", NULL},
+					      {"card", "card", NULL}};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (hm_equals(k, keys[i][0]))
@@ -305,7 +314,8 @@ static json_t *pciconf_parse(const char *text, int *oom)
 			hm_put_str(cur, "name", hm_upto(w.p, at), oom);
 			hm_put_str(cur, "selector", hm_upto(at + 1, w.p + w.n - (w.p[w.n - 1] == ':')), oom);
 			while (hm_next_word(&rest, &w))
-				if ((eq = memchr(w.p, '=', w.n)) != NULL && (key = pci_key(hm_upto(w.p, eq), 0)) != NULL)
+				if ((eq = memchr(w.p, '=', w.n)) != NULL &&
+				    (key = pci_key(hm_upto(w.p, eq), 0)) != NULL)
 					hm_put_str(cur, key, hm_upto(eq + 1, w.p + w.n), oom);
 		} else if (cur != NULL && hm_is_blank(line.p[0]) && (eq = memchr(line.p, '=', line.n)) != NULL &&
 			   (key = pci_key(hm_trim(hm_upto(line.p, eq), 0), 1)) != NULL) {
@@ -441,7 +451,8 @@ char *tb_hostmeta_script(const char *kind, const char *iface)
 		p = stpcpy(stpcpy(stpcpy(p, "echo '" TB_HOSTMETA_SECTION), commands[i].name), "'; ");
 		p = stpcpy(stpcpy(p, commands[i].cmd), arg == 'i' ? iface : arg == 'd' ? dev : "");
 		/* the echo ends a last line that lacks its '\n'; the parser drops it */
-		p = stpcpy(stpcpy(p, commands[i].tail), " </dev/null 2>&1; rc=$?; echo; echo \"" TB_HOSTMETA_RC "$rc\"; ");
+		p = stpcpy(stpcpy(p, commands[i].tail),
+			   " </dev/null 2>&1; rc=$?; echo; echo \"" TB_HOSTMETA_RC "$rc\"; ");
 	}
 	strcpy(p, "exit 0");
 	return script;
@@ -449,12 +460,27 @@ char *tb_hostmeta_script(const char *kind, const char *iface)
 
 /* ---- the whole output ---- */
 
-enum { S_UNAME, S_OS, S_CPU, S_NPROC, S_MEM, S_SYSCTL, S_ETHI, S_ETHK, S_IPLINK, S_FBSDVER, S_IFCONFIG,
-       S_PCICONF, S_DEVDESC, S_DEVFW, S_COUNT };
+enum {
+	S_UNAME,
+	S_OS,
+	S_CPU,
+	S_NPROC,
+	S_MEM,
+	S_SYSCTL,
+	S_ETHI,
+	S_ETHK,
+	S_IPLINK,
+	S_FBSDVER,
+	S_IFCONFIG,
+	S_PCICONF,
+	S_DEVDESC,
+	S_DEVFW,
+	S_COUNT
+};
 
-static const char *const section_names[S_COUNT] = {
-	"uname_a", "os_release", "cpu_model", "nproc", "meminfo", "sysctl", "ethtool_i", "ethtool_k", "ip_link",
-	"freebsd_version", "ifconfig", "pciconf", "dev_desc", "dev_fw"};
+static const char *const section_names[S_COUNT] = {"uname_a",  "os_release", "cpu_model", "nproc",   "meminfo",
+						   "sysctl",   "ethtool_i",  "ethtool_k", "ip_link", "freebsd_version",
+						   "ifconfig", "pciconf",    "dev_desc",  "dev_fw"};
 
 struct parsed {
 	char *text[S_COUNT]; /* NULL: section absent */
@@ -474,8 +500,7 @@ static struct span first_line(const char *text)
 	return (struct span){text, 0};
 }
 
-static void close_section(struct parsed *ps, struct span name, const char *body, size_t n, int has_rc,
-			  json_int_t rc)
+static void close_section(struct parsed *ps, struct span name, const char *body, size_t n, int has_rc, json_int_t rc)
 {
 	json_t *e;
 	char *text;
@@ -617,10 +642,14 @@ static const struct {
 	char obj;
 	const char *key, *name;
 } sysctl_ints[] = {
-	{1, 't', "rmem_max", "net.core.rmem_max"},           {1, 't', "wmem_max", "net.core.wmem_max"},
-	{2, 'c', "count", "hw.ncpu"},                        {2, 'm', "memory_bytes", "hw.physmem"},
-	{2, 't', "maxsockbuf", "kern.ipc.maxsockbuf"},       {2, 't', "sendbuf_max", "net.inet.tcp.sendbuf_max"},
-	{2, 't', "recvbuf_max", "net.inet.tcp.recvbuf_max"}, {2, 't', "sendspace", "net.inet.tcp.sendspace"},
+	{1, 't', "rmem_max", "net.core.rmem_max"},
+	{1, 't', "wmem_max", "net.core.wmem_max"},
+	{2, 'c', "count", "hw.ncpu"},
+	{2, 'm', "memory_bytes", "hw.physmem"},
+	{2, 't', "maxsockbuf", "kern.ipc.maxsockbuf"},
+	{2, 't', "sendbuf_max", "net.inet.tcp.sendbuf_max"},
+	{2, 't', "recvbuf_max", "net.inet.tcp.recvbuf_max"},
+	{2, 't', "sendspace", "net.inet.tcp.sendspace"},
 	{2, 't', "recvspace", "net.inet.tcp.recvspace"},
 };
 
@@ -631,8 +660,8 @@ static void put_ints(json_t *dst, char obj, int k, const json_t *sc, int *oom)
 	json_int_t n;
 
 	for (size_t i = 0; i < sizeof(sysctl_ints) / sizeof(sysctl_ints[0]); i++)
-		if (sysctl_ints[i].kind == k && sysctl_ints[i].obj == obj && (v = get_str(sc, sysctl_ints[i].name)) != NULL &&
-		    hm_to_int(hm_span_of(v), &n))
+		if (sysctl_ints[i].kind == k && sysctl_ints[i].obj == obj &&
+		    (v = get_str(sc, sysctl_ints[i].name)) != NULL && hm_to_int(hm_span_of(v), &n))
 			hm_put(dst, sysctl_ints[i].key, json_integer(n), oom);
 }
 
@@ -658,8 +687,8 @@ static void build_host(json_t *o, int k, const json_t *sc, const struct parsed *
 		hm_put(o, "cpu", cpu, oom);
 	put_ints(o, 'm', k, sc, oom);
 	for (pos = k == 1 ? usable(ps, S_MEM) : NULL; pos != NULL && hm_next_line(&pos, &line);)
-		if (hm_next_word(&line, &w) && hm_equals(w, "MemTotal:") && hm_next_word(&line, &w) && hm_to_int(w, &n) &&
-		    n < ((json_int_t)1 << 52)) /* kB */
+		if (hm_next_word(&line, &w) && hm_equals(w, "MemTotal:") && hm_next_word(&line, &w) &&
+		    hm_to_int(w, &n) && n < ((json_int_t)1 << 52)) /* kB */
 			hm_put(o, "memory_bytes", json_integer(n * 1024), oom);
 	if ((v = get_str(sc, k == 1 ? "net.ipv4.tcp_congestion_control" : "net.inet.tcp.cc.algorithm")) != NULL)
 		hm_put_str(tcp, "congestion_control", hm_span_of(v), oom);
@@ -704,8 +733,7 @@ static void build_nic_linux(json_t *nic, const struct parsed *ps, int *oom)
 	copy(nic, "mac", il, "mac", oom);
 	if (ek != NULL) {
 		off = hm_chk(json_object(), oom);
-		json_object_foreach(ek, key, v)
-			hm_put(off, key, json_incref(json_object_get(v, "on")), oom);
+		json_object_foreach(ek, key, v) hm_put(off, key, json_incref(json_object_get(v, "on")), oom);
 		hm_put(nic, "offloads", off, oom);
 	}
 	json_decref(ei);
@@ -724,9 +752,8 @@ static void build_nic_freebsd(json_t *nic, const char *iface, const struct parse
 
 	if (bsd_device(iface, drv, unit)) {
 		snprintf(dev, sizeof(dev), "%s%s", drv, unit);
-		json_array_foreach(pci, i, v)
-			if (get_str(v, "name") != NULL && strcmp(get_str(v, "name"), dev) == 0)
-				entry = v;
+		json_array_foreach(pci, i, v) if (get_str(v, "name") != NULL && strcmp(get_str(v, "name"), dev) == 0)
+			entry = v;
 		hm_put_str(nic, "driver", hm_span_of(drv), oom);
 		if (ps->text[S_DEVFW] != NULL) { /* mlx4_core has no fw_version: "unknown oid", rc 1 */
 			snprintf(oid, sizeof(oid), "dev.%s.%s.fw_version", drv, unit);
@@ -746,8 +773,7 @@ static void build_nic_freebsd(json_t *nic, const char *iface, const struct parse
 		json_t *opt;
 
 		off = hm_chk(json_object(), oom);
-		json_array_foreach(v, i, opt)
-			hm_put(off, json_string_value(opt), json_true(), oom);
+		json_array_foreach(v, i, opt) hm_put(off, json_string_value(opt), json_true(), oom);
 		hm_put(nic, "offloads", off, oom);
 	}
 	json_decref(ifc);

@@ -22,8 +22,8 @@
 
 struct host_state {
 	char machine[TB_NAME_MAX];
-	char reach[8];             /* "up" | "down" | "unknown" */
-	char os[TB_NAME_MAX];      /* answering persona, "" none */
+	char reach[8];        /* "up" | "down" | "unknown" */
+	char os[TB_NAME_MAX]; /* answering persona, "" none */
 	int64_t since, checked_at;
 	char err_code[32];
 	char err_msg[TB_ERROR_MSG_MAX];
@@ -42,14 +42,14 @@ struct pin {
 
 struct tb_hosts {
 	struct tb_services *sv;
-	struct pin *pins;              /* keys accepted by an admin (also in the store) */
+	struct pin *pins; /* keys accepted by an admin (also in the store) */
 	size_t npins;
 	struct tb_ssh_pool *pool;
-	struct tb_bootmenus *menus;    /* the GRUB menus read after probes (boot.c) */
+	struct tb_bootmenus *menus; /* the GRUB menus read after probes (boot.c) */
 	tb_hosts_after_probe_fn after_probe;
-	pthread_mutex_t lock;          /* guards st and pins */
-	struct tb_ticker prober;       /* a round of probes every probe_interval_s, or when kicked */
-	struct tb_machtab st;          /* struct host_state */
+	pthread_mutex_t lock;    /* guards st and pins */
+	struct tb_ticker prober; /* a round of probes every probe_interval_s, or when kicked */
+	struct tb_machtab st;    /* struct host_state */
 };
 
 /* The state slot of a machine (lock held); created when missing. */
@@ -108,8 +108,7 @@ static void load_pin(void *cls, const char *machine, const char *os, const char 
 
 /* The pin for a persona: an admin's accepted key, else the inventory's.
  * From memory: a GET /hosts reads no SQL. */
-static void pinned_fp(struct tb_hosts *h, const struct tb_machine *m, const struct tb_persona *p,
-		      char *fp, size_t len)
+static void pinned_fp(struct tb_hosts *h, const struct tb_machine *m, const struct tb_persona *p, char *fp, size_t len)
 {
 	pthread_mutex_lock(&h->lock);
 	for (size_t i = 0; i < h->npins; i++) {
@@ -155,13 +154,12 @@ struct probe_result {
 	struct tb_error err;
 	char presented_os[TB_NAME_MAX];
 	char presented_fp[64];
-	char detail[TB_ERROR_MSG_MAX];  /* for the log only (may name files) */
+	char detail[TB_ERROR_MSG_MAX]; /* for the log only (may name files) */
 };
 
 /* Is fp the pin of another persona of m at the same address?  Then a
  * mismatch only means that the other OS is the one running. */
-static int pin_of_sibling(struct tb_hosts *h, const struct tb_machine *m, const struct tb_persona *p,
-			  const char *fp)
+static int pin_of_sibling(struct tb_hosts *h, const struct tb_machine *m, const struct tb_persona *p, const char *fp)
 {
 	for (size_t i = 0; i < m->nos; i++) {
 		char pin[80];
@@ -178,22 +176,18 @@ static int pin_of_sibling(struct tb_hosts *h, const struct tb_machine *m, const 
 static int err_rank(int code)
 {
 	switch (code) {
-	case TB_ERR_HOSTKEY:
-		return 3;
+	case TB_ERR_HOSTKEY: return 3;
 	case TB_ERR_UNAUTHORIZED:
 	case TB_ERR_REMOTE:
-	case TB_ERR_CONFIG:
-		return 2;
-	case 0:
-		return 0;
-	default:
-		return 1;
+	case TB_ERR_CONFIG: return 2;
+	case 0: return 0;
+	default: return 1;
 	}
 }
 
 /* Probe one persona: connect, check the key, log in, `uname -s`. */
-static int probe_persona(struct tb_hosts *h, const struct tb_machine *m, const struct tb_persona *p,
-			 long max_connect_s, struct probe_result *res)
+static int probe_persona(struct tb_hosts *h, const struct tb_machine *m, const struct tb_persona *p, long max_connect_s,
+			 struct probe_result *res)
 {
 	static const char *const argv[] = {"uname", "-s", NULL};
 	char pin[80], presented[80] = "";
@@ -219,11 +213,13 @@ static int probe_persona(struct tb_hosts *h, const struct tb_machine *m, const s
 		/* The state is readable by every viewer: the key file's path and
 		 * what is wrong with it go to the log only. */
 		snprintf(res->detail, sizeof(res->detail), "%s", e.message);
-		tb_fail(&e, rc, "", "%s (%s): the ssh key file of this persona cannot be used; "
-			"the daemon's log says why", m->name, p->os);
+		tb_fail(&e, rc, "",
+			"%s (%s): the ssh key file of this persona cannot be used; "
+			"the daemon's log says why",
+			m->name, p->os);
 	}
 	if (rc == TB_ERR_HOSTKEY && presented[0] != '\0' && pin_of_sibling(h, m, p, presented))
-		return rc;   /* the other OS at this address is up; not an error */
+		return rc; /* the other OS at this address is up; not an error */
 	if (err_rank(rc) > err_rank(res->err.code))
 		res->err = e;
 	if (rc == TB_ERR_HOSTKEY && presented[0] != '\0') {
@@ -295,7 +291,8 @@ static void probe_machine(struct tb_hosts *h, const struct tb_machine *m, long m
 	if (strcmp(before.reach, s->reach) != 0 || strcmp(before.os, s->os) != 0 || s->since == 0)
 		s->since = now;
 	s->checked_at = now;
-	snprintf(s->err_code, sizeof(s->err_code), "%s", res.answered || res.err.code == 0 ? "" : tb_err_name(res.err.code));
+	snprintf(s->err_code, sizeof(s->err_code), "%s",
+		 res.answered || res.err.code == 0 ? "" : tb_err_name(res.err.code));
 	snprintf(s->err_msg, sizeof(s->err_msg), "%s", res.answered ? "" : res.err.message);
 	snprintf(s->presented_os, sizeof(s->presented_os), "%s", res.presented_os);
 	snprintf(s->presented_fp, sizeof(s->presented_fp), "%s", res.presented_fp);
@@ -445,7 +442,10 @@ json_t *tb_hosts_state_json(struct tb_hosts *h, const char *machine)
 	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "reachability", s.reach, "os",
 			 s.os[0] ? json_string(s.os) : json_null(), "since", tb_time_json(s.since), "checked_at",
 			 tb_time_json(s.checked_at), "last_error", err, "presented_host_key", presented, "phase",
-			 s.phase[0] ? s.phase : (strcmp(s.reach, "up") == 0 ? "up" : strcmp(s.reach, "down") == 0 ? "down" : "unknown"));
+			 s.phase[0] ? s.phase
+				    : (strcmp(s.reach, "up") == 0     ? "up"
+				       : strcmp(s.reach, "down") == 0 ? "down"
+								      : "unknown"));
 }
 
 json_t *tb_hosts_machine_json(struct tb_hosts *h, const struct tb_machine *m)
@@ -519,8 +519,8 @@ void tb_hosts_each_state(struct tb_hosts *h, tb_hosts_state_fn fn, void *cls)
 	pthread_mutex_unlock(&h->lock);
 }
 
-int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, const char *fp,
-		   const char *actor, struct tb_error *err)
+int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, const char *fp, const char *actor,
+		   struct tb_error *err)
 {
 	struct tb_inventory *inv = tb_inv_current_get(h->sv->invs);
 	const struct tb_machine *m = tb_inventory_find(inv, machine);

@@ -105,7 +105,7 @@ char *tb_hosts_command_shown(const struct tb_persona *p, const char *const argv[
 /* An admin accepts the host key that persona os of machine presented:
  * fp must be exactly the fingerprint shown.  TB_ERR_NOT_FOUND for an
  * unknown machine or OS, TB_ERR_CONFLICT when fp is not what it presented. */
-int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, const char *fp,
-		   const char *actor, struct tb_error *err);
+int tb_hosts_trust(struct tb_hosts *h, const char *machine, const char *os, const char *fp, const char *actor,
+		   struct tb_error *err);
 
 #endif /* TB_HOSTS_H */

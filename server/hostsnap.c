@@ -81,8 +81,9 @@ int tb_hostsnap_take(struct tb_services *sv, int64_t matrix_id, const struct tb_
 	row.raw_len = cap.out_len;
 	rc = tb_store_snapshot_put(sv->store, &row, err);
 	if (rc == 0)
-		tb_events_publish(sv->events, "matrix.host", m->name, matrix_id,
-				  json_pack("{s:I, s:s, s:s}", "matrix", (json_int_t)matrix_id, "host", m->name, "os", os));
+		tb_events_publish(
+			sv->events, "matrix.host", m->name, matrix_id,
+			json_pack("{s:I, s:s, s:s}", "matrix", (json_int_t)matrix_id, "host", m->name, "os", os));
 out:
 	tb_ssh_capture_free(&cap);
 	json_decref(meta);
@@ -92,7 +93,8 @@ out:
 	return rc;
 }
 
-int tb_hostsnap_take_machine(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m, struct tb_error *err)
+int tb_hostsnap_take_machine(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m,
+			     struct tb_error *err)
 {
 	static const char *const argv[] = {"uname", "-s", NULL};
 	const struct tb_persona *p;
@@ -102,7 +104,8 @@ int tb_hostsnap_take_machine(struct tb_services *sv, int64_t matrix_id, const st
 	int rc;
 
 	if (!tb_hosts_probe_one(sv->hosts, m, os, sizeof(os)))
-		return tb_fail(err, TB_ERR_UNREACHABLE, "", "%s does not answer ssh in any of its OS personas", m->name);
+		return tb_fail(err, TB_ERR_UNREACHABLE, "", "%s does not answer ssh in any of its OS personas",
+			       m->name);
 	if ((p = tb_machine_persona(m, os)) == NULL)
 		return tb_fail(err, TB_ERR_INTERNAL, "", "%s answers as %s, which it has no persona for", m->name, os);
 	tb_hosts_target(sv->hosts, m, p, &t, pin, sizeof(pin));
@@ -185,11 +188,13 @@ static int diff_values(const char *path, const json_t *a, const json_t *b, json_
 		json_t *v;
 		int rc = 0;
 
-		json_object_foreach((json_t *)a, k, v) {
+		json_object_foreach((json_t *)a, k, v)
+		{
 			snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", k);
 			rc |= diff_values(sub, v, json_object_get(b, k), diffs);
 		}
-		json_object_foreach((json_t *)b, k, v) {
+		json_object_foreach((json_t *)b, k, v)
+		{
 			if (json_object_get(a, k) != NULL)
 				continue;
 			snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", k);
@@ -207,10 +212,8 @@ static const json_t *find(const json_t *hosts, const char *host, const char *os)
 	size_t i;
 	json_t *h;
 
-	json_array_foreach(hosts, i, h)
-		if (strcmp(json_string_value(json_object_get(h, "host")), host) == 0 &&
-		    strcmp(json_string_value(json_object_get(h, "os")), os) == 0)
-			return h;
+	json_array_foreach(hosts, i, h) if (strcmp(json_string_value(json_object_get(h, "host")), host) == 0 &&
+					    strcmp(json_string_value(json_object_get(h, "os")), os) == 0) return h;
 	return NULL;
 }
 
@@ -222,7 +225,7 @@ static json_t *comparable(const json_t *h)
 	if (m != NULL) {
 		json_object_del(m, "sysctl");
 		json_object_del(m, "errors");
-		json_object_del(m, "uname");     /* host name and build date: release says the rest */
+		json_object_del(m, "uname"); /* host name and build date: release says the rest */
 	}
 	return m;
 }
@@ -241,8 +244,8 @@ static int diff_entry(json_t *out, const json_t *h, const json_t *other_h, const
 	json_decref(b);
 	rc |= json_array_append_new(out, json_pack("{s:O, s:O, s:s, s:o}", "host",
 						   json_object_get(h != NULL ? h : other_h, "host"), "os",
-						   json_object_get(h != NULL ? h : other_h, "os"), "in", in, "differences",
-						   diffs)) != 0;
+						   json_object_get(h != NULL ? h : other_h, "os"), "in", in,
+						   "differences", diffs)) != 0;
 	return rc;
 }
 
@@ -263,20 +266,21 @@ int tb_hostsnap_diff(struct tb_services *sv, int64_t id, int64_t other, json_t *
 	}
 	if ((hosts = json_array()) == NULL)
 		oom = 1;
-	json_array_foreach(mine, i, h) {
+	json_array_foreach(mine, i, h)
+	{
 		const json_t *o = find(theirs, json_string_value(json_object_get(h, "host")),
 				       json_string_value(json_object_get(h, "os")));
 
 		oom |= diff_entry(hosts, h, o, o != NULL ? "both" : "matrix");
 	}
-	json_array_foreach(theirs, i, h)
-		if (find(mine, json_string_value(json_object_get(h, "host")), json_string_value(json_object_get(h, "os"))) ==
-		    NULL)
-			oom |= diff_entry(hosts, NULL, h, "other");
+	json_array_foreach(theirs, i, h) if (find(mine, json_string_value(json_object_get(h, "host")),
+						  json_string_value(json_object_get(h, "os"))) == NULL)
+		oom |= diff_entry(hosts, NULL, h, "other");
 	json_decref(mine);
 	json_decref(theirs);
 	if (!oom)
-		*out = json_pack("{s:I, s:I, s:o}", "matrix", (json_int_t)id, "other", (json_int_t)other, "hosts", hosts);
+		*out = json_pack("{s:I, s:I, s:o}", "matrix", (json_int_t)id, "other", (json_int_t)other, "hosts",
+				 hosts);
 	else
 		json_decref(hosts);
 	return *out != NULL ? 0 : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");

@@ -33,7 +33,8 @@ int tb_hostsnap_take(struct tb_services *sv, int64_t matrix_id, const struct tb_
 
 /* The same for a machine that runs no iperf3 (a router): which persona
  * answers, and its `uname -s`, are asked first (blocking: three ssh execs). */
-int tb_hostsnap_take_machine(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m, struct tb_error *err);
+int tb_hostsnap_take_machine(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m,
+			     struct tb_error *err);
 
 /* {"matrix", "hosts": [{"host", "os", "taken_at", "interface", "command",
  * "metadata"}]} for matrix id (TB_ERR_NOT_FOUND field "id" when none). */

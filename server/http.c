@@ -25,8 +25,6 @@
 #include "timeutil.h"
 #include "wipe.h"
 
-
-
 struct framing {
 	unsigned int content_length, transfer_encoding;
 };
@@ -81,8 +79,7 @@ static int check_head(struct tb_http *h, struct MHD_Connection *conn, int *too_l
 	return 0;
 }
 
-static enum MHD_Result dispatch(struct tb_http *h, struct conn_state *cs, const char *url,
-				const char *method)
+static enum MHD_Result dispatch(struct tb_http *h, struct conn_state *cs, const char *url, const char *method)
 {
 	char *seg[32];
 	size_t nseg = 0;
@@ -98,13 +95,14 @@ static enum MHD_Result dispatch(struct tb_http *h, struct conn_state *cs, const 
 	if ((nseg >= 1 && strcmp(seg[0], "api") == 0) || (nseg == 1 && strcmp(seg[0], "metrics") == 0))
 		return edge_serve_api(h, cs, method, url, seg, nseg);
 	if (cs->too_large)
-		return edge_fail(cs->conn, TB_ERR_TOO_LARGE, "", "the body is larger than %zu bytes", h->cfg.body_limit);
+		return edge_fail(cs->conn, TB_ERR_TOO_LARGE, "", "the body is larger than %zu bytes",
+				 h->cfg.body_limit);
 	return edge_serve_static(h, cs, method, seg, nseg);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version, const char *upload_data,
-				  size_t *upload_data_size, void **con_cls)
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+				  const char *version, const char *upload_data, size_t *upload_data_size,
+				  void **con_cls)
 {
 	struct tb_http *h = cls;
 	struct conn_state *cs = *con_cls;
@@ -175,8 +173,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return dispatch(h, cs, url, method);
 }
 
-static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-			 enum MHD_RequestTerminationCode toe)
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
 	struct conn_state *cs = *con_cls;
 
@@ -240,14 +237,13 @@ static int read_pem(const char *path, int secret, char **out, struct tb_error *e
 	return 0;
 }
 
-int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, struct tb_http **out,
-		  struct tb_error *err)
+int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, struct tb_http **out, struct tb_error *err)
 {
 	struct tb_http *h = calloc(1, sizeof(*h));
 	struct sockaddr_storage ss;
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
-	struct MHD_OptionItem tls_opts[3] = {{MHD_OPTION_END, 0, NULL}, {MHD_OPTION_END, 0, NULL},
-					     {MHD_OPTION_END, 0, NULL}};
+	struct MHD_OptionItem tls_opts[3] = {
+		{MHD_OPTION_END, 0, NULL}, {MHD_OPTION_END, 0, NULL}, {MHD_OPTION_END, 0, NULL}};
 
 	*out = NULL;
 	if (h == NULL)
@@ -306,26 +302,26 @@ int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, stru
 		tls_opts[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, h->tls_cert};
 	}
 	h->limiter = tb_ratelimit_new(TB_RATE_MAX_FAILURES, TB_RATE_WINDOW_S);
-	h->d = h->limiter == NULL ? NULL : MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, h,
-				/* first, so that MHD's own start-up messages use it too */
-				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-				MHD_OPTION_THREAD_POOL_SIZE, tb_http_threads(cfg->threads),
-				MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit,
-				MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_limit,
-				MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
-				MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
-				MHD_OPTION_UNESCAPE_CALLBACK, edge_no_unescape, NULL,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-				MHD_OPTION_ARRAY, tls_opts,
-				MHD_OPTION_END);
+	h->d = h->limiter == NULL ? NULL
+				  : MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, h,
+						     /* first, so that MHD's own start-up messages use it too */
+						     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
+						     (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
+						     tb_http_threads(cfg->threads), MHD_OPTION_CONNECTION_LIMIT,
+						     cfg->connection_limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+						     cfg->per_ip_limit, MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s,
+						     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+						     MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
+						     MHD_OPTION_UNESCAPE_CALLBACK, edge_no_unescape, NULL,
+						     MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_ARRAY,
+						     tls_opts, MHD_OPTION_END);
 	if (h->d == NULL) {
 		tb_ratelimit_free(h->limiter);
 		free(h->tls_cert);
 		free(h->tls_key);
 		free(h);
-		return tb_fail(err, TB_ERR_IO, "listen", "cannot listen on %s port %u (in use, or not an address of this machine?)",
+		return tb_fail(err, TB_ERR_IO, "listen",
+			       "cannot listen on %s port %u (in use, or not an address of this machine?)",
 			       cfg->bind_address, cfg->port);
 	}
 	if (edge_sse_start(h) != 0) {
@@ -358,7 +354,7 @@ void tb_http_stop(struct tb_http *h)
 {
 	if (h == NULL)
 		return;
-	edge_sse_stop(h);   /* a ticker never started is fine */
+	edge_sse_stop(h); /* a ticker never started is fine */
 	/* app.c closed the bus first: every stream was woken and ends. */
 	MHD_stop_daemon(h->d);
 	if (h->tls_key != NULL)
@@ -368,4 +364,3 @@ void tb_http_stop(struct tb_http *h)
 	tb_ratelimit_free(h->limiter);
 	free(h);
 }
-

@@ -38,30 +38,30 @@ struct tb_request {
 
 struct tb_reply {
 	unsigned int status;
-	json_t *body;                 /* owned by the reply; NULL: no body (204) */
-	char *text;                   /* or a non-JSON body (malloc'd, owned) ... */
+	json_t *body; /* owned by the reply; NULL: no body (204) */
+	char *text;   /* or a non-JSON body (malloc'd, owned) ... */
 	size_t text_len;
-	const char *content_type;     /* ... of this type (static string) */
-	int stream;                   /* or an event stream (SSE) from stream_since */
-	int64_t stream_since;         /* -1: live only */
+	const char *content_type;              /* ... of this type (static string) */
+	int stream;                            /* or an event stream (SSE) from stream_since */
+	int64_t stream_since;                  /* -1: live only */
 	struct tb_events_filter stream_filter; /* strings valid until the handler's request ends */
-	char set_cookie[512];         /* "" or a Set-Cookie value */
-	char audit_target[128];       /* what the audit log names as target */
+	char set_cookie[512];                  /* "" or a Set-Cookie value */
+	char audit_target[128];                /* what the audit log names as target */
 	struct tb_error err;
 };
 
 typedef int (*tb_handler)(struct tb_request *rq, struct tb_reply *rp);
 
-#define TB_ROUTE_PUBLIC 1u   /* no authentication */
-#define TB_ROUTE_BODY 2u     /* expects a JSON object body */
-#define TB_ROUTE_LOGIN 4u    /* counts failures against the address */
+#define TB_ROUTE_PUBLIC 1u /* no authentication */
+#define TB_ROUTE_BODY 2u   /* expects a JSON object body */
+#define TB_ROUTE_LOGIN 4u  /* counts failures against the address */
 
 struct tb_route {
 	const char *method;
-	const char *pattern;          /* "/api/v1/hosts/{name}" */
-	enum tb_level level;          /* lowest role allowed */
+	const char *pattern; /* "/api/v1/hosts/{name}" */
+	enum tb_level level; /* lowest role allowed */
 	unsigned int flags;
-	const char *action;           /* audit name of a mutation, "token.create" */
+	const char *action; /* audit name of a mutation, "token.create" */
 	tb_handler handler;
 };
 
@@ -69,16 +69,16 @@ struct tb_route {
 extern const struct tb_route tb_routes[];
 
 struct tb_http_config {
-	const char *bind_address;     /* "127.0.0.1" */
-	unsigned int port;            /* 0: any free port */
-	const char *static_dir;       /* NULL: no static files */
+	const char *bind_address; /* "127.0.0.1" */
+	unsigned int port;        /* 0: any free port */
+	const char *static_dir;   /* NULL: no static files */
 	unsigned int connection_limit;
 	unsigned int per_ip_limit;
 	unsigned int timeout_s;
 	size_t body_limit;
-	const char *tls_cert;         /* PEM files; both NULL: plain HTTP */
+	const char *tls_cert; /* PEM files; both NULL: plain HTTP */
 	const char *tls_key;
-	unsigned int threads;         /* MHD's thread pool; 0: tb_http_threads(0) */
+	unsigned int threads; /* MHD's thread pool; 0: tb_http_threads(0) */
 };
 
 /* Limits of the edge (README, security): a decoded path segment longer than
@@ -93,8 +93,7 @@ unsigned int tb_http_threads(unsigned int asked);
 
 /* Start serving in libmicrohttpd's internal threads (poll/epoll, never
  * select).  The services must outlive the server. */
-int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, struct tb_http **out,
-		  struct tb_error *err);
+int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, struct tb_http **out, struct tb_error *err);
 unsigned int tb_http_port(const struct tb_http *h);
 void tb_http_stop(struct tb_http *h);
 
@@ -115,6 +114,5 @@ unsigned int tb_http_status_of(int code);
 
 /* Set the reply: status and a JSON body (the reference is stolen). */
 int tb_reply_json(struct tb_reply *rp, unsigned int status, json_t *body);
-
 
 #endif /* TB_HTTP_H */

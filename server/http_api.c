@@ -85,8 +85,8 @@ int edge_is_mutation(const char *method)
 	return strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0;
 }
 
-static void audit(struct tb_http *h, const struct tb_route *route, const struct tb_request *rq,
-		  const char *actor, unsigned int status, const struct tb_reply *rp, const char *result)
+static void audit(struct tb_http *h, const struct tb_route *route, const struct tb_request *rq, const char *actor,
+		  unsigned int status, const struct tb_reply *rp, const char *result)
 {
 	struct tb_audit_row row = {
 		.at = (int64_t)time(NULL),
@@ -145,8 +145,8 @@ static int note_failure(struct tb_http *h, struct conn_state *cs, const struct t
  * limiter counts (a bearer token that does not check out, or any failed
  * authentication of a mutation); a GET without credentials is not one, so
  * a page whose session ended does not lock its address out. */
-static int authenticate(struct tb_http *h, struct conn_state *cs, const struct tb_route *route,
-			const char *method, struct tb_principal *who, struct tb_error *e, int *counts)
+static int authenticate(struct tb_http *h, struct conn_state *cs, const struct tb_route *route, const char *method,
+			struct tb_principal *who, struct tb_error *e, int *counts)
 {
 	struct MHD_Connection *c = cs->conn;
 	const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -157,8 +157,7 @@ static int authenticate(struct tb_http *h, struct conn_state *cs, const struct t
 	if (authz != NULL) {
 		/* the token is checked first: one that checks out is never refused */
 		if (strncmp(authz, "Bearer ", 7) != 0)
-			return tb_fail(e, TB_ERR_UNAUTHORIZED, "Authorization",
-				       "use Authorization: Bearer TOKEN");
+			return tb_fail(e, TB_ERR_UNAUTHORIZED, "Authorization", "use Authorization: Bearer TOKEN");
 		if ((rc = tb_auth_bearer(h->sv->auth, authz + 7, who, e)) != 0)
 			return rc;
 	} else if (cookie != NULL) {
@@ -193,8 +192,8 @@ static int parse_body(struct conn_state *cs, json_t **out, struct tb_error *e)
 		return tb_fail(e, TB_ERR_BAD_JSON, "", "the body is empty; expected a JSON object");
 	j = json_loadb(cs->buf, cs->len, JSON_REJECT_DUPLICATES, &je);
 	if (j == NULL)
-		return tb_fail(e, TB_ERR_BAD_JSON, "", "malformed JSON at line %d, column %d: %s", je.line,
-			       je.column, je.text);
+		return tb_fail(e, TB_ERR_BAD_JSON, "", "malformed JSON at line %d, column %d: %s", je.line, je.column,
+			       je.text);
 	if (!json_is_object(j)) {
 		json_decref(j);
 		return tb_fail(e, TB_ERR_BAD_JSON, "", "expected a JSON object");
@@ -203,8 +202,8 @@ static int parse_body(struct conn_state *cs, json_t **out, struct tb_error *e)
 	return 0;
 }
 
-enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const char *method,
-				 const char *raw_path, char *seg[], size_t nseg)
+enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const char *method, const char *raw_path,
+			       char *seg[], size_t nseg)
 {
 	struct tb_request rq = {.sv = h->sv, .method = method, .remote = cs->remote, .edge = cs};
 	struct tb_reply rp = {.status = 200};
@@ -226,9 +225,10 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 	route = find_route(seg, nseg, method, rq.args, allow, sizeof(allow));
 	if (route == NULL && allow[0])
 		return edge_send_json(cs->conn, 405,
-				 json_pack("{s:{s:s, s:s, s:s}}", "error", "code", "method_not_allowed", "message",
-					   "this path does not take that method; see the Allow header", "field", ""),
-				 extra_allow, 1);
+				      json_pack("{s:{s:s, s:s, s:s}}", "error", "code", "method_not_allowed", "message",
+						"this path does not take that method; see the Allow header", "field",
+						""),
+				      extra_allow, 1);
 	if (route == NULL)
 		return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such API path: %s", path);
 	if (cs->bad_query)
@@ -284,10 +284,9 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 		} else {
 			ret = edge_send_json(cs->conn, status, rp.body, extra, 2);
 		}
-		tb_wipe(rp.set_cookie, sizeof(rp.set_cookie));   /* a session secret; MHD copied it */
+		tb_wipe(rp.set_cookie, sizeof(rp.set_cookie)); /* a session secret; MHD copied it */
 	}
 	tb_metrics_request(h->sv->metrics, route->pattern, route->method, status,
 			   (double)(tb_monotonic_ms() - cs->start_ms) / 1000.0);
 	return ret;
 }
-

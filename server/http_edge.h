@@ -27,7 +27,7 @@ struct tb_http {
 	int have_static;
 	char *tls_cert, *tls_key;     /* PEM text, kept while the daemon runs */
 	struct tb_ticker heartbeat;   /* wakes the event streams every few seconds */
-	struct tb_ratelimit *limiter;   /* failed authentications per address */
+	struct tb_ratelimit *limiter; /* failed authentications per address */
 };
 
 #define MAX_DECODED 16
@@ -44,11 +44,11 @@ struct conn_state {
 	char *buf;
 	size_t len, cap;
 	int too_large;
-	int replied;                  /* refused when the headers came: the rest is ignored */
-	size_t discarded;             /* bytes of a chunked body past the limit */
+	int replied;      /* refused when the headers came: the rest is ignored */
+	size_t discarded; /* bytes of a chunked body past the limit */
 	struct MHD_Connection *conn;
 	char remote[64];
-	char *decoded[MAX_DECODED];   /* strings handed to handlers, freed at the end */
+	char *decoded[MAX_DECODED]; /* strings handed to handlers, freed at the end */
 	size_t ndecoded;
 	int bad_query;
 	int64_t start_ms;
@@ -58,8 +58,8 @@ struct conn_state {
 void edge_add_headers(struct MHD_Response *r);
 enum MHD_Result edge_send_json(struct MHD_Connection *conn, unsigned int status, json_t *body,
 			       const char *const extra[][2], size_t nextra);
-enum MHD_Result edge_send_error(struct MHD_Connection *conn, const struct tb_error *e,
-				const char *const extra[][2], size_t nextra);
+enum MHD_Result edge_send_error(struct MHD_Connection *conn, const struct tb_error *e, const char *const extra[][2],
+				size_t nextra);
 enum MHD_Result edge_fail(struct MHD_Connection *conn, int code, const char *field, const char *fmt, ...)
 #if defined(__GNUC__)
 	__attribute__((format(printf, 4, 5)))
@@ -78,13 +78,13 @@ enum MHD_Result edge_check_query(void *cls, enum MHD_ValueKind kind, const char 
 
 /* http_api.c */
 int edge_is_mutation(const char *method);
-enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const char *method,
-			       const char *raw_path, char *seg[], size_t nseg);
+enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const char *method, const char *raw_path,
+			       char *seg[], size_t nseg);
 
 /* http_sse.c */
 enum MHD_Result edge_start_stream(struct tb_http *h, struct conn_state *cs, struct tb_reply *rp);
-int edge_sse_start(struct tb_http *h);   /* the heartbeat thread; 0 or -1 */
-void edge_sse_stop(struct tb_http *h);   /* before MHD_stop_daemon */
+int edge_sse_start(struct tb_http *h); /* the heartbeat thread; 0 or -1 */
+void edge_sse_stop(struct tb_http *h); /* before MHD_stop_daemon */
 
 /* http_static.c */
 enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, const char *method, char *seg[],

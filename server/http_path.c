@@ -64,8 +64,7 @@ int edge_keep(struct conn_state *cs, char *s)
 
 /* Split a raw path into decoded segments; refuse escapes that change the
  * path's shape ('/', NUL), "." and ".." segments and control characters. */
-int edge_split_path(struct conn_state *cs, const char *raw, char *seg[], size_t max, size_t *nseg,
-		      struct tb_error *err)
+int edge_split_path(struct conn_state *cs, const char *raw, char *seg[], size_t max, size_t *nseg, struct tb_error *err)
 {
 	const char *p = raw;
 
@@ -80,7 +79,7 @@ int edge_split_path(struct conn_state *cs, const char *raw, char *seg[], size_t 
 			p++;
 		if (p == start) {
 			if (*p == '\0')
-				break;   /* trailing slash */
+				break; /* trailing slash */
 			return tb_fail(err, TB_ERR_INVALID, "path", "empty path segment (//)");
 		}
 		if ((size_t)(p - start) > 3 * TB_PATH_SEGMENT_MAX)
@@ -94,10 +93,10 @@ int edge_split_path(struct conn_state *cs, const char *raw, char *seg[], size_t 
 			return tb_fail(err, TB_ERR_URI_TOO_LONG, "path", "a path segment is longer than %d bytes",
 				       TB_PATH_SEGMENT_MAX);
 		}
-		if (strcmp(d, ".") == 0 || strcmp(d, "..") == 0 || strchr(d, '/') != NULL ||
-		    strchr(d, '\\') != NULL) {
+		if (strcmp(d, ".") == 0 || strcmp(d, "..") == 0 || strchr(d, '/') != NULL || strchr(d, '\\') != NULL) {
 			free(d);
-			return tb_fail(err, TB_ERR_INVALID, "path", "the path may not contain . or .. segments or an encoded slash");
+			return tb_fail(err, TB_ERR_INVALID, "path",
+				       "the path may not contain . or .. segments or an encoded slash");
 		}
 		for (const char *q = d; *q; q++) {
 			if ((unsigned char)*q < 0x20 || *q == 0x7f) {

@@ -26,42 +26,27 @@ void edge_add_headers(struct MHD_Response *r)
 unsigned int tb_http_status_of(int code)
 {
 	switch (code) {
-	case TB_OK:
-		return 200;
+	case TB_OK: return 200;
 	case TB_ERR_INVALID:
 	case TB_ERR_BAD_JSON:
-	case TB_ERR_UNKNOWN_FIELD:
-		return 400;
-	case TB_ERR_UNAUTHORIZED:
-		return 401;
+	case TB_ERR_UNKNOWN_FIELD: return 400;
+	case TB_ERR_UNAUTHORIZED: return 401;
 	case TB_ERR_FORBIDDEN:
-	case TB_ERR_CSRF:
-		return 403;
-	case TB_ERR_NOT_FOUND:
-		return 404;
-	case TB_ERR_METHOD:
-		return 405;
+	case TB_ERR_CSRF: return 403;
+	case TB_ERR_NOT_FOUND: return 404;
+	case TB_ERR_METHOD: return 405;
 	case TB_ERR_CONFLICT:
-	case TB_ERR_CANCELED:
-		return 409;
-	case TB_ERR_TOO_LARGE:
-		return 413;
-	case TB_ERR_URI_TOO_LONG:
-		return 414;
-	case TB_ERR_MEDIA_TYPE:
-		return 415;
-	case TB_ERR_RATE_LIMITED:
-		return 429;
+	case TB_ERR_CANCELED: return 409;
+	case TB_ERR_TOO_LARGE: return 413;
+	case TB_ERR_URI_TOO_LONG: return 414;
+	case TB_ERR_MEDIA_TYPE: return 415;
+	case TB_ERR_RATE_LIMITED: return 429;
 	case TB_ERR_HOSTKEY:
 	case TB_ERR_REMOTE:
-	case TB_ERR_UNREACHABLE:
-		return 502;
-	case TB_ERR_NOMEM:
-		return 503;
-	case TB_ERR_TIMEOUT:
-		return 504;
-	default:   /* TB_ERR_IO, TB_ERR_INTERNAL, TB_ERR_CONFIG, unknown codes */
-		return 500;
+	case TB_ERR_UNREACHABLE: return 502;
+	case TB_ERR_NOMEM: return 503;
+	case TB_ERR_TIMEOUT: return 504;
+	default: /* TB_ERR_IO, TB_ERR_INTERNAL, TB_ERR_CONFIG, unknown codes */ return 500;
 	}
 }
 
@@ -75,7 +60,7 @@ static void free_wiped(void *text)
 
 /* Queue a JSON reply (steals body; NULL sends no body). */
 enum MHD_Result edge_send_json(struct MHD_Connection *conn, unsigned int status, json_t *body,
-				 const char *const extra[][2], size_t nextra)
+			       const char *const extra[][2], size_t nextra)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -98,7 +83,7 @@ enum MHD_Result edge_send_json(struct MHD_Connection *conn, unsigned int status,
 			text = t;
 		}
 		text[len++] = '\n';
-		text[len] = '\0';     /* kept, for free_wiped's strlen */
+		text[len] = '\0'; /* kept, for free_wiped's strlen */
 	}
 	r = text != NULL ? MHD_create_response_from_buffer_with_free_callback(len, text, free_wiped)
 			 : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -125,8 +110,8 @@ static json_t *error_body(const struct tb_error *e)
 			 e->message[0] ? e->message : tb_err_name(e->code), "field", e->field);
 }
 
-enum MHD_Result edge_send_error(struct MHD_Connection *conn, const struct tb_error *e,
-				  const char *const extra[][2], size_t nextra)
+enum MHD_Result edge_send_error(struct MHD_Connection *conn, const struct tb_error *e, const char *const extra[][2],
+				size_t nextra)
 {
 	const char *www[4][2] = {{MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"testbedd\""}};
 
@@ -138,8 +123,7 @@ enum MHD_Result edge_send_error(struct MHD_Connection *conn, const struct tb_err
 	return edge_send_json(conn, tb_http_status_of(e->code), error_body(e), extra, nextra);
 }
 
-enum MHD_Result edge_fail(struct MHD_Connection *conn, int code, const char *field,
-				const char *fmt, ...)
+enum MHD_Result edge_fail(struct MHD_Connection *conn, int code, const char *field, const char *fmt, ...)
 {
 	struct tb_error e;
 	va_list ap;
@@ -154,7 +138,7 @@ enum MHD_Result edge_fail(struct MHD_Connection *conn, int code, const char *fie
 
 /* A non-JSON reply (steals text). */
 enum MHD_Result edge_send_text(struct MHD_Connection *conn, unsigned int status, char *text, size_t len,
-				 const char *type)
+			       const char *type)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result ret;
@@ -180,4 +164,3 @@ int tb_reply_json(struct tb_reply *rp, unsigned int status, json_t *body)
 		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
 	return 0;
 }
-

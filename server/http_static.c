@@ -13,11 +13,17 @@
 static const char *content_type(const char *path)
 {
 	static const char *const types[][2] = {
-		{".html", "text/html; charset=utf-8"}, {".js", "text/javascript; charset=utf-8"},
-		{".mjs", "text/javascript; charset=utf-8"}, {".css", "text/css; charset=utf-8"},
-		{".json", "application/json"}, {".map", "application/json"},
-		{".svg", "image/svg+xml"}, {".png", "image/png"}, {".ico", "image/x-icon"},
-		{".woff2", "font/woff2"}, {".txt", "text/plain; charset=utf-8"},
+		{".html", "text/html; charset=utf-8"},
+		{".js", "text/javascript; charset=utf-8"},
+		{".mjs", "text/javascript; charset=utf-8"},
+		{".css", "text/css; charset=utf-8"},
+		{".json", "application/json"},
+		{".map", "application/json"},
+		{".svg", "image/svg+xml"},
+		{".png", "image/png"},
+		{".ico", "image/x-icon"},
+		{".woff2", "font/woff2"},
+		{".txt", "text/plain; charset=utf-8"},
 		{".webmanifest", "application/manifest+json"},
 	};
 	const char *dot = strrchr(path, '.');
@@ -59,7 +65,8 @@ static int open_gz_twin(int dir, const char *name, const struct stat *st, struct
 static int private_name(const char *name)
 {
 	static const char *const names[] = {"package.json", "package-lock.json", "npm-shrinkwrap.json",
-					    "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock"};
+					    "yarn.lock",    "pnpm-lock.yaml",    "bun.lockb",
+					    "bun.lock"};
 	size_t n = strlen(name);
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -113,8 +120,8 @@ static enum MHD_Result send_not_modified(struct MHD_Connection *conn, const char
 	return ret;
 }
 
-enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, const char *method,
-				    char *seg[], size_t nseg)
+enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, const char *method, char *seg[],
+				  size_t nseg)
 {
 	static char index_name[] = "index.html";
 	char etag[64], *index_seg[1] = {index_name};
@@ -128,9 +135,9 @@ enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, cons
 		const char *const extra[][2] = {{MHD_HTTP_HEADER_ALLOW, "GET, HEAD"}};
 
 		return edge_send_json(cs->conn, 405,
-				 json_pack("{s:{s:s, s:s, s:s}}", "error", "code", "method_not_allowed", "message",
-					   "static files are read-only", "field", ""),
-				 extra, 1);
+				      json_pack("{s:{s:s, s:s, s:s}}", "error", "code", "method_not_allowed", "message",
+						"static files are read-only", "field", ""),
+				      extra, 1);
 	}
 	if (!h->have_static)
 		return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such file");
@@ -153,8 +160,7 @@ enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, cons
 		return edge_fail(cs->conn, TB_ERR_NOT_FOUND, "", "no such file");
 	}
 	/* revalidation: the pages change only when files do */
-	snprintf(etag, sizeof(etag), "\"%llx-%llx\"", (unsigned long long)st.st_mtime,
-		 (unsigned long long)st.st_size);
+	snprintf(etag, sizeof(etag), "\"%llx-%llx\"", (unsigned long long)st.st_mtime, (unsigned long long)st.st_size);
 	inm = MHD_lookup_connection_value(cs->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
 	if (inm != NULL && strcmp(inm, etag) == 0) {
 		close(fd);
@@ -184,4 +190,3 @@ enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, cons
 	MHD_destroy_response(r);
 	return ret;
 }
-

@@ -30,9 +30,9 @@ TB_MACHTAB_SLOT(struct use, machine);
 struct tb_idle {
 	struct tb_services *sv;
 	int64_t started_ms;
-	pthread_mutex_t lock;      /* guards uses */
+	pthread_mutex_t lock; /* guards uses */
 	struct tb_ticker ticker;
-	struct tb_machtab uses;    /* struct use */
+	struct tb_machtab uses; /* struct use */
 };
 
 /* ---- pure helpers ---- */
@@ -101,7 +101,8 @@ static enum tb_idle_state decide(struct tb_idle *idle, const struct tb_machine *
 	*last = last_use(idle, m->name);
 	*off_at = tb_idle_off_at_ms(*last, m->idle_poweroff_min, idle->sv->cfg->idle_minute_s);
 	tb_actions_holder(idle->sv->actions, m->name, holder, hlen);
-	return tb_idle_decide(m->idle_poweroff_min, tb_machine_is_on(idle->sv->hosts, idle->sv->bmcwatch, m->name), holder[0] != '\0', *off_at, now);
+	return tb_idle_decide(m->idle_poweroff_min, tb_machine_is_on(idle->sv->hosts, idle->sv->bmcwatch, m->name),
+			      holder[0] != '\0', *off_at, now);
 }
 
 /* ---- the power-off action ---- */
@@ -139,8 +140,7 @@ static void round_once(void *cls)
 		char holder[TB_HOLDER_MAX];
 		int64_t last, off_at;
 
-		if (m->idle_poweroff_min > 0 &&
-		    decide(idle, m, &last, &off_at, holder, sizeof(holder)) == TB_IDLE_DUE)
+		if (m->idle_poweroff_min > 0 && decide(idle, m, &last, &off_at, holder, sizeof(holder)) == TB_IDLE_DUE)
 			fire(idle, m, last);
 	}
 	tb_inv_current_put(idle->sv->invs, inv);

@@ -23,8 +23,8 @@ int inv_bad(struct inv_ctx *c, const struct tb_ynode *n, const char *path, const
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	return tb_fail(c->err, TB_ERR_CONFIG, path, "%s:%u:%u: %s: %s", c->file,
-		       n != NULL ? n->line : 1, n != NULL ? n->col : 1, path, what);
+	return tb_fail(c->err, TB_ERR_CONFIG, path, "%s:%u:%u: %s: %s", c->file, n != NULL ? n->line : 1,
+		       n != NULL ? n->col : 1, path, what);
 }
 
 static char *xstrdup(const char *s)
@@ -33,8 +33,7 @@ static char *xstrdup(const char *s)
 }
 
 /* Reject keys of map that are not in allowed (a NULL-terminated list). */
-int inv_check_keys(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
-		   const char *const allowed[])
+int inv_check_keys(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *const allowed[])
 {
 	for (size_t i = 0; i < map->n; i++) {
 		size_t j;
@@ -56,8 +55,7 @@ int inv_check_keys(struct inv_ctx *c, const struct tb_ynode *map, const char *pa
 	return 0;
 }
 
-int inv_want_kind(struct inv_ctx *c, const struct tb_ynode *n, const char *path,
-		  enum tb_ynode_kind kind)
+int inv_want_kind(struct inv_ctx *c, const struct tb_ynode *n, const char *path, enum tb_ynode_kind kind)
 {
 	static const char *const names[] = {"a single value", "a mapping of keys to values", "a list"};
 
@@ -67,8 +65,8 @@ int inv_want_kind(struct inv_ctx *c, const struct tb_ynode *n, const char *path,
 }
 
 /* Read a string under key (optional unless required) checked by v. */
-int inv_get_str(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		int required, validator v, const char *expected, char **out)
+int inv_get_str(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key, int required,
+		validator v, const char *expected, char **out)
 {
 	const struct tb_ynode *n = tb_ynode_get(map, key);
 	char sub[512];
@@ -91,8 +89,8 @@ int inv_get_str(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
 	return 0;
 }
 
-int inv_get_long(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		 long lo, long hi, long *out)
+int inv_get_long(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key, long lo, long hi,
+		 long *out)
 {
 	const struct tb_ynode *n = tb_ynode_get(map, key);
 	char sub[512], *end;
@@ -112,8 +110,8 @@ int inv_get_long(struct inv_ctx *c, const struct tb_ynode *map, const char *path
 	return 0;
 }
 
-int inv_get_uint(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		 long lo, long hi, unsigned int *out)
+int inv_get_uint(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key, long lo, long hi,
+		 unsigned int *out)
 {
 	long v = (long)*out;
 	int rc = inv_get_long(c, map, path, key, lo, hi, &v);
@@ -122,8 +120,8 @@ int inv_get_uint(struct inv_ctx *c, const struct tb_ynode *map, const char *path
 	return rc;
 }
 
-int inv_get_int(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		long lo, long hi, int *out)
+int inv_get_int(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key, long lo, long hi,
+		int *out)
 {
 	long v = (long)*out;
 	int rc = inv_get_long(c, map, path, key, lo, hi, &v);
@@ -133,8 +131,8 @@ int inv_get_int(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
 }
 
 /* One of the words in choices (NULL-terminated); *out gets its index. */
-int inv_get_enum(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		 int required, const char *const choices[], int *out)
+int inv_get_enum(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key, int required,
+		 const char *const choices[], int *out)
 {
 	char *s = NULL, list[200] = "";
 	int rc;
@@ -164,8 +162,8 @@ int inv_get_enum(struct inv_ctx *c, const struct tb_ynode *map, const char *path
 }
 
 /* A secret file must exist and be readable by its owner only. */
-int inv_check_secret_file(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
-			  const char *key, const char *file)
+int inv_check_secret_file(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
+			  const char *file)
 {
 	struct stat st;
 	char sub[512];
@@ -179,8 +177,8 @@ int inv_check_secret_file(struct inv_ctx *c, const struct tb_ynode *map, const c
 		return inv_bad(c, tb_ynode_get(map, key), sub, "%s is not a regular file", file);
 	if (st.st_mode & (S_IRWXG | S_IRWXO))
 		return inv_bad(c, tb_ynode_get(map, key), sub,
-			   "%s can be read by group or others (mode %04o); chmod 600 it", file,
-			   (unsigned int)(st.st_mode & 07777));
+			       "%s can be read by group or others (mode %04o); chmod 600 it", file,
+			       (unsigned int)(st.st_mode & 07777));
 	return 0;
 }
 
@@ -194,12 +192,10 @@ static void persona_clear(struct tb_persona *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static const char *const ssh_keys[] = {"user", "port", "key_file", "connect_timeout_s",
-				       "command_timeout_s", NULL};
+static const char *const ssh_keys[] = {"user", "port", "key_file", "connect_timeout_s", "command_timeout_s", NULL};
 
 /* ssh settings shared by the top-level ssh: section and each persona. */
-static int parse_ssh_settings(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
-			      struct tb_persona *p)
+static int parse_ssh_settings(struct inv_ctx *c, const struct tb_ynode *map, const char *path, struct tb_persona *p)
 {
 	int rc;
 
@@ -207,18 +203,18 @@ static int parse_ssh_settings(struct inv_ctx *c, const struct tb_ynode *map, con
 	    (rc = inv_get_uint(c, map, path, "port", 1, 65535, &p->port)) != 0 ||
 	    (rc = inv_get_str(c, map, path, "key_file", 0, tb_valid_path, "an absolute path", &p->key_file)) != 0 ||
 	    (rc = inv_check_secret_file(c, map, path, "key_file",
-				    tb_ynode_get(map, "key_file") != NULL ? p->key_file : NULL)) != 0 ||
+					tb_ynode_get(map, "key_file") != NULL ? p->key_file : NULL)) != 0 ||
 	    (rc = inv_get_long(c, map, path, "connect_timeout_s", 1, 120, &p->connect_timeout_s)) != 0 ||
 	    (rc = inv_get_long(c, map, path, "command_timeout_s", 1, 3600, &p->command_timeout_s)) != 0)
 		return rc;
 	return 0;
 }
 
-static int parse_persona(struct inv_ctx *c, const char *os, const struct tb_ynode *map,
-			 const char *path, struct tb_persona *p)
+static int parse_persona(struct inv_ctx *c, const char *os, const struct tb_ynode *map, const char *path,
+			 struct tb_persona *p)
 {
-	static const char *const keys[] = {"address", "user", "port", "key_file", "host_key",
-					   "connect_timeout_s", "command_timeout_s", NULL};
+	static const char *const keys[] = {
+		"address", "user", "port", "key_file", "host_key", "connect_timeout_s", "command_timeout_s", NULL};
 	int rc;
 
 	if ((rc = inv_want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = inv_check_keys(c, map, path, keys)) != 0)
@@ -231,12 +227,12 @@ static int parse_persona(struct inv_ctx *c, const char *os, const struct tb_ynod
 	p->command_timeout_s = c->ssh.command_timeout_s;
 	if (p->os == NULL || (c->ssh.user && !p->user) || (c->ssh.key_file && !p->key_file))
 		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = inv_get_str(c, map, path, "address", 1, tb_valid_address,
-			  "an IPv4 or IPv6 address or a host name", &p->address)) != 0 ||
+	if ((rc = inv_get_str(c, map, path, "address", 1, tb_valid_address, "an IPv4 or IPv6 address or a host name",
+			      &p->address)) != 0 ||
 	    (rc = parse_ssh_settings(c, map, path, p)) != 0 ||
 	    (rc = inv_get_str(c, map, path, "host_key", 0, tb_valid_fingerprint,
-			  "a fingerprint as ssh-keygen -lf prints it, SHA256: and 43 characters",
-			  &p->host_key)) != 0)
+			      "a fingerprint as ssh-keygen -lf prints it, SHA256: and 43 characters", &p->host_key)) !=
+		    0)
 		return rc;
 	if (p->user == NULL)
 		return inv_bad(c, map, path, "no ssh user: set user here or in the top-level ssh: section");
@@ -245,8 +241,7 @@ static int parse_persona(struct inv_ctx *c, const char *os, const struct tb_ynod
 	return 0;
 }
 
-static int parse_console(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
-			 struct tb_console *con)
+static int parse_console(struct inv_ctx *c, const struct tb_ynode *map, const char *path, struct tb_console *con)
 {
 	static const char *const types[] = {"tcp", "device", "ipmi-sol", NULL};
 	static const char *const keys[] = {"type", "address", "port", "device", "speed", NULL};
@@ -266,15 +261,15 @@ static int parse_console(struct inv_ctx *c, const struct tb_ynode *map, const ch
 	}
 	if (con->type == TB_CONSOLE_DEVICE) {
 		if ((rc = inv_get_str(c, map, path, "device", 1, tb_valid_path, "a device path such as /dev/cuaU0",
-				  &con->device)) != 0)
+				      &con->device)) != 0)
 			return rc;
 		return inv_get_uint(c, map, path, "speed", 300, 4000000, &con->speed);
 	}
 	return 0;
 }
 
-static int parse_boot(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
-		      const struct tb_ynode *os, struct tb_boot *b)
+static int parse_boot(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const struct tb_ynode *os,
+		      struct tb_boot *b)
 {
 	static const char *const keys[] = {"loader", "default", "entries", NULL};
 	static const char *const loaders[] = {"grub", NULL};
@@ -291,7 +286,7 @@ static int parse_boot(struct inv_ctx *c, const struct tb_ynode *map, const char 
 		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
 	if (tb_ynode_get(os, b->default_os) == NULL)
 		return inv_bad(c, tb_ynode_get(map, "default"), path,
-			   "default \"%s\" is not an OS of this machine's os: section", b->default_os);
+			       "default \"%s\" is not an OS of this machine's os: section", b->default_os);
 	snprintf(sub, sizeof(sub), "%s.entries", path);
 	entries = tb_ynode_get(map, "entries");
 	if (entries == NULL)
@@ -311,8 +306,9 @@ static int parse_boot(struct inv_ctx *c, const struct tb_ynode *map, const char 
 		if ((rc = inv_want_kind(c, entries->items[i], esub, TB_Y_SCALAR)) != 0)
 			return rc;
 		if (!tb_valid_entry(entries->items[i]->scalar))
-			return inv_bad(c, entries->items[i], esub,
-				   "expected a GRUB entry: an index, an id or a title (1..128 printable characters)");
+			return inv_bad(
+				c, entries->items[i], esub,
+				"expected a GRUB entry: an index, an id or a title (1..128 printable characters)");
 		e->os = strdup(entries->keys[i]);
 		e->entry = strdup(entries->items[i]->scalar);
 		if (e->os == NULL || e->entry == NULL)
@@ -352,15 +348,16 @@ static int parse_link(struct inv_ctx *c, const char *name, const struct tb_ynode
 	int rc;
 
 	if ((rc = inv_want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = inv_check_keys(c, map, path, keys)) != 0 ||
-	    (rc = inv_get_str(c, map, path, "address", 1, tb_valid_cidr, "an address with prefix length, such as 10.0.10.2/24",
-			  &l->address)) != 0)
+	    (rc = inv_get_str(c, map, path, "address", 1, tb_valid_cidr,
+			      "an address with prefix length, such as 10.0.10.2/24", &l->address)) != 0)
 		return rc;
 	if ((rate = tb_ynode_get(map, "rate")) != NULL) {
 		snprintf(sub, sizeof(sub), "%s.rate", path);
 		if ((rc = inv_want_kind(c, rate, sub, TB_Y_SCALAR)) != 0)
 			return rc;
 		if ((l->rate_bps = link_rate(rate->scalar)) == 0)
-			return inv_bad(c, rate, sub, "expected the link's rate in bits/s, such as 10G, 2.5G or 100M (1000-based)");
+			return inv_bad(c, rate, sub,
+				       "expected the link's rate in bits/s, such as 10G, 2.5G or 100M (1000-based)");
 	}
 	if ((l->name = strdup(name)) == NULL)
 		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
@@ -383,7 +380,8 @@ static int parse_link(struct inv_ctx *c, const char *name, const struct tb_ynode
 		if ((rc = inv_want_kind(c, ifn->items[i], isub, TB_Y_SCALAR)) != 0)
 			return rc;
 		if (!tb_valid_ifname(ifn->items[i]->scalar))
-			return inv_bad(c, ifn->items[i], isub, "expected an interface name (1..15 of A-Z a-z 0-9 . _ -)");
+			return inv_bad(c, ifn->items[i], isub,
+				       "expected an interface name (1..15 of A-Z a-z 0-9 . _ -)");
 		f->os = strdup(ifn->keys[i]);
 		f->ifname = strdup(ifn->items[i]->scalar);
 		if (f->os == NULL || f->ifname == NULL)
@@ -491,8 +489,17 @@ static int parse_links(struct inv_ctx *c, const struct tb_ynode *n, const char *
 static int parse_machine(struct inv_ctx *c, const char *name, const struct tb_ynode *map,
 			 const struct tb_ynode *machines, struct tb_machine *m)
 {
-	static const char *const keys[] = {"role", "mac", "power", "console", "boot", "os", "links",
-					   "idle_poweroff_min", "wake_schedule", "boot_timeout_s", "shutdown_timeout_s",
+	static const char *const keys[] = {"role",
+					   "mac",
+					   "power",
+					   "console",
+					   "boot",
+					   "os",
+					   "links",
+					   "idle_poweroff_min",
+					   "wake_schedule",
+					   "boot_timeout_s",
+					   "shutdown_timeout_s",
 					   NULL};
 	static const char *const roles[] = {"host", "router", "relay", NULL};
 	const struct tb_ynode *n, *os;
@@ -508,7 +515,7 @@ static int parse_machine(struct inv_ctx *c, const char *name, const struct tb_yn
 	if ((rc = inv_want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = inv_check_keys(c, map, path, keys)) != 0 ||
 	    (rc = inv_get_enum(c, map, path, "role", 1, roles, &role)) != 0 ||
 	    (rc = inv_get_str(c, map, path, "mac", 0, tb_valid_mac, "a MAC address such as a8:a1:59:95:87:60",
-			  &m->mac)) != 0 ||
+			      &m->mac)) != 0 ||
 	    (rc = inv_get_int(c, map, path, "idle_poweroff_min", 0, 10080, &m->idle_poweroff_min)) != 0 ||
 	    (rc = inv_get_int(c, map, path, "boot_timeout_s", 5, 3600, &m->boot_timeout_s)) != 0 ||
 	    (rc = inv_get_int(c, map, path, "shutdown_timeout_s", 5, 3600, &m->shutdown_timeout_s)) != 0)
@@ -562,7 +569,8 @@ static int parse_root(struct inv_ctx *c, const struct tb_ynode *root, struct tb_
 	c->ssh.connect_timeout_s = 5;
 	c->ssh.command_timeout_s = 30;
 	if ((n = tb_ynode_get(root, "ssh")) != NULL) {
-		if ((rc = inv_want_kind(c, n, "ssh", TB_Y_MAP)) != 0 || (rc = inv_check_keys(c, n, "ssh", ssh_keys)) != 0 ||
+		if ((rc = inv_want_kind(c, n, "ssh", TB_Y_MAP)) != 0 ||
+		    (rc = inv_check_keys(c, n, "ssh", ssh_keys)) != 0 ||
 		    (rc = parse_ssh_settings(c, n, "ssh", &c->ssh)) != 0)
 			return rc;
 	}
@@ -581,15 +589,14 @@ static int parse_root(struct inv_ctx *c, const struct tb_ynode *root, struct tb_
 		if (!tb_valid_name(machines->keys[i]))
 			return inv_bad(c, machines->key_nodes[i], path, "a machine name is 1..32 of a-z 0-9 - _");
 		inv->nmachines++;
-		if ((rc = parse_machine(c, machines->keys[i], machines->items[i], machines,
-					&inv->machines[i])) != 0)
+		if ((rc = parse_machine(c, machines->keys[i], machines->items[i], machines, &inv->machines[i])) != 0)
 			return rc;
 	}
 	return 0;
 }
 
-static int load_tree(const char *name, struct tb_ynode *root, unsigned int flags,
-		     struct tb_inventory **out, struct tb_error *err)
+static int load_tree(const char *name, struct tb_ynode *root, unsigned int flags, struct tb_inventory **out,
+		     struct tb_error *err)
 {
 	struct inv_ctx c = {.file = name, .flags = flags, .err = err};
 	struct tb_inventory *inv = calloc(1, sizeof(*inv));
@@ -622,8 +629,7 @@ int tb_inventory_load_buffer(const char *name, const char *text, size_t len, uns
 	return rc;
 }
 
-int tb_inventory_load(const char *path, unsigned int flags, struct tb_inventory **out,
-		      struct tb_error *err)
+int tb_inventory_load(const char *path, unsigned int flags, struct tb_inventory **out, struct tb_error *err)
 {
 	struct tb_ynode *root;
 	int rc;
@@ -698,12 +704,9 @@ const struct tb_persona *tb_machine_persona(const struct tb_machine *m, const ch
 const char *tb_role_name(enum tb_role role)
 {
 	switch (role) {
-	case TB_ROLE_HOST:
-		return "host";
-	case TB_ROLE_ROUTER:
-		return "router";
-	case TB_ROLE_RELAY:
-		return "relay";
+	case TB_ROLE_HOST: return "host";
+	case TB_ROLE_ROUTER: return "router";
+	case TB_ROLE_RELAY: return "relay";
 	}
 	return "host";
 }

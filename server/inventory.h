@@ -24,12 +24,12 @@
 enum tb_role { TB_ROLE_HOST, TB_ROLE_ROUTER, TB_ROLE_RELAY };
 
 struct tb_persona {
-	char *os;                  /* "ubuntu", "freebsd", ... */
-	char *address;             /* management address (IPv4, IPv6 or DNS name) */
+	char *os;      /* "ubuntu", "freebsd", ... */
+	char *address; /* management address (IPv4, IPv6 or DNS name) */
 	unsigned int port;
 	char *user;
-	char *key_file;            /* the daemon's private key for this persona */
-	char *host_key;            /* pinned "SHA256:..." or NULL */
+	char *key_file; /* the daemon's private key for this persona */
+	char *host_key; /* pinned "SHA256:..." or NULL */
 	long connect_timeout_s;
 	long command_timeout_s;
 };
@@ -46,30 +46,30 @@ struct tb_power_method {
 	enum tb_power_kind driver;
 	/* ipmi (address, user and the password also redfish; address also command's {bmc}) */
 	char *address;
-	unsigned int port;         /* ipmi: 623; wol: 9 or 7 */
+	unsigned int port; /* ipmi: 623; wol: 9 or 7 */
 	char *user;
-	char *password_file;       /* secret: never shown */
-	char *password_env;        /* secret: never shown */
+	char *password_file; /* secret: never shown */
+	char *password_env;  /* secret: never shown */
 	int cipher_suite;
 	/* redfish */
-	char *url;                 /* service root base "https://bmc:8443", no path */
-	char *system;              /* ComputerSystem id; NULL: the first of /redfish/v1/Systems */
+	char *url;    /* service root base "https://bmc:8443", no path */
+	char *system; /* ComputerSystem id; NULL: the first of /redfish/v1/Systems */
 	enum tb_redfish_auth auth;
-	char *ca_file;             /* CA bundle to verify the BMC with; NULL: the system's */
-	int insecure;              /* 1: TLS certificate not verified (said so in the API) */
+	char *ca_file; /* CA bundle to verify the BMC with; NULL: the system's */
+	int insecure;  /* 1: TLS certificate not verified (said so in the API) */
 	/* command */
 	char **argv[TB_POWER_COMMAND_SLOTS]; /* NULL-terminated templates; NULL: action not given */
-	char *on_pattern;          /* POSIX extended regex on the status command's stdout */
+	char *on_pattern;                    /* POSIX extended regex on the status command's stdout */
 	char *off_pattern;
 	int timeout_s;
 	/* wol */
 	enum tb_wol_via via;
-	char *relay;               /* name of a machine with role relay */
+	char *relay; /* name of a machine with role relay */
 	char *interface;
-	char *command;             /* "etherwake" or "wakeonlan" */
-	char *target;              /* broadcast or unicast address */
-	char *source;              /* source address to send from */
-	char *secureon_file;       /* secret: never shown */
+	char *command;       /* "etherwake" or "wakeonlan" */
+	char *target;        /* broadcast or unicast address */
+	char *source;        /* source address to send from */
+	char *secureon_file; /* secret: never shown */
 };
 
 enum tb_console_type { TB_CONSOLE_NONE, TB_CONSOLE_TCP, TB_CONSOLE_DEVICE, TB_CONSOLE_IPMI_SOL };
@@ -84,11 +84,11 @@ struct tb_console {
 
 struct tb_boot_entry {
 	char *os;
-	char *entry;               /* GRUB index, id or title */
+	char *entry; /* GRUB index, id or title */
 };
 
 struct tb_boot {
-	char *loader;              /* "grub"; NULL when the machine has no boot section */
+	char *loader; /* "grub"; NULL when the machine has no boot section */
 	char *default_os;
 	struct tb_boot_entry *entries;
 	size_t nentries;
@@ -101,8 +101,8 @@ struct tb_ifname {
 
 struct tb_link {
 	char *name;
-	char *address;             /* CIDR */
-	double rate_bps;           /* the link's rate (results are shaded against it); 0: not given */
+	char *address;   /* CIDR */
+	double rate_bps; /* the link's rate (results are shaded against it); 0: not given */
 	struct tb_ifname *ifnames;
 	size_t nifnames;
 };
@@ -110,7 +110,7 @@ struct tb_link {
 struct tb_machine {
 	char *name;
 	enum tb_role role;
-	char *mac;                 /* "aa:bb:cc:dd:ee:ff" or NULL */
+	char *mac; /* "aa:bb:cc:dd:ee:ff" or NULL */
 	struct tb_power_method *power;
 	size_t npower;
 	struct tb_console console;
@@ -119,16 +119,16 @@ struct tb_machine {
 	size_t nos;
 	struct tb_link *links;
 	size_t nlinks;
-	int idle_poweroff_min;     /* -1 when not set */
-	char *wake_schedule;       /* cron pattern (cron.h) or NULL */
-	struct tb_cron wake;       /* wake_schedule parsed */
-	int boot_timeout_s;        /* power on or boot: until an OS answers (300) */
-	int shutdown_timeout_s;    /* off: until nothing answers (120) */
+	int idle_poweroff_min;  /* -1 when not set */
+	char *wake_schedule;    /* cron pattern (cron.h) or NULL */
+	struct tb_cron wake;    /* wake_schedule parsed */
+	int boot_timeout_s;     /* power on or boot: until an OS answers (300) */
+	int shutdown_timeout_s; /* off: until nothing answers (120) */
 };
 
 struct tb_inventory {
 	char *path;
-	int refs;                  /* readers holding it; managed by tb_inv_current_* under its lock */
+	int refs; /* readers holding it; managed by tb_inv_current_* under its lock */
 	struct tb_machine *machines;
 	size_t nmachines;
 };
@@ -149,11 +149,10 @@ void tb_inv_current_put(struct tb_inv_current *c, struct tb_inventory *inv);
 void tb_inv_current_swap(struct tb_inv_current *c, struct tb_inventory *inv);
 
 /* Flags for tb_inventory_load. */
-#define TB_INV_CHECK_FILES 1u  /* key and password files must exist, mode 0600/0400 */
+#define TB_INV_CHECK_FILES 1u /* key and password files must exist, mode 0600/0400 */
 
 /* Load and validate an inventory file.  Blocking file I/O only. */
-int tb_inventory_load(const char *path, unsigned int flags, struct tb_inventory **out,
-		      struct tb_error *err);
+int tb_inventory_load(const char *path, unsigned int flags, struct tb_inventory **out, struct tb_error *err);
 
 /* The same from a buffer; name stands for the file in messages. */
 int tb_inventory_load_buffer(const char *name, const char *text, size_t len, unsigned int flags,

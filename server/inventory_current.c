@@ -7,7 +7,7 @@
 
 struct tb_inv_current {
 	pthread_mutex_t lock;
-	struct tb_inventory *inv;     /* in force; holds one reference of its own */
+	struct tb_inventory *inv; /* in force; holds one reference of its own */
 };
 
 struct tb_inv_current *tb_inv_current_new(struct tb_inventory *inv)

@@ -32,30 +32,28 @@ int inv_bad(struct inv_ctx *c, const struct tb_ynode *n, const char *path, const
 	;
 
 /* Reject keys of map that are not in allowed (a NULL-terminated list). */
-int inv_check_keys(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
-		   const char *const allowed[]);
-int inv_want_kind(struct inv_ctx *c, const struct tb_ynode *n, const char *path,
-		  enum tb_ynode_kind kind);
+int inv_check_keys(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *const allowed[]);
+int inv_want_kind(struct inv_ctx *c, const struct tb_ynode *n, const char *path, enum tb_ynode_kind kind);
 /* A string under key (optional unless required) checked by v (may be NULL). */
-int inv_get_str(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		int required, validator v, const char *expected, char **out);
+int inv_get_str(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key, int required,
+		validator v, const char *expected, char **out);
 /* Whole numbers lo..hi; *out is left alone when the key is absent. */
-int inv_get_long(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		 long lo, long hi, long *out);
-int inv_get_uint(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		 long lo, long hi, unsigned int *out);
-int inv_get_int(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		long lo, long hi, int *out);
+int inv_get_long(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key, long lo, long hi,
+		 long *out);
+int inv_get_uint(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key, long lo, long hi,
+		 unsigned int *out);
+int inv_get_int(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key, long lo, long hi,
+		int *out);
 /* One of the words in choices (NULL-terminated); *out gets its index. */
-int inv_get_enum(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		 int required, const char *const choices[], int *out);
+int inv_get_enum(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key, int required,
+		 const char *const choices[], int *out);
 /* With TB_INV_CHECK_FILES: file (may be NULL) must exist, be regular and mode 0600/0400. */
-int inv_check_secret_file(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
-			  const char *key, const char *file);
+int inv_check_secret_file(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
+			  const char *file);
 
 /* One entry of a machine's power: list (inventory_power.c). */
-int inv_parse_power(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
-		    const struct tb_ynode *machines, struct tb_power_method *pm);
+int inv_parse_power(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const struct tb_ynode *machines,
+		    struct tb_power_method *pm);
 /* Free what inv_parse_power stored in pm (not pm itself). */
 void inv_power_clear(struct tb_power_method *pm);
 

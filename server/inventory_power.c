@@ -16,10 +16,10 @@
 static int parse_ipmi_wol(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
 			  const struct tb_ynode *machines, struct tb_power_method *pm)
 {
-	static const char *const ipmi_keys[] = {"driver", "address", "port", "user", "password_file",
-						"password_env", "cipher_suite", NULL};
-	static const char *const wol_keys[] = {"driver", "via", "relay", "interface", "command",
-					       "target", "source", "port", "secureon_file", NULL};
+	static const char *const ipmi_keys[] = {"driver",        "address",      "port",         "user",
+						"password_file", "password_env", "cipher_suite", NULL};
+	static const char *const wol_keys[] = {"driver", "via",    "relay", "interface",     "command",
+					       "target", "source", "port",  "secureon_file", NULL};
 	static const char *const vias[] = {"broadcast", "directed", "raw", "relay", NULL};
 	static const char *const commands[] = {"etherwake", "wakeonlan", NULL};
 	int rc, v = -1, cmd = 0;
@@ -29,14 +29,14 @@ static int parse_ipmi_wol(struct inv_ctx *c, const struct tb_ynode *map, const c
 		pm->cipher_suite = 3;
 		if ((rc = inv_check_keys(c, map, path, ipmi_keys)) != 0 ||
 		    (rc = inv_get_str(c, map, path, "address", 1, tb_valid_address, "the BMC's address",
-				  &pm->address)) != 0 ||
+				      &pm->address)) != 0 ||
 		    (rc = inv_get_uint(c, map, path, "port", 1, 65535, &pm->port)) != 0 ||
 		    (rc = inv_get_str(c, map, path, "user", 1, tb_valid_user, "the BMC user", &pm->user)) != 0 ||
 		    (rc = inv_get_str(c, map, path, "password_file", 0, tb_valid_path, "an absolute path",
-				  &pm->password_file)) != 0 ||
+				      &pm->password_file)) != 0 ||
 		    (rc = inv_check_secret_file(c, map, path, "password_file", pm->password_file)) != 0 ||
 		    (rc = inv_get_str(c, map, path, "password_env", 0, tb_valid_env,
-				  "an environment variable name (A-Z, 0-9, _)", &pm->password_env)) != 0 ||
+				      "an environment variable name (A-Z, 0-9, _)", &pm->password_env)) != 0 ||
 		    (rc = inv_get_int(c, map, path, "cipher_suite", 0, 17, &pm->cipher_suite)) != 0)
 			return rc;
 		if ((pm->password_file == NULL) == (pm->password_env == NULL))
@@ -47,13 +47,13 @@ static int parse_ipmi_wol(struct inv_ctx *c, const struct tb_ynode *map, const c
 	if ((rc = inv_check_keys(c, map, path, wol_keys)) != 0 ||
 	    (rc = inv_get_enum(c, map, path, "via", 1, vias, &v)) != 0 ||
 	    (rc = inv_get_str(c, map, path, "relay", 0, tb_valid_name, "a machine name", &pm->relay)) != 0 ||
-	    (rc = inv_get_str(c, map, path, "interface", 0, tb_valid_ifname, "an interface name",
-			  &pm->interface)) != 0 ||
+	    (rc = inv_get_str(c, map, path, "interface", 0, tb_valid_ifname, "an interface name", &pm->interface)) !=
+		    0 ||
 	    (rc = inv_get_enum(c, map, path, "command", 0, commands, &cmd)) != 0 ||
 	    (rc = inv_get_str(c, map, path, "target", 0, tb_valid_ipv4, "an IPv4 address", &pm->target)) != 0 ||
 	    (rc = inv_get_str(c, map, path, "source", 0, tb_valid_ipv4, "an IPv4 address", &pm->source)) != 0 ||
 	    (rc = inv_get_str(c, map, path, "secureon_file", 0, tb_valid_path, "an absolute path",
-			  &pm->secureon_file)) != 0 ||
+			      &pm->secureon_file)) != 0 ||
 	    (rc = inv_check_secret_file(c, map, path, "secureon_file", pm->secureon_file)) != 0)
 		return rc;
 	if (tb_ynode_get(map, "port") != NULL) {
@@ -70,12 +70,13 @@ static int parse_ipmi_wol(struct inv_ctx *c, const struct tb_ynode *map, const c
 	case TB_WOL_BROADCAST:
 	case TB_WOL_DIRECTED:
 		if (pm->target == NULL)
-			return inv_bad(c, map, path, "via %s needs target: the %s address to send to",
-				   vias[v], pm->via == TB_WOL_BROADCAST ? "broadcast" : "host's");
+			return inv_bad(c, map, path, "via %s needs target: the %s address to send to", vias[v],
+				       pm->via == TB_WOL_BROADCAST ? "broadcast" : "host's");
 		if (pm->source == NULL && pm->interface == NULL)
 			return inv_bad(c, map, path,
-				   "via %s needs source (an address of this machine) or interface: "
-				   "an unbound packet leaves by the default route", vias[v]);
+				       "via %s needs source (an address of this machine) or interface: "
+				       "an unbound packet leaves by the default route",
+				       vias[v]);
 		break;
 	case TB_WOL_RAW:
 		if (pm->interface == NULL)
@@ -87,12 +88,13 @@ static int parse_ipmi_wol(struct inv_ctx *c, const struct tb_ynode *map, const c
 		if (pm->relay == NULL)
 			return inv_bad(c, map, path, "via relay needs relay: the name of a machine with role relay");
 		if (pm->interface == NULL)
-			return inv_bad(c, map, path, "via relay needs interface: the relay's interface towards the host");
+			return inv_bad(c, map, path,
+				       "via relay needs interface: the relay's interface towards the host");
 		rm = tb_ynode_get(machines, pm->relay);
 		role = tb_ynode_get(rm, "role");
 		if (rm == NULL || role == NULL || role->kind != TB_Y_SCALAR || strcmp(role->scalar, "relay") != 0)
 			return inv_bad(c, tb_ynode_get(map, "relay"), path,
-				   "relay \"%s\" is not a machine with role relay in this inventory", pm->relay);
+				       "relay \"%s\" is not a machine with role relay in this inventory", pm->relay);
 		break;
 	}
 	}
@@ -159,11 +161,10 @@ static int valid_system_id(const char *s)
 	return 1;
 }
 
-static int parse_redfish(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
-			 struct tb_power_method *pm)
+static int parse_redfish(struct inv_ctx *c, const struct tb_ynode *map, const char *path, struct tb_power_method *pm)
 {
-	static const char *const keys[] = {"driver", "url", "system", "user", "password_file", "password_env",
-					   "auth", "ca_file", "insecure", NULL};
+	static const char *const keys[] = {"driver",       "url",  "system",  "user",     "password_file",
+					   "password_env", "auth", "ca_file", "insecure", NULL};
 	static const char *const auths[] = {"basic", "session", NULL};
 	static const char *const bools[] = {"false", "true", NULL};
 	int rc, auth = 0, insecure = 0;
@@ -239,8 +240,7 @@ static int valid_command_address(const char *s)
 #define CMD_MAX_ARGS 64
 #define CMD_MAX_ARG_LEN 1024
 
-static int parse_argv(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		      char ***out)
+static int parse_argv(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key, char ***out)
 {
 	const struct tb_ynode *n = tb_ynode_get(map, key);
 	char sub[512], word[48];
@@ -267,8 +267,10 @@ static int parse_argv(struct inv_ctx *c, const struct tb_ynode *map, const char 
 		if (strlen(it->scalar) > CMD_MAX_ARG_LEN)
 			return inv_bad(c, it, isub, "longer than %d bytes", CMD_MAX_ARG_LEN);
 		if (i == 0 && (it->scalar[0] == '\0' || it->scalar[0] == '-' || strchr(it->scalar, '{') != NULL))
-			return inv_bad(c, it, isub, "expected a program name or absolute path (no placeholder), "
-				       "got \"%.80s\"", it->scalar);
+			return inv_bad(c, it, isub,
+				       "expected a program name or absolute path (no placeholder), "
+				       "got \"%.80s\"",
+				       it->scalar);
 		if (!check_placeholders(it->scalar, word, sizeof(word)))
 			return inv_bad(c, it, isub, "unknown placeholder %s; known: {host} {mac} {bmc}", word);
 		if (((*out)[i] = strdup(it->scalar)) == NULL)
@@ -277,8 +279,7 @@ static int parse_argv(struct inv_ctx *c, const struct tb_ynode *map, const char 
 	return 0;
 }
 
-static int check_regex(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key,
-		       const char *re)
+static int check_regex(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const char *key, const char *re)
 {
 	regex_t rx;
 	char sub[512], what[200];
@@ -295,14 +296,12 @@ static int check_regex(struct inv_ctx *c, const struct tb_ynode *map, const char
 	return 0;
 }
 
-static int parse_command(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
-			 struct tb_power_method *pm)
+static int parse_command(struct inv_ctx *c, const struct tb_ynode *map, const char *path, struct tb_power_method *pm)
 {
 	/* the order of enum tb_power_op */
-	static const char *const actions[TB_POWER_COMMAND_SLOTS] = {"on", "off", "cycle", "reset", "soft",
-								     "status"};
-	static const char *const keys[] = {"driver", "on", "off", "cycle", "reset", "soft", "status",
-					   "on_pattern", "off_pattern", "address", "timeout_s", NULL};
+	static const char *const actions[TB_POWER_COMMAND_SLOTS] = {"on", "off", "cycle", "reset", "soft", "status"};
+	static const char *const keys[] = {"driver", "on",         "off",         "cycle",   "reset",     "soft",
+					   "status", "on_pattern", "off_pattern", "address", "timeout_s", NULL};
 	int rc, any = 0;
 
 	pm->timeout_s = 30;
@@ -322,13 +321,15 @@ static int parse_command(struct inv_ctx *c, const struct tb_ynode *map, const ch
 	    (rc = inv_get_int(c, map, path, "timeout_s", 1, 3600, &pm->timeout_s)) != 0)
 		return rc;
 	if (!any)
-		return inv_bad(c, map, path, "a command method needs at least one of on, off, cycle, reset, soft, "
+		return inv_bad(c, map, path,
+			       "a command method needs at least one of on, off, cycle, reset, soft, "
 			       "status: an argv list");
 	if (pm->argv[TB_POWER_COMMAND_SLOTS - 1] != NULL && pm->on_pattern == NULL && pm->off_pattern == NULL)
 		return inv_bad(c, tb_ynode_get(map, "status"), path,
 			       "status needs on_pattern or off_pattern: how to read its output");
 	if (pm->argv[TB_POWER_COMMAND_SLOTS - 1] == NULL && (pm->on_pattern != NULL || pm->off_pattern != NULL))
-		return inv_bad(c, map, path, "on_pattern and off_pattern read the output of status, which is not given");
+		return inv_bad(c, map, path,
+			       "on_pattern and off_pattern read the output of status, which is not given");
 	for (int i = 0; i < TB_POWER_COMMAND_SLOTS; i++)
 		for (size_t j = 0; pm->argv[i] != NULL && pm->argv[i][j] != NULL; j++)
 			if (strstr(pm->argv[i][j], "{bmc}") != NULL && pm->address == NULL)
@@ -337,8 +338,8 @@ static int parse_command(struct inv_ctx *c, const struct tb_ynode *map, const ch
 	return 0;
 }
 
-int inv_parse_power(struct inv_ctx *c, const struct tb_ynode *map, const char *path,
-		    const struct tb_ynode *machines, struct tb_power_method *pm)
+int inv_parse_power(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const struct tb_ynode *machines,
+		    struct tb_power_method *pm)
 {
 	static const char *const drivers[] = {"ipmi", "wol", "redfish", "command", NULL};
 	int rc, d = -1;
@@ -348,13 +349,10 @@ int inv_parse_power(struct inv_ctx *c, const struct tb_ynode *map, const char *p
 		return rc;
 	pm->driver = (enum tb_power_kind)d;
 	switch (pm->driver) {
-	case TB_POWER_REDFISH:
-		return parse_redfish(c, map, path, pm);
-	case TB_POWER_COMMAND:
-		return parse_command(c, map, path, pm);
+	case TB_POWER_REDFISH: return parse_redfish(c, map, path, pm);
+	case TB_POWER_COMMAND: return parse_command(c, map, path, pm);
 	case TB_POWER_IPMI:
-	case TB_POWER_WOL:
-		break;
+	case TB_POWER_WOL: break;
 	}
 	return parse_ipmi_wol(c, map, path, machines, pm);
 }

@@ -226,9 +226,8 @@ static int check_params(const struct tb_iperf_params *p, struct tb_error *err)
 	    (p->bitrate[0] != '\0' && !valid_bitrate(p->bitrate)))
 		return tb_fail(err, TB_ERR_INVALID, "bitrate",
 			       "bitrate must be a number with an optional K, M, G or T (and /burst), like \"100M\"");
-	if (p->congestion[0] != '\0' &&
-	    !only(p->congestion, sizeof(p->congestion),
-		  "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" DIGITS "_-."))
+	if (p->congestion[0] != '\0' && !only(p->congestion, sizeof(p->congestion),
+					      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" DIGITS "_-."))
 		return tb_fail(err, TB_ERR_INVALID, "congestion",
 			       "congestion must be an algorithm name (letters, digits, _ - .), like \"cubic\"");
 	if (p->tos < -1 || p->tos > 255)
@@ -289,8 +288,8 @@ int tb_iperf_params_args(const struct tb_iperf_params *p, struct tb_argv *out, s
 	return 0;
 }
 
-int tb_iperf_server_argv(const struct tb_iperf_caps *caps, unsigned int port, int idle_timeout_s,
-			 struct tb_argv *out, struct tb_error *err)
+int tb_iperf_server_argv(const struct tb_iperf_caps *caps, unsigned int port, int idle_timeout_s, struct tb_argv *out,
+			 struct tb_error *err)
 {
 	int bad = 0;
 

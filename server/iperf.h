@@ -65,16 +65,16 @@
 /* ---- versions ---- */
 
 struct tb_iperf_caps {
-	int major, minor, patch;   /* 3, 12, 0 */
-	char version[32];          /* "3.12" as printed */
-	bool json_stream;          /* --json-stream: 3.17+ */
-	bool bidir;                /* --bidir: 3.7+ */
-	bool snd_timeout;          /* --snd-timeout: 3.12+ */
-	bool rcv_timeout;          /* --rcv-timeout: 3.10+ */
-	bool idle_timeout;         /* -s -1 --idle-timeout: 3.11+ */
-	bool connect_timeout;      /* --connect-timeout: 3.2+ */
-	bool udp_sum_sent;         /* end.sum_sent/sum_received for UDP: 3.11+ */
-	int max_omit_s;            /* -O limit: 60 before 3.18, then 600 */
+	int major, minor, patch; /* 3, 12, 0 */
+	char version[32];        /* "3.12" as printed */
+	bool json_stream;        /* --json-stream: 3.17+ */
+	bool bidir;              /* --bidir: 3.7+ */
+	bool snd_timeout;        /* --snd-timeout: 3.12+ */
+	bool rcv_timeout;        /* --rcv-timeout: 3.10+ */
+	bool idle_timeout;       /* -s -1 --idle-timeout: 3.11+ */
+	bool connect_timeout;    /* --connect-timeout: 3.2+ */
+	bool udp_sum_sent;       /* end.sum_sent/sum_received for UDP: 3.11+ */
+	int max_omit_s;          /* -O limit: 60 before 3.18, then 600 */
 };
 
 /* The output of `iperf3 --version` (or of `uname -s; iperf3 --version`):
@@ -95,17 +95,17 @@ enum tb_iperf_dir { TB_IPERF_FORWARD, TB_IPERF_REVERSE, TB_IPERF_BIDIR };
 struct tb_iperf_params {
 	enum tb_iperf_proto proto;
 	enum tb_iperf_dir dir;
-	int duration_s;            /* -t, 1..86400 */
-	int omit_s;                /* -O, 0 = unset */
-	int parallel;              /* -P, 1 = unset */
-	long length;               /* -l bytes, 0 = unset */
-	long window;               /* -w bytes, 0 = unset */
-	char bitrate[24];          /* -b as given ("0", "100M", "1.5G"); "" = unset */
-	char congestion[32];       /* -C, "" = unset */
-	int tos;                   /* -S, -1 = unset */
-	bool zerocopy;             /* -Z */
-	char affinity[24];         /* -A "n" or "n,m", "" = unset */
-	int interval_s;            /* -i, 1 */
+	int duration_s;      /* -t, 1..86400 */
+	int omit_s;          /* -O, 0 = unset */
+	int parallel;        /* -P, 1 = unset */
+	long length;         /* -l bytes, 0 = unset */
+	long window;         /* -w bytes, 0 = unset */
+	char bitrate[24];    /* -b as given ("0", "100M", "1.5G"); "" = unset */
+	char congestion[32]; /* -C, "" = unset */
+	int tos;             /* -S, -1 = unset */
+	bool zerocopy;       /* -Z */
+	char affinity[24];   /* -A "n" or "n,m", "" = unset */
+	int interval_s;      /* -i, 1 */
 };
 
 /* A NULL-terminated argv that owns its strings (fixed size: no cleanup).
@@ -130,8 +130,8 @@ struct tb_argv {
  * receiver's or sender's intervals stream live over ssh on 3.12;
  * --idle-timeout only where caps has it and IDLE > 0).  Never -D.
  * TB_ERR_INVALID before 3.1.5 (no --forceflush). */
-int tb_iperf_server_argv(const struct tb_iperf_caps *caps, unsigned int port, int idle_timeout_s,
-			 struct tb_argv *out, struct tb_error *err);
+int tb_iperf_server_argv(const struct tb_iperf_caps *caps, unsigned int port, int idle_timeout_s, struct tb_argv *out,
+			 struct tb_error *err);
 
 /* `iperf3 -c ADDR -p PORT <tb_iperf_params_args>
  * --connect-timeout MS [--rcv-timeout MS] [--snd-timeout MS] -J|--json-stream`
@@ -164,8 +164,8 @@ int tb_iperf_parse_json(const char *text, size_t len, json_t **result, struct tb
  */
 typedef void (*tb_iperf_interval_fn)(void *cls, json_t *interval /* stolen */);
 
-struct tb_iperf_stream;  /* --json-stream client output */
-struct tb_iperf_text;    /* text output of a server (or client) with --forceflush */
+struct tb_iperf_stream; /* --json-stream client output */
+struct tb_iperf_text;   /* text output of a server (or client) with --forceflush */
 
 /* NULL when out of memory.  on_interval may be NULL. */
 struct tb_iperf_stream *tb_iperf_stream_new(tb_iperf_interval_fn on_interval, void *cls);
@@ -198,12 +198,12 @@ int tb_iperf_text_finish(struct tb_iperf_text *t, json_t **result, struct tb_err
 /* ---- errors ---- */
 
 enum tb_iperf_errclass {
-	TB_IPERF_ERR_NONE,         /* no error */
-	TB_IPERF_ERR_BUSY,         /* "the server is busy running a test" */
-	TB_IPERF_ERR_REFUSED,      /* "unable to connect to server ... Connection refused" */
-	TB_IPERF_ERR_INTERRUPT,    /* "interrupt - the client has terminated" (SIGINT) */
-	TB_IPERF_ERR_TIMEOUT,      /* connect/receive/send timeouts, "idle timeout" */
-	TB_IPERF_ERR_OTHER,        /* anything else iperf3 said ("the server has terminated", ...) */
+	TB_IPERF_ERR_NONE,      /* no error */
+	TB_IPERF_ERR_BUSY,      /* "the server is busy running a test" */
+	TB_IPERF_ERR_REFUSED,   /* "unable to connect to server ... Connection refused" */
+	TB_IPERF_ERR_INTERRUPT, /* "interrupt - the client has terminated" (SIGINT) */
+	TB_IPERF_ERR_TIMEOUT,   /* connect/receive/send timeouts, "idle timeout" */
+	TB_IPERF_ERR_OTHER,     /* anything else iperf3 said ("the server has terminated", ...) */
 };
 
 /* The class of iperf3's error text (NULL or "" -> NONE); both 3.12 and 3.21

@@ -83,9 +83,12 @@ static json_t *side(const json_t *o, bool stream, const char *path, struct tb_er
 		int kind;
 		bool stream_only;
 	} opt[] = {
-		{"retransmits", "retransmits", COUNT, false}, {"snd_cwnd", "snd_cwnd", COUNT, true},
-		{"rtt", "rtt_us", COUNT, true},               {"jitter_ms", "jitter_ms", REAL, false},
-		{"lost_packets", "lost_packets", COUNT, false}, {"packets", "packets", COUNT, false},
+		{"retransmits", "retransmits", COUNT, false},
+		{"snd_cwnd", "snd_cwnd", COUNT, true},
+		{"rtt", "rtt_us", COUNT, true},
+		{"jitter_ms", "jitter_ms", REAL, false},
+		{"lost_packets", "lost_packets", COUNT, false},
+		{"packets", "packets", COUNT, false},
 		{"lost_percent", "lost_percent", REAL, false},
 	};
 	json_t *s;
@@ -202,7 +205,7 @@ static json_t *end_of(const json_t *e, struct tb_error *err)
 		{"sum_sent_bidir_reverse", "sender_reverse", true},
 		{"sum_received_bidir_reverse", "receiver_reverse", false},
 	};
-	static const char *const cpu_keys[] = {"host_total", "host_user", "host_system",
+	static const char *const cpu_keys[] = {"host_total",   "host_user",   "host_system",
 					       "remote_total", "remote_user", "remote_system"};
 	static const char *const cc_keys[] = {"sender_tcp_congestion", "receiver_tcp_congestion"};
 	const json_t *cpu;
@@ -431,16 +434,16 @@ int tb_iperf_parse_json(const char *text, size_t len, json_t **result, struct tb
 struct tb_iperf_stream {
 	tb_iperf_interval_fn on_interval;
 	void *cls;
-	struct tb_outbuf line;     /* the line being read, shorter than STREAM_LINE_MAX */
+	struct tb_outbuf line; /* the line being read, shorter than STREAM_LINE_MAX */
 	unsigned long lineno;
-	bool done;                 /* the end event was read: the rest is not events */
-	json_t *start;             /* start event data or NULL */
-	json_t *intervals;         /* normalised */
-	json_t *end;               /* end event data or NULL */
-	json_t *error;             /* the first error event's text or NULL */
-	json_t *server_output;     /* normalised, or NULL */
-	json_t *last;              /* borrowed from intervals */
-	struct tb_error err;       /* the first failure; later bytes are ignored */
+	bool done;             /* the end event was read: the rest is not events */
+	json_t *start;         /* start event data or NULL */
+	json_t *intervals;     /* normalised */
+	json_t *end;           /* end event data or NULL */
+	json_t *error;         /* the first error event's text or NULL */
+	json_t *server_output; /* normalised, or NULL */
+	json_t *last;          /* borrowed from intervals */
+	struct tb_error err;   /* the first failure; later bytes are ignored */
 };
 
 struct tb_iperf_stream *tb_iperf_stream_new(tb_iperf_interval_fn on_interval, void *cls)

@@ -27,10 +27,10 @@ enum final { FINAL_NONE, FINAL_SENDER, FINAL_RECEIVER };
 
 /* One data line, read. */
 struct tline {
-	bool sum_line;             /* [SUM] */
+	bool sum_line; /* [SUM] */
 	long long socket;
 	enum role role;
-	char range[40];            /* "0.00-1.00" as printed */
+	char range[40]; /* "0.00-1.00" as printed */
 	double start, end;
 	double bytes, bps;
 	bool has_retr, has_cwnd, has_jitter, has_dgrams, omitted;
@@ -46,7 +46,7 @@ struct pending {
 	double start, end;
 	bool omitted;
 	json_t *streams;
-	json_t *sum[2];            /* client->server, server->client */
+	json_t *sum[2]; /* client->server, server->client */
 };
 
 struct tb_iperf_text {
@@ -56,11 +56,11 @@ struct tb_iperf_text {
 	void *cls;
 	char line[TEXT_LINE_MAX + 1];
 	size_t len;
-	bool overlong;             /* skipping to the end of a too long line */
-	bool udp;                  /* the last column header names Datagrams */
+	bool overlong; /* skipping to the end of a too long line */
+	bool udp;      /* the last column header names Datagrams */
 	struct pending p;
 	json_t *intervals;
-	json_t *last;              /* borrowed from intervals */
+	json_t *last; /* borrowed from intervals */
 	json_t *end;
 	json_t *error;
 	bool nomem;
@@ -179,8 +179,7 @@ static bool parse_columns(char **t, int n, bool udp, struct tline *l)
 	size_t plen;
 
 	switch (n) {
-	case 0:
-		return true;
+	case 0: return true;
 	case 1:
 		if (udp) {
 			l->has_dgrams = true;
@@ -201,8 +200,7 @@ static bool parse_columns(char **t, int n, bool udp, struct tline *l)
 		       parse_int(t[2], (size_t)(slash - t[2]), &l->lost) &&
 		       parse_int(slash + 1, strlen(slash + 1), &l->total) && plen >= 3 && t[3][0] == '(' &&
 		       strcmp(t[3] + plen - 2, "%)") == 0;
-	default:
-		return false;
+	default: return false;
 	}
 }
 

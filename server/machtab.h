@@ -22,8 +22,8 @@
 #define TB_MACHTAB_NAME TB_NAME_MAX
 
 /* The slot type must begin with its name: use after its definition. */
-#define TB_MACHTAB_SLOT(type, field)                                                                       \
-	_Static_assert(offsetof(type, field) == 0 && sizeof(((type *)0)->field) == TB_MACHTAB_NAME,         \
+#define TB_MACHTAB_SLOT(type, field)                                                                \
+	_Static_assert(offsetof(type, field) == 0 && sizeof(((type *)0)->field) == TB_MACHTAB_NAME, \
 		       #type " must begin with char " #field "[TB_MACHTAB_NAME]")
 
 struct tb_machtab {

@@ -24,12 +24,9 @@ const char *tb_iperf_proto_name(enum tb_iperf_proto p)
 const char *tb_iperf_dir_name(enum tb_iperf_dir d)
 {
 	switch (d) {
-	case TB_IPERF_REVERSE:
-		return "reverse";
-	case TB_IPERF_BIDIR:
-		return "bidir";
-	default:
-		return "forward";
+	case TB_IPERF_REVERSE: return "reverse";
+	case TB_IPERF_BIDIR: return "bidir";
+	default: return "forward";
 	}
 }
 
@@ -114,36 +111,17 @@ static void shuffle(struct tb_mx_slot *runs, int n, uint64_t seed)
 static void apply(enum tb_mx_axis axis, const struct tb_mx_value *v, struct tb_iperf_params *p)
 {
 	switch (axis) {
-	case TB_MX_PARALLEL:
-		p->parallel = (int)v->num;
-		break;
-	case TB_MX_LENGTH:
-		p->length = v->num;
-		break;
-	case TB_MX_WINDOW:
-		p->window = v->num;
-		break;
+	case TB_MX_PARALLEL: p->parallel = (int)v->num; break;
+	case TB_MX_LENGTH: p->length = v->num; break;
+	case TB_MX_WINDOW: p->window = v->num; break;
 	case TB_MX_BITRATE:
-	case TB_MX_UDP_BITRATE:
-		snprintf(p->bitrate, sizeof(p->bitrate), "%s", v->str);
-		break;
-	case TB_MX_OMIT:
-		p->omit_s = (int)v->num;
-		break;
-	case TB_MX_CONGESTION:
-		snprintf(p->congestion, sizeof(p->congestion), "%s", v->str);
-		break;
-	case TB_MX_TOS:
-		p->tos = (int)v->num;
-		break;
-	case TB_MX_ZEROCOPY:
-		p->zerocopy = v->num != 0;
-		break;
-	case TB_MX_AFFINITY:
-		snprintf(p->affinity, sizeof(p->affinity), "%s", v->str);
-		break;
-	default:
-		break;
+	case TB_MX_UDP_BITRATE: snprintf(p->bitrate, sizeof(p->bitrate), "%s", v->str); break;
+	case TB_MX_OMIT: p->omit_s = (int)v->num; break;
+	case TB_MX_CONGESTION: snprintf(p->congestion, sizeof(p->congestion), "%s", v->str); break;
+	case TB_MX_TOS: p->tos = (int)v->num; break;
+	case TB_MX_ZEROCOPY: p->zerocopy = v->num != 0; break;
+	case TB_MX_AFFINITY: snprintf(p->affinity, sizeof(p->affinity), "%s", v->str); break;
+	default: break;
 	}
 }
 
@@ -470,8 +448,7 @@ void tb_matrix_plan_free(struct tb_matrix_plan *plan)
 
 /* Copy the planned order of one combination to every combination, in the
  * order that needs the fewest boots; base runs are plan->slots[0..nb). */
-static void replicate(struct tb_matrix_plan *plan, const struct tb_mx_spec *sp, int nb,
-		      const struct tb_matrix_now *now)
+static void replicate(struct tb_matrix_plan *plan, const struct tb_mx_spec *sp, int nb, const struct tb_matrix_now *now)
 {
 	int order[TB_MX_COMBOS_MAX];
 
@@ -604,12 +581,13 @@ static int plan_make(const json_t *spec, const struct tb_inventory *inv, uint64_
 	sp = NULL;
 	ms = plan->estimated_ms;
 	if (plan->sp->cap_total_s > 0 && ms > plan->sp->cap_total_s * 1000) {
-		rc = tb_fail(err, TB_ERR_INVALID, "caps.total_s",
-			     "the matrix takes an estimated %.1f s (%d runs in %d rounds, each round its longest omit + "
-			     "duration + %.1f s, plus pauses), more than caps.total_s %lld; raise the cap or plan fewer or "
-			     "shorter runs",
-			     (double)ms / 1000.0, plan->nruns, plan->nrounds, TB_MATRIX_RUN_OVERHEAD_MS / 1000.0,
-			     plan->sp->cap_total_s);
+		rc = tb_fail(
+			err, TB_ERR_INVALID, "caps.total_s",
+			"the matrix takes an estimated %.1f s (%d runs in %d rounds, each round its longest omit + "
+			"duration + %.1f s, plus pauses), more than caps.total_s %lld; raise the cap or plan fewer or "
+			"shorter runs",
+			(double)ms / 1000.0, plan->nruns, plan->nrounds, TB_MATRIX_RUN_OVERHEAD_MS / 1000.0,
+			plan->sp->cap_total_s);
 		goto out;
 	}
 	plan->spec = plan->sp->stored;

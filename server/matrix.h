@@ -74,22 +74,22 @@
 
 #define TB_MATRIX_MAX_RUNS 100000
 #define TB_MATRIX_NAME_MAX 64
-#define TB_MATRIX_HOSTS_MAX 64      /* machines a matrix's pairs may name: the runner holds each */
+#define TB_MATRIX_HOSTS_MAX 64 /* machines a matrix's pairs may name: the runner holds each */
 
 enum tb_matrix_order { TB_ORDER_SEQUENTIAL, TB_ORDER_INTERLEAVED, TB_ORDER_SHUFFLED };
 
 struct tb_planned_run {
-	int seq;                   /* 0-based position in the order */
-	int cell;                  /* 0-based cell index (cells in expansion order) */
-	int repeat;                /* 0-based */
-	char client[TB_NAME_MAX];           /* machine names */
+	int seq;                  /* 0-based position in the order */
+	int cell;                 /* 0-based cell index (cells in expansion order) */
+	int repeat;               /* 0-based */
+	char client[TB_NAME_MAX]; /* machine names */
 	char server[TB_NAME_MAX];
-	char link[TB_NAME_MAX];             /* the server's link used */
-	char server_address[64];   /* that link's address, no prefix length */
-	struct tb_iperf_params p;  /* proto, dir and every parameter */
-	int round;                 /* runs of one round go at once (disjoint hosts) */
-	int combo;                 /* index into the spec's "os" list; 0 without one */
-	char client_os[TB_NAME_MAX];        /* the OS the combination wants ("" : as it is) */
+	char link[TB_NAME_MAX];      /* the server's link used */
+	char server_address[64];     /* that link's address, no prefix length */
+	struct tb_iperf_params p;    /* proto, dir and every parameter */
+	int round;                   /* runs of one round go at once (disjoint hosts) */
+	int combo;                   /* index into the spec's "os" list; 0 without one */
+	char client_os[TB_NAME_MAX]; /* the OS the combination wants ("" : as it is) */
 	char server_os[TB_NAME_MAX];
 };
 
@@ -98,9 +98,9 @@ struct tb_planned_run {
 struct tb_planned_boot {
 	int seq, round;
 	char machine[TB_NAME_MAX];
-	char from[TB_NAME_MAX];             /* "" when off or unknown */
+	char from[TB_NAME_MAX]; /* "" when off or unknown */
 	char to[TB_NAME_MAX];
-	int64_t estimated_ms;      /* measured for this machine, else TB_MATRIX_BOOT_DEFAULT_MS */
+	int64_t estimated_ms; /* measured for this machine, else TB_MATRIX_BOOT_DEFAULT_MS */
 };
 
 /* What the planner knows of the hosts now: the OS each answers in ("" when
@@ -124,15 +124,15 @@ struct tb_mx_spec;
 struct tb_matrix_plan {
 	char name[TB_MATRIX_NAME_MAX + 1];
 	enum tb_matrix_order order;
-	uint64_t seed;             /* the seed used (shuffled), else 0 */
+	uint64_t seed; /* the seed used (shuffled), else 0 */
 	int pause_ms;
 	int repeats;
 	int ncells;
 	int nrounds;
-	bool one_at_a_time;        /* concurrency "none" */
-	bool by_pair;              /* concurrency "pairs": a round takes one run of each pair; hosts may be shared */
-	int ncombos;               /* OS combinations (0: none given) */
-	bool restore_os;           /* boot the hosts back at the end */
+	bool one_at_a_time; /* concurrency "none" */
+	bool by_pair;       /* concurrency "pairs": a round takes one run of each pair; hosts may be shared */
+	int ncombos;        /* OS combinations (0: none given) */
+	bool restore_os;    /* boot the hosts back at the end */
 	struct tb_planned_boot *boots;
 	int nboots;
 	struct tb_planned_run *runs; /* every run, in order; NULL in a lean plan
@@ -142,12 +142,12 @@ struct tb_matrix_plan {
 	 * what decodes it; the same in a lean plan and a full one */
 	struct tb_mx_slot *slots;
 	struct tb_mx_spec *sp;
-	int base_cells;            /* cells of one OS combination */
-	int64_t *cell_ms;          /* per cell of one combination: omit + duration, ms */
-	int64_t estimated_ms;      /* per round its longest (omit + duration) + TB_MATRIX_RUN_OVERHEAD_MS;
+	int base_cells;       /* cells of one OS combination */
+	int64_t *cell_ms;     /* per cell of one combination: omit + duration, ms */
+	int64_t estimated_ms; /* per round its longest (omit + duration) + TB_MATRIX_RUN_OVERHEAD_MS;
 				    * plus the pauses between rounds; plus per round the longest of the
 				    * boots before it (they go at once), and the longest boot back */
-	json_t *spec;              /* the spec as stored: the input with defaults
+	json_t *spec;         /* the spec as stored: the input with defaults
 				    * filled in and the seed set (owned) */
 };
 
@@ -201,7 +201,7 @@ json_t *tb_matrix_plan_json(const struct tb_matrix_plan *plan);
 #define TB_MATRIX_PAGE_MAX 1000
 json_t *tb_matrix_plan_page_json(const struct tb_matrix_plan *plan, int offset, int limit);
 
-const char *tb_iperf_proto_name(enum tb_iperf_proto p);   /* "tcp", "udp" */
-const char *tb_iperf_dir_name(enum tb_iperf_dir d);       /* "forward", "reverse", "bidir" */
+const char *tb_iperf_proto_name(enum tb_iperf_proto p); /* "tcp", "udp" */
+const char *tb_iperf_dir_name(enum tb_iperf_dir d);     /* "forward", "reverse", "bidir" */
 
 #endif /* TB_MATRIX_H */

@@ -22,14 +22,14 @@
 #include "store.h"
 #include "timeutil.h"
 
-#define HOLD_BACK_MS 30000     /* how long to wait for the host's hold after the boot */
+#define HOLD_BACK_MS 30000 /* how long to wait for the host's hold after the boot */
 
 static void publish(struct tb_services *sv, int64_t matrix_id, const char *host, const char *os, int64_t action,
 		    const char *state, const char *error)
 {
 	tb_events_publish(sv->events, "matrix.boot", host, matrix_id,
-			  json_pack("{s:I, s:s, s:s, s:o, s:s, s:o}", "matrix", (json_int_t)matrix_id, "host", host, "os",
-				    os, "action", action > 0 ? json_integer(action) : json_null(), "state", state,
+			  json_pack("{s:I, s:s, s:s, s:o, s:s, s:o}", "matrix", (json_int_t)matrix_id, "host", host,
+				    "os", os, "action", action > 0 ? json_integer(action) : json_null(), "state", state,
 				    "error", error != NULL ? json_string(error) : json_null()));
 }
 
@@ -52,7 +52,7 @@ static void follow(struct tb_services *sv, int64_t id, const volatile int *stop,
 				if (strcmp(s, "succeeded") != 0)
 					tb_fail(err, TB_ERR_REMOTE, "", "action %lld %s: %s", (long long)id, s,
 						json_is_object(er) ? json_string_value(json_object_get(er, "message"))
-						: "no reason recorded");
+								   : "no reason recorded");
 				json_decref(a);
 				return;
 			}
@@ -103,8 +103,8 @@ int tb_matrix_boot(struct tb_services *sv, int64_t matrix_id, const char *holder
 		tb_sleep_ms(200, NULL);
 	}
 	if (bid > 0)
-		tb_store_matrix_boot_finish(sv->store, bid, aid, rc == 0 ? "succeeded" : state, rc == 0 ? NULL : err->message,
-					    tb_now_ms(), NULL);
+		tb_store_matrix_boot_finish(sv->store, bid, aid, rc == 0 ? "succeeded" : state,
+					    rc == 0 ? NULL : err->message, tb_now_ms(), NULL);
 	publish(sv, matrix_id, host, os, aid, rc == 0 ? "succeeded" : state, rc == 0 ? NULL : err->message);
 	return rc;
 }
@@ -153,7 +153,7 @@ int tb_matrix_now_collect(struct tb_services *sv, struct tb_matrix_host_now **ho
 	now->hosts = NULL;
 	if ((c.v = calloc((size_t)c.cap, sizeof(*c.v))) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	tb_hosts_each_state(sv->hosts, one_state, &c);   /* an inventory grown meanwhile: the rest unknown */
+	tb_hosts_each_state(sv->hosts, one_state, &c); /* an inventory grown meanwhile: the rest unknown */
 	tb_store_boot_times(sv->store, one_time, &c, NULL);
 	*hosts = c.v;
 	now->n = c.n;
@@ -197,7 +197,7 @@ int tb_matrix_host_os(struct tb_services *sv, int64_t matrix_id, const char *hol
 	if (e.message[0] == '\0')
 		snprintf(e.message, sizeof(e.message), "it answers as %s", h->os);
 	snprintf(msg, len, "%s could not be booted into %s: %s", h->m->name, want, e.message);
-	if (!*stop) {       /* a stop is not the host's fault: the next resume tries again */
+	if (!*stop) { /* a stop is not the host's fault: the next resume tries again */
 		snprintf(h->boot_failed, sizeof(h->boot_failed), "%s", want);
 		snprintf(h->boot_error, sizeof(h->boot_error), "%s", msg);
 	}
@@ -220,10 +220,10 @@ static void *restore_main(void *arg)
 	struct tb_run_host *h = x->h;
 	struct tb_error e = {0};
 
-	if (tb_matrix_boot(x->sv, x->matrix_id, x->holder, h->m->name, h->ready ? h->os : "", h->initial_os, -1, x->stop,
-			   &e) != 0)
-		tb_warn("matrix", "matrix %lld: %s was not booted back into %s: %s", (long long)x->matrix_id, h->m->name,
-			h->initial_os, e.message);
+	if (tb_matrix_boot(x->sv, x->matrix_id, x->holder, h->m->name, h->ready ? h->os : "", h->initial_os, -1,
+			   x->stop, &e) != 0)
+		tb_warn("matrix", "matrix %lld: %s was not booted back into %s: %s", (long long)x->matrix_id,
+			h->m->name, h->initial_os, e.message);
 	h->ready = false;
 	return NULL;
 }
@@ -239,7 +239,7 @@ void tb_matrix_restore_hosts(struct tb_services *sv, int64_t matrix_id, const ch
 
 		if (!h->initial_known || h->initial_os[0] == '\0' || (h->ready && strcmp(h->os, h->initial_os) == 0))
 			continue;
-		if (xs == NULL) {       /* out of memory: one after another */
+		if (xs == NULL) { /* out of memory: one after another */
 			struct restore one = {sv, matrix_id, holder, h, stop, 0};
 
 			restore_main(&one);
@@ -247,11 +247,11 @@ void tb_matrix_restore_hosts(struct tb_services *sv, int64_t matrix_id, const ch
 		}
 		xs[n] = (struct restore){sv, matrix_id, holder, h, stop, 0};
 		if (pthread_create(&xs[n].th, NULL, restore_main, &xs[n]) != 0)
-			restore_main(&xs[n]);    /* no thread: now, and nothing to join */
+			restore_main(&xs[n]); /* no thread: now, and nothing to join */
 		else
 			n++;
 	}
-	for (int i = 0; i < n; i++)     /* all at once: the time of the longest */
+	for (int i = 0; i < n; i++) /* all at once: the time of the longest */
 		pthread_join(xs[i].th, NULL);
 	free(xs);
 }

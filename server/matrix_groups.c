@@ -41,7 +41,8 @@ static int members(const json_t *v, const char *field, const struct tb_inventory
 	if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > MEMBERS_MAX)
 		return tb_fail(err, TB_ERR_INVALID, field, "%s must be a list of 1..%d machine names, got %s", field,
 			       MEMBERS_MAX, got);
-	json_array_foreach(v, i, m) {
+	json_array_foreach(v, i, m)
+	{
 		const struct tb_machine *mc = json_is_string(m) ? tb_inventory_find(inv, json_string_value(m)) : NULL;
 
 		snprintf(f, sizeof(f), "%s[%zu]", field, i);
@@ -49,8 +50,8 @@ static int members(const json_t *v, const char *field, const struct tb_inventory
 		if (mc == NULL)
 			return tb_fail(err, TB_ERR_INVALID, f, "%s: no machine %s in the inventory", f, got);
 		if (mc->role == TB_ROLE_RELAY && mc->nlinks == 0)
-			return tb_fail(err, TB_ERR_INVALID, f, "%s: %s has role relay and no links: it runs no tests", f,
-				       mc->name);
+			return tb_fail(err, TB_ERR_INVALID, f, "%s: %s has role relay and no links: it runs no tests",
+				       f, mc->name);
 		for (k = 0; k < i; k++)
 			if (json_equal(json_array_get(v, k), m))
 				return tb_fail(err, TB_ERR_INVALID, f, "%s: %s is listed twice", f, mc->name);
@@ -63,7 +64,8 @@ static int has_pair(const json_t *pairs, const char *c, const char *s)
 	size_t i;
 	json_t *p;
 
-	json_array_foreach(pairs, i, p) {
+	json_array_foreach(pairs, i, p)
+	{
 		const char *pc = json_string_value(json_object_get(p, "client"));
 		const char *ps = json_string_value(json_object_get(p, "server"));
 
@@ -87,9 +89,7 @@ static int cross(json_t *pairs, const json_t *a, const json_t *b)
 	json_t *x, *y;
 	int rc = 0;
 
-	json_array_foreach(a, i, x)
-		json_array_foreach(b, k, y)
-			rc |= add_pair(pairs, x, y) | add_pair(pairs, y, x);
+	json_array_foreach(a, i, x) json_array_foreach(b, k, y) rc |= add_pair(pairs, x, y) | add_pair(pairs, y, x);
 	return rc;
 }
 
@@ -105,18 +105,20 @@ static int one_group(const json_t *g, size_t gi, const struct tb_inventory *inv,
 	snprintf(field, sizeof(field), "groups[%zu]", gi);
 	describe(g, got, sizeof(got));
 	if (!json_is_object(g))
-		return tb_fail(err, TB_ERR_INVALID, field,
-			       "%s must be {\"type\": \"mesh\", \"members\": [...]} or {\"type\": \"disjoint\", \"a\": [...], "
-			       "\"b\": [...]}, got %s", field, got);
+		return tb_fail(
+			err, TB_ERR_INVALID, field,
+			"%s must be {\"type\": \"mesh\", \"members\": [...]} or {\"type\": \"disjoint\", \"a\": [...], "
+			"\"b\": [...]}, got %s",
+			field, got);
 	snprintf(f2, sizeof(f2), "%s.type", field);
 	describe(type, got, sizeof(got));
 	if (!json_is_string(type) ||
 	    (strcmp(json_string_value(type), "mesh") != 0 && strcmp(json_string_value(type), "disjoint") != 0))
-		return tb_fail(err, TB_ERR_INVALID, f2, "%s must be one of mesh | disjoint, got %s", f2,
-			       got);
+		return tb_fail(err, TB_ERR_INVALID, f2, "%s must be one of mesh | disjoint, got %s", f2, got);
 	mesh = strcmp(json_string_value(type), "mesh") == 0;
 	keys = mesh ? group_keys_mesh : group_keys_disjoint;
-	json_object_foreach((json_t *)g, k, v) {
+	json_object_foreach((json_t *)g, k, v)
+	{
 		int known = 0;
 
 		for (int i = 0; keys[i] != NULL; i++)
@@ -134,12 +136,15 @@ static int one_group(const json_t *g, size_t gi, const struct tb_inventory *inv,
 	}
 	if (mesh) {
 		if (json_array_size(json_object_get(g, "members")) < 2)
-			return tb_fail(err, TB_ERR_INVALID, field, "%s.members: a mesh needs at least 2 machines", field);
+			return tb_fail(err, TB_ERR_INVALID, field, "%s.members: a mesh needs at least 2 machines",
+				       field);
 		return cross(pairs, json_object_get(g, "members"), json_object_get(g, "members")) != 0
-			       ? tb_fail(err, TB_ERR_NOMEM, "", "out of memory") : 0;
+			       ? tb_fail(err, TB_ERR_NOMEM, "", "out of memory")
+			       : 0;
 	}
 	return cross(pairs, json_object_get(g, "a"), json_object_get(g, "b")) != 0
-		       ? tb_fail(err, TB_ERR_NOMEM, "", "out of memory") : 0;
+		       ? tb_fail(err, TB_ERR_NOMEM, "", "out of memory")
+		       : 0;
 }
 
 int tb_mx_expand_groups(const json_t *spec, const struct tb_inventory *inv, json_t **out, struct tb_error *err)
@@ -158,8 +163,8 @@ int tb_mx_expand_groups(const json_t *spec, const struct tb_inventory *inv, json
 	describe(groups, got, sizeof(got));
 	if (!json_is_array(groups) || json_array_size(groups) == 0 || json_array_size(groups) > GROUPS_MAX)
 		return tb_fail(err, TB_ERR_INVALID, "groups",
-			       "groups must be a list of 1..%d groups of machines (mesh or disjoint), got %s", GROUPS_MAX,
-			       got);
+			       "groups must be a list of 1..%d groups of machines (mesh or disjoint), got %s",
+			       GROUPS_MAX, got);
 	if ((copy = json_deep_copy(spec)) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	pairs = json_object_get(copy, "pairs");

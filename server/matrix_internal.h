@@ -14,15 +14,15 @@
 #include "matrix.h"
 #include "validate.h"
 
-#define TB_MX_SWEEP_MAX 64   /* values in one sweep list */
+#define TB_MX_SWEEP_MAX 64 /* values in one sweep list */
 /* The limits of the oldest iperf3 supported (3.12): it refuses -O over 60
  * ("bogus value for --omit") and -w over 512 MiB ("socket buffer size too large"). */
 #define TB_MX_OMIT_MAX 60
 #define TB_MX_WINDOW_MAX 536870912L
 #define TB_MX_PAIRS_MAX 64
-#define TB_MX_COMBOS_MAX 16      /* OS combinations in a spec */
-#define TB_MX_COMBO_HOSTS 16     /* machines named in one */
-#define TB_MX_COMBOS_EXACT 8     /* up to this many the order is searched exhaustively */
+#define TB_MX_COMBOS_MAX 16  /* OS combinations in a spec */
+#define TB_MX_COMBO_HOSTS 16 /* machines named in one */
+#define TB_MX_COMBOS_EXACT 8 /* up to this many the order is searched exhaustively */
 
 /* The swept iperf keys in expansion order (outermost first).  BITRATE is
  * the axis of TCP cells, UDP_BITRATE the axis of UDP cells: a cell uses one
@@ -52,8 +52,8 @@ struct tb_mx_value {
 };
 
 struct tb_mx_sweep {
-	int n;                           /* >= 1: an unset key is one null value */
-	bool listed;                     /* given as a list: messages say key[i] */
+	int n;       /* >= 1: an unset key is one null value */
+	bool listed; /* given as a list: messages say key[i] */
 	struct tb_mx_value v[TB_MX_SWEEP_MAX];
 };
 
@@ -84,15 +84,15 @@ struct tb_mx_spec {
 	struct tb_mx_sweep axes[TB_MX_NAXES];
 	int repeats;
 	enum tb_matrix_order order;
-	uint64_t seed;                   /* shuffled: the seed used; else 0 */
+	uint64_t seed; /* shuffled: the seed used; else 0 */
 	int pause_ms;
-	bool one_at_a_time;              /* concurrency "none": no two runs at once */
-	bool by_pair;                    /* concurrency "pairs": one run of each pair at once, hosts shared */
-	int ncombos;                     /* 0: no "os" (the hosts as they are) */
+	bool one_at_a_time; /* concurrency "none": no two runs at once */
+	bool by_pair;       /* concurrency "pairs": one run of each pair at once, hosts shared */
+	int ncombos;        /* 0: no "os" (the hosts as they are) */
 	struct tb_mx_combo combos[TB_MX_COMBOS_MAX];
-	bool leave_os;                   /* os_after "leave": do not boot back */
-	long long cap_total_s;           /* 0: no cap */
-	json_t *stored;                  /* the spec as stored (owned) */
+	bool leave_os;         /* os_after "leave": do not boot back */
+	long long cap_total_s; /* 0: no cap */
+	json_t *stored;        /* the spec as stored (owned) */
 };
 
 /* One run of a plan, compactly (matrix.c): cell (of all combinations),
@@ -111,8 +111,8 @@ int64_t tb_mx_run_ms(const struct tb_matrix_plan *plan, int i);
  * allocates: it is large).  Every check that needs only the spec is here;
  * the run count and the caps.total_s estimate are matrix.c's.  On success
  * out->stored is a new reference the caller owns; on failure it is NULL. */
-int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
-		     struct tb_mx_spec *out, struct tb_error *err);
+int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset, struct tb_mx_spec *out,
+		     struct tb_error *err);
 
 /* The grammar of single values (matrix_values.c), shared with tb_matrix_params_from_json.
  * Each returns 0 or TB_ERR_INVALID with field and a message naming the

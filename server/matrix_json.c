@@ -12,7 +12,6 @@
 
 static const char *const order_names[] = {"sequential", "interleaved", "shuffled"};
 
-
 static json_t *str_or_null(const char *s)
 {
 	return s[0] != '\0' ? json_string(s) : json_null();
@@ -52,8 +51,8 @@ static int int_key(const json_t *j, const char *key, long long lo, long long hi,
 }
 
 /* An optional key with the matrix grammar; absent or null leaves *out alone. */
-static int value_key(const json_t *j, const char *key, enum tb_mx_axis axis, struct tb_mx_value *out,
-		     int *set, struct tb_error *err)
+static int value_key(const json_t *j, const char *key, enum tb_mx_axis axis, struct tb_mx_value *out, int *set,
+		     struct tb_error *err)
 {
 	const json_t *v = json_object_get(j, key);
 
@@ -63,9 +62,9 @@ static int value_key(const json_t *j, const char *key, enum tb_mx_axis axis, str
 
 int tb_matrix_params_from_json(const json_t *j, struct tb_iperf_params *p, struct tb_error *err)
 {
-	static const char *const keys[] = {"protocol", "direction", "duration_s", "omit_s", "parallel",
-					   "length", "window", "bitrate", "congestion", "tos", "zerocopy",
-					   "affinity", "interval_s", NULL};
+	static const char *const keys[] = {"protocol", "direction", "duration_s", "omit_s",     "parallel",
+					   "length",   "window",    "bitrate",    "congestion", "tos",
+					   "zerocopy", "affinity",  "interval_s", NULL};
 	static const char *const protos[] = {"tcp", "udp", NULL};
 	static const char *const dirs[] = {"forward", "reverse", "bidir", NULL};
 	struct tb_iperf_params x;
@@ -78,7 +77,8 @@ int tb_matrix_params_from_json(const json_t *j, struct tb_iperf_params *p, struc
 	memset(&x, 0, sizeof(x));
 	if (!json_is_object(j))
 		return tb_fail(err, TB_ERR_INVALID, "", "run params must be a JSON object");
-	json_object_foreach((json_t *)j, key, e) {
+	json_object_foreach((json_t *)j, key, e)
+	{
 		int known = 0;
 
 		for (int i = 0; keys[i] != NULL && !known; i++)
@@ -175,10 +175,10 @@ static json_t *os_or_null(const char *os)
 json_t *tb_matrix_run_json(const struct tb_planned_run *r)
 {
 	json_t *j = json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "seq", r->seq, "cell",
-			 r->cell, "repeat", r->repeat, "round", r->round, "client", r->client, "server", r->server, "link", r->link,
-			 "server_address", r->server_address, "protocol", tb_iperf_proto_name(r->p.proto),
-			 "direction", tb_iperf_dir_name(r->p.dir), "params", tb_matrix_params_json(&r->p),
-			 "iperf_args", args_json(&r->p));
+			      r->cell, "repeat", r->repeat, "round", r->round, "client", r->client, "server", r->server,
+			      "link", r->link, "server_address", r->server_address, "protocol",
+			      tb_iperf_proto_name(r->p.proto), "direction", tb_iperf_dir_name(r->p.dir), "params",
+			      tb_matrix_params_json(&r->p), "iperf_args", args_json(&r->p));
 
 	if (j != NULL && (json_object_set_new(j, "client_os", os_or_null(r->client_os)) != 0 ||
 			  json_object_set_new(j, "server_os", os_or_null(r->server_os)) != 0)) {
@@ -205,7 +205,7 @@ static json_t *timeline_json(const struct tb_matrix_plan *plan, int from, int to
 	int bad = tl == NULL, b = 0, first = 0;
 
 	for (int i = 0; !bad && i < plan->nruns; i++) {
-		int64_t t = tb_mx_run_ms(plan, i), step = 0;   /* the round's boots go at once */
+		int64_t t = tb_mx_run_ms(plan, i), step = 0; /* the round's boots go at once */
 		int round = plan->slots[i].round, shown;
 
 		if (i == 0 || plan->slots[i - 1].round != round) {
@@ -232,9 +232,10 @@ static json_t *timeline_json(const struct tb_matrix_plan *plan, int from, int to
 		if (shown && !bad) {
 			int64_t end = at + longest + TB_MATRIX_RUN_OVERHEAD_MS;
 
-			bad |= json_array_append_new(tl, json_pack("{s:i, s:f, s:f, s:o, s:o}", "round", round, "start_s",
-								   (double)at / 1000.0, "end_s", (double)end / 1000.0,
-								   "runs", seqs, "boots", boots)) != 0;
+			bad |= json_array_append_new(tl,
+						     json_pack("{s:i, s:f, s:f, s:o, s:o}", "round", round, "start_s",
+							       (double)at / 1000.0, "end_s", (double)end / 1000.0,
+							       "runs", seqs, "boots", boots)) != 0;
 			seqs = boots = NULL;
 		}
 		json_decref(seqs);
@@ -276,19 +277,22 @@ json_t *tb_matrix_plan_page_json(const struct tb_matrix_plan *plan, int offset, 
 		json_decref(boots);
 		return NULL;
 	}
-	j = json_pack("{s:s, s:s, s:o, s:s, s:i, s:i, s:i, s:f, s:o, s:o, s:o}", "name", plan->name, "order",
-		      order_names[plan->order], "seed",
-		      plan->order == TB_ORDER_SHUFFLED ? json_integer((json_int_t)plan->seed) : json_null(),
-		      "concurrency", plan->one_at_a_time ? "none" : plan->by_pair ? "pairs" : "disjoint", "runs",
-		      plan->nruns, "cells", plan->ncells, "rounds", plan->nrounds, "estimated_s",
-		      (double)plan->estimated_ms / 1000.0, "spec", json_deep_copy(plan->spec), "plan", runs, "timeline",
-		      tl);
+	j = json_pack(
+		"{s:s, s:s, s:o, s:s, s:i, s:i, s:i, s:f, s:o, s:o, s:o}", "name", plan->name, "order",
+		order_names[plan->order], "seed",
+		plan->order == TB_ORDER_SHUFFLED ? json_integer((json_int_t)plan->seed) : json_null(), "concurrency",
+		plan->one_at_a_time ? "none"
+		: plan->by_pair     ? "pairs"
+				    : "disjoint",
+		"runs", plan->nruns, "cells", plan->ncells, "rounds", plan->nrounds, "estimated_s",
+		(double)plan->estimated_ms / 1000.0, "spec", json_deep_copy(plan->spec), "plan", runs, "timeline", tl);
 	if (j != NULL &&
 	    (json_object_set_new(j, "combinations", json_integer(plan->ncombos)) != 0 ||
 	     json_object_set_new(j, "boots", boots) != 0 ||
-	     json_object_set_new(j, "page", json_pack("{s:i, s:i, s:i, s:o}", "offset", from, "limit",
-						      limit < 0 ? plan->nruns : limit, "returned", to - from,
-						      "next_offset", to < plan->nruns ? json_integer(to) : json_null())) != 0)) {
+	     json_object_set_new(j, "page",
+				 json_pack("{s:i, s:i, s:i, s:o}", "offset", from, "limit",
+					   limit < 0 ? plan->nruns : limit, "returned", to - from, "next_offset",
+					   to < plan->nruns ? json_integer(to) : json_null())) != 0)) {
 		json_decref(j);
 		return NULL;
 	}

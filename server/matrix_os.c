@@ -23,7 +23,7 @@ static void pair_names(const struct tb_mx_spec *sp, char *buf, size_t len)
 			const char *n = k == 0 ? sp->pairs[i].client : sp->pairs[i].server;
 			int w;
 
-			if (strstr(buf, n) != NULL)     /* names are short: a repeat is harmless */
+			if (strstr(buf, n) != NULL) /* names are short: a repeat is harmless */
 				continue;
 			w = snprintf(buf + used, len > used ? len - used : 0, "%s%s", used ? ", " : "", n);
 			if (w > 0)
@@ -58,18 +58,19 @@ static int parse_combo(const json_t *v, int i, const struct tb_inventory *inv, c
 		return tb_fail(err, TB_ERR_INVALID, field, "%s names %zu machines; at most %d", field,
 			       json_object_size(v), TB_MX_COMBO_HOSTS);
 	c->n = 0;
-	json_object_foreach((json_t *)v, name, os) {
+	json_object_foreach((json_t *)v, name, os)
+	{
 		const struct tb_machine *m = tb_inventory_find(inv, name);
 		struct tb_error e = {0};
 
 		snprintf(field, sizeof(field), "os[%d].%.40s", i, name);
 		if (m == NULL || !in_pairs(sp, name))
-			return tb_fail(err, TB_ERR_INVALID, field, "%s: %.40s is not a machine of the pairs (%s)", field,
-				       name, names);
+			return tb_fail(err, TB_ERR_INVALID, field, "%s: %.40s is not a machine of the pairs (%s)",
+				       field, name, names);
 		tb_mx_describe(os, got, sizeof(got));
 		if (!json_is_string(os))
-			return tb_fail(err, TB_ERR_INVALID, field, "%s must be the name of one of %s's OSes, got %s", field,
-				       name, got);
+			return tb_fail(err, TB_ERR_INVALID, field, "%s must be the name of one of %s's OSes, got %s",
+				       field, name, got);
 		if (tb_machine_persona(m, json_string_value(os)) == NULL) {
 			char list[160] = "";
 			size_t used = 0;
@@ -80,8 +81,8 @@ static int parse_combo(const json_t *v, int i, const struct tb_inventory *inv, c
 				if (w > 0 && (size_t)w < sizeof(list) - used)
 					used += (size_t)w;
 			}
-			return tb_fail(err, TB_ERR_INVALID, field, "%s: %s has no OS %s; its OSes: %s", field, name, got,
-				       list);
+			return tb_fail(err, TB_ERR_INVALID, field, "%s: %s has no OS %s; its OSes: %s", field, name,
+				       got, list);
 		}
 		/* a machine with one OS is in it already; any other must be able to boot into it */
 		if (m->nos > 1 && tb_boot_check(m, json_string_value(os), 0, &e) != 0)
@@ -126,7 +127,8 @@ int tb_mx_parse_os(const json_t *spec, const struct tb_inventory *inv, struct tb
 		if (after_names[a] == NULL)
 			return tb_fail(err, TB_ERR_INVALID, "os_after",
 				       "os_after must be one of restore | leave (boot the hosts back into the OS they "
-				       "were in, or leave them in the last combination's), got %s", got);
+				       "were in, or leave them in the last combination's), got %s",
+				       got);
 		sp->leave_os = a == 1;
 	}
 	if (v == NULL || json_is_null(v))
@@ -141,7 +143,8 @@ int tb_mx_parse_os(const json_t *spec, const struct tb_inventory *inv, struct tb
 			return rc;
 		for (size_t k = 0; k < i; k++)
 			if (same_combo(&sp->combos[k], &sp->combos[i]))
-				return tb_fail(err, TB_ERR_INVALID, "os", "os[%zu] is the same combination as os[%zu]", i, k);
+				return tb_fail(err, TB_ERR_INVALID, "os", "os[%zu] is the same combination as os[%zu]",
+					       i, k);
 		sp->ncombos = (int)i + 1;
 	}
 	return 0;
@@ -354,7 +357,7 @@ int tb_mx_plan_boots(struct tb_matrix_plan *plan, const struct tb_mx_spec *sp, c
 	for (int i = 0; i < plan->nruns; i++) {
 		struct tb_planned_run run, *r = &run;
 
-		tb_matrix_plan_run(plan, i, &run);   /* a lean plan has no runs array */
+		tb_matrix_plan_run(plan, i, &run); /* a lean plan has no runs array */
 
 		for (int k = 0; k < 2; k++) {
 			const char *m = k == 0 ? r->client : r->server, *want = k == 0 ? r->client_os : r->server_os;

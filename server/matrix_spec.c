@@ -13,18 +13,18 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SEED_MAX 9007199254740992LL  /* 2^53: the largest integer a JSON double keeps exactly */
-#define TOTAL_CAP_MAX 31536000LL     /* caps.total_s: a year */
-#define UDP_LENGTH_MAX 65507L        /* the largest UDP payload over IPv4 */
+#define SEED_MAX 9007199254740992LL /* 2^53: the largest integer a JSON double keeps exactly */
+#define TOTAL_CAP_MAX 31536000LL    /* caps.total_s: a year */
+#define UDP_LENGTH_MAX 65507L       /* the largest UDP payload over IPv4 */
 
-static const char *const top_keys[] = {"name", "pairs", "groups", "os", "protocols", "directions", "duration_s",
-				       "repeats", "order", "seed", "pause_s", "concurrency", "os_after", "caps", "iperf",
-				       NULL};
+static const char *const top_keys[] = {"name",       "pairs",   "groups", "os",   "protocols", "directions",
+				       "duration_s", "repeats", "order",  "seed", "pause_s",   "concurrency",
+				       "os_after",   "caps",    "iperf",  NULL};
 static const char *const pair_keys[] = {"client", "server", "link", NULL};
 static const char *const cap_keys[] = {"total_s", "duration_s", "bitrate", NULL};
-static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel", "length",     "window", "bitrate",
-						       "udp_bitrate", "omit_s", "congestion", "tos",
-						       "zerocopy", "affinity",  NULL};
+static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel",    "length",   "window",     "bitrate",
+						       "udp_bitrate", "omit_s",   "congestion", "tos",
+						       "zerocopy",    "affinity", NULL};
 static const char *const proto_names[] = {"tcp", "udp", NULL};
 static const char *const dir_names[] = {"forward", "reverse", "bidir", NULL};
 static const char *const order_names[] = {"sequential", "interleaved", "shuffled", NULL};
@@ -46,13 +46,13 @@ static void join(char *buf, size_t len, const char *const *names, const char *se
 	}
 }
 
-static int check_keys(const json_t *obj, const char *prefix, const char *const *allowed,
-		      struct tb_error *err)
+static int check_keys(const json_t *obj, const char *prefix, const char *const *allowed, struct tb_error *err)
 {
 	const char *key;
 	const json_t *v;
 
-	json_object_foreach((json_t *)obj, key, v) {
+	json_object_foreach((json_t *)obj, key, v)
+	{
 		int known = 0;
 		char k[48], field[TB_ERROR_FIELD_MAX], list[256];
 
@@ -63,8 +63,7 @@ static int check_keys(const json_t *obj, const char *prefix, const char *const *
 		tb_mx_sanitize(k, sizeof(k), key, 40);
 		snprintf(field, sizeof(field), "%s%s%s", prefix, prefix[0] != '\0' ? "." : "", k);
 		join(list, sizeof(list), allowed, ", ");
-		return tb_fail(err, TB_ERR_UNKNOWN_FIELD, field, "%s: unknown field; allowed here: %s", field,
-			       list);
+		return tb_fail(err, TB_ERR_UNKNOWN_FIELD, field, "%s: unknown field; allowed here: %s", field, list);
 	}
 	return 0;
 }
@@ -77,8 +76,7 @@ static const json_t *opt(const json_t *obj, const char *key)
 	return v != NULL && !json_is_null(v) ? v : NULL;
 }
 
-static int get_enum(const json_t *v, const char *field, const char *const *names, int *out,
-		    struct tb_error *err)
+static int get_enum(const json_t *v, const char *field, const char *const *names, int *out, struct tb_error *err)
 {
 	char got[64], list[128];
 
@@ -105,9 +103,8 @@ static int sweep_shape(const json_t *v, const char *field, const char *what, str
 		snprintf(got, sizeof(got), "[] (an empty list)");
 	else
 		snprintf(got, sizeof(got), "a list of %zu", json_array_size(v));
-	return tb_fail(err, TB_ERR_INVALID, field,
-		       "%s must be %s, or a list of 1..%d of them (a sweep), got %s", field, what,
-		       TB_MX_SWEEP_MAX, got);
+	return tb_fail(err, TB_ERR_INVALID, field, "%s must be %s, or a list of 1..%d of them (a sweep), got %s", field,
+		       what, TB_MX_SWEEP_MAX, got);
 }
 
 static const char *const axis_what[TB_MX_NAXES] = {
@@ -125,8 +122,7 @@ static const char *const axis_what[TB_MX_NAXES] = {
 
 /* An iperf key: absent/null (unset), a scalar, or a list of 1..64 distinct scalars
  * (null in a list: unset). */
-static int parse_axis(const json_t *iperf, enum tb_mx_axis axis, struct tb_mx_sweep *sw,
-		      struct tb_error *err)
+static int parse_axis(const json_t *iperf, enum tb_mx_axis axis, struct tb_mx_sweep *sw, struct tb_error *err)
 {
 	const json_t *v = iperf != NULL ? opt(iperf, axis_keys[axis]) : NULL;
 	char field[TB_ERROR_FIELD_MAX];
@@ -193,8 +189,8 @@ static int parse_durations(const json_t *spec, struct tb_mx_spec *out, struct tb
 		for (int k = 0; k < i; k++)
 			if (out->durations[k] == out->durations[i])
 				return tb_fail(err, TB_ERR_INVALID, field,
-					       "%s repeats duration_s[%d] (%d); a sweep lists each value once", field, k,
-					       out->durations[i]);
+					       "%s repeats duration_s[%d] (%d); a sweep lists each value once", field,
+					       k, out->durations[i]);
 	}
 	return 0;
 }
@@ -231,8 +227,8 @@ static int parse_set(const json_t *spec, const char *key, const char *const *nam
 		for (int k = 0; k < i; k++)
 			if (values[k] == values[i])
 				return tb_fail(err, TB_ERR_INVALID, field,
-					       "%s repeats %s[%d] (\"%s\"); list each of %s at most once", field, key, k,
-					       names[values[i]], list);
+					       "%s repeats %s[%d] (\"%s\"); list each of %s at most once", field, key,
+					       k, names[values[i]], list);
 	}
 	return 0;
 }
@@ -309,13 +305,14 @@ static int pair_machine(const json_t *pair, const char *pfield, const char *key,
 		return tb_fail(err, TB_ERR_INVALID, field, "%s must be a machine name (%s), got %s", field, list, got);
 	m = tb_inventory_find(inv, json_string_value(v));
 	if (m == NULL)
-		return tb_fail(err, TB_ERR_INVALID, field,
-			       "%s: no machine %s in the inventory; hosts and routers: %s", field, got, list);
+		return tb_fail(err, TB_ERR_INVALID, field, "%s: no machine %s in the inventory; hosts and routers: %s",
+			       field, got, list);
 	/* a relay runs iperf3 only when someone wired it into the data plane */
 	if (m->role == TB_ROLE_RELAY && m->nlinks == 0)
 		return tb_fail(err, TB_ERR_INVALID, field,
 			       "%s: %s has role relay and no links; a pair needs a machine with role host or router, "
-			       "or a relay with a link (%s)", field, m->name, list);
+			       "or a relay with a link (%s)",
+			       field, m->name, list);
 	*out = m;
 	return 0;
 }
@@ -345,8 +342,8 @@ static int parse_pair(const json_t *pair, int i, const struct tb_inventory *inv,
 		return tb_fail(err, TB_ERR_INVALID, field, "%s must differ from %s.client (both %s)", field, pfield,
 			       c->name);
 	if (s->nlinks == 0)
-		return tb_fail(err, TB_ERR_INVALID, field,
-			       "%s: %s has no links: add one under links in the inventory", field, s->name);
+		return tb_fail(err, TB_ERR_INVALID, field, "%s: %s has no links: add one under links in the inventory",
+			       field, s->name);
 	snprintf(field, sizeof(field), "%s.link", pfield);
 	lv = opt(pair, "link");
 	if (lv != NULL) {
@@ -412,8 +409,7 @@ static int check_hosts(const struct tb_mx_spec *sp, struct tb_error *err)
 	return 0;
 }
 
-static int parse_pairs(const json_t *spec, const struct tb_inventory *inv, struct tb_mx_spec *out,
-		       struct tb_error *err)
+static int parse_pairs(const json_t *spec, const struct tb_inventory *inv, struct tb_mx_spec *out, struct tb_error *err)
 {
 	const json_t *v = json_object_get(spec, "pairs");
 	char got[64];
@@ -457,10 +453,11 @@ static int parse_order(const json_t *spec, uint64_t seed_if_unset, struct tb_mx_
 	out->order = (enum tb_matrix_order)order;
 	if ((v = opt(spec, "seed")) != NULL) {
 		if (out->order != TB_ORDER_SHUFFLED)
-			return tb_fail(err, TB_ERR_INVALID, "seed",
-				       "seed is only used with order \"shuffled\" (order is \"%s\"); leave it out or set "
-				       "order to \"shuffled\"",
-				       order_names[order]);
+			return tb_fail(
+				err, TB_ERR_INVALID, "seed",
+				"seed is only used with order \"shuffled\" (order is \"%s\"); leave it out or set "
+				"order to \"shuffled\"",
+				order_names[order]);
 		if ((rc = tb_mx_get_int(v, "seed", 0, SEED_MAX, "", &n, err)) != 0)
 			return rc;
 		out->seed = (uint64_t)n;
@@ -556,15 +553,15 @@ static int check_caps(const json_t *spec, struct tb_mx_spec *sp, struct tb_error
 			return rc;
 		if (cap.bps <= 0)
 			return tb_fail(err, TB_ERR_INVALID, "caps.bitrate",
-				       "caps.bitrate must be more than 0 (a bitrate such as \"1G\"), got %s",
-				       cap.str);
+				       "caps.bitrate must be more than 0 (a bitrate such as \"1G\"), got %s", cap.str);
 		/* TCP: "0" and unset are unlimited but congestion-controlled, so allowed. */
 		sw = &sp->axes[TB_MX_BITRATE];
 		for (int i = 0; has_proto(sp, TB_IPERF_TCP) && i < sw->n; i++)
 			if (sw->v[i].bps > cap.bps) {
 				field_of(sw, "iperf.bitrate", i, field, sizeof(field));
-				return tb_fail(err, TB_ERR_INVALID, field, "%s is \"%s\", more than caps.bitrate \"%s\"",
-					       field, sw->v[i].str, cap.str);
+				return tb_fail(err, TB_ERR_INVALID, field,
+					       "%s is \"%s\", more than caps.bitrate \"%s\"", field, sw->v[i].str,
+					       cap.str);
 			}
 		sw = &sp->axes[TB_MX_UDP_BITRATE];
 		for (int i = 0; has_proto(sp, TB_IPERF_UDP) && i < sw->n; i++) {
@@ -580,8 +577,9 @@ static int check_caps(const json_t *spec, struct tb_mx_spec *sp, struct tb_error
 					       "UDP; give a bitrate up to \"%s\"",
 					       field, sw->v[i].str, cap.str, cap.str);
 			if (sw->v[i].bps > cap.bps)
-				return tb_fail(err, TB_ERR_INVALID, field, "%s is \"%s\", more than caps.bitrate \"%s\"",
-					       field, sw->v[i].str, cap.str);
+				return tb_fail(err, TB_ERR_INVALID, field,
+					       "%s is \"%s\", more than caps.bitrate \"%s\"", field, sw->v[i].str,
+					       cap.str);
 		}
 	}
 	return 0;
@@ -623,9 +621,9 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 	for (int i = 0; i < sp->ndirs; i++)
 		dirs[i] = (int)sp->dirs[i];
 	for (int i = 0; !bad && i < sp->npairs; i++)
-		bad |= json_array_append_new(pairs, json_pack("{s:s, s:s, s:s}", "client", sp->pairs[i].client,
-							      "server", sp->pairs[i].server, "link",
-							      sp->pairs[i].link)) != 0;
+		bad |= json_array_append_new(pairs,
+					     json_pack("{s:s, s:s, s:s}", "client", sp->pairs[i].client, "server",
+						       sp->pairs[i].server, "link", sp->pairs[i].link)) != 0;
 	for (int a = 0; !bad && a < TB_MX_NAXES; a++) {
 		const json_t *v = iperf_in != NULL ? json_object_get(iperf_in, axis_keys[a]) : NULL;
 		json_t *x;
@@ -664,7 +662,10 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 	if (sp->order == TB_ORDER_SHUFFLED)
 		bad |= json_object_set_new(st, "seed", json_integer((json_int_t)sp->seed)) != 0;
 	bad |= json_object_set_new(st, "pause_s", copy_or(spec, "pause_s", json_integer(0))) != 0;
-	bad |= json_object_set_new(st, "concurrency", json_string(concurrency_names[sp->one_at_a_time ? 1 : sp->by_pair ? 2 : 0])) != 0;
+	bad |= json_object_set_new(st, "concurrency",
+				   json_string(concurrency_names[sp->one_at_a_time ? 1
+								 : sp->by_pair     ? 2
+										   : 0])) != 0;
 	if (opt(spec, "caps") != NULL)
 		bad |= json_object_set_new(st, "caps", json_deep_copy(opt(spec, "caps"))) != 0;
 	bad |= json_object_set_new(st, "iperf", iperf) != 0;
@@ -677,8 +678,8 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 
 /* ---- the whole spec ---- */
 
-int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset,
-		     struct tb_mx_spec *out, struct tb_error *err)
+int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset, struct tb_mx_spec *out,
+		     struct tb_error *err)
 {
 	const json_t *iperf;
 	int rc, v[3];
@@ -687,8 +688,8 @@ int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(spec)) {
 		tb_mx_describe(spec, got, sizeof(got));
-		return tb_fail(err, TB_ERR_INVALID, "", "a matrix spec must be a JSON object with name and pairs, got %s",
-			       got);
+		return tb_fail(err, TB_ERR_INVALID, "",
+			       "a matrix spec must be a JSON object with name and pairs, got %s", got);
 	}
 	if ((rc = check_keys(spec, "", top_keys, err)) != 0)
 		return rc;

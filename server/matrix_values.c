@@ -41,43 +41,28 @@ void tb_mx_describe(const json_t *v, char *buf, size_t len)
 		tb_mx_sanitize(s, sizeof(s), json_string_value(v), 40);
 		snprintf(buf, len, "\"%s%s\"", s, json_string_length(v) > 40 ? "..." : "");
 		break;
-	case JSON_INTEGER:
-		snprintf(buf, len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		break;
-	case JSON_REAL:
-		snprintf(buf, len, "%g", json_real_value(v));
-		break;
-	case JSON_TRUE:
-		snprintf(buf, len, "true");
-		break;
-	case JSON_FALSE:
-		snprintf(buf, len, "false");
-		break;
-	case JSON_NULL:
-		snprintf(buf, len, "null");
-		break;
-	case JSON_ARRAY:
-		snprintf(buf, len, json_array_size(v) == 0 ? "[] (an empty list)" : "a list");
-		break;
-	default:
-		snprintf(buf, len, "an object");
-		break;
+	case JSON_INTEGER: snprintf(buf, len, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); break;
+	case JSON_REAL: snprintf(buf, len, "%g", json_real_value(v)); break;
+	case JSON_TRUE: snprintf(buf, len, "true"); break;
+	case JSON_FALSE: snprintf(buf, len, "false"); break;
+	case JSON_NULL: snprintf(buf, len, "null"); break;
+	case JSON_ARRAY: snprintf(buf, len, json_array_size(v) == 0 ? "[] (an empty list)" : "a list"); break;
+	default: snprintf(buf, len, "an object"); break;
 	}
 }
 
 /* "a, b, c" of a NULL-terminated list. */
-int tb_mx_get_int(const json_t *v, const char *field, long long lo, long long hi, const char *unit,
-		   long long *out, struct tb_error *err)
+int tb_mx_get_int(const json_t *v, const char *field, long long lo, long long hi, const char *unit, long long *out,
+		  struct tb_error *err)
 {
 	char got[64];
 
 	tb_mx_describe(v, got, sizeof(got));
 	if (!json_is_integer(v))
-		return tb_fail(err, TB_ERR_INVALID, field, "%s must be a whole number %lld..%lld%s, got %s", field,
-			       lo, hi, unit, got);
+		return tb_fail(err, TB_ERR_INVALID, field, "%s must be a whole number %lld..%lld%s, got %s", field, lo,
+			       hi, unit, got);
 	if (json_integer_value(v) < lo || json_integer_value(v) > hi)
-		return tb_fail(err, TB_ERR_INVALID, field, "%s must be %lld..%lld%s, got %s", field, lo, hi, unit,
-			       got);
+		return tb_fail(err, TB_ERR_INVALID, field, "%s must be %lld..%lld%s, got %s", field, lo, hi, unit, got);
 	*out = json_integer_value(v);
 	return 0;
 }
@@ -280,8 +265,7 @@ int tb_mx_value_parse(enum tb_mx_axis axis, const json_t *v, const char *field, 
 				       "%s must be \"n\" or \"n,m\" with n and m CPU numbers 0..1023, got %s", field,
 				       got);
 		break;
-	default:
-		return tb_fail(err, TB_ERR_INTERNAL, field, "no such matrix key");
+	default: return tb_fail(err, TB_ERR_INTERNAL, field, "no such matrix key");
 	}
 	*out = x;
 	return 0;

@@ -13,11 +13,10 @@
 #define MAX_SERIES 128
 #define NBUCKETS 13
 
-static const double bounds[NBUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-					      0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
+static const double bounds[NBUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5};
 
 struct series {
-	const char *route;         /* static strings: routing-table patterns */
+	const char *route; /* static strings: routing-table patterns */
 	char method[8];
 	unsigned int status;
 	uint64_t count;
@@ -29,7 +28,7 @@ struct series {
 #define MAX_PRUNED 4
 
 struct counter {
-	const char *label;         /* static string */
+	const char *label; /* static string */
 	unsigned int status;
 	uint64_t count;
 };
@@ -168,53 +167,71 @@ void tb_metrics_render(struct tb_metrics *m, struct tb_events *ev, struct tb_out
 	tb_outbuf_printf(out, "# HELP testbedd_build_info testbedd's version.\n# TYPE testbedd_build_info gauge\n");
 	tb_outbuf_printf(out, "testbedd_build_info{version=\"%s\"} 1\n", TB_VERSION);
 	tb_outbuf_printf(out, "# HELP testbedd_http_requests_total HTTP requests by route, method and status.\n"
-		"# TYPE testbedd_http_requests_total counter\n");
+			      "# TYPE testbedd_http_requests_total counter\n");
 	for (size_t i = 0; i < n; i++)
 		tb_outbuf_printf(out, "testbedd_http_requests_total{route=\"%s\",method=\"%s\",status=\"%u\"} %llu\n",
-		    copy[i].route, copy[i].method, copy[i].status, (unsigned long long)copy[i].count);
-	tb_outbuf_printf(out, "# HELP testbedd_http_requests_unrecorded_total Requests beyond the series limit.\n"
-		"# TYPE testbedd_http_requests_unrecorded_total counter\n"
-		"testbedd_http_requests_unrecorded_total %llu\n", (unsigned long long)overflow);
+				 copy[i].route, copy[i].method, copy[i].status, (unsigned long long)copy[i].count);
+	tb_outbuf_printf(out,
+			 "# HELP testbedd_http_requests_unrecorded_total Requests beyond the series limit.\n"
+			 "# TYPE testbedd_http_requests_unrecorded_total counter\n"
+			 "testbedd_http_requests_unrecorded_total %llu\n",
+			 (unsigned long long)overflow);
 	tb_outbuf_printf(out, "# HELP testbedd_http_request_duration_seconds Time from request to reply.\n"
-		"# TYPE testbedd_http_request_duration_seconds histogram\n");
+			      "# TYPE testbedd_http_request_duration_seconds histogram\n");
 	for (size_t i = 0; i < n; i++) {
 		uint64_t cum = 0;
 
 		for (size_t k = 0; k < NBUCKETS; k++) {
 			cum += copy[i].buckets[k];
 			if (k < NBUCKETS - 1)
-				tb_outbuf_printf(out, "testbedd_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
-					"status=\"%u\",le=\"%g\"} %llu\n", copy[i].route, copy[i].method, copy[i].status,
-				    bounds[k], (unsigned long long)cum);
+				tb_outbuf_printf(
+					out,
+					"testbedd_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
+					"status=\"%u\",le=\"%g\"} %llu\n",
+					copy[i].route, copy[i].method, copy[i].status, bounds[k],
+					(unsigned long long)cum);
 			else
-				tb_outbuf_printf(out, "testbedd_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
-					"status=\"%u\",le=\"+Inf\"} %llu\n", copy[i].route, copy[i].method,
-				    copy[i].status, (unsigned long long)cum);
+				tb_outbuf_printf(
+					out,
+					"testbedd_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
+					"status=\"%u\",le=\"+Inf\"} %llu\n",
+					copy[i].route, copy[i].method, copy[i].status, (unsigned long long)cum);
 		}
-		tb_outbuf_printf(out, "testbedd_http_request_duration_seconds_sum{route=\"%s\",method=\"%s\",status=\"%u\"} %.6f\n",
-		    copy[i].route, copy[i].method, copy[i].status, copy[i].sum);
-		tb_outbuf_printf(out, "testbedd_http_request_duration_seconds_count{route=\"%s\",method=\"%s\",status=\"%u\"} %llu\n",
-		    copy[i].route, copy[i].method, copy[i].status, (unsigned long long)copy[i].count);
+		tb_outbuf_printf(
+			out,
+			"testbedd_http_request_duration_seconds_sum{route=\"%s\",method=\"%s\",status=\"%u\"} %.6f\n",
+			copy[i].route, copy[i].method, copy[i].status, copy[i].sum);
+		tb_outbuf_printf(
+			out,
+			"testbedd_http_request_duration_seconds_count{route=\"%s\",method=\"%s\",status=\"%u\"} %llu\n",
+			copy[i].route, copy[i].method, copy[i].status, (unsigned long long)copy[i].count);
 	}
 	free(copy);
-	tb_outbuf_printf(out, "# HELP testbedd_http_auth_failures_total Requests refused before their caller was known"
-		" (not audited), by route and status.\n# TYPE testbedd_http_auth_failures_total counter\n");
+	tb_outbuf_printf(out,
+			 "# HELP testbedd_http_auth_failures_total Requests refused before their caller was known"
+			 " (not audited), by route and status.\n# TYPE testbedd_http_auth_failures_total counter\n");
 	for (size_t i = 0; i < nauth; i++)
 		tb_outbuf_printf(out, "testbedd_http_auth_failures_total{route=\"%s\",status=\"%u\"} %llu\n",
-		    auth[i].label, auth[i].status, (unsigned long long)auth[i].count);
+				 auth[i].label, auth[i].status, (unsigned long long)auth[i].count);
 	tb_events_stats(ev, &es);
 	tb_outbuf_printf(out, "# HELP testbedd_store_pruned_rows_total Rows the retention deleted, by table.\n"
-		"# TYPE testbedd_store_pruned_rows_total counter\n");
+			      "# TYPE testbedd_store_pruned_rows_total counter\n");
 	for (size_t i = 0; i < npruned; i++)
 		tb_outbuf_printf(out, "testbedd_store_pruned_rows_total{table=\"%s\"} %llu\n", pruned[i].label,
-		    (unsigned long long)pruned[i].count);
-	tb_outbuf_printf(out, "testbedd_store_pruned_rows_total{table=\"events\"} %llu\n", (unsigned long long)es.pruned);
-	tb_outbuf_printf(out, "# HELP testbedd_sse_clients Event streams open now.\n# TYPE testbedd_sse_clients gauge\n"
-		"testbedd_sse_clients %ld\n", sse);
-	tb_outbuf_printf(out, "# HELP testbedd_events_published_total Events published on the bus.\n"
-		"# TYPE testbedd_events_published_total counter\ntestbedd_events_published_total %llu\n",
-	    (unsigned long long)es.published);
-	tb_outbuf_printf(out, "# HELP testbedd_events_dropped_subscribers_total Streams dropped for falling behind.\n"
-		"# TYPE testbedd_events_dropped_subscribers_total counter\n"
-		"testbedd_events_dropped_subscribers_total %llu\n", (unsigned long long)es.dropped_subscribers);
+				 (unsigned long long)pruned[i].count);
+	tb_outbuf_printf(out, "testbedd_store_pruned_rows_total{table=\"events\"} %llu\n",
+			 (unsigned long long)es.pruned);
+	tb_outbuf_printf(out,
+			 "# HELP testbedd_sse_clients Event streams open now.\n# TYPE testbedd_sse_clients gauge\n"
+			 "testbedd_sse_clients %ld\n",
+			 sse);
+	tb_outbuf_printf(out,
+			 "# HELP testbedd_events_published_total Events published on the bus.\n"
+			 "# TYPE testbedd_events_published_total counter\ntestbedd_events_published_total %llu\n",
+			 (unsigned long long)es.published);
+	tb_outbuf_printf(out,
+			 "# HELP testbedd_events_dropped_subscribers_total Streams dropped for falling behind.\n"
+			 "# TYPE testbedd_events_dropped_subscribers_total counter\n"
+			 "testbedd_events_dropped_subscribers_total %llu\n",
+			 (unsigned long long)es.dropped_subscribers);
 }

@@ -14,9 +14,9 @@
 struct tb_outbuf {
 	char *p;
 	size_t len, cap;
-	size_t max;                /* bytes kept at most; 0: no limit (set before the first add) */
-	bool truncated;            /* bytes past max were dropped */
-	bool nomem;                /* an allocation failed: the text is incomplete */
+	size_t max;     /* bytes kept at most; 0: no limit (set before the first add) */
+	bool truncated; /* bytes past max were dropped */
+	bool nomem;     /* an allocation failed: the text is incomplete */
 };
 
 void tb_outbuf_add(struct tb_outbuf *b, const char *data, size_t len);

@@ -35,7 +35,7 @@ int tb_power_op_parse(const char *s)
 	return -1;
 }
 
-#define DOWN_CONFIRM_MS 10000   /* after the watcher: until the old OS stops answering */
+#define DOWN_CONFIRM_MS 10000 /* after the watcher: until the old OS stops answering */
 
 /* A driver call of method pm; relay_os (40 bytes, the caller's) gets the OS
  * the prober last saw answer on a Wake-on-LAN relay, so that the driver logs
@@ -143,9 +143,12 @@ static int send_wol(struct tb_action *a, const struct tb_inventory *inv, const s
 				continue;
 			if (pass == 1 && local > 0) {
 				if (first)
-					tb_action_note(a, "Wake-on-LAN: not through the relay %s: etherwake would show the "
-						       "SecureOn password on the relay's command line, and the packet went "
-						       "out on %s's segment from this machine", pm->relay, m->name);
+					tb_action_note(
+						a,
+						"Wake-on-LAN: not through the relay %s: etherwake would show the "
+						"SecureOn password on the relay's command line, and the packet went "
+						"out on %s's segment from this machine",
+						pm->relay, m->name);
 				continue;
 			}
 			fill_call(&c, a, inv, m, pm, 10000, relay_os);
@@ -184,18 +187,21 @@ int tb_power_wait(struct tb_action *a, const struct tb_inventory *inv, const str
 
 		if (up == want_up) {
 			if (up)
-				tb_action_note(a, "%s answers as %s after %.1f s", m->name, os, (double)(now - start) / 1000.0);
+				tb_action_note(a, "%s answers as %s after %.1f s", m->name, os,
+					       (double)(now - start) / 1000.0);
 			else
-				tb_action_note(a, "%s no longer answers (after %.1f s)", m->name, (double)(now - start) / 1000.0);
+				tb_action_note(a, "%s no longer answers (after %.1f s)", m->name,
+					       (double)(now - start) / 1000.0);
 			return 0;
 		}
 		if (tb_action_canceled(a))
 			return tb_fail(err, TB_ERR_CANCELED, "", "canceled while waiting for %s", m->name);
 		if (now - start >= (int64_t)timeout_s * 1000)
-			return tb_fail(err, TB_ERR_TIMEOUT, "",
-				       want_up ? "%s did not answer ssh within %d s (boot_timeout_s): check its console or BMC"
-					       : "%s still answers after %d s (shutdown_timeout_s)",
-				       m->name, timeout_s);
+			return tb_fail(
+				err, TB_ERR_TIMEOUT, "",
+				want_up ? "%s did not answer ssh within %d s (boot_timeout_s): check its console or BMC"
+					: "%s still answers after %d s (shutdown_timeout_s)",
+				m->name, timeout_s);
 		tb_sleep_ms(1000, tb_action_cancel_flag(a));
 	}
 }
@@ -222,8 +228,8 @@ int tb_power_ssh(struct tb_action *a, const struct tb_machine *m, const char *os
 
 		snprintf(out, sizeof(out), "%s%s%s", cap->out != NULL ? cap->out : "",
 			 cap->err != NULL && cap->err[0] ? "\n" : "", cap->err != NULL ? cap->err : "");
-		tb_action_step(a, rc == 0 ? "ran on the host" : err->message, shown, rc == 0 ? cap->res.exit_status : -1,
-			       out[0] ? out : NULL);
+		tb_action_step(a, rc == 0 ? "ran on the host" : err->message, shown,
+			       rc == 0 ? cap->res.exit_status : -1, out[0] ? out : NULL);
 	}
 	return rc;
 }
@@ -286,7 +292,7 @@ static void *watch_run(void *arg)
 	pthread_mutex_lock(&w->lock);
 	w->rc = rc;
 	w->ended_ms = tb_monotonic_ms();
-	w->started = 1;   /* also wakes a caller still waiting for the start */
+	w->started = 1; /* also wakes a caller still waiting for the start */
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
@@ -325,9 +331,9 @@ int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, co
 	}
 	t0 = tb_monotonic_ms();
 	tb_hosts_set_phase(hosts, m->name, "shutting_down");
-	rc = started ? trigger(a, cls, err) : tb_fail(err, TB_ERR_UNREACHABLE, "",
-						      "%s (%s) stopped answering before the reboot was sent",
-						      m->name, cur_os);
+	rc = started ? trigger(a, cls, err)
+		     : tb_fail(err, TB_ERR_UNREACHABLE, "", "%s (%s) stopped answering before the reboot was sent",
+			       m->name, cur_os);
 	pthread_join(th, NULL);
 	pthread_mutex_destroy(&w.lock);
 	pthread_cond_destroy(&w.cond);
@@ -336,8 +342,8 @@ int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, co
 	if (tb_action_canceled(a))
 		return tb_fail(err, TB_ERR_CANCELED, "", "canceled while waiting for %s to go down", m->name);
 	if (w.rc == TB_ERR_TIMEOUT)
-		return tb_fail(err, TB_ERR_TIMEOUT, "", "%s (%s) still answers %d s after the reboot was sent",
-			       m->name, cur_os, m->shutdown_timeout_s);
+		return tb_fail(err, TB_ERR_TIMEOUT, "", "%s (%s) still answers %d s after the reboot was sent", m->name,
+			       cur_os, m->shutdown_timeout_s);
 	tb_action_note(a, "%s went down after %.1f s", m->name, (double)(w.ended_ms - t0) / 1000.0);
 	/* The watcher's session can die before the old OS's sshd does (a busy
 	 * host ends its processes one by one): an answer from the old OS right
@@ -356,8 +362,9 @@ int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, co
 			tb_sleep_ms(200, tb_action_cancel_flag(a));
 		}
 		if (!seen_down && !tb_action_canceled(a))
-			tb_action_note(a, "%s still answered as %s %d s after its session ended: waiting for it to come up",
-				       m->name, cur_os, DOWN_CONFIRM_MS / 1000);
+			tb_action_note(
+				a, "%s still answered as %s %d s after its session ended: waiting for it to come up",
+				m->name, cur_os, DOWN_CONFIRM_MS / 1000);
 	}
 	tb_hosts_set_phase(hosts, m->name, "booting");
 	return tb_power_wait(a, inv, m, 1, m->boot_timeout_s, 0, os_out, 40, err);
@@ -378,10 +385,11 @@ static int ssh_shutdown(struct tb_action *a, const struct tb_machine *m, const c
 
 	uname_s(a, m, os, sys, sizeof(sys));
 	if (sys[0] == '\0')
-		return tb_fail(err, TB_ERR_UNREACHABLE, "", "%s (%s) did not say which OS it runs (uname -s)", m->name, os);
+		return tb_fail(err, TB_ERR_UNREACHABLE, "", "%s (%s) did not say which OS it runs (uname -s)", m->name,
+			       os);
 	bsd = strcmp(sys, "FreeBSD") == 0;
-	tb_power_ssh(a, m, os, bsd ? (reboot ? bsd_reboot : bsd_off) : (reboot ? linux_reboot : linux_off), 15000,
-		     &cap, &e);
+	tb_power_ssh(a, m, os, bsd ? (reboot ? bsd_reboot : bsd_off) : (reboot ? linux_reboot : linux_off), 15000, &cap,
+		     &e);
 	tb_ssh_capture_free(&cap);
 	return 0;
 }
@@ -398,8 +406,10 @@ static int power_on(struct tb_action *a, const struct tb_inventory *inv, const s
 		return 0;
 	}
 	if (bmc == NULL && !have_wol)
-		return tb_fail(err, TB_ERR_INVALID, "action", "%s has no power method that can switch it on: add ipmi, "
-			       "redfish, a command with on: or wol to its inventory entry", m->name);
+		return tb_fail(err, TB_ERR_INVALID, "action",
+			       "%s has no power method that can switch it on: add ipmi, "
+			       "redfish, a command with on: or wol to its inventory entry",
+			       m->name);
 	tb_hosts_set_phase(hosts, m->name, "powering_on");
 	rc = -1;
 	used_wol = 0;
@@ -511,34 +521,27 @@ static int power_restart(struct tb_action *a, const struct tb_inventory *inv, co
 	if (find_method(m, TB_POWER_WOL) == NULL)
 		return tb_fail(err, TB_ERR_INVALID, "action",
 			       "%s has neither a BMC nor Wake-on-LAN: a cycle would leave it off; use reset (a reboot) "
-			       "or add a power method to its inventory entry", m->name);
+			       "or add a power method to its inventory entry",
+			       m->name);
 	if ((rc = power_off(a, inv, m, 0, err)) != 0)
 		return rc;
 	return power_on(a, inv, m, os, err);
 }
 
-int tb_power_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
-		 enum tb_power_op op, char *os_out, struct tb_error *err)
+int tb_power_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, enum tb_power_op op,
+		 char *os_out, struct tb_error *err)
 {
 	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	char os[TB_NAME_MAX] = "";
 	int rc;
 
 	switch (op) {
-	case TB_POWER_ON:
-		rc = power_on(a, inv, m, os, err);
-		break;
+	case TB_POWER_ON: rc = power_on(a, inv, m, os, err); break;
 	case TB_POWER_OFF:
-	case TB_POWER_SOFT:
-		rc = power_off(a, inv, m, op == TB_POWER_SOFT, err);
-		break;
+	case TB_POWER_SOFT: rc = power_off(a, inv, m, op == TB_POWER_SOFT, err); break;
 	case TB_POWER_CYCLE:
-	case TB_POWER_RESET:
-		rc = power_restart(a, inv, m, op, os, err);
-		break;
-	default:
-		rc = tb_fail(err, TB_ERR_INVALID, "action", "unknown power action");
-		break;
+	case TB_POWER_RESET: rc = power_restart(a, inv, m, op, os, err); break;
+	default: rc = tb_fail(err, TB_ERR_INVALID, "action", "unknown power action"); break;
 	}
 	tb_hosts_set_phase(hosts, m->name, NULL);
 	if (os_out != NULL)
@@ -574,8 +577,8 @@ static int do_power(struct tb_action *a, void *cls, struct tb_error *err)
 	return tb_power_run(a, w->inv, w->m, w->op, NULL, err);
 }
 
-int tb_power_start(struct tb_services *sv, const char *host, enum tb_power_op op, json_t *params,
-		   const char *actor, const char *note, int64_t *id, struct tb_error *err)
+int tb_power_start(struct tb_services *sv, const char *host, enum tb_power_op op, json_t *params, const char *actor,
+		   const char *note, int64_t *id, struct tb_error *err)
 {
 	struct power_work *w = calloc(1, sizeof(*w));
 

@@ -27,11 +27,11 @@ struct tb_hosts;
 
 enum tb_power_op {
 	TB_POWER_ON = 0,
-	TB_POWER_OFF,      /* hard off */
+	TB_POWER_OFF, /* hard off */
 	TB_POWER_CYCLE,
 	TB_POWER_RESET,
-	TB_POWER_SOFT,     /* ACPI soft off */
-	TB_POWER_STATUS,   /* ask: is the chassis on? */
+	TB_POWER_SOFT,   /* ACPI soft off */
+	TB_POWER_STATUS, /* ask: is the chassis on? */
 	TB_POWER_NOPS
 };
 
@@ -47,26 +47,25 @@ int tb_power_op_parse(const char *s);
  * (-1 when none), and a short output (NULL when none).  The action module
  * stores and publishes it; a driver calls it for every command or packet.
  */
-typedef void (*tb_step_fn)(void *cls, const char *what, const char *command, int exit_status,
-			   const char *output);
+typedef void (*tb_step_fn)(void *cls, const char *what, const char *command, int exit_status, const char *output);
 
 /* What a driver gets for one call.  Everything is borrowed for the call. */
 struct tb_power_call {
-	const struct tb_inventory *inv;     /* to find a relay machine by name */
+	const struct tb_inventory *inv; /* to find a relay machine by name */
 	const struct tb_machine *m;
-	const struct tb_power_method *pm;   /* the method to use, one of m->power */
-	struct tb_ssh_pool *pool;           /* for drivers that go through ssh (relay) */
-	struct tb_hosts *hosts;             /* the pins in force (tb_hosts_target), or NULL: the inventory's */
-	const char *relay_os;               /* the relay's OS persona that answers, or NULL: its first */
+	const struct tb_power_method *pm; /* the method to use, one of m->power */
+	struct tb_ssh_pool *pool;         /* for drivers that go through ssh (relay) */
+	struct tb_hosts *hosts;           /* the pins in force (tb_hosts_target), or NULL: the inventory's */
+	const char *relay_os;             /* the relay's OS persona that answers, or NULL: its first */
 	tb_step_fn step;
 	void *step_cls;
-	const volatile int *cancel;         /* non-zero: stop as soon as possible */
-	long timeout_ms;                    /* hard limit for this call */
+	const volatile int *cancel; /* non-zero: stop as soon as possible */
+	long timeout_ms;            /* hard limit for this call */
 };
 
 struct tb_power_driver {
-	const char *name;                   /* "ipmi", "wol", "redfish", "command" */
-	unsigned int ops;                   /* TB_POWER_BIT()s it can do (command: at most) */
+	const char *name; /* "ipmi", "wol", "redfish", "command" */
+	unsigned int ops; /* TB_POWER_BIT()s it can do (command: at most) */
 	/*
 	 * Do op.  For TB_POWER_STATUS set *is_on.  Blocks up to call->timeout_ms.
 	 * Errors (error.h): TB_ERR_UNAUTHORIZED (credentials refused: say which to
@@ -114,7 +113,6 @@ void tb_power_cred_hint(const struct tb_power_method *pm, char *buf, size_t sz);
  */
 int tb_redfish_boot_once(const struct tb_power_call *call, const char *target, struct tb_error *err);
 
-
 /* ---- the state machine (power.c), run inside an action ---- */
 struct tb_action;
 struct tb_services;
@@ -132,8 +130,8 @@ struct tb_services;
  * when the host is off.
  */
 #define TB_WOL_RESEND_S 4
-int tb_power_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
-		 enum tb_power_op op, char *os_out, struct tb_error *err);
+int tb_power_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, enum tb_power_op op,
+		 char *os_out, struct tb_error *err);
 
 /*
  * Start a power action: op on host, holding it (TB_ERR_CONFLICT naming the
@@ -145,8 +143,8 @@ int tb_power_run(struct tb_action *a, const struct tb_inventory *inv, const stru
  * one (the API, idle power-off, the wake schedule).
  */
 struct tb_services;
-int tb_power_start(struct tb_services *sv, const char *host, enum tb_power_op op, json_t *params,
-		   const char *actor, const char *note, int64_t *id, struct tb_error *err);
+int tb_power_start(struct tb_services *sv, const char *host, enum tb_power_op op, json_t *params, const char *actor,
+		   const char *note, int64_t *id, struct tb_error *err);
 
 /* Wait until a persona of m answers (1, os filled) or nothing does (0),
  * as want says, within timeout_s; resending Wake-on-LAN when resend_wol.

@@ -106,24 +106,28 @@ static int read_status(const struct tb_power_call *call, const char *out, const 
 	int v;
 
 	if (on == -1 || off == -1)
-		return tb_fail(err, TB_ERR_CONFIG, "on_pattern", "%s: on_pattern or off_pattern of the command "
-			       "method is not a POSIX extended regular expression", call->m->name);
+		return tb_fail(err, TB_ERR_CONFIG, "on_pattern",
+			       "%s: on_pattern or off_pattern of the command "
+			       "method is not a POSIX extended regular expression",
+			       call->m->name);
 	if (on == 1 && off == 1)
-		return tb_fail(err, TB_ERR_REMOTE, "power", "%s: the status command's output \"%s\" matches both "
-			       "on_pattern /%s/ and off_pattern /%s/", call->m->name, shown, pm->on_pattern,
-			       pm->off_pattern);
+		return tb_fail(err, TB_ERR_REMOTE, "power",
+			       "%s: the status command's output \"%s\" matches both "
+			       "on_pattern /%s/ and off_pattern /%s/",
+			       call->m->name, shown, pm->on_pattern, pm->off_pattern);
 	if (on == 1)
 		v = 1;
 	else if (off == 1)
 		v = 0;
 	else if (on == 0 && off == -2)
-		v = 0;  /* only on_pattern: anything else means off */
+		v = 0; /* only on_pattern: anything else means off */
 	else if (off == 0 && on == -2)
 		v = 1;
 	else
-		return tb_fail(err, TB_ERR_REMOTE, "power", "%s: the status command's output \"%s\" matches "
-			       "neither on_pattern /%s/ nor off_pattern /%s/", call->m->name, shown,
-			       pm->on_pattern, pm->off_pattern);
+		return tb_fail(err, TB_ERR_REMOTE, "power",
+			       "%s: the status command's output \"%s\" matches "
+			       "neither on_pattern /%s/ nor off_pattern /%s/",
+			       call->m->name, shown, pm->on_pattern, pm->off_pattern);
 	if (is_on != NULL)
 		*is_on = v;
 	return 0;
@@ -147,16 +151,22 @@ static int command_run(const struct tb_power_call *call, enum tb_power_op op, in
 			       m->name, tb_power_op_name(op));
 	for (size_t i = 0; tmpl[i] != NULL; i++) {
 		if (strstr(tmpl[i], "{mac}") != NULL && m->mac == NULL)
-			return tb_fail(err, TB_ERR_CONFIG, "mac", "%s: the %s command uses {mac} but the machine "
-				       "has no mac in the inventory", m->name, tb_power_op_name(op));
+			return tb_fail(err, TB_ERR_CONFIG, "mac",
+				       "%s: the %s command uses {mac} but the machine "
+				       "has no mac in the inventory",
+				       m->name, tb_power_op_name(op));
 		if (strstr(tmpl[i], "{bmc}") != NULL && pm->address == NULL)
-			return tb_fail(err, TB_ERR_CONFIG, "address", "%s: the %s command uses {bmc} but the "
-				       "command method has no address", m->name, tb_power_op_name(op));
+			return tb_fail(err, TB_ERR_CONFIG, "address",
+				       "%s: the %s command uses {bmc} but the "
+				       "command method has no address",
+				       m->name, tb_power_op_name(op));
 		n++;
 	}
 	if (n == 0 || (argv = calloc(n + 1, sizeof(*argv))) == NULL)
-		return tb_fail(err, n == 0 ? TB_ERR_CONFIG : TB_ERR_NOMEM, "power", "%s: cannot build the %s "
-			       "command", m->name, tb_power_op_name(op));
+		return tb_fail(err, n == 0 ? TB_ERR_CONFIG : TB_ERR_NOMEM, "power",
+			       "%s: cannot build the %s "
+			       "command",
+			       m->name, tb_power_op_name(op));
 	for (size_t i = 0; i < n; i++)
 		if ((argv[i] = substitute(tmpl[i], m->name, m->mac, pm->address)) == NULL) {
 			free_argv(argv);
@@ -165,8 +175,7 @@ static int command_run(const struct tb_power_call *call, enum tb_power_op op, in
 	if (timeout_ms <= 0 || (call->timeout_ms > 0 && call->timeout_ms < timeout_ms))
 		timeout_ms = call->timeout_ms > 0 ? call->timeout_ms : 30000;
 
-	rc = tb_proc_run((const char *const *)argv, NULL, timeout_ms, COMMAND_MAX_OUTPUT, call->cancel, &r,
-			 &perr);
+	rc = tb_proc_run((const char *const *)argv, NULL, timeout_ms, COMMAND_MAX_OUTPUT, call->cancel, &r, &perr);
 	cmd = tb_proc_display((const char *const *)argv);
 	tail(r.out != NULL && r.out[0] != '\0' ? r.out : (r.err != NULL ? r.err : ""), STEP_OUTPUT_MAX, output,
 	     sizeof(output));
@@ -180,11 +189,13 @@ static int command_run(const struct tb_power_call *call, enum tb_power_op op, in
 	tb_debug("power", "%s: %s: exit %d: %s", m->name, cmd != NULL ? cmd : argv[0], r.exit_status, output);
 
 	if (rc == TB_ERR_NOT_FOUND)
-		rc = tb_fail(err, TB_ERR_CONFIG, "power", "%s: the %s command's program %s is not installed in "
-			     "%s on the testbedd machine", m->name, tb_power_op_name(op), argv[0], TB_PROC_PATH);
+		rc = tb_fail(err, TB_ERR_CONFIG, "power",
+			     "%s: the %s command's program %s is not installed in "
+			     "%s on the testbedd machine",
+			     m->name, tb_power_op_name(op), argv[0], TB_PROC_PATH);
 	else if (rc == TB_ERR_TIMEOUT)
-		rc = tb_fail(err, TB_ERR_TIMEOUT, "power", "%s: the %s command did not end within %ld ms: %s",
-			     m->name, tb_power_op_name(op), timeout_ms, cmd != NULL ? cmd : argv[0]);
+		rc = tb_fail(err, TB_ERR_TIMEOUT, "power", "%s: the %s command did not end within %ld ms: %s", m->name,
+			     tb_power_op_name(op), timeout_ms, cmd != NULL ? cmd : argv[0]);
 	else if (rc == TB_ERR_CANCELED)
 		rc = tb_fail(err, TB_ERR_CANCELED, NULL, "%s: the %s command was stopped on request", m->name,
 			     tb_power_op_name(op));
@@ -197,8 +208,7 @@ static int command_run(const struct tb_power_call *call, enum tb_power_op op, in
 				     m->name, tb_power_op_name(op), r.term_signal, errtail);
 		else
 			rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: the %s command failed (exit %d): %s", m->name,
-				     tb_power_op_name(op), r.exit_status,
-				     errtail[0] != '\0' ? errtail : "(no output)");
+				     tb_power_op_name(op), r.exit_status, errtail[0] != '\0' ? errtail : "(no output)");
 	} else if (op == TB_POWER_STATUS) {
 		rc = read_status(call, r.out, output, is_on, err);
 	}

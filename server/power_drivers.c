@@ -8,14 +8,10 @@ const struct tb_power_driver *tb_power_driver_for(const struct tb_power_method *
 	if (pm == NULL)
 		return NULL;
 	switch (pm->driver) {
-	case TB_POWER_IPMI:
-		return &tb_power_ipmi;
-	case TB_POWER_WOL:
-		return &tb_power_wol;
-	case TB_POWER_REDFISH:
-		return &tb_power_redfish;
-	case TB_POWER_COMMAND:
-		return &tb_power_command;
+	case TB_POWER_IPMI: return &tb_power_ipmi;
+	case TB_POWER_WOL: return &tb_power_wol;
+	case TB_POWER_REDFISH: return &tb_power_redfish;
+	case TB_POWER_COMMAND: return &tb_power_command;
 	}
 	return NULL;
 }

@@ -63,12 +63,9 @@ static const char *const auth_refused[] = {
 
 /* The BMC answered but does not do the cipher suite we asked for. */
 static const char *const suite_refused[] = {
-	"invalid authentication algorithm",
-	"invalid integrity algorithm",
-	"invalid confidentiality algorithm",
-	"Invalid cipher suite",
-	"Unsupported cipher suite",
-	NULL,
+	"invalid authentication algorithm",  "invalid integrity algorithm",
+	"invalid confidentiality algorithm", "Invalid cipher suite",
+	"Unsupported cipher suite",          NULL,
 };
 
 static int contains_any(const char *s, const char *const words[])
@@ -140,7 +137,8 @@ static int read_password(const struct tb_power_call *call, char *buf, size_t sz,
 	if (rc == 0 && strlen(buf) > IPMI_PASSWORD_MAX)
 		return tb_fail(err, TB_ERR_CONFIG, call->pm->password_file != NULL ? "password_file" : "password_env",
 			       "%s: the BMC password is longer than %d bytes, the IPMI 2.0 limit; check "
-			       "the BMC credentials", call->m->name, IPMI_PASSWORD_MAX);
+			       "the BMC credentials",
+			       call->m->name, IPMI_PASSWORD_MAX);
 	return rc;
 }
 
@@ -156,15 +154,15 @@ static int ipmi_outcome(const struct tb_power_call *call, enum tb_power_op op, c
 	if (rc == TB_ERR_NOT_FOUND)
 		rc = tb_fail(err, TB_ERR_CONFIG, "power",
 			     "%s: ipmitool is not installed on the testbedd machine (Debian: apt install "
-			     "ipmitool; FreeBSD: pkg install ipmitool)", mname);
+			     "ipmitool; FreeBSD: pkg install ipmitool)",
+			     mname);
 	else if (rc == TB_ERR_TIMEOUT)
 		rc = tb_fail(err, TB_ERR_TIMEOUT, "power",
 			     "%s: %s did not answer chassis power %s within %ld ms; check that the BMC "
-			     "is powered and reachable from testbedd", mname, bmc, opword,
-			     call->timeout_ms > 0 ? call->timeout_ms : IPMI_TIMEOUT_MS);
+			     "is powered and reachable from testbedd",
+			     mname, bmc, opword, call->timeout_ms > 0 ? call->timeout_ms : IPMI_TIMEOUT_MS);
 	else if (rc == TB_ERR_CANCELED)
-		rc = tb_fail(err, TB_ERR_CANCELED, NULL, "%s: IPMI chassis power %s stopped on request",
-			     mname, opword);
+		rc = tb_fail(err, TB_ERR_CANCELED, NULL, "%s: IPMI chassis power %s stopped on request", mname, opword);
 	else if (rc != 0) {
 		if (err != NULL)
 			*err = *perr;
@@ -179,27 +177,28 @@ static int ipmi_outcome(const struct tb_power_call *call, enum tb_power_op op, c
 			} else {
 				rc = tb_fail(err, TB_ERR_REMOTE, "power",
 					     "%s: %s answered chassis power status with \"%s\", not "
-					     "\"Chassis Power is on|off\"", mname, bmc, output);
+					     "\"Chassis Power is on|off\"",
+					     mname, bmc, output);
 			}
 		}
 	} else if (contains_any(r->err, auth_refused)) {
 		rc = tb_fail(err, TB_ERR_UNAUTHORIZED, "power",
-			     "%s refused the login: check the BMC credentials of %s (%s)", bmc, mname,
-			     creds);
+			     "%s refused the login: check the BMC credentials of %s (%s)", bmc, mname, creds);
 	} else if (contains_any(r->err, suite_refused)) {
 		rc = tb_fail(err, TB_ERR_CONFIG, "cipher_suite",
 			     "%s does not support IPMI cipher suite %d: set cipher_suite of %s to one it "
-			     "offers (3 on most BMCs; `ipmitool lan print` lists them)", bmc,
-			     pm->cipher_suite, mname);
+			     "offers (3 on most BMCs; `ipmitool lan print` lists them)",
+			     bmc, pm->cipher_suite, mname);
 	} else if (strstr(r->err, "Unable to establish") != NULL ||
-		   strstr(r->err, "Get Auth Capabilities error") != NULL ||
-		   strstr(r->err, "No response") != NULL || strstr(r->err, "Address lookup") != NULL) {
+		   strstr(r->err, "Get Auth Capabilities error") != NULL || strstr(r->err, "No response") != NULL ||
+		   strstr(r->err, "Address lookup") != NULL) {
 		rc = tb_fail(err, TB_ERR_UNREACHABLE, "power",
 			     "%s: %s does not answer (ipmitool: %s); check that it is powered and "
-			     "reachable from testbedd", mname, bmc, output);
+			     "reachable from testbedd",
+			     mname, bmc, output);
 	} else {
-		rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: %s failed chassis power %s (exit %d): %s",
-			     mname, bmc, opword, r->exit_status, output);
+		rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: %s failed chassis power %s (exit %d): %s", mname, bmc,
+			     opword, r->exit_status, output);
 	}
 	return rc;
 }
@@ -224,42 +223,41 @@ static int ipmi_run(const struct tb_power_call *call, enum tb_power_op op, int *
 	case TB_POWER_RESET: opword = "reset"; break;
 	case TB_POWER_SOFT: opword = "soft"; break;
 	case TB_POWER_STATUS: opword = "status"; break;
-	default:
-		return tb_fail(err, TB_ERR_INVALID, "action", "%s: IPMI cannot do this", mname);
+	default: return tb_fail(err, TB_ERR_INVALID, "action", "%s: IPMI cannot do this", mname);
 	}
 	/* The inventory validated these; argv is built from them only, so
 	 * check again rather than pass something ipmitool takes as an option. */
-	if (pm->address == NULL || !tb_valid_address(pm->address) || pm->address[0] == '-' ||
-	    pm->user == NULL || !tb_valid_user(pm->user) || pm->user[0] == '-' || pm->port > 65535 ||
-	    pm->cipher_suite < 0 || pm->cipher_suite > 17)
-		return tb_fail(err, TB_ERR_CONFIG, "power", "%s: the ipmi method needs a valid address, "
-			       "user, port and cipher_suite", mname);
+	if (pm->address == NULL || !tb_valid_address(pm->address) || pm->address[0] == '-' || pm->user == NULL ||
+	    !tb_valid_user(pm->user) || pm->user[0] == '-' || pm->port > 65535 || pm->cipher_suite < 0 ||
+	    pm->cipher_suite > 17)
+		return tb_fail(err, TB_ERR_CONFIG, "power",
+			       "%s: the ipmi method needs a valid address, "
+			       "user, port and cipher_suite",
+			       mname);
 	bmc_name(call, bmc, sizeof(bmc));
 	tb_power_cred_hint(pm, creds, sizeof(creds));
 	snprintf(port, sizeof(port), "%u", pm->port != 0 ? pm->port : 623u);
 	snprintf(suite, sizeof(suite), "%d", pm->cipher_suite);
 
-	const char *argv[] = {"ipmitool", "-v", "-I", "lanplus", "-H", pm->address, "-p", port,
-			      "-U", pm->user, "-E", "-C", suite, "-R", "1", "-N", "1",
-			      "chassis", "power", opword, NULL};
+	const char *argv[] = {"ipmitool", "-v", "-I",     "lanplus", "-H",    pm->address, "-p",
+			      port,       "-U", pm->user, "-E",      "-C",    suite,       "-R",
+			      "1",        "-N", "1",      "chassis", "power", opword,      NULL};
 
 	if ((rc = read_password(call, password, sizeof(password), err)) != 0) {
 		tb_wipe(password, sizeof(password));
 		return rc;
 	}
 	snprintf(env_pw, sizeof(env_pw), "IPMI_PASSWORD=%s", password);
-	rc = tb_proc_run(argv, env, call->timeout_ms > 0 ? call->timeout_ms : IPMI_TIMEOUT_MS,
-			 IPMI_MAX_OUTPUT, call->cancel, &r, &perr);
+	rc = tb_proc_run(argv, env, call->timeout_ms > 0 ? call->timeout_ms : IPMI_TIMEOUT_MS, IPMI_MAX_OUTPUT,
+			 call->cancel, &r, &perr);
 	tb_wipe(env_pw, sizeof(env_pw));
 
 	short_output(&r, password, output, sizeof(output));
 	cmd = tb_proc_display(argv);
-	snprintf(what, sizeof(what), "IPMI chassis power %s for %s (BMC %s:%s)", opword, mname,
-		 pm->address, port);
+	snprintf(what, sizeof(what), "IPMI chassis power %s for %s (BMC %s:%s)", opword, mname, pm->address, port);
 	if (call->step != NULL && r.pid > 0)
 		call->step(call->step_cls, what, cmd, r.exit_status, output[0] != '\0' ? output : NULL);
-	tb_debug("power", "%s: %s: exit %d: %s", mname, cmd != NULL ? cmd : "ipmitool", r.exit_status,
-		 output);
+	tb_debug("power", "%s: %s: exit %d: %s", mname, cmd != NULL ? cmd : "ipmitool", r.exit_status, output);
 
 	rc = ipmi_outcome(call, op, opword, rc, &r, &perr, bmc, creds, output, is_on, err);
 	tb_wipe(password, sizeof(password));

@@ -46,23 +46,23 @@
 #define RF_MAX_BODY (1024u * 1024u)
 #define RF_URL_MAX 1024
 #define RF_STEP_MAX 400
-#define RF_OFF_WAIT_MS 10000L   /* cycle as ForceOff + On: until PowerState says Off */
+#define RF_OFF_WAIT_MS 10000L /* cycle as ForceOff + On: until PowerState says Off */
 
 struct rf {
 	const struct tb_power_call *call;
 	CURL *h;
 	int64_t deadline;
-	char base[RF_URL_MAX];          /* "https://bmc:8443", no trailing slash */
+	char base[RF_URL_MAX]; /* "https://bmc:8443", no trailing slash */
 	char password[256];
-	char token[512];                /* X-Auth-Token of our session, "" when none */
-	char session[RF_URL_MAX];       /* its URL, to DELETE at the end */
-	char system[RF_URL_MAX];        /* path of the ComputerSystem */
-	char creds[400];                /* which credentials, for messages */
+	char token[512];          /* X-Auth-Token of our session, "" when none */
+	char session[RF_URL_MAX]; /* its URL, to DELETE at the end */
+	char system[RF_URL_MAX];  /* path of the ComputerSystem */
+	char creds[400];          /* which credentials, for messages */
 };
 
 /* One reply, as far as it got. */
 struct reply {
-	long status;                    /* 0 when none */
+	long status; /* 0 when none */
 	char *body;
 	size_t len;
 	char etag[256];
@@ -149,8 +149,8 @@ static void bmc_message(const struct reply *r, char *out, size_t outsz)
 {
 	json_t *j = r->body != NULL ? json_loads(r->body, 0, NULL) : NULL;
 	json_t *e = json_object_get(j, "error");
-	const char *msg = json_string_value(json_object_get(
-		json_array_get(json_object_get(e, "@Message.ExtendedInfo"), 0), "Message"));
+	const char *msg = json_string_value(
+		json_object_get(json_array_get(json_object_get(e, "@Message.ExtendedInfo"), 0), "Message"));
 
 	if (msg == NULL)
 		msg = json_string_value(json_object_get(e, "message"));
@@ -169,8 +169,10 @@ static int link_url(struct rf *rf, const char *link, char *out, size_t outsz, st
 	else if (link != NULL && strncmp(link, rf->base, bl) == 0 && link[bl] == '/')
 		snprintf(out, outsz, "%s", link);
 	else
-		return tb_fail(err, TB_ERR_REMOTE, "power", "%s: the BMC at %s gave a link to \"%.100s\", not "
-			       "a path on itself", rf->call->m->name, rf->base, link != NULL ? link : "(none)");
+		return tb_fail(err, TB_ERR_REMOTE, "power",
+			       "%s: the BMC at %s gave a link to \"%.100s\", not "
+			       "a path on itself",
+			       rf->call->m->name, rf->base, link != NULL ? link : "(none)");
 	if (strpbrk(out + bl, " \t\r\n\"<>\\^`{|}") != NULL)
 		return tb_fail(err, TB_ERR_REMOTE, "power", "%s: the BMC gave a malformed link \"%.100s\"",
 			       rf->call->m->name, link);
@@ -257,12 +259,13 @@ static int request_outcome(struct rf *rf, const char *purpose, const char *metho
 	const struct tb_power_method *pm = call->pm;
 
 	switch (cc) {
-	case CURLE_OK:
-		break;
+	case CURLE_OK: break;
 	case CURLE_OPERATION_TIMEDOUT:
-		return tb_fail(err, TB_ERR_TIMEOUT, "power", "%s: the BMC at %s did not answer %s %s within %ld ms; "
-			       "check that it is powered and reachable from testbedd", call->m->name, rf->base, method,
-			       url, call->timeout_ms > 0 ? call->timeout_ms : RF_TIMEOUT_MS);
+		return tb_fail(err, TB_ERR_TIMEOUT, "power",
+			       "%s: the BMC at %s did not answer %s %s within %ld ms; "
+			       "check that it is powered and reachable from testbedd",
+			       call->m->name, rf->base, method, url,
+			       call->timeout_ms > 0 ? call->timeout_ms : RF_TIMEOUT_MS);
 	case CURLE_ABORTED_BY_CALLBACK:
 		return tb_fail(err, TB_ERR_CANCELED, NULL, "%s: Redfish %s stopped on request", call->m->name, purpose);
 	case CURLE_COULDNT_CONNECT:
@@ -270,15 +273,18 @@ static int request_outcome(struct rf *rf, const char *purpose, const char *metho
 	case CURLE_SEND_ERROR:
 	case CURLE_RECV_ERROR:
 	case CURLE_GOT_NOTHING:
-		return tb_fail(err, TB_ERR_UNREACHABLE, "power", "%s: the BMC at %s does not answer (%s); check "
-			       "that it is powered and reachable from testbedd", call->m->name, rf->base, output);
+		return tb_fail(err, TB_ERR_UNREACHABLE, "power",
+			       "%s: the BMC at %s does not answer (%s); check "
+			       "that it is powered and reachable from testbedd",
+			       call->m->name, rf->base, output);
 	case CURLE_PEER_FAILED_VERIFICATION:
 #if LIBCURL_VERSION_NUM < 0x073e00
 	case CURLE_SSL_CACERT:
 #endif
 		return tb_fail(err, TB_ERR_CONFIG, "ca_file",
 			       "%s: the BMC at %s has a TLS certificate testbedd does not trust (%s); give its CA "
-			       "as ca_file%s", call->m->name, rf->base, output,
+			       "as ca_file%s",
+			       call->m->name, rf->base, output,
 			       pm->ca_file != NULL ? " (the one given did not verify it)" : ", or insecure: true");
 	case CURLE_SSL_CACERT_BADFILE:
 		return tb_fail(err, TB_ERR_CONFIG, "ca_file", "%s: cannot use ca_file %s: %s", call->m->name,
@@ -287,10 +293,11 @@ static int request_outcome(struct rf *rf, const char *purpose, const char *metho
 		return tb_fail(err, TB_ERR_REMOTE, "power", "%s: %s %s failed: %s", call->m->name, method, url, output);
 	}
 	if (r->status == 401 || r->status == 403)
-		return tb_fail(err, TB_ERR_UNAUTHORIZED, "power", "the BMC at %s refused %s (HTTP %ld): check "
-			       "the BMC credentials of %s (%s)%s", rf->base, r->status == 401 ? "the login" : "the request",
-			       r->status, call->m->name, rf->creds,
-			       r->status == 403 ? " and that the user may control power" : "");
+		return tb_fail(err, TB_ERR_UNAUTHORIZED, "power",
+			       "the BMC at %s refused %s (HTTP %ld): check "
+			       "the BMC credentials of %s (%s)%s",
+			       rf->base, r->status == 401 ? "the login" : "the request", r->status, call->m->name,
+			       rf->creds, r->status == 403 ? " and that the user may control power" : "");
 	/* 503: the BMC is busy (iDRAC and others while a job runs): transient,
 	 * so that power.c retries */
 	if (r->status == 503)
@@ -394,7 +401,8 @@ static void session_url(struct rf *rf, const struct reply *r)
 	rf->session[0] = '\0';
 	if (loc[0] == '\0' && r->body != NULL && (j = json_loads(r->body, 0, NULL)) != NULL)
 		loc = json_string_value(json_object_get(j, "@odata.id")) != NULL
-			      ? json_string_value(json_object_get(j, "@odata.id")) : "";
+			      ? json_string_value(json_object_get(j, "@odata.id"))
+			      : "";
 	if (strncmp(loc, "https://", 8) == 0 && (p = strchr(loc + 8, '/')) != NULL)
 		loc = p;
 	if (loc[0] == '\0' || link_url(rf, loc, rf->session, sizeof(rf->session), NULL) != 0)
@@ -427,8 +435,10 @@ static int open_session(struct rf *rf, struct tb_error *err)
 		rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: the BMC at %s refused a session (HTTP %ld)%s%s",
 			     rf->call->m->name, rf->base, r.status, msg[0] != '\0' ? ": " : "", msg);
 	} else if (rc == 0 && r.token[0] == '\0') {
-		rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: the BMC at %s created a session but sent no "
-			     "X-Auth-Token", rf->call->m->name, rf->base);
+		rc = tb_fail(err, TB_ERR_REMOTE, "power",
+			     "%s: the BMC at %s created a session but sent no "
+			     "X-Auth-Token",
+			     rf->call->m->name, rf->base);
 	} else if (rc == 0) {
 		snprintf(rf->token, sizeof(rf->token), "%s", r.token);
 		session_url(rf, &r);
@@ -474,8 +484,8 @@ static int find_system(struct rf *rf, struct tb_error *err)
 	}
 	snprintf(url, sizeof(url), "%s/redfish/v1/", rf->base);
 	if ((rc = get_json(rf, "service root", url, &root, NULL, 0, err)) == 0 &&
-	    (rc = link_url(rf, json_string_value(json_object_get(json_object_get(root, "Systems"), "@odata.id")),
-			   url, sizeof(url), err)) == 0 &&
+	    (rc = link_url(rf, json_string_value(json_object_get(json_object_get(root, "Systems"), "@odata.id")), url,
+			   sizeof(url), err)) == 0 &&
 	    (rc = get_json(rf, "systems", url, &coll, NULL, 0, err)) == 0) {
 		json_t *first = json_array_get(json_object_get(coll, "Members"), 0);
 
@@ -515,8 +525,10 @@ static int read_state(struct rf *rf, int *on, struct tb_error *err)
 	*on = power_state(sys);
 	if (*on < 0)
 		rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: the BMC's PowerState is \"%s\", not On or Off",
-			     rf->call->m->name, json_string_value(json_object_get(sys, "PowerState")) != NULL
-			     ? json_string_value(json_object_get(sys, "PowerState")) : "(missing)");
+			     rf->call->m->name,
+			     json_string_value(json_object_get(sys, "PowerState")) != NULL
+				     ? json_string_value(json_object_get(sys, "PowerState"))
+				     : "(missing)");
 	json_decref(sys);
 	return rc;
 }
@@ -528,9 +540,7 @@ static int allowed(json_t *list, const char *v)
 
 	if (!json_is_array(list))
 		return 1; /* not listed: let the BMC decide */
-	json_array_foreach (list, i, x)
-		if (json_is_string(x) && strcmp(json_string_value(x), v) == 0)
-			return 1;
+	json_array_foreach(list, i, x) if (json_is_string(x) && strcmp(json_string_value(x), v) == 0) return 1;
 	return 0;
 }
 
@@ -542,7 +552,8 @@ static void list_text(json_t *list, char *out, size_t sz)
 	json_t *x;
 
 	out[0] = '\0';
-	json_array_foreach (list, i, x) {
+	json_array_foreach(list, i, x)
+	{
 		int w;
 
 		if (!json_is_string(x))
@@ -564,8 +575,7 @@ static void list_text(json_t *list, char *out, size_t sz)
  * of a system that is off sets *refused_off (the caller turns it on)
  * instead of failing.
  */
-static int reset(struct rf *rf, const char *target, const char *type, int want, int *refused_off,
-		 struct tb_error *err)
+static int reset(struct rf *rf, const char *target, const char *type, int want, int *refused_off, struct tb_error *err)
 {
 	json_t *b = json_pack("{s:s}", "ResetType", type);
 	char *body = b != NULL ? json_dumps(b, JSON_COMPACT) : NULL;
@@ -591,9 +601,11 @@ static int reset(struct rf *rf, const char *target, const char *type, int want, 
 		*refused_off = 1;
 	} else if (rc == 0 && (r.status == 409 || r.status == 400) && want >= 0) {
 		if ((rc = read_state(rf, &on, err)) == 0 && on != want)
-			rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: the BMC refused ResetType %s (HTTP %ld%s%s) "
-				     "and the system is still %s", rf->call->m->name, type, r.status,
-				     msg[0] != '\0' ? ": " : "", msg, on ? "on" : "off");
+			rc = tb_fail(err, TB_ERR_REMOTE, "power",
+				     "%s: the BMC refused ResetType %s (HTTP %ld%s%s) "
+				     "and the system is still %s",
+				     rf->call->m->name, type, r.status, msg[0] != '\0' ? ": " : "", msg,
+				     on ? "on" : "off");
 	} else if (rc == 0) {
 		rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: the BMC refused ResetType %s (HTTP %ld)%s%s",
 			     rf->call->m->name, type, r.status, msg[0] != '\0' ? ": " : "", msg);
@@ -640,9 +652,11 @@ static int do_action(struct rf *rf, enum tb_power_op op, int *is_on, struct tb_e
 		int on = power_state(sys);
 
 		if (on < 0)
-			rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: the BMC's PowerState is \"%.40s\", not On or Off",
-				     rf->call->m->name, json_string_value(json_object_get(sys, "PowerState")) != NULL
-				     ? json_string_value(json_object_get(sys, "PowerState")) : "(missing)");
+			rc = tb_fail(err, TB_ERR_REMOTE, "power",
+				     "%s: the BMC's PowerState is \"%.40s\", not On or Off", rf->call->m->name,
+				     json_string_value(json_object_get(sys, "PowerState")) != NULL
+					     ? json_string_value(json_object_get(sys, "PowerState"))
+					     : "(missing)");
 		else if (is_on != NULL)
 			*is_on = on;
 		goto out;
@@ -651,8 +665,10 @@ static int do_action(struct rf *rf, enum tb_power_op op, int *is_on, struct tb_e
 	target = json_string_value(json_object_get(act, "target"));
 	list = json_object_get(act, "ResetType@Redfish.AllowableValues");
 	if (target == NULL) {
-		rc = tb_fail(err, TB_ERR_REMOTE, "power", "%s: the ComputerSystem %s has no #ComputerSystem.Reset "
-			     "action", rf->call->m->name, rf->system);
+		rc = tb_fail(err, TB_ERR_REMOTE, "power",
+			     "%s: the ComputerSystem %s has no #ComputerSystem.Reset "
+			     "action",
+			     rf->call->m->name, rf->system);
 		goto out;
 	}
 	if ((rc = link_url(rf, target, turl, sizeof(turl), err)) != 0)
@@ -663,9 +679,10 @@ static int do_action(struct rf *rf, enum tb_power_op op, int *is_on, struct tb_e
 			pick = i;
 	if (pick < 0) {
 		list_text(list, names, sizeof(names));
-		rc = tb_fail(err, TB_ERR_CONFIG, "power", "%s: the BMC does not allow ResetType %s for %s (it allows "
-			     "%s); use another power method for this action", rf->call->m->name, prefs[op][0][0],
-			     tb_power_op_name(op), names);
+		rc = tb_fail(err, TB_ERR_CONFIG, "power",
+			     "%s: the BMC does not allow ResetType %s for %s (it allows "
+			     "%s); use another power method for this action",
+			     rf->call->m->name, prefs[op][0][0], tb_power_op_name(op), names);
 		goto out;
 	}
 	if (prefs[op][pick][1] != NULL) {
@@ -746,8 +763,10 @@ int tb_redfish_boot_once(const struct tb_power_call *call, const char *target, s
 	int rc;
 
 	if (call->pm->driver != TB_POWER_REDFISH || target == NULL || target[0] == '\0')
-		return tb_fail(err, TB_ERR_INVALID, "boot", "%s: a one-shot boot override needs a redfish method "
-			       "and a target", call->m->name);
+		return tb_fail(err, TB_ERR_INVALID, "boot",
+			       "%s: a one-shot boot override needs a redfish method "
+			       "and a target",
+			       call->m->name);
 	if ((rc = rf_open(&rf, call, err)) != 0 ||
 	    (rc = get_json(&rf, "system", rf.system, &sys, etag, sizeof(etag), err)) != 0)
 		goto out;
@@ -765,14 +784,17 @@ int tb_redfish_boot_once(const struct tb_power_call *call, const char *target, s
 		goto out;
 	}
 	if (etag[0] == '\0')
-		tb_warn("power", "%s: the BMC sent no ETag for %s; PATCHing without If-Match", call->m->name, rf.system);
+		tb_warn("power", "%s: the BMC sent no ETag for %s; PATCHing without If-Match", call->m->name,
+			rf.system);
 	if ((rc = request(&rf, "boot override", "PATCH", rf.system, body, NULL, etag[0] != '\0' ? etag : NULL, &r,
 			  err)) != 0)
 		goto out;
 	bmc_message(&r, msg, sizeof(msg));
 	if (r.status == 412)
-		rc = tb_fail(err, TB_ERR_CONFLICT, "boot", "%s: the BMC refused the boot override: the system changed "
-			     "since it was read (HTTP 412, ETag %s); try again", call->m->name, etag);
+		rc = tb_fail(err, TB_ERR_CONFLICT, "boot",
+			     "%s: the BMC refused the boot override: the system changed "
+			     "since it was read (HTTP 412, ETag %s); try again",
+			     call->m->name, etag);
 	else if (r.status < 200 || r.status >= 300)
 		rc = tb_fail(err, TB_ERR_REMOTE, "boot", "%s: the BMC refused the boot override (HTTP %ld)%s%s",
 			     call->m->name, r.status, msg[0] != '\0' ? ": " : "", msg);

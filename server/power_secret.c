@@ -39,8 +39,8 @@ int tb_power_read_password(const struct tb_power_call *call, char *buf, size_t s
 		close(fd);
 		if (n < 0)
 			return tb_fail(err, TB_ERR_CONFIG, "password_file",
-				       "%s: cannot read the BMC password file %s: %s", m,
-				       pm->password_file, strerror(errno));
+				       "%s: cannot read the BMC password file %s: %s", m, pm->password_file,
+				       strerror(errno));
 		len = (size_t)n;
 		buf[len] = '\0';
 		if (len > 0 && buf[len - 1] == '\n')
@@ -50,7 +50,8 @@ int tb_power_read_password(const struct tb_power_call *call, char *buf, size_t s
 		if (memchr(buf, '\0', len) != NULL || memchr(buf, '\n', len) != NULL || (size_t)n == sz - 1)
 			return tb_fail(err, TB_ERR_CONFIG, "password_file",
 				       "%s: the BMC password file %s must hold the password on one line "
-				       "(at most %zu bytes)", m, pm->password_file, sz - 2);
+				       "(at most %zu bytes)",
+				       m, pm->password_file, sz - 2);
 	} else if (pm->password_env != NULL) {
 		const char *v = getenv(pm->password_env);
 
@@ -61,12 +62,14 @@ int tb_power_read_password(const struct tb_power_call *call, char *buf, size_t s
 				       m, pm->password_env);
 		if (strlen(v) >= sz)
 			return tb_fail(err, TB_ERR_CONFIG, "password_env",
-				       "%s: the BMC password in %s is longer than %zu bytes", m,
-				       pm->password_env, sz - 1);
+				       "%s: the BMC password in %s is longer than %zu bytes", m, pm->password_env,
+				       sz - 1);
 		memcpy(buf, v, strlen(v) + 1);
 	} else {
-		return tb_fail(err, TB_ERR_CONFIG, "power", "%s: the %s method has no password_file or "
-			       "password_env", m, tb_power_driver_for(pm) != NULL ? tb_power_driver_for(pm)->name : "BMC");
+		return tb_fail(err, TB_ERR_CONFIG, "power",
+			       "%s: the %s method has no password_file or "
+			       "password_env",
+			       m, tb_power_driver_for(pm) != NULL ? tb_power_driver_for(pm)->name : "BMC");
 	}
 	return 0;
 }

@@ -113,8 +113,7 @@ static int parse_secureon(const char *s, unsigned char out[6])
 }
 
 /* Read secureon_file; *len 0 when the method has none. */
-static int read_secureon(const struct tb_power_call *call, unsigned char pw[6], int *len,
-			 struct tb_error *err)
+static int read_secureon(const struct tb_power_call *call, unsigned char pw[6], int *len, struct tb_error *err)
 {
 	const char *path = call->pm->secureon_file;
 	char buf[64];
@@ -135,8 +134,8 @@ static int read_secureon(const struct tb_power_call *call, unsigned char pw[6], 
 	while (n < 0 && errno == EINTR);
 	close(fd);
 	if (n < 0)
-		return tb_fail(err, TB_ERR_CONFIG, "secureon_file", "%s: cannot read %s: %s",
-			       call->m->name, path, strerror(errno));
+		return tb_fail(err, TB_ERR_CONFIG, "secureon_file", "%s: cannot read %s: %s", call->m->name, path,
+			       strerror(errno));
 	buf[n] = '\0';
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
@@ -153,8 +152,7 @@ static int read_secureon(const struct tb_power_call *call, unsigned char pw[6], 
 }
 
 /* The magic packet for mac (+ SecureOn) into buf; returns its length. */
-static size_t magic_packet(const unsigned char mac[6], const unsigned char *pw, int pwlen,
-			   unsigned char buf[MAGIC_MAX])
+static size_t magic_packet(const unsigned char mac[6], const unsigned char *pw, int pwlen, unsigned char buf[MAGIC_MAX])
 {
 	size_t n = 0;
 
@@ -185,8 +183,7 @@ static int interface_address(const char *ifname, struct sockaddr_in *sin)
 	if (getifaddrs(&ifa) != 0)
 		return -1;
 	for (i = ifa; i != NULL; i = i->ifa_next) {
-		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
-		    strcmp(i->ifa_name, ifname) != 0)
+		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET || strcmp(i->ifa_name, ifname) != 0)
 			continue;
 		memcpy(sin, i->ifa_addr, sizeof(*sin));
 		sin->sin_port = 0;
@@ -197,8 +194,8 @@ static int interface_address(const char *ifname, struct sockaddr_in *sin)
 	return rc;
 }
 
-static int send_udp(const struct tb_power_call *call, const char *macs, const unsigned char *pkt,
-		    size_t len, int secureon, struct tb_error *err)
+static int send_udp(const struct tb_power_call *call, const char *macs, const unsigned char *pkt, size_t len,
+		    int secureon, struct tb_error *err)
 {
 	const struct tb_power_method *pm = call->pm;
 	const char *mname = call->m->name, *way = pm->via == TB_WOL_BROADCAST ? "broadcast" : "directed";
@@ -209,28 +206,31 @@ static int send_udp(const struct tb_power_call *call, const char *macs, const un
 	ssize_t n;
 
 	if (pm->target == NULL || !tb_valid_address(pm->target))
-		return tb_fail(err, TB_ERR_CONFIG, "target", "%s: Wake-on-LAN via %s needs a target "
-			       "address", mname, way);
+		return tb_fail(err, TB_ERR_CONFIG, "target",
+			       "%s: Wake-on-LAN via %s needs a target "
+			       "address",
+			       mname, way);
 	if (pm->source == NULL && pm->interface == NULL && pm->via == TB_WOL_BROADCAST)
 		return tb_fail(err, TB_ERR_CONFIG, "source",
 			       "%s: Wake-on-LAN via broadcast needs source (an address of the testbedd "
 			       "machine on the testbed's network) or interface: unbound, a broadcast "
-			       "leaves by the default route", mname);
+			       "leaves by the default route",
+			       mname);
 	snprintf(port, sizeof(port), "%u", pm->port != 0 ? pm->port : 9u);
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_DGRAM;
 	if ((grc = getaddrinfo(pm->target, port, &hints, &dst)) != 0)
-		return tb_fail(err, TB_ERR_CONFIG, "target", "%s: cannot resolve the Wake-on-LAN target "
-			       "%s: %s", mname, pm->target, gai_strerror(grc));
+		return tb_fail(err, TB_ERR_CONFIG, "target",
+			       "%s: cannot resolve the Wake-on-LAN target "
+			       "%s: %s",
+			       mname, pm->target, gai_strerror(grc));
 	fd = socket(dst->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		rc = tb_fail(err, TB_ERR_IO, NULL, "%s: cannot open a UDP socket: %s", mname,
-			     strerror(errno));
+		rc = tb_fail(err, TB_ERR_IO, NULL, "%s: cannot open a UDP socket: %s", mname, strerror(errno));
 		goto out;
 	}
-	if (dst->ai_family == AF_INET &&
-	    setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one)) != 0) {
+	if (dst->ai_family == AF_INET && setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one)) != 0) {
 		rc = tb_fail(err, TB_ERR_IO, NULL, "%s: SO_BROADCAST: %s", mname, strerror(errno));
 		goto out;
 	}
@@ -238,15 +238,17 @@ static int send_udp(const struct tb_power_call *call, const char *macs, const un
 		hints.ai_family = dst->ai_family;
 		hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
 		if ((grc = getaddrinfo(pm->source, NULL, &hints, &src)) != 0) {
-			rc = tb_fail(err, TB_ERR_CONFIG, "source", "%s: the Wake-on-LAN source %s is not "
-				     "an address of the target's family: %s", mname, pm->source,
-				     gai_strerror(grc));
+			rc = tb_fail(err, TB_ERR_CONFIG, "source",
+				     "%s: the Wake-on-LAN source %s is not "
+				     "an address of the target's family: %s",
+				     mname, pm->source, gai_strerror(grc));
 			goto out;
 		}
 		if (bind(fd, src->ai_addr, src->ai_addrlen) != 0) {
 			rc = tb_fail(err, TB_ERR_CONFIG, "source",
 				     "%s: cannot send Wake-on-LAN from %s: %s; source must be an address "
-				     "of the testbedd machine", mname, pm->source, strerror(errno));
+				     "of the testbedd machine",
+				     mname, pm->source, strerror(errno));
 			goto out;
 		}
 		snprintf(from, sizeof(from), " from %s", pm->source);
@@ -256,12 +258,13 @@ static int send_udp(const struct tb_power_call *call, const char *macs, const un
 		if (dst->ai_family != AF_INET || interface_address(pm->interface, &ifsin) != 0) {
 			rc = tb_fail(err, TB_ERR_CONFIG, "interface",
 				     "%s: the interface %s has no IPv4 address on the testbedd machine "
-				     "to send Wake-on-LAN from; give source", mname, pm->interface);
+				     "to send Wake-on-LAN from; give source",
+				     mname, pm->interface);
 			goto out;
 		}
 		if (bind(fd, (struct sockaddr *)&ifsin, sizeof(ifsin)) != 0) {
-			rc = tb_fail(err, TB_ERR_IO, "interface", "%s: bind to %s's address: %s", mname,
-				     pm->interface, strerror(errno));
+			rc = tb_fail(err, TB_ERR_IO, "interface", "%s: bind to %s's address: %s", mname, pm->interface,
+				     strerror(errno));
 			goto out;
 		}
 		inet_ntop(AF_INET, &ifsin.sin_addr, a, sizeof(a));
@@ -273,9 +276,9 @@ static int send_udp(const struct tb_power_call *call, const char *macs, const un
 	if (n < 0 || (size_t)n != len) {
 		int e = n < 0 ? errno : EIO;
 
-		rc = tb_fail(err, e == ENETUNREACH || e == EHOSTUNREACH ? TB_ERR_UNREACHABLE : TB_ERR_IO,
-			     "target", "%s: sending the Wake-on-LAN packet to %s:%s%s failed: %s", mname,
-			     pm->target, port, from, strerror(e));
+		rc = tb_fail(err, e == ENETUNREACH || e == EHOSTUNREACH ? TB_ERR_UNREACHABLE : TB_ERR_IO, "target",
+			     "%s: sending the Wake-on-LAN packet to %s:%s%s failed: %s", mname, pm->target, port, from,
+			     strerror(e));
 		goto out;
 	}
 	snprintf(what, sizeof(what), "UDP magic packet%s for %s to %s:%s%s",
@@ -300,12 +303,14 @@ static int send_raw(const struct tb_power_call *call, const char *macs, const un
 	int rc;
 
 	if (pm->interface == NULL || !tb_valid_ifname(pm->interface))
-		return tb_fail(err, TB_ERR_CONFIG, "interface", "%s: Wake-on-LAN via raw needs the "
-			       "interface to send on", call->m->name);
+		return tb_fail(err, TB_ERR_CONFIG, "interface",
+			       "%s: Wake-on-LAN via raw needs the "
+			       "interface to send on",
+			       call->m->name);
 	rc = tb_rawframe_send(pm->interface, mac, WOL_ETHERTYPE, pkt, len, &e);
 	if (rc != 0)
-		return tb_fail(err, rc, e.field, "%s: Wake-on-LAN raw frame on %s: %s", call->m->name,
-			       pm->interface, e.message);
+		return tb_fail(err, rc, e.field, "%s: Wake-on-LAN raw frame on %s: %s", call->m->name, pm->interface,
+			       e.message);
 	snprintf(what, sizeof(what), "raw Ethernet magic packet (EtherType 0x0842)%s for %s to %s on %s",
 		 secureon ? " (with SecureOn password)" : "", macs, macs, pm->interface);
 	step(call, what, NULL, -1, NULL);
@@ -322,14 +327,18 @@ static int relay_target(const struct tb_power_call *call, const struct tb_machin
 	const struct tb_persona *p;
 
 	if (call->inv == NULL || pm->relay == NULL || (*relay = tb_inventory_find(call->inv, pm->relay)) == NULL)
-		return tb_fail(err, TB_ERR_CONFIG, "relay", "%s: the Wake-on-LAN relay %s is not a "
-			       "machine of the inventory", call->m->name, pm->relay != NULL ? pm->relay : "(none)");
+		return tb_fail(err, TB_ERR_CONFIG, "relay",
+			       "%s: the Wake-on-LAN relay %s is not a "
+			       "machine of the inventory",
+			       call->m->name, pm->relay != NULL ? pm->relay : "(none)");
 	p = call->relay_os != NULL ? tb_machine_persona(*relay, call->relay_os) : NULL;
 	if (p == NULL)
 		p = (*relay)->nos > 0 ? &(*relay)->os[0] : NULL;
 	if (p == NULL)
-		return tb_fail(err, TB_ERR_CONFIG, "relay", "%s: the Wake-on-LAN relay %s has no OS "
-			       "to log in to", call->m->name, (*relay)->name);
+		return tb_fail(err, TB_ERR_CONFIG, "relay",
+			       "%s: the Wake-on-LAN relay %s has no OS "
+			       "to log in to",
+			       call->m->name, (*relay)->name);
 	if (call->hosts != NULL) {
 		tb_hosts_target(call->hosts, *relay, p, t, pin, pinlen);
 		return 0;
@@ -359,8 +368,11 @@ static int relay_argv(const struct tb_power_call *call, const struct tb_machine 
 
 	if (pm->command == NULL || strcmp(pm->command, "etherwake") == 0) {
 		if (pm->interface == NULL || !tb_valid_ifname(pm->interface) || pm->interface[0] == '-')
-			return tb_fail(err, TB_ERR_CONFIG, "interface", "%s: etherwake on the relay %s "
-				       "needs the relay's interface (e.g. br-lan)", call->m->name, relay->name), -1;
+			return tb_fail(err, TB_ERR_CONFIG, "interface",
+				       "%s: etherwake on the relay %s "
+				       "needs the relay's interface (e.g. br-lan)",
+				       call->m->name, relay->name),
+			       -1;
 		argv[n++] = "etherwake";
 		argv[n++] = "-i";
 		argv[n++] = pm->interface;
@@ -376,13 +388,17 @@ static int relay_argv(const struct tb_power_call *call, const struct tb_machine 
 		}
 	} else if (strcmp(pm->command, "wakeonlan") == 0) {
 		if (pwlen > 0)
-			return tb_fail(err, TB_ERR_CONFIG, "secureon_file", "%s: wakeonlan cannot send a "
-				       "SecureOn password; use command: etherwake on the relay", call->m->name), -1;
+			return tb_fail(err, TB_ERR_CONFIG, "secureon_file",
+				       "%s: wakeonlan cannot send a "
+				       "SecureOn password; use command: etherwake on the relay",
+				       call->m->name),
+			       -1;
 		argv[n++] = "wakeonlan";
 		if (pm->target != NULL) {
 			if (!tb_valid_address(pm->target) || pm->target[0] == '-')
 				return tb_fail(err, TB_ERR_CONFIG, "target", "%s: bad Wake-on-LAN target",
-					       call->m->name), -1;
+					       call->m->name),
+				       -1;
 			argv[n++] = "-i";
 			argv[n++] = pm->target;
 		}
@@ -392,8 +408,11 @@ static int relay_argv(const struct tb_power_call *call, const struct tb_machine 
 			argv[n++] = port;
 		}
 	} else {
-		return tb_fail(err, TB_ERR_CONFIG, "command", "%s: the Wake-on-LAN relay command must be "
-			       "etherwake or wakeonlan", call->m->name), -1;
+		return tb_fail(err, TB_ERR_CONFIG, "command",
+			       "%s: the Wake-on-LAN relay command must be "
+			       "etherwake or wakeonlan",
+			       call->m->name),
+		       -1;
 	}
 	argv[n++] = macs;
 	argv[n] = NULL;
@@ -423,8 +442,8 @@ static char *relay_shown(const struct tb_ssh_target *t, const char *const argv[]
 }
 
 /* Wake macs through the relay over ssh, recorded as a step. */
-static int send_relay(const struct tb_power_call *call, const char *macs, const unsigned char *pw,
-		      int pwlen, struct tb_error *err)
+static int send_relay(const struct tb_power_call *call, const char *macs, const unsigned char *pw, int pwlen,
+		      struct tb_error *err)
 {
 	const struct tb_machine *relay;
 	struct tb_ssh_target t;
@@ -471,30 +490,26 @@ static int wol_run(const struct tb_power_call *call, enum tb_power_op op, int *i
 
 	(void)is_on;
 	if (op != TB_POWER_ON)
-		return tb_fail(err, TB_ERR_INVALID, "action", "%s: Wake-on-LAN can only switch a machine "
-			       "on", call->m->name);
-	if (parse_mac(call->m->mac, mac) != 0)
-		return tb_fail(err, TB_ERR_CONFIG, "mac", "%s: Wake-on-LAN needs the machine's mac "
-			       "(aa:bb:cc:dd:ee:ff)", call->m->name);
-	if (call->cancel != NULL && *call->cancel)
-		return tb_fail(err, TB_ERR_CANCELED, NULL, "%s: Wake-on-LAN stopped on request",
+		return tb_fail(err, TB_ERR_INVALID, "action",
+			       "%s: Wake-on-LAN can only switch a machine "
+			       "on",
 			       call->m->name);
+	if (parse_mac(call->m->mac, mac) != 0)
+		return tb_fail(err, TB_ERR_CONFIG, "mac",
+			       "%s: Wake-on-LAN needs the machine's mac "
+			       "(aa:bb:cc:dd:ee:ff)",
+			       call->m->name);
+	if (call->cancel != NULL && *call->cancel)
+		return tb_fail(err, TB_ERR_CANCELED, NULL, "%s: Wake-on-LAN stopped on request", call->m->name);
 	if ((rc = read_secureon(call, pw, &pwlen, err)) != 0)
 		return rc;
 	len = magic_packet(mac, pw, pwlen, pkt);
 	switch (call->pm->via) {
 	case TB_WOL_BROADCAST:
-	case TB_WOL_DIRECTED:
-		rc = send_udp(call, call->m->mac, pkt, len, pwlen > 0, err);
-		break;
-	case TB_WOL_RAW:
-		rc = send_raw(call, call->m->mac, mac, pkt, len, pwlen > 0, err);
-		break;
-	case TB_WOL_RELAY:
-		rc = send_relay(call, call->m->mac, pw, pwlen, err);
-		break;
-	default:
-		rc = tb_fail(err, TB_ERR_CONFIG, "via", "%s: unknown Wake-on-LAN way", call->m->name);
+	case TB_WOL_DIRECTED: rc = send_udp(call, call->m->mac, pkt, len, pwlen > 0, err); break;
+	case TB_WOL_RAW: rc = send_raw(call, call->m->mac, mac, pkt, len, pwlen > 0, err); break;
+	case TB_WOL_RELAY: rc = send_relay(call, call->m->mac, pw, pwlen, err); break;
+	default: rc = tb_fail(err, TB_ERR_CONFIG, "via", "%s: unknown Wake-on-LAN way", call->m->name);
 	}
 	/* volatile wipes: a memset of a buffer about to die is removed by the compiler */
 	tb_wipe(pw, sizeof(pw));

@@ -24,8 +24,7 @@
  * has it (hidden by _POSIX_C_SOURCE) and so does glibc since 2.34; elsewhere
  * the child closes every possible descriptor up to RLIMIT_NOFILE.
  */
-#if defined(__FreeBSD__) || \
-	(defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34)))
+#if defined(__FreeBSD__) || (defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34)))
 #define TB_HAVE_CLOSEFROM 1
 void closefrom(int lowfd);
 #endif
@@ -59,17 +58,16 @@ static int find_program(const char *argv0, char *out, size_t outsz, struct tb_er
 
 	if (argv0[0] == '/') {
 		if (strlen(argv0) >= outsz)
-			return tb_fail(err, TB_ERR_INVALID, NULL, "program path too long: %.64s...",
-				       argv0);
+			return tb_fail(err, TB_ERR_INVALID, NULL, "program path too long: %.64s...", argv0);
 		if (stat(argv0, &st) != 0 || !S_ISREG(st.st_mode) || access(argv0, X_OK) != 0)
-			return tb_fail(err, TB_ERR_NOT_FOUND, NULL,
-				       "%s is not an executable file on this machine", argv0);
+			return tb_fail(err, TB_ERR_NOT_FOUND, NULL, "%s is not an executable file on this machine",
+				       argv0);
 		snprintf(out, outsz, "%s", argv0);
 		return 0;
 	}
 	if (strchr(argv0, '/') != NULL || argv0[0] == '\0')
-		return tb_fail(err, TB_ERR_INVALID, NULL,
-			       "a program is a bare name or an absolute path, not \"%s\"", argv0);
+		return tb_fail(err, TB_ERR_INVALID, NULL, "a program is a bare name or an absolute path, not \"%s\"",
+			       argv0);
 	for (; *dir != '\0'; dir = *end != '\0' ? end + 1 : end) {
 		int n;
 
@@ -82,8 +80,8 @@ static int find_program(const char *argv0, char *out, size_t outsz, struct tb_er
 		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
 			return 0;
 	}
-	return tb_fail(err, TB_ERR_NOT_FOUND, NULL, "%s is not installed on this machine (looked in %s)",
-		       argv0, TB_PROC_PATH);
+	return tb_fail(err, TB_ERR_NOT_FOUND, NULL, "%s is not installed on this machine (looked in %s)", argv0,
+		       TB_PROC_PATH);
 }
 
 static int valid_env_entry(const char *s)
@@ -105,12 +103,12 @@ static int valid_env_entry(const char *s)
  * (close-on-exec), closes everything else, resets signals, execs.  On
  * failure writes errno to the pipe and exits 127.
  */
-static void child(const char *path, char *const argv[], char *const envp[], int devnull,
-		  int out_w, int err_w, int ep_w, int maxfd)
+static void child(const char *path, char *const argv[], char *const envp[], int devnull, int out_w, int err_w, int ep_w,
+		  int maxfd)
 {
 	int src[4] = {devnull, out_w, err_w, ep_w}, hi[4];
-	static const int sigs[] = {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD, SIGUSR1,
-				   SIGUSR2, SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU};
+	static const int sigs[] = {SIGPIPE, SIGINT,  SIGQUIT, SIGTERM, SIGHUP,  SIGCHLD,
+				   SIGUSR1, SIGUSR2, SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU};
 	struct sigaction sa;
 	sigset_t none;
 	int e;
@@ -169,8 +167,9 @@ char *tb_proc_display(const char *const argv[])
 	/* tb_sh_quote_argv quotes argv[0] always; a plain program name reads
 	 * better bare ("ipmitool -I lanplus ..."). */
 	n = strlen(argv[0]);
-	if (n > 0 && strspn(argv[0], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-				     "0123456789_./-") == n &&
+	if (n > 0 &&
+	    strspn(argv[0], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			    "0123456789_./-") == n &&
 	    s[0] == '\'' && strncmp(s + 1, argv[0], n) == 0 && s[n + 1] == '\'') {
 		memmove(s, s + 1, n);
 		memmove(s + n, s + n + 2, strlen(s + n + 2) + 1);
@@ -288,7 +287,7 @@ static int spawn(struct run *r, struct tb_error *err)
 			n = read(r->ep_r, &e, sizeof(e));
 		while (n < 0 && errno == EINTR);
 	if (n == (ssize_t)sizeof(e)) {
-		r->exited = true;   /* the child exits 127 at once; reaped later */
+		r->exited = true; /* the child exits 127 at once; reaped later */
 		return tb_fail(err, TB_ERR_IO, NULL, "cannot run %s: %s", r->path, strerror(e));
 	}
 	r->deadline = r->start + r->timeout_ms;
@@ -424,12 +423,20 @@ static int finish(struct run *r, int rc, struct tb_error *err)
 	return rc;
 }
 
-int tb_proc_run(const char *const argv[], const char *const env_add[], long timeout_ms,
-		size_t max_output, const volatile int *cancel, struct tb_proc_result *res,
-		struct tb_error *err)
+int tb_proc_run(const char *const argv[], const char *const env_add[], long timeout_ms, size_t max_output,
+		const volatile int *cancel, struct tb_proc_result *res, struct tb_error *err)
 {
-	struct run r = {.argv = argv, .cancel = cancel, .res = res, .pid = -1, .devnull = -1, .out_r = -1,
-			.out_w = -1, .err_r = -1, .err_w = -1, .ep_r = -1, .ep_w = -1};
+	struct run r = {.argv = argv,
+			.cancel = cancel,
+			.res = res,
+			.pid = -1,
+			.devnull = -1,
+			.out_r = -1,
+			.out_w = -1,
+			.err_r = -1,
+			.err_w = -1,
+			.ep_r = -1,
+			.ep_w = -1};
 	int rc;
 
 	memset(res, 0, sizeof(*res));

@@ -48,17 +48,17 @@
 
 /* What happened to one run.  Filled as far as the run got. */
 struct tb_proc_result {
-	pid_t pid;              /* the child's pid (also its process group), 0 if none */
-	int exit_status;        /* 0..255 when it exited, else -1 */
-	int term_signal;        /* the signal that ended it, else 0 */
-	bool timed_out;         /* the deadline passed and testbedd signalled it */
-	bool canceled;          /* *cancel became non-zero and testbedd signalled it */
-	long elapsed_ms;        /* from fork to reaping */
-	char *out;              /* stdout, NUL-terminated, at most max_output bytes */
+	pid_t pid;       /* the child's pid (also its process group), 0 if none */
+	int exit_status; /* 0..255 when it exited, else -1 */
+	int term_signal; /* the signal that ended it, else 0 */
+	bool timed_out;  /* the deadline passed and testbedd signalled it */
+	bool canceled;   /* *cancel became non-zero and testbedd signalled it */
+	long elapsed_ms; /* from fork to reaping */
+	char *out;       /* stdout, NUL-terminated, at most max_output bytes */
 	size_t out_len;
-	char *err;              /* stderr, the same */
+	char *err; /* stderr, the same */
 	size_t err_len;
-	bool out_truncated;     /* more arrived than max_output and was dropped */
+	bool out_truncated; /* more arrived than max_output and was dropped */
 	bool err_truncated;
 };
 
@@ -78,9 +78,8 @@ struct tb_proc_result {
  * res holds valid (possibly empty, "") buffers to free with
  * tb_proc_result_free, except after TB_ERR_NOMEM where they may be NULL.
  */
-int tb_proc_run(const char *const argv[], const char *const env_add[], long timeout_ms,
-		size_t max_output, const volatile int *cancel, struct tb_proc_result *res,
-		struct tb_error *err);
+int tb_proc_run(const char *const argv[], const char *const env_add[], long timeout_ms, size_t max_output,
+		const volatile int *cancel, struct tb_proc_result *res, struct tb_error *err);
 
 /* Free res->out and res->err (not res) and reset res.  NULL is allowed. */
 void tb_proc_result_free(struct tb_proc_result *res);

@@ -12,8 +12,8 @@
 #include "timeutil.h"
 
 struct rate_slot {
-	char key[64];          /* "" when empty */
-	int64_t window_start;  /* monotonic seconds of the window's first failure */
+	char key[64];         /* "" when empty */
+	int64_t window_start; /* monotonic seconds of the window's first failure */
 	int64_t last_failure;
 	int failures;
 };
@@ -126,8 +126,8 @@ int tb_ratelimit_check(struct tb_ratelimit *rl, const char *addr, int *retry_aft
 	s = slot_for(rl, key, now, 0);
 	if (s != NULL && limited(rl, s, now)) {
 		*retry_after_s = left(rl, s, now);
-		rc = tb_fail(err, TB_ERR_RATE_LIMITED, "",
-			     "too many failed authentications from %s: try again in %d s", key, *retry_after_s);
+		rc = tb_fail(err, TB_ERR_RATE_LIMITED, "", "too many failed authentications from %s: try again in %d s",
+			     key, *retry_after_s);
 	}
 	pthread_mutex_unlock(&rl->lock);
 	return rc;

@@ -26,7 +26,7 @@
  * capability), TB_ERR_INVALID (bad arguments), TB_ERR_IO (send failed).
  * Messages name the interface; the caller adds the machine.
  */
-int tb_rawframe_send(const char *ifname, const unsigned char dst[6], unsigned int ethertype,
-		     const void *payload, size_t len, struct tb_error *err);
+int tb_rawframe_send(const char *ifname, const unsigned char dst[6], unsigned int ethertype, const void *payload,
+		     size_t len, struct tb_error *err);
 
 #endif /* TB_RAWFRAME_H */

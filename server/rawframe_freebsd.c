@@ -23,8 +23,8 @@
 
 #define CAP_HINT "sending raw frames needs write access to /dev/bpf (run testbedd as root)"
 
-int tb_rawframe_send(const char *ifname, const unsigned char dst[6], unsigned int ethertype,
-		     const void *payload, size_t len, struct tb_error *err)
+int tb_rawframe_send(const char *ifname, const unsigned char dst[6], unsigned int ethertype, const void *payload,
+		     size_t len, struct tb_error *err)
 {
 	unsigned char frame[14 + TB_RAWFRAME_PAYLOAD_MAX];
 	struct ifreq ifr;
@@ -32,8 +32,8 @@ int tb_rawframe_send(const char *ifname, const unsigned char dst[6], unsigned in
 	ssize_t n;
 	int fd, e;
 
-	if (ifname == NULL || strlen(ifname) >= sizeof(ifr.ifr_name) || len == 0 ||
-	    len > TB_RAWFRAME_PAYLOAD_MAX || ethertype > 0xffff)
+	if (ifname == NULL || strlen(ifname) >= sizeof(ifr.ifr_name) || len == 0 || len > TB_RAWFRAME_PAYLOAD_MAX ||
+	    ethertype > 0xffff)
 		return tb_fail(err, TB_ERR_INVALID, NULL, "bad raw frame");
 	if (if_nametoindex(ifname) == 0)
 		return tb_fail(err, TB_ERR_CONFIG, "interface",
@@ -52,8 +52,8 @@ int tb_rawframe_send(const char *ifname, const unsigned char dst[6], unsigned in
 	if (ioctl(fd, BIOCSETIF, &ifr) < 0 || ioctl(fd, BIOCSHDRCMPLT, &zero) < 0) {
 		e = errno;
 		close(fd);
-		return tb_fail(err, TB_ERR_CONFIG, "interface", "cannot attach /dev/bpf to %s: %s",
-			       ifname, strerror(e));
+		return tb_fail(err, TB_ERR_CONFIG, "interface", "cannot attach /dev/bpf to %s: %s", ifname,
+			       strerror(e));
 	}
 	memcpy(frame, dst, 6);
 	memset(frame + 6, 0, 6);
@@ -64,10 +64,8 @@ int tb_rawframe_send(const char *ifname, const unsigned char dst[6], unsigned in
 	e = errno;
 	close(fd);
 	if (n < 0)
-		return tb_fail(err, TB_ERR_IO, "interface", "sending a raw frame on %s: %s", ifname,
-			       strerror(e));
+		return tb_fail(err, TB_ERR_IO, "interface", "sending a raw frame on %s: %s", ifname, strerror(e));
 	if ((size_t)n != 14 + len)
-		return tb_fail(err, TB_ERR_IO, "interface", "sending a raw frame on %s: short write",
-			       ifname);
+		return tb_fail(err, TB_ERR_IO, "interface", "sending a raw frame on %s: short write", ifname);
 	return 0;
 }

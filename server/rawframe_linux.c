@@ -10,11 +10,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define CAP_HINT "sending raw frames needs CAP_NET_RAW (root, or the systemd unit's " \
-		 "AmbientCapabilities=CAP_NET_RAW)"
+#define CAP_HINT                                                             \
+	"sending raw frames needs CAP_NET_RAW (root, or the systemd unit's " \
+	"AmbientCapabilities=CAP_NET_RAW)"
 
-int tb_rawframe_send(const char *ifname, const unsigned char dst[6], unsigned int ethertype,
-		     const void *payload, size_t len, struct tb_error *err)
+int tb_rawframe_send(const char *ifname, const unsigned char dst[6], unsigned int ethertype, const void *payload,
+		     size_t len, struct tb_error *err)
 {
 	struct sockaddr_ll sll;
 	unsigned int idx;
@@ -33,8 +34,7 @@ int tb_rawframe_send(const char *ifname, const unsigned char dst[6], unsigned in
 		e = errno;
 		if (e == EPERM || e == EACCES)
 			return tb_fail(err, TB_ERR_CONFIG, "interface", "%s", CAP_HINT);
-		return tb_fail(err, TB_ERR_IO, "interface", "cannot open a packet socket: %s",
-			       strerror(e));
+		return tb_fail(err, TB_ERR_IO, "interface", "cannot open a packet socket: %s", strerror(e));
 	}
 	memset(&sll, 0, sizeof(sll));
 	sll.sll_family = AF_PACKET;
@@ -49,13 +49,11 @@ int tb_rawframe_send(const char *ifname, const unsigned char dst[6], unsigned in
 		if (e == EPERM || e == EACCES)
 			return tb_fail(err, TB_ERR_CONFIG, "interface", "%s", CAP_HINT);
 		if (e == ENETDOWN || e == ENXIO || e == ENODEV)
-			return tb_fail(err, TB_ERR_CONFIG, "interface",
-				       "the network interface %s is down: %s", ifname, strerror(e));
-		return tb_fail(err, TB_ERR_IO, "interface", "sending a raw frame on %s: %s", ifname,
-			       strerror(e));
+			return tb_fail(err, TB_ERR_CONFIG, "interface", "the network interface %s is down: %s", ifname,
+				       strerror(e));
+		return tb_fail(err, TB_ERR_IO, "interface", "sending a raw frame on %s: %s", ifname, strerror(e));
 	}
 	if ((size_t)n != len)
-		return tb_fail(err, TB_ERR_IO, "interface", "sending a raw frame on %s: short write",
-			       ifname);
+		return tb_fail(err, TB_ERR_IO, "interface", "sending a raw frame on %s: short write", ifname);
 	return 0;
 }

@@ -37,7 +37,7 @@ static json_t *ms_time(int64_t ms)
 
 struct mctx {
 	const struct tb_results_src *src;
-	json_t *out;               /* one matrix, or the list */
+	json_t *out; /* one matrix, or the list */
 	int list;
 };
 
@@ -74,9 +74,10 @@ static json_t *matrix_json(const struct tb_results_src *src, const struct tb_mat
 
 		json_object_set_new(j, "seed", shuffled ? json_integer(m->seed) : json_null());
 	}
-	json_object_set_new(j, "error", m->error_code != NULL ? json_pack("{s:s, s:s}", "code", m->error_code, "message",
-									  m->error_message ? m->error_message : "")
-							     : json_null());
+	json_object_set_new(j, "error",
+			    m->error_code != NULL ? json_pack("{s:s, s:s}", "code", m->error_code, "message",
+							      m->error_message ? m->error_message : "")
+						  : json_null());
 	json_object_set_new(p, "total", json_integer(m->nruns));
 	json_object_set_new(p, "done", json_integer(done));
 	json_object_set_new(p, "ok", json_integer(m->nok));
@@ -151,15 +152,17 @@ static void on_run_brief(void *cls, const struct tb_run_row *r)
 
 static void on_boot(void *cls, const struct tb_matrix_boot_row *b)
 {
-	json_array_append_new(cls, json_pack("{s:s, s:o, s:s, s:o, s:o, s:o, s:s, s:o, s:o}", "host", b->host, "from",
-					     b->from_os ? json_string(b->from_os) : json_null(), "to", b->to_os,
-					     "action", b->action_id > 0 ? json_integer(b->action_id) : json_null(),
-					     "started_at", ms_time(b->started_ms), "finished_at", ms_time(b->finished_ms),
-					     "state", b->state, "error", b->error ? json_string(b->error) : json_null(),
-					     "before_seq", b->before_seq >= 0 ? json_integer(b->before_seq) : json_null()));
+	json_array_append_new(cls,
+			      json_pack("{s:s, s:o, s:s, s:o, s:o, s:o, s:s, s:o, s:o}", "host", b->host, "from",
+					b->from_os ? json_string(b->from_os) : json_null(), "to", b->to_os, "action",
+					b->action_id > 0 ? json_integer(b->action_id) : json_null(), "started_at",
+					ms_time(b->started_ms), "finished_at", ms_time(b->finished_ms), "state",
+					b->state, "error", b->error ? json_string(b->error) : json_null(), "before_seq",
+					b->before_seq >= 0 ? json_integer(b->before_seq) : json_null()));
 }
 
-int tb_results_matrix_json(const struct tb_results_src *src, int64_t id, unsigned int parts, json_t **out, struct tb_error *err)
+int tb_results_matrix_json(const struct tb_results_src *src, int64_t id, unsigned int parts, json_t **out,
+			   struct tb_error *err)
 {
 	struct mctx c = {src, NULL, 0};
 	int rc;
@@ -279,8 +282,7 @@ static int live_intervals(const struct tb_results_src *src, json_t *run, int64_t
 	if (state == NULL || strcmp(state, "running") != 0 || started_ms <= 0)
 		return 0;
 	json_object_set_new(run, "intervals_live", json_true());
-	return tb_store_run_interval_events(src->store, matrix, id, started_ms / 1000, on_interval_event, by_side,
-					    err);
+	return tb_store_run_interval_events(src->store, matrix, id, started_ms / 1000, on_interval_event, by_side, err);
 }
 
 int tb_results_run_json(const struct tb_results_src *src, int64_t run_id, json_t **out, struct tb_error *err)
@@ -324,8 +326,8 @@ static void on_raw(void *cls, const struct tb_raw_row *r)
 	}
 }
 
-int tb_results_raw(const struct tb_results_src *src, int64_t run_id, const char *side, const char *stream, char **out, size_t *len,
-		   struct tb_error *err)
+int tb_results_raw(const struct tb_results_src *src, int64_t run_id, const char *side, const char *stream, char **out,
+		   size_t *len, struct tb_error *err)
 {
 	struct raw x = {0};
 	int rc;
@@ -356,7 +358,7 @@ static double jitter_of(const char *summary)
 
 struct table {
 	json_t *runs;
-	json_t *cells;             /* array indexed by cell */
+	json_t *cells; /* array indexed by cell */
 };
 
 static void add_cell_value(json_t *cell, const char *key, double v)
@@ -382,22 +384,24 @@ static void on_row(void *cls, const struct tb_run_row *r)
 		json_array_append_new(t->cells, json_null());
 	cell = json_array_get(t->cells, (size_t)r->cell);
 	if (json_is_null(cell)) {
-		cell = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:i, "
-				 "s:i, s:i}",
-				 "cell", r->cell, "client", r->client, "server", r->server, "link", r->link,
-				 "server_address", r->server_address, "protocol", r->protocol, "direction", r->direction,
-				 "params", json_loads(r->params, 0, NULL), "client_os", "server_os", "sender_bps",
-				 "receiver_bps", "retransmits", "lost_percent", "jitter_ms", "runs", 0, "failed", 0,
-				 "stopped", 0);
+		cell = json_pack(
+			"{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:i, "
+			"s:i, s:i}",
+			"cell", r->cell, "client", r->client, "server", r->server, "link", r->link, "server_address",
+			r->server_address, "protocol", r->protocol, "direction", r->direction, "params",
+			json_loads(r->params, 0, NULL), "client_os", "server_os", "sender_bps", "receiver_bps",
+			"retransmits", "lost_percent", "jitter_ms", "runs", 0, "failed", 0, "stopped", 0);
 		if (cell == NULL)
 			return;
 		json_array_set_new(t->cells, (size_t)r->cell, cell);
 	}
 	json_object_set_new(cell, "runs", json_integer(json_integer_value(json_object_get(cell, "runs")) + 1));
 	if (strcmp(r->state, "failed") == 0)
-		json_object_set_new(cell, "failed", json_integer(json_integer_value(json_object_get(cell, "failed")) + 1));
+		json_object_set_new(cell, "failed",
+				    json_integer(json_integer_value(json_object_get(cell, "failed")) + 1));
 	if (strcmp(r->state, "canceled") == 0 || strcmp(r->state, "interrupted") == 0)
-		json_object_set_new(cell, "stopped", json_integer(json_integer_value(json_object_get(cell, "stopped")) + 1));
+		json_object_set_new(cell, "stopped",
+				    json_integer(json_integer_value(json_object_get(cell, "stopped")) + 1));
 	if (r->client_os != NULL)
 		json_array_append_new(json_object_get(cell, "client_os"), json_string(r->client_os));
 	if (r->server_os != NULL)
@@ -435,7 +439,8 @@ static void os_of(json_t *cell, const char *key)
 	char buf[128] = "";
 	size_t i;
 
-	json_array_foreach(a, i, x) {
+	json_array_foreach(a, i, x)
+	{
 		const char *s = json_string_value(x);
 
 		if (strstr(buf, s) == NULL)
@@ -456,10 +461,12 @@ static int build_table(const struct tb_results_src *src, int64_t id, struct tabl
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	if ((rc = tb_store_run_each(src->store, id, NULL, on_row, t, err)) != 0)
 		return rc;
-	json_array_foreach(t->cells, i, cell) {
+	json_array_foreach(t->cells, i, cell)
+	{
 		if (json_is_null(cell))
 			continue;
-		json_object_set_new(cell, "n", json_integer((json_int_t)json_array_size(json_object_get(cell, "sender_bps"))));
+		json_object_set_new(cell, "n",
+				    json_integer((json_int_t)json_array_size(json_object_get(cell, "sender_bps"))));
 		summarise(cell, "sender_bps");
 		summarise(cell, "receiver_bps");
 		summarise(cell, "retransmits");
@@ -508,8 +515,7 @@ static void csv_field(struct tb_outbuf *c, const json_t *v, int last)
 	} else if (json_is_real(v)) {
 		snprintf(num, sizeof(num), "%.17g", json_real_value(v));
 		s = num;
-	}
-	else if (json_is_true(v))
+	} else if (json_is_true(v))
 		s = "true";
 	else if (json_is_false(v))
 		s = "false";
@@ -549,7 +555,8 @@ static void csv_rows(struct tb_outbuf *c, const json_t *rows, const char *const 
 		tb_outbuf_add(c, cols[k], strlen(cols[k]));
 		tb_outbuf_add(c, cols[k + 1] != NULL ? "," : "\r\n", cols[k + 1] != NULL ? 1 : 2);
 	}
-	json_array_foreach(rows, i, row) {
+	json_array_foreach(rows, i, row)
+	{
 		if (json_is_null(row))
 			continue;
 		for (int k = 0; cols[k] != NULL; k++)
@@ -557,19 +564,68 @@ static void csv_rows(struct tb_outbuf *c, const json_t *rows, const char *const 
 	}
 }
 
-int tb_results_table_csv(const struct tb_results_src *src, int64_t id, int cells, char **out, size_t *len, struct tb_error *err)
+int tb_results_table_csv(const struct tb_results_src *src, int64_t id, int cells, char **out, size_t *len,
+			 struct tb_error *err)
 {
-	static const char *const run_cols[] = {
-		"id", "seq", "cell", "repeat", "client", "client_os", "server", "server_os", "link", "protocol", "direction",
-		"params.duration_s", "params.omit_s", "params.parallel", "params.bitrate", "params.length", "params.window",
-		"params.congestion", "params.tos", "state", "error_class", "sender_bps", "receiver_bps", "retransmits",
-		"lost_percent", "jitter_ms", "started_at", "finished_at", "cookie", NULL};
-	static const char *const cell_cols[] = {
-		"cell", "client", "client_os", "server", "server_os", "link", "protocol", "direction", "params.duration_s",
-		"params.parallel", "params.bitrate", "runs", "failed", "stopped", "n", "sender_bps.mean", "sender_bps.median",
-		"sender_bps.stdev", "sender_bps.min", "sender_bps.max", "receiver_bps.mean", "receiver_bps.median",
-		"receiver_bps.stdev", "receiver_bps.min", "receiver_bps.max", "retransmits.median", "lost_percent.median",
-		"jitter_ms.median", NULL};
+	static const char *const run_cols[] = {"id",
+					       "seq",
+					       "cell",
+					       "repeat",
+					       "client",
+					       "client_os",
+					       "server",
+					       "server_os",
+					       "link",
+					       "protocol",
+					       "direction",
+					       "params.duration_s",
+					       "params.omit_s",
+					       "params.parallel",
+					       "params.bitrate",
+					       "params.length",
+					       "params.window",
+					       "params.congestion",
+					       "params.tos",
+					       "state",
+					       "error_class",
+					       "sender_bps",
+					       "receiver_bps",
+					       "retransmits",
+					       "lost_percent",
+					       "jitter_ms",
+					       "started_at",
+					       "finished_at",
+					       "cookie",
+					       NULL};
+	static const char *const cell_cols[] = {"cell",
+						"client",
+						"client_os",
+						"server",
+						"server_os",
+						"link",
+						"protocol",
+						"direction",
+						"params.duration_s",
+						"params.parallel",
+						"params.bitrate",
+						"runs",
+						"failed",
+						"stopped",
+						"n",
+						"sender_bps.mean",
+						"sender_bps.median",
+						"sender_bps.stdev",
+						"sender_bps.min",
+						"sender_bps.max",
+						"receiver_bps.mean",
+						"receiver_bps.median",
+						"receiver_bps.stdev",
+						"receiver_bps.min",
+						"receiver_bps.max",
+						"retransmits.median",
+						"lost_percent.median",
+						"jitter_ms.median",
+						NULL};
 	struct table t = {0};
 	struct tb_outbuf c = {0};
 	int rc;

@@ -24,8 +24,8 @@ struct tb_store;
 /* What results read: the store, and what runs now, which the caller asks the
  * runner for (tb_runner_now): results never call the runner. */
 struct tb_mx_now {
-	int64_t matrix;            /* 0: nothing runs */
-	int seq;                   /* the seq of its run in progress, -1: none */
+	int64_t matrix; /* 0: nothing runs */
+	int seq;        /* the seq of its run in progress, -1: none */
 };
 struct tb_results_src {
 	struct tb_store *store;
@@ -36,7 +36,8 @@ struct tb_results_src {
  * "boots" (each a query more: a matrix.state event needs neither). */
 #define TB_MX_JSON_RUNS 1u
 #define TB_MX_JSON_BOOTS 2u
-int tb_results_matrix_json(const struct tb_results_src *src, int64_t id, unsigned int parts, json_t **out, struct tb_error *err);
+int tb_results_matrix_json(const struct tb_results_src *src, int64_t id, unsigned int parts, json_t **out,
+			   struct tb_error *err);
 /* Newest first, without runs. */
 int tb_results_matrix_list_json(const struct tb_results_src *src, int limit, json_t **out, struct tb_error *err);
 /* One run with its commands, personas, versions, summary and intervals. */
@@ -44,9 +45,10 @@ int tb_results_run_json(const struct tb_results_src *src, int64_t run_id, json_t
 /* {"matrix":ID,"name":..,"state":..,"runs":[row],"cells":[cell]} */
 int tb_results_table_json(const struct tb_results_src *src, int64_t id, json_t **out, struct tb_error *err);
 /* The same as CSV (RFC 4180, header line): cells 0 one row per run, 1 one row per cell. */
-int tb_results_table_csv(const struct tb_results_src *src, int64_t id, int cells, char **out, size_t *len, struct tb_error *err);
+int tb_results_table_csv(const struct tb_results_src *src, int64_t id, int cells, char **out, size_t *len,
+			 struct tb_error *err);
 /* A run's raw output (side "client"|"server", stream "stdout"|"stderr"). */
-int tb_results_raw(const struct tb_results_src *src, int64_t run_id, const char *side, const char *stream, char **out, size_t *len,
-		   struct tb_error *err);
+int tb_results_raw(const struct tb_results_src *src, int64_t run_id, const char *side, const char *stream, char **out,
+		   size_t *len, struct tb_error *err);
 
 #endif /* TB_RESULTS_H */

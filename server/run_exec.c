@@ -17,8 +17,8 @@
 #include "store.h"
 #include "timeutil.h"
 
-#define LISTEN_WAIT_MS 8000        /* server started -> listening */
-#define SLACK_S 15                 /* client watchdog: omit + duration + this */
+#define LISTEN_WAIT_MS 8000 /* server started -> listening */
+#define SLACK_S 15          /* client watchdog: omit + duration + this */
 #define BUSY_TRIES 4
 #define PORT_BASE 5201
 #define PORT_SPAN 800
@@ -39,8 +39,8 @@ static void publish_interval(void *cls, json_t *interval)
 
 	tb_events_publish(pb->sv->events, "run.interval", pb->host, pb->r->matrix_id,
 			  json_pack("{s:I, s:I, s:i, s:s, s:i, s:o}", "matrix", (json_int_t)pb->r->matrix_id, "run",
-				    (json_int_t)pb->r->id, "seq", pb->r->seq, "side", pb->side, "n", pb->n++, "interval",
-				    interval));
+				    (json_int_t)pb->r->id, "seq", pb->r->seq, "side", pb->side, "n", pb->n++,
+				    "interval", interval));
 }
 
 static void publish_run(struct tb_services *sv, const struct tb_run_row *r)
@@ -81,8 +81,8 @@ int tb_run_host_prepare(struct tb_services *sv, struct tb_run_host *h, struct tb
 
 	h->ready = false;
 	if (!tb_hosts_probe_one(sv->hosts, h->m, h->os, sizeof(h->os)))
-		return tb_fail(err, TB_ERR_UNREACHABLE, "", "%s does not answer ssh in any of its OS personas: is it on?",
-			       h->m->name);
+		return tb_fail(err, TB_ERR_UNREACHABLE, "",
+			       "%s does not answer ssh in any of its OS personas: is it on?", h->m->name);
 	if ((h->p = tb_machine_persona(h->m, h->os)) == NULL)
 		return tb_fail(err, TB_ERR_INTERNAL, "", "%s answers as %s, which it has no persona for", h->m->name,
 			       h->os);
@@ -96,8 +96,9 @@ int tb_run_host_prepare(struct tb_services *sv, struct tb_run_host *h, struct tb
 		if ((nl = strchr(cap.out, '\n')) != NULL)
 			ver = nl + 1;
 		if (tb_iperf_caps_parse(cap.out, &h->caps, err) != 0)
-			rc = tb_fail(err, TB_ERR_REMOTE, "", "%s (%s): iperf3 --version said \"%.*s\": install iperf3 3.x there",
-				     h->m->name, h->os, (int)strcspn(ver, "\r\n") > 80 ? 80 : (int)strcspn(ver, "\r\n"), ver);
+			rc = tb_fail(err, TB_ERR_REMOTE, "",
+				     "%s (%s): iperf3 --version said \"%.*s\": install iperf3 3.x there", h->m->name,
+				     h->os, (int)strcspn(ver, "\r\n") > 80 ? 80 : (int)strcspn(ver, "\r\n"), ver);
 	}
 	tb_ssh_capture_free(&cap);
 	if (rc == 0)
@@ -144,7 +145,7 @@ struct client {
 	struct tb_store *store;
 	struct tb_run_row *r;
 	struct tb_outbuf out, errb;
-	struct tb_iperf_stream *stream;   /* --json-stream, else NULL (-J) */
+	struct tb_iperf_stream *stream; /* --json-stream, else NULL (-J) */
 };
 
 static int client_pid(void *cls, long pid)
@@ -234,13 +235,13 @@ static const char *class_name(enum tb_iperf_errclass c)
 }
 
 struct outcome {
-	json_t *client_result;     /* owned */
-	json_t *server_result;     /* owned */
+	json_t *client_result; /* owned */
+	json_t *server_result; /* owned */
 	struct tb_outbuf cout, cerr, sout, serr;
 	char *client_cmd, *server_cmd;
-	const char *klass;         /* NULL: ok */
+	const char *klass; /* NULL: ok */
 	char message[512];
-	bool retry_busy;           /* busy, or the port was taken: try again */
+	bool retry_busy; /* busy, or the port was taken: try again */
 };
 
 static void outcome_free(struct outcome *o)
@@ -275,9 +276,9 @@ static void outcome_set(struct outcome *o, const char *klass, const char *fmt, .
 
 /* The client's command line (timeout(1) around iperf3) into cargv, both
  * commands as they will be shown, the run marked running and published. */
-static int prepare(struct tb_services *sv, struct tb_run_row *r, const struct tb_iperf_params *p, struct tb_run_host *ch,
-		   struct tb_run_host *sh, struct run_server *s, struct tb_argv *cav, const char **cargv, char *wall,
-		   struct outcome *o)
+static int prepare(struct tb_services *sv, struct tb_run_row *r, const struct tb_iperf_params *p,
+		   struct tb_run_host *ch, struct tb_run_host *sh, struct run_server *s, struct tb_argv *cav,
+		   const char **cargv, char *wall, struct outcome *o)
 {
 	long wall_s = p->omit_s + p->duration_s + SLACK_S;
 	struct tb_error e = {0};
@@ -351,7 +352,8 @@ static void never_ran(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_
 	tb_store_run_update(sv->store, r, NULL);
 	run_server_finish(s, ln == 0 && ctl->stop ? 0 : 3000);
 	if (ctl->stop) {
-		outcome_set(o, ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted", "stopped before the client started");
+		outcome_set(o, ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted",
+			    "stopped before the client started");
 	} else if (s->rc != 0) {
 		outcome_set(o, "ssh_error", "server %s: %s", sh->m->name, s->err.message);
 	} else if (ln == 0) {
@@ -386,7 +388,8 @@ static void classify(const struct tb_run_ctl *ctl, const struct tb_run_host *ch,
 	enum tb_iperf_errclass ec;
 
 	if (rc == TB_ERR_CANCELED && ctl->stop) {
-		outcome_set(o, ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted", "stopped before the client started");
+		outcome_set(o, ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted",
+			    "stopped before the client started");
 	} else if (rc == TB_ERR_TIMEOUT) {
 		outcome_set(o, "timeout", "the client did not end within %ld s: %s", wall_s + 5, e->message);
 	} else if (rc != 0) {
@@ -439,11 +442,12 @@ static void collect(struct run_server *s, struct client *c, struct outcome *o)
 
 /* One attempt at run r: the server started, the client let go when it
  * listens, both outputs parsed, the outcome classified into o. */
-static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r, const struct tb_iperf_params *p,
-		    struct tb_run_host *ch, struct tb_run_host *sh, struct outcome *o)
+static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r,
+		    const struct tb_iperf_params *p, struct tb_run_host *ch, struct tb_run_host *sh, struct outcome *o)
 {
 	struct run_server s;
-	struct client c = {.ctl = ctl, .store = sv->store, .r = r, .out = {.max = RUN_OUT_MAX}, .errb = {.max = RUN_ERR_MAX}};
+	struct client c = {
+		.ctl = ctl, .store = sv->store, .r = r, .out = {.max = RUN_OUT_MAX}, .errb = {.max = RUN_ERR_MAX}};
 	struct pub spub = {sv, r, "server", sh->m->name, 0}, cpub = {sv, r, "client", ch->m->name, 0};
 	struct tb_error e = {0};
 	struct tb_argv cav;
@@ -482,14 +486,14 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 }
 
 /* Intervals of a result as rows for the store (data strings malloc'd). */
-static size_t interval_rows(const json_t *result, const char *side, struct tb_interval_row *rows, size_t at,
-			    size_t max)
+static size_t interval_rows(const json_t *result, const char *side, struct tb_interval_row *rows, size_t at, size_t max)
 {
 	const json_t *iv = json_object_get(result, "intervals");
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(iv, i, v) {
+	json_array_foreach(iv, i, v)
+	{
 		if (at >= max)
 			break;
 		rows[at].side = side;
@@ -529,8 +533,8 @@ static int commit(struct tb_services *sv, struct tb_run_row *r, struct outcome *
 			json_object_set(sum, "client", cend != NULL ? cend : json_null());
 			json_object_set(sum, "server", send != NULL ? send : json_null());
 			if (o->client_result != NULL) {
-				static const char *const keep[] = {"cookie", "version", "system_info", "timesecs", "test_start",
-								   "error", NULL};
+				static const char *const keep[] = {"cookie",     "version", "system_info", "timesecs",
+								   "test_start", "error",   NULL};
 
 				for (int i = 0; keep[i] != NULL; i++) {
 					json_t *v = json_object_get(o->client_result, keep[i]);
@@ -594,7 +598,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 			long wait = backoff / 2 + rand() % (backoff + 1);
 
 			tb_info("runner", "matrix %lld run %d: %s; retrying in %ld ms (attempt %d of %d)",
-			       (long long)r.matrix_id, r.seq, o.message, wait, tries, BUSY_TRIES);
+				(long long)r.matrix_id, r.seq, o.message, wait, tries, BUSY_TRIES);
 			outcome_free(&o);
 			for (long t = 0; t < wait && !ctl->stop; t += 50)
 				tb_sleep_ms(50, NULL);

@@ -31,12 +31,12 @@ struct tb_run_host {
 	const struct tb_persona *p;
 	char os[TB_NAME_MAX];
 	struct tb_iperf_caps caps;
-	bool bsd;                  /* FreeBSD userland: sockstat, not ss */
-	bool ready;                /* os, caps and bsd are known */
-	char snapped_os[TB_NAME_MAX];       /* the OS this matrix took its metadata in ("": none yet) */
-	bool initial_known;        /* initial_os is what the host was in when the matrix met it */
-	char initial_os[TB_NAME_MAX];       /* "" when it was off or did not answer */
-	char boot_failed[TB_NAME_MAX];      /* an OS this matrix could not boot it into ("": none) */
+	bool bsd;                      /* FreeBSD userland: sockstat, not ss */
+	bool ready;                    /* os, caps and bsd are known */
+	char snapped_os[TB_NAME_MAX];  /* the OS this matrix took its metadata in ("": none yet) */
+	bool initial_known;            /* initial_os is what the host was in when the matrix met it */
+	char initial_os[TB_NAME_MAX];  /* "" when it was off or did not answer */
+	char boot_failed[TB_NAME_MAX]; /* an OS this matrix could not boot it into ("": none) */
 	char boot_error[300];
 };
 
@@ -45,11 +45,11 @@ enum tb_run_stop { TB_RUN_GO = 0, TB_RUN_CANCEL = 1, TB_RUN_SHUTDOWN = 2 };
 /* Shared between the run and a thread that stops it (lock guards all). */
 struct tb_run_ctl {
 	pthread_mutex_t lock;
-	volatile int stop;         /* enum tb_run_stop */
+	volatile int stop; /* enum tb_run_stop */
 	struct tb_ssh_target client_t;
 	char client_pin[96];
-	long client_pid;           /* > 0 while the client runs */
-	int signaled;              /* SIGINT was sent to the client */
+	long client_pid; /* > 0 while the client runs */
+	int signaled;    /* SIGINT was sent to the client */
 };
 
 /* Ask the run in progress to stop (why: TB_RUN_CANCEL or TB_RUN_SHUTDOWN):
@@ -69,8 +69,9 @@ int tb_run_host_prepare(struct tb_services *sv, struct tb_run_host *h, struct tb
  * (NULL for ok); both point to static strings.  Returns 0 when the result
  * was stored, else a store error.
  */
-int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct tb_run_row *r, struct tb_run_host *client,
-		   struct tb_run_host *server, const char **state_out, const char **class_out, struct tb_error *err);
+int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct tb_run_row *r,
+		   struct tb_run_host *client, struct tb_run_host *server, const char **state_out,
+		   const char **class_out, struct tb_error *err);
 
 /* Stop leftover iperf3 processes by pid on a host persona: each pid is
  * signalled only when it is still an iperf3 or timeout process. */

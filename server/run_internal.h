@@ -15,8 +15,8 @@
 #include "run_exec.h"
 #include "ssh.h"
 
-#define RUN_OUT_MAX (32u << 20)    /* stdout kept per side */
-#define RUN_ERR_MAX (64u << 10)    /* stderr kept per side */
+#define RUN_OUT_MAX (32u << 20) /* stdout kept per side */
+#define RUN_ERR_MAX (64u << 10) /* stderr kept per side */
 
 struct tb_services;
 struct tb_store;
@@ -32,10 +32,10 @@ struct run_server {
 	pthread_t th;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	long pid;                  /* timeout(1)'s pid, which runs iperf3 */
-	int listening;             /* 1 listening, -1 never did */
+	long pid;      /* timeout(1)'s pid, which runs iperf3 */
+	int listening; /* 1 listening, -1 never did */
 	int ended, rc, exit_code;
-	int killed;                /* testbedd stopped it by pid */
+	int killed; /* testbedd stopped it by pid */
 	struct tb_error err;
 	struct tb_outbuf line, out, errb;
 	struct tb_iperf_text *text;
@@ -65,7 +65,7 @@ struct run_gate {
 	struct tb_store *store;
 	struct tb_run_row *r;
 	int64_t until;
-	int listening;             /* what the gate saw last: 1, -1 (failed or timed out), 0 */
+	int listening; /* what the gate saw last: 1, -1 (failed or timed out), 0 */
 };
 
 /* A tb_ssh_gate_fn: 1 when the server listens (its pid stored first), 0 not

@@ -93,7 +93,6 @@ static void wait_50ms(struct run_server *s)
 	pthread_cond_timedwait(&s->cond, &s->lock, &ts);
 }
 
-
 int run_client_gate(void *cls)
 {
 	struct run_gate *g = cls;
@@ -179,11 +178,12 @@ static char *server_script(const struct tb_run_host *h, unsigned int port, long 
 		tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		return NULL;
 	}
-	snprintf(script, need,
-		 "%s & p=$!; echo tbpid $p; n=0; until %s; do n=$((n+1)); if [ $n -ge 1000 ] || ! kill -0 $p 2>/dev/null;"
-		 " then echo tbnolisten; n=-1; break; fi; sleep 0.002; done; [ $n -ge 0 ] && echo tblistening; wait $p;"
-		 " echo tbexit $?",
-		 q, check);
+	snprintf(
+		script, need,
+		"%s & p=$!; echo tbpid $p; n=0; until %s; do n=$((n+1)); if [ $n -ge 1000 ] || ! kill -0 $p 2>/dev/null;"
+		" then echo tbnolisten; n=-1; break; fi; sleep 0.002; done; [ $n -ge 0 ] && echo tblistening; wait $p;"
+		" echo tbexit $?",
+		q, check);
 	free(q);
 	return script;
 }

@@ -102,7 +102,7 @@ static void names_add(struct names *ns, const char *name)
 	for (int i = 0; i < ns->n; i++)
 		if (strcmp(ns->v[i], name) == 0)
 			return;
-	if (ns->n < TB_MATRIX_HOSTS_MAX)   /* the spec's limit (matrix_spec.c): never more */
+	if (ns->n < TB_MATRIX_HOSTS_MAX) /* the spec's limit (matrix_spec.c): never more */
 		snprintf(ns->v[ns->n++], sizeof(ns->v[0]), "%s", name);
 }
 
@@ -244,7 +244,7 @@ static int ensure_both(struct tb_runner *r, struct job *j, struct tb_run_host *c
 
 /* One run on hosts c and s (resolved by the caller), stopped through ctl. */
 void tb_rn_run_job(struct tb_runner *r, struct job *j, struct tb_run_host *c, struct tb_run_host *s,
-		    struct tb_run_ctl *ctl)
+		   struct tb_run_ctl *ctl)
 {
 	const char *state = NULL, *klass = NULL;
 	struct tb_error e = {0};
@@ -270,7 +270,7 @@ void tb_rn_run_job(struct tb_runner *r, struct job *j, struct tb_run_host *c, st
 
 /* The hosts of j, with the machines of inventory inv; 0, or -1 when one is gone. */
 int tb_rn_resolve(struct tb_runner *r, struct job *j, struct tb_run_host *hs, int *nh, const struct tb_inventory *inv,
-		   struct tb_run_host **c, struct tb_run_host **s)
+		  struct tb_run_host **c, struct tb_run_host **s)
 {
 	char msg[600];
 
@@ -310,7 +310,7 @@ struct mview {
 	char state[16];
 	int pause_ms;
 	int nfailed;
-	bool restore;              /* OS combinations and os_after "restore" */
+	bool restore; /* OS combinations and os_after "restore" */
 };
 
 static void read_matrix(void *cls, const struct tb_matrix_row *m)
@@ -343,11 +343,11 @@ static void run_matrix(struct tb_runner *r, int64_t id)
 	if (hs == NULL || tb_store_matrix_get(st, id, read_matrix, &mv, &e) != 0 ||
 	    tb_store_run_each(st, id, "pending", collect, &js, &e) != 0 || js.failed) {
 		tb_warn("runner", "matrix %lld: %s", (long long)id, js.failed ? "out of memory" : e.message);
-		tb_store_matrix_update(st, id, "failed", 0, tb_now(), "internal", js.failed ? "out of memory" : e.message,
-				       NULL);
+		tb_store_matrix_update(st, id, "failed", 0, tb_now(), "internal",
+				       js.failed ? "out of memory" : e.message, NULL);
 		goto out;
 	}
-	if (strcmp(mv.state, "queued") != 0)   /* canceled while queued */
+	if (strcmp(mv.state, "queued") != 0) /* canceled while queued */
 		goto out;
 	pthread_mutex_lock(&r->lock);
 	snprintf(r->current_name, sizeof(r->current_name), "%s", mv.name);
@@ -396,10 +396,12 @@ static void run_matrix(struct tb_runner *r, int64_t id)
 	tb_store_matrix_get(st, id, read_matrix, &mv, NULL);
 	if (r->ctl.stop == TB_RUN_SHUTDOWN) {
 		final = "interrupted";
-		tb_store_matrix_update(st, id, final, 0, 0, "interrupted", "testbedd stopped: resume it to go on", NULL);
+		tb_store_matrix_update(st, id, final, 0, 0, "interrupted", "testbedd stopped: resume it to go on",
+				       NULL);
 	} else if (r->ctl.stop == TB_RUN_CANCEL) {
 		final = "canceled";
-		tb_store_matrix_update(st, id, final, 0, tb_now(), "canceled", "canceled: resume runs what is left", NULL);
+		tb_store_matrix_update(st, id, final, 0, tb_now(), "canceled", "canceled: resume runs what is left",
+				       NULL);
 	} else if (mv.nfailed > 0) {
 		char msg[96];
 
@@ -427,7 +429,8 @@ static void stop_leftovers(struct tb_runner *r)
 		const struct tb_machine *m = tb_inventory_find(inv, r->left[i].machine);
 		struct tb_error e = {0};
 
-		if (m != NULL && tb_run_kill_leftovers(r->sv, m, r->left[i].os, r->left[i].pids, r->left[i].npids, &e) != 0)
+		if (m != NULL &&
+		    tb_run_kill_leftovers(r->sv, m, r->left[i].os, r->left[i].pids, r->left[i].npids, &e) != 0)
 			tb_warn("runner", "%s: could not stop the iperf3 of an interrupted run (pids %ld %ld): %s",
 				r->left[i].machine, r->left[i].pids[0], r->left[i].pids[1], e.message);
 	}
@@ -513,7 +516,8 @@ int tb_runner_new(struct tb_services *sv, struct tb_runner **out, struct tb_erro
 	pthread_mutex_init(&r->ctl.lock, NULL);
 	for (int k = 0; k < TB_RUNNER_PARALLEL - 1; k++)
 		pthread_mutex_init(&r->par[k].lock, NULL);
-	if ((rc = tb_store_matrix_interrupt(sv->store, "testbedd stopped while this ran: resume the matrix to run it again",
+	if ((rc = tb_store_matrix_interrupt(sv->store,
+					    "testbedd stopped while this ran: resume the matrix to run it again",
 					    tb_now(), note_leftover, r, err)) != 0 ||
 	    pthread_create(&r->th, NULL, worker, r) != 0) {
 		if (rc == 0)
@@ -556,7 +560,8 @@ static int enqueue(struct tb_runner *r, int64_t id, struct tb_error *err)
 
 	pthread_mutex_lock(&r->lock);
 	if (r->nqueue >= QUEUE_MAX)
-		rc = tb_fail(err, TB_ERR_CONFLICT, "", "%d matrices are queued already: wait for some to finish", QUEUE_MAX);
+		rc = tb_fail(err, TB_ERR_CONFLICT, "", "%d matrices are queued already: wait for some to finish",
+			     QUEUE_MAX);
 	else
 		r->queue[r->nqueue++] = id;
 	pthread_cond_broadcast(&r->cond);
@@ -657,8 +662,8 @@ int tb_runner_cancel(struct tb_runner *r, int64_t id, struct tb_error *err)
 	}
 	pthread_mutex_unlock(&r->lock);
 	if (!queued && strcmp(state, "queued") != 0)
-		return tb_fail(err, TB_ERR_CONFLICT, "id", "matrix %lld has ended (%s): nothing to cancel", (long long)id,
-			       state);
+		return tb_fail(err, TB_ERR_CONFLICT, "id", "matrix %lld has ended (%s): nothing to cancel",
+			       (long long)id, state);
 	rc = tb_store_matrix_update(r->sv->store, id, "canceled", 0, tb_now(), "canceled",
 				    "canceled before it started: resume runs it", err);
 	publish_matrix(r, id);
@@ -681,7 +686,8 @@ int tb_runner_resume(struct tb_runner *r, int64_t id, struct tb_error *err)
 	if (strcmp(state, "interrupted") != 0 && strcmp(state, "canceled") != 0)
 		return tb_fail(err, TB_ERR_CONFLICT, "id",
 			       "matrix %lld is %s: only an interrupted or canceled matrix can be resumed"
-			       " (rerun makes a new matrix from the same spec)", (long long)id, state);
+			       " (rerun makes a new matrix from the same spec)",
+			       (long long)id, state);
 	if ((rc = tb_store_matrix_requeue(r->sv->store, id, &reset, err)) != 0)
 		return rc;
 	tb_info("runner", "matrix %lld resumed: %d run%s to go again", (long long)id, reset, reset == 1 ? "" : "s");

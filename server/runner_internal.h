@@ -16,7 +16,7 @@
 #include "matrix.h"
 
 #define QUEUE_MAX 256
-#define TB_RUNNER_PARALLEL 16      /* runs of one round at once (more wait for the next) */
+#define TB_RUNNER_PARALLEL 16 /* runs of one round at once (more wait for the next) */
 
 struct leftover {
 	char machine[TB_NAME_MAX], os[TB_NAME_MAX];
@@ -32,17 +32,17 @@ struct tb_runner {
 	int stopping;
 	int64_t queue[QUEUE_MAX];
 	int nqueue;
-	int64_t current;           /* the matrix in progress, 0: none */
+	int64_t current; /* the matrix in progress, 0: none */
 	char current_name[TB_MATRIX_NAME_MAX + 1];
 	int current_seq;
-	struct tb_run_ctl ctl;     /* of the run in progress; its stop is the matrix's */
-	struct tb_run_ctl par[TB_RUNNER_PARALLEL - 1];   /* of the other runs of a round */
-	struct leftover *left;     /* remote processes of interrupted runs */
+	struct tb_run_ctl ctl;                         /* of the run in progress; its stop is the matrix's */
+	struct tb_run_ctl par[TB_RUNNER_PARALLEL - 1]; /* of the other runs of a round */
+	struct leftover *left;                         /* remote processes of interrupted runs */
 	int nleft;
 };
 
 struct job {
-	struct tb_run_row row;     /* strings below are copies */
+	struct tb_run_row row; /* strings below are copies */
 	char client[TB_NAME_MAX], server[TB_NAME_MAX], link[TB_NAME_MAX], addr[64], proto[8], dir[12];
 	char want_client[TB_NAME_MAX], want_server[TB_NAME_MAX];
 	char *params;
@@ -51,7 +51,7 @@ struct job {
 struct jobs {
 	struct job *v;
 	int n, cap;
-	int failed;                /* out of memory */
+	int failed; /* out of memory */
 };
 
 /* The runner's view of machine name among hs[0..*nh) (added when new); NULL when gone. */

@@ -18,7 +18,7 @@
  * one per host.  What fails here is tried again before the host's runs. */
 struct warm {
 	struct tb_runner *r;
-	const struct job *j;        /* the host's first run (NULL: a router) */
+	const struct job *j; /* the host's first run (NULL: a router) */
 	struct tb_run_host *h;
 	const char *want;
 	const struct tb_machine *router;
@@ -34,7 +34,8 @@ static void *warm_main(void *arg)
 		if (tb_hostsnap_take_machine(w->r->sv, w->r->current, w->router, &e) != 0)
 			tb_warn("runner", "matrix %lld: the metadata of router %s was not taken: %s",
 				(long long)w->r->current, w->router->name, e.message);
-	} else if (tb_run_host_prepare(w->r->sv, w->h, &e) == 0 && (w->want == NULL || strcmp(w->want, w->h->os) == 0)) {
+	} else if (tb_run_host_prepare(w->r->sv, w->h, &e) == 0 &&
+		   (w->want == NULL || strcmp(w->want, w->h->os) == 0)) {
 		tb_rn_snapshot(w->r, w->j, w->h);
 	}
 	return NULL;
@@ -51,11 +52,12 @@ void tb_rn_warm_up(struct tb_runner *r, struct jobs *js, struct tb_run_host *hs,
 			const char *name = k == 0 ? js->v[i].client : js->v[i].server;
 			struct tb_run_host *h = tb_rn_host_for(hs, nh, inv, name);
 
-			if (h == NULL || h - hs < seen)   /* gone, or met already */
+			if (h == NULL || h - hs < seen) /* gone, or met already */
 				continue;
 			seen = *nh;
 			h->m = tb_inventory_find(inv, name);
-			w[n++] = (struct warm){r, &js->v[i], h, k == 0 ? js->v[i].row.want_client_os : js->v[i].row.want_server_os,
+			w[n++] = (struct warm){r,    &js->v[i],
+					       h,    k == 0 ? js->v[i].row.want_client_os : js->v[i].row.want_server_os,
 					       NULL, 0};
 		}
 	for (size_t i = 0; w != NULL && i < inv->nmachines; i++)
@@ -64,7 +66,7 @@ void tb_rn_warm_up(struct tb_runner *r, struct jobs *js, struct tb_run_host *hs,
 	for (int i = 0; i < n; i++)
 		if (pthread_create(&w[i].th, NULL, warm_main, &w[i]) != 0) {
 			warm_main(&w[i]);
-			w[i].r = NULL;     /* no thread to join */
+			w[i].r = NULL; /* no thread to join */
 		}
 	for (int i = 0; i < n; i++)
 		if (w[i].r != NULL)
@@ -115,11 +117,10 @@ void tb_rn_run_round(struct tb_runner *r, struct job *js, int n, struct tb_run_h
 		if (pthread_create(&p[k].th, NULL, par_main, &p[k]) == 0)
 			p[k].started = true;
 		else
-			tb_rn_run_job(r, &js[k], p[k].c, p[k].s, p[k].ctl);   /* no thread: in turn */
+			tb_rn_run_job(r, &js[k], p[k].c, p[k].s, p[k].ctl); /* no thread: in turn */
 	}
 	for (int k = 0; k < n; k++)
 		if (p[k].started)
 			pthread_join(p[k].th, NULL);
 	tb_inv_current_put(r->sv->invs, inv);
 }
-

@@ -28,19 +28,19 @@ struct tb_wake;
 struct tb_app_config {
 	const char *inventory_path;
 	const char *state_dir;
-	const char *static_dir;       /* NULL: none */
-	const char *listen_address;   /* "127.0.0.1" */
-	unsigned int port;            /* 0: any free port */
-	const char *port_file;        /* NULL, or write the bound port there */
+	const char *static_dir;     /* NULL: none */
+	const char *listen_address; /* "127.0.0.1" */
+	unsigned int port;          /* 0: any free port */
+	const char *port_file;      /* NULL, or write the bound port there */
 	unsigned int probe_interval_s;
 	unsigned int connection_limit;
 	unsigned int per_ip_limit;
-	unsigned int http_threads;    /* 0: one per core, at least 4 (tb_http_threads) */
-	const char *tls_cert;         /* NULL: plain HTTP */
-	const char *tls_key;          /* must be readable by its owner only */
-	unsigned int bmc_interval_s;  /* between two BMC readings of one machine; 0: none */
-	unsigned int bmc_floor_s;     /* the shortest bmc_interval_s (0: TB_BMC_FLOOR_S; tests lower it) */
-	unsigned int idle_minute_s;   /* seconds in an idle_poweroff_min minute (0: 60; tests shorten it) */
+	unsigned int http_threads;   /* 0: one per core, at least 4 (tb_http_threads) */
+	const char *tls_cert;        /* NULL: plain HTTP */
+	const char *tls_key;         /* must be readable by its owner only */
+	unsigned int bmc_interval_s; /* between two BMC readings of one machine; 0: none */
+	unsigned int bmc_floor_s;    /* the shortest bmc_interval_s (0: TB_BMC_FLOOR_S; tests lower it) */
+	unsigned int idle_minute_s;  /* seconds in an idle_poweroff_min minute (0: 60; tests shorten it) */
 };
 
 struct tb_services {
@@ -49,13 +49,13 @@ struct tb_services {
 	struct tb_auth *auth;
 	struct tb_events *events;
 	struct tb_metrics *metrics;
-	struct tb_inv_current *invs;  /* the inventory in force */
+	struct tb_inv_current *invs; /* the inventory in force */
 	struct tb_hosts *hosts;
 	struct tb_actions *actions;
 	struct tb_runner *runner;
 	struct tb_bmcwatch *bmcwatch;
 	struct tb_idle *idle;
-	struct tb_wake *wake;          /* the wake schedule */
+	struct tb_wake *wake; /* the wake schedule */
 };
 
 #endif /* TB_SERVICES_H */

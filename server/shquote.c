@@ -25,8 +25,7 @@ static bool is_bare(const char *w)
 	for (; *w != '\0'; w++) {
 		unsigned char c = (unsigned char)*w;
 
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9'))
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
 			continue;
 		if (strchr("_@%+=:,./-", c) == NULL)
 			return false;
@@ -94,8 +93,7 @@ char *tb_sh_quote_argv(const char *const argv[], struct tb_error *err)
 	return sb_finish(&b, err);
 }
 
-char *tb_ssh_command_line_prefixed(const char *prefix, const char *const argv[],
-				   struct tb_error *err)
+char *tb_ssh_command_line_prefixed(const char *prefix, const char *const argv[], struct tb_error *err)
 {
 	struct tb_outbuf script = {0}, line = {0};
 	bool has_nl = false;
@@ -104,13 +102,11 @@ char *tb_ssh_command_line_prefixed(const char *prefix, const char *const argv[],
 		return NULL;
 	if (argv[0][0] == '\0' || argv[0][0] == '-') {
 		/* `exec -x` would be read as an option of exec (bash). */
-		tb_fail(err, TB_ERR_INVALID, "argv",
-			"the command name '%s' is empty or starts with '-'", argv[0]);
+		tb_fail(err, TB_ERR_INVALID, "argv", "the command name '%s' is empty or starts with '-'", argv[0]);
 		return NULL;
 	}
 	if (prefix != NULL && strchr(prefix, '\n') != NULL) {
-		tb_fail(err, TB_ERR_INVALID, "prefix",
-			"a command prefix must not contain a newline");
+		tb_fail(err, TB_ERR_INVALID, "prefix", "a command prefix must not contain a newline");
 		return NULL;
 	}
 	for (size_t i = 0; argv[i] != NULL; i++)

@@ -67,7 +67,6 @@ char *tb_ssh_command_line(const char *const argv[], struct tb_error *err);
  * quoted like the rest, and only a newline in it is refused (TB_ERR_INVALID).
  * NULL or "" = no prefix, same as tb_ssh_command_line.
  */
-char *tb_ssh_command_line_prefixed(const char *prefix, const char *const argv[],
-				   struct tb_error *err);
+char *tb_ssh_command_line_prefixed(const char *prefix, const char *const argv[], struct tb_error *err);
 
 #endif /* TB_SHQUOTE_H */

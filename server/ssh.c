@@ -49,16 +49,17 @@ static int min_ms(long long a, long long b)
  * OpenSSH's own "signal" request would do the same, but sshd refuses it for
  * root logins ("session signalling requires privilege separation").
  */
-#define WATCHDOG "exec 3<&0; (trap '' TERM; read _; kill -0 $$ 2>/dev/null || exit 0; " \
-		 "kill -s TERM 0; sleep 1; kill -s KILL 0) <&3 >/dev/null 2>&1 & " \
-		 "exec 3<&- </dev/null"
+#define WATCHDOG                                                               \
+	"exec 3<&0; (trap '' TERM; read _; kill -0 $$ 2>/dev/null || exit 0; " \
+	"kill -s TERM 0; sleep 1; kill -s KILL 0) <&3 >/dev/null 2>&1 & "      \
+	"exec 3<&- </dev/null"
 
 struct run {
 	tb_ssh_output_fn out;
 	void *cls;
-	tb_ssh_gate_fn gate;      /* NULL, or: send "go" on stdin when it says 1 */
+	tb_ssh_gate_fn gate; /* NULL, or: send "go" on stdin when it says 1 */
 	void *gate_cls;
-	bool gate_done;           /* "go" sent */
+	bool gate_done; /* "go" sent */
 	bool canceled;
 	bool got_status;
 	int exit_status;
@@ -75,8 +76,8 @@ static void on_exit_status(ssh_session s, ssh_channel ch, int status, void *ud)
 	r->exit_status = status;
 }
 
-static void on_exit_signal(ssh_session s, ssh_channel ch, const char *sig, int core,
-			   const char *errmsg, const char *lang, void *ud)
+static void on_exit_signal(ssh_session s, ssh_channel ch, const char *sig, int core, const char *errmsg,
+			   const char *lang, void *ud)
 {
 	struct run *r = ud;
 
@@ -107,8 +108,7 @@ static int drain(ssh_channel ch, struct run *r)
 			if (n <= 0)
 				break;
 			if (r->out != NULL && !r->canceled &&
-			    r->out(r->cls, is_stderr ? TB_SSH_STDERR : TB_SSH_STDOUT, buf,
-				   (size_t)n) != 0)
+			    r->out(r->cls, is_stderr ? TB_SSH_STDERR : TB_SSH_STDOUT, buf, (size_t)n) != 0)
 				r->canceled = true;
 		}
 	}
@@ -209,9 +209,8 @@ static enum pump_end pump(struct conn *c, ssh_channel ch, struct run *r, long lo
  * exec line, stream, and give the session back.  what names the command in
  * messages.
  */
-static int run_line(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
-		    const char *what, const char *line, long timeout_ms, struct run *r,
-		    struct tb_ssh_result *res, struct tb_error *err)
+static int run_line(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *what, const char *line,
+		    long timeout_ms, struct run *r, struct tb_ssh_result *res, struct tb_error *err)
 {
 	struct ssh_channel_callbacks_struct cb;
 	struct conn *c = NULL;
@@ -230,15 +229,15 @@ static int run_line(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 			break;
 		if (reused && attempt == 0) {
 			/* the server closed the idle session (restart, timeout) */
-			tb_debug("ssh", "pooled session to %s (%s) is dead (%s), reconnecting",
-				 mname(t), oname(t), ssh_get_error(c->s));
+			tb_debug("ssh", "pooled session to %s (%s) is dead (%s), reconnecting", mname(t), oname(t),
+				 ssh_get_error(c->s));
 			ssh_channel_free(ch);
 			tb_ssh_conn_put(pool, c, false);
 			tb_ssh_pool_count(pool, COUNT_RETRIES);
 			continue;
 		}
-		rc = tb_fail(err, ssh_is_connected(c->s) ? TB_ERR_REMOTE : TB_ERR_UNREACHABLE,
-			     mname(t), "%s (%s) did not open a session channel (%s); check its "
+		rc = tb_fail(err, ssh_is_connected(c->s) ? TB_ERR_REMOTE : TB_ERR_UNREACHABLE, mname(t),
+			     "%s (%s) did not open a session channel (%s); check its "
 			     "sshd (MaxSessions) and log",
 			     mname(t), oname(t), ssh_get_error(c->s));
 		ssh_channel_free(ch);
@@ -259,16 +258,14 @@ static int run_line(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 	if (ssh_channel_request_exec(ch, line) != SSH_OK) {
 		healthy = ssh_is_connected(c->s);
 		rc = tb_fail(err, healthy ? TB_ERR_REMOTE : TB_ERR_UNREACHABLE, mname(t),
-			     "%s (%s) refused to run `%s` (%s); check its sshd log", mname(t),
-			     oname(t), what, ssh_get_error(c->s));
+			     "%s (%s) refused to run `%s` (%s); check its sshd log", mname(t), oname(t), what,
+			     ssh_get_error(c->s));
 		goto out;
 	}
 	/* no EOF on stdin: the watchdog waits for it (WATCHDOG) */
 
 	switch (pump(c, ch, r, deadline)) {
-	case PUMP_DONE:
-		rc = 0;
-		break;
+	case PUMP_DONE: rc = 0; break;
 	case PUMP_LOST:
 		healthy = false;
 		rc = tb_fail(err, TB_ERR_UNREACHABLE, mname(t),
@@ -283,15 +280,13 @@ static int run_line(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 
 		res->stopped = true;
 		healthy = ssh_is_connected(c->s);
-		rc = tb_fail(err, timeout ? TB_ERR_TIMEOUT : TB_ERR_CANCELED, mname(t),
-			     "%s (%s): `%s` %s%s", mname(t), oname(t), what,
-			     timeout ? "did not end in time and was stopped"
-				     : "was stopped on request",
-			     ended ? "" : "; it did not end on SIGTERM and may still run "
-					  "there");
+		rc = tb_fail(err, timeout ? TB_ERR_TIMEOUT : TB_ERR_CANCELED, mname(t), "%s (%s): `%s` %s%s", mname(t),
+			     oname(t), what, timeout ? "did not end in time and was stopped" : "was stopped on request",
+			     ended ? ""
+				   : "; it did not end on SIGTERM and may still run "
+				     "there");
 		if (timeout && ended)
-			tb_debug("ssh", "%s (%s): `%s` timed out after %ld ms", mname(t), oname(t),
-				 what, timeout_ms);
+			tb_debug("ssh", "%s (%s): `%s` timed out after %ld ms", mname(t), oname(t), what, timeout_ms);
 		break;
 	}
 	}
@@ -306,18 +301,15 @@ out:
 	return rc;
 }
 
-static int check_call(const struct tb_ssh_target *t, const char *const argv[],
-		      long timeout_ms, struct tb_error *err)
+static int check_call(const struct tb_ssh_target *t, const char *const argv[], long timeout_ms, struct tb_error *err)
 {
 	if (t == NULL)
 		return tb_fail(err, TB_ERR_INVALID, NULL, "no ssh target given");
 	if (argv == NULL || argv[0] == NULL)
-		return tb_fail(err, TB_ERR_INVALID, "argv", "%s (%s): the command is empty",
-			       mname(t), oname(t));
+		return tb_fail(err, TB_ERR_INVALID, "argv", "%s (%s): the command is empty", mname(t), oname(t));
 	if (timeout_ms <= 0)
-		return tb_fail(err, TB_ERR_INVALID, "timeout_ms",
-			       "%s (%s): a command needs a timeout > 0 ms, got %ld", mname(t),
-			       oname(t), timeout_ms);
+		return tb_fail(err, TB_ERR_INVALID, "timeout_ms", "%s (%s): a command needs a timeout > 0 ms, got %ld",
+			       mname(t), oname(t), timeout_ms);
 	return 0;
 }
 
@@ -343,10 +335,9 @@ static void describe(const char *const argv[], char *buf, size_t len)
 		memcpy(buf + len - 4, "...", 3);
 }
 
-static int exec_prefixed_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
-			       const char *prefix, const char *const argv[], long timeout_ms,
-			       tb_ssh_gate_fn gate, void *gate_cls, tb_ssh_output_fn on_output,
-			       void *cls, struct tb_ssh_result *res, struct tb_error *err)
+static int exec_prefixed_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *prefix,
+			       const char *const argv[], long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls,
+			       tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res, struct tb_error *err)
 {
 	struct tb_ssh_result local;
 	struct tb_error qerr;
@@ -361,8 +352,7 @@ static int exec_prefixed_gated(struct tb_ssh_pool *pool, const struct tb_ssh_tar
 		return rc;
 	line = tb_ssh_command_line_prefixed(prefix, argv, &qerr);
 	if (line == NULL)
-		return tb_fail(err, qerr.code, qerr.field, "%s (%s): %s", mname(t), oname(t),
-			       qerr.message);
+		return tb_fail(err, qerr.code, qerr.field, "%s (%s): %s", mname(t), oname(t), qerr.message);
 	r.out = on_output;
 	r.cls = cls;
 	r.gate = gate;
@@ -373,17 +363,15 @@ static int exec_prefixed_gated(struct tb_ssh_pool *pool, const struct tb_ssh_tar
 	return rc;
 }
 
-static int exec_prefixed(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
-			 const char *prefix, const char *const argv[], long timeout_ms,
-			 tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res,
-			 struct tb_error *err)
+static int exec_prefixed(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *prefix,
+			 const char *const argv[], long timeout_ms, tb_ssh_output_fn on_output, void *cls,
+			 struct tb_ssh_result *res, struct tb_error *err)
 {
 	return exec_prefixed_gated(pool, t, prefix, argv, timeout_ms, NULL, NULL, on_output, cls, res, err);
 }
 
-int tb_ssh_exec(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
-		const char *const argv[], long timeout_ms, tb_ssh_output_fn on_output,
-		void *cls, struct tb_ssh_result *res, struct tb_error *err)
+int tb_ssh_exec(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *const argv[], long timeout_ms,
+		tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res, struct tb_error *err)
 {
 	return exec_prefixed(pool, t, WATCHDOG, argv, timeout_ms, on_output, cls, res, err);
 }
@@ -399,10 +387,10 @@ struct spawn {
 	void *cls;
 	char line[PID_LINE_MAX];
 	size_t n;
-	long pid;          /* 0 until the pid line arrived */
-	bool bad;          /* the first line was not a pid */
+	long pid; /* 0 until the pid line arrived */
+	bool bad; /* the first line was not a pid */
 	bool nomem;
-	char *held;        /* stderr that came before the pid line */
+	char *held; /* stderr that came before the pid line */
 	size_t held_len;
 };
 
@@ -467,7 +455,7 @@ static int spawn_output(void *cls, enum tb_ssh_stream stream, const char *data, 
 			return -1;
 		if (sp->held_len > 0 && sp->on_output != NULL &&
 		    sp->on_output(sp->cls, TB_SSH_STDERR, sp->held, sp->held_len) != 0) {
-			drop_held(sp);   /* delivered once: not again at the end */
+			drop_held(sp); /* delivered once: not again at the end */
 			return -1;
 		}
 		drop_held(sp);
@@ -484,10 +472,9 @@ static int spawn_output(void *cls, enum tb_ssh_stream stream, const char *data, 
  */
 #define GATE "echo $$; IFS= read -r tbgo && [ \"$tbgo\" = go ] || exit 125; "
 
-static int spawn_common(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
-			const char *const argv[], long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls,
-			tb_ssh_pid_fn on_pid, tb_ssh_output_fn on_output, void *cls,
-			struct tb_ssh_result *res, struct tb_error *err)
+static int spawn_common(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *const argv[],
+			long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls, tb_ssh_pid_fn on_pid,
+			tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res, struct tb_error *err)
 {
 	struct tb_ssh_result local;
 	struct spawn sp = {0};
@@ -499,14 +486,12 @@ static int spawn_common(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 	sp.on_output = on_output;
 	sp.cls = cls;
 	if (gate != NULL)
-		rc = exec_prefixed_gated(pool, t, GATE WATCHDOG, argv, timeout_ms, gate, gate_cls, spawn_output,
-					 &sp, res, err);
+		rc = exec_prefixed_gated(pool, t, GATE WATCHDOG, argv, timeout_ms, gate, gate_cls, spawn_output, &sp,
+					 res, err);
 	else
-		rc = exec_prefixed(pool, t, WATCHDOG "; echo $$", argv, timeout_ms, spawn_output, &sp, res,
-				   err);
+		rc = exec_prefixed(pool, t, WATCHDOG "; echo $$", argv, timeout_ms, spawn_output, &sp, res, err);
 	if (sp.nomem) {
-		rc = tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory for the output of %s",
-			     argv[0]);
+		rc = tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory for the output of %s", argv[0]);
 	} else if (sp.bad) {
 		rc = tb_fail(err, TB_ERR_REMOTE, mname(t),
 			     "%s (%s): %s did not report its pid as the first line of "
@@ -525,18 +510,16 @@ static int spawn_common(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 	return rc;
 }
 
-int tb_ssh_spawn(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
-		 const char *const argv[], long timeout_ms, tb_ssh_pid_fn on_pid,
-		 tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res,
+int tb_ssh_spawn(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *const argv[], long timeout_ms,
+		 tb_ssh_pid_fn on_pid, tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res,
 		 struct tb_error *err)
 {
 	return spawn_common(pool, t, argv, timeout_ms, NULL, NULL, on_pid, on_output, cls, res, err);
 }
 
-int tb_ssh_spawn_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
-		       const char *const argv[], long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls,
-		       tb_ssh_pid_fn on_pid, tb_ssh_output_fn on_output, void *cls,
-		       struct tb_ssh_result *res, struct tb_error *err)
+int tb_ssh_spawn_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *const argv[],
+		       long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls, tb_ssh_pid_fn on_pid,
+		       tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res, struct tb_error *err)
 {
 	if (gate == NULL)
 		return tb_fail(err, TB_ERR_INVALID, "gate", "a gated spawn needs a gate");
@@ -546,7 +529,7 @@ int tb_ssh_spawn_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 /* ---- capture ---- */
 
 struct capture_sink {
-	struct tb_outbuf out, err;   /* each bounded by max_bytes */
+	struct tb_outbuf out, err; /* each bounded by max_bytes */
 };
 
 static int capture_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
@@ -558,9 +541,8 @@ static int capture_output(void *cls, enum tb_ssh_stream stream, const char *data
 	return b->nomem ? -1 : 0;
 }
 
-int tb_ssh_run_capture(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
-		       const char *const argv[], long timeout_ms, size_t max_bytes,
-		       struct tb_ssh_capture *cap, struct tb_error *err)
+int tb_ssh_run_capture(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *const argv[],
+		       long timeout_ms, size_t max_bytes, struct tb_ssh_capture *cap, struct tb_error *err)
 {
 	struct capture_sink s = {.out = {.max = max_bytes}, .err = {.max = max_bytes}};
 	int rc;
@@ -591,8 +573,8 @@ void tb_ssh_capture_free(struct tb_ssh_capture *cap)
 
 /* ---- kill ---- */
 
-int tb_ssh_kill(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, long pid,
-		const char *sig, struct tb_error *err)
+int tb_ssh_kill(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, long pid, const char *sig,
+		struct tb_error *err)
 {
 	static const char *const allowed[] = {"TERM", "KILL", "INT", "HUP", "USR1", "USR2"};
 	struct tb_ssh_capture cap;
@@ -608,12 +590,11 @@ int tb_ssh_kill(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, long pi
 			ok = true;
 	if (!ok)
 		return tb_fail(err, TB_ERR_INVALID, "signal",
-			       "%s (%s): signal must be TERM, KILL, INT, HUP, USR1 or USR2",
-			       mname(t), oname(t));
+			       "%s (%s): signal must be TERM, KILL, INT, HUP, USR1 or USR2", mname(t), oname(t));
 	/* kill -s SIG 0 / -1 would hit a whole process group or everything */
 	if (pid <= 1)
-		return tb_fail(err, TB_ERR_INVALID, "pid",
-			       "%s (%s): refusing to signal pid %ld", mname(t), oname(t), pid);
+		return tb_fail(err, TB_ERR_INVALID, "pid", "%s (%s): refusing to signal pid %ld", mname(t), oname(t),
+			       pid);
 	snprintf(spid, sizeof(spid), "%ld", pid);
 	rc = tb_ssh_run_capture(pool, t, argv, timeout_s_of(t) * 1000, 4096, &cap, err);
 	if (rc == 0 && cap.res.exit_status != 0) {
@@ -621,15 +602,13 @@ int tb_ssh_kill(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, long pi
 
 		if (nl != NULL)
 			*nl = '\0';
-		if (strstr(cap.err, "No such process") != NULL ||
-		    strstr(cap.err, "no such process") != NULL)
-			rc = tb_fail(err, TB_ERR_NOT_FOUND, "pid",
-				     "%s (%s) has no process %ld (it has ended)", mname(t),
-				     oname(t), pid);
+		if (strstr(cap.err, "No such process") != NULL || strstr(cap.err, "no such process") != NULL)
+			rc = tb_fail(err, TB_ERR_NOT_FOUND, "pid", "%s (%s) has no process %ld (it has ended)",
+				     mname(t), oname(t), pid);
 		else
 			rc = tb_fail(err, TB_ERR_REMOTE, mname(t),
-				     "%s (%s): kill -s %s %ld failed (exit status %d: %s)",
-				     mname(t), oname(t), sig, pid, cap.res.exit_status, cap.err);
+				     "%s (%s): kill -s %s %ld failed (exit status %d: %s)", mname(t), oname(t), sig,
+				     pid, cap.res.exit_status, cap.err);
 	}
 	tb_ssh_capture_free(&cap);
 	return rc;

@@ -66,8 +66,7 @@ enum tb_ssh_stream { TB_SSH_STDOUT = 1, TB_SSH_STDERR = 2 };
  * as a timeout would, and the call returns TB_ERR_CANCELED.  Called in the
  * calling thread, never concurrently for one call.
  */
-typedef int (*tb_ssh_output_fn)(void *cls, enum tb_ssh_stream stream,
-				const char *data, size_t len);
+typedef int (*tb_ssh_output_fn)(void *cls, enum tb_ssh_stream stream, const char *data, size_t len);
 
 /* Receives the remote pid of a tb_ssh_spawn command, before any output of
  * that command.  Return 0 to go on, non-zero to stop it (TB_ERR_CANCELED). */
@@ -111,11 +110,11 @@ struct tb_ssh_result {
 struct tb_ssh_pool;
 
 struct tb_ssh_pool_stats {
-	unsigned long connects;  /* new sessions made (handshake + auth) */
-	unsigned long reuses;    /* commands that ran on an idle session */
-	unsigned long discards;  /* sessions closed as broken, expired or surplus */
-	unsigned long retries;   /* commands retried after a dead pooled session */
-	unsigned int idle;       /* sessions idle in the pool now */
+	unsigned long connects; /* new sessions made (handshake + auth) */
+	unsigned long reuses;   /* commands that ran on an idle session */
+	unsigned long discards; /* sessions closed as broken, expired or surplus */
+	unsigned long retries;  /* commands retried after a dead pooled session */
+	unsigned int idle;      /* sessions idle in the pool now */
 };
 
 /*
@@ -153,9 +152,8 @@ void tb_ssh_pool_stats(struct tb_ssh_pool *pool, struct tb_ssh_pool_stats *out);
  * of a signal).  TB_ERR_TIMEOUT or TB_ERR_CANCELED when it was stopped, or
  * another negative code when it could not run.  res may be NULL.
  */
-int tb_ssh_exec(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
-		const char *const argv[], long timeout_ms, tb_ssh_output_fn on_output,
-		void *cls, struct tb_ssh_result *res, struct tb_error *err);
+int tb_ssh_exec(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *const argv[], long timeout_ms,
+		tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res, struct tb_error *err);
 
 /*
  * tb_ssh_exec for a command that may have to be stopped from elsewhere: runs
@@ -166,9 +164,8 @@ int tb_ssh_exec(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
  * The pid line itself is not passed to on_output.  Returns as tb_ssh_exec;
  * TB_ERR_REMOTE when the first stdout line is not a pid.
  */
-int tb_ssh_spawn(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
-		 const char *const argv[], long timeout_ms, tb_ssh_pid_fn on_pid,
-		 tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res,
+int tb_ssh_spawn(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *const argv[], long timeout_ms,
+		 tb_ssh_pid_fn on_pid, tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res,
 		 struct tb_error *err);
 
 /*
@@ -182,10 +179,9 @@ int tb_ssh_spawn(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
  * in between.  timeout_ms counts from now, the wait included.
  */
 typedef int (*tb_ssh_gate_fn)(void *cls);
-int tb_ssh_spawn_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
-		       const char *const argv[], long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls,
-		       tb_ssh_pid_fn on_pid, tb_ssh_output_fn on_output, void *cls,
-		       struct tb_ssh_result *res, struct tb_error *err);
+int tb_ssh_spawn_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *const argv[],
+		       long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls, tb_ssh_pid_fn on_pid,
+		       tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res, struct tb_error *err);
 
 /*
  * Run `kill -s SIG PID` on the target.  sig is one of "TERM", "KILL", "INT",
@@ -194,14 +190,14 @@ int tb_ssh_spawn_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
  * TB_ERR_NOT_FOUND when there is no such process (already ended),
  * TB_ERR_REMOTE when kill failed otherwise.
  */
-int tb_ssh_kill(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, long pid,
-		const char *sig, struct tb_error *err);
+int tb_ssh_kill(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, long pid, const char *sig,
+		struct tb_error *err);
 
 /* Output of tb_ssh_run_capture; release with tb_ssh_capture_free. */
 struct tb_ssh_capture {
-	char *out;          /* stdout, NUL-terminated (may hold other NULs) */
+	char *out; /* stdout, NUL-terminated (may hold other NULs) */
 	size_t out_len;
-	char *err;          /* stderr, NUL-terminated */
+	char *err; /* stderr, NUL-terminated */
 	size_t err_len;
 	bool out_truncated; /* more than max_bytes arrived; the rest was dropped */
 	bool err_truncated;
@@ -215,9 +211,8 @@ struct tb_ssh_capture {
  * buffers, "" when nothing came (NULL only after TB_ERR_NOMEM).  The caller
  * frees them with tb_ssh_capture_free.
  */
-int tb_ssh_run_capture(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
-		       const char *const argv[], long timeout_ms, size_t max_bytes,
-		       struct tb_ssh_capture *cap, struct tb_error *err);
+int tb_ssh_run_capture(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *const argv[],
+		       long timeout_ms, size_t max_bytes, struct tb_ssh_capture *cap, struct tb_error *err);
 
 /* Free the buffers of cap (not cap itself) and reset it.  NULL is allowed. */
 void tb_ssh_capture_free(struct tb_ssh_capture *cap);
@@ -227,7 +222,6 @@ void tb_ssh_capture_free(struct tb_ssh_capture *cap);
  * without checking the pin and without logging in: for an admin who is
  * about to trust a host.  fp gets "SHA256:...".  Blocks for one key exchange.
  */
-int tb_ssh_host_key(const struct tb_ssh_target *t, char fp[TB_SSH_FP_MAX],
-		    struct tb_error *err);
+int tb_ssh_host_key(const struct tb_ssh_target *t, char fp[TB_SSH_FP_MAX], struct tb_error *err);
 
 #endif /* TB_SSH_H */

@@ -35,12 +35,12 @@
 /* One authenticated session: owned by one caller, or idle in a pool. */
 struct conn {
 	ssh_session s;
-	char *key;                   /* which sessions it can stand in for: pool_key()
+	char *key;            /* which sessions it can stand in for: pool_key()
 				      * in ssh_pool.c; owned, may be NULL */
-	long timeout_s;              /* the session's normal SSH_OPTIONS_TIMEOUT */
-	long long idle_since;        /* tb_monotonic_ms() when checked in */
+	long timeout_s;       /* the session's normal SSH_OPTIONS_TIMEOUT */
+	long long idle_since; /* tb_monotonic_ms() when checked in */
 	char host_fp[TB_SSH_FP_MAX];
-	struct conn *next;           /* the pool's idle list */
+	struct conn *next; /* the pool's idle list */
 };
 
 /* ---- the target's fields with their defaults, for messages and options ---- */
@@ -84,8 +84,7 @@ int tb_ssh_lib_init(struct tb_error *err);
  * and logs in.  Blocks for a TCP connect, key exchange and authentication.
  * On failure c may hold a half-made session: close it with tb_ssh_conn_close.
  */
-int tb_ssh_conn_open(struct conn *c, const struct tb_ssh_target *t,
-		     struct tb_ssh_result *res, struct tb_error *err);
+int tb_ssh_conn_open(struct conn *c, const struct tb_ssh_target *t, struct tb_ssh_result *res, struct tb_error *err);
 
 /* Disconnect (network: sends a disconnect) and free c with its key.  NULL is
  * allowed. */
@@ -104,9 +103,8 @@ void tb_ssh_pool_count(struct tb_ssh_pool *pool, enum pool_counter which);
  * On 0, *out is the caller's until tb_ssh_conn_put.  Blocks when it has to
  * connect; takes the pool's mutex briefly.
  */
-int tb_ssh_conn_get(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, bool reuse,
-		    struct conn **out, bool *reused, struct tb_ssh_result *res,
-		    struct tb_error *err);
+int tb_ssh_conn_get(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, bool reuse, struct conn **out,
+		    bool *reused, struct tb_ssh_result *res, struct tb_error *err);
 
 /* Give c back: kept for reuse when healthy, connected and wanted, else closed.
  * Always takes c over.  NULL pool: c is closed. */

@@ -15,10 +15,10 @@
 #define DEFAULT_IDLE_TIMEOUT_S 60
 
 struct tb_ssh_pool {
-	pthread_mutex_t lock;        /* guards idle and st, never held over I/O */
+	pthread_mutex_t lock; /* guards idle and st, never held over I/O */
 	unsigned int max_idle;
 	long long idle_ms;
-	struct conn *idle;           /* most recently used first */
+	struct conn *idle; /* most recently used first */
 	struct tb_ssh_pool_stats st;
 };
 
@@ -95,18 +95,10 @@ void tb_ssh_pool_count(struct tb_ssh_pool *pool, enum pool_counter which)
 		return;
 	pthread_mutex_lock(&pool->lock);
 	switch (which) {
-	case COUNT_CONNECTS:
-		pool->st.connects++;
-		break;
-	case COUNT_REUSES:
-		pool->st.reuses++;
-		break;
-	case COUNT_DISCARDS:
-		pool->st.discards++;
-		break;
-	case COUNT_RETRIES:
-		pool->st.retries++;
-		break;
+	case COUNT_CONNECTS: pool->st.connects++; break;
+	case COUNT_REUSES: pool->st.reuses++; break;
+	case COUNT_DISCARDS: pool->st.discards++; break;
+	case COUNT_RETRIES: pool->st.retries++; break;
 	}
 	pthread_mutex_unlock(&pool->lock);
 }
@@ -126,9 +118,8 @@ static char *pool_key(const struct tb_ssh_target *t)
 }
 
 /* Check a session out of the pool (reuse) or make a new one. */
-int tb_ssh_conn_get(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, bool reuse,
-		    struct conn **out, bool *reused, struct tb_ssh_result *res,
-		    struct tb_error *err)
+int tb_ssh_conn_get(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, bool reuse, struct conn **out,
+		    bool *reused, struct tb_ssh_result *res, struct tb_error *err)
 {
 	struct conn *c = NULL, *dead = NULL;
 	char *key = pool_key(t);
@@ -176,8 +167,7 @@ int tb_ssh_conn_get(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, boo
 		return rc;
 	}
 	tb_ssh_pool_count(pool, COUNT_CONNECTS);
-	tb_debug("ssh", "new session to %s (%s) at %s port %u", mname(t), oname(t), t->address,
-		 port_of(t));
+	tb_debug("ssh", "new session to %s (%s) at %s port %u", mname(t), oname(t), t->address, port_of(t));
 	*out = c;
 	return 0;
 }

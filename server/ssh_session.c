@@ -13,8 +13,9 @@
 /* Fixed, so that the pinned fingerprint is always of the same key: the
  * ed25519 one when the server has it (libssh 0.10's own default order
  * prefers it too, and would also reorder by known_hosts, which we don't use). */
-#define HOSTKEY_ALGOS "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384," \
-		      "ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256"
+#define HOSTKEY_ALGOS                                          \
+	"ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384," \
+	"ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256"
 
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 static int lib_rc;
@@ -57,9 +58,8 @@ static int load_key(const struct tb_ssh_target *t, ssh_key *key, struct tb_error
 	FILE *f;
 
 	if (t->key_file == NULL || *t->key_file == '\0')
-		return tb_fail(err, TB_ERR_CONFIG, "key_file",
-			       "%s (%s): no ssh key file is configured; set key_file", mname(t),
-			       oname(t));
+		return tb_fail(err, TB_ERR_CONFIG, "key_file", "%s (%s): no ssh key file is configured; set key_file",
+			       mname(t), oname(t));
 	/* libssh says only "SSH_EOF" for a missing file: ask the OS why. */
 	f = fopen(t->key_file, "r");
 	if (f == NULL)
@@ -86,8 +86,7 @@ static int set_options(ssh_session s, const struct tb_ssh_target *t)
 	/* HOST first: it would take a "user@" prefix as the user. */
 	if (ssh_options_set(s, SSH_OPTIONS_HOST, t->address) < 0 ||
 	    ssh_options_set(s, SSH_OPTIONS_PROCESS_CONFIG, &no) < 0 ||
-	    ssh_options_set(s, SSH_OPTIONS_USER, uname_of(t)) < 0 ||
-	    ssh_options_set(s, SSH_OPTIONS_PORT, &port) < 0 ||
+	    ssh_options_set(s, SSH_OPTIONS_USER, uname_of(t)) < 0 || ssh_options_set(s, SSH_OPTIONS_PORT, &port) < 0 ||
 	    ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &timeout) < 0 ||
 	    ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, "/dev/null") < 0 ||
 	    ssh_options_set(s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null") < 0 ||
@@ -99,8 +98,7 @@ static int set_options(ssh_session s, const struct tb_ssh_target *t)
 }
 
 /* Read the presented host key's fingerprint into fp ("SHA256:..."). */
-static int server_fp(ssh_session s, const struct tb_ssh_target *t, char fp[TB_SSH_FP_MAX],
-		     struct tb_error *err)
+static int server_fp(ssh_session s, const struct tb_ssh_target *t, char fp[TB_SSH_FP_MAX], struct tb_error *err)
 {
 	ssh_key key = NULL;
 	unsigned char *hash = NULL;
@@ -111,8 +109,7 @@ static int server_fp(ssh_session s, const struct tb_ssh_target *t, char fp[TB_SS
 	if (ssh_get_server_publickey(s, &key) != SSH_OK ||
 	    ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &hlen) != 0 ||
 	    (text = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hlen)) == NULL)
-		rc = tb_fail(err, TB_ERR_INTERNAL, mname(t),
-			     "%s (%s): cannot read the server's host key: %s", mname(t),
+		rc = tb_fail(err, TB_ERR_INTERNAL, mname(t), "%s (%s): cannot read the server's host key: %s", mname(t),
 			     oname(t), ssh_get_error(s));
 	else
 		/* "SHA256:" + unpadded base64, exactly as ssh-keygen -lf prints */
@@ -124,37 +121,32 @@ static int server_fp(ssh_session s, const struct tb_ssh_target *t, char fp[TB_SS
 }
 
 /* TCP connect and key exchange; fills c->s and c->host_fp. */
-static int conn_handshake(struct conn *c, const struct tb_ssh_target *t,
-			  struct tb_error *err)
+static int conn_handshake(struct conn *c, const struct tb_ssh_target *t, struct tb_error *err)
 {
 	int rc;
 
 	if ((rc = tb_ssh_lib_init(err)) != 0)
 		return rc;
 	if (t->address == NULL || *t->address == '\0')
-		return tb_fail(err, TB_ERR_CONFIG, "address",
-			       "%s (%s): no address to connect to; set its address",
+		return tb_fail(err, TB_ERR_CONFIG, "address", "%s (%s): no address to connect to; set its address",
 			       mname(t), oname(t));
 	c->s = ssh_new();
 	if (c->s == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory for an ssh session");
 	c->timeout_s = timeout_s_of(t);
 	if (set_options(c->s, t) != 0)
-		return tb_fail(err, TB_ERR_INTERNAL, mname(t),
-			       "%s (%s): libssh refused an option: %s", mname(t), oname(t),
-			       ssh_get_error(c->s));
+		return tb_fail(err, TB_ERR_INTERNAL, mname(t), "%s (%s): libssh refused an option: %s", mname(t),
+			       oname(t), ssh_get_error(c->s));
 	if (ssh_connect(c->s) != SSH_OK)
 		return tb_fail(err, TB_ERR_UNREACHABLE, mname(t),
 			       "%s (%s) at %s port %u does not answer ssh (%s); check that it "
 			       "is on, booted into %s and running sshd",
-			       mname(t), oname(t), t->address, port_of(t),
-			       ssh_get_error(c->s), oname(t));
+			       mname(t), oname(t), t->address, port_of(t), ssh_get_error(c->s), oname(t));
 	return server_fp(c->s, t, c->host_fp, err);
 }
 
 /* A new authenticated session, host key checked against the pin. */
-int tb_ssh_conn_open(struct conn *c, const struct tb_ssh_target *t,
-		     struct tb_ssh_result *res, struct tb_error *err)
+int tb_ssh_conn_open(struct conn *c, const struct tb_ssh_target *t, struct tb_ssh_result *res, struct tb_error *err)
 {
 	ssh_key key = NULL;
 	int rc;
@@ -186,16 +178,13 @@ int tb_ssh_conn_open(struct conn *c, const struct tb_ssh_target *t,
 		goto out;
 	}
 	switch (ssh_userauth_publickey(c->s, NULL, key)) {
-	case SSH_AUTH_SUCCESS:
-		rc = 0;
-		break;
+	case SSH_AUTH_SUCCESS: rc = 0; break;
 	case SSH_AUTH_DENIED:
 	case SSH_AUTH_PARTIAL:
 		rc = tb_fail(err, TB_ERR_UNAUTHORIZED, mname(t),
 			     "%s (%s) refused the key %s for user %s; add %s.pub to that "
 			     "user's authorized_keys on %s, or set key_file to the right key",
-			     mname(t), oname(t), t->key_file, uname_of(t), t->key_file,
-			     mname(t));
+			     mname(t), oname(t), t->key_file, uname_of(t), t->key_file, mname(t));
 		break;
 	default:
 		rc = tb_fail(err, TB_ERR_UNREACHABLE, mname(t),

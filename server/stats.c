@@ -56,6 +56,6 @@ json_t *tb_stats_json(const struct tb_stats *s)
 {
 	if (s == NULL || s->n <= 0)
 		return json_null();
-	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "n", s->n, "mean", num(s->mean), "median",
-			 num(s->median), "stdev", num(s->stdev), "min", num(s->min), "max", num(s->max));
+	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "n", s->n, "mean", num(s->mean), "median", num(s->median),
+			 "stdev", num(s->stdev), "min", num(s->min), "max", num(s->max));
 }

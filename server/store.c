@@ -119,7 +119,8 @@ static int migrate(struct tb_store *st, struct tb_error *err)
 	if (st->version > NMIGRATIONS)
 		return tb_fail(err, TB_ERR_IO, "",
 			       "database schema version %d is newer than this testbedd knows (%d): "
-			       "run the newer testbedd or restore a backup", st->version, NMIGRATIONS);
+			       "run the newer testbedd or restore a backup",
+			       st->version, NMIGRATIONS);
 	for (int v = st->version; v < NMIGRATIONS; v++) {
 		char bump[96];
 
@@ -144,8 +145,7 @@ static int integrity_check(struct tb_store *st, struct tb_error *err)
 
 	if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check", -1, &s, NULL) != SQLITE_OK)
 		return st_db_fail(st, err, "integrity check");
-	if (sqlite3_step(s) != SQLITE_ROW ||
-	    strcmp((const char *)sqlite3_column_text(s, 0), "ok") != 0)
+	if (sqlite3_step(s) != SQLITE_ROW || strcmp((const char *)sqlite3_column_text(s, 0), "ok") != 0)
 		rc = tb_fail(err, TB_ERR_IO, "", "database failed its integrity check (%s): restore a backup",
 			     sqlite3_column_text(s, 0) != NULL ? (const char *)sqlite3_column_text(s, 0) : "?");
 	sqlite3_finalize(s);
@@ -220,8 +220,8 @@ int tb_store_open(const char *path, struct tb_store **out, struct tb_error *err)
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	pthread_mutex_init(&st->lock, NULL);
-	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-			    NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
+	    SQLITE_OK) {
 		rc = tb_fail(err, TB_ERR_IO, "", "cannot open database %s: %s", path,
 			     st->db != NULL ? sqlite3_errmsg(st->db) : "out of memory");
 		tb_store_close(st);
@@ -229,8 +229,8 @@ int tb_store_open(const char *path, struct tb_store **out, struct tb_error *err)
 	}
 	sqlite3_busy_timeout(st->db, 5000);
 	if ((rc = integrity_check(st, err)) != 0 ||
-	    (rc = exec_sql(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
-			   err)) != 0 ||
+	    (rc = exec_sql(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err)) !=
+		    0 ||
 	    (rc = migrate(st, err)) != 0) {
 		tb_store_close(st);
 		return rc;

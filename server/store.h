@@ -35,7 +35,7 @@ struct tb_token_row {
 	const char *name;
 	const char *role;
 	int64_t created_at;
-	int64_t last_used_at;      /* 0: never */
+	int64_t last_used_at; /* 0: never */
 	int revoked;
 	uint8_t hash[TB_SHA256_LEN];
 };
@@ -43,15 +43,13 @@ struct tb_token_row {
 typedef void (*tb_token_fn)(void *cls, const struct tb_token_row *row);
 
 int tb_store_token_count(struct tb_store *st, int64_t *count, struct tb_error *err);
-int tb_store_token_insert(struct tb_store *st, const char *name, const char *role,
-			  const uint8_t hash[TB_SHA256_LEN], int64_t now, int64_t *id,
-			  struct tb_error *err);
+int tb_store_token_insert(struct tb_store *st, const char *name, const char *role, const uint8_t hash[TB_SHA256_LEN],
+			  int64_t now, int64_t *id, struct tb_error *err);
 /* Calls fn once with the token, or returns TB_ERR_NOT_FOUND. */
 int tb_store_token_get(struct tb_store *st, int64_t id, tb_token_fn fn, void *cls, struct tb_error *err);
 int tb_store_token_list(struct tb_store *st, tb_token_fn fn, void *cls, struct tb_error *err);
 /* Replace a token's hash (creation: the id is part of the secret). */
-int tb_store_token_set_hash(struct tb_store *st, int64_t id, const uint8_t hash[TB_SHA256_LEN],
-			    struct tb_error *err);
+int tb_store_token_set_hash(struct tb_store *st, int64_t id, const uint8_t hash[TB_SHA256_LEN], struct tb_error *err);
 int tb_store_token_revoke(struct tb_store *st, int64_t id, struct tb_error *err);
 int tb_store_token_touch(struct tb_store *st, int64_t id, int64_t now);
 
@@ -62,10 +60,10 @@ struct tb_session_row {
 	int64_t expires_at;
 };
 
-int tb_store_session_insert(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN],
-			    const struct tb_session_row *row, struct tb_error *err);
-int tb_store_session_get(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN],
-			 struct tb_session_row *row, struct tb_error *err);
+int tb_store_session_insert(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], const struct tb_session_row *row,
+			    struct tb_error *err);
+int tb_store_session_get(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], struct tb_session_row *row,
+			 struct tb_error *err);
 int tb_store_session_delete(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN]);
 /* Delete sessions that expired before now and those of revoked tokens. */
 int tb_store_session_purge(struct tb_store *st, int64_t now);
@@ -74,21 +72,21 @@ int tb_store_session_purge(struct tb_store *st, int64_t now);
 struct tb_audit_row {
 	int64_t id;
 	int64_t at;
-	const char *actor;         /* token name, or "-" when unauthenticated */
-	const char *remote;        /* client address */
+	const char *actor;  /* token name, or "-" when unauthenticated */
+	const char *remote; /* client address */
 	const char *method;
 	const char *path;
-	const char *action;        /* "token.create", "host.trust", ... */
-	const char *target;        /* host, token id, ... or "" */
-	int status;                /* HTTP status of the reply */
-	const char *result;        /* "ok" or the error code */
+	const char *action; /* "token.create", "host.trust", ... */
+	const char *target; /* host, token id, ... or "" */
+	int status;         /* HTTP status of the reply */
+	const char *result; /* "ok" or the error code */
 };
 
 struct tb_audit_filter {
-	const char *target;        /* NULL: any */
-	const char *actor;         /* NULL: any */
-	int64_t since;             /* 0: any */
-	int limit;                 /* 1..1000 */
+	const char *target; /* NULL: any */
+	const char *actor;  /* NULL: any */
+	int64_t since;      /* 0: any */
+	int limit;          /* 1..1000 */
 };
 
 typedef void (*tb_audit_fn)(void *cls, const struct tb_audit_row *row);
@@ -96,18 +94,16 @@ typedef void (*tb_audit_fn)(void *cls, const struct tb_audit_row *row);
 int tb_store_audit_append(struct tb_store *st, const struct tb_audit_row *row, struct tb_error *err);
 /* Retention: delete the rows older than before (unix seconds) and all but
  * the newest keep; *deleted (may be NULL) gets how many went.  One DELETE. */
-int tb_store_audit_prune(struct tb_store *st, int64_t keep, int64_t before, int64_t *deleted,
-			 struct tb_error *err);
+int tb_store_audit_prune(struct tb_store *st, int64_t keep, int64_t before, int64_t *deleted, struct tb_error *err);
 /* Newest first. */
-int tb_store_audit_list(struct tb_store *st, const struct tb_audit_filter *f, tb_audit_fn fn,
-			void *cls, struct tb_error *err);
+int tb_store_audit_list(struct tb_store *st, const struct tb_audit_filter *f, tb_audit_fn fn, void *cls,
+			struct tb_error *err);
 
 /* ---- ssh host keys accepted by an admin (override the inventory's pin) ---- */
-int tb_store_hostkey_set(struct tb_store *st, const char *machine, const char *os, const char *fp,
-			 const char *by, int64_t now, struct tb_error *err);
+int tb_store_hostkey_set(struct tb_store *st, const char *machine, const char *os, const char *fp, const char *by,
+			 int64_t now, struct tb_error *err);
 /* Copies the fingerprint into fp, or returns TB_ERR_NOT_FOUND. */
-int tb_store_hostkey_get(struct tb_store *st, const char *machine, const char *os, char *fp,
-			 size_t fplen);
+int tb_store_hostkey_get(struct tb_store *st, const char *machine, const char *os, char *fp, size_t fplen);
 
 typedef void (*tb_hostkey_fn)(void *cls, const char *machine, const char *os, const char *fp);
 int tb_store_hostkey_each(struct tb_store *st, tb_hostkey_fn fn, void *cls);
@@ -115,20 +111,19 @@ int tb_store_hostkey_each(struct tb_store *st, tb_hostkey_fn fn, void *cls);
 /* ---- host state as the prober last saw it ---- */
 struct tb_host_state_row {
 	const char *machine;
-	const char *reachability;  /* "up" | "down" | "unknown" */
-	const char *os;            /* answering persona or NULL */
-	int64_t since;             /* when reachability/os last changed; 0 unknown */
+	const char *reachability; /* "up" | "down" | "unknown" */
+	const char *os;           /* answering persona or NULL */
+	int64_t since;            /* when reachability/os last changed; 0 unknown */
 	int64_t checked_at;
-	const char *error_code;    /* NULL: none */
+	const char *error_code; /* NULL: none */
 	const char *error_message;
-	const char *presented_os;  /* a persona whose key was refused, or NULL */
+	const char *presented_os; /* a persona whose key was refused, or NULL */
 	const char *presented_fp;
 };
 
 typedef void (*tb_host_state_fn)(void *cls, const struct tb_host_state_row *row);
 
-int tb_store_host_state_put(struct tb_store *st, const struct tb_host_state_row *row,
-			    struct tb_error *err);
+int tb_store_host_state_put(struct tb_store *st, const struct tb_host_state_row *row, struct tb_error *err);
 int tb_store_host_state_each(struct tb_store *st, tb_host_state_fn fn, void *cls);
 
 /* ---- events (for resuming a stream across restarts) ---- */
@@ -136,9 +131,9 @@ struct tb_event_row {
 	int64_t id;
 	int64_t at;
 	const char *type;
-	const char *host;          /* NULL: none */
-	int64_t matrix;            /* 0: none */
-	const char *json;          /* the whole event object */
+	const char *host; /* NULL: none */
+	int64_t matrix;   /* 0: none */
+	const char *json; /* the whole event object */
 };
 
 typedef void (*tb_event_fn)(void *cls, const struct tb_event_row *row);
@@ -147,8 +142,7 @@ int tb_store_event_insert(struct tb_store *st, const struct tb_event_row *row, s
 /* The highest id stored (0 when none). */
 int tb_store_event_last(struct tb_store *st, int64_t *id, struct tb_error *err);
 /* Up to limit events with id > after, oldest first. */
-int tb_store_event_each(struct tb_store *st, int64_t after, int limit, tb_event_fn fn, void *cls,
-			struct tb_error *err);
+int tb_store_event_each(struct tb_store *st, int64_t after, int limit, tb_event_fn fn, void *cls, struct tb_error *err);
 /* Delete events with id < below. */
 /* Retention: delete the events with an id below below, and of the oldest
  * 1,000 those stored before before (unix seconds); *deleted (may be NULL)
@@ -157,19 +151,19 @@ int tb_store_event_prune(struct tb_store *st, int64_t below, int64_t before, int
 /* The run.interval events of run_id (of matrix_id) published at or after
  * since (unix seconds), oldest first: a running run's intervals so far,
  * before its end stores them as intervals. */
-int tb_store_run_interval_events(struct tb_store *st, int64_t matrix_id, int64_t run_id, int64_t since,
-				 tb_event_fn fn, void *cls, struct tb_error *err);
+int tb_store_run_interval_events(struct tb_store *st, int64_t matrix_id, int64_t run_id, int64_t since, tb_event_fn fn,
+				 void *cls, struct tb_error *err);
 
 /* ---- actions (power, boot) and their steps ---- */
 struct tb_action_row {
 	int64_t id;
 	const char *host;
-	const char *kind;          /* "power", "boot" */
-	const char *params;        /* JSON text */
-	const char *state;         /* queued, running, succeeded, failed, canceled */
+	const char *kind;   /* "power", "boot" */
+	const char *params; /* JSON text */
+	const char *state;  /* queued, running, succeeded, failed, canceled */
 	const char *actor;
-	int64_t created_at, started_at, finished_at;   /* 0: not yet */
-	const char *error_code;    /* NULL: none */
+	int64_t created_at, started_at, finished_at; /* 0: not yet */
+	const char *error_code;                      /* NULL: none */
 	const char *error_message;
 };
 
@@ -178,30 +172,26 @@ struct tb_step_row {
 	int64_t action_id;
 	int64_t at_ms;
 	const char *what;
-	const char *command;       /* NULL: none */
-	int exit_status;           /* -1: none */
-	const char *output;        /* NULL: none */
+	const char *command; /* NULL: none */
+	int exit_status;     /* -1: none */
+	const char *output;  /* NULL: none */
 };
 
 typedef void (*tb_action_row_fn)(void *cls, const struct tb_action_row *row);
 typedef void (*tb_step_row_fn)(void *cls, const struct tb_step_row *row);
 
-int tb_store_action_insert(struct tb_store *st, const struct tb_action_row *row, int64_t *id,
-			   struct tb_error *err);
+int tb_store_action_insert(struct tb_store *st, const struct tb_action_row *row, int64_t *id, struct tb_error *err);
 /* Set state (and started/finished times when non-zero, error when non-NULL). */
-int tb_store_action_update(struct tb_store *st, int64_t id, const char *state, int64_t started_at,
-			   int64_t finished_at, const char *error_code, const char *error_message,
-			   struct tb_error *err);
-int tb_store_action_get(struct tb_store *st, int64_t id, tb_action_row_fn fn, void *cls,
-			struct tb_error *err);
+int tb_store_action_update(struct tb_store *st, int64_t id, const char *state, int64_t started_at, int64_t finished_at,
+			   const char *error_code, const char *error_message, struct tb_error *err);
+int tb_store_action_get(struct tb_store *st, int64_t id, tb_action_row_fn fn, void *cls, struct tb_error *err);
 /* Newest first; host NULL: any. */
 int tb_store_action_list(struct tb_store *st, const char *host, int limit, tb_action_row_fn fn, void *cls,
 			 struct tb_error *err);
 /* Mark every queued or running action failed with the reason (start-up). */
 int tb_store_action_interrupt(struct tb_store *st, const char *reason, int64_t now, struct tb_error *err);
 int tb_store_step_insert(struct tb_store *st, const struct tb_step_row *row, int64_t *id, struct tb_error *err);
-int tb_store_step_each(struct tb_store *st, int64_t action_id, tb_step_row_fn fn, void *cls,
-		       struct tb_error *err);
+int tb_store_step_each(struct tb_store *st, int64_t action_id, tb_step_row_fn fn, void *cls, struct tb_error *err);
 /* Per host, how long its succeeded boot actions took (mean of the last ten,
  * first step to last, ms). */
 typedef void (*tb_boot_time_fn)(void *cls, const char *host, int64_t mean_ms, int n);
@@ -211,58 +201,58 @@ int tb_store_boot_times(struct tb_store *st, tb_boot_time_fn fn, void *cls, stru
 struct tb_matrix_row {
 	int64_t id;
 	const char *name;
-	const char *spec;          /* JSON text: the spec as planned (defaults filled) */
-	const char *state;         /* queued, running, succeeded, failed, canceled, interrupted */
+	const char *spec;  /* JSON text: the spec as planned (defaults filled) */
+	const char *state; /* queued, running, succeeded, failed, canceled, interrupted */
 	const char *actor;
-	int64_t created_at, started_at, finished_at;   /* 0: not yet */
-	const char *error_code;    /* NULL: none */
+	int64_t created_at, started_at, finished_at; /* 0: not yet */
+	const char *error_code;                      /* NULL: none */
 	const char *error_message;
 	int64_t seed;
 	int64_t estimated_ms;
-	int64_t rerun_of;          /* 0: none */
+	int64_t rerun_of; /* 0: none */
 	/* read only: runs by state */
 	int nruns, npending, nrunning, nok, nfailed, ncanceled, ninterrupted;
-	int64_t pending_ms;        /* per round with pending or running runs, its longest duration + omit, summed */
-	int pending_rounds;        /* rounds with pending or running runs */
+	int64_t pending_ms; /* per round with pending or running runs, its longest duration + omit, summed */
+	int pending_rounds; /* rounds with pending or running runs */
 };
 
 struct tb_run_row {
 	int64_t id, matrix_id;
 	int seq, cell, repeat;
-	int round;                 /* runs of a round go at once (their hosts are disjoint) */
-	int combo;                 /* the OS combination (index into the spec's "os") */
-	const char *want_client_os, *want_server_os;   /* what the combination wants, or NULL */
+	int round;                                   /* runs of a round go at once (their hosts are disjoint) */
+	int combo;                                   /* the OS combination (index into the spec's "os") */
+	const char *want_client_os, *want_server_os; /* what the combination wants, or NULL */
 	const char *client, *server, *link, *server_address;
-	const char *protocol;      /* tcp, udp */
-	const char *direction;     /* forward, reverse, bidir */
-	const char *params;        /* JSON text */
-	const char *state;         /* pending, running, ok, failed, canceled, interrupted */
-	const char *error_class;   /* NULL, or busy, refused, timeout, interrupted, ssh_error,
+	const char *protocol;    /* tcp, udp */
+	const char *direction;   /* forward, reverse, bidir */
+	const char *params;      /* JSON text */
+	const char *state;       /* pending, running, ok, failed, canceled, interrupted */
+	const char *error_class; /* NULL, or busy, refused, timeout, interrupted, ssh_error,
 				    * parse_error, canceled, iperf_error */
 	const char *error_message;
 	const char *client_os, *server_os, *client_version, *server_version;
 	const char *client_command, *server_command;
-	int port;                  /* 0: none yet */
+	int port;                    /* 0: none yet */
 	long client_pid, server_pid; /* remote pids; 0: none */
 	const char *cookie;
 	int client_exit, server_exit; /* -1: none */
 	int64_t started_ms, finished_ms;
 	int attempts;
-	const char *summary;       /* JSON text of the normalised end, or NULL */
-	double sender_bps, receiver_bps, lost_percent;  /* < 0: none */
-	int64_t retransmits;       /* < 0: none */
-	int duration_ms;           /* read only: (omit + duration) of params */
+	const char *summary;                           /* JSON text of the normalised end, or NULL */
+	double sender_bps, receiver_bps, lost_percent; /* < 0: none */
+	int64_t retransmits;                           /* < 0: none */
+	int duration_ms;                               /* read only: (omit + duration) of params */
 };
 
 struct tb_interval_row {
-	const char *side;          /* "client" or "server" */
+	const char *side; /* "client" or "server" */
 	int seq;
-	const char *data;          /* JSON text of a normalised interval */
+	const char *data; /* JSON text of a normalised interval */
 };
 
 struct tb_raw_row {
-	const char *side;          /* "client" or "server" */
-	const char *stream;        /* "stdout" or "stderr" */
+	const char *side;   /* "client" or "server" */
+	const char *stream; /* "stdout" or "stderr" */
 	const char *data;
 	size_t len;
 };
@@ -273,12 +263,11 @@ typedef void (*tb_interval_row_fn)(void *cls, const struct tb_interval_row *row)
 typedef void (*tb_raw_row_fn)(void *cls, const struct tb_raw_row *row);
 
 /* The matrix and all its planned runs (state pending), in one transaction. */
-int tb_store_matrix_insert(struct tb_store *st, const struct tb_matrix_row *m, const struct tb_run_row *runs,
-			   int nruns, int64_t *id, struct tb_error *err);
+int tb_store_matrix_insert(struct tb_store *st, const struct tb_matrix_row *m, const struct tb_run_row *runs, int nruns,
+			   int64_t *id, struct tb_error *err);
 /* Set state (and times when non-zero, error when code is non-NULL). */
-int tb_store_matrix_update(struct tb_store *st, int64_t id, const char *state, int64_t started_at,
-			   int64_t finished_at, const char *error_code, const char *error_message,
-			   struct tb_error *err);
+int tb_store_matrix_update(struct tb_store *st, int64_t id, const char *state, int64_t started_at, int64_t finished_at,
+			   const char *error_code, const char *error_message, struct tb_error *err);
 /* Back to queued for a resume: clears finished_at and the error; runs that
  * were running, interrupted or canceled before they ended become pending
  * (their partial data deleted); completed runs are kept as they are.
@@ -306,10 +295,10 @@ struct tb_snapshot_row {
 	int64_t matrix_id;
 	const char *host, *os;
 	int64_t taken_at;
-	const char *interface;     /* the data-plane interface described, or NULL */
-	const char *command;       /* the command exactly as it ran */
-	const char *data;          /* the parsed JSON (hostmeta.h) */
-	const char *raw;           /* the command's output */
+	const char *interface; /* the data-plane interface described, or NULL */
+	const char *command;   /* the command exactly as it ran */
+	const char *data;      /* the parsed JSON (hostmeta.h) */
+	const char *raw;       /* the command's output */
 	size_t raw_len;
 };
 
@@ -318,12 +307,12 @@ typedef void (*tb_snapshot_fn)(void *cls, const struct tb_snapshot_row *row);
 /* ---- boots a matrix did (OS combinations) ---- */
 struct tb_matrix_boot_row {
 	int64_t id, matrix_id;
-	const char *host, *from_os, *to_os;   /* from_os NULL: off or unknown */
-	int64_t action_id;                    /* 0: none started */
-	int64_t started_ms, finished_ms;      /* finished 0: in progress */
-	const char *state;                    /* running, succeeded, failed, canceled */
-	const char *error;                    /* or NULL */
-	int before_seq;                       /* the run that needed it; -1: booting back */
+	const char *host, *from_os, *to_os; /* from_os NULL: off or unknown */
+	int64_t action_id;                  /* 0: none started */
+	int64_t started_ms, finished_ms;    /* finished 0: in progress */
+	const char *state;                  /* running, succeeded, failed, canceled */
+	const char *error;                  /* or NULL */
+	int before_seq;                     /* the run that needed it; -1: booting back */
 };
 
 typedef void (*tb_matrix_boot_fn)(void *cls, const struct tb_matrix_boot_row *row);
@@ -345,11 +334,10 @@ int tb_store_snapshot_each(struct tb_store *st, int64_t matrix_id, int with_raw,
 			   struct tb_error *err);
 /* The run's end, in one transaction: tb_store_run_update, its intervals and
  * raw outputs (replacing any earlier ones). */
-int tb_store_run_finish(struct tb_store *st, const struct tb_run_row *r, const struct tb_interval_row *iv,
-			size_t niv, const struct tb_raw_row *raw, size_t nraw, struct tb_error *err);
+int tb_store_run_finish(struct tb_store *st, const struct tb_run_row *r, const struct tb_interval_row *iv, size_t niv,
+			const struct tb_raw_row *raw, size_t nraw, struct tb_error *err);
 /* Intervals of a run, client side first, in order. */
-int tb_store_interval_each(struct tb_store *st, int64_t run_id, tb_interval_row_fn fn, void *cls,
-			   struct tb_error *err);
+int tb_store_interval_each(struct tb_store *st, int64_t run_id, tb_interval_row_fn fn, void *cls, struct tb_error *err);
 /* One raw output; TB_ERR_NOT_FOUND when none was stored. */
 int tb_store_raw_get(struct tb_store *st, int64_t run_id, const char *side, const char *stream, tb_raw_row_fn fn,
 		     void *cls, struct tb_error *err);

@@ -7,14 +7,13 @@
 
 /* ---- actions ---- */
 
-int tb_store_action_insert(struct tb_store *st, const struct tb_action_row *r, int64_t *id,
-			   struct tb_error *err)
+int tb_store_action_insert(struct tb_store *st, const struct tb_action_row *r, int64_t *id, struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
 
 	if ((rc = st_prep(st, "INSERT INTO actions (host, kind, params, state, actor, created_at) VALUES (?,?,?,?,?,?)",
-		       &s, err)) != 0)
+			  &s, err)) != 0)
 		return rc;
 	st_bind_text(s, 1, r->host);
 	st_bind_text(s, 2, r->kind);
@@ -32,16 +31,17 @@ int tb_store_action_insert(struct tb_store *st, const struct tb_action_row *r, i
 	return 0;
 }
 
-int tb_store_action_update(struct tb_store *st, int64_t id, const char *state, int64_t started_at,
-			   int64_t finished_at, const char *error_code, const char *error_message,
-			   struct tb_error *err)
+int tb_store_action_update(struct tb_store *st, int64_t id, const char *state, int64_t started_at, int64_t finished_at,
+			   const char *error_code, const char *error_message, struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "UPDATE actions SET state = ?, started_at = coalesce(?, started_at),"
-			   " finished_at = coalesce(?, finished_at), error_code = coalesce(?, error_code),"
-			   " error_message = coalesce(?, error_message) WHERE id = ?", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "UPDATE actions SET state = ?, started_at = coalesce(?, started_at),"
+			  " finished_at = coalesce(?, finished_at), error_code = coalesce(?, error_code),"
+			  " error_message = coalesce(?, error_message) WHERE id = ?",
+			  &s, err)) != 0)
 		return rc;
 	st_bind_text(s, 1, state);
 	if (started_at != 0)
@@ -58,7 +58,8 @@ int tb_store_action_update(struct tb_store *st, int64_t id, const char *state, i
 	return st_finish_write(st, s, err);
 }
 
-#define ACTION_COLS "id, host, kind, params, state, actor, created_at, coalesce(started_at, 0)," \
+#define ACTION_COLS                                                                  \
+	"id, host, kind, params, state, actor, created_at, coalesce(started_at, 0)," \
 	" coalesce(finished_at, 0), error_code, error_message"
 
 static void action_row(sqlite3_stmt *s, struct tb_action_row *r)
@@ -76,8 +77,7 @@ static void action_row(sqlite3_stmt *s, struct tb_action_row *r)
 	r->error_message = st_col_text_or_null(s, 10);
 }
 
-int tb_store_action_get(struct tb_store *st, int64_t id, tb_action_row_fn fn, void *cls,
-			struct tb_error *err)
+int tb_store_action_get(struct tb_store *st, int64_t id, tb_action_row_fn fn, void *cls, struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	struct tb_action_row r;
@@ -104,8 +104,10 @@ int tb_store_action_list(struct tb_store *st, const char *host, int limit, tb_ac
 	struct tb_action_row r;
 	int rc;
 
-	if ((rc = st_prep(st, "SELECT " ACTION_COLS " FROM actions WHERE (?1 IS NULL OR host = ?1)"
-			   " ORDER BY id DESC LIMIT ?2", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "SELECT " ACTION_COLS " FROM actions WHERE (?1 IS NULL OR host = ?1)"
+			  " ORDER BY id DESC LIMIT ?2",
+			  &s, err)) != 0)
 		return rc;
 	st_bind_text(s, 1, host);
 	sqlite3_bind_int(s, 2, limit);
@@ -122,8 +124,10 @@ int tb_store_action_interrupt(struct tb_store *st, const char *reason, int64_t n
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "UPDATE actions SET state = 'failed', finished_at = ?, error_code = 'interrupted',"
-			   " error_message = ? WHERE state IN ('queued', 'running')", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "UPDATE actions SET state = 'failed', finished_at = ?, error_code = 'interrupted',"
+			  " error_message = ? WHERE state IN ('queued', 'running')",
+			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, now);
 	st_bind_text(s, 2, reason);
@@ -135,8 +139,10 @@ int tb_store_step_insert(struct tb_store *st, const struct tb_step_row *r, int64
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "INSERT INTO action_steps (action_id, at, what, command, exit_status, output)"
-			   " VALUES (?, ?, ?, ?, ?, ?)", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "INSERT INTO action_steps (action_id, at, what, command, exit_status, output)"
+			  " VALUES (?, ?, ?, ?, ?, ?)",
+			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, r->action_id);
 	sqlite3_bind_int64(s, 2, r->at_ms);
@@ -157,15 +163,16 @@ int tb_store_step_insert(struct tb_store *st, const struct tb_step_row *r, int64
 	return 0;
 }
 
-int tb_store_step_each(struct tb_store *st, int64_t action_id, tb_step_row_fn fn, void *cls,
-		       struct tb_error *err)
+int tb_store_step_each(struct tb_store *st, int64_t action_id, tb_step_row_fn fn, void *cls, struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	struct tb_step_row r;
 	int rc;
 
-	if ((rc = st_prep(st, "SELECT id, action_id, at, what, command, coalesce(exit_status, -1), output"
-			   " FROM action_steps WHERE action_id = ? ORDER BY id", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "SELECT id, action_id, at, what, command, coalesce(exit_status, -1), output"
+			  " FROM action_steps WHERE action_id = ? ORDER BY id",
+			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, action_id);
 	while (sqlite3_step(s) == SQLITE_ROW) {
@@ -188,10 +195,12 @@ int tb_store_boot_times(struct tb_store *st, tb_boot_time_fn fn, void *cls, stru
 	int rc;
 
 	/* each succeeded boot: first step to last; the last ten per host */
-	if ((rc = st_prep(st, "SELECT host, avg(d), count(*) FROM (SELECT a.host AS host, max(s.at) - min(s.at) AS d,"
-			   " row_number() OVER (PARTITION BY a.host ORDER BY a.id DESC) AS k FROM actions a"
-			   " JOIN action_steps s ON s.action_id = a.id WHERE a.kind = 'boot' AND a.state = 'succeeded'"
-			   " GROUP BY a.id) WHERE k <= 10 AND d > 0 GROUP BY host", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "SELECT host, avg(d), count(*) FROM (SELECT a.host AS host, max(s.at) - min(s.at) AS d,"
+			  " row_number() OVER (PARTITION BY a.host ORDER BY a.id DESC) AS k FROM actions a"
+			  " JOIN action_steps s ON s.action_id = a.id WHERE a.kind = 'boot' AND a.state = 'succeeded'"
+			  " GROUP BY a.id) WHERE k <= 10 AND d > 0 GROUP BY host",
+			  &s, err)) != 0)
 		return rc;
 	while (sqlite3_step(s) == SQLITE_ROW)
 		fn(cls, st_col_text(s, 0), (int64_t)sqlite3_column_double(s, 1), sqlite3_column_int(s, 2));

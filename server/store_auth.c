@@ -19,9 +19,8 @@ int tb_store_token_count(struct tb_store *st, int64_t *count, struct tb_error *e
 	return 0;
 }
 
-int tb_store_token_insert(struct tb_store *st, const char *name, const char *role,
-			  const uint8_t hash[TB_SHA256_LEN], int64_t now, int64_t *id,
-			  struct tb_error *err)
+int tb_store_token_insert(struct tb_store *st, const char *name, const char *role, const uint8_t hash[TB_SHA256_LEN],
+			  int64_t now, int64_t *id, struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
@@ -95,8 +94,7 @@ int tb_store_token_list(struct tb_store *st, tb_token_fn fn, void *cls, struct t
 	return 0;
 }
 
-int tb_store_token_set_hash(struct tb_store *st, int64_t id, const uint8_t hash[TB_SHA256_LEN],
-			    struct tb_error *err)
+int tb_store_token_set_hash(struct tb_store *st, int64_t id, const uint8_t hash[TB_SHA256_LEN], struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
@@ -144,14 +142,14 @@ int tb_store_token_touch(struct tb_store *st, int64_t id, int64_t now)
 
 /* ---- sessions ---- */
 
-int tb_store_session_insert(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN],
-			    const struct tb_session_row *row, struct tb_error *err)
+int tb_store_session_insert(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], const struct tb_session_row *row,
+			    struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "INSERT INTO sessions (hash, token_id, csrf_hash, expires_at) VALUES (?, ?, ?, ?)",
-		       &s, err)) != 0)
+	if ((rc = st_prep(st, "INSERT INTO sessions (hash, token_id, csrf_hash, expires_at) VALUES (?, ?, ?, ?)", &s,
+			  err)) != 0)
 		return rc;
 	sqlite3_bind_blob(s, 1, hash, TB_SHA256_LEN, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 2, row->token_id);
@@ -160,8 +158,8 @@ int tb_store_session_insert(struct tb_store *st, const uint8_t hash[TB_SHA256_LE
 	return st_finish_write(st, s, err);
 }
 
-int tb_store_session_get(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN],
-			 struct tb_session_row *row, struct tb_error *err)
+int tb_store_session_get(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], struct tb_session_row *row,
+			 struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
@@ -197,8 +195,10 @@ int tb_store_session_purge(struct tb_store *st, int64_t now)
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "DELETE FROM sessions WHERE expires_at < ? OR token_id IN "
-			   "(SELECT id FROM tokens WHERE revoked = 1)", &s, NULL)) != 0)
+	if ((rc = st_prep(st,
+			  "DELETE FROM sessions WHERE expires_at < ? OR token_id IN "
+			  "(SELECT id FROM tokens WHERE revoked = 1)",
+			  &s, NULL)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, now);
 	return st_finish_write(st, s, NULL);
@@ -211,8 +211,10 @@ int tb_store_audit_append(struct tb_store *st, const struct tb_audit_row *r, str
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "INSERT INTO audit (at, actor, remote, method, path, action, target, status, result)"
-			   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "INSERT INTO audit (at, actor, remote, method, path, action, target, status, result)"
+			  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, r->at);
 	st_bind_text(s, 2, r->actor);
@@ -226,8 +228,7 @@ int tb_store_audit_append(struct tb_store *st, const struct tb_audit_row *r, str
 	return st_finish_write(st, s, err);
 }
 
-int tb_store_audit_prune(struct tb_store *st, int64_t keep, int64_t before, int64_t *deleted,
-			 struct tb_error *err)
+int tb_store_audit_prune(struct tb_store *st, int64_t keep, int64_t before, int64_t *deleted, struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
@@ -249,16 +250,18 @@ int tb_store_audit_prune(struct tb_store *st, int64_t keep, int64_t before, int6
 	return rc;
 }
 
-int tb_store_audit_list(struct tb_store *st, const struct tb_audit_filter *f, tb_audit_fn fn,
-			void *cls, struct tb_error *err)
+int tb_store_audit_list(struct tb_store *st, const struct tb_audit_filter *f, tb_audit_fn fn, void *cls,
+			struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	struct tb_audit_row r;
 	int rc;
 
-	if ((rc = st_prep(st, "SELECT id, at, actor, remote, method, path, action, target, status, result"
-			   " FROM audit WHERE (?1 IS NULL OR target = ?1) AND (?2 IS NULL OR actor = ?2)"
-			   " AND at >= ?3 ORDER BY id DESC LIMIT ?4", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "SELECT id, at, actor, remote, method, path, action, target, status, result"
+			  " FROM audit WHERE (?1 IS NULL OR target = ?1) AND (?2 IS NULL OR actor = ?2)"
+			  " AND at >= ?3 ORDER BY id DESC LIMIT ?4",
+			  &s, err)) != 0)
 		return rc;
 	st_bind_text(s, 1, f->target);
 	st_bind_text(s, 2, f->actor);
@@ -283,14 +286,16 @@ int tb_store_audit_list(struct tb_store *st, const struct tb_audit_filter *f, tb
 
 /* ---- host keys ---- */
 
-int tb_store_hostkey_set(struct tb_store *st, const char *machine, const char *os, const char *fp,
-			 const char *by, int64_t now, struct tb_error *err)
+int tb_store_hostkey_set(struct tb_store *st, const char *machine, const char *os, const char *fp, const char *by,
+			 int64_t now, struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "INSERT OR REPLACE INTO host_keys (machine, os, fingerprint, accepted_by, accepted_at)"
-			   " VALUES (?, ?, ?, ?, ?)", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "INSERT OR REPLACE INTO host_keys (machine, os, fingerprint, accepted_by, accepted_at)"
+			  " VALUES (?, ?, ?, ?, ?)",
+			  &s, err)) != 0)
 		return rc;
 	st_bind_text(s, 1, machine);
 	st_bind_text(s, 2, os);

@@ -12,8 +12,8 @@ int tb_store_event_insert(struct tb_store *st, const struct tb_event_row *r, str
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "INSERT INTO events (id, at, type, host, matrix_id, data) VALUES (?, ?, ?, ?, ?, ?)",
-		       &s, err)) != 0)
+	if ((rc = st_prep(st, "INSERT INTO events (id, at, type, host, matrix_id, data) VALUES (?, ?, ?, ?, ?, ?)", &s,
+			  err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, r->id);
 	sqlite3_bind_int64(s, 2, r->at);
@@ -56,14 +56,15 @@ static void each_row(struct tb_store *st, sqlite3_stmt *s, tb_event_fn fn, void 
 	st_finish(st, s);
 }
 
-int tb_store_event_each(struct tb_store *st, int64_t after, int limit, tb_event_fn fn, void *cls,
-			struct tb_error *err)
+int tb_store_event_each(struct tb_store *st, int64_t after, int limit, tb_event_fn fn, void *cls, struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "SELECT id, at, type, host, coalesce(matrix_id, 0), data FROM events"
-			   " WHERE id > ? ORDER BY id LIMIT ?", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "SELECT id, at, type, host, coalesce(matrix_id, 0), data FROM events"
+			  " WHERE id > ? ORDER BY id LIMIT ?",
+			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, after);
 	sqlite3_bind_int(s, 2, limit);
@@ -71,15 +72,17 @@ int tb_store_event_each(struct tb_store *st, int64_t after, int limit, tb_event_
 	return 0;
 }
 
-int tb_store_run_interval_events(struct tb_store *st, int64_t matrix_id, int64_t run_id, int64_t since,
-				 tb_event_fn fn, void *cls, struct tb_error *err)
+int tb_store_run_interval_events(struct tb_store *st, int64_t matrix_id, int64_t run_id, int64_t since, tb_event_fn fn,
+				 void *cls, struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "SELECT id, at, type, host, coalesce(matrix_id, 0), data FROM events"
-			   " WHERE type = 'run.interval' AND matrix_id = ? AND at >= ?"
-			   " AND json_extract(data, '$.data.run') = ? ORDER BY id", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "SELECT id, at, type, host, coalesce(matrix_id, 0), data FROM events"
+			  " WHERE type = 'run.interval' AND matrix_id = ? AND at >= ?"
+			  " AND json_extract(data, '$.data.run') = ? ORDER BY id",
+			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, matrix_id);
 	sqlite3_bind_int64(s, 2, since);
@@ -97,8 +100,10 @@ int tb_store_event_prune(struct tb_store *st, int64_t below, int64_t before, int
 		*deleted = 0;
 	/* by count: every id below; by age: of the oldest 1,000 (by id, the
 	 * primary key: no scan of the table), those older than before */
-	if ((rc = st_prep(st, "DELETE FROM events WHERE id < ?1 OR id IN (SELECT id FROM (SELECT id, at FROM events"
-			   " ORDER BY id LIMIT 1000) WHERE at < ?2)", &s, NULL)) != 0)
+	if ((rc = st_prep(st,
+			  "DELETE FROM events WHERE id < ?1 OR id IN (SELECT id FROM (SELECT id, at FROM events"
+			  " ORDER BY id LIMIT 1000) WHERE at < ?2)",
+			  &s, NULL)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, below);
 	sqlite3_bind_int64(s, 2, before);

@@ -12,9 +12,10 @@ int tb_store_host_state_put(struct tb_store *st, const struct tb_host_state_row 
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "INSERT OR REPLACE INTO host_state (machine, reachability, os, since, checked_at,"
-			   " error_code, error_message, presented_os, presented_fp) VALUES (?,?,?,?,?,?,?,?,?)",
-		       &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "INSERT OR REPLACE INTO host_state (machine, reachability, os, since, checked_at,"
+			  " error_code, error_message, presented_os, presented_fp) VALUES (?,?,?,?,?,?,?,?,?)",
+			  &s, err)) != 0)
 		return rc;
 	st_bind_text(s, 1, r->machine);
 	st_bind_text(s, 2, r->reachability);
@@ -34,8 +35,10 @@ int tb_store_host_state_each(struct tb_store *st, tb_host_state_fn fn, void *cls
 	struct tb_host_state_row r;
 	int rc;
 
-	if ((rc = st_prep(st, "SELECT machine, reachability, os, since, checked_at, error_code, error_message,"
-			   " presented_os, presented_fp FROM host_state", &s, NULL)) != 0)
+	if ((rc = st_prep(st,
+			  "SELECT machine, reachability, os, since, checked_at, error_code, error_message,"
+			  " presented_os, presented_fp FROM host_state",
+			  &s, NULL)) != 0)
 		return rc;
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		r.machine = st_col_text(s, 0);

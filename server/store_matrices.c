@@ -35,8 +35,8 @@ static const char insert_run_sql[] =
 	"INSERT INTO runs (matrix_id, seq, cell, rep, client, server, link, server_address, protocol, direction,"
 	" params, state, round, combo, want_client_os, want_server_os) VALUES (?,?,?,?,?,?,?,?,?,?,?,'pending',?,?,?,?)";
 
-int tb_store_matrix_insert(struct tb_store *st, const struct tb_matrix_row *m, const struct tb_run_row *runs,
-			   int nruns, int64_t *id, struct tb_error *err)
+int tb_store_matrix_insert(struct tb_store *st, const struct tb_matrix_row *m, const struct tb_run_row *runs, int nruns,
+			   int64_t *id, struct tb_error *err)
 {
 	sqlite3_stmt *s = NULL;
 	int rc;
@@ -44,9 +44,11 @@ int tb_store_matrix_insert(struct tb_store *st, const struct tb_matrix_row *m, c
 	pthread_mutex_lock(&st->lock);
 	if ((rc = raw_exec(st, "BEGIN IMMEDIATE", err)) != 0)
 		goto out;
-	if (sqlite3_prepare_v2(st->db,
-			       "INSERT INTO matrices (name, spec, state, actor, created_at, seed, estimated_ms, rerun_of)"
-			       " VALUES (?,?,?,?,?,?,?,?)", -1, &s, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(
+		    st->db,
+		    "INSERT INTO matrices (name, spec, state, actor, created_at, seed, estimated_ms, rerun_of)"
+		    " VALUES (?,?,?,?,?,?,?,?)",
+		    -1, &s, NULL) != SQLITE_OK) {
 		rc = st_db_fail(st, err, "preparing a matrix");
 		goto rollback;
 	}
@@ -105,16 +107,17 @@ out:
 	return rc;
 }
 
-int tb_store_matrix_update(struct tb_store *st, int64_t id, const char *state, int64_t started_at,
-			   int64_t finished_at, const char *error_code, const char *error_message,
-			   struct tb_error *err)
+int tb_store_matrix_update(struct tb_store *st, int64_t id, const char *state, int64_t started_at, int64_t finished_at,
+			   const char *error_code, const char *error_message, struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "UPDATE matrices SET state = ?, started_at = coalesce(?, started_at),"
-			   " finished_at = coalesce(?, finished_at), error_code = coalesce(?, error_code),"
-			   " error_message = coalesce(?, error_message) WHERE id = ?", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "UPDATE matrices SET state = ?, started_at = coalesce(?, started_at),"
+			  " finished_at = coalesce(?, finished_at), error_code = coalesce(?, error_code),"
+			  " error_message = coalesce(?, error_message) WHERE id = ?",
+			  &s, err)) != 0)
 		return rc;
 	st_bind_text(s, 1, state);
 	bind_i64_or_null(s, 2, started_at, 0);
@@ -153,7 +156,8 @@ int tb_store_matrix_requeue(struct tb_store *st, int64_t id, int *reset, struct 
 	*reset = sqlite3_changes(st->db);
 	snprintf(sql, sizeof(sql),
 		 "UPDATE matrices SET state = 'queued', finished_at = NULL, error_code = NULL, error_message = NULL"
-		 " WHERE id = %lld", (long long)id);
+		 " WHERE id = %lld",
+		 (long long)id);
 	if ((rc = raw_exec(st, sql, err)) != 0 || (rc = raw_exec(st, "COMMIT", err)) != 0)
 		goto rollback;
 	goto out;
@@ -165,18 +169,20 @@ out:
 }
 
 /* Per round with runs still to go, its longest run (rounds run one after another). */
-#define LEFT_BY_ROUND "(SELECT max(1000 * (coalesce(json_extract(x.params, '$.duration_s'), 0)" \
-	" + coalesce(json_extract(x.params, '$.omit_s'), 0))) AS ms FROM runs x" \
+#define LEFT_BY_ROUND                                                             \
+	"(SELECT max(1000 * (coalesce(json_extract(x.params, '$.duration_s'), 0)" \
+	" + coalesce(json_extract(x.params, '$.omit_s'), 0))) AS ms FROM runs x"  \
 	" WHERE x.matrix_id = m.id AND x.state IN ('pending', 'running') GROUP BY x.round)"
 
-#define MATRIX_COLS "m.id, m.name, m.spec, m.state, m.actor, m.created_at, coalesce(m.started_at, 0)," \
+#define MATRIX_COLS                                                                           \
+	"m.id, m.name, m.spec, m.state, m.actor, m.created_at, coalesce(m.started_at, 0),"    \
 	" coalesce(m.finished_at, 0), m.error_code, m.error_message, m.seed, m.estimated_ms," \
-	" coalesce(m.rerun_of, 0), count(r.id), coalesce(sum(r.state = 'pending'), 0)," \
-	" coalesce(sum(r.state = 'running'), 0), coalesce(sum(r.state = 'ok'), 0)," \
-	" coalesce(sum(r.state = 'failed'), 0), coalesce(sum(r.state = 'canceled'), 0)," \
-	" coalesce(sum(r.state = 'interrupted'), 0)," \
-	" (SELECT coalesce(sum(ms), 0) FROM " LEFT_BY_ROUND ")," \
-	" (SELECT count(*) FROM " LEFT_BY_ROUND ")" \
+	" coalesce(m.rerun_of, 0), count(r.id), coalesce(sum(r.state = 'pending'), 0),"       \
+	" coalesce(sum(r.state = 'running'), 0), coalesce(sum(r.state = 'ok'), 0),"           \
+	" coalesce(sum(r.state = 'failed'), 0), coalesce(sum(r.state = 'canceled'), 0),"      \
+	" coalesce(sum(r.state = 'interrupted'), 0),"                                         \
+	" (SELECT coalesce(sum(ms), 0) FROM " LEFT_BY_ROUND "),"                              \
+	" (SELECT count(*) FROM " LEFT_BY_ROUND ")"                                           \
 	" FROM matrices m LEFT JOIN runs r ON r.matrix_id = m.id"
 
 static void matrix_row(sqlite3_stmt *s, struct tb_matrix_row *m)
@@ -231,8 +237,10 @@ int tb_store_matrix_list(struct tb_store *st, int limit, tb_matrix_row_fn fn, vo
 	struct tb_matrix_row m;
 	int rc;
 
-	if ((rc = st_prep(st, "SELECT " MATRIX_COLS " WHERE m.id IN (SELECT id FROM matrices ORDER BY id DESC LIMIT ?)"
-			   " GROUP BY m.id ORDER BY m.id DESC", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "SELECT " MATRIX_COLS " WHERE m.id IN (SELECT id FROM matrices ORDER BY id DESC LIMIT ?)"
+			  " GROUP BY m.id ORDER BY m.id DESC",
+			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int(s, 1, limit);
 	while (sqlite3_step(s) == SQLITE_ROW) {
@@ -245,12 +253,13 @@ int tb_store_matrix_list(struct tb_store *st, int limit, tb_matrix_row_fn fn, vo
 
 /* ---- runs ---- */
 
-#define RUN_COLS "id, matrix_id, seq, cell, rep, client, server, link, server_address, protocol, direction," \
-	" params, state, error_class, error_message, client_os, server_os, client_version, server_version," \
-	" client_command, server_command, coalesce(port, 0), coalesce(client_pid, 0), coalesce(server_pid, 0)," \
-	" cookie, coalesce(client_exit, -1), coalesce(server_exit, -1), coalesce(started_ms, 0)," \
-	" coalesce(finished_ms, 0), attempts, summary, coalesce(sender_bps, -1), coalesce(receiver_bps, -1)," \
-	" coalesce(retransmits, -1), coalesce(lost_percent, -1)," \
+#define RUN_COLS                                                                                                       \
+	"id, matrix_id, seq, cell, rep, client, server, link, server_address, protocol, direction,"                    \
+	" params, state, error_class, error_message, client_os, server_os, client_version, server_version,"            \
+	" client_command, server_command, coalesce(port, 0), coalesce(client_pid, 0), coalesce(server_pid, 0),"        \
+	" cookie, coalesce(client_exit, -1), coalesce(server_exit, -1), coalesce(started_ms, 0),"                      \
+	" coalesce(finished_ms, 0), attempts, summary, coalesce(sender_bps, -1), coalesce(receiver_bps, -1),"          \
+	" coalesce(retransmits, -1), coalesce(lost_percent, -1),"                                                      \
 	" 1000 * (coalesce(json_extract(params, '$.duration_s'), 0) + coalesce(json_extract(params, '$.omit_s'), 0))," \
 	" round, combo, want_client_os, want_server_os"
 
@@ -305,8 +314,10 @@ int tb_store_run_each(struct tb_store *st, int64_t matrix_id, const char *state,
 	struct tb_run_row r;
 	int rc;
 
-	if ((rc = st_prep(st, "SELECT " RUN_COLS " FROM runs WHERE matrix_id = ?1 AND (?2 IS NULL OR state = ?2)"
-			   " ORDER BY seq", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "SELECT " RUN_COLS " FROM runs WHERE matrix_id = ?1 AND (?2 IS NULL OR state = ?2)"
+			  " ORDER BY seq",
+			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, matrix_id);
 	st_bind_text(s, 2, state);
@@ -384,8 +395,8 @@ int tb_store_run_update(struct tb_store *st, const struct tb_run_row *r, struct 
 	return st_finish_write(st, s, err);
 }
 
-int tb_store_run_finish(struct tb_store *st, const struct tb_run_row *r, const struct tb_interval_row *iv,
-			size_t niv, const struct tb_raw_row *raw, size_t nraw, struct tb_error *err)
+int tb_store_run_finish(struct tb_store *st, const struct tb_run_row *r, const struct tb_interval_row *iv, size_t niv,
+			const struct tb_raw_row *raw, size_t nraw, struct tb_error *err)
 {
 	sqlite3_stmt *s = NULL;
 	char sql[256];
@@ -394,7 +405,8 @@ int tb_store_run_finish(struct tb_store *st, const struct tb_run_row *r, const s
 	pthread_mutex_lock(&st->lock);
 	if ((rc = raw_exec(st, "BEGIN IMMEDIATE", err)) != 0)
 		goto out;
-	snprintf(sql, sizeof(sql), "DELETE FROM intervals WHERE run_id = %lld; DELETE FROM raw_outputs WHERE run_id = %lld",
+	snprintf(sql, sizeof(sql),
+		 "DELETE FROM intervals WHERE run_id = %lld; DELETE FROM raw_outputs WHERE run_id = %lld",
 		 (long long)r->id, (long long)r->id);
 	if ((rc = raw_exec(st, sql, err)) != 0)
 		goto rollback;
@@ -415,8 +427,8 @@ int tb_store_run_finish(struct tb_store *st, const struct tb_run_row *r, const s
 		}
 	}
 	sqlite3_finalize(s);
-	if (sqlite3_prepare_v2(st->db, "INSERT INTO raw_outputs (run_id, side, stream, data) VALUES (?,?,?,?)", -1,
-			       &s, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(st->db, "INSERT INTO raw_outputs (run_id, side, stream, data) VALUES (?,?,?,?)", -1, &s,
+			       NULL) != SQLITE_OK) {
 		rc = st_db_fail(st, err, "preparing raw outputs");
 		goto rollback;
 	}
@@ -468,15 +480,19 @@ int tb_store_matrix_interrupt(struct tb_store *st, const char *reason, int64_t n
 			fn(cls, &r);
 	}
 	st_finish(st, s);
-	if ((rc = st_prep(st, "UPDATE runs SET state = 'interrupted', error_class = 'interrupted', error_message = ?,"
-			   " finished_ms = ? WHERE state = 'running'", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "UPDATE runs SET state = 'interrupted', error_class = 'interrupted', error_message = ?,"
+			  " finished_ms = ? WHERE state = 'running'",
+			  &s, err)) != 0)
 		return rc;
 	st_bind_text(s, 1, reason);
 	sqlite3_bind_int64(s, 2, now * 1000);
 	if ((rc = st_finish_write(st, s, err)) != 0)
 		return rc;
-	if ((rc = st_prep(st, "UPDATE matrices SET state = 'interrupted', error_code = 'interrupted', error_message = ?"
-			   " WHERE state IN ('queued', 'running')", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "UPDATE matrices SET state = 'interrupted', error_code = 'interrupted', error_message = ?"
+			  " WHERE state IN ('queued', 'running')",
+			  &s, err)) != 0)
 		return rc;
 	st_bind_text(s, 1, reason);
 	return st_finish_write(st, s, err);
@@ -484,14 +500,14 @@ int tb_store_matrix_interrupt(struct tb_store *st, const char *reason, int64_t n
 
 /* ---- intervals and raw output ---- */
 
-int tb_store_interval_each(struct tb_store *st, int64_t run_id, tb_interval_row_fn fn, void *cls,
-			   struct tb_error *err)
+int tb_store_interval_each(struct tb_store *st, int64_t run_id, tb_interval_row_fn fn, void *cls, struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	struct tb_interval_row r;
 	int rc;
 
-	if ((rc = st_prep(st, "SELECT side, seq, data FROM intervals WHERE run_id = ? ORDER BY side, seq", &s, err)) != 0)
+	if ((rc = st_prep(st, "SELECT side, seq, data FROM intervals WHERE run_id = ? ORDER BY side, seq", &s, err)) !=
+	    0)
 		return rc;
 	sqlite3_bind_int64(s, 1, run_id);
 	while (sqlite3_step(s) == SQLITE_ROW) {
@@ -511,7 +527,8 @@ int tb_store_raw_get(struct tb_store *st, int64_t run_id, const char *side, cons
 	struct tb_raw_row r;
 	int rc;
 
-	if ((rc = st_prep(st, "SELECT data FROM raw_outputs WHERE run_id = ? AND side = ? AND stream = ?", &s, err)) != 0)
+	if ((rc = st_prep(st, "SELECT data FROM raw_outputs WHERE run_id = ? AND side = ? AND stream = ?", &s, err)) !=
+	    0)
 		return rc;
 	sqlite3_bind_int64(s, 1, run_id);
 	st_bind_text(s, 2, side);

@@ -11,8 +11,10 @@ int tb_store_snapshot_put(struct tb_store *st, const struct tb_snapshot_row *r, 
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "INSERT OR REPLACE INTO host_snapshots (matrix_id, host, os, taken_at, interface,"
-			   " command, data, raw) VALUES (?,?,?,?,?,?,?,?)", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "INSERT OR REPLACE INTO host_snapshots (matrix_id, host, os, taken_at, interface,"
+			  " command, data, raw) VALUES (?,?,?,?,?,?,?,?)",
+			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, r->matrix_id);
 	st_bind_text(s, 2, r->host);
@@ -32,7 +34,8 @@ int tb_store_snapshot_has(struct tb_store *st, int64_t matrix_id, const char *ho
 	int rc;
 
 	*has = 0;
-	if ((rc = st_prep(st, "SELECT 1 FROM host_snapshots WHERE matrix_id = ? AND host = ? AND os = ?", &s, err)) != 0)
+	if ((rc = st_prep(st, "SELECT 1 FROM host_snapshots WHERE matrix_id = ? AND host = ? AND os = ?", &s, err)) !=
+	    0)
 		return rc;
 	sqlite3_bind_int64(s, 1, matrix_id);
 	st_bind_text(s, 2, host);
@@ -55,10 +58,11 @@ int tb_store_snapshot_each(struct tb_store *st, int64_t matrix_id, int with_raw,
 	struct tb_snapshot_row r;
 	int rc;
 
-	if ((rc = st_prep(st, with_raw ? "SELECT host, os, taken_at, interface, command, data, raw FROM host_snapshots"
-				       " WHERE matrix_id = ? ORDER BY host, os"
-				     : "SELECT host, os, taken_at, interface, command, data, NULL FROM host_snapshots"
-				       " WHERE matrix_id = ? ORDER BY host, os",
+	if ((rc = st_prep(st,
+			  with_raw ? "SELECT host, os, taken_at, interface, command, data, raw FROM host_snapshots"
+				     " WHERE matrix_id = ? ORDER BY host, os"
+				   : "SELECT host, os, taken_at, interface, command, data, NULL FROM host_snapshots"
+				     " WHERE matrix_id = ? ORDER BY host, os",
 			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, matrix_id);
@@ -86,14 +90,15 @@ int tb_store_snapshot_each(struct tb_store *st, int64_t matrix_id, int with_raw,
 
 /* ---- boots ---- */
 
-int tb_store_matrix_boot_add(struct tb_store *st, const struct tb_matrix_boot_row *r, int64_t *id,
-			     struct tb_error *err)
+int tb_store_matrix_boot_add(struct tb_store *st, const struct tb_matrix_boot_row *r, int64_t *id, struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "INSERT INTO matrix_boots (matrix_id, host, from_os, to_os, action_id, started_ms, state,"
-			   " before_seq) VALUES (?,?,?,?,NULL,?,'running',?)", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "INSERT INTO matrix_boots (matrix_id, host, from_os, to_os, action_id, started_ms, state,"
+			  " before_seq) VALUES (?,?,?,?,NULL,?,'running',?)",
+			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, r->matrix_id);
 	st_bind_text(s, 2, r->host);
@@ -117,7 +122,8 @@ int tb_store_matrix_boot_finish(struct tb_store *st, int64_t id, int64_t action_
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "UPDATE matrix_boots SET action_id = ?, state = ?, error = ?, finished_ms = ? WHERE id = ?",
+	if ((rc = st_prep(st,
+			  "UPDATE matrix_boots SET action_id = ?, state = ?, error = ?, finished_ms = ? WHERE id = ?",
 			  &s, err)) != 0)
 		return rc;
 	if (action_id > 0)
@@ -138,9 +144,11 @@ int tb_store_matrix_boot_each(struct tb_store *st, int64_t matrix_id, tb_matrix_
 	struct tb_matrix_boot_row r;
 	int rc;
 
-	if ((rc = st_prep(st, "SELECT id, host, from_os, to_os, coalesce(action_id, 0), started_ms,"
-			   " coalesce(finished_ms, 0), state, error, before_seq FROM matrix_boots WHERE matrix_id = ?"
-			   " ORDER BY id", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "SELECT id, host, from_os, to_os, coalesce(action_id, 0), started_ms,"
+			  " coalesce(finished_ms, 0), state, error, before_seq FROM matrix_boots WHERE matrix_id = ?"
+			  " ORDER BY id",
+			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, matrix_id);
 	while (sqlite3_step(s) == SQLITE_ROW) {

@@ -19,7 +19,7 @@ void tb_time_format_ms(int64_t ms, char buf[TB_TIME_MAX])
 	char base[TB_TIME_MAX];
 
 	tb_time_format(ms / 1000, base);
-	base[strlen(base) - 1] = '\0';   /* drop the Z */
+	base[strlen(base) - 1] = '\0'; /* drop the Z */
 	snprintf(buf, TB_TIME_MAX, "%s.%03dZ", base, (int)(ms % 1000));
 }
 

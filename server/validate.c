@@ -192,7 +192,8 @@ int tb_json_only(const json_t *body, const char *const allowed[], struct tb_erro
 	const char *key;
 	json_t *v;
 
-	json_object_foreach((json_t *)body, key, v) {
+	json_object_foreach((json_t *)body, key, v)
+	{
 		size_t i;
 		char list[256] = "";
 
@@ -211,8 +212,7 @@ int tb_json_only(const json_t *body, const char *const allowed[], struct tb_erro
 	return 0;
 }
 
-int tb_json_string(const json_t *body, const char *key, int required, const char **out,
-		   struct tb_error *err)
+int tb_json_string(const json_t *body, const char *key, int required, const char **out, struct tb_error *err)
 {
 	json_t *v = json_object_get(body, key);
 

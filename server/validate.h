@@ -6,12 +6,12 @@
 #ifndef TB_VALIDATE_H
 #define TB_VALIDATE_H
 
-int tb_valid_name(const char *s);        /* machine, OS, link: [a-z0-9][a-z0-9_-]{0,31} */
+int tb_valid_name(const char *s); /* machine, OS, link: [a-z0-9][a-z0-9_-]{0,31} */
 
 /* A buffer for such a name (1..32 characters) with its NUL: every buffer
  * that keeps a machine, OS or link name is this size. */
 #define TB_NAME_MAX 40
-int tb_valid_user(const char *s);        /* a login name */
+int tb_valid_user(const char *s); /* a login name */
 int tb_valid_ipv4(const char *s);
 int tb_valid_address(const char *s);     /* IPv4, IPv6 or a DNS name */
 int tb_valid_cidr(const char *s);        /* address/prefix */
@@ -49,7 +49,6 @@ struct tb_error;
 int tb_json_only(const json_t *body, const char *const allowed[], struct tb_error *err);
 
 /* A required string field; TB_ERR_INVALID naming it when absent or not a string. */
-int tb_json_string(const json_t *body, const char *key, int required, const char **out,
-		   struct tb_error *err);
+int tb_json_string(const json_t *body, const char *key, int required, const char **out, struct tb_error *err);
 
 #endif /* TB_VALIDATE_H */

@@ -25,18 +25,18 @@
 /* What the schedule knows of one machine. */
 struct slot {
 	char machine[TB_MACHTAB_NAME];
-	char pattern[TB_CRON_TEXT_MAX + 1];   /* the pattern next was taken from */
-	time_t next;               /* -1: none */
-	time_t last_at;            /* 0: nothing happened yet */
+	char pattern[TB_CRON_TEXT_MAX + 1]; /* the pattern next was taken from */
+	time_t next;                        /* -1: none */
+	time_t last_at;                     /* 0: nothing happened yet */
 	char last[200];
 };
 TB_MACHTAB_SLOT(struct slot, machine);
 
 struct tb_wake {
 	struct tb_services *sv;
-	pthread_mutex_t lock;      /* guards slots */
+	pthread_mutex_t lock; /* guards slots */
 	struct tb_ticker ticker;
-	struct tb_machtab slots;   /* struct slot */
+	struct tb_machtab slots; /* struct slot */
 };
 
 /* m's slot, made (and its next time taken) when new or when the pattern
@@ -74,8 +74,8 @@ static void fire(struct tb_wake *w, const struct tb_machine *m, time_t due, char
 		return;
 	}
 	tb_time_format((int64_t)due, at);
-	snprintf(note, sizeof(note), "wake_schedule \"%s\" of %s names %s: powering it on", m->wake_schedule,
-		 m->name, at);
+	snprintf(note, sizeof(note), "wake_schedule \"%s\" of %s names %s: powering it on", m->wake_schedule, m->name,
+		 at);
 	/* the action takes the hold atomically: refused if anything took it
 	 * since the look above */
 	if (tb_power_start(w->sv, m->name, TB_POWER_ON,
@@ -113,7 +113,7 @@ static void round_once(void *cls)
 		pthread_mutex_unlock(&w->lock);
 		if (due == 0)
 			continue;
-		fire(w, m, due, last, sizeof(last));   /* unlocked: it asks other parts */
+		fire(w, m, due, last, sizeof(last)); /* unlocked: it asks other parts */
 		pthread_mutex_lock(&w->lock);
 		if ((s = slot_of(w, m, now)) != NULL) {
 			s->last_at = due;
@@ -182,5 +182,6 @@ json_t *tb_wake_json(struct tb_wake *w, const struct tb_machine *m)
 	tb_time_format((int64_t)when, last_at);
 	return json_pack("{s:s, s:o, s:o, s:o}", "schedule", m->wake_schedule, "next_at",
 			 next >= 0 ? json_string(next_at) : json_null(), "last_at",
-			 when > 0 ? json_string(last_at) : json_null(), "last", when > 0 ? json_string(last) : json_null());
+			 when > 0 ? json_string(last_at) : json_null(), "last",
+			 when > 0 ? json_string(last) : json_null());
 }

@@ -47,8 +47,8 @@ void tb_ynode_free(struct tb_ynode *node)
 
 static int fail_at(struct parser *p, const yaml_mark_t *m, const char *what)
 {
-	return tb_fail(p->err, TB_ERR_CONFIG, "", "%s:%zu:%zu: %s", p->name,
-		       (size_t)m->line + 1, (size_t)m->column + 1, what);
+	return tb_fail(p->err, TB_ERR_CONFIG, "", "%s:%zu:%zu: %s", p->name, (size_t)m->line + 1, (size_t)m->column + 1,
+		       what);
 }
 
 static int next_event(struct parser *p, yaml_event_t *ev)
@@ -66,8 +66,7 @@ static int next_event(struct parser *p, yaml_event_t *ev)
 	return 0;
 }
 
-static int push_item(struct tb_ynode *parent, struct tb_ynode *item, char *key,
-		     struct tb_ynode *key_node)
+static int push_item(struct tb_ynode *parent, struct tb_ynode *item, char *key, struct tb_ynode *key_node)
 {
 	struct tb_ynode **items = realloc(parent->items, (parent->n + 1) * sizeof(*items));
 
@@ -199,8 +198,7 @@ static int parse_node(struct parser *p, yaml_event_t *ev, int depth, struct tb_y
 		}
 		*out = n;
 		return 0;
-	default:
-		return fail_at(p, &ev->start_mark, "unexpected YAML structure");
+	default: return fail_at(p, &ev->start_mark, "unexpected YAML structure");
 	}
 }
 
@@ -239,8 +237,7 @@ static int parse_stream(struct parser *p, struct tb_ynode **out)
 	return 0;
 }
 
-int tb_yaml_load_buffer(const char *name, const char *text, size_t len,
-			struct tb_ynode **out, struct tb_error *err)
+int tb_yaml_load_buffer(const char *name, const char *text, size_t len, struct tb_ynode **out, struct tb_error *err)
 {
 	struct parser p = {.name = name, .err = err};
 	int rc;

@@ -19,13 +19,13 @@ enum tb_ynode_kind { TB_Y_SCALAR, TB_Y_MAP, TB_Y_SEQ };
 
 struct tb_ynode {
 	enum tb_ynode_kind kind;
-	unsigned int line, col;    /* 1-based position of the node's start */
-	char *scalar;              /* TB_Y_SCALAR: the text, NUL-terminated */
-	int quoted;                /* TB_Y_SCALAR: was written in quotes */
-	size_t n;                  /* TB_Y_MAP: pairs; TB_Y_SEQ: items */
-	char **keys;               /* TB_Y_MAP: key texts */
+	unsigned int line, col;      /* 1-based position of the node's start */
+	char *scalar;                /* TB_Y_SCALAR: the text, NUL-terminated */
+	int quoted;                  /* TB_Y_SCALAR: was written in quotes */
+	size_t n;                    /* TB_Y_MAP: pairs; TB_Y_SEQ: items */
+	char **keys;                 /* TB_Y_MAP: key texts */
 	struct tb_ynode **key_nodes; /* TB_Y_MAP: key positions */
-	struct tb_ynode **items;   /* TB_Y_MAP: values; TB_Y_SEQ: items */
+	struct tb_ynode **items;     /* TB_Y_MAP: values; TB_Y_SEQ: items */
 };
 
 /* Parse a YAML file.  On success *out owns the whole tree (free it with
@@ -33,8 +33,7 @@ struct tb_ynode {
 int tb_yaml_load_file(const char *path, struct tb_ynode **out, struct tb_error *err);
 
 /* Parse YAML text of len bytes; name is used in messages in place of a path. */
-int tb_yaml_load_buffer(const char *name, const char *text, size_t len,
-			struct tb_ynode **out, struct tb_error *err);
+int tb_yaml_load_buffer(const char *name, const char *text, size_t len, struct tb_ynode **out, struct tb_error *err);
 
 void tb_ynode_free(struct tb_ynode *node);
 

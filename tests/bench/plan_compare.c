@@ -25,7 +25,7 @@
  * Output: lines "RESULT key=value ..." for deploy/bench, and prose.
  * Usage: plan_compare [--smoke]  (smoke: 2,000 and 5,000 cells, 10,000 runs)
  */
-#define _DEFAULT_SOURCE   /* wait4 */
+#define _DEFAULT_SOURCE /* wait4 */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,10 +55,10 @@ static double now_s(void)
 static char *old_key(const json_t *cell)
 {
 	json_t *k = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "client", json_object_get(cell, "client"),
-			      "client_os", json_object_get(cell, "client_os"), "server", json_object_get(cell, "server"),
-			      "server_os", json_object_get(cell, "server_os"), "protocol",
-			      json_object_get(cell, "protocol"), "direction", json_object_get(cell, "direction"), "params",
-			      json_object_get(cell, "params"));
+			      "client_os", json_object_get(cell, "client_os"), "server",
+			      json_object_get(cell, "server"), "server_os", json_object_get(cell, "server_os"),
+			      "protocol", json_object_get(cell, "protocol"), "direction",
+			      json_object_get(cell, "direction"), "params", json_object_get(cell, "params"));
 	char *s = k != NULL ? json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 
 	json_decref(k);
@@ -96,8 +96,8 @@ static size_t old_match(const json_t *cells, const json_t *base)
 /* One stats object as results.c writes it. */
 static json_t *stats(double median)
 {
-	return json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "n", 3, "mean", median, "median", median, "stdev", 1e6, "min",
-			 median - 1e6, "max", median + 1e6);
+	return json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "n", 3, "mean", median, "median", median, "stdev", 1e6,
+			 "min", median - 1e6, "max", median + 1e6);
 }
 
 /* n distinct cells shaped as tb_results_table_json makes them (the members
@@ -122,8 +122,9 @@ static json_t *cells_of(size_t n, unsigned int seed)
 		const char *proto = i % 3 ? "tcp" : "udp", *dir = i % 5 ? "forward" : "reverse";
 		json_t *params = json_pack("{s:s, s:s, s:i, s:i, s:i, s:n, s:I, s:s, s:n, s:n, s:b, s:n, s:i}",
 					   "protocol", proto, "direction", dir, "duration_s", 10, "omit_s", 0,
-					   "parallel", (int)(i % 128) + 1, "length", "window", (json_int_t)(i / 128) * 4096,
-					   "bitrate", "0", "congestion", "tos", "zerocopy", 0, "affinity", "interval_s", 1);
+					   "parallel", (int)(i % 128) + 1, "length", "window",
+					   (json_int_t)(i / 128) * 4096, "bitrate", "0", "congestion", "tos",
+					   "zerocopy", 0, "affinity", "interval_s", 1);
 
 		json_array_append_new(a, json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:o, "
 						   "s:o, s:o, s:i, s:i, s:i, s:i}",
@@ -132,24 +133,24 @@ static json_t *cells_of(size_t n, unsigned int seed)
 						   "protocol", proto, "direction", dir, "params", params, "client_os",
 						   i % 2 ? "ubuntu" : "freebsd", "server_os", "ubuntu", "sender_bps",
 						   stats(9.5e8), "receiver_bps", stats(9.4e8 + (double)(i % 1000)),
-						   "retransmits", stats(12), "lost_percent", stats(0), "jitter_ms", stats(0),
-						   "runs", 3, "failed", 0, "stopped", 0, "n", 3));
+						   "retransmits", stats(12), "lost_percent", stats(0), "jitter_ms",
+						   stats(0), "runs", 3, "failed", 0, "stopped", 0, "n", 3));
 	}
 	free(order);
 	return a;
 }
 
 /* The best of three of fn: noise on a shared machine only ever adds time. */
-#define BEST_OF_3(var, stmt)                        \
-	do {                                        \
-		var = 1e9;                          \
+#define BEST_OF_3(var, stmt)                           \
+	do {                                           \
+		var = 1e9;                             \
 		for (int rep_ = 0; rep_ < 3; rep_++) { \
-			double t0_ = now_s(), t_;   \
-			stmt;                       \
-			t_ = now_s() - t0_;         \
-			if (t_ < var)               \
-				var = t_;           \
-		}                                   \
+			double t0_ = now_s(), t_;      \
+			stmt;                          \
+			t_ = now_s() - t0_;            \
+			if (t_ < var)                  \
+				var = t_;              \
+		}                                      \
 	} while (0)
 
 /* shuffled: the baseline's cells in another order (the hash's worst case);
@@ -167,7 +168,8 @@ static void bench_compare(size_t n, int shuffled, int with_old)
 			fprintf(stderr, "plan_compare: cell %zu not matched\n", i);
 			exit(1);
 		}
-	BEST_OF_3(t_cells, json_decref(out); out = json_object(); tb_compare_cells(cur, base, "receiver_bps", 5.0, out));
+	BEST_OF_3(t_cells, json_decref(out); out = json_object();
+		  tb_compare_cells(cur, base, "receiver_bps", 5.0, out));
 	BEST_OF_3(t_dump, char *d1 = json_dumps(cur, JSON_COMPACT); char *d2 = json_dumps(base, JSON_COMPACT);
 		  bytes = strlen(d1) + strlen(d2); free(d1); free(d2));
 	if (with_old) {
@@ -193,7 +195,8 @@ static void bench_compare(size_t n, int shuffled, int with_old)
 		printf("; the old scan (once) %.1f ms: %.1fx faster", t_old * 1e3, t_old / t_match);
 	printf("\n");
 	printf("RESULT compare n=%zu order=%s match_ms=%.1f cells_ms=%.1f dump_ms=%.1f old_ms=%.1f\n", n,
-	       shuffled ? "shuffled" : "same", t_match * 1e3, t_cells * 1e3, t_dump * 1e3, with_old ? t_old * 1e3 : -1.0);
+	       shuffled ? "shuffled" : "same", t_match * 1e3, t_cells * 1e3, t_dump * 1e3,
+	       with_old ? t_old * 1e3 : -1.0);
 	free(match);
 	json_decref(out);
 	json_decref(cur);
@@ -281,17 +284,20 @@ static void bench_plan(int repeats)
 	snprintf(spec, sizeof(spec),
 		 "{\"name\":\"cap\",\"pairs\":[{\"client\":\"left\",\"server\":\"right\"},"
 		 "{\"client\":\"router\",\"server\":\"left\"}],\"repeats\":%d,\"duration_s\":[1,2,3,4,5],"
-		 "\"iperf\":{\"parallel\":[1,2,3,4,5,6,7,8,9,10]}}", repeats);
+		 "\"iperf\":{\"parallel\":[1,2,3,4,5,6,7,8,9,10]}}",
+		 repeats);
 	if (plan_run(spec, 0, &ms_a, &bytes_a, &rss_a) != 0 || plan_run(spec, 1, &ms_b, &bytes_b, &rss_b) != 0) {
 		fprintf(stderr, "plan_compare: a plan child failed\n");
 		exit(1);
 	}
 	printf("plan of %d runs: A. lean + first page: %.1f ms, %zu bytes, peak RSS %.1f MiB; "
 	       "B. every run as JSON (the reply before): %.1f ms, %zu bytes, peak RSS %.1f MiB; A/B time %.3fx, "
-	       "peak %.3fx\n", repeats * 100, ms_a, bytes_a, (double)rss_a / 1024, ms_b, bytes_b, (double)rss_b / 1024,
-	       ms_a / ms_b, (double)rss_a / (double)rss_b);
+	       "peak %.3fx\n",
+	       repeats * 100, ms_a, bytes_a, (double)rss_a / 1024, ms_b, bytes_b, (double)rss_b / 1024, ms_a / ms_b,
+	       (double)rss_a / (double)rss_b);
 	printf("RESULT plan runs=%d lean_ms=%.1f lean_bytes=%zu lean_rss_kib=%ld full_ms=%.1f full_bytes=%zu "
-	       "full_rss_kib=%ld\n", repeats * 100, ms_a, bytes_a, rss_a, ms_b, bytes_b, rss_b);
+	       "full_rss_kib=%ld\n",
+	       repeats * 100, ms_a, bytes_a, rss_a, ms_b, bytes_b, rss_b);
 }
 
 int main(int argc, char **argv)

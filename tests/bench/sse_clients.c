@@ -60,15 +60,15 @@ struct client {
 	char line[4096];
 	size_t linelen;
 	bool line_overflow;
-	int64_t ev_id;        /* id of the event being read, -1 none */
-	double ev_t;          /* when its id: line arrived */
+	int64_t ev_id; /* id of the event being read, -1 none */
+	double ev_t;   /* when its id: line arrived */
 	char ev_type[64];
 	int64_t last_id;
 	long received;
 };
 
 struct post {
-	int fd;               /* -1: none in flight */
+	int fd; /* -1: none in flight */
 	char req[1024];
 	size_t reqlen, sent;
 	char resp[4096];
@@ -84,7 +84,7 @@ static int nclients = 1000;
 static int nevents = 50;
 static int interval_ms = 100;
 static int event_timeout_ms = 2000;
-static int deadline_s = 60;        /* publishing stops after this */
+static int deadline_s = 60; /* publishing stops after this */
 static int connect_timeout_s = 30;
 static long daemon_pid;
 static const char *server_name = "testbedd";
@@ -97,9 +97,9 @@ static struct post post = {.fd = -1};
 static int64_t *ev_ids;
 static double *ev_t0, *ev_tresp;
 static int *ev_status;
-static double *recv_t;        /* [client * nevents + k], 0: not received */
-static int *ev_count;         /* clients that got event k */
-static int cur_event = -1;    /* the event being published, -1 none */
+static double *recv_t;     /* [client * nevents + k], 0: not received */
+static int *ev_count;      /* clients that got event k */
+static int cur_event = -1; /* the event being published, -1 none */
 static int nevents_done;
 static long unexpected, dropped, bad_status;
 static int64_t highest_assigned;
@@ -224,8 +224,7 @@ static void dispatch(struct client *c)
 			break;
 	}
 	/* Not a known event: the current publish's, if it has none yet. */
-	if (cur_event >= 0 && ev_ids[cur_event] == 0 && c->ev_id > highest_assigned &&
-	    c->ev_t >= ev_t0[cur_event]) {
+	if (cur_event >= 0 && ev_ids[cur_event] == 0 && c->ev_id > highest_assigned && c->ev_t >= ev_t0[cur_event]) {
 		ev_ids[cur_event] = c->ev_id;
 		highest_assigned = c->ev_id;
 		recv_t[(size_t)ci * nevents + cur_event] = c->ev_t;
@@ -330,9 +329,7 @@ static void body_bytes(struct client *c, const char *p, size_t n, double t)
 				c->ch = CH_SIZE;
 			p++, n--;
 			break;
-		case CH_DONE:
-			client_close(c, "the server ended the stream (last chunk)");
-			return;
+		case CH_DONE: client_close(c, "the server ended the stream (last chunk)"); return;
 		}
 	}
 }
@@ -410,8 +407,8 @@ static void client_read(struct client *c)
 			c->chunked = header_has(c->hdr, "transfer-encoding", "chunked");
 			c->state = C_STREAM;
 			/* the rest of this read (and the header bytes past hdrlen) is body */
-			size_t already = c->hdrlen - take;         /* header bytes from earlier reads */
-			size_t body_off = hl - already;             /* offset of the body in buf */
+			size_t already = c->hdrlen - take; /* header bytes from earlier reads */
+			size_t body_off = hl - already;    /* offset of the body in buf */
 
 			if (body_off < (size_t)n)
 				body_bytes(c, buf + body_off, (size_t)n - body_off, t);
@@ -465,10 +462,11 @@ static void post_start(int k)
 	char body[128];
 	int bl = snprintf(body, sizeof(body), "{\"name\":\"bench-%d-%d\",\"role\":\"viewer\"}", (int)getpid(), k);
 
-	post.reqlen = (size_t)snprintf(post.req, sizeof(post.req),
-				       "POST /api/v1/tokens HTTP/1.1\r\nHost: %s:%d\r\nAuthorization: Bearer %s\r\n"
-				       "Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-				       host, port, token, bl, body);
+	post.reqlen = (size_t)snprintf(
+		post.req, sizeof(post.req),
+		"POST /api/v1/tokens HTTP/1.1\r\nHost: %s:%d\r\nAuthorization: Bearer %s\r\n"
+		"Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		host, port, token, bl, body);
 	post.sent = 0;
 	post.resplen = 0;
 	post.t0 = ev_t0[k] = now();
@@ -680,7 +678,8 @@ int main(int argc, char **argv)
 	double t_connected = now();
 
 	if (bad_status > 0)
-		fprintf(stderr, "sse_clients: %ld of %d connections refused or not an event stream; the first answer:\n%s\n",
+		fprintf(stderr,
+			"sse_clients: %ld of %d connections refused or not an event stream; the first answer:\n%s\n",
 			bad_status, nclients, first_bad);
 	printf("sse: %d of %d clients streaming after %.2f s%s\n", streaming, nclients, t_connected - t_start,
 	       streaming < nclients ? " (NOT ALL)" : "");
@@ -698,7 +697,8 @@ int main(int argc, char **argv)
 
 	for (int k = 0; k < nevents; k++, published++) {
 		if (now() - t_pub > deadline_s) {
-			fprintf(stderr, "sse_clients: %d s passed: stopped after %d of %d events\n", deadline_s, k, nevents);
+			fprintf(stderr, "sse_clients: %d s passed: stopped after %d of %d events\n", deadline_s, k,
+				nevents);
 			break;
 		}
 		while (now() < next)
@@ -713,7 +713,8 @@ int main(int argc, char **argv)
 				break;
 			if (t > ev_t0[k] + event_timeout_ms / 1000.0) {
 				if (post.fd >= 0) {
-					fprintf(stderr, "sse_clients: POST %d got no answer in %d ms\n", k, event_timeout_ms);
+					fprintf(stderr, "sse_clients: POST %d got no answer in %d ms\n", k,
+						event_timeout_ms);
 					epoll_ctl(epfd, EPOLL_CTL_DEL, post.fd, NULL);
 					close(post.fd);
 					post.fd = -1;
@@ -775,13 +776,13 @@ int main(int argc, char **argv)
 	double a50 = pct(all, nall, 0.50), a99 = pct(all, nall, 0.99);
 	double p50 = pct(postt, npost, 0.50), p99 = pct(postt, npost, 0.99);
 
-	printf("sse: %d events published by POST /api/v1/tokens (%ld failed), %d ms apart at least\n",
-	       nevents_done, post_failed, interval_ms);
+	printf("sse: %d events published by POST /api/v1/tokens (%ld failed), %d ms apart at least\n", nevents_done,
+	       post_failed, interval_ms);
 	printf("sse: received %zu of %ld (clients x events); %ld missing, %ld events never seen, %ld unexpected, "
 	       "%ld streams lost\n",
 	       nall, (long)streaming * nevents_done, missing, no_event, unexpected, dropped);
-	printf("sse: publish -> last client received:  p50 %.2f ms  p99 %.2f ms  max %.2f ms  (%zu events)\n", l50,
-	       l99, lmax, nlast);
+	printf("sse: publish -> last client received:  p50 %.2f ms  p99 %.2f ms  max %.2f ms  (%zu events)\n", l50, l99,
+	       lmax, nlast);
 	printf("sse: publish -> each client received:  p50 %.2f ms  p99 %.2f ms  (%zu deliveries)\n", a50, a99, nall);
 	printf("sse: POST /api/v1/tokens answered in:  p50 %.2f ms  p99 %.2f ms\n", p50, p99);
 	if (daemon_pid > 0)

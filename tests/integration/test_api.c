@@ -24,8 +24,8 @@ static struct tb_test_daemon D;
 static char tok[8][128];
 static char cookie_hdr[256], csrf_hdr[256];
 
-static void call(enum who w, const char *method, const char *path, const char *ctype, const char *body,
-		 size_t body_len, struct tb_test_resp *r)
+static void call(enum who w, const char *method, const char *path, const char *ctype, const char *body, size_t body_len,
+		 struct tb_test_resp *r)
 {
 	char url[2048], auth[256], ct[128];
 	const char *h[4] = {0};
@@ -105,7 +105,7 @@ struct api_case {
 	const char *ctype;
 	const char *body;
 	long status;
-	const char *code;    /* expected error.code, NULL when not an error */
+	const char *code; /* expected error.code, NULL when not an error */
 };
 
 #define J "application/json"
@@ -126,25 +126,37 @@ static const struct api_case cases[] = {
 	{"tokens: operator refused", OPERATOR, "GET", "/api/v1/tokens", NULL, NULL, 403, "forbidden"},
 	{"tokens: admin", ADMIN, "GET", "/api/v1/tokens", NULL, NULL, 200, NULL},
 	{"tokens: admin cookie, GET needs no CSRF", COOKIE, "GET", "/api/v1/tokens", NULL, NULL, 200, NULL},
-	{"create token: nobody", NOBODY, "POST", "/api/v1/tokens", J, "{\"name\":\"a\",\"role\":\"viewer\"}", 401, "unauthorized"},
-	{"create token: viewer", VIEWER, "POST", "/api/v1/tokens", J, "{\"name\":\"a\",\"role\":\"viewer\"}", 403, "forbidden"},
-	{"create token: operator", OPERATOR, "POST", "/api/v1/tokens", J, "{\"name\":\"a\",\"role\":\"viewer\"}", 403, "forbidden"},
-	{"create token: revoked", REVOKED, "POST", "/api/v1/tokens", J, "{\"name\":\"a\",\"role\":\"viewer\"}", 401, "unauthorized"},
+	{"create token: nobody", NOBODY, "POST", "/api/v1/tokens", J, "{\"name\":\"a\",\"role\":\"viewer\"}", 401,
+	 "unauthorized"},
+	{"create token: viewer", VIEWER, "POST", "/api/v1/tokens", J, "{\"name\":\"a\",\"role\":\"viewer\"}", 403,
+	 "forbidden"},
+	{"create token: operator", OPERATOR, "POST", "/api/v1/tokens", J, "{\"name\":\"a\",\"role\":\"viewer\"}", 403,
+	 "forbidden"},
+	{"create token: revoked", REVOKED, "POST", "/api/v1/tokens", J, "{\"name\":\"a\",\"role\":\"viewer\"}", 401,
+	 "unauthorized"},
 	{"create token: admin", ADMIN, "POST", "/api/v1/tokens", J, "{\"name\":\"a\",\"role\":\"viewer\"}", 201, NULL},
-	{"create token: cookie without CSRF", COOKIE, "POST", "/api/v1/tokens", J, "{\"name\":\"b\",\"role\":\"viewer\"}", 403, "csrf_required"},
-	{"create token: cookie with CSRF", COOKIE_CSRF, "POST", "/api/v1/tokens", J, "{\"name\":\"b\",\"role\":\"viewer\"}", 201, NULL},
+	{"create token: cookie without CSRF", COOKIE, "POST", "/api/v1/tokens", J,
+	 "{\"name\":\"b\",\"role\":\"viewer\"}", 403, "csrf_required"},
+	{"create token: cookie with CSRF", COOKIE_CSRF, "POST", "/api/v1/tokens", J,
+	 "{\"name\":\"b\",\"role\":\"viewer\"}", 201, NULL},
 	{"malformed JSON", ADMIN, "POST", "/api/v1/tokens", J, "{\"name\":", 400, "invalid_json"},
 	{"JSON not an object", ADMIN, "POST", "/api/v1/tokens", J, "[1,2]", 400, "invalid_json"},
 	{"empty body", ADMIN, "POST", "/api/v1/tokens", J, "", 400, "invalid_json"},
-	{"duplicate key", ADMIN, "POST", "/api/v1/tokens", J, "{\"name\":\"a\",\"name\":\"b\",\"role\":\"viewer\"}", 400, "invalid_json"},
-	{"invalid UTF-8", ADMIN, "POST", "/api/v1/tokens", J, "{\"name\":\"\xff\xfe\",\"role\":\"viewer\"}", 400, "invalid_json"},
+	{"duplicate key", ADMIN, "POST", "/api/v1/tokens", J, "{\"name\":\"a\",\"name\":\"b\",\"role\":\"viewer\"}",
+	 400, "invalid_json"},
+	{"invalid UTF-8", ADMIN, "POST", "/api/v1/tokens", J, "{\"name\":\"\xff\xfe\",\"role\":\"viewer\"}", 400,
+	 "invalid_json"},
 	{"wrong type", ADMIN, "POST", "/api/v1/tokens", J, "{\"name\":5,\"role\":\"viewer\"}", 400, "invalid_field"},
 	{"missing field", ADMIN, "POST", "/api/v1/tokens", J, "{\"name\":\"a\"}", 400, "invalid_field"},
 	{"bad role", ADMIN, "POST", "/api/v1/tokens", J, "{\"name\":\"a\",\"role\":\"god\"}", 400, "invalid_field"},
-	{"bad token name", ADMIN, "POST", "/api/v1/tokens", J, "{\"name\":\"a b;rm\",\"role\":\"viewer\"}", 400, "invalid_field"},
-	{"unknown field", ADMIN, "POST", "/api/v1/tokens", J, "{\"name\":\"a\",\"role\":\"viewer\",\"admin\":true}", 400, "unknown_field"},
-	{"no content type", ADMIN, "POST", "/api/v1/tokens", NULL, "{\"name\":\"a\",\"role\":\"viewer\"}", 415, "unsupported_media_type"},
-	{"wrong content type", ADMIN, "POST", "/api/v1/tokens", "text/plain", "{\"name\":\"a\",\"role\":\"viewer\"}", 415, "unsupported_media_type"},
+	{"bad token name", ADMIN, "POST", "/api/v1/tokens", J, "{\"name\":\"a b;rm\",\"role\":\"viewer\"}", 400,
+	 "invalid_field"},
+	{"unknown field", ADMIN, "POST", "/api/v1/tokens", J, "{\"name\":\"a\",\"role\":\"viewer\",\"admin\":true}",
+	 400, "unknown_field"},
+	{"no content type", ADMIN, "POST", "/api/v1/tokens", NULL, "{\"name\":\"a\",\"role\":\"viewer\"}", 415,
+	 "unsupported_media_type"},
+	{"wrong content type", ADMIN, "POST", "/api/v1/tokens", "text/plain", "{\"name\":\"a\",\"role\":\"viewer\"}",
+	 415, "unsupported_media_type"},
 	{"revoke: bad id", ADMIN, "DELETE", "/api/v1/tokens/abc", NULL, NULL, 400, "invalid_field"},
 	{"revoke: unknown id", ADMIN, "DELETE", "/api/v1/tokens/999999", NULL, NULL, 404, "not_found"},
 	{"revoke: operator", OPERATOR, "DELETE", "/api/v1/tokens/1", NULL, NULL, 403, "forbidden"},
@@ -169,14 +181,20 @@ static const struct api_case cases[] = {
 	{"audit: limit text", ADMIN, "GET", "/api/v1/audit?limit=ten", NULL, NULL, 400, "invalid_field"},
 	{"audit: bad since", ADMIN, "GET", "/api/v1/audit?since=yesterday", NULL, NULL, 400, "invalid_field"},
 	{"audit: since", ADMIN, "GET", "/api/v1/audit?since=2020-01-01T00:00:00Z", NULL, NULL, 200, NULL},
-	{"trust: operator", OPERATOR, "POST", "/api/v1/hosts/left/trust", J, "{\"os\":\"ubuntu\",\"fingerprint\":\"SHA256:x\"}", 403, "forbidden"},
-	{"trust: nothing presented", ADMIN, "POST", "/api/v1/hosts/left/trust", J, "{\"os\":\"ubuntu\",\"fingerprint\":\"SHA256:x\"}", 409, "conflict"},
-	{"trust: unknown OS", ADMIN, "POST", "/api/v1/hosts/left/trust", J, "{\"os\":\"windows\",\"fingerprint\":\"SHA256:x\"}", 404, "not_found"},
-	{"trust: unknown host", ADMIN, "POST", "/api/v1/hosts/nope/trust", J, "{\"os\":\"ubuntu\",\"fingerprint\":\"SHA256:x\"}", 404, "not_found"},
-	{"trust: missing fingerprint", ADMIN, "POST", "/api/v1/hosts/left/trust", J, "{\"os\":\"ubuntu\"}", 400, "invalid_field"},
+	{"trust: operator", OPERATOR, "POST", "/api/v1/hosts/left/trust", J,
+	 "{\"os\":\"ubuntu\",\"fingerprint\":\"SHA256:x\"}", 403, "forbidden"},
+	{"trust: nothing presented", ADMIN, "POST", "/api/v1/hosts/left/trust", J,
+	 "{\"os\":\"ubuntu\",\"fingerprint\":\"SHA256:x\"}", 409, "conflict"},
+	{"trust: unknown OS", ADMIN, "POST", "/api/v1/hosts/left/trust", J,
+	 "{\"os\":\"windows\",\"fingerprint\":\"SHA256:x\"}", 404, "not_found"},
+	{"trust: unknown host", ADMIN, "POST", "/api/v1/hosts/nope/trust", J,
+	 "{\"os\":\"ubuntu\",\"fingerprint\":\"SHA256:x\"}", 404, "not_found"},
+	{"trust: missing fingerprint", ADMIN, "POST", "/api/v1/hosts/left/trust", J, "{\"os\":\"ubuntu\"}", 400,
+	 "invalid_field"},
 	{"GET with a body", VIEWER, "GET", "/api/v1/hosts", J, "{}", 400, "invalid_field"},
 	{"login: bad token", NOBODY, "POST", "/api/v1/session", J, "{\"token\":\"tbk_1_nope\"}", 401, "unauthorized"},
-	{"login: unknown field", NOBODY, "POST", "/api/v1/session", J, "{\"token\":\"x\",\"role\":\"admin\"}", 400, "unknown_field"},
+	{"login: unknown field", NOBODY, "POST", "/api/v1/session", J, "{\"token\":\"x\",\"role\":\"admin\"}", 400,
+	 "unknown_field"},
 };
 
 static void test_table(void **state)
@@ -193,8 +211,8 @@ static void test_table(void **state)
 		code = tb_test_error_code(&r);
 		if (r.status != c->status || (c->code != NULL && strcmp(code, c->code) != 0) ||
 		    (c->code == NULL && code[0] != '\0')) {
-			fprintf(stderr, "FAIL %s: %s %s -> %ld %s (expected %ld %s): %s\n", c->name, c->method,
-				c->path, r.status, code, c->status, c->code ? c->code : "", r.body);
+			fprintf(stderr, "FAIL %s: %s %s -> %ld %s (expected %ld %s): %s\n", c->name, c->method, c->path,
+				r.status, code, c->status, c->code ? c->code : "", r.body);
 			failures++;
 		}
 		if (c->code != NULL) {
@@ -353,7 +371,7 @@ static void test_static_cache_and_gzip(void **state)
 	assert_non_null(tb_test_header(&r, "Content-Encoding", buf, sizeof(buf)));
 	assert_string_equal(buf, "gzip");
 	assert_true(r.len > 0 && r.len < plain / 2);
-	assert_int_equal((unsigned char)r.body[0], 0x1f);   /* the gzip magic */
+	assert_int_equal((unsigned char)r.body[0], 0x1f); /* the gzip magic */
 	assert_int_equal((unsigned char)r.body[1], 0x8b);
 	assert_non_null(tb_test_header(&r, "Vary", buf, sizeof(buf)));
 	tb_test_resp_free(&r);
@@ -376,8 +394,12 @@ static void test_hosts_shape(void **state)
 	left = json_array_get(hosts, 0);
 	assert_string_equal(json_string_value(json_object_get(left, "name")), "left");
 	assert_string_equal(json_string_value(json_object_get(left, "role")), "host");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(left, "os"), "freebsd"), "address")), "127.0.0.2");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(left, "boot"), "entries"), "freebsd")), "freebsd");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(json_object_get(left, "os"), "freebsd"), "address")),
+		"127.0.0.2");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(left, "boot"), "entries"),
+							      "freebsd")),
+			    "freebsd");
 	state_j = json_object_get(left, "state");
 	assert_non_null(json_object_get(state_j, "reachability"));
 	/* no secret and no path of a secret file anywhere */
@@ -400,7 +422,8 @@ static int audit_has(const struct audit_find *f)
 	int found = 0;
 
 	call(ADMIN, "GET", "/api/v1/audit?limit=1000", NULL, NULL, 0, &r);
-	json_array_foreach(json_object_get(r.json, "audit"), i, row) {
+	json_array_foreach(json_object_get(r.json, "audit"), i, row)
+	{
 		if (strcmp(json_string_value(json_object_get(row, "action")), f->action) == 0 &&
 		    strcmp(json_string_value(json_object_get(row, "target")), f->target) == 0 &&
 		    strcmp(json_string_value(json_object_get(row, "actor")), f->actor) == 0 &&
@@ -430,7 +453,9 @@ static void test_audit(void **state)
 	assert_int_equal(r.status, 200);
 	assert_true(json_array_size(json_object_get(r.json, "audit")) >= 1);
 	for (size_t i = 0; i < json_array_size(json_object_get(r.json, "audit")); i++)
-		assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(r.json, "audit"), i), "actor")), "v");
+		assert_string_equal(json_string_value(json_object_get(
+					    json_array_get(json_object_get(r.json, "audit"), i), "actor")),
+				    "v");
 	tb_test_resp_free(&r);
 	call(ADMIN, "GET", "/api/v1/audit?since=2999-01-01T00:00:00Z", NULL, NULL, 0, &r);
 	assert_int_equal(json_array_size(json_object_get(r.json, "audit")), 0);

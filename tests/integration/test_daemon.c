@@ -83,14 +83,18 @@ static void test_broken_inventory_stops_startup(void **state)
 	assert_non_null(mkdtemp(dir));
 	snprintf(inv, sizeof(inv), "%s/inv.yaml", dir);
 	snprintf(sd, sizeof(sd), "%s/state", dir);
-	write_text(inv, "version: 1\nmachines:\n  left:\n    role: host\n    os:\n      ubuntu: {address: 1.2.3.4, prot: 22}\n");
+	write_text(
+		inv,
+		"version: 1\nmachines:\n  left:\n    role: host\n    os:\n      ubuntu: {address: 1.2.3.4, prot: 22}\n");
 	assert_int_equal(run_testbedd(args, out, sizeof(out)), 2);
 	assert_non_null(strstr(out, "inv.yaml:6:34: machines.left.os.ubuntu.prot: unknown key"));
 	assert_int_equal(run_testbedd(check, out, sizeof(out)), 2);
 	assert_non_null(strstr(out, "inv.yaml:6:34: machines.left.os.ubuntu.prot: unknown key"));
 	/* nothing was started: no state directory */
 	assert_int_equal(access(sd, F_OK), -1);
-	write_text(inv, "version: 1\nmachines:\n  left:\n    role: host\n    os:\n      ubuntu: {address: 1.2.3.4, user: root, key_file: /nonexistent/key}\n");
+	write_text(
+		inv,
+		"version: 1\nmachines:\n  left:\n    role: host\n    os:\n      ubuntu: {address: 1.2.3.4, user: root, key_file: /nonexistent/key}\n");
 	assert_int_equal(run_testbedd(check, out, sizeof(out)), 2);
 	assert_non_null(strstr(out, "inv.yaml:6:56: machines.left.os.ubuntu.key_file: cannot read /nonexistent/key"));
 	unlink(inv);
@@ -133,7 +137,8 @@ static void test_sighup_reload(void **state)
 	(void)state;
 	assert_int_equal(tb_test_daemon_start(&d, NULL, NULL), 0);
 	assert_int_equal(count_hosts(&d), 2);
-	snprintf(more, sizeof(more), "%s  router:\n    role: router\n    os:\n      freebsd: {address: 127.0.0.4, port: 9}\n",
+	snprintf(more, sizeof(more),
+		 "%s  router:\n    role: router\n    os:\n      freebsd: {address: 127.0.0.4, port: 9}\n",
 		 tb_test_default_inventory);
 	assert_int_equal(tb_test_daemon_write_inventory(&d, more), 0);
 	kill(d.pid, SIGHUP);
@@ -241,25 +246,26 @@ static void test_prober_against_real_sshd(void **state)
 	assert_int_equal(tb_sshd_start(&s, NULL), 0);
 	/* left: ubuntu answers on 127.0.0.1 (pinned), freebsd's address has no sshd.
 	 * right: nothing pinned: its key is refused and shown for an admin. */
-	snprintf(inv, sizeof(inv),
-		 "version: 1\n"
-		 "ssh: {user: %s, key_file: %s, connect_timeout_s: 2}\n"
-		 "machines:\n"
-		 "  left:\n"
-		 "    role: host\n"
-		 "    os:\n"
-		 "      ubuntu: {address: 127.0.0.1, port: %u, host_key: \"%s\"}\n"
-		 "      freebsd: {address: 127.0.0.2, port: %u}\n"
-		 "  right:\n"
-		 "    role: host\n"
-		 "    os:\n"
-		 "      ubuntu: {address: 127.0.0.1, port: %u}\n"
-		 "  dual:\n"
-		 "    role: host\n"
-		 "    os:\n"
-		 "      ubuntu: {address: 127.0.0.1, port: %u, host_key: \"SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"}\n"
-		 "      freebsd: {address: 127.0.0.1, port: %u, host_key: \"%s\"}\n",
-		 s.user, s.client_key, s.port, s.host_fp, s.port, s.port, s.port, s.port, s.host_fp);
+	snprintf(
+		inv, sizeof(inv),
+		"version: 1\n"
+		"ssh: {user: %s, key_file: %s, connect_timeout_s: 2}\n"
+		"machines:\n"
+		"  left:\n"
+		"    role: host\n"
+		"    os:\n"
+		"      ubuntu: {address: 127.0.0.1, port: %u, host_key: \"%s\"}\n"
+		"      freebsd: {address: 127.0.0.2, port: %u}\n"
+		"  right:\n"
+		"    role: host\n"
+		"    os:\n"
+		"      ubuntu: {address: 127.0.0.1, port: %u}\n"
+		"  dual:\n"
+		"    role: host\n"
+		"    os:\n"
+		"      ubuntu: {address: 127.0.0.1, port: %u, host_key: \"SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"}\n"
+		"      freebsd: {address: 127.0.0.1, port: %u, host_key: \"%s\"}\n",
+		s.user, s.client_key, s.port, s.host_fp, s.port, s.port, s.port, s.port, s.host_fp);
 	if (tb_test_daemon_start(&d, inv, extra) != 0) {
 		tb_sshd_stop(&s);
 		fail_msg("testbedd did not start");
@@ -279,7 +285,8 @@ static void test_prober_against_real_sshd(void **state)
 	json_decref(h);
 
 	h = wait_state(&d, "right", "down", NULL);
-	for (int i = 0; i < 50 && json_is_null(json_object_get(json_object_get(h, "state"), "presented_host_key")); i++) {
+	for (int i = 0; i < 50 && json_is_null(json_object_get(json_object_get(h, "state"), "presented_host_key"));
+	     i++) {
 		json_decref(h);
 		sleep_ms(100);
 		h = get_host(&d, "right");
@@ -299,7 +306,8 @@ static void test_prober_against_real_sshd(void **state)
 	assert_int_equal(tb_sshd_restart_new_host_key(&s), 0);
 	snprintf(newfp, sizeof(newfp), "%s", s.host_fp);
 	h = wait_state(&d, "left", "down", NULL);
-	for (int i = 0; i < 50 && json_is_null(json_object_get(json_object_get(h, "state"), "presented_host_key")); i++) {
+	for (int i = 0; i < 50 && json_is_null(json_object_get(json_object_get(h, "state"), "presented_host_key"));
+	     i++) {
 		json_decref(h);
 		sleep_ms(100);
 		h = get_host(&d, "left");
@@ -310,8 +318,9 @@ static void test_prober_against_real_sshd(void **state)
 	assert_int_equal(trust(&d, "left", "ubuntu", newfp), 200);
 	h = wait_state(&d, "left", "up", "ubuntu");
 	/* the host shows the pin in force now: the accepted key, not the inventory's */
-	assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(h, "os"), "ubuntu"), "host_key")),
-			    newfp);
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(json_object_get(h, "os"), "ubuntu"), "host_key")),
+		newfp);
 	json_decref(h);
 	assert_true(tb_test_daemon_log_contains(&d, "accepted by admin"));
 
@@ -364,10 +373,11 @@ static void test_tls(void **state)
 	snprintf(key, sizeof(key), "%s/key.pem", dir);
 	snprintf(cmd, sizeof(cmd),
 		 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
-		 "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s 2>/dev/null", key, cert);
+		 "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s 2>/dev/null",
+		 key, cert);
 	assert_int_equal(system(cmd), 0);
 	chmod(key, 0644);
-	assert_int_equal(tb_test_daemon_start(&d, NULL, extra), -1);   /* a readable key is refused */
+	assert_int_equal(tb_test_daemon_start(&d, NULL, extra), -1); /* a readable key is refused */
 	chmod(key, 0600);
 	assert_int_equal(tb_test_daemon_start(&d, NULL, extra), 0);
 	snprintf(url, sizeof(url), "https://127.0.0.1:%u/api/v1/health", d.port);
@@ -440,9 +450,9 @@ static void test_action_interrupted_by_a_crash(void **state)
 	snprintf(url, sizeof(url), "%s/api/v1/actions/%lld", d.url, id);
 	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(r.json, "action"), "state")), "failed");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(r.json, "action"), "error"),
-							       "code")),
-			    "interrupted");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(json_object_get(r.json, "action"), "error"), "code")),
+		"interrupted");
 	tb_test_resp_free(&r);
 	/* and the host is free again */
 	snprintf(url, sizeof(url), "%s/api/v1/hosts/sleeper/power", d.url);

@@ -76,7 +76,7 @@ static void test_live_and_resume(void **state)
 	n = ids_of(&s, "audit", ids, 64);
 	assert_int_equal(n, 3);
 	assert_true(ids[0] < ids[1] && ids[1] < ids[2]);
-	last = ids[1];   /* pretend the client saw only two */
+	last = ids[1]; /* pretend the client saw only two */
 	tb_test_stream_close(&s);
 
 	/* missed while away: resumed with Last-Event-ID, no loss, no duplicate */
@@ -86,7 +86,7 @@ static void test_live_and_resume(void **state)
 	tb_test_stream_open(&s, d.port, "/api/v1/events?type=audit", hdr);
 	assert_true(tb_test_stream_read_until(&s, "\"target\":\"b2\"", 5000));
 	n = ids_of(&s, "audit", ids, 64);
-	assert_int_equal(n, 3);                  /* a3, b1, b2 */
+	assert_int_equal(n, 3); /* a3, b1, b2 */
 	assert_true(ids[0] > last);
 	assert_non_null(strstr(s.buf, "\"target\":\"a3\""));
 	assert_null(strstr(s.buf, "\"target\":\"a2\""));
@@ -102,7 +102,7 @@ static void test_live_and_resume(void **state)
 	tb_test_stream_open(&s, d.port, path, hdr);
 	assert_true(tb_test_stream_read_until(&s, "\"target\":\"c1\"", 5000));
 	n = ids_of(&s, "audit", ids, 64);
-	assert_int_equal(n, 2);                  /* b2, c1 */
+	assert_int_equal(n, 2); /* b2, c1 */
 	assert_int_equal(ids[0], last);
 	assert_true(ids[1] > last);
 	tb_test_stream_close(&s);
@@ -121,12 +121,8 @@ static void test_filters_and_bad_input(void **state)
 		long status;
 		const char *field;
 	} bad[] = {
-		{"?since=abc", 400, "since"},
-		{"?since=-1", 400, "since"},
-		{"?type=Host", 400, "type"},
-		{"?type=a;b", 400, "type"},
-		{"?matrix=0", 400, "matrix"},
-		{"?matrix=x", 400, "matrix"},
+		{"?since=abc", 400, "since"}, {"?since=-1", 400, "since"},  {"?type=Host", 400, "type"},
+		{"?type=a;b", 400, "type"},   {"?matrix=0", 400, "matrix"}, {"?matrix=x", 400, "matrix"},
 	};
 
 	(void)state;
@@ -232,9 +228,13 @@ static void test_metrics(void **state)
 	assert_int_equal(r.status, 200);
 	assert_non_null(tb_test_header(&r, "Content-Type", ct, sizeof(ct)));
 	assert_non_null(strstr(ct, "text/plain; version=0.0.4"));
-	assert_non_null(strstr(r.body, "testbedd_http_requests_total{route=\"/api/v1/hosts\",method=\"GET\",status=\"200\"} 1\n"));
-	assert_non_null(strstr(r.body, "testbedd_http_requests_total{route=\"/api/v1/tokens\",method=\"POST\",status=\"201\"} 1\n"));
-	assert_non_null(strstr(r.body, "testbedd_http_request_duration_seconds_bucket{route=\"/api/v1/hosts\",method=\"GET\",status=\"200\",le=\"+Inf\"} 1\n"));
+	assert_non_null(strstr(
+		r.body, "testbedd_http_requests_total{route=\"/api/v1/hosts\",method=\"GET\",status=\"200\"} 1\n"));
+	assert_non_null(strstr(
+		r.body, "testbedd_http_requests_total{route=\"/api/v1/tokens\",method=\"POST\",status=\"201\"} 1\n"));
+	assert_non_null(strstr(
+		r.body,
+		"testbedd_http_request_duration_seconds_bucket{route=\"/api/v1/hosts\",method=\"GET\",status=\"200\",le=\"+Inf\"} 1\n"));
 	assert_non_null(strstr(r.body, "testbedd_sse_clients 1\n"));
 	assert_non_null(strstr(r.body, "testbedd_host_up{host=\"left\""));
 	assert_non_null(strstr(r.body, "testbedd_build_info{version="));

@@ -105,8 +105,8 @@ static int teardown(void **state)
 	return tb_test_daemon_stop(&D);
 }
 
-static void call(const struct tb_test_daemon *d, enum who w, const char *method, const char *path,
-		 const char *ctype, const char *body, struct tb_test_resp *r)
+static void call(const struct tb_test_daemon *d, enum who w, const char *method, const char *path, const char *ctype,
+		 const char *body, struct tb_test_resp *r)
 {
 	char url[32768], auth[256], ct[128];
 	const char *h[4] = {0};
@@ -145,11 +145,11 @@ struct hostile {
 	const char *name;
 	enum who who;
 	const char *method;
-	const char *path;      /* "@257" / "@256": a host segment of that many bytes */
+	const char *path; /* "@257" / "@256": a host segment of that many bytes */
 	const char *ctype;
 	const char *body;
 	long status;
-	const char *code;      /* error.code, or NULL for a success */
+	const char *code; /* error.code, or NULL for a success */
 };
 
 static const struct hostile table[] = {
@@ -157,7 +157,8 @@ static const struct hostile table[] = {
 	{"segment of 257 bytes, no token", NOBODY, "POST", "@257/power", "application/json", "{}", 414, "uri_too_long"},
 	{"segment of 257 bytes, static", NOBODY, "GET", "/x/@257", NULL, NULL, 414, "uri_too_long"},
 	{"segment of 256 bytes routes", VIEWER, "GET", "@256", NULL, NULL, 404, "not_found"},
-	{"encoded segment over 256 bytes", VIEWER, "GET", "/api/v1/hosts/%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41"
+	{"encoded segment over 256 bytes", VIEWER, "GET",
+	 "/api/v1/hosts/%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41"
 	 "%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41"
 	 "%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41"
 	 "%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41"
@@ -165,10 +166,14 @@ static const struct hostile table[] = {
 	 "%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41"
 	 "%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41"
 	 "%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41"
-	 "%41%41%41", NULL, NULL, 414, "uri_too_long"},
-	{"APPLICATION/JSON", ADMIN, "POST", "/api/v1/tokens", "APPLICATION/JSON", "{\"name\":\"u1\",\"role\":\"viewer\"}", 201, NULL},
-	{"Application/Json; charset", ADMIN, "POST", "/api/v1/tokens", "Application/Json; charset=utf-8", "{\"name\":\"u2\",\"role\":\"viewer\"}", 201, NULL},
-	{"application/jsonx", ADMIN, "POST", "/api/v1/tokens", "application/jsonx", "{\"name\":\"u3\",\"role\":\"viewer\"}", 415, "unsupported_media_type"},
+	 "%41%41%41",
+	 NULL, NULL, 414, "uri_too_long"},
+	{"APPLICATION/JSON", ADMIN, "POST", "/api/v1/tokens", "APPLICATION/JSON",
+	 "{\"name\":\"u1\",\"role\":\"viewer\"}", 201, NULL},
+	{"Application/Json; charset", ADMIN, "POST", "/api/v1/tokens", "Application/Json; charset=utf-8",
+	 "{\"name\":\"u2\",\"role\":\"viewer\"}", 201, NULL},
+	{"application/jsonx", ADMIN, "POST", "/api/v1/tokens", "application/jsonx",
+	 "{\"name\":\"u3\",\"role\":\"viewer\"}", 415, "unsupported_media_type"},
 	{"limit=+5", ADMIN, "GET", "/api/v1/audit?limit=+5", NULL, NULL, 400, "invalid_field"},
 	{"limit=%2B5", ADMIN, "GET", "/api/v1/audit?limit=%2B5", NULL, NULL, 400, "invalid_field"},
 	{"limit=%205", ADMIN, "GET", "/api/v1/audit?limit=%205", NULL, NULL, 400, "invalid_field"},
@@ -266,32 +271,35 @@ static char *raw_exchange(const char *req)
 
 struct raw_case {
 	const char *name;
-	const char *request;  /* "%s": the admin token */
+	const char *request; /* "%s": the admin token */
 	int status;
 	const char *code;
-	const char *field;    /* error.field */
-	int one_reply;        /* a pipelined request after it must not be answered */
+	const char *field; /* error.field */
+	int one_reply;     /* a pipelined request after it must not be answered */
 };
 
 static const struct raw_case raw_cases[] = {
 	{"two equal Content-Length",
 	 "POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
-	 "Content-Length: 30\r\nContent-Length: 30\r\n\r\n{\"name\":\"dup\",\"role\":\"viewer\"}", 400, "invalid_field",
-	 "Content-Length", 1},
+	 "Content-Length: 30\r\nContent-Length: 30\r\n\r\n{\"name\":\"dup\",\"role\":\"viewer\"}",
+	 400, "invalid_field", "Content-Length", 1},
 	{"two conflicting Content-Length, a smuggled request behind",
 	 "POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
 	 "Content-Length: 30\r\nContent-Length: 70\r\n\r\n{\"name\":\"dup\",\"role\":\"viewer\"}"
-	 "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n", 400, "invalid_field", "Content-Length", 1},
+	 "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n",
+	 400, "invalid_field", "Content-Length", 1},
 	{"Content-Length and Transfer-Encoding",
 	 "POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
 	 "Content-Length: 7\r\nTransfer-Encoding: chunked\r\n\r\n1e\r\n{\"name\":\"cte\",\"role\":\"viewer\"}\r\n0\r\n\r\n",
 	 400, "invalid_field", "Content-Length", 1},
 	{"a declared body over 256 KiB, none sent: 413 at once",
 	 "POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
-	 "Content-Length: 10000000\r\n\r\n", 413, "too_large", "", 1},
+	 "Content-Length: 10000000\r\n\r\n",
+	 413, "too_large", "", 1},
 	{"the same over 256 KiB with Expect: 100-continue",
 	 "POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
-	 "Expect: 100-continue\r\nContent-Length: 300000\r\n\r\n", 413, "too_large", "", 1},
+	 "Expect: 100-continue\r\nContent-Length: 300000\r\n\r\n",
+	 413, "too_large", "", 1},
 };
 
 static void test_raw(void **state)
@@ -334,8 +342,10 @@ static void test_chunked_over_limit(void **state)
 		ssize_t n;
 		int hl;
 
-		hl = snprintf(head, sizeof(head), "POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
-			      "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n", D.admin_token);
+		hl = snprintf(head, sizeof(head),
+			      "POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+			      "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+			      D.admin_token);
 		assert_int_equal(write(fd, head, (size_t)hl), hl);
 		/* the server may close while we write: a failed write ends the body */
 		while (sent < sizes[k]) {
@@ -473,16 +483,17 @@ static void test_flood(void **state)
 		tb_test_resp_free(&r);
 	}
 	after = db_bytes(&d);
-	print_message("database + WAL: %lld bytes before, %lld after 400 unauthenticated requests (+%lld)\n",
-		      before, after, after - before);
+	print_message("database + WAL: %lld bytes before, %lld after 400 unauthenticated requests (+%lld)\n", before,
+		      after, after - before);
 	assert_true(after - before < FLOOD_DB_BOUND);
 	/* one aggregated row for the address, nothing else */
 	call(&d, ADMIN, "GET", "/api/v1/audit?limit=1000", NULL, NULL, &r);
 	assert_int_equal(r.status, 200);
 	audit_rows = json_array_size(json_object_get(r.json, "audit"));
 	assert_int_equal(audit_rows, 1);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(r.json, "audit"), 0),
-							      "action")), "auth.limited");
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(json_object_get(r.json, "audit"), 0), "action")),
+		"auth.limited");
 	tb_test_resp_free(&r);
 	/* /metrics counts them */
 	call(&d, ADMIN, "GET", "/metrics", NULL, NULL, &r);

@@ -130,7 +130,7 @@ static void test_bad_paging(void **state)
 	static const struct {
 		const char *query, *field;
 	} cases[] = {
-		{"?limit=1001", "limit"}, {"?limit=-1", "limit"}, {"?limit=x", "limit"},
+		{"?limit=1001", "limit"}, {"?limit=-1", "limit"},       {"?limit=x", "limit"},
 		{"?offset=-5", "offset"}, {"?offset=100001", "offset"}, {"?offset=1e3", "offset"},
 	};
 
@@ -222,8 +222,8 @@ static void test_tbctl_follows_pages(void **state)
 	j = json_loads(out, 0, NULL);
 	assert_non_null(j);
 	assert_int_equal(json_array_size(json_object_get(json_object_get(j, "plan"), "plan")), 2500);
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(json_object_get(j, "plan"),
-											    "plan"), 2499), "seq")),
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_array_get(json_object_get(json_object_get(j, "plan"), "plan"), 2499), "seq")),
 			 2499);
 	json_decref(j);
 	free(out);

@@ -134,7 +134,8 @@ static int group_setup(void **state)
 		 "listen \"%s\"\n"
 		 "device \"vpc0\" \"vpc\" \"/usr/sbin/vpcd |&\"\n"
 		 "node \"left\" \"vpc0\" \"0\"\n"
-		 "node \"right\" \"vpc0\" \"1\"\n", pmaddr);
+		 "node \"right\" \"vpc0\" \"1\"\n",
+		 pmaddr);
 	if (write_file(conf, text, 0600) != 0)
 		return -1;
 	powermand_pid = fork();
@@ -210,7 +211,8 @@ static struct tb_power_method pm_method(void)
 static int cmd(const struct tb_machine *m, const struct tb_power_method *pm, enum tb_power_op op, int *is_on,
 	       struct tb_test_steps *s, const volatile int *cancel, struct tb_error *e)
 {
-	struct tb_power_call c = {.m = m, .pm = pm, .step = tb_test_step, .step_cls = s, .cancel = cancel, .timeout_ms = 15000};
+	struct tb_power_call c = {
+		.m = m, .pm = pm, .step = tb_test_step, .step_cls = s, .cancel = cancel, .timeout_ms = 15000};
 
 	memset(e, 0, sizeof(*e));
 	return tb_power_command.run(&c, op, is_on, e);
@@ -413,7 +415,7 @@ static void test_hostile_values(void **state)
 	snprintf(want, sizeof(want), "x%sy", host);
 	assert_string_equal(args[3], want);
 	assert_string_equal(args[4], "");
-	assert_string_equal(args[5], "{nope}");   /* not a placeholder here: the inventory refuses it */
+	assert_string_equal(args[5], "{nope}"); /* not a placeholder here: the inventory refuses it */
 	for (int i = 1; i <= 3; i++) {
 		snprintf(pwned, sizeof(pwned), "PWNED%d", i);
 		assert_int_equal(access(pwned, F_OK), -1);
@@ -423,7 +425,8 @@ static void test_hostile_values(void **state)
 	/* the step shows the argv quoted for sh: sh runs exactly the same */
 	assert_int_equal(s.n, 1);
 	assert_int_equal(s.status[0], 0);
-	assert_non_null(strstr(s.command[0], "'left; touch PWNED1 $(touch PWNED2) `touch PWNED3` '\\''sq'\\'' \"dq\" * \\ $HOME'"));
+	assert_non_null(strstr(s.command[0],
+			       "'left; touch PWNED1 $(touch PWNED2) `touch PWNED3` '\\''sq'\\'' \"dq\" * \\ $HOME'"));
 	sh[2] = s.command[0];
 	assert_int_equal(run(sh, NULL, 0), 0);
 	assert_int_equal(read_args(again, 16), argc);
@@ -438,8 +441,7 @@ static void wait_action(const struct tb_test_daemon *d, long long id, char *st, 
 		fail_msg("action %lld still %s after 30 s", id, st);
 }
 
-static long long post_power(const struct tb_test_daemon *d, const char *const h[], const char *host,
-			    const char *action)
+static long long post_power(const struct tb_test_daemon *d, const char *const h[], const char *host, const char *action)
 {
 	struct tb_test_resp r;
 	char url[256], body[64];
@@ -457,35 +459,34 @@ static long long post_power(const struct tb_test_daemon *d, const char *const h[
 
 static void test_through_the_daemon(void **state)
 {
-	static const char inv_fmt[] =
-		"version: 1\n"
-		"ssh: {user: root, key_file: %%s, connect_timeout_s: 1}\n"
-		"machines:\n"
-		"  left:\n"
-		"    role: host\n"
-		"    boot_timeout_s: 5\n"
-		"    shutdown_timeout_s: 5\n"
-		"    power:\n"
-		"      - driver: command\n"
-		"        address: \"%s\"\n"
-		"        on: [pm, -h, \"{bmc}\", --on, \"{host}\"]\n"
-		"        off: [pm, -h, \"{bmc}\", --off, \"{host}\"]\n"
-		"        status: [pm, -h, \"{bmc}\", -Q, \"{host}\"]\n"
-		"        on_pattern: \"^on: +[^ ]\"\n"
-		"        off_pattern: \"^off: +[^ ]\"\n"
-		"    os:\n"
-		"      ubuntu: {address: 127.0.0.1, port: 9}\n"
-		"  slow:\n"
-		"    role: host\n"
-		"    shutdown_timeout_s: 5\n"
-		"    power:\n"
-		"      - driver: command\n"
-		"        status: [echo, \"on\"]\n"
-		"        on_pattern: \"^on$\"\n"
-		"        off: [sleep, \"16\"]\n"
-		"        timeout_s: 25\n"
-		"    os:\n"
-		"      ubuntu: {address: 127.0.0.1, port: 9}\n";
+	static const char inv_fmt[] = "version: 1\n"
+				      "ssh: {user: root, key_file: %%s, connect_timeout_s: 1}\n"
+				      "machines:\n"
+				      "  left:\n"
+				      "    role: host\n"
+				      "    boot_timeout_s: 5\n"
+				      "    shutdown_timeout_s: 5\n"
+				      "    power:\n"
+				      "      - driver: command\n"
+				      "        address: \"%s\"\n"
+				      "        on: [pm, -h, \"{bmc}\", --on, \"{host}\"]\n"
+				      "        off: [pm, -h, \"{bmc}\", --off, \"{host}\"]\n"
+				      "        status: [pm, -h, \"{bmc}\", -Q, \"{host}\"]\n"
+				      "        on_pattern: \"^on: +[^ ]\"\n"
+				      "        off_pattern: \"^off: +[^ ]\"\n"
+				      "    os:\n"
+				      "      ubuntu: {address: 127.0.0.1, port: 9}\n"
+				      "  slow:\n"
+				      "    role: host\n"
+				      "    shutdown_timeout_s: 5\n"
+				      "    power:\n"
+				      "      - driver: command\n"
+				      "        status: [echo, \"on\"]\n"
+				      "        on_pattern: \"^on$\"\n"
+				      "        off: [sleep, \"16\"]\n"
+				      "        timeout_s: 25\n"
+				      "    os:\n"
+				      "      ubuntu: {address: 127.0.0.1, port: 9}\n";
 	struct tb_test_daemon d;
 	struct tb_test_resp r;
 	char inv[2048], auth[200], st[32], want[256];

@@ -157,8 +157,7 @@ static int wait_boots(const char *host, int more_than, long ms)
 static void host_off(const struct tb_machine *m)
 {
 	const struct tb_persona *p = &m->os[0];
-	struct tb_ssh_target t = {m->name, p->os, p->address, p->port, p->user, p->key_file,
-				  p->host_key, 5};
+	struct tb_ssh_target t = {m->name, p->os, p->address, p->port, p->user, p->key_file, p->host_key, 5};
 	const char *argv[] = {"poweroff", NULL};
 	char pw[32];
 
@@ -230,7 +229,13 @@ static const struct tb_power_method *method(const struct tb_machine *m, enum tb_
 static struct tb_power_call make_call(const struct tb_machine *m, const struct tb_power_method *pm,
 				      struct tb_test_steps *s, long timeout_ms)
 {
-	struct tb_power_call c = {.inv = inv, .m = m, .pm = pm, .pool = pool, .step = tb_test_step, .step_cls = s, .timeout_ms = timeout_ms};
+	struct tb_power_call c = {.inv = inv,
+				  .m = m,
+				  .pm = pm,
+				  .pool = pool,
+				  .step = tb_test_step,
+				  .step_cls = s,
+				  .timeout_ms = timeout_ms};
 
 	return c;
 }
@@ -344,8 +349,7 @@ static void test_ipmi_wrong_password(void **state)
 	assert_int_equal(ipmi(&pm, TB_POWER_STATUS, NULL, &s, &e), TB_ERR_UNAUTHORIZED);
 	/* at once, not after retries or a timeout */
 	assert_true(tb_monotonic_ms() - t0 < 1500);
-	snprintf(want, sizeof(want), "check the BMC credentials of left (user ADMIN, password file %s)",
-		 path);
+	snprintf(want, sizeof(want), "check the BMC credentials of left (user ADMIN, password file %s)", path);
 	assert_non_null(strstr(e.message, want));
 	assert_int_equal(s.n, 1);
 	assert_int_equal(s.status[0], 1);
@@ -491,8 +495,9 @@ static int ipmitool_scan(const char *host, const char *env, int *env_seen)
 	while ((de = readdir(d)) != NULL) {
 		char buf[32768];
 
-		if (de->d_name[0] < '0' || de->d_name[0] > '9' || read_proc(de->d_name, "cmdline", buf, sizeof(buf)) != 0 ||
-		    strstr(buf, "ipmitool\n") == NULL || strstr(buf, host) == NULL)
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' ||
+		    read_proc(de->d_name, "cmdline", buf, sizeof(buf)) != 0 || strstr(buf, "ipmitool\n") == NULL ||
+		    strstr(buf, host) == NULL)
 			continue;
 		found = 1;
 		if (read_proc(de->d_name, "environ", buf, sizeof(buf)) == 0 && strstr(buf, env) != NULL)

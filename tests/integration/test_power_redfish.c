@@ -46,7 +46,7 @@
 
 static struct tb_rfmock mk;
 static int skip_all;
-static int leaked;                  /* a step held the password or a token */
+static int leaked; /* a step held the password or a token */
 
 /* ---- steps ---- */
 
@@ -141,7 +141,8 @@ static struct tb_power_method method(void)
 static int rf(const struct tb_power_method *pm, enum tb_power_op op, int *is_on, struct steps *s, long timeout_ms,
 	      const volatile int *cancel, struct tb_error *e)
 {
-	struct tb_power_call c = {.m = &machine, .pm = pm, .step = record, .step_cls = s, .cancel = cancel, .timeout_ms = timeout_ms};
+	struct tb_power_call c = {
+		.m = &machine, .pm = pm, .step = record, .step_cls = s, .cancel = cancel, .timeout_ms = timeout_ms};
 
 	memset(e, 0, sizeof(*e));
 	return tb_power_redfish.run(&c, op, is_on, e);
@@ -178,8 +179,9 @@ static void test_status_and_steps(void **state)
 	log = tb_rfmock_log(&mk, mk.log);
 	assert_int_equal(json_array_size(log), 3);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(log, 2), "auth")), "basic");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(log, 2), "headers"),
-							      "OData-Version")), "4.0");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(json_array_get(log, 2), "headers"), "OData-Version")),
+		"4.0");
 	json_decref(log);
 
 	mock_set("{\"power\":\"Off\"}");
@@ -211,8 +213,10 @@ static void test_off_on(void **state)
 	mock_set("{\"power\":\"On\"}");
 	assert_int_equal(rf(&pm, TB_POWER_OFF, NULL, &s, 5000, NULL, &e), 0);
 	assert_string_equal(tb_rfmock_power(&mk), "Off");
-	snprintf(want, sizeof(want), "POST %s/redfish/v1/Systems/sys1/Actions/ComputerSystem.Reset "
-		 "{\"ResetType\":\"ForceOff\"}", mk.base);
+	snprintf(want, sizeof(want),
+		 "POST %s/redfish/v1/Systems/sys1/Actions/ComputerSystem.Reset "
+		 "{\"ResetType\":\"ForceOff\"}",
+		 mk.base);
 	assert_string_equal(s.command[s.n - 1], want);
 	assert_string_equal(s.output[s.n - 1], "HTTP 204");
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, &on, &s, 5000, NULL, &e), 0);
@@ -238,7 +242,7 @@ static void test_already_in_state(void **state)
 	mock_set("{\"power\":\"On\"}");
 	assert_int_equal(rf(&pm, TB_POWER_ON, NULL, &s, 5000, NULL, &e), 0);
 	assert_string_equal(s.output[s.n - 2], "HTTP 409: The system is already on");
-	assert_non_null(strstr(s.command[s.n - 1], "GET "));   /* re-read */
+	assert_non_null(strstr(s.command[s.n - 1], "GET ")); /* re-read */
 	mock_set("{\"power\":\"Off\"}");
 	s.n = 0;
 	assert_int_equal(rf(&pm, TB_POWER_OFF, NULL, &s, 5000, NULL, &e), 0);
@@ -266,16 +270,16 @@ static void test_already_in_state(void **state)
 static void test_cycle_reset_soft(void **state)
 {
 	static const struct {
-		const char *allowed;   /* NULL: all */
+		const char *allowed; /* NULL: all */
 		enum tb_power_op op;
-		const char *power;     /* before */
+		const char *power; /* before */
 		int rc;
 		const char *posted;
 	} cases[] = {
 		{NULL, TB_POWER_CYCLE, "On", 0, "PowerCycle"},
 		{NULL, TB_POWER_RESET, "On", 0, "ForceRestart"},
 		{NULL, TB_POWER_SOFT, "On", 0, "GracefulShutdown"},
-		{NULL, TB_POWER_CYCLE, "Off", 0, "PowerCycle,On"},   /* refused while off: turned on */
+		{NULL, TB_POWER_CYCLE, "Off", 0, "PowerCycle,On"}, /* refused while off: turned on */
 		{NULL, TB_POWER_RESET, "Off", 0, "ForceRestart,On"},
 		{"[\"On\",\"ForceOff\",\"ForceRestart\"]", TB_POWER_CYCLE, "On", 0, "ForceOff,On"},
 		{"[\"On\",\"ForceOff\"]", TB_POWER_CYCLE, "Off", 0, "ForceOff,On"},
@@ -297,7 +301,8 @@ static void test_cycle_reset_soft(void **state)
 
 		reset_mock();
 		snprintf(cfg, sizeof(cfg), "{\"power\":\"%s\"%s%s}", cases[i].power,
-			 cases[i].allowed != NULL ? ",\"allowed\":" : "", cases[i].allowed != NULL ? cases[i].allowed : "");
+			 cases[i].allowed != NULL ? ",\"allowed\":" : "",
+			 cases[i].allowed != NULL ? cases[i].allowed : "");
 		mock_set(cfg);
 		rc = rf(&pm, cases[i].op, NULL, &s, 5000, NULL, &e);
 		tb_rfmock_resets(&mk, resets, sizeof(resets));
@@ -467,7 +472,7 @@ static void test_tls(void **state)
 	pm.url = mk.ssbase;
 	pm.ca_file = NULL;
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, &on, &s, 5000, NULL, &e), TB_ERR_CONFIG);
-	pm.ca_file = mk.ca;   /* the wrong CA */
+	pm.ca_file = mk.ca; /* the wrong CA */
 	assert_int_equal(rf(&pm, TB_POWER_STATUS, &on, &s, 5000, NULL, &e), TB_ERR_CONFIG);
 	assert_non_null(strstr(e.message, "the one given did not verify it"));
 	pm.ca_file = mk.ss_cert;
@@ -509,15 +514,14 @@ static void test_boot_override(void **state)
 	json_decref(st);
 	assert_int_equal(tb_redfish_boot_once(&c, "Pxe", &e), 0);
 	st = mock_call(NULL);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(st, "boot"), "BootSourceOverrideEnabled")),
-			    "Once");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(st, "boot"), "BootSourceOverrideEnabled")), "Once");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(st, "boot"), "BootSourceOverrideTarget")),
 			    "Pxe");
 	json_decref(st);
 	log = tb_rfmock_log(&mk, mk.log);
-	json_array_foreach (log, i, r)
-		if (strcmp(json_string_value(json_object_get(r, "method")), "PATCH") == 0)
-			patch = r;
+	json_array_foreach(log, i, r) if (strcmp(json_string_value(json_object_get(r, "method")), "PATCH") == 0)
+		patch = r;
 	assert_non_null(patch);
 	assert_string_equal(header(patch, "If-Match"), etag);
 	assert_string_equal(json_string_value(json_object_get(patch, "body")),
@@ -540,8 +544,7 @@ static void test_boot_override(void **state)
 	assert_int_equal(tb_redfish_boot_once(&c, "Floppy", &e), TB_ERR_CONFIG);
 	assert_non_null(strstr(e.message, "(it allows None, Pxe, Hdd, Cd, BiosSetup, UefiBootNext)"));
 	log = tb_rfmock_log(&mk, mk.log);
-	json_array_foreach (log, i, r)
-		assert_string_not_equal(json_string_value(json_object_get(r, "method")), "PATCH");
+	json_array_foreach(log, i, r) assert_string_not_equal(json_string_value(json_object_get(r, "method")), "PATCH");
 	json_decref(log);
 }
 
@@ -586,8 +589,8 @@ static void test_session(void **state)
 	assert_string_equal(json_string_value(json_object_get(st, "power")), "Off");
 	json_decref(st);
 	/* the step shows the login with the password as *** */
-	snprintf(want, sizeof(want), "POST %s/redfish/v1/SessionService/Sessions {\"UserName\":\"admin\",\"Password\":\"***\"}",
-		 mk.base);
+	snprintf(want, sizeof(want),
+		 "POST %s/redfish/v1/SessionService/Sessions {\"UserName\":\"admin\",\"Password\":\"***\"}", mk.base);
 	assert_string_equal(s.command[0], want);
 	assert_string_equal(s.output[0], "HTTP 201");
 
@@ -692,16 +695,11 @@ static void test_password_nowhere(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_status_and_steps),
-		cmocka_unit_test(test_off_on),
-		cmocka_unit_test(test_already_in_state),
-		cmocka_unit_test(test_cycle_reset_soft),
-		cmocka_unit_test(test_timeout_and_cancel),
-		cmocka_unit_test(test_wrong_password),
-		cmocka_unit_test(test_unreachable),
-		cmocka_unit_test(test_tls),
-		cmocka_unit_test(test_boot_override),
-		cmocka_unit_test(test_session),
+		cmocka_unit_test(test_status_and_steps),   cmocka_unit_test(test_off_on),
+		cmocka_unit_test(test_already_in_state),   cmocka_unit_test(test_cycle_reset_soft),
+		cmocka_unit_test(test_timeout_and_cancel), cmocka_unit_test(test_wrong_password),
+		cmocka_unit_test(test_unreachable),        cmocka_unit_test(test_tls),
+		cmocka_unit_test(test_boot_override),      cmocka_unit_test(test_session),
 		cmocka_unit_test(test_password_nowhere),
 	};
 

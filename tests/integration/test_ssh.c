@@ -133,7 +133,7 @@ static void test_capture_is_bounded(void **state)
 
 struct timing {
 	long long start;
-	long long first;   /* ms after start of the first stdout chunk */
+	long long first; /* ms after start of the first stdout chunk */
 	size_t chunks;
 	char text[256];
 	size_t len;
@@ -203,18 +203,21 @@ static void check_roundtrip(const struct tb_ssh_target *t, const char *const *ar
 	rc = tb_ssh_run_capture(NULL, t, argv, 10000, sizeof(expected), &cap, &err);
 	expect_ok(rc, &err);
 	if (cap.out_len != elen || memcmp(cap.out, expected, elen) != 0)
-		fail_msg("arguments changed on the way: sent %zu bytes, got %zu (stderr: %s)",
-			 elen, cap.out_len, cap.err);
+		fail_msg("arguments changed on the way: sent %zu bytes, got %zu (stderr: %s)", elen, cap.out_len,
+			 cap.err);
 	assert_int_equal(cap.res.exit_status, 0);
 	tb_ssh_capture_free(&cap);
 }
 
 static const char *const hostile[] = {
-	"", "a b", " ", "'", "\"", "'\"'", "it's", "$HOME", "${HOME}", "$(id)", "`id`",
-	"\\", "\\\\", "a\\nb", ";", "|", "&", "&&", ">", "<", "2>&1", "*", "?", "[a]",
-	"~", "~root", "{a,b}", "#", "!", "!!", "a!b", "!$", "^x^y", "\n", "a\nb", "\n\n",
-	"'\n'", "!\n", "\r\n", "\t", "-", "--", "-n", "-e", "%s", "%%", "\\0",
-	"caf\xc3\xa9", "\xf0\x9f\x98\x80", "\xff\xfe", "\xc3", "$status", "a=b", NULL,
+	"",         "a b",     " ",       "'",    "\"",    "'\"'",        "it's",
+	"$HOME",    "${HOME}", "$(id)",   "`id`", "\\",    "\\\\",        "a\\nb",
+	";",        "|",       "&",       "&&",   ">",     "<",           "2>&1",
+	"*",        "?",       "[a]",     "~",    "~root", "{a,b}",       "#",
+	"!",        "!!",      "a!b",     "!$",   "^x^y",  "\n",          "a\nb",
+	"\n\n",     "'\n'",    "!\n",     "\r\n", "\t",    "-",           "--",
+	"-n",       "-e",      "%s",      "%%",   "\\0",   "caf\xc3\xa9", "\xf0\x9f\x98\x80",
+	"\xff\xfe", "\xc3",    "$status", "a=b",  NULL,
 };
 
 static void test_hostile_argv(void **state)
@@ -247,7 +250,8 @@ static void test_hostile_argv_tcsh(void **state)
 	int rc;
 
 	assert_int_equal(tb_sshd_start(d, "ForceCommand /usr/bin/tcsh -c "
-					  "\"$SSH_ORIGINAL_COMMAND\"\n"), 0);
+					  "\"$SSH_ORIGINAL_COMMAND\"\n"),
+			 0);
 	t = target_of(d);
 	t.os = "freebsd";
 	/* prove that tcsh is the shell that parsed our line */
@@ -318,8 +322,7 @@ static void test_wrong_pin_refused(void **state)
 	assert_non_null(strstr(err.message, sshd.host_fp));
 
 	t.pinned_fp = "47DEQpj8HBSa"; /* not SHA256:... */
-	assert_int_equal(tb_ssh_exec(pool, &t, argv, 5000, NULL, NULL, &res, &err),
-			 TB_ERR_CONFIG);
+	assert_int_equal(tb_ssh_exec(pool, &t, argv, 5000, NULL, NULL, &res, &err), TB_ERR_CONFIG);
 	assert_string_equal(err.field, "pinned_fp");
 }
 
@@ -573,8 +576,7 @@ static void *spawn_thread(void *arg)
 	const char *argv[] = {"sh", "-c", "echo hello; echo oops >&2; exec sleep 30", NULL};
 	long long start = now_ms();
 
-	c->rc = tb_ssh_spawn(pool, &t, argv, 20000, spawn_on_pid, spawn_on_output, c, &c->res,
-			     &c->err);
+	c->rc = tb_ssh_spawn(pool, &t, argv, 20000, spawn_on_pid, spawn_on_output, c, &c->res, &c->err);
 	c->took = now_ms() - start;
 	return NULL;
 }
@@ -597,8 +599,7 @@ static void test_spawn_and_kill(void **state)
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 10;
 	pthread_mutex_lock(&c.lock);
-	while ((c.pid == 0 || strstr(c.out, "oops") == NULL) &&
-	       pthread_cond_timedwait(&c.cond, &c.lock, &until) == 0)
+	while ((c.pid == 0 || strstr(c.out, "oops") == NULL) && pthread_cond_timedwait(&c.cond, &c.lock, &until) == 0)
 		;
 	pid = c.pid;
 	pthread_mutex_unlock(&c.lock);
@@ -643,8 +644,8 @@ struct gate_ctx {
 	long long open_at;
 	int answer;
 	int calls;
-	int out_before_open;      /* output arrived while the gate was shut */
-	long long opened;         /* when it said 1 */
+	int out_before_open; /* output arrived while the gate was shut */
+	long long opened;    /* when it said 1 */
 };
 
 static int test_gate(void *cls)
@@ -690,7 +691,7 @@ static void test_spawn_gated(void **state)
 	assert_true(c.pid > 1);
 	assert_true(c.pid_before_output);
 	assert_int_equal(g.out_before_open, 0);
-	assert_true(g.calls > 10);                 /* asked about every millisecond while shut */
+	assert_true(g.calls > 10); /* asked about every millisecond while shut */
 	assert_true(g.opened >= start + 300);
 	assert_string_equal(c.out, "ran\n");
 	assert_int_equal(c.res.exit_status, 0);
@@ -716,7 +717,7 @@ static void test_spawn_gated(void **state)
 	assert_int_equal(rc, TB_ERR_CANCELED);
 	assert_true(c.pid > 1);
 	assert_true(wait_gone(c.pid, 3000));
-	assert_int_equal(access(path, F_OK), -1);  /* touch never ran */
+	assert_int_equal(access(path, F_OK), -1); /* touch never ran */
 	assert_int_equal(tb_ssh_spawn_gated(pool, &t, argv, 1000, NULL, NULL, NULL, NULL, NULL, NULL, &c.err),
 			 TB_ERR_INVALID);
 	pthread_cond_destroy(&c.cond);
@@ -764,8 +765,7 @@ static void test_pool_reuses_sessions(void **state)
 	assert_true(res.reused);
 	assert_string_equal(res.host_fp, sshd.host_fp);
 	t2 = now_ms();
-	print_message("first exec %lld ms (new session), second %lld ms (reused)\n", t1 - t0,
-		      t2 - t1);
+	print_message("first exec %lld ms (new session), second %lld ms (reused)\n", t1 - t0, t2 - t1);
 	tb_ssh_pool_stats(p, &st);
 	assert_int_equal(st.connects, 1);
 	assert_int_equal(st.reuses, 1);
@@ -865,10 +865,8 @@ static void test_invalid_calls(void **state)
 	const char *dash[] = {"-x", NULL};
 
 	assert_int_equal(tb_ssh_exec(pool, &t, argv, 0, NULL, NULL, NULL, &err), TB_ERR_INVALID);
-	assert_int_equal(tb_ssh_exec(pool, &t, empty, 1000, NULL, NULL, NULL, &err),
-			 TB_ERR_INVALID);
-	assert_int_equal(tb_ssh_exec(pool, &t, dash, 1000, NULL, NULL, NULL, &err),
-			 TB_ERR_INVALID);
+	assert_int_equal(tb_ssh_exec(pool, &t, empty, 1000, NULL, NULL, NULL, &err), TB_ERR_INVALID);
+	assert_int_equal(tb_ssh_exec(pool, &t, dash, 1000, NULL, NULL, NULL, &err), TB_ERR_INVALID);
 	assert_non_null(strstr(err.message, "left (ubuntu)"));
 }
 

@@ -45,8 +45,8 @@ static void open_live(struct tb_test_stream *s, unsigned int port, const char *h
 }
 
 struct session {
-	char cookie[300];     /* "Cookie: tb_session=...\r\n" */
-	char csrf[300];       /* "X-CSRF-Token: ..." */
+	char cookie[300]; /* "Cookie: tb_session=...\r\n" */
+	char csrf[300];   /* "X-CSRF-Token: ..." */
 };
 
 static void login(const struct tb_test_daemon *d, const char *token, struct session *se)

@@ -45,7 +45,7 @@ extern char **environ;
 #define OUT_MAX (256 * 1024)
 
 struct run {
-	int status;              /* exit code, -1 when it died by a signal */
+	int status; /* exit code, -1 when it died by a signal */
 	char out[OUT_MAX];
 	char err[OUT_MAX];
 };
@@ -60,11 +60,11 @@ struct fixture {
 	struct tb_test_daemon daemon;
 #endif
 	struct tb_sshd sshd;
-	char dir[256];           /* our temp dir: inventory, token files */
+	char dir[256]; /* our temp dir: inventory, token files */
 	char tbctl[512];
-	char inventory[4096];     /* the inventory's text */
+	char inventory[4096]; /* the inventory's text */
 	char refused_url[64];
-	char tok[8][1024];        /* by enum tok */
+	char tok[8][1024]; /* by enum tok */
 	const char *url;
 };
 
@@ -122,12 +122,10 @@ static void tbctl(struct run *r, enum tok tok, enum url url, const char *const *
 	args[n] = NULL;
 
 	for (i = 0; environ[i] != NULL && e < 250; i++)
-		if (strncmp(environ[i], "TESTBEDD_", 9) != 0 &&
-		    strncmp(environ[i], "http_proxy=", 11) != 0 &&
+		if (strncmp(environ[i], "TESTBEDD_", 9) != 0 && strncmp(environ[i], "http_proxy=", 11) != 0 &&
 		    strncmp(environ[i], "HTTP_PROXY=", 11) != 0)
 			envp[e++] = environ[i];
-	snprintf(env_url, sizeof env_url, "TESTBEDD_URL=%s",
-		 url == URL_DAEMON ? fx.url : fx.refused_url);
+	snprintf(env_url, sizeof env_url, "TESTBEDD_URL=%s", url == URL_DAEMON ? fx.url : fx.refused_url);
 	envp[e++] = env_url;
 	if (tok != TOK_NONE) {
 		snprintf(env_tok, sizeof env_tok, "TESTBEDD_TOKEN_FILE=%s", fx.tok[tok]);
@@ -143,8 +141,7 @@ static void tbctl(struct run *r, enum tok tok, enum url url, const char *const *
 		int er = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		int in = open("/dev/null", O_RDONLY);
 
-		if (o < 0 || er < 0 || in < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 ||
-		    dup2(er, 2) < 0)
+		if (o < 0 || er < 0 || in < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(er, 2) < 0)
 			_exit(127);
 		execve(fx.tbctl, (char *const *)args, envp);
 		_exit(127);
@@ -158,17 +155,16 @@ static void tbctl(struct run *r, enum tok tok, enum url url, const char *const *
 
 static void show(const char *what, const struct run *r)
 {
-	fprintf(stderr, "--- %s: exit %d\n--- stdout:\n%s--- stderr:\n%s", what,
-		r->status, r->out, r->err);
+	fprintf(stderr, "--- %s: exit %d\n--- stdout:\n%s--- stderr:\n%s", what, r->status, r->out, r->err);
 }
 
 /* Assert, printing the run when it fails. */
-#define check(cond, what, r)                              \
-	do {                                              \
-		if (!(cond)) {                            \
-			show(what, r);                    \
-			fail_msg("%s: %s", what, #cond);  \
-		}                                         \
+#define check(cond, what, r)                             \
+	do {                                             \
+		if (!(cond)) {                           \
+			show(what, r);                   \
+			fail_msg("%s: %s", what, #cond); \
+		}                                        \
 	} while (0)
 
 /* ---- set-up ------------------------------------------------------------ */
@@ -184,8 +180,7 @@ static unsigned int free_port(void)
 	memset(&a, 0, sizeof a);
 	a.sin_family = AF_INET;
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 &&
-	    getsockname(s, (struct sockaddr *)&a, &len) == 0)
+	if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(s, (struct sockaddr *)&a, &len) == 0)
 		port = ntohs(a.sin_port);
 	if (s >= 0)
 		close(s);
@@ -205,64 +200,64 @@ static int write_inventory(void)
 	/* The reference testbed's shape (deploy/examples/reference.yaml) on
 	 * loopback: left/ubuntu is the real sshd, everything else a closed port. */
 	n = snprintf(fx.inventory, sizeof fx.inventory,
-		"version: 1\n"
-		"ssh:\n"
-		"  user: %s\n"
-		"  port: %u\n"
-		"  key_file: %s\n"
-		"  connect_timeout_s: 2\n"
-		"  command_timeout_s: 5\n"
-		"machines:\n"
-		"  left:\n"
-		"    role: host\n"
-		"    mac: \"a8:a1:59:95:87:60\"\n"
-		"    power:\n"
-		"      - driver: ipmi\n"
-		"        address: 127.0.0.1\n"
-		"        port: %u\n"
-		"        user: ADMIN\n"
-		"        password_file: %s\n"
-		"        cipher_suite: 3\n"
-		"      - driver: wol\n"
-		"        via: relay\n"
-		"        relay: openwrt\n"
-		"        interface: br-lan\n"
-		"        command: etherwake\n"
-		"    console: {type: tcp, address: 127.0.0.1, port: %u}\n"
-		"    boot:\n"
-		"      loader: grub\n"
-		"      default: ubuntu\n"
-		"      entries: {ubuntu: \"0\", freebsd: \"4\"}\n"
-		"    os:\n"
-		"      ubuntu:\n"
-		"        address: 127.0.0.1\n"
-		"        port: %u\n"
-		"      freebsd:\n"
-		"        address: 127.0.0.2\n"
-		"        host_key: \"SHA256:Q0l3tO8zq7N5D3fQkx4m1m7x0E6H1b7m2Wk5YtH3c8U\"\n"
-		"    links:\n"
-		"      lan10:\n"
-		"        address: 10.0.10.2/24\n"
-		"        ifname: {freebsd: mlxen0, ubuntu: enp9s0}\n"
-		"    idle_poweroff_min: 60\n"
-		"    wake_schedule: \"0 7 * * 1\"\n"
-		"  right:\n"
-		"    role: host\n"
-		"    mac: \"a8:a1:59:95:87:61\"\n"
-		"    power:\n"
-		"      - {driver: wol, via: relay, relay: openwrt, interface: br-lan, command: etherwake}\n"
-		"    os:\n"
-		"      ubuntu: {address: 127.0.0.3}\n"
-		"      freebsd: {address: 127.0.0.4}\n"
-		"  pokeitwithastick:\n"
-		"    role: router\n"
-		"    os:\n"
-		"      freebsd: {address: 127.0.0.5}\n"
-		"  openwrt:\n"
-		"    role: relay\n"
-		"    os:\n"
-		"      openwrt: {address: 127.0.0.6}\n",
-		fx.sshd.user, dead, keyfile, dead, passfile, dead, fx.sshd.port);
+		     "version: 1\n"
+		     "ssh:\n"
+		     "  user: %s\n"
+		     "  port: %u\n"
+		     "  key_file: %s\n"
+		     "  connect_timeout_s: 2\n"
+		     "  command_timeout_s: 5\n"
+		     "machines:\n"
+		     "  left:\n"
+		     "    role: host\n"
+		     "    mac: \"a8:a1:59:95:87:60\"\n"
+		     "    power:\n"
+		     "      - driver: ipmi\n"
+		     "        address: 127.0.0.1\n"
+		     "        port: %u\n"
+		     "        user: ADMIN\n"
+		     "        password_file: %s\n"
+		     "        cipher_suite: 3\n"
+		     "      - driver: wol\n"
+		     "        via: relay\n"
+		     "        relay: openwrt\n"
+		     "        interface: br-lan\n"
+		     "        command: etherwake\n"
+		     "    console: {type: tcp, address: 127.0.0.1, port: %u}\n"
+		     "    boot:\n"
+		     "      loader: grub\n"
+		     "      default: ubuntu\n"
+		     "      entries: {ubuntu: \"0\", freebsd: \"4\"}\n"
+		     "    os:\n"
+		     "      ubuntu:\n"
+		     "        address: 127.0.0.1\n"
+		     "        port: %u\n"
+		     "      freebsd:\n"
+		     "        address: 127.0.0.2\n"
+		     "        host_key: \"SHA256:Q0l3tO8zq7N5D3fQkx4m1m7x0E6H1b7m2Wk5YtH3c8U\"\n"
+		     "    links:\n"
+		     "      lan10:\n"
+		     "        address: 10.0.10.2/24\n"
+		     "        ifname: {freebsd: mlxen0, ubuntu: enp9s0}\n"
+		     "    idle_poweroff_min: 60\n"
+		     "    wake_schedule: \"0 7 * * 1\"\n"
+		     "  right:\n"
+		     "    role: host\n"
+		     "    mac: \"a8:a1:59:95:87:61\"\n"
+		     "    power:\n"
+		     "      - {driver: wol, via: relay, relay: openwrt, interface: br-lan, command: etherwake}\n"
+		     "    os:\n"
+		     "      ubuntu: {address: 127.0.0.3}\n"
+		     "      freebsd: {address: 127.0.0.4}\n"
+		     "  pokeitwithastick:\n"
+		     "    role: router\n"
+		     "    os:\n"
+		     "      freebsd: {address: 127.0.0.5}\n"
+		     "  openwrt:\n"
+		     "    role: relay\n"
+		     "    os:\n"
+		     "      openwrt: {address: 127.0.0.6}\n",
+		     fx.sshd.user, dead, keyfile, dead, passfile, dead, fx.sshd.port);
 	return n > 0 && (size_t)n < sizeof fx.inventory ? 0 : -1;
 }
 
@@ -300,7 +295,7 @@ static int setup(void **state)
 		return -1;
 	{
 		/* Probe often, so that left/ubuntu's host key shows up soon. */
-		static const char *const extra[] = { "--probe-interval", "1", NULL };
+		static const char *const extra[] = {"--probe-interval", "1", NULL};
 
 		if (tb_test_daemon_start(&fx.daemon, fx.inventory, extra) != 0) {
 			fprintf(stderr, "testbedd did not start with:\n%s", fx.inventory);
@@ -323,8 +318,7 @@ static int setup(void **state)
 		slurp(fx.daemon.admin_token_file, admin, sizeof admin);
 		/* The real admin token, but readable by all: must be refused. */
 		if (write_file(fx.tok[TOK_LOOSE_MODE], 0644, "%s", admin) != 0 ||
-		    write_file(fx.tok[TOK_BOGUS], 0600,
-			       "tbk_0000000000000000000000000000000000000000\n") != 0)
+		    write_file(fx.tok[TOK_BOGUS], 0600, "tbk_0000000000000000000000000000000000000000\n") != 0)
 			return -1;
 	}
 	return 0;
@@ -336,8 +330,7 @@ static int teardown(void **state)
 	char path[320];
 	size_t i;
 	static const char *const files[] = {
-		"tbctl.out", "tbctl.err", "left-bmc.pass",
-		"loose.token", "bogus.token", "viewer.token",
+		"tbctl.out", "tbctl.err", "left-bmc.pass", "loose.token", "bogus.token", "viewer.token",
 	};
 
 	(void)state;
@@ -366,83 +359,189 @@ struct tcase {
 	enum tok tok;
 	enum url url;
 	int exit;
-	const char *out[MAXWANT];   /* each must appear on stdout */
-	const char *err[MAXWANT];   /* each must appear on stderr */
-	const char *not_out;        /* must not appear on stdout */
+	const char *out[MAXWANT]; /* each must appear on stdout */
+	const char *err[MAXWANT]; /* each must appear on stderr */
+	const char *not_out;      /* must not appear on stdout */
 };
 
 static const char sha_a[] = "SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
 
 static const struct tcase cases[] = {
-	{ "hosts table lists every machine", A("hosts"), TOK_ADMIN, URL_DAEMON, 0,
-	  { "NAME", "left", "right", "pokeitwithastick", "openwrt" }, { NULL }, NULL },
-	{ "hosts table has its columns", A("hosts"), TOK_ADMIN, URL_DAEMON, 0,
-	  { "ROLE", "ANSWERS", "SINCE", "ADDRESSES", "LAST-ERROR" }, { NULL }, NULL },
-	{ "hosts shows the personas' addresses", A("hosts"), TOK_ADMIN, URL_DAEMON, 0,
-	  { "freebsd=127.0.0.2", "openwrt=127.0.0.6", "relay", "router" }, { NULL }, NULL },
-	{ "host shows one machine in full", A("host", "left"), TOK_ADMIN, URL_DAEMON, 0,
-	  { "lan10", "enp9s0", "driver=ipmi", "etherwake", "127.0.0.2" }, { NULL }, "left-bmc.pass" },
-	{ "host shows the BMC's view and the idle power-off", A("host", "left"), TOK_ADMIN, URL_DAEMON, 0,
-	  { "bmc", "(ipmi", "idle off", "after 60 min unused" }, { NULL }, "left-bmc.pass" },
-	{ "host shows the wake schedule and its next time", A("host", "left"), TOK_ADMIN, URL_DAEMON, 0,
-	  { "wakes", "0 7 * * 1; next 20" }, { NULL }, NULL },
-	{ "--json host never shows a secret's path", A("--json", "host", "left"), TOK_ADMIN,
-	  URL_DAEMON, 0, { "\"left\"" }, { NULL }, "left-bmc.pass" },
-	{ "unknown host is refused with exit 2", A("host", "lfet"), TOK_ADMIN, URL_DAEMON, 2,
-	  { NULL }, { "not_found", "404" }, NULL },
-	{ "health needs no token", A("health"), TOK_NONE, URL_DAEMON, 0,
-	  { "ok", "0.1.0" }, { NULL }, NULL },
-	{ "whoami names the admin token", A("whoami"), TOK_ADMIN, URL_DAEMON, 0,
-	  { "admin", "bearer" }, { NULL }, NULL },
-	{ "--json whoami", A("whoami", "--json"), TOK_ADMIN, URL_DAEMON, 0,
-	  { "\"via\"", "\"role\"" }, { NULL }, NULL },
-	{ "audit table", A("audit", "--limit", "10"), TOK_ADMIN, URL_DAEMON, 0,
-	  { "ACTOR", "ACTION", "RESULT" }, { NULL }, NULL },
-	{ "no token file named", A("hosts"), TOK_NONE, URL_DAEMON, 1,
-	  { NULL }, { "TESTBEDD_TOKEN_FILE" }, NULL },
-	{ "token file readable by others is refused", A("hosts"), TOK_LOOSE_MODE, URL_DAEMON, 1,
-	  { NULL }, { "0644", "chmod 600" }, "left" },
-	{ "missing token file", A("hosts"), TOK_MISSING_FILE, URL_DAEMON, 1,
-	  { NULL }, { "no-such.token" }, NULL },
-	{ "a directory is not a token file", A("hosts"), TOK_DIR, URL_DAEMON, 1,
-	  { NULL }, { "not a regular file" }, NULL },
-	{ "unknown token gets exit 4", A("hosts"), TOK_BOGUS, URL_DAEMON, 4,
-	  { NULL }, { "401" }, NULL },
-	{ "unreachable URL gets exit 3", A("hosts"), TOK_ADMIN, URL_REFUSED, 3,
-	  { NULL }, { "TESTBEDD_URL" }, NULL },
-	{ "unreachable URL, health", A("health"), TOK_NONE, URL_REFUSED, 3,
-	  { NULL }, { "no reply" }, NULL },
-	{ "unknown command", A("frobnicate"), TOK_ADMIN, URL_DAEMON, 1,
-	  { NULL }, { "unknown command" }, NULL },
-	{ "no command", A("--json"), TOK_ADMIN, URL_DAEMON, 1,
-	  { NULL }, { "usage" }, NULL },
-	{ "a token on the command line is refused", A("hosts", "--token", "tbk_x"), TOK_ADMIN,
-	  URL_DAEMON, 1, { NULL }, { "never takes a token" }, NULL },
-	{ "unknown option", A("hosts", "--colour"), TOK_ADMIN, URL_DAEMON, 1,
-	  { NULL }, { "unknown option --colour" }, NULL },
-	{ "option of another command", A("hosts", "--role", "admin"), TOK_ADMIN, URL_DAEMON, 1,
-	  { NULL }, { "does not apply" }, NULL },
-	{ "bad role", A("token", "create", "x", "--role", "root"), TOK_ADMIN, URL_DAEMON, 1,
-	  { NULL }, { "viewer, operator or admin" }, NULL },
-	{ "create without role", A("token", "create", "x"), TOK_ADMIN, URL_DAEMON, 1,
-	  { NULL }, { "--role" }, NULL },
-	{ "audit limit out of range", A("audit", "--limit", "5000"), TOK_ADMIN, URL_DAEMON, 1,
-	  { NULL }, { "1..1000" }, NULL },
-	{ "audit since not RFC 3339 is refused by the API", A("audit", "--since", "yesterday"),
-	  TOK_ADMIN, URL_DAEMON, 2, { NULL }, { "since" }, NULL },
-	{ "revoke a token that does not exist", A("token", "revoke", "999999"), TOK_ADMIN,
-	  URL_DAEMON, 2, { NULL }, { "404" }, NULL },
-	{ "revoke takes a number", A("token", "revoke", "ci"), TOK_ADMIN, URL_DAEMON, 1,
-	  { NULL }, { "numeric ID" }, NULL },
-	{ "trust an OS the host does not have", A("host", "trust", "left", "--os", "windows",
-	  "--fingerprint", sha_a), TOK_ADMIN, URL_DAEMON, 2, { NULL }, { "404" }, NULL },
-	{ "trust a key nobody presented", A("host", "trust", "right", "--os", "ubuntu",
-	  "--fingerprint", sha_a), TOK_ADMIN, URL_DAEMON, 2, { NULL }, { "409" }, NULL },
-	{ "trust needs --os with --fingerprint", A("host", "trust", "left", "--fingerprint",
-	  sha_a), TOK_ADMIN, URL_DAEMON, 1, { NULL }, { "--os" }, NULL },
-	{ "--help documents the exit codes", A("--help"), TOK_NONE, URL_DAEMON, 0,
-	  { "Exit codes", "TESTBEDD_TOKEN_FILE", "4  unauthorized" }, { NULL }, NULL },
-	{ "--version", A("--version"), TOK_NONE, URL_DAEMON, 0, { "tbctl 0.1.0" }, { NULL }, NULL },
+	{"hosts table lists every machine",
+	 A("hosts"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 0,
+	 {"NAME", "left", "right", "pokeitwithastick", "openwrt"},
+	 {NULL},
+	 NULL},
+	{"hosts table has its columns",
+	 A("hosts"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 0,
+	 {"ROLE", "ANSWERS", "SINCE", "ADDRESSES", "LAST-ERROR"},
+	 {NULL},
+	 NULL},
+	{"hosts shows the personas' addresses",
+	 A("hosts"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 0,
+	 {"freebsd=127.0.0.2", "openwrt=127.0.0.6", "relay", "router"},
+	 {NULL},
+	 NULL},
+	{"host shows one machine in full",
+	 A("host", "left"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 0,
+	 {"lan10", "enp9s0", "driver=ipmi", "etherwake", "127.0.0.2"},
+	 {NULL},
+	 "left-bmc.pass"},
+	{"host shows the BMC's view and the idle power-off",
+	 A("host", "left"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 0,
+	 {"bmc", "(ipmi", "idle off", "after 60 min unused"},
+	 {NULL},
+	 "left-bmc.pass"},
+	{"host shows the wake schedule and its next time",
+	 A("host", "left"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 0,
+	 {"wakes", "0 7 * * 1; next 20"},
+	 {NULL},
+	 NULL},
+	{"--json host never shows a secret's path",
+	 A("--json", "host", "left"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 0,
+	 {"\"left\""},
+	 {NULL},
+	 "left-bmc.pass"},
+	{"unknown host is refused with exit 2",
+	 A("host", "lfet"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 2,
+	 {NULL},
+	 {"not_found", "404"},
+	 NULL},
+	{"health needs no token", A("health"), TOK_NONE, URL_DAEMON, 0, {"ok", "0.1.0"}, {NULL}, NULL},
+	{"whoami names the admin token", A("whoami"), TOK_ADMIN, URL_DAEMON, 0, {"admin", "bearer"}, {NULL}, NULL},
+	{"--json whoami", A("whoami", "--json"), TOK_ADMIN, URL_DAEMON, 0, {"\"via\"", "\"role\""}, {NULL}, NULL},
+	{"audit table",
+	 A("audit", "--limit", "10"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 0,
+	 {"ACTOR", "ACTION", "RESULT"},
+	 {NULL},
+	 NULL},
+	{"no token file named", A("hosts"), TOK_NONE, URL_DAEMON, 1, {NULL}, {"TESTBEDD_TOKEN_FILE"}, NULL},
+	{"token file readable by others is refused",
+	 A("hosts"),
+	 TOK_LOOSE_MODE,
+	 URL_DAEMON,
+	 1,
+	 {NULL},
+	 {"0644", "chmod 600"},
+	 "left"},
+	{"missing token file", A("hosts"), TOK_MISSING_FILE, URL_DAEMON, 1, {NULL}, {"no-such.token"}, NULL},
+	{"a directory is not a token file", A("hosts"), TOK_DIR, URL_DAEMON, 1, {NULL}, {"not a regular file"}, NULL},
+	{"unknown token gets exit 4", A("hosts"), TOK_BOGUS, URL_DAEMON, 4, {NULL}, {"401"}, NULL},
+	{"unreachable URL gets exit 3", A("hosts"), TOK_ADMIN, URL_REFUSED, 3, {NULL}, {"TESTBEDD_URL"}, NULL},
+	{"unreachable URL, health", A("health"), TOK_NONE, URL_REFUSED, 3, {NULL}, {"no reply"}, NULL},
+	{"unknown command", A("frobnicate"), TOK_ADMIN, URL_DAEMON, 1, {NULL}, {"unknown command"}, NULL},
+	{"no command", A("--json"), TOK_ADMIN, URL_DAEMON, 1, {NULL}, {"usage"}, NULL},
+	{"a token on the command line is refused",
+	 A("hosts", "--token", "tbk_x"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 1,
+	 {NULL},
+	 {"never takes a token"},
+	 NULL},
+	{"unknown option", A("hosts", "--colour"), TOK_ADMIN, URL_DAEMON, 1, {NULL}, {"unknown option --colour"}, NULL},
+	{"option of another command",
+	 A("hosts", "--role", "admin"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 1,
+	 {NULL},
+	 {"does not apply"},
+	 NULL},
+	{"bad role",
+	 A("token", "create", "x", "--role", "root"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 1,
+	 {NULL},
+	 {"viewer, operator or admin"},
+	 NULL},
+	{"create without role", A("token", "create", "x"), TOK_ADMIN, URL_DAEMON, 1, {NULL}, {"--role"}, NULL},
+	{"audit limit out of range",
+	 A("audit", "--limit", "5000"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 1,
+	 {NULL},
+	 {"1..1000"},
+	 NULL},
+	{"audit since not RFC 3339 is refused by the API",
+	 A("audit", "--since", "yesterday"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 2,
+	 {NULL},
+	 {"since"},
+	 NULL},
+	{"revoke a token that does not exist",
+	 A("token", "revoke", "999999"),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 2,
+	 {NULL},
+	 {"404"},
+	 NULL},
+	{"revoke takes a number", A("token", "revoke", "ci"), TOK_ADMIN, URL_DAEMON, 1, {NULL}, {"numeric ID"}, NULL},
+	{"trust an OS the host does not have",
+	 A("host", "trust", "left", "--os", "windows", "--fingerprint", sha_a),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 2,
+	 {NULL},
+	 {"404"},
+	 NULL},
+	{"trust a key nobody presented",
+	 A("host", "trust", "right", "--os", "ubuntu", "--fingerprint", sha_a),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 2,
+	 {NULL},
+	 {"409"},
+	 NULL},
+	{"trust needs --os with --fingerprint",
+	 A("host", "trust", "left", "--fingerprint", sha_a),
+	 TOK_ADMIN,
+	 URL_DAEMON,
+	 1,
+	 {NULL},
+	 {"--os"},
+	 NULL},
+	{"--help documents the exit codes",
+	 A("--help"),
+	 TOK_NONE,
+	 URL_DAEMON,
+	 0,
+	 {"Exit codes", "TESTBEDD_TOKEN_FILE", "4  unauthorized"},
+	 {NULL},
+	 NULL},
+	{"--version", A("--version"), TOK_NONE, URL_DAEMON, 0, {"tbctl 0.1.0"}, {NULL}, NULL},
 };
 
 static void run_case(const struct tcase *c)
@@ -459,7 +558,7 @@ static void run_case(const struct tcase *c)
 	if (c->not_out != NULL)
 		check(strstr(r.out, c->not_out) == NULL, c->name, &r);
 	if (c->exit != 0 && c->argv[0] != NULL && strcmp(c->argv[0], "--json") != 0)
-		check(r.err[0] != '\0', c->name, &r);   /* a failure always says why */
+		check(r.err[0] != '\0', c->name, &r); /* a failure always says why */
 }
 
 static void test_table(void **state)
@@ -477,7 +576,7 @@ static void test_table(void **state)
 static void test_hosts_json(void **state)
 {
 	static struct run r;
-	static const char *const want[] = { "left", "right", "pokeitwithastick", "openwrt" };
+	static const char *const want[] = {"left", "right", "pokeitwithastick", "openwrt"};
 	json_error_t jerr;
 	json_t *j, *hosts, *h;
 	size_t i, k;
@@ -492,10 +591,10 @@ static void test_hosts_json(void **state)
 	check(json_is_array(hosts) && json_array_size(hosts) == 4, "--json hosts has 4 hosts", &r);
 	for (k = 0; k < 4; k++) {
 		found = 0;
-		json_array_foreach(hosts, i, h)
-			if (strcmp(json_string_value(json_object_get(h, "name")) ?
-				   json_string_value(json_object_get(h, "name")) : "", want[k]) == 0)
-				found = 1;
+		json_array_foreach(hosts, i, h) if (strcmp(json_string_value(json_object_get(h, "name"))
+								   ? json_string_value(json_object_get(h, "name"))
+								   : "",
+							   want[k]) == 0) found = 1;
 		check(found, want[k], &r);
 	}
 	check(strstr(r.out, "password") == NULL && strstr(r.out, "key_file") == NULL,
@@ -516,7 +615,8 @@ static long long token_id(const char *name, int *revoked)
 	j = json_loads(r.out, 0, NULL);
 	check(j != NULL, "--json token list parses", &r);
 	toks = json_object_get(j, "tokens");
-	json_array_foreach(toks, i, t) {
+	json_array_foreach(toks, i, t)
+	{
 		const char *n = json_string_value(json_object_get(t, "name"));
 
 		if (n != NULL && strcmp(n, name) == 0) {
@@ -548,8 +648,8 @@ static void test_token_lifecycle(void **state)
 		len = sizeof secret - 1;
 	memcpy(secret, r.out, len);
 	secret[len] = '\0';
-	check(len > 5 && secret[len - 1] == '\n' && strchr(secret, '\n') == secret + len - 1,
-	      "the secret is one line", &r);
+	check(len > 5 && secret[len - 1] == '\n' && strchr(secret, '\n') == secret + len - 1, "the secret is one line",
+	      &r);
 	assert_int_equal(write_file(fx.tok[TOK_VIEWER], 0600, "%s", secret), 0);
 	secret[len - 1] = '\0';
 
@@ -584,8 +684,7 @@ static void test_token_lifecycle(void **state)
 	check(strstr(r.out, "revoked") != NULL, "token list marks it revoked", &r);
 
 	tbctl(&r, TOK_ADMIN, URL_DAEMON, A("audit", "--actor", "admin"));
-	check(r.status == 0 && strstr(r.out, "/api/v1/tokens") != NULL,
-	      "the audit log has the token's creation", &r);
+	check(r.status == 0 && strstr(r.out, "/api/v1/tokens") != NULL, "the audit log has the token's creation", &r);
 }
 
 /*
@@ -605,19 +704,16 @@ static void test_host_trust(void **state)
 			break;
 		if (time(NULL) > deadline) {
 			show("host trust left --os ubuntu", &r);
-			fail_msg("within 60 s the daemon did not report left/ubuntu's host key %s",
-				 fx.sshd.host_fp);
+			fail_msg("within 60 s the daemon did not report left/ubuntu's host key %s", fx.sshd.host_fp);
 		}
 		sleep(1);
 	}
 	check(strstr(r.err, "--fingerprint") != NULL, "host trust says how to accept", &r);
 
 	tbctl(&r, TOK_ADMIN, URL_DAEMON, A("host", "left"));
-	check(r.status == 0 && strstr(r.out, fx.sshd.host_fp) != NULL,
-	      "host left shows the presented key", &r);
+	check(r.status == 0 && strstr(r.out, fx.sshd.host_fp) != NULL, "host left shows the presented key", &r);
 
-	tbctl(&r, TOK_ADMIN, URL_DAEMON,
-	      A("host", "trust", "left", "--os", "ubuntu", "--fingerprint", sha_a));
+	tbctl(&r, TOK_ADMIN, URL_DAEMON, A("host", "trust", "left", "--os", "ubuntu", "--fingerprint", sha_a));
 	check(r.status == 2 && strstr(r.err, "409") != NULL, "a wrong fingerprint is a conflict", &r);
 
 	tbctl(&r, TOK_ADMIN, URL_DAEMON,
@@ -625,8 +721,7 @@ static void test_host_trust(void **state)
 	check(r.status == 0 && strstr(r.out, "accepted") != NULL, "the right one is accepted", &r);
 
 	tbctl(&r, TOK_ADMIN, URL_DAEMON, A("--json", "host", "left"));
-	check(r.status == 0 && strstr(r.out, fx.sshd.host_fp) != NULL,
-	      "the key is pinned for left/ubuntu", &r);
+	check(r.status == 0 && strstr(r.out, fx.sshd.host_fp) != NULL, "the key is pinned for left/ubuntu", &r);
 }
 
 int main(void)

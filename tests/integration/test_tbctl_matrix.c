@@ -37,7 +37,7 @@
 #define OUT_MAX (256 * 1024)
 
 struct run {
-	int status;              /* exit code, -1 when it died by a signal */
+	int status; /* exit code, -1 when it died by a signal */
 	char out[OUT_MAX];
 	char err[OUT_MAX];
 };
@@ -46,9 +46,8 @@ static struct tb_test_daemon dmn;
 static char tbctl_exe[512];
 
 /* right -> left: 2 protocols x 2 repeats = 4 runs in 2 cells */
-static const char spec_good[] =
-	"{\"name\": \"loop\", \"pairs\": [{\"client\": \"right\", \"server\": \"left\"}],\n"
-	" \"protocols\": [\"tcp\", \"udp\"], \"duration_s\": 1, \"repeats\": 2}\n";
+static const char spec_good[] = "{\"name\": \"loop\", \"pairs\": [{\"client\": \"right\", \"server\": \"left\"}],\n"
+				" \"protocols\": [\"tcp\", \"udp\"], \"duration_s\": 1, \"repeats\": 2}\n";
 /* the same, slowed down by pauses so that it can be watched, canceled, interrupted */
 static const char spec_slow[] =
 	"{\"name\": \"slow\", \"pairs\": [{\"client\": \"right\", \"server\": \"left\"}],\n"
@@ -263,7 +262,8 @@ static void test_plan_bad(void **state)
 		{"{\"name\":\"b\",\"pairs\":[{\"client\":\"right\",\"server\":\"nobody\"}]}", "field pairs[0].server"},
 		{"{\"name\":\"b\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}],\"iperf\":{\"parallel\":[1,0]}}",
 		 "field iperf.parallel[1]"},
-		{"{\"name\":\"b\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}],\"colour\":1}", "field colour"},
+		{"{\"name\":\"b\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}],\"colour\":1}",
+		 "field colour"},
 	};
 	static struct run r;
 	char spec[400];

@@ -62,7 +62,7 @@ void tb_test_child_init(void)
 	pid_t parent = getppid();
 
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() != parent)   /* the parent died before prctl */
+	if (getppid() != parent) /* the parent died before prctl */
 		_exit(1);
 }
 

@@ -287,8 +287,8 @@ static size_t collect(char *data, size_t size, size_t n, void *cls)
 	return add;
 }
 
-int tb_test_http(const char *method, const char *url, const char *const headers[], const char *body,
-		 size_t body_len, struct tb_test_resp *out)
+int tb_test_http(const char *method, const char *url, const char *const headers[], const char *body, size_t body_len,
+		 struct tb_test_resp *out)
 {
 	CURL *c = curl_easy_init();
 	struct curl_slist *hl = NULL;
@@ -365,8 +365,7 @@ const char *tb_test_error_code(const struct tb_test_resp *r)
 	return json_is_string(e) ? json_string_value(e) : "";
 }
 
-long tb_test_create_token(const struct tb_test_daemon *d, const char *name, const char *role, char *secret,
-			  size_t len)
+long tb_test_create_token(const struct tb_test_daemon *d, const char *name, const char *role, char *secret, size_t len)
 {
 	struct tb_test_resp r;
 	char url[256], auth[200], body[256];
@@ -380,8 +379,10 @@ long tb_test_create_token(const struct tb_test_daemon *d, const char *name, cons
 		return 0;
 	status = r.status;
 	if (secret != NULL && len > 0)
-		snprintf(secret, len, "%s", json_string_value(json_object_get(r.json, "secret")) ?
-						    json_string_value(json_object_get(r.json, "secret")) : "");
+		snprintf(secret, len, "%s",
+			 json_string_value(json_object_get(r.json, "secret"))
+				 ? json_string_value(json_object_get(r.json, "secret"))
+				 : "");
 	tb_test_resp_free(&r);
 	return status;
 }

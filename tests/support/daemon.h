@@ -14,14 +14,14 @@
 struct tb_test_daemon {
 	pid_t pid;
 	unsigned int port;
-	char url[64];                 /* "http://127.0.0.1:PORT" */
-	char dir[256];                /* temp dir holding everything below */
+	char url[64];  /* "http://127.0.0.1:PORT" */
+	char dir[256]; /* temp dir holding everything below */
 	char state_dir[320];
 	char inventory[320];
-	char key_file[320];           /* a 0600 file the default inventory names */
+	char key_file[320]; /* a 0600 file the default inventory names */
 	char admin_token[128];
 	char admin_token_file[320];
-	char log[320];                /* the daemon's stderr */
+	char log[320]; /* the daemon's stderr */
 };
 
 /* A loopback inventory: machines whose personas listen nowhere
@@ -54,14 +54,14 @@ struct tb_test_resp {
 	long status;
 	char *body;
 	size_t len;
-	char *headers;                /* raw response headers */
-	json_t *json;                 /* parsed body or NULL */
+	char *headers; /* raw response headers */
+	json_t *json;  /* parsed body or NULL */
 };
 
 /* One request.  headers: NULL-terminated "Name: value" strings (may be NULL);
  * body may be NULL.  0 or -1 (transport error). */
-int tb_test_http(const char *method, const char *url, const char *const headers[], const char *body,
-		 size_t body_len, struct tb_test_resp *out);
+int tb_test_http(const char *method, const char *url, const char *const headers[], const char *body, size_t body_len,
+		 struct tb_test_resp *out);
 void tb_test_resp_free(struct tb_test_resp *r);
 
 /* The value of a response header (case-insensitive name) into buf, or NULL. */
@@ -69,8 +69,7 @@ const char *tb_test_header(const struct tb_test_resp *r, const char *name, char 
 
 /* POST /api/v1/tokens as the admin: a token named name with role; its
  * secret into secret (may be NULL).  Returns the HTTP status. */
-long tb_test_create_token(const struct tb_test_daemon *d, const char *name, const char *role, char *secret,
-			  size_t len);
+long tb_test_create_token(const struct tb_test_daemon *d, const char *name, const char *role, char *secret, size_t len);
 
 /* GET /api/v1/actions/ID as the admin until the action is neither queued (its
  * thread has not started it) nor running, for at most ms: its state into st,

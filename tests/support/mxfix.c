@@ -11,21 +11,20 @@
 
 #include <cmocka.h>
 
-
 /* The simulated testbed (deploy/sim): a dumbbell left -- router -- right, and a relay. */
-static const char INV_SIM[] = "version: 1\nssh: {user: root, key_file: /k}\nmachines:\n"
-	MACHINE("left", "host", "198.18.0.11") "    links:\n      lan10: {address: 198.19.10.2/24}\n"
-	MACHINE("right", "host", "198.18.0.12") "    links:\n      lan20: {address: 198.19.20.2/24}\n"
-	MACHINE("router", "router", "198.18.0.13")
-	"    links:\n      lan10: {address: 198.19.10.1/24}\n      lan20: {address: 198.19.20.1/24}\n"
-	MACHINE("relay", "relay", "198.18.0.14");
+static const char INV_SIM[] = "version: 1\nssh: {user: root, key_file: /k}\nmachines:\n" MACHINE("left", "host", "198.18.0.11") "    links:\n      lan10: {address: 198.19.10.2/24}\n" MACHINE(
+	"right", "host",
+	"198.18.0.12") "    links:\n      lan20: {address: 198.19.20.2/24}\n" MACHINE("router", "router",
+										      "198.18.0.13") "    links:\n      lan10: {address: 198.19.10.1/24}\n      lan20: {address: 198.19.20.1/24}\n" MACHINE("relay",
+																									    "relay",
+																									    "198.18.0.14");
 
 /* The same with right's links missing. */
-static const char INV_NOLINKS[] = "version: 1\nssh: {user: root, key_file: /k}\nmachines:\n"
-	MACHINE("left", "host", "198.18.0.11") "    links:\n      lan10: {address: 198.19.10.2/24}\n"
-	MACHINE("right", "host", "198.18.0.12")
-	MACHINE("router", "router", "198.18.0.13")
-	"    links:\n      lan10: {address: 198.19.10.1/24}\n      lan20: {address: 198.19.20.1/24}\n";
+static const char INV_NOLINKS[] = "version: 1\nssh: {user: root, key_file: /k}\nmachines:\n" MACHINE(
+	"left", "host", "198.18.0.11") "    links:\n      lan10: {address: 198.19.10.2/24}\n" MACHINE("right", "host",
+												      "198.18.0.12")
+	MACHINE("router", "router",
+		"198.18.0.13") "    links:\n      lan10: {address: 198.19.10.1/24}\n      lan20: {address: 198.19.20.1/24}\n";
 
 struct tb_inventory *mx_inv_sim, *mx_inv_nolinks;
 
@@ -77,7 +76,7 @@ json_t *mx_spec_of(const char *text)
 }
 
 int mx_plan_text(const char *text, const struct tb_inventory *inv, uint64_t seed, struct tb_matrix_plan **plan,
-		     struct tb_error *err)
+		 struct tb_error *err)
 {
 	json_t *spec = mx_spec_of(text);
 	int rc = tb_matrix_plan_make(spec, inv, seed, plan, err);
@@ -113,7 +112,6 @@ void mx_check_permutation(const struct tb_matrix_plan *plan)
 	}
 	free(seen);
 }
-
 
 static uint64_t rng_state = 0x1234567;
 

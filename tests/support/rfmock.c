@@ -62,17 +62,49 @@ static const char *python(void)
 static int make_certs(struct tb_rfmock *m)
 {
 	char csr[128], ext[128], serial[128], cakey[128];
-	const char *ca[] = {"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-			    "-nodes", "-keyout", cakey, "-out", m->ca, "-days", "2", "-subj", "/CN=testbedd test CA",
+	const char *ca[] = {"openssl",
+			    "req",
+			    "-x509",
+			    "-newkey",
+			    "ec",
+			    "-pkeyopt",
+			    "ec_paramgen_curve:prime256v1",
+			    "-nodes",
+			    "-keyout",
+			    cakey,
+			    "-out",
+			    m->ca,
+			    "-days",
+			    "2",
+			    "-subj",
+			    "/CN=testbedd test CA",
 			    NULL};
-	const char *req[] = {"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-			     "-nodes", "-keyout", m->key, "-out", csr, "-subj", "/CN=127.0.0.1", NULL};
-	const char *sign[] = {"openssl", "x509", "-req", "-in", csr, "-CA", m->ca, "-CAkey", cakey,
-			      "-CAserial", serial, "-CAcreateserial", "-out", m->cert, "-days", "2",
-			      "-extfile", ext, NULL};
-	const char *self[] = {"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-			      "-nodes", "-keyout", m->ss_key, "-out", m->ss_cert, "-days", "2", "-subj", "/CN=127.0.0.1",
-			      "-addext", "subjectAltName=IP:127.0.0.1", NULL};
+	const char *req[] = {"openssl",       "req",     "-newkey", "ec",   "-pkeyopt", "ec_paramgen_curve:prime256v1",
+			     "-nodes",        "-keyout", m->key,    "-out", csr,        "-subj",
+			     "/CN=127.0.0.1", NULL};
+	const char *sign[] = {"openssl", "x509",   "-req",  "-in",       csr,        "-CA",
+			      m->ca,     "-CAkey", cakey,   "-CAserial", serial,     "-CAcreateserial",
+			      "-out",    m->cert,  "-days", "2",         "-extfile", ext,
+			      NULL};
+	const char *self[] = {"openssl",
+			      "req",
+			      "-x509",
+			      "-newkey",
+			      "ec",
+			      "-pkeyopt",
+			      "ec_paramgen_curve:prime256v1",
+			      "-nodes",
+			      "-keyout",
+			      m->ss_key,
+			      "-out",
+			      m->ss_cert,
+			      "-days",
+			      "2",
+			      "-subj",
+			      "/CN=127.0.0.1",
+			      "-addext",
+			      "subjectAltName=IP:127.0.0.1",
+			      NULL};
 
 	snprintf(csr, sizeof(csr), "%s/srv.csr", m->dir);
 	snprintf(ext, sizeof(ext), "%s/ext.cnf", m->dir);
@@ -264,7 +296,8 @@ void tb_rfmock_resets(struct tb_rfmock *m, char *out, size_t sz)
 	size_t i, len = 0;
 
 	out[0] = '\0';
-	json_array_foreach (log, i, r) {
+	json_array_foreach(log, i, r)
+	{
 		const char *method = json_string_value(json_object_get(r, "method"));
 		const char *path = json_string_value(json_object_get(r, "path"));
 		json_t *b;
@@ -276,7 +309,8 @@ void tb_rfmock_resets(struct tb_rfmock *m, char *out, size_t sz)
 		if (len < sz)
 			len += (size_t)snprintf(out + len, sz - len, "%s%s", len > 0 ? "," : "",
 						json_string_value(json_object_get(b, "ResetType")) != NULL
-						? json_string_value(json_object_get(b, "ResetType")) : "?");
+							? json_string_value(json_object_get(b, "ResetType"))
+							: "?");
 		json_decref(b);
 	}
 	json_decref(log);

@@ -21,16 +21,16 @@
 
 struct tb_rfmock {
 	char dir[64];
-	char ca[128];                 /* the test CA (PEM) */
-	char cert[128], key[128];     /* the CA-signed server certificate */
+	char ca[128];                   /* the test CA (PEM) */
+	char cert[128], key[128];       /* the CA-signed server certificate */
 	char ss_cert[128], ss_key[128]; /* the self-signed one */
-	char pwfile[128];             /* 0600, the password the mocks accept for user admin */
-	char badpw[128];              /* 0600, another password */
+	char pwfile[128];               /* 0600, the password the mocks accept for user admin */
+	char badpw[128];                /* 0600, another password */
 	char password[64];
-	char log[128], sslog[128];    /* each mock's request log */
-	char base[64], ssbase[64];    /* "https://127.0.0.1:PORT" of each */
+	char log[128], sslog[128]; /* each mock's request log */
+	char base[64], ssbase[64]; /* "https://127.0.0.1:PORT" of each */
 	pid_t pid, ss_pid;
-	char tokens[64][64];          /* session tokens the mocks issued (read from the logs) */
+	char tokens[64][64]; /* session tokens the mocks issued (read from the logs) */
 	int ntokens;
 };
 

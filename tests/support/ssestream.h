@@ -10,7 +10,7 @@
 
 struct tb_test_stream {
 	int fd;
-	char *buf;                 /* everything read so far, NUL-terminated (NULL: nothing) */
+	char *buf; /* everything read so far, NUL-terminated (NULL: nothing) */
 	size_t len;
 };
 

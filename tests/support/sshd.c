@@ -103,8 +103,7 @@ static int path(char *dst, const char *dir, const char *name)
 static int keygen(const char *file, const char *comment)
 {
 	char pub[TB_SSHD_PATH_MAX + 8];
-	const char *argv[] = {"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment,
-			      "-f", file, NULL};
+	const char *argv[] = {"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", file, NULL};
 
 	snprintf(pub, sizeof(pub), "%s.pub", file);
 	unlink(file);
@@ -122,8 +121,7 @@ static int fingerprint(const char *pubfile, char *fp, size_t len)
 	char out[512], *sp, *end;
 	const char *argv[] = {"ssh-keygen", "-lf", pubfile, NULL};
 
-	if (tb_run_capture(argv, out, sizeof(out)) != 0 ||
-	    (sp = strchr(out, ' ')) == NULL)
+	if (tb_run_capture(argv, out, sizeof(out)) != 0 || (sp = strchr(out, ' ')) == NULL)
 		goto bad;
 	sp++;
 	end = strchr(sp, ' ');
@@ -168,8 +166,7 @@ static unsigned int free_port(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(s, (struct sockaddr *)&sa, &sl) == 0)
+	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) == 0 && getsockname(s, (struct sockaddr *)&sa, &sl) == 0)
 		port = ntohs(sa.sin_port);
 	close(s);
 	return port;
@@ -387,8 +384,7 @@ int tb_sshd_start(struct tb_sshd *d, const char *extra_config)
 		fprintf(stderr, "sshd helper: mkdir /run/sshd: %s\n", strerror(errno));
 		return -1;
 	}
-	snprintf(d->dir, sizeof(d->dir), "%s/tb-sshd-XXXXXX",
-		 tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+	snprintf(d->dir, sizeof(d->dir), "%s/tb-sshd-XXXXXX", tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
 	if (mkdtemp(d->dir) == NULL) {
 		fprintf(stderr, "sshd helper: mkdtemp %s: %s\n", d->dir, strerror(errno));
 		d->dir[0] = '\0';
@@ -401,8 +397,8 @@ int tb_sshd_start(struct tb_sshd *d, const char *extra_config)
 		goto fail;
 	snprintf(pub, sizeof(pub), "%s.pub", d->client_key);
 	if (mkdir(home, 0700) != 0 || keygen(d->host_key, "tb-test-host") != 0 ||
-	    keygen(d->client_key, "tb-test-client") != 0 ||
-	    keygen(d->other_key, "tb-test-other") != 0 || copy_file(pub, auth) != 0)
+	    keygen(d->client_key, "tb-test-client") != 0 || keygen(d->other_key, "tb-test-other") != 0 ||
+	    copy_file(pub, auth) != 0)
 		goto fail;
 	snprintf(pub, sizeof(pub), "%s.pub", d->host_key);
 	if (fingerprint(pub, d->host_fp, sizeof(d->host_fp)) != 0)
@@ -422,8 +418,7 @@ int tb_sshd_restart_new_host_key(struct tb_sshd *d)
 
 	stop_processes(d);
 	snprintf(pub, sizeof(pub), "%s.pub", d->host_key);
-	if (keygen(d->host_key, "tb-test-host-2") != 0 ||
-	    fingerprint(pub, d->host_fp, sizeof(d->host_fp)) != 0)
+	if (keygen(d->host_key, "tb-test-host-2") != 0 || fingerprint(pub, d->host_fp, sizeof(d->host_fp)) != 0)
 		return -1;
 	return start_on_free_port(d, port);
 }

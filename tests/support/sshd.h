@@ -22,17 +22,17 @@
 #define TB_SSHD_PATH_MAX 256
 
 struct tb_sshd {
-	char dir[TB_SSHD_PATH_MAX];        /* the 0700 temp dir; removed by stop */
+	char dir[TB_SSHD_PATH_MAX]; /* the 0700 temp dir; removed by stop */
 	char config[TB_SSHD_PATH_MAX];
-	char log[TB_SSHD_PATH_MAX];        /* sshd's stderr (-e) */
+	char log[TB_SSHD_PATH_MAX]; /* sshd's stderr (-e) */
 	char host_key[TB_SSHD_PATH_MAX];
 	char client_key[TB_SSHD_PATH_MAX]; /* private key in authorized_keys */
 	char other_key[TB_SSHD_PATH_MAX];  /* valid key, not authorized */
 	char host_fp[128];                 /* "SHA256:..." as ssh-keygen -lf prints */
 	char user[64];                     /* login name of the current user */
 	unsigned int port;
-	pid_t pid;                         /* the listener, 0 when stopped */
-	char extra[1024];                  /* extra sshd_config lines */
+	pid_t pid;        /* the listener, 0 when stopped */
+	char extra[1024]; /* extra sshd_config lines */
 };
 
 /*

@@ -5,7 +5,7 @@
 #define TB_TEST_STEPS_MAX 16
 
 struct tb_test_steps {
-	int n;                      /* steps kept (at most TB_TEST_STEPS_MAX; later ones dropped) */
+	int n; /* steps kept (at most TB_TEST_STEPS_MAX; later ones dropped) */
 	char what[TB_TEST_STEPS_MAX][512];
 	char command[TB_TEST_STEPS_MAX][1024];
 	int status[TB_TEST_STEPS_MAX];

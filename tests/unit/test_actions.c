@@ -114,7 +114,7 @@ static void test_holds_and_the_use_hook(void **state)
 	assert_string_equal(f->uses[2], "left");
 	tb_actions_holder(f->acts, "left", holder, sizeof(holder));
 	assert_string_equal(holder, "");
-	tb_actions_release(f->acts, "left");   /* not held: no use ends */
+	tb_actions_release(f->acts, "left"); /* not held: no use ends */
 	assert_int_equal(f->nuses, 3);
 	tb_actions_release(f->acts, "right");
 }
@@ -166,17 +166,19 @@ static void test_an_action_runs_and_ends(void **state)
 	json_t *j;
 
 	assert_int_equal(tb_actions_start(f->acts, "left", "power", json_pack("{s:s}", "action", "on"), "alice",
-					  work_fn, &ok, NULL, &id, &err), 0);
+					  work_fn, &ok, NULL, &id, &err),
+			 0);
 	j = wait_end(f->acts, id);
 	assert_string_equal(json_string_value(json_object_get(j, "state")), "succeeded");
 	assert_int_equal(json_array_size(json_object_get(j, "steps")), 2);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "steps"), 0), "command")),
-			    "echo 'hi'");
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(json_object_get(j, "steps"), 0), "command")),
+		"echo 'hi'");
 	json_decref(j);
 	/* the host was taken and let go */
 	assert_int_equal(f->nuses, 2);
-	assert_int_equal(tb_actions_start(f->acts, "left", "power", json_object(), "bob", work_fn, &bad, NULL, &id2,
-					  &err), 0);
+	assert_int_equal(
+		tb_actions_start(f->acts, "left", "power", json_object(), "bob", work_fn, &bad, NULL, &id2, &err), 0);
 	j = wait_end(f->acts, id2);
 	assert_string_equal(json_string_value(json_object_get(j, "state")), "failed");
 	assert_non_null(strstr(json_dumps(j, 0), "the work failed on purpose"));
@@ -194,10 +196,11 @@ static void test_cancel_and_conflict(void **state)
 	int64_t id = 0, other = 0;
 	json_t *j;
 
-	assert_int_equal(tb_actions_start(f->acts, "right", "boot", json_object(), "carol", work_fn, &slow, NULL, &id,
-					  &err), 0);
-	assert_int_equal(tb_actions_start(f->acts, "right", "power", json_object(), "dave", work_fn, &slow, NULL,
-					  &other, &err), TB_ERR_CONFLICT);
+	assert_int_equal(
+		tb_actions_start(f->acts, "right", "boot", json_object(), "carol", work_fn, &slow, NULL, &id, &err), 0);
+	assert_int_equal(
+		tb_actions_start(f->acts, "right", "power", json_object(), "dave", work_fn, &slow, NULL, &other, &err),
+		TB_ERR_CONFLICT);
 	assert_non_null(strstr(err.message, "by carol"));
 	assert_int_equal(tb_actions_cancel(f->acts, id, &err), 0);
 	j = wait_end(f->acts, id);
@@ -215,8 +218,8 @@ static void test_restart_marks_interrupted(void **state)
 	json_t *j;
 	const char *s;
 
-	assert_int_equal(tb_actions_start(f->acts, "left", "boot", json_object(), "erin", work_fn, &slow, NULL, &id,
-					  &err), 0);
+	assert_int_equal(
+		tb_actions_start(f->acts, "left", "boot", json_object(), "erin", work_fn, &slow, NULL, &id, &err), 0);
 	/* "testbedd stops" with the action running: the record is left running
 	 * only if the stop does not end it, so flip the stored state back the way
 	 * a crash would leave it, then open everything again */

@@ -103,7 +103,7 @@ static void test_revoke_between_read_and_cache(void **state)
 	/* the lookup read the store before the revocation; it must not use or
 	 * keep that copy (it reads again and sees the revocation) */
 	assert_int_equal(tb_auth_bearer(f.a, secret, &who, &err), TB_ERR_UNAUTHORIZED);
-	assert_int_equal(revoke_id, 0);   /* the revocation did happen in between */
+	assert_int_equal(revoke_id, 0); /* the revocation did happen in between */
 	/* the check that matters: every later check refuses the token */
 	for (int i = 0; i < 3; i++) {
 		memset(&err, 0, sizeof(err));
@@ -113,14 +113,14 @@ static void test_revoke_between_read_and_cache(void **state)
 	close_fixture(&f);
 }
 
-#define NTOKENS 300     /* more than the cache holds: lookups keep reading the store */
+#define NTOKENS 300 /* more than the cache holds: lookups keep reading the store */
 #define NTHREADS 4
 
 struct race {
 	struct tb_auth *a;
 	char secret[NTOKENS][TB_SECRET_MAX];
 	int64_t id[NTOKENS];
-	atomic_int revoked[NTOKENS];  /* set once tb_auth_token_revoke returned */
+	atomic_int revoked[NTOKENS]; /* set once tb_auth_token_revoke returned */
 	atomic_int stop;
 	atomic_long checks, late_accepts;
 };

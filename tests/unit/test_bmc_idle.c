@@ -29,7 +29,7 @@ static void test_bmc_method(void **state)
 	both[0] = wol, both[1] = ipmi;
 	only_wol[0] = wol;
 	m.power = both, m.npower = 2;
-	assert_ptr_equal(tb_bmc_method(&m), &both[1]);   /* wol cannot tell; ipmi can */
+	assert_ptr_equal(tb_bmc_method(&m), &both[1]); /* wol cannot tell; ipmi can */
 	m.power = only_wol, m.npower = 1;
 	assert_null(tb_bmc_method(&m));
 	m.power = NULL, m.npower = 0;
@@ -52,10 +52,10 @@ static void test_interval(void **state)
 	static const struct {
 		unsigned int requested, floor, want;
 	} cases[] = {
-		{30, 0, 30},   /* the default */
+		{30, 0, 30},            /* the default */
 		{1, 0, TB_BMC_FLOOR_S}, /* never below 5 s outside tests */
 		{5, 0, 5},
-		{1, 1, 1},     /* a test lowered the floor */
+		{1, 1, 1}, /* a test lowered the floor */
 		{3, 2, 3},
 		{1, 2, 2},
 	};
@@ -68,7 +68,7 @@ static void test_interval(void **state)
 static void test_next_check(void **state)
 {
 	(void)state;
-	assert_int_equal(tb_bmc_next_check_ms(0, 30), 0);         /* never read: now */
+	assert_int_equal(tb_bmc_next_check_ms(0, 30), 0); /* never read: now */
 	assert_int_equal(tb_bmc_next_check_ms(1000, 30), 31000);
 	assert_int_equal(tb_bmc_next_check_ms(1000, 5), 6000);
 }
@@ -90,7 +90,9 @@ static void test_mismatch(void **state)
 		{{1, T, T + M, -1, T, T + M}, 0, "reachability unknown"},
 		{{0, T, T + M, 1, T, T + M - 1}, 0, "the probe ended too soon after the BMC changed"},
 		{{0, T, T + M - 1, 1, T, T + M}, 0, "the BMC was read too soon after the OS came up"},
-		{{1, T, T + 60000, 0, T + 60000, T + 60000}, 0, "the BMC reading is older than the OS change (held host)"},
+		{{1, T, T + 60000, 0, T + 60000, T + 60000},
+		 0,
+		 "the BMC reading is older than the OS change (held host)"},
 	};
 
 	(void)state;
@@ -104,8 +106,8 @@ static void test_off_at(void **state)
 {
 	(void)state;
 	assert_int_equal(tb_idle_off_at_ms(1000, 60, 60), 1000 + 3600000);
-	assert_int_equal(tb_idle_off_at_ms(1000, 10, 1), 1000 + 10000);    /* test minutes */
-	assert_int_equal(tb_idle_off_at_ms(1000, 2, 0), 1000 + 120000);    /* 0: 60 s */
+	assert_int_equal(tb_idle_off_at_ms(1000, 10, 1), 1000 + 10000); /* test minutes */
+	assert_int_equal(tb_idle_off_at_ms(1000, 2, 0), 1000 + 120000); /* 0: 60 s */
 	assert_int_equal(tb_idle_off_at_ms(1000, 10080, 60), 1000 + (int64_t)10080 * 60000);
 	assert_int_equal(tb_idle_off_at_ms(1000, 0, 60), -1);
 	assert_int_equal(tb_idle_off_at_ms(1000, -1, 60), -1);
@@ -118,13 +120,10 @@ static void test_decide(void **state)
 		int64_t off_at, now;
 		enum tb_idle_state want;
 	} cases[] = {
-		{-1, 1, 0, -1, 5000, TB_IDLE_NONE},
-		{0, 1, 0, -1, 5000, TB_IDLE_NONE},
-		{10, 0, 0, 1000, 5000, TB_IDLE_OFF},        /* already off: nothing fires */
-		{10, 0, 1, 1000, 5000, TB_IDLE_OFF},
-		{10, 1, 1, 1000, 5000, TB_IDLE_HELD},       /* held: never fires */
-		{10, 1, 0, 6000, 5000, TB_IDLE_COUNTING},
-		{10, 1, 0, 5000, 5000, TB_IDLE_DUE},
+		{-1, 1, 0, -1, 5000, TB_IDLE_NONE},       {0, 1, 0, -1, 5000, TB_IDLE_NONE},
+		{10, 0, 0, 1000, 5000, TB_IDLE_OFF}, /* already off: nothing fires */
+		{10, 0, 1, 1000, 5000, TB_IDLE_OFF},      {10, 1, 1, 1000, 5000, TB_IDLE_HELD}, /* held: never fires */
+		{10, 1, 0, 6000, 5000, TB_IDLE_COUNTING}, {10, 1, 0, 5000, 5000, TB_IDLE_DUE},
 		{10, 1, 0, 1000, 5000, TB_IDLE_DUE},
 	};
 
@@ -142,18 +141,17 @@ static void test_seconds_left(void **state)
 {
 	(void)state;
 	assert_int_equal(tb_idle_seconds_left(2000, 1000), 1);
-	assert_int_equal(tb_idle_seconds_left(2001, 1000), 2);   /* rounded up */
+	assert_int_equal(tb_idle_seconds_left(2001, 1000), 2); /* rounded up */
 	assert_int_equal(tb_idle_seconds_left(1500, 1000), 1);
 	assert_int_equal(tb_idle_seconds_left(1000, 1000), 0);
-	assert_int_equal(tb_idle_seconds_left(500, 1000), 0);    /* never negative */
+	assert_int_equal(tb_idle_seconds_left(500, 1000), 0); /* never negative */
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bmc_method),   cmocka_unit_test(test_interval),
-		cmocka_unit_test(test_next_check),   cmocka_unit_test(test_mismatch),
-		cmocka_unit_test(test_off_at),       cmocka_unit_test(test_decide),
+		cmocka_unit_test(test_bmc_method),   cmocka_unit_test(test_interval), cmocka_unit_test(test_next_check),
+		cmocka_unit_test(test_mismatch),     cmocka_unit_test(test_off_at),   cmocka_unit_test(test_decide),
 		cmocka_unit_test(test_seconds_left),
 	};
 

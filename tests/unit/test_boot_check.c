@@ -15,8 +15,9 @@
 
 #include "boot_check.h"
 
-#define HEAD "version: 1\nssh: {user: root, key_file: /k}\nmachines:\n  left:\n    role: host\n" \
-	     "    os:\n      ubuntu: {address: 198.18.0.11}\n      freebsd: {address: 198.18.0.12}\n"
+#define HEAD                                                                                \
+	"version: 1\nssh: {user: root, key_file: /k}\nmachines:\n  left:\n    role: host\n" \
+	"    os:\n      ubuntu: {address: 198.18.0.11}\n      freebsd: {address: 198.18.0.12}\n"
 #define BOOT "    boot: {loader: grub, default: ubuntu, entries: {ubuntu: \"0\", freebsd: \"4\"}}\n"
 #define BOOT_NO_BSD "    boot: {loader: grub, default: ubuntu, entries: {ubuntu: \"0\"}}\n"
 #define IPMI "    power:\n      - {driver: ipmi, address: 198.18.0.91, user: admin, password_file: /p}\n"
@@ -46,7 +47,8 @@ static void test_checks(void **state)
 		struct tb_error err = {0};
 		int rc;
 
-		if (tb_inventory_load_buffer("t.yaml", cases[i].inventory, strlen(cases[i].inventory), 0, &inv, &err) != 0)
+		if (tb_inventory_load_buffer("t.yaml", cases[i].inventory, strlen(cases[i].inventory), 0, &inv, &err) !=
+		    0)
 			fail_msg("case %zu: inventory: %s", i, err.message);
 		memset(&err, 0, sizeof(err));
 		rc = tb_boot_check(tb_inventory_find(inv, "left"), cases[i].os, cases[i].make_default, &err);

@@ -19,10 +19,10 @@ enum op { NONE, PUT, FAIL, WANT };
 
 struct step {
 	enum op op;
-	const char *os;       /* answering (and read from, for PUT/FAIL) */
-	int64_t at;           /* now */
-	int64_t up_since;     /* since when os answers */
-	int due;              /* expected tb_bootmenus_due after the op */
+	const char *os;   /* answering (and read from, for PUT/FAIL) */
+	int64_t at;       /* now */
+	int64_t up_since; /* since when os answers */
+	int due;          /* expected tb_bootmenus_due after the op */
 	int pending, has_menu, failed;
 };
 
@@ -31,33 +31,41 @@ struct bcase {
 	struct step steps[8];
 };
 
-#define END {NONE, NULL, 0, 0, 0, 0, 0, 0}
+#define END                                  \
+	{                                    \
+		NONE, NULL, 0, 0, 0, 0, 0, 0 \
+	}
 
 static const struct bcase cases[] = {
 	{"nothing read: due", {{NONE, "ubuntu", 100, 50, 1, 0, 0, 0}, END}},
 	{"read: not due until it ages",
 	 {{PUT, "ubuntu", 100, 50, 0, 0, 1, 0},
 	  {NONE, "ubuntu", 100 + TB_BOOTMENU_MAX_AGE_S - 1, 50, 0, 0, 1, 0},
-	  {NONE, "ubuntu", 100 + TB_BOOTMENU_MAX_AGE_S, 50, 1, 0, 1, 0}, END}},
+	  {NONE, "ubuntu", 100 + TB_BOOTMENU_MAX_AGE_S, 50, 1, 0, 1, 0},
+	  END}},
 	{"came up again since the read: due",
 	 {{PUT, "ubuntu", 100, 50, 0, 0, 1, 0}, {NONE, "ubuntu", 130, 120, 1, 0, 1, 0}, END}},
 	{"another Linux answers: due",
 	 {{PUT, "ubuntu", 100, 50, 0, 0, 1, 0}, {NONE, "debian", 110, 50, 1, 0, 1, 0}, END}},
 	{"asked for: due, and pending until read",
-	 {{PUT, "ubuntu", 100, 50, 0, 0, 1, 0}, {WANT, "ubuntu", 110, 50, 1, 1, 1, 0},
-	  {PUT, "ubuntu", 111, 50, 0, 0, 1, 0}, END}},
+	 {{PUT, "ubuntu", 100, 50, 0, 0, 1, 0},
+	  {WANT, "ubuntu", 110, 50, 1, 1, 1, 0},
+	  {PUT, "ubuntu", 111, 50, 0, 0, 1, 0},
+	  END}},
 	{"a failed read waits TB_BOOTMENU_RETRY_S",
 	 {{FAIL, "ubuntu", 100, 50, 0, 0, 0, 1},
 	  {NONE, "ubuntu", 100 + TB_BOOTMENU_RETRY_S - 1, 50, 0, 0, 0, 1},
-	  {NONE, "ubuntu", 100 + TB_BOOTMENU_RETRY_S, 50, 1, 0, 0, 1}, END}},
-	{"... unless asked for",
-	 {{FAIL, "ubuntu", 100, 50, 0, 0, 0, 1}, {WANT, "ubuntu", 101, 50, 1, 1, 0, 1}, END}},
+	  {NONE, "ubuntu", 100 + TB_BOOTMENU_RETRY_S, 50, 1, 0, 0, 1},
+	  END}},
+	{"... unless asked for", {{FAIL, "ubuntu", 100, 50, 0, 0, 0, 1}, {WANT, "ubuntu", 101, 50, 1, 1, 0, 1}, END}},
 	{"... or the host came up again",
 	 {{FAIL, "ubuntu", 100, 50, 0, 0, 0, 1}, {NONE, "ubuntu", 105, 103, 1, 0, 0, 1}, END}},
 	{"a failure after a menu keeps the menu",
-	 {{PUT, "ubuntu", 100, 50, 0, 0, 1, 0}, {FAIL, "ubuntu", 200, 50, 0, 0, 1, 1},
+	 {{PUT, "ubuntu", 100, 50, 0, 0, 1, 0},
+	  {FAIL, "ubuntu", 200, 50, 0, 0, 1, 1},
 	  {NONE, "ubuntu", 200 + TB_BOOTMENU_RETRY_S, 50, 1, 0, 1, 1},
-	  {PUT, "ubuntu", 300, 50, 0, 0, 1, 0}, END}},
+	  {PUT, "ubuntu", 300, 50, 0, 0, 1, 0},
+	  END}},
 };
 
 static void test_due(void **state)
@@ -79,8 +87,8 @@ static void test_due(void **state)
 			else if (s->op == WANT)
 				tb_bootmenus_want(b, "left");
 			tb_bootmenus_get(b, "left", &v);
-			if (tb_bootmenus_due(b, "left", s->os, s->up_since, s->at) != s->due || v.pending != s->pending ||
-			    (v.entries != NULL) != s->has_menu || v.failed != s->failed)
+			if (tb_bootmenus_due(b, "left", s->os, s->up_since, s->at) != s->due ||
+			    v.pending != s->pending || (v.entries != NULL) != s->has_menu || v.failed != s->failed)
 				fail_msg("%s, step %d: due %d pending %d menu %d failed %d", cases[c].name, k,
 					 tb_bootmenus_due(b, "left", s->os, s->up_since, s->at), v.pending,
 					 v.entries != NULL, v.failed);

@@ -28,10 +28,10 @@
 static char *ref_key(const json_t *cell)
 {
 	json_t *k = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "client", json_object_get(cell, "client"),
-			      "client_os", json_object_get(cell, "client_os"), "server", json_object_get(cell, "server"),
-			      "server_os", json_object_get(cell, "server_os"), "protocol",
-			      json_object_get(cell, "protocol"), "direction", json_object_get(cell, "direction"), "params",
-			      json_object_get(cell, "params"));
+			      "client_os", json_object_get(cell, "client_os"), "server",
+			      json_object_get(cell, "server"), "server_os", json_object_get(cell, "server_os"),
+			      "protocol", json_object_get(cell, "protocol"), "direction",
+			      json_object_get(cell, "direction"), "params", json_object_get(cell, "params"));
 	char *s = json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS);
 
 	json_decref(k);
@@ -93,7 +93,8 @@ static json_t *hash_pairs(const json_t *cells, const json_t *base, json_t **resu
 	size_t i;
 
 	assert_int_equal(tb_compare_cells(cells, base, "receiver_bps", 5.0, o), 0);
-	json_array_foreach(json_object_get(o, "cells"), i, r) {
+	json_array_foreach(json_object_get(o, "cells"), i, r)
+	{
 		const json_t *c = json_object_get(r, "cell"), *b = json_object_get(r, "baseline_cell");
 		char x[32] = "-", y[32] = "-", buf[64];
 
@@ -131,7 +132,7 @@ static json_t *J(const char *text)
 struct ccase {
 	const char *name;
 	const char *cells, *base;
-	const char *pairs;        /* the expected "cell:baseline" list */
+	const char *pairs; /* the expected "cell:baseline" list */
 	int compared, pass;
 };
 
@@ -140,26 +141,23 @@ static const struct ccase cases[] = {
 	 "[{'cell':7," L ",'direction':'forward'," R(100) "}]", "['0:7']", 1, 1},
 	{"a drop", "[{'cell':0," L ",'direction':'forward'," R(90) "}]",
 	 "[{'cell':0," L ",'direction':'forward'," R(100) "}]", "['0:0']", 1, 0},
-	{"new and missing", "[{'cell':0," L ",'direction':'forward'}]",
-	 "[{'cell':1," L ",'direction':'reverse'}]", "['0:-','-:1']", 0, 0},
-	{"duplicate keys pair up in order",
-	 "[{'cell':0," L "},{'cell':1," L "},{'cell':2," L "}]",
+	{"new and missing", "[{'cell':0," L ",'direction':'forward'}]", "[{'cell':1," L ",'direction':'reverse'}]",
+	 "['0:-','-:1']", 0, 0},
+	{"duplicate keys pair up in order", "[{'cell':0," L "},{'cell':1," L "},{'cell':2," L "}]",
 	 "[{'cell':10," L "},{'cell':11," L "}]", "['0:10','1:11','2:-']", 0, 0},
-	{"more duplicates in the baseline",
-	 "[{'cell':0," L "}]", "[{'cell':10," L "},{'cell':11," L "},{'cell':12," L "}]",
-	 "['0:10','-:11','-:12']", 0, 0},
+	{"more duplicates in the baseline", "[{'cell':0," L "}]",
+	 "[{'cell':10," L "},{'cell':11," L "},{'cell':12," L "}]", "['0:10','-:11','-:12']", 0, 0},
 	{"duplicates interleaved with other keys",
 	 "[{'cell':0," L ",'direction':'a'},{'cell':1," L ",'direction':'b'},{'cell':2," L ",'direction':'a'}]",
 	 "[{'cell':5," L ",'direction':'b'},{'cell':6," L ",'direction':'a'},{'cell':7," L ",'direction':'a'},"
 	 "{'cell':8," L ",'direction':'b'}]",
 	 "['0:6','1:5','2:7','-:8']", 0, 0},
-	{"params key order does not count",
-	 "[{'cell':0," L ",'params':{'parallel':2,'duration_s':10}," R(5) "}]",
+	{"params key order does not count", "[{'cell':0," L ",'params':{'parallel':2,'duration_s':10}," R(5) "}]",
 	 "[{'cell':3," L ",'params':{'duration_s':10,'parallel':2}," R(5) "}]", "['0:3']", 1, 1},
 	{"params values count", "[{'cell':0," L ",'params':{'parallel':2}}]",
 	 "[{'cell':3," L ",'params':{'parallel':4}}]", "['0:-','-:3']", 0, 0},
-	{"an absent field is null", "[{'cell':0,'client':'left','server_os':null}]",
-	 "[{'cell':1,'client':'left'}]", "['0:1']", 0, 0},
+	{"an absent field is null", "[{'cell':0,'client':'left','server_os':null}]", "[{'cell':1,'client':'left'}]",
+	 "['0:1']", 0, 0},
 	{"null and a value differ", "[{'cell':0,'client':'left','client_os':null}]",
 	 "[{'cell':1,'client':'left','client_os':'ubuntu'}]", "['0:-','-:1']", 0, 0},
 	{"an integer is not a string", "[{'cell':0,'client':'left','params':{'tos':1}}]",
@@ -231,7 +229,8 @@ static void test_random_against_scan(void **state)
 		json_t *got = hash_pairs(a, b, &o), *ref = ref_pairs(a, b);
 
 		if (!json_equal(got, ref))
-			fail_msg("round %d (%zu x %zu cells, %d keys): the hash and the scan disagree", round, n, m, keys);
+			fail_msg("round %d (%zu x %zu cells, %d keys): the hash and the scan disagree", round, n, m,
+				 keys);
 		json_decref(a);
 		json_decref(b);
 		json_decref(o);
@@ -265,8 +264,8 @@ static void test_shared_prefix_against_scan(void **state)
 		got = hash_pairs(a, b, &o);
 		ref = ref_pairs(a, b);
 		if (!json_equal(got, ref))
-			fail_msg("round %d (%zu cells, prefix %zu, %d keys): the hash and the scan disagree", round, n, prefix,
-				 keys);
+			fail_msg("round %d (%zu cells, prefix %zu, %d keys): the hash and the scan disagree", round, n,
+				 prefix, keys);
 		json_decref(rest);
 		json_decref(a);
 		json_decref(b);

@@ -110,7 +110,7 @@ static void test_sleep(void **state)
 	(void)state;
 	assert_int_equal(tb_sleep_ms(30, NULL), 0);
 	assert_true(tb_monotonic_ms() - t0 >= 30);
-	assert_int_equal(tb_sleep_ms(60000, &stop), 1);   /* returns: the test would hang otherwise */
+	assert_int_equal(tb_sleep_ms(60000, &stop), 1); /* returns: the test would hang otherwise */
 	t0 = tb_monotonic_ms();
 	assert_int_equal(tb_sleep_ms(120, &go), 0);
 	assert_true(tb_monotonic_ms() - t0 >= 120);
@@ -154,12 +154,30 @@ static void test_errors(void **state)
 			int code;
 			unsigned int status;
 		} st[] = {
-			{TB_OK, 200}, {TB_ERR_INVALID, 400}, {TB_ERR_NOT_FOUND, 404}, {TB_ERR_CONFLICT, 409},
-			{TB_ERR_IO, 500}, {TB_ERR_TIMEOUT, 504}, {TB_ERR_NOMEM, 503}, {TB_ERR_UNAUTHORIZED, 401},
-			{TB_ERR_FORBIDDEN, 403}, {TB_ERR_HOSTKEY, 502}, {TB_ERR_REMOTE, 502}, {TB_ERR_UNREACHABLE, 502},
-			{TB_ERR_INTERNAL, 500}, {TB_ERR_TOO_LARGE, 413}, {TB_ERR_RATE_LIMITED, 429}, {TB_ERR_METHOD, 405},
-			{TB_ERR_CONFIG, 500}, {TB_ERR_CANCELED, 409}, {TB_ERR_BAD_JSON, 400}, {TB_ERR_UNKNOWN_FIELD, 400},
-			{TB_ERR_CSRF, 403}, {TB_ERR_MEDIA_TYPE, 415}, {TB_ERR_URI_TOO_LONG, 414}, {-999, 500},
+			{TB_OK, 200},
+			{TB_ERR_INVALID, 400},
+			{TB_ERR_NOT_FOUND, 404},
+			{TB_ERR_CONFLICT, 409},
+			{TB_ERR_IO, 500},
+			{TB_ERR_TIMEOUT, 504},
+			{TB_ERR_NOMEM, 503},
+			{TB_ERR_UNAUTHORIZED, 401},
+			{TB_ERR_FORBIDDEN, 403},
+			{TB_ERR_HOSTKEY, 502},
+			{TB_ERR_REMOTE, 502},
+			{TB_ERR_UNREACHABLE, 502},
+			{TB_ERR_INTERNAL, 500},
+			{TB_ERR_TOO_LARGE, 413},
+			{TB_ERR_RATE_LIMITED, 429},
+			{TB_ERR_METHOD, 405},
+			{TB_ERR_CONFIG, 500},
+			{TB_ERR_CANCELED, 409},
+			{TB_ERR_BAD_JSON, 400},
+			{TB_ERR_UNKNOWN_FIELD, 400},
+			{TB_ERR_CSRF, 403},
+			{TB_ERR_MEDIA_TYPE, 415},
+			{TB_ERR_URI_TOO_LONG, 414},
+			{-999, 500},
 		};
 
 		for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
@@ -215,9 +233,15 @@ static void test_store(void **state)
 	assert_int_equal(tb_store_session_insert(st, h2, &sess, &err), 0);
 	assert_int_equal(tb_store_session_get(st, h2, &got, &err), 0);
 	assert_int_equal(got.token_id, id);
-	struct tb_audit_row a = {.at = 50, .actor = "admin", .remote = "127.0.0.1", .method = "POST",
-				 .path = "/api/v1/tokens", .action = "token.create", .target = "ci",
-				 .status = 201, .result = "ok"};
+	struct tb_audit_row a = {.at = 50,
+				 .actor = "admin",
+				 .remote = "127.0.0.1",
+				 .method = "POST",
+				 .path = "/api/v1/tokens",
+				 .action = "token.create",
+				 .target = "ci",
+				 .status = 201,
+				 .result = "ok"};
 	assert_int_equal(tb_store_audit_append(st, &a, &err), 0);
 	a.target = "left";
 	a.action = "host.trust";
@@ -275,12 +299,12 @@ static void test_outbuf(void **state)
 	(void)state;
 	assert_string_equal(tb_outbuf_str(&b), "");
 	text = tb_outbuf_take(&b);
-	assert_string_equal(text, "");                  /* nothing added: "", not NULL */
+	assert_string_equal(text, ""); /* nothing added: "", not NULL */
 	free(text);
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	tb_outbuf_puts(&b, "a ");
-	tb_outbuf_printf(&b, "%d %s|", 42, big);         /* longer than printf's first try */
+	tb_outbuf_printf(&b, "%d %s|", 42, big); /* longer than printf's first try */
 	assert_int_equal(b.len, 2 + 3 + sizeof(big) - 1 + 1);
 	assert_memory_equal(b.p, "a 42 xxx", 8);
 	assert_int_equal(b.p[b.len - 1], '|');
@@ -328,9 +352,11 @@ static void test_store_time_left(void **state)
 	struct tb_matrix_row m = {.name = "left", .spec = "{}", .state = "queued", .actor = "admin", .created_at = 1};
 	struct tb_matrix_row got = {0};
 	/* round 0: two runs at once (10 s and 4 s + 2 s omit); round 1: one of 3 s */
-#define RUN(sq, rd, c, sv, proto, par)                                                            \
-	{.seq = sq, .round = rd, .client = c, .server = sv, .link = "lan", .server_address = "198.18.0.1", \
-	 .protocol = proto, .direction = "forward", .params = par}
+#define RUN(sq, rd, c, sv, proto, par)                                                                            \
+	{                                                                                                         \
+		.seq = sq, .round = rd, .client = c, .server = sv, .link = "lan", .server_address = "198.18.0.1", \
+		.protocol = proto, .direction = "forward", .params = par                                          \
+	}
 	struct tb_run_row runs[3] = {
 		RUN(0, 0, "a", "b", "tcp", "{\"duration_s\":10}"),
 		RUN(1, 0, "c", "d", "tcp", "{\"duration_s\":4,\"omit_s\":2}"),
@@ -347,7 +373,7 @@ static void test_store_time_left(void **state)
 		fail_msg("insert: %s", err.message);
 	assert_int_equal(tb_store_matrix_get(st, id, keep_matrix, &got, &err), 0);
 	assert_int_equal(got.npending, 3);
-	assert_int_equal(got.pending_ms, 13000);     /* 10 s + 3 s, not 10 + 6 + 3 */
+	assert_int_equal(got.pending_ms, 13000); /* 10 s + 3 s, not 10 + 6 + 3 */
 	assert_int_equal(got.pending_rounds, 2);
 	tb_store_close(st);
 	unlink(path);
@@ -357,14 +383,10 @@ static void test_store_time_left(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sha256),
-		cmocka_unit_test(test_base64url_and_secrets),
-		cmocka_unit_test(test_hmac_sha256),
-		cmocka_unit_test(test_time),
-		cmocka_unit_test(test_sleep),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_store_time_left),
-		cmocka_unit_test(test_outbuf),
+		cmocka_unit_test(test_sha256),          cmocka_unit_test(test_base64url_and_secrets),
+		cmocka_unit_test(test_hmac_sha256),     cmocka_unit_test(test_time),
+		cmocka_unit_test(test_sleep),           cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_store_time_left), cmocka_unit_test(test_outbuf),
 		cmocka_unit_test(test_store),
 	};
 

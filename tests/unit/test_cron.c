@@ -32,7 +32,12 @@ static const char *at(time_t t)
 /* Local time y-m-d h:m:s as time_t. */
 static time_t local(int y, int mo, int d, int h, int mi, int s)
 {
-	struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi, .tm_sec = s,
+	struct tm tm = {.tm_year = y - 1900,
+			.tm_mon = mo - 1,
+			.tm_mday = d,
+			.tm_hour = h,
+			.tm_min = mi,
+			.tm_sec = s,
 			.tm_isdst = -1};
 
 	return mktime(&tm);
@@ -63,7 +68,7 @@ static void test_parse(void **state)
 	assert_int_equal(tb_cron_parse("30 7 * * mon-fri", &c, why, sizeof(why)), 0);
 	assert_true(c.minute == (uint64_t)1 << 30);
 	assert_int_equal(c.hour, 1u << 7);
-	assert_int_equal(c.wday, 0x3e);                /* Monday..Friday */
+	assert_int_equal(c.wday, 0x3e); /* Monday..Friday */
 	assert_true(c.mday_any);
 	assert_false(c.wday_any);
 	assert_int_equal(tb_cron_parse("*/15 8-18/2 1,15 Jan,jul 7", &c, why, sizeof(why)), 0);
@@ -71,7 +76,7 @@ static void test_parse(void **state)
 	assert_int_equal(c.hour, 1u << 8 | 1u << 10 | 1u << 12 | 1u << 14 | 1u << 16 | 1u << 18);
 	assert_int_equal(c.mday, 1u << 1 | 1u << 15);
 	assert_int_equal(c.month, 1u << 1 | 1u << 7);
-	assert_int_equal(c.wday, 1);                   /* 7 is Sunday, as 0 */
+	assert_int_equal(c.wday, 1); /* 7 is Sunday, as 0 */
 	assert_int_equal(tb_cron_parse("  5/20\t* * * *  ", &c, why, sizeof(why)), 0);
 	assert_true(c.minute == ((uint64_t)1 << 5 | (uint64_t)1 << 25 | (uint64_t)1 << 45));
 
@@ -86,21 +91,24 @@ static void test_parse(void **state)
 	assert_int_equal(tb_cron_parse("0 7 0 * *", &c, why, sizeof(why)), -1);
 	assert_string_equal(why, "day of month: \"0\": values are 1..31");
 	assert_int_equal(tb_cron_parse("0 7 * * monday", &c, why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "day of week: \"monday\" is not N, N-M, *, a /STEP of those, or a comma list of them "
-				    "(days may be sun..sat)"));
+	assert_non_null(strstr(why,
+			       "day of week: \"monday\" is not N, N-M, *, a /STEP of those, or a comma list of them "
+			       "(days may be sun..sat)"));
 	assert_int_equal(tb_cron_parse("*/0 * * * *", &c, why, sizeof(why)), -1);
 	assert_string_equal(why, "minute: \"*/0\": a step is 1..59");
 	assert_int_equal(tb_cron_parse("1,,2 * * * *", &c, why, sizeof(why)), -1);
 	assert_int_equal(tb_cron_parse("@daily", &c, why, sizeof(why)), -1);
 	assert_int_equal(tb_cron_parse("0,1,2,3,4,5,6,7,8,9,10,11,12,13,14 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14 "
-				       "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 * *", &c, why, sizeof(why)), -1);
+				       "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 * *",
+				       &c, why, sizeof(why)),
+			 -1);
 	assert_string_equal(why, "a schedule is at most 100 characters");
 	assert_int_equal(tb_cron_parse("0 7 * * 1; reboot", &c, why, sizeof(why)), -1);
 }
 
 static void test_next_utc(void **state)
 {
-	time_t wed;                                   /* Wednesday 07:30:00 */
+	time_t wed; /* Wednesday 07:30:00 */
 
 	(void)state;
 	zone("UTC");

@@ -90,7 +90,7 @@ static size_t drain(struct tb_sub *s, long long *ids, size_t max, char *types_se
 		long long id;
 		char type[40];
 
-		assert_non_null(end);   /* records are whole */
+		assert_non_null(end); /* records are whole */
 		*end = '\0';
 		if (sscanf(rec, "id: %lld\nevent: %39s", &id, type) == 2) {
 			assert_true(nids < max);
@@ -127,8 +127,9 @@ static void test_replay_ring_and_store(void **state)
 	(void)state;
 	open_fx(&f);
 	for (int i = 1; i <= total; i++)
-		assert_int_equal(tb_events_publish(f.ev, i % 2 ? "host.state" : "audit", "left", 0,
-						   json_pack("{s:i}", "n", i)), i);
+		assert_int_equal(
+			tb_events_publish(f.ev, i % 2 ? "host.state" : "audit", "left", 0, json_pack("{s:i}", "n", i)),
+			i);
 	/* from the beginning: the first events come from the store, the rest from the ring */
 	assert_int_equal(tb_events_subscribe(f.ev, 0, &all, on_wake, NULL, &s, &err), 0);
 	n = drain(s, ids, 6000, NULL, 0);
@@ -184,7 +185,8 @@ static void test_aged_events_pruned(void **state)
 		char json[128];
 		struct tb_event_row row = {.id = i, .at = i <= 20 ? old : now, .type = "audit", .json = json};
 
-		snprintf(json, sizeof(json), "{\"id\":%d,\"type\":\"audit\",\"host\":null,\"matrix\":null,\"data\":{}}", i);
+		snprintf(json, sizeof(json), "{\"id\":%d,\"type\":\"audit\",\"host\":null,\"matrix\":null,\"data\":{}}",
+			 i);
 		assert_int_equal(tb_store_event_insert(f.st, &row, &err), 0);
 	}
 	assert_int_equal(tb_events_new(f.st, &f.ev, &err), 0);
@@ -192,7 +194,7 @@ static void test_aged_events_pruned(void **state)
 	assert_int_equal(es.pruned, 20);
 	assert_int_equal(tb_events_subscribe(f.ev, 10, &all, on_wake, NULL, &s, &err), 0);
 	n = drain(s, ids, 64, NULL, 0);
-	assert_int_equal(ids[0], -21);          /* reset: the oldest kept is 21 */
+	assert_int_equal(ids[0], -21); /* reset: the oldest kept is 21 */
 	assert_int_equal(ids[1], 21);
 	assert_int_equal(n, 11);
 	tb_events_unsubscribe(s);
@@ -206,14 +208,15 @@ static void test_aged_events_pruned(void **state)
 		char json[128];
 		struct tb_event_row row = {.id = i, .at = old, .type = "audit", .json = json};
 
-		snprintf(json, sizeof(json), "{\"id\":%d,\"type\":\"audit\",\"host\":null,\"matrix\":null,\"data\":{}}", i);
+		snprintf(json, sizeof(json), "{\"id\":%d,\"type\":\"audit\",\"host\":null,\"matrix\":null,\"data\":{}}",
+			 i);
 		assert_int_equal(tb_store_event_insert(f.st, &row, &err), 0);
 	}
 	assert_int_equal(tb_events_new(f.st, &f.ev, &err), 0);
 	assert_int_equal(tb_events_subscribe(f.ev, 5, &all, on_wake, NULL, &s, &err), 0);
 	n = drain(s, ids, 64, NULL, 0);
 	assert_int_equal(n, 1);
-	assert_int_equal(ids[0], -11);          /* reset: nothing before 11 is kept */
+	assert_int_equal(ids[0], -11); /* reset: nothing before 11 is kept */
 	assert_int_equal(tb_events_publish(f.ev, "audit", NULL, 0, json_object()), 11);
 	n = drain(s, ids, 64, NULL, 0);
 	assert_int_equal(n, 1);
@@ -238,7 +241,7 @@ static void test_reset_when_pruned(void **state)
 	assert_int_equal(tb_store_event_prune(f.st, 51, 0, NULL), 0);
 	assert_int_equal(tb_events_subscribe(f.ev, 10, &all, on_wake, NULL, &s, &err), 0);
 	n = drain(s, ids, 6000, NULL, 0);
-	assert_int_equal(ids[0], -51);          /* reset: the oldest kept is 51 */
+	assert_int_equal(ids[0], -51); /* reset: the oldest kept is 51 */
 	assert_int_equal(ids[1], 51);
 	assert_int_equal(ids[n - 1], TB_EVENTS_RING + 100);
 	assert_int_equal(n, (size_t)(TB_EVENTS_RING + 100 - 50 + 1));
@@ -272,11 +275,11 @@ static void test_filters_and_wake(void **state)
 	assert_memory_equal(buf, "id: 0\nevent: stream\ndata: {\"last_id\":0}\n\n", n);
 	assert_int_equal(tb_sub_next(live, buf, sizeof(buf), &n), TB_SUB_WAIT);
 	wakes = 0;
-	tb_events_publish(f.ev, "host.state", "left", 0, json_object());   /* 1: all three */
+	tb_events_publish(f.ev, "host.state", "left", 0, json_object()); /* 1: all three */
 	assert_int_equal(wakes, 3);
-	tb_events_publish(f.ev, "host.state", "right", 0, json_object());  /* 2: hosts, live */
-	tb_events_publish(f.ev, "audit", "left", 0, json_object());        /* 3: left, live */
-	tb_events_publish(f.ev, "matrix.run", NULL, 7, json_object());     /* 4: live */
+	tb_events_publish(f.ev, "host.state", "right", 0, json_object()); /* 2: hosts, live */
+	tb_events_publish(f.ev, "audit", "left", 0, json_object());       /* 3: left, live */
+	tb_events_publish(f.ev, "matrix.run", NULL, 7, json_object());    /* 4: live */
 	assert_int_equal(drain(hosts, ids, 16, seen, sizeof(seen)), 2);
 	assert_int_equal(ids[0], 1);
 	assert_int_equal(ids[1], 2);
@@ -298,7 +301,7 @@ static void test_filters_and_wake(void **state)
 	/* a subscriber that is not waiting is not woken */
 	wakes = 0;
 	tb_events_publish(f.ev, "audit", NULL, 0, json_object());
-	assert_int_equal(wakes, 1);   /* only "live": the other two were told to wait, "left" filters it */
+	assert_int_equal(wakes, 1); /* only "live": the other two were told to wait, "left" filters it */
 	tb_events_unsubscribe(hosts);
 	tb_events_unsubscribe(left);
 	/* close wakes a waiting subscriber, which then reads "closed" */
@@ -378,12 +381,9 @@ static void test_lagging_subscriber_dropped(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_replay_ring_and_store),
-		cmocka_unit_test(test_reset_when_pruned),
-		cmocka_unit_test(test_filters_and_wake),
-		cmocka_unit_test(test_event_larger_than_a_read),
-		cmocka_unit_test(test_lagging_subscriber_dropped),
-		cmocka_unit_test(test_aged_events_pruned),
+		cmocka_unit_test(test_replay_ring_and_store),      cmocka_unit_test(test_reset_when_pruned),
+		cmocka_unit_test(test_filters_and_wake),           cmocka_unit_test(test_event_larger_than_a_read),
+		cmocka_unit_test(test_lagging_subscriber_dropped), cmocka_unit_test(test_aged_events_pruned),
 	};
 
 	return cmocka_run_group_tests_name("events", tests, NULL, NULL);

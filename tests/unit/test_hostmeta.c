@@ -39,7 +39,14 @@
 /* ---- the data ---- */
 
 enum parser {
-	P_SYSCTL, P_OS, P_ETHI, P_ETHK, P_IPLINK, P_IFCONFIG, P_PCICONF, P_CC,
+	P_SYSCTL,
+	P_OS,
+	P_ETHI,
+	P_ETHK,
+	P_IPLINK,
+	P_IFCONFIG,
+	P_PCICONF,
+	P_CC,
 	P_FULL,   /* tb_hostmeta_parse on one section named arg (rc, iface) */
 	P_NVALUE, /* `sysctl -n arg`: the file is arg's value in other's sysctl map */
 	P_UNAME,  /* uname -s/-r/-m: the file is field arg of other (uname -a) parsed */
@@ -61,168 +68,393 @@ struct sample {
 
 static const struct sample samples[] = {
 	/* ---- sysctl: FreeBSD "name: value", procps "name = value" ---- */
-	{"freebsd13_sysctl_net_inet_tcp.txt", P_SYSCTL, NULL, NULL, NULL, 0,
+	{"freebsd13_sysctl_net_inet_tcp.txt",
+	 P_SYSCTL,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=10", "kern.ipc.maxsockbuf=\"2097152\"", "net.inet.tcp.sendspace=\"32768\"",
 	  "net.inet.tcp.recvbuf_max=\"2097152\"", "net.inet.tcp.cc.algorithm=\"newreno\"",
 	  "net.inet.tcp.cc.available=\"newreno\"", "hw.model=\"" FB13_MODEL "\"", "hw.ncpu=\"32\"",
 	  "hw.physmem=\"137346981888\""}},
-	{"freebsd14_sysctl_net_inet_tcp.txt", P_SYSCTL, NULL, NULL, NULL, 0,
+	{"freebsd14_sysctl_net_inet_tcp.txt",
+	 P_SYSCTL,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=10", "net.inet.tcp.cc.algorithm=\"cubic\"", "net.inet.tcp.cc.available=\"" CC14 "\"",
 	  "hw.model=\"" TR1950X "\"", "hw.ncpu=\"32\"", "hw.physmem=\"68545294336\"",
 	  "net.inet.tcp.recvspace=\"65536\""}},
-	{"debian12_sysctl_net.txt", P_SYSCTL, NULL, NULL, NULL, 0,
+	{"debian12_sysctl_net.txt",
+	 P_SYSCTL,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=6", "net.core.rmem_max=\"4194304\"", "net.ipv4.tcp_rmem=\"4096\t131072\t33554432\"",
 	  "net.ipv4.tcp_wmem=\"4096\t16384\t4194304\"", "net.ipv4.tcp_congestion_control=\"bbr\"",
 	  "net.ipv4.tcp_available_congestion_control=\"reno bbr cubic\""}},
-	{"ubuntu22_sysctl_net.txt", P_SYSCTL, NULL, NULL, NULL, 0,
+	{"ubuntu22_sysctl_net.txt",
+	 P_SYSCTL,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=6", "net.core.wmem_max=\"212992\"", "net.ipv4.tcp_rmem=\"4096\t131072\t6291456\"",
 	  "net.ipv4.tcp_congestion_control=\"cubic\"", "net.ipv4.tcp_available_congestion_control=\"reno cubic\""}},
-	{"ubuntu24_sysctl_net.txt", P_SYSCTL, NULL, NULL, NULL, 0,
+	{"ubuntu24_sysctl_net.txt",
+	 P_SYSCTL,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=6", "net.core.rmem_max=\"212992\"", "net.ipv4.tcp_wmem=\"4096\t16384\t4194304\"",
 	  "net.ipv4.ip_forward=absent"}},
 	{"freebsd13_sysctl_dev_ix_0_desc.txt", P_SYSCTL, NULL, NULL, NULL, 0, {"#=1", "dev.ix.0.%desc=" X520}},
 	{"freebsd14_sysctl_dev_ix_0_desc.txt", P_SYSCTL, NULL, NULL, NULL, 0, {"#=1", "dev.ix.0.%desc=" X520}},
-	{"freebsd14_sysctl_dev_mlx4_core_0_desc.txt", P_SYSCTL, NULL, NULL, NULL, 0,
+	{"freebsd14_sysctl_dev_mlx4_core_0_desc.txt",
+	 P_SYSCTL,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=1", "dev.mlx4_core.0.%desc=\"mlx4_core\""}},
-	{"freebsd14_sysctl_dev_ix_0_fw_version.txt", P_SYSCTL, NULL, NULL, NULL, 0,
+	{"freebsd14_sysctl_dev_ix_0_fw_version.txt",
+	 P_SYSCTL,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=1", "dev.ix.0.fw_version=\"Option ROM V1-b2229-p0 eTrack 0x800004e0\""}},
 	{"freebsd13_sysctl_dev_mlx4_core_0_fw_version.stderr.txt", P_SYSCTL, NULL, NULL, NULL, 0, {"NULL"}},
 	{"freebsd14_sysctl_dev_mlx4_core_0_fw_version.stderr.txt", P_SYSCTL, NULL, NULL, NULL, 0, {"NULL"}},
 	/* the stderr of the mlxen device's fw_version: an error (alone, no nic: firmware null is in hosts[]) */
-	{"freebsd13_sysctl_dev_mlx4_core_0_fw_version.stderr.txt", P_FULL, "dev_fw", NULL, "mlxen0", 1,
-	 {"nic=absent", "errors#=1",
-	  "errors[0]/section=\"dev_fw\"", "errors[0]/rc=1",
+	{"freebsd13_sysctl_dev_mlx4_core_0_fw_version.stderr.txt",
+	 P_FULL,
+	 "dev_fw",
+	 NULL,
+	 "mlxen0",
+	 1,
+	 {"nic=absent", "errors#=1", "errors[0]/section=\"dev_fw\"", "errors[0]/rc=1",
 	  "errors[0]/message=\"sysctl: unknown oid 'dev.mlx4_core.0.fw_version'\""}},
-	{"freebsd14_sysctl_dev_mlx4_core_0_fw_version.stderr.txt", P_FULL, "dev_fw", NULL, "mlxen0", 1,
+	{"freebsd14_sysctl_dev_mlx4_core_0_fw_version.stderr.txt",
+	 P_FULL,
+	 "dev_fw",
+	 NULL,
+	 "mlxen0",
+	 1,
 	 {"nic=absent", "errors[0]/rc=1", "sysctl=absent"}},
-	{"freebsd14_sysctl_dev_ix_0_fw_version.txt", P_FULL, "dev_fw", NULL, "ix0", 0,
+	{"freebsd14_sysctl_dev_ix_0_fw_version.txt",
+	 P_FULL,
+	 "dev_fw",
+	 NULL,
+	 "ix0",
+	 0,
 	 {"nic/driver=\"ix\"", "nic/firmware=\"Option ROM V1-b2229-p0 eTrack 0x800004e0\"", "errors=absent"}},
-	{"freebsd14_sysctl_dev_mlx4_core_0_desc.txt", P_FULL, "dev_desc", NULL, "mlxen0", 0,
+	{"freebsd14_sysctl_dev_mlx4_core_0_desc.txt",
+	 P_FULL,
+	 "dev_desc",
+	 NULL,
+	 "mlxen0",
+	 0,
 	 {"nic/description=\"mlx4_core\"", "nic/firmware=absent"}},
 	{"freebsd13_sysctl_dev_ix_0_desc.txt", P_FULL, "dev_desc", NULL, "ix0", 0, {"nic/description=" X520}},
 
 	/* ---- sysctl -n: the value alone, as the map keeps it ---- */
 	{"freebsd13_sysctl_n_hw_model.txt", P_NVALUE, "hw.model", "freebsd13_sysctl_net_inet_tcp.txt", NULL, 0, {NULL}},
 	{"freebsd14_sysctl_n_hw_model.txt", P_NVALUE, "hw.model", "freebsd14_sysctl_net_inet_tcp.txt", NULL, 0, {NULL}},
-	{"freebsd14_sysctl_n_net_inet_tcp_cc_available.txt", P_NVALUE, "net.inet.tcp.cc.available",
-	 "freebsd14_sysctl_net_inet_tcp.txt", NULL, 0, {NULL}},
-	{"debian12_sysctl_n_net_ipv4_tcp_rmem.txt", P_NVALUE, "net.ipv4.tcp_rmem", "debian12_sysctl_net.txt", NULL, 0,
+	{"freebsd14_sysctl_n_net_inet_tcp_cc_available.txt",
+	 P_NVALUE,
+	 "net.inet.tcp.cc.available",
+	 "freebsd14_sysctl_net_inet_tcp.txt",
+	 NULL,
+	 0,
 	 {NULL}},
-	{"freebsd14_sysctl_n_net_inet_tcp_cc_available.txt", P_CC, NULL, NULL, NULL, 0,
+	{"debian12_sysctl_n_net_ipv4_tcp_rmem.txt",
+	 P_NVALUE,
+	 "net.ipv4.tcp_rmem",
+	 "debian12_sysctl_net.txt",
+	 NULL,
+	 0,
+	 {NULL}},
+	{"freebsd14_sysctl_n_net_inet_tcp_cc_available.txt",
+	 P_CC,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=2", "[0]=\"cubic\"", "[1]=\"newreno\""}},
 	{"freebsd13_sysctl_n_hw_model.txt", P_FULL, "sysctl", NULL, NULL, 0, {"NULL"}}, /* not name: value */
 
 	/* ---- /etc/os-release ---- */
-	{"debian12_os_release.txt", P_OS, NULL, NULL, NULL, 0,
+	{"debian12_os_release.txt",
+	 P_OS,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=9", "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"", "ID=\"debian\"", "VERSION_ID=\"12\"",
 	  "VERSION_CODENAME=\"bookworm\"", "HOME_URL=\"https://www.debian.org/\""}},
-	{"ubuntu22_os_release.txt", P_OS, NULL, NULL, NULL, 0,
+	{"ubuntu22_os_release.txt",
+	 P_OS,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=12", "PRETTY_NAME=\"Ubuntu 22.04.5 LTS\"", "ID=\"ubuntu\"", "ID_LIKE=\"debian\"", "VERSION_ID=\"22.04\"",
 	  "VERSION=\"22.04.5 LTS (Jammy Jellyfish)\"", "UBUNTU_CODENAME=\"jammy\""}},
-	{"ubuntu24_os_release.txt", P_OS, NULL, NULL, NULL, 0,
+	{"ubuntu24_os_release.txt",
+	 P_OS,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=13", "PRETTY_NAME=\"Ubuntu 24.04.4 LTS\"", "VERSION_ID=\"24.04\"", "LOGO=\"ubuntu-logo\""}},
-	{"ubuntu24_os_release.txt", P_FULL, "os_release", NULL, NULL, 0,
+	{"ubuntu24_os_release.txt",
+	 P_FULL,
+	 "os_release",
+	 NULL,
+	 NULL,
+	 0,
 	 {"os/name=\"Ubuntu 24.04.4 LTS\"", "os/id=\"ubuntu\"", "os/version=\"24.04\"", "os#=3"}},
 
 	/* ---- ethtool -i ---- */
-	{"debian12_ethtool_i_virtio_net.txt", P_ETHI, NULL, NULL, NULL, 0,
+	{"debian12_ethtool_i_virtio_net.txt",
+	 P_ETHI,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=10", "driver=\"virtio_net\"", "version=\"1.0.0\"", "firmware_version=null", "expansion_rom_version=\"\"",
 	  "bus_info=\"0000:00:03.0\"", "supports_statistics=\"yes\"", "supports_priv_flags=\"no\""}},
-	{"ubuntu22_ethtool_i_ixgbe.txt", P_ETHI, NULL, NULL, NULL, 0,
+	{"ubuntu22_ethtool_i_ixgbe.txt",
+	 P_ETHI,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=10", "driver=\"ixgbe\"", "version=\"5.15.0-161-generic\"", "firmware_version=\"0x61bd0001\"",
 	  "bus_info=\"0000:04:00.0\"", "supports_test=\"yes\""}},
-	{"ubuntu22_ethtool_i_mlx4_en.txt", P_ETHI, NULL, NULL, NULL, 0,
+	{"ubuntu22_ethtool_i_mlx4_en.txt",
+	 P_ETHI,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=10", "driver=\"mlx4_en\"", "version=\"4.0-0\"", "firmware_version=\"2.42.5000\"",
 	  "expansion_rom_version=\"\"", "bus_info=\"0000:09:00.0\"", "supports_eeprom_access=\"no\""}},
-	{"ubuntu24_ethtool_i_ixgbe.txt", P_ETHI, NULL, NULL, NULL, 0,
+	{"ubuntu24_ethtool_i_ixgbe.txt",
+	 P_ETHI,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=10", "driver=\"ixgbe\"", "version=\"6.8.0-134-generic\"", "firmware_version=\"0x61bd0001\""}},
-	{"ubuntu24_ethtool_i_mlx4_en.txt", P_ETHI, NULL, NULL, NULL, 0,
+	{"ubuntu24_ethtool_i_mlx4_en.txt",
+	 P_ETHI,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=10", "driver=\"mlx4_en\"", "firmware_version=\"2.42.5000\"", "bus_info=\"0000:09:00.0\""}},
-	{"debian12_ethtool_i_virtio_net.txt", P_FULL, "ethtool_i", NULL, "eth0", 0,
+	{"debian12_ethtool_i_virtio_net.txt",
+	 P_FULL,
+	 "ethtool_i",
+	 NULL,
+	 "eth0",
+	 0,
 	 {"nic/driver=\"virtio_net\"", "nic/driver_version=\"1.0.0\"", "nic/firmware=null",
 	  "nic/bus=\"0000:00:03.0\""}},
 
 	/* ---- ethtool -k: sub-features indented with a TAB ---- */
-	{"debian12_ethtool_k_virtio_net.txt", P_ETHK, NULL, NULL, NULL, 0,
+	{"debian12_ethtool_k_virtio_net.txt",
+	 P_ETHK,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=63", "rx-checksumming/on=true", "rx-checksumming/fixed=true", "tx-checksumming/on=true",
 	  "tx-checksumming/fixed=false", "tx-checksum-ipv4/on=false", "tx-checksum-ipv4/fixed=true",
 	  "tx-checksum-ip-generic/on=true", "tx-tcp-accecn-segmentation/fixed=true",
-	  "tx-tcp-mangleid-segmentation/on=false", "tx-tcp-mangleid-segmentation/fixed=false",
-	  "rx-gro-hw/on=true", "hsr-dup-offload/fixed=true", "Features for eth0=absent"}},
-	{"ubuntu22_ethtool_k_ixgbe.txt", P_ETHK, NULL, NULL, NULL, 0,
+	  "tx-tcp-mangleid-segmentation/on=false", "tx-tcp-mangleid-segmentation/fixed=false", "rx-gro-hw/on=true",
+	  "hsr-dup-offload/fixed=true", "Features for eth0=absent"}},
+	{"ubuntu22_ethtool_k_ixgbe.txt",
+	 P_ETHK,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=65", "tx-checksum-fcoe-crc/on=true", "tx-checksum-fcoe-crc/fixed=true", "tx-checksum-sctp/on=true",
 	  "large-receive-offload/on=false", "large-receive-offload/fixed=false", "fcoe-mtu/fixed=true",
 	  "tx-tcp-accecn-segmentation=absent", "esp-hw-offload/on=true"}},
-	{"ubuntu22_ethtool_k_mlx4_en.txt", P_ETHK, NULL, NULL, NULL, 0,
+	{"ubuntu22_ethtool_k_mlx4_en.txt",
+	 P_ETHK,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=65", "tx-checksum-ipv4/on=true", "tx-checksum-ipv4/fixed=false", "large-receive-offload/fixed=true",
 	  "rx-vlan-stag-hw-parse/on=true", "rx-vlan-stag-filter/fixed=true", "rx-udp_tunnel-port-offload/on=true"}},
-	{"ubuntu24_ethtool_k_ixgbe.txt", P_ETHK, NULL, NULL, NULL, 0,
+	{"ubuntu24_ethtool_k_ixgbe.txt",
+	 P_ETHK,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=65", "tcp-segmentation-offload/on=true", "tx-tcp6-segmentation/on=true", "rx-gro-hw/on=false",
 	  "rx-gro-hw/fixed=true", "tx-udp_tnl-segmentation/on=true"}},
-	{"ubuntu24_ethtool_k_mlx4_en.txt", P_ETHK, NULL, NULL, NULL, 0,
+	{"ubuntu24_ethtool_k_mlx4_en.txt",
+	 P_ETHK,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=65", "tx-gre-segmentation/on=false", "tx-gre-segmentation/fixed=true", "loopback/fixed=false",
 	  "tx-gso-partial/on=true"}},
 
 	/* ---- ip -d link show ---- */
-	{"debian12_ip_d_link_show.txt", P_IPLINK, NULL, NULL, NULL, 0,
+	{"debian12_ip_d_link_show.txt",
+	 P_IPLINK,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"index=4", "name=\"eth0\"", "flags#=4", "flags[0]=\"BROADCAST\"", "flags[3]=\"LOWER_UP\"", "mtu=1400",
 	  "qdisc=\"pfifo_fast\"", "state=\"UP\"", "qlen=1000", "mac=\"02:fc:00:00:00:01\"", "link_type=\"ether\"",
 	  "minmtu=68", "maxmtu=65535", "allmulti=0", "numtxqueues=1", "gso_max_size=65536", "tso_max_segs=65535",
 	  "parentbus=\"virtio\"", "parentdev=\"virtio2\""}},
-	{"ubuntu22_ip_d_link_show_ixgbe.txt", P_IPLINK, NULL, NULL, NULL, 0,
+	{"ubuntu22_ip_d_link_show_ixgbe.txt",
+	 P_IPLINK,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"index=2", "name=\"enp4s0f0\"", "mtu=9000", "qdisc=\"mq\"", "state=\"UP\"", "mac=\"90:e2:ba:8c:21:41\"",
 	  "maxmtu=9710", "numtxqueues=64", "allmulti=absent", "tso_max_size=absent", "parentdev=\"0000:04:00.0\""}},
-	{"ubuntu22_ip_d_link_show_mlx4_en.txt", P_IPLINK, NULL, NULL, NULL, 0,
+	{"ubuntu22_ip_d_link_show_mlx4_en.txt",
+	 P_IPLINK,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"index=4", "name=\"enp9s0\"", "mtu=9000", "mac=\"f4:52:14:3a:5e:f1\"", "maxmtu=9600", "numtxqueues=256",
 	  "numrxqueues=128", "state=\"UP\""}},
-	{"ubuntu24_ip_d_link_show_ixgbe.txt", P_IPLINK, NULL, NULL, NULL, 0,
+	{"ubuntu24_ip_d_link_show_ixgbe.txt",
+	 P_IPLINK,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"name=\"enp4s0f0\"", "mtu=9000", "mac=\"90:e2:ba:8c:2a:19\"", "maxmtu=9710", "allmulti=0",
 	  "tso_max_size=65536", "gro_max_size=65536", "parentbus=\"pci\"", "state=\"UP\""}},
-	{"ubuntu24_ip_d_link_show_mlx4_en.txt", P_IPLINK, NULL, NULL, NULL, 0,
+	{"ubuntu24_ip_d_link_show_mlx4_en.txt",
+	 P_IPLINK,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"name=\"enp9s0\"", "mtu=9000", "mac=\"f4:52:14:3a:61:b1\"", "maxmtu=9600", "state=\"UP\"",
 	  "parentdev=\"0000:09:00.0\""}},
 
 	/* ---- FreeBSD ifconfig ---- */
-	{"freebsd13_ifconfig_ix0.txt", P_IFCONFIG, NULL, NULL, NULL, 0,
+	{"freebsd13_ifconfig_ix0.txt",
+	 P_IFCONFIG,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"name=\"ix0\"", "flags#=5", "flags[4]=\"MULTICAST\"", "metric=0", "mtu=9000", "options#=15",
 	  "options[0]=\"RXCSUM\"", "options[14]=\"NOMAP\"", "mac=\"90:e2:ba:8c:21:40\"", "inet#=1",
 	  "inet[0]=\"10.10.2.13\"", "media=\"Ethernet autoselect (10Gbase-SR <full-duplex,rxpause,txpause>)\"",
 	  "status=\"active\""}},
-	{"freebsd13_ifconfig_mlxen0.txt", P_IFCONFIG, NULL, NULL, NULL, 0,
+	{"freebsd13_ifconfig_mlxen0.txt",
+	 P_IFCONFIG,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"name=\"mlxen0\"", "mtu=9000", "options#=15", "options[11]=\"LINKSTATE\"", "mac=\"f4:52:14:3a:5e:f0\"",
 	  "inet[0]=\"10.10.1.13\"", "status=\"active\""}},
-	{"freebsd14_ifconfig_ix0.txt", P_IFCONFIG, NULL, NULL, NULL, 0,
+	{"freebsd14_ifconfig_ix0.txt",
+	 P_IFCONFIG,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"name=\"ix0\"", "flags#=6", "flags[5]=\"LOWER_UP\"", "mtu=9000", "options#=15", "options[14]=\"MEXTPG\"",
 	  "mac=\"90:e2:ba:8c:2a:18\"", "inet[0]=\"10.10.2.14\"",
 	  "media=\"Ethernet autoselect (10Gbase-SR <full-duplex,rxpause,txpause>)\"", "status=\"active\""}},
-	{"freebsd14_ifconfig_mlxen0.txt", P_IFCONFIG, NULL, NULL, NULL, 0,
+	{"freebsd14_ifconfig_mlxen0.txt",
+	 P_IFCONFIG,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"name=\"mlxen0\"", "flags#=6", "mtu=9000", "options#=15", "options[14]=\"HWSTATS\"",
 	  "mac=\"f4:52:14:3a:61:b0\"", "status=\"active\""}},
 
 	/* ---- FreeBSD pciconf -lv ---- */
-	{"freebsd13_pciconf_lv_nics.txt", P_PCICONF, NULL, NULL, NULL, 0,
+	{"freebsd13_pciconf_lv_nics.txt",
+	 P_PCICONF,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=3", "[0]/name=\"mlx4_core0\"", "[0]/selector=\"pci0:9:0:0\"", "[0]/class=\"0x020000\"",
 	  "[0]/vendor_id=\"0x15b3\"", "[0]/device_id=\"0x1007\"", "[0]/vendor=\"Mellanox Technologies\"",
 	  "[0]/device=\"MT27520 Family [ConnectX-3 Pro]\"", "[0]/class_name=\"network\"", "[0]/subclass=\"ethernet\"",
 	  "[1]/name=\"ix0\"", "[1]/selector=\"pci0:4:0:0\"", "[1]/vendor=\"Intel Corporation\"", "[1]/device=" E82599,
 	  "[2]/name=\"ix1\"", "[2]/selector=\"pci0:4:0:1\"", "[2]/device_id=\"0x10fb\""}},
-	{"freebsd14_pciconf_lv_nics.txt", P_PCICONF, NULL, NULL, NULL, 0,
+	{"freebsd14_pciconf_lv_nics.txt",
+	 P_PCICONF,
+	 NULL,
+	 NULL,
+	 NULL,
+	 0,
 	 {"#=3", "[0]/name=\"mlx4_core0\"", "[0]/vendor=\"Mellanox Technologies\"", "[1]/name=\"ix0\"",
-	  "[1]/vendor_id=\"0x8086\"", "[1]/device=" E82599, "[2]/selector=\"pci0:4:0:1\"", "[2]/subclass=\"ethernet\""}},
+	  "[1]/vendor_id=\"0x8086\"", "[1]/device=" E82599, "[2]/selector=\"pci0:4:0:1\"",
+	  "[2]/subclass=\"ethernet\""}},
 
 	/* ---- uname -a through the whole parser, and its -s/-r/-m ---- */
-	{"freebsd13_uname_a.txt", P_FULL, "uname_a", NULL, NULL, 0,
+	{"freebsd13_uname_a.txt",
+	 P_FULL,
+	 "uname_a",
+	 NULL,
+	 NULL,
+	 0,
 	 {"kind=\"freebsd\"", "kernel=\"FreeBSD\"", "release=\"13.0-RELEASE\"", "machine=\"amd64\"",
 	  "uname=\"FreeBSD bsd13-bench 13.0-RELEASE FreeBSD 13.0-RELEASE #0 releng/13.0-n244733-ea31abc261f: Fri Apr  9 "
 	  "04:24:09 UTC 2021     root@releng1.nyi.freebsd.org:/usr/obj/usr/src/amd64.amd64/sys/GENERIC  amd64\""}},
-	{"freebsd14_uname_a.txt", P_FULL, "uname_a", NULL, NULL, 0,
+	{"freebsd14_uname_a.txt",
+	 P_FULL,
+	 "uname_a",
+	 NULL,
+	 NULL,
+	 0,
 	 {"kernel=\"FreeBSD\"", "release=\"14.1-RELEASE-p5\"", "machine=\"amd64\"",
 	  "uname=\"FreeBSD bsd14-bench 14.1-RELEASE-p5 FreeBSD 14.1-RELEASE-p5 GENERIC amd64\""}},
-	{"ubuntu22_uname_a.txt", P_FULL, "uname_a", NULL, NULL, 0,
+	{"ubuntu22_uname_a.txt",
+	 P_FULL,
+	 "uname_a",
+	 NULL,
+	 NULL,
+	 0,
 	 {"kind=\"linux\"", "kernel=\"Linux\"", "release=\"5.15.0-161-generic\"", "machine=\"x86_64\""}},
-	{"ubuntu24_uname_a.txt", P_FULL, "uname_a", NULL, NULL, 0,
+	{"ubuntu24_uname_a.txt",
+	 P_FULL,
+	 "uname_a",
+	 NULL,
+	 NULL,
+	 0,
 	 {"kernel=\"Linux\"", "release=\"6.8.0-134-generic\"", "machine=\"x86_64\"", "errors=absent"}},
-	{"debian12_uname_a.txt", P_FULL, "uname_a", NULL, NULL, 0,
+	{"debian12_uname_a.txt",
+	 P_FULL,
+	 "uname_a",
+	 NULL,
+	 NULL,
+	 0,
 	 {"kernel=\"Linux\"", "release=\"6.18.44-fc-v1045\"", "machine=\"x86_64\"",
 	  "uname=\"Linux vm 6.18.44-fc-v1045 #1 SMP PREEMPT_DYNAMIC @0 x86_64 GNU/Linux\""}},
 	{"freebsd13_uname_s.txt", P_UNAME, "kernel", "freebsd13_uname_a.txt", NULL, 0, {NULL}},
@@ -242,11 +474,26 @@ static const struct sample samples[] = {
 	{"debian12_uname_m.txt", P_UNAME, "machine", "debian12_uname_a.txt", NULL, 0, {NULL}},
 
 	/* ---- freebsd-version -ku, cpu model, nproc ---- */
-	{"freebsd13_freebsd_version_ku.txt", P_FULL, "freebsd_version", NULL, NULL, 0,
+	{"freebsd13_freebsd_version_ku.txt",
+	 P_FULL,
+	 "freebsd_version",
+	 NULL,
+	 NULL,
+	 0,
 	 {"freebsd_version/kernel=\"13.0-RELEASE\"", "freebsd_version/userland=\"13.0-RELEASE\""}},
-	{"freebsd14_freebsd_version_ku.txt", P_FULL, "freebsd_version", NULL, NULL, 0,
+	{"freebsd14_freebsd_version_ku.txt",
+	 P_FULL,
+	 "freebsd_version",
+	 NULL,
+	 NULL,
+	 0,
 	 {"freebsd_version/kernel=\"14.1-RELEASE-p5\"", "freebsd_version/userland=\"14.1-RELEASE-p6\""}},
-	{"debian12_proc_cpuinfo_model_name.txt", P_FULL, "cpu_model", NULL, NULL, 0,
+	{"debian12_proc_cpuinfo_model_name.txt",
+	 P_FULL,
+	 "cpu_model",
+	 NULL,
+	 NULL,
+	 0,
 	 {"cpu/model=\"AMD EPYC\"", "cpu#=1"}},
 	{"ubuntu22_proc_cpuinfo_model_name.txt", P_FULL, "cpu_model", NULL, NULL, 0, {"cpu/model=\"" FB13_MODEL "\""}},
 	{"ubuntu24_proc_cpuinfo_model_name.txt", P_FULL, "cpu_model", NULL, NULL, 0, {"cpu/model=\"" TR1950X "\""}},
@@ -256,8 +503,8 @@ static const struct sample samples[] = {
 #define NSAMPLES (sizeof(samples) / sizeof(samples[0]))
 
 /* Captures of commands the script does not run (vmstat, mpstat, top...). */
-static const char *const not_ours[] = {"README.md",        "_vmstat_1.txt", "_mpstat_P_ALL_1", "_top_b_d2.txt",
-				       "_lscpu.txt",       "_proc_stat.txt"};
+static const char *const not_ours[] = {"README.md",     "_vmstat_1.txt", "_mpstat_P_ALL_1",
+				       "_top_b_d2.txt", "_lscpu.txt",    "_proc_stat.txt"};
 
 /* ---- whole script outputs ---- */
 
@@ -273,27 +520,36 @@ struct host {
 	const char *facts[52];
 };
 
-#define FBSD_OS_RELEASE                                                                                   \
+#define FBSD_OS_RELEASE                                                                                      \
 	"=NAME=FreeBSD\nVERSION=\"14.1-RELEASE-p6\"\nVERSION_ID=\"14.1\"\nID=freebsd\nANSI_COLOR=\"0;31\"\n" \
 	"PRETTY_NAME=\"FreeBSD 14.1-RELEASE-p6\"\nCPE_NAME=\"cpe:/o:freebsd:freebsd:14.1\"\n"
-#define FB14_COMMON                                                                                  \
+#define FB14_COMMON                                                                                              \
 	{"uname_a", 0, {"freebsd14_uname_a.txt"}}, {"freebsd_version", 0, {"freebsd14_freebsd_version_ku.txt"}}, \
-		{"os_release", 0, {FBSD_OS_RELEASE}},                                                      \
-		{"sysctl", 0, {"freebsd14_sysctl_net_inet_tcp.txt", "=net.inet.ip.forwarding: 0\n"}}
-#define FB14_FACTS                                                                                       \
-	"kind=\"freebsd\"", "kernel=\"FreeBSD\"", "release=\"14.1-RELEASE-p5\"", "machine=\"amd64\"",         \
-		"os/name=\"FreeBSD 14.1-RELEASE-p6\"", "os/id=\"freebsd\"", "os/version=\"14.1\"",              \
-		"freebsd_version/kernel=\"14.1-RELEASE-p5\"", "freebsd_version/userland=\"14.1-RELEASE-p6\"",   \
-		"cpu/model=\"" TR1950X "\"", "cpu/count=32", "memory_bytes=68545294336",                       \
-		"tcp/congestion_control=\"cubic\"", "tcp/congestion_available#=2",                              \
-		"tcp/congestion_available[0]=\"cubic\"", "tcp/congestion_available[1]=\"newreno\"",             \
-		"tcp/maxsockbuf=2097152", "tcp/sendbuf_max=2097152", "tcp/recvbuf_max=2097152",                 \
-		"tcp/sendspace=32768", "tcp/recvspace=65536", "tcp/rmem=absent", "forwarding/ipv4=false",       \
-		"sysctl#=11", "sysctl/hw.model=\"" TR1950X "\"", "nic/mtu=9000"
+		{"os_release", 0, {FBSD_OS_RELEASE}},                                                            \
+	{                                                                                                        \
+		"sysctl", 0,                                                                                     \
+		{                                                                                                \
+			"freebsd14_sysctl_net_inet_tcp.txt", "=net.inet.ip.forwarding: 0\n"                      \
+		}                                                                                                \
+	}
+#define FB14_FACTS                                                                                                     \
+	"kind=\"freebsd\"", "kernel=\"FreeBSD\"", "release=\"14.1-RELEASE-p5\"", "machine=\"amd64\"",                  \
+		"os/name=\"FreeBSD 14.1-RELEASE-p6\"", "os/id=\"freebsd\"", "os/version=\"14.1\"",                     \
+		"freebsd_version/kernel=\"14.1-RELEASE-p5\"", "freebsd_version/userland=\"14.1-RELEASE-p6\"",          \
+		"cpu/model=\"" TR1950X "\"", "cpu/count=32", "memory_bytes=68545294336",                               \
+		"tcp/congestion_control=\"cubic\"", "tcp/congestion_available#=2",                                     \
+		"tcp/congestion_available[0]=\"cubic\"", "tcp/congestion_available[1]=\"newreno\"",                    \
+		"tcp/maxsockbuf=2097152", "tcp/sendbuf_max=2097152", "tcp/recvbuf_max=2097152", "tcp/sendspace=32768", \
+		"tcp/recvspace=65536", "tcp/rmem=absent", "forwarding/ipv4=false", "sysctl#=11",                       \
+		"sysctl/hw.model=\"" TR1950X "\"", "nic/mtu=9000"
 
 static const struct host hosts[] = {
-	{"freebsd14 ix0", "freebsd", "ix0",
-	 {FB14_COMMON, {"ifconfig", 0, {"freebsd14_ifconfig_ix0.txt"}}, {"pciconf", 0, {"freebsd14_pciconf_lv_nics.txt"}},
+	{"freebsd14 ix0",
+	 "freebsd",
+	 "ix0",
+	 {FB14_COMMON,
+	  {"ifconfig", 0, {"freebsd14_ifconfig_ix0.txt"}},
+	  {"pciconf", 0, {"freebsd14_pciconf_lv_nics.txt"}},
 	  {"dev_desc", 0, {"freebsd14_sysctl_dev_ix_0_desc.txt"}},
 	  {"dev_fw", 0, {"freebsd14_sysctl_dev_ix_0_fw_version.txt"}}},
 	 {FB14_FACTS, "nic#=10", "nic/interface=\"ix0\"", "nic/driver=\"ix\"", "nic/driver_version=absent",
@@ -301,69 +557,154 @@ static const struct host hosts[] = {
 	  "nic/description=" X520, "nic/vendor=\"Intel Corporation\"", "nic/device=" E82599,
 	  "nic/mac=\"90:e2:ba:8c:2a:18\"", "nic/offloads#=15", "nic/offloads/TSO4=true", "nic/offloads/MEXTPG=true",
 	  "nic/offloads/NOMAP=absent", "errors=absent"}},
-	{"freebsd14 mlxen0", "freebsd", "mlxen0",
-	 {FB14_COMMON, {"ifconfig", 0, {"freebsd14_ifconfig_mlxen0.txt"}},
-	  {"pciconf", 0, {"freebsd14_pciconf_lv_nics.txt"}}, {"dev_desc", 0, {"freebsd14_sysctl_dev_mlx4_core_0_desc.txt"}},
+	{"freebsd14 mlxen0",
+	 "freebsd",
+	 "mlxen0",
+	 {FB14_COMMON,
+	  {"ifconfig", 0, {"freebsd14_ifconfig_mlxen0.txt"}},
+	  {"pciconf", 0, {"freebsd14_pciconf_lv_nics.txt"}},
+	  {"dev_desc", 0, {"freebsd14_sysctl_dev_mlx4_core_0_desc.txt"}},
 	  {"dev_fw", 1, {"freebsd14_sysctl_dev_mlx4_core_0_fw_version.stderr.txt"}}},
 	 {FB14_FACTS, "nic/interface=\"mlxen0\"", "nic/driver=\"mlx4_core\"", "nic/firmware=null",
 	  "nic/bus=\"pci0:9:0:0\"", "nic/description=\"mlx4_core\"", "nic/vendor=\"Mellanox Technologies\"",
 	  "nic/device=\"MT27520 Family [ConnectX-3 Pro]\"", "nic/mac=\"f4:52:14:3a:61:b0\"", "nic/offloads#=15",
 	  "nic/offloads/LINKSTATE=true", "errors#=1", "errors[0]/section=\"dev_fw\"", "errors[0]/rc=1",
 	  "errors[0]/message=\"sysctl: unknown oid 'dev.mlx4_core.0.fw_version'\""}},
-	{"freebsd13 ix0, no os-release, no dev_fw", "freebsd", "ix0",
-	 {{"uname_a", 0, {"freebsd13_uname_a.txt"}}, {"freebsd_version", 0, {"freebsd13_freebsd_version_ku.txt"}},
+	{"freebsd13 ix0, no os-release, no dev_fw",
+	 "freebsd",
+	 "ix0",
+	 {{"uname_a", 0, {"freebsd13_uname_a.txt"}},
+	  {"freebsd_version", 0, {"freebsd13_freebsd_version_ku.txt"}},
 	  {"os_release", 1, {"=cat: /etc/os-release: No such file or directory\n"}},
-	  {"sysctl", 0, {"freebsd13_sysctl_net_inet_tcp.txt"}}, {"ifconfig", 0, {"freebsd13_ifconfig_ix0.txt"}},
-	  {"pciconf", 0, {"freebsd13_pciconf_lv_nics.txt"}}, {"dev_desc", 0, {"freebsd13_sysctl_dev_ix_0_desc.txt"}}},
-	 {"kind=\"freebsd\"", "release=\"13.0-RELEASE\"", "machine=\"amd64\"", "os=absent",
-	  "freebsd_version/userland=\"13.0-RELEASE\"", "cpu/model=\"" FB13_MODEL "\"", "cpu/count=32",
-	  "memory_bytes=137346981888", "tcp/congestion_control=\"newreno\"", "tcp/congestion_available#=1",
-	  "tcp/congestion_available[0]=\"newreno\"", "tcp/sendspace=32768", "forwarding=absent", "sysctl#=10",
-	  "nic/driver=\"ix\"", "nic/firmware=absent", "nic/bus=\"pci0:4:0:0\"", "nic/description=" X520,
-	  "nic/mac=\"90:e2:ba:8c:21:40\"", "nic/offloads/NOMAP=true", "nic/offloads/MEXTPG=absent",
-	  "errors#=1", "errors[0]/section=\"os_release\"", "errors[0]/rc=1",
+	  {"sysctl", 0, {"freebsd13_sysctl_net_inet_tcp.txt"}},
+	  {"ifconfig", 0, {"freebsd13_ifconfig_ix0.txt"}},
+	  {"pciconf", 0, {"freebsd13_pciconf_lv_nics.txt"}},
+	  {"dev_desc", 0, {"freebsd13_sysctl_dev_ix_0_desc.txt"}}},
+	 {"kind=\"freebsd\"",
+	  "release=\"13.0-RELEASE\"",
+	  "machine=\"amd64\"",
+	  "os=absent",
+	  "freebsd_version/userland=\"13.0-RELEASE\"",
+	  "cpu/model=\"" FB13_MODEL "\"",
+	  "cpu/count=32",
+	  "memory_bytes=137346981888",
+	  "tcp/congestion_control=\"newreno\"",
+	  "tcp/congestion_available#=1",
+	  "tcp/congestion_available[0]=\"newreno\"",
+	  "tcp/sendspace=32768",
+	  "forwarding=absent",
+	  "sysctl#=10",
+	  "nic/driver=\"ix\"",
+	  "nic/firmware=absent",
+	  "nic/bus=\"pci0:4:0:0\"",
+	  "nic/description=" X520,
+	  "nic/mac=\"90:e2:ba:8c:21:40\"",
+	  "nic/offloads/NOMAP=true",
+	  "nic/offloads/MEXTPG=absent",
+	  "errors#=1",
+	  "errors[0]/section=\"os_release\"",
+	  "errors[0]/rc=1",
 	  "errors[0]/message=\"cat: /etc/os-release: No such file or directory\""}},
 	/* no nproc or meminfo capture for Ubuntu: the README's u24-bench (1950X, 64 GB) */
-	{"ubuntu24 enp4s0f0 (ixgbe)", "linux", "enp4s0f0",
-	 {{"uname_a", 0, {"ubuntu24_uname_a.txt"}}, {"os_release", 0, {"ubuntu24_os_release.txt"}},
-	  {"cpu_model", 0, {"ubuntu24_proc_cpuinfo_model_name.txt"}}, {"nproc", 0, {"=32\n"}},
+	{"ubuntu24 enp4s0f0 (ixgbe)",
+	 "linux",
+	 "enp4s0f0",
+	 {{"uname_a", 0, {"ubuntu24_uname_a.txt"}},
+	  {"os_release", 0, {"ubuntu24_os_release.txt"}},
+	  {"cpu_model", 0, {"ubuntu24_proc_cpuinfo_model_name.txt"}},
+	  {"nproc", 0, {"=32\n"}},
 	  {"meminfo", 0, {"=MemTotal:       65794428 kB\n"}},
 	  {"sysctl", 0, {"ubuntu24_sysctl_net.txt", "=net.ipv4.ip_forward = 1\n"}},
-	  {"ethtool_i", 0, {"ubuntu24_ethtool_i_ixgbe.txt"}}, {"ethtool_k", 0, {"ubuntu24_ethtool_k_ixgbe.txt"}},
+	  {"ethtool_i", 0, {"ubuntu24_ethtool_i_ixgbe.txt"}},
+	  {"ethtool_k", 0, {"ubuntu24_ethtool_k_ixgbe.txt"}},
 	  {"ip_link", 0, {"ubuntu24_ip_d_link_show_ixgbe.txt"}}},
-	 {"kind=\"linux\"", "kernel=\"Linux\"", "release=\"6.8.0-134-generic\"", "machine=\"x86_64\"",
-	  "os/name=\"Ubuntu 24.04.4 LTS\"", "os/id=\"ubuntu\"", "os/version=\"24.04\"", "freebsd_version=absent",
-	  "cpu/model=\"" TR1950X "\"", "cpu/count=32", "memory_bytes=67373494272", "nic#=8",
-	  "nic/interface=\"enp4s0f0\"", "nic/driver=\"ixgbe\"", "nic/driver_version=\"6.8.0-134-generic\"",
-	  "nic/firmware=\"0x61bd0001\"", "nic/bus=\"0000:04:00.0\"", "nic/description=absent", "nic/mtu=9000",
-	  "nic/mac=\"90:e2:ba:8c:2a:19\"", "nic/offloads#=65", "nic/offloads/tcp-segmentation-offload=true",
-	  "nic/offloads/large-receive-offload=false", "nic/offloads/tx-checksum-fcoe-crc=true",
-	  "tcp/congestion_control=\"cubic\"", "tcp/congestion_available#=2", "tcp/congestion_available[0]=\"reno\"",
-	  "tcp/congestion_available[1]=\"cubic\"", "tcp/rmem#=3", "tcp/rmem[0]=4096", "tcp/rmem[1]=131072",
-	  "tcp/rmem[2]=6291456", "tcp/wmem[1]=16384", "tcp/wmem[2]=4194304", "tcp/rmem_max=212992",
-	  "tcp/wmem_max=212992", "tcp/maxsockbuf=absent", "forwarding/ipv4=true", "sysctl#=7",
-	  "sysctl/net.ipv4.tcp_rmem=\"4096\t131072\t6291456\"", "errors=absent"}},
-	{"ubuntu22 enp9s0 (mlx4_en)", "linux", "enp9s0",
-	 {{"uname_a", 0, {"ubuntu22_uname_a.txt"}}, {"os_release", 0, {"ubuntu22_os_release.txt"}},
-	  {"cpu_model", 0, {"ubuntu22_proc_cpuinfo_model_name.txt"}}, {"sysctl", 0, {"ubuntu22_sysctl_net.txt"}},
-	  {"ethtool_i", 0, {"ubuntu22_ethtool_i_mlx4_en.txt"}}, {"ethtool_k", 0, {"ubuntu22_ethtool_k_mlx4_en.txt"}},
+	 {"kind=\"linux\"",
+	  "kernel=\"Linux\"",
+	  "release=\"6.8.0-134-generic\"",
+	  "machine=\"x86_64\"",
+	  "os/name=\"Ubuntu 24.04.4 LTS\"",
+	  "os/id=\"ubuntu\"",
+	  "os/version=\"24.04\"",
+	  "freebsd_version=absent",
+	  "cpu/model=\"" TR1950X "\"",
+	  "cpu/count=32",
+	  "memory_bytes=67373494272",
+	  "nic#=8",
+	  "nic/interface=\"enp4s0f0\"",
+	  "nic/driver=\"ixgbe\"",
+	  "nic/driver_version=\"6.8.0-134-generic\"",
+	  "nic/firmware=\"0x61bd0001\"",
+	  "nic/bus=\"0000:04:00.0\"",
+	  "nic/description=absent",
+	  "nic/mtu=9000",
+	  "nic/mac=\"90:e2:ba:8c:2a:19\"",
+	  "nic/offloads#=65",
+	  "nic/offloads/tcp-segmentation-offload=true",
+	  "nic/offloads/large-receive-offload=false",
+	  "nic/offloads/tx-checksum-fcoe-crc=true",
+	  "tcp/congestion_control=\"cubic\"",
+	  "tcp/congestion_available#=2",
+	  "tcp/congestion_available[0]=\"reno\"",
+	  "tcp/congestion_available[1]=\"cubic\"",
+	  "tcp/rmem#=3",
+	  "tcp/rmem[0]=4096",
+	  "tcp/rmem[1]=131072",
+	  "tcp/rmem[2]=6291456",
+	  "tcp/wmem[1]=16384",
+	  "tcp/wmem[2]=4194304",
+	  "tcp/rmem_max=212992",
+	  "tcp/wmem_max=212992",
+	  "tcp/maxsockbuf=absent",
+	  "forwarding/ipv4=true",
+	  "sysctl#=7",
+	  "sysctl/net.ipv4.tcp_rmem=\"4096\t131072\t6291456\"",
+	  "errors=absent"}},
+	{"ubuntu22 enp9s0 (mlx4_en)",
+	 "linux",
+	 "enp9s0",
+	 {{"uname_a", 0, {"ubuntu22_uname_a.txt"}},
+	  {"os_release", 0, {"ubuntu22_os_release.txt"}},
+	  {"cpu_model", 0, {"ubuntu22_proc_cpuinfo_model_name.txt"}},
+	  {"sysctl", 0, {"ubuntu22_sysctl_net.txt"}},
+	  {"ethtool_i", 0, {"ubuntu22_ethtool_i_mlx4_en.txt"}},
+	  {"ethtool_k", 0, {"ubuntu22_ethtool_k_mlx4_en.txt"}},
 	  {"ip_link", 0, {"ubuntu22_ip_d_link_show_mlx4_en.txt"}}},
 	 {"release=\"5.15.0-161-generic\"", "os/version=\"22.04\"", "cpu/model=\"" FB13_MODEL "\"", "cpu/count=absent",
-	  "memory_bytes=absent", "nic/driver=\"mlx4_en\"", "nic/driver_version=\"4.0-0\"",
-	  "nic/firmware=\"2.42.5000\"", "nic/bus=\"0000:09:00.0\"", "nic/mac=\"f4:52:14:3a:5e:f1\"",
-	  "nic/offloads/rx-vlan-stag-hw-parse=true", "tcp/rmem[2]=6291456", "forwarding=absent"}},
+	  "memory_bytes=absent", "nic/driver=\"mlx4_en\"", "nic/driver_version=\"4.0-0\"", "nic/firmware=\"2.42.5000\"",
+	  "nic/bus=\"0000:09:00.0\"", "nic/mac=\"f4:52:14:3a:5e:f1\"", "nic/offloads/rx-vlan-stag-hw-parse=true",
+	  "tcp/rmem[2]=6291456", "forwarding=absent"}},
 	/* ethtool missing: rc 127, no offloads */
-	{"debian12 eth0 (virtio_net), no ethtool -k", "linux", "eth0",
-	 {{"uname_a", 0, {"debian12_uname_a.txt"}}, {"os_release", 0, {"debian12_os_release.txt"}},
-	  {"cpu_model", 0, {"debian12_proc_cpuinfo_model_name.txt"}}, {"nproc", 0, {"debian12_nproc.txt"}},
-	  {"sysctl", 0, {"debian12_sysctl_net.txt"}}, {"ethtool_i", 0, {"debian12_ethtool_i_virtio_net.txt"}},
-	  {"ethtool_k", 127, {"=sh: 1: ethtool: not found\n"}}, {"ip_link", 0, {"debian12_ip_d_link_show.txt"}}},
-	 {"release=\"6.18.44-fc-v1045\"", "os/name=\"Debian GNU/Linux 12 (bookworm)\"", "os/version=\"12\"",
-	  "cpu/model=\"AMD EPYC\"", "cpu/count=2", "nic/driver=\"virtio_net\"", "nic/firmware=null",
-	  "nic/bus=\"0000:00:03.0\"", "nic/mtu=1400", "nic/mac=\"02:fc:00:00:00:01\"", "nic/offloads=absent",
-	  "tcp/congestion_control=\"bbr\"", "tcp/congestion_available#=3", "tcp/congestion_available[1]=\"bbr\"",
-	  "tcp/rmem[2]=33554432", "tcp/rmem_max=4194304", "errors#=1", "errors[0]/section=\"ethtool_k\"",
-	  "errors[0]/rc=127", "errors[0]/message=\"sh: 1: ethtool: not found\""}},
+	{"debian12 eth0 (virtio_net), no ethtool -k",
+	 "linux",
+	 "eth0",
+	 {{"uname_a", 0, {"debian12_uname_a.txt"}},
+	  {"os_release", 0, {"debian12_os_release.txt"}},
+	  {"cpu_model", 0, {"debian12_proc_cpuinfo_model_name.txt"}},
+	  {"nproc", 0, {"debian12_nproc.txt"}},
+	  {"sysctl", 0, {"debian12_sysctl_net.txt"}},
+	  {"ethtool_i", 0, {"debian12_ethtool_i_virtio_net.txt"}},
+	  {"ethtool_k", 127, {"=sh: 1: ethtool: not found\n"}},
+	  {"ip_link", 0, {"debian12_ip_d_link_show.txt"}}},
+	 {"release=\"6.18.44-fc-v1045\"",
+	  "os/name=\"Debian GNU/Linux 12 (bookworm)\"",
+	  "os/version=\"12\"",
+	  "cpu/model=\"AMD EPYC\"",
+	  "cpu/count=2",
+	  "nic/driver=\"virtio_net\"",
+	  "nic/firmware=null",
+	  "nic/bus=\"0000:00:03.0\"",
+	  "nic/mtu=1400",
+	  "nic/mac=\"02:fc:00:00:00:01\"",
+	  "nic/offloads=absent",
+	  "tcp/congestion_control=\"bbr\"",
+	  "tcp/congestion_available#=3",
+	  "tcp/congestion_available[1]=\"bbr\"",
+	  "tcp/rmem[2]=33554432",
+	  "tcp/rmem_max=4194304",
+	  "errors#=1",
+	  "errors[0]/section=\"ethtool_k\"",
+	  "errors[0]/rc=127",
+	  "errors[0]/message=\"sh: 1: ethtool: not found\""}},
 };
 
 #define NHOSTS (sizeof(hosts) / sizeof(hosts[0]))
@@ -545,24 +886,15 @@ static json_t *run_sample(const struct sample *s, const char *buf, size_t len)
 	json_t *r;
 
 	switch (s->parser) {
-	case P_SYSCTL:
-		return tb_hostmeta_sysctl(buf);
-	case P_OS:
-		return tb_hostmeta_os_release(buf);
-	case P_ETHI:
-		return tb_hostmeta_ethtool_i(buf);
-	case P_ETHK:
-		return tb_hostmeta_ethtool_k(buf);
-	case P_IPLINK:
-		return tb_hostmeta_ip_link(buf);
-	case P_IFCONFIG:
-		return tb_hostmeta_ifconfig(buf);
-	case P_PCICONF:
-		return tb_hostmeta_pciconf(buf);
-	case P_CC:
-		return tb_hostmeta_cc_list(buf);
-	default:
-		break;
+	case P_SYSCTL: return tb_hostmeta_sysctl(buf);
+	case P_OS: return tb_hostmeta_os_release(buf);
+	case P_ETHI: return tb_hostmeta_ethtool_i(buf);
+	case P_ETHK: return tb_hostmeta_ethtool_k(buf);
+	case P_IPLINK: return tb_hostmeta_ip_link(buf);
+	case P_IFCONFIG: return tb_hostmeta_ifconfig(buf);
+	case P_PCICONF: return tb_hostmeta_pciconf(buf);
+	case P_CC: return tb_hostmeta_cc_list(buf);
+	default: break;
 	}
 	/* P_FULL: the one section through the whole parser */
 	snprintf(line, sizeof(line), "%s%d\n", TB_HOSTMETA_RC, s->rc);
@@ -595,7 +927,8 @@ static void test_samples(void **state)
 		if (s->parser == P_NVALUE || s->parser == P_UNAME) {
 			char *other = read_data(s->other, NULL);
 			struct sample full = {s->other, P_FULL, "uname_a", NULL, NULL, 0, {NULL}};
-			json_t *r = s->parser == P_NVALUE ? tb_hostmeta_sysctl(other) : run_sample(&full, other, strlen(other));
+			json_t *r = s->parser == P_NVALUE ? tb_hostmeta_sysctl(other)
+							  : run_sample(&full, other, strlen(other));
 			const char *want = trimmed(buf);
 
 			if (!json_is_string(json_object_get(r, s->arg)) ||
@@ -675,33 +1008,57 @@ static void test_odd_outputs(void **state)
 		const char *facts[8];
 	} cases[] = {
 		{"linux", NULL, "", {"kind=\"linux\"", "uname=absent", "errors=absent", "nic=absent"}},
-		{"unknown", NULL, "@@testbedd-section uname_a\nLinux h 6.1 #1 x86_64 GNU/Linux\n@@testbedd-rc 0\n",
+		{"unknown",
+		 NULL,
+		 "@@testbedd-section uname_a\nLinux h 6.1 #1 x86_64 GNU/Linux\n@@testbedd-rc 0\n",
 		 {"kind=absent", "release=\"6.1\"", "machine=\"x86_64\""}},
-		{"linux", NULL, "motd\n@@testbedd-section nproc\n4\n@@testbedd-rc 0\nnoise\n@@testbedd-section nproc\n8\n"
-				"@@testbedd-rc 0\n",
+		{"linux",
+		 NULL,
+		 "motd\n@@testbedd-section nproc\n4\n@@testbedd-rc 0\nnoise\n@@testbedd-section nproc\n8\n"
+		 "@@testbedd-rc 0\n",
 		 {"cpu/count=8"}},
-		{"linux", NULL, "@@testbedd-section mystery\nwhat\n@@testbedd-rc 3\n",
+		{"linux",
+		 NULL,
+		 "@@testbedd-section mystery\nwhat\n@@testbedd-rc 3\n",
 		 {"errors[0]/section=\"mystery\"", "errors[0]/rc=3", "errors[0]/message=\"what\""}},
-		{"linux", NULL, "@@testbedd-section nproc\n\n\n@@testbedd-rc 2\n", {"errors[0]/message=\"\"", "cpu=absent"}},
+		{"linux",
+		 NULL,
+		 "@@testbedd-section nproc\n\n\n@@testbedd-rc 2\n",
+		 {"errors[0]/message=\"\"", "cpu=absent"}},
 		/* the script's own layout: an empty line before each rc line */
-		{"linux", NULL, "@@testbedd-section nproc\n6\n\n@@testbedd-rc 0\n@@testbedd-section sysctl\n"
-				"net.ipv4.ip_forward = 0\n\n@@testbedd-rc 0\n",
+		{"linux",
+		 NULL,
+		 "@@testbedd-section nproc\n6\n\n@@testbedd-rc 0\n@@testbedd-section sysctl\n"
+		 "net.ipv4.ip_forward = 0\n\n@@testbedd-rc 0\n",
 		 {"cpu/count=6", "forwarding/ipv4=false", "sysctl#=1"}},
 		/* a last line without its newline (the script's echo adds one) */
 		{"freebsd", NULL, "@@testbedd-section sysctl\nhw.ncpu: 4\n@@testbedd-rc 0\n", {"cpu/count=4"}},
 		/* cut off inside a line: the partial line is not read */
-		{"freebsd", NULL, "@@testbedd-section sysctl\nhw.ncpu: 4\nhw.physmem: 12", {"cpu/count=4", "memory_bytes=absent"}},
-		{"freebsd", NULL, "@@testbedd-section sysctl\nsysctl: unknown oid 'x'\nhw.ncpu: 4\n@@testbedd-rc 1\n",
+		{"freebsd",
+		 NULL,
+		 "@@testbedd-section sysctl\nhw.ncpu: 4\nhw.physmem: 12",
+		 {"cpu/count=4", "memory_bytes=absent"}},
+		{"freebsd",
+		 NULL,
+		 "@@testbedd-section sysctl\nsysctl: unknown oid 'x'\nhw.ncpu: 4\n@@testbedd-rc 1\n",
 		 {"cpu/count=4", "sysctl#=1", "errors[0]/message=\"sysctl: unknown oid 'x'\""}},
-		{"linux", "lo", "@@testbedd-section ip_link\nDevice \"lo\" does not exist.\n@@testbedd-rc 1\n",
+		{"linux",
+		 "lo",
+		 "@@testbedd-section ip_link\nDevice \"lo\" does not exist.\n@@testbedd-rc 1\n",
 		 {"nic=absent", "errors[0]/rc=1"}},
-		{"freebsd", "bridge0", "@@testbedd-section ifconfig\nbridge0: flags=8843<UP> metric 0 mtu 1500\n"
-				       "@@testbedd-rc 0\n",
+		{"freebsd",
+		 "bridge0",
+		 "@@testbedd-section ifconfig\nbridge0: flags=8843<UP> metric 0 mtu 1500\n"
+		 "@@testbedd-rc 0\n",
 		 {"nic/driver=\"bridge\"", "nic/mtu=1500", "nic/offloads=absent"}},
-		{"linux", NULL, "@@testbedd-section meminfo\nMemTotal:       1024 kB\n@@testbedd-rc 0\n",
+		{"linux",
+		 NULL,
+		 "@@testbedd-section meminfo\nMemTotal:       1024 kB\n@@testbedd-rc 0\n",
 		 {"memory_bytes=1048576"}},
 		/* non-UTF-8 bytes become '?' */
-		{"linux", NULL, "@@testbedd-section cpu_model\nmodel name\t: caf\xe9\n@@testbedd-rc 0\n",
+		{"linux",
+		 NULL,
+		 "@@testbedd-section cpu_model\nmodel name\t: caf\xe9\n@@testbedd-rc 0\n",
 		 {"cpu/model=\"caf?\""}},
 	};
 
@@ -729,15 +1086,17 @@ static void test_parser_cases(void **state)
 		{P_CC, CC14, {"#=2", "[0]=\"cubic\"", "[1]=\"newreno\""}},
 		{P_CC, "", {"NULL"}},
 		{P_CC, "\nCCmod           D PCB count\n\n", {"NULL"}},
-		{P_OS, "# comment\nA=\"x \\\"y\\\" \\$z\"\nB='a b'\nC=bare\n=no\nD\n", {"#=3", "A=\"x \"y\" $z\"",
-											"B=\"a b\"", "C=\"bare\""}},
+		{P_OS,
+		 "# comment\nA=\"x \\\"y\\\" \\$z\"\nB='a b'\nC=bare\n=no\nD\n",
+		 {"#=3", "A=\"x \"y\" $z\"", "B=\"a b\"", "C=\"bare\""}},
 		{P_OS, "garbage\n", {"NULL"}},
 		{P_SYSCTL, "kern.x: a\n  b  \n\nkern.y: \n\n", {"#=2", "kern.x=\"a\n  b\"", "kern.y=\"\""}},
 		{P_SYSCTL, "sysctl: cannot stat /proc/sys/net/x: No such file or directory\n", {"NULL"}},
 		{P_ETHI, "Cannot get driver information: Operation not supported\n", {"NULL"}},
 		{P_ETHK, "Features for lo:\nrx-checksumming: on [fixed]\nweird: maybe\n", {"#=1"}},
 		{P_IPLINK, "    link/ether 00:11:22:33:44:55\n", {"NULL"}},
-		{P_IPLINK, "7: br0.5@br0: <UP> mtu 1500\n    link/none promiscuity 0\n",
+		{P_IPLINK,
+		 "7: br0.5@br0: <UP> mtu 1500\n    link/none promiscuity 0\n",
 		 {"name=\"br0.5\"", "link_type=\"none\"", "mac=absent", "promiscuity=0"}},
 		{P_IFCONFIG, "ifconfig: interface ix9 does not exist\n", {"NULL"}},
 		{P_PCICONF, "    vendor = 'x'\n", {"NULL"}},
@@ -764,14 +1123,27 @@ static void test_script_refused(void **state)
 		const char *kind, *iface;
 		bool ok;
 	} cases[] = {
-		{"linux", NULL, true},      {"freebsd", NULL, true},   {"Linux", "eth0", true},
-		{"FreeBSD", "ix0", true},   {"unknown", NULL, false},  {NULL, NULL, false},
-		{"", "eth0", false},        {"linux", "a b", false},   {"linux", "x;rm", false},
-		{"linux", "", false},       {"linux", "abcdefghijklmnop", false},
-		{"linux", "abcdefghijklmno", true},                    {"freebsd", "a'b", false},
-		{"linux", "$(reboot)", false}, {"linux", "eth0\n", false}, {"linux", "caf\xc3\xa9", false},
-		{"linux", "eth0.100", true}, {"linux", "eth0:1", true}, {"linux", "veth-a_b", true},
-		{"linux", "-h", false},     {"freebsd", "--help", false},
+		{"linux", NULL, true},
+		{"freebsd", NULL, true},
+		{"Linux", "eth0", true},
+		{"FreeBSD", "ix0", true},
+		{"unknown", NULL, false},
+		{NULL, NULL, false},
+		{"", "eth0", false},
+		{"linux", "a b", false},
+		{"linux", "x;rm", false},
+		{"linux", "", false},
+		{"linux", "abcdefghijklmnop", false},
+		{"linux", "abcdefghijklmno", true},
+		{"freebsd", "a'b", false},
+		{"linux", "$(reboot)", false},
+		{"linux", "eth0\n", false},
+		{"linux", "caf\xc3\xa9", false},
+		{"linux", "eth0.100", true},
+		{"linux", "eth0:1", true},
+		{"linux", "veth-a_b", true},
+		{"linux", "-h", false},
+		{"freebsd", "--help", false},
 	};
 
 	(void)state;
@@ -808,24 +1180,42 @@ static void test_script_shape(void **state)
 		const char *kind, *iface, *sections;
 		const char *has[4], *lacks[3];
 	} cases[] = {
-		{"linux", NULL, "uname_a os_release cpu_model nproc meminfo sysctl",
+		{"linux",
+		 NULL,
+		 "uname_a os_release cpu_model nproc meminfo sysctl",
 		 {"uname -a </dev/null 2>&1", "grep -m1 'model name' /proc/cpuinfo", "net.ipv4.ip_forward"},
 		 {"ethtool", "ip -d", "\n"}},
-		{"linux", "lo", "uname_a os_release cpu_model nproc meminfo sysctl ethtool_i ethtool_k ip_link",
-		 {"ethtool -i 'lo'", "ethtool -k 'lo'", "ip -d link show 'lo'"}, {"ifconfig", "\n"}},
-		{"freebsd", NULL, "uname_a freebsd_version os_release sysctl",
+		{"linux",
+		 "lo",
+		 "uname_a os_release cpu_model nproc meminfo sysctl ethtool_i ethtool_k ip_link",
+		 {"ethtool -i 'lo'", "ethtool -k 'lo'", "ip -d link show 'lo'"},
+		 {"ifconfig", "\n"}},
+		{"freebsd",
+		 NULL,
+		 "uname_a freebsd_version os_release sysctl",
 		 {"freebsd-version -ku", "net.inet.tcp.cc.available hw.model", "net.inet.ip.forwarding"},
 		 {"ifconfig", "pciconf", "dev."}},
-		{"freebsd", "ix0", "uname_a freebsd_version os_release sysctl ifconfig pciconf dev_desc dev_fw",
+		{"freebsd",
+		 "ix0",
+		 "uname_a freebsd_version os_release sysctl ifconfig pciconf dev_desc dev_fw",
 		 {"ifconfig 'ix0'", "pciconf -lv", "sysctl 'dev.ix.0.%desc'", "sysctl 'dev.ix.0.fw_version'"},
 		 {"ethtool", "\n"}},
-		{"freebsd", "mlxen0", NULL,
+		{"freebsd",
+		 "mlxen0",
+		 NULL,
 		 {"ifconfig 'mlxen0'", "sysctl 'dev.mlx4_core.0.%desc'", "sysctl 'dev.mlx4_core.0.fw_version'"},
 		 {"dev.mlxen"}},
 		{"freebsd", "mce12", NULL, {"ifconfig 'mce12'", "'dev.mlx5_core.12.%desc'"}, {"dev.mce"}},
-		{"freebsd", "bridge", "uname_a freebsd_version os_release sysctl ifconfig pciconf", {"ifconfig 'bridge'"},
+		{"freebsd",
+		 "bridge",
+		 "uname_a freebsd_version os_release sysctl ifconfig pciconf",
+		 {"ifconfig 'bridge'"},
 		 {"dev."}},
-		{"freebsd", "vlan0.100", "uname_a freebsd_version os_release sysctl ifconfig pciconf", {NULL}, {"dev."}},
+		{"freebsd",
+		 "vlan0.100",
+		 "uname_a freebsd_version os_release sysctl ifconfig pciconf",
+		 {NULL},
+		 {"dev."}},
 	};
 
 	(void)state;
@@ -838,10 +1228,12 @@ static void test_script_shape(void **state)
 			fail_msg("script(%s, %s): sections \"%s\"", cases[i].kind, cases[i].iface, names);
 		for (size_t k = 0; k < 4 && cases[i].has[k] != NULL; k++)
 			if (strstr(s, cases[i].has[k]) == NULL)
-				fail_msg("script(%s, %s) lacks \"%s\": %s", cases[i].kind, cases[i].iface, cases[i].has[k], s);
+				fail_msg("script(%s, %s) lacks \"%s\": %s", cases[i].kind, cases[i].iface,
+					 cases[i].has[k], s);
 		for (size_t k = 0; k < 3 && cases[i].lacks[k] != NULL; k++)
 			if (strstr(s, cases[i].lacks[k]) != NULL)
-				fail_msg("script(%s, %s) has \"%s\": %s", cases[i].kind, cases[i].iface, cases[i].lacks[k], s);
+				fail_msg("script(%s, %s) has \"%s\": %s", cases[i].kind, cases[i].iface,
+					 cases[i].lacks[k], s);
 		/* nothing csh would expand, so the caller's quoting is enough */
 		assert_null(strchr(s, '!'));
 		free(s);
@@ -928,8 +1320,8 @@ static void test_script_runs(void **state)
 		assert_int_equal(count(out, TB_HOSTMETA_RC), 9);
 		r = parse_ok("linux", "lo", out, len);
 		{
-			const char *facts[] = {"kind=\"linux\"", "kernel=\"Linux\"", "nic/interface=\"lo\"", "nic/mtu=65536",
-					       "tcp/rmem#=3", NULL};
+			const char *facts[] = {"kind=\"linux\"", "kernel=\"Linux\"", "nic/interface=\"lo\"",
+					       "nic/mtu=65536",  "tcp/rmem#=3",      NULL};
 			const json_t *v;
 
 			check_facts(r, shells[i], facts, 5);
@@ -959,9 +1351,9 @@ static void test_script_runs(void **state)
 
 		assert_int_equal(count(out, TB_HOSTMETA_RC), 8);
 		assert_string_equal(json_string_value(json_object_get(r, "kernel")), "Linux");
-		json_array_foreach(json_object_get(r, "errors"), i, e)
-			if (strcmp(json_string_value(json_object_get(e, "section")), "freebsd_version") == 0)
-				saw = json_integer_value(json_object_get(e, "rc")) == 127;
+		json_array_foreach(json_object_get(r, "errors"), i,
+				   e) if (strcmp(json_string_value(json_object_get(e, "section")), "freebsd_version") ==
+					  0) saw = json_integer_value(json_object_get(e, "rc")) == 127;
 		assert_true(saw);
 		json_decref(r);
 		free(out);
@@ -1026,9 +1418,30 @@ static void test_truncated(void **state)
 static void test_garbage(void **state)
 {
 	static const char *const kinds[] = {"linux", "freebsd", "other"};
-	static const char *const bits[] = {TB_HOSTMETA_SECTION, TB_HOSTMETA_RC, "sysctl\n", "uname_a\n", "0\n", "1\n",
-					   "\n", ": ", " = ", "<", ">", ",", "@", "=", "'", "\"", "\t", "dev_fw\n",
-					   "ifconfig\n", "pciconf\n", "ip_link\n", "ethtool_k\n", "a.b", "\xff"};
+	static const char *const bits[] = {TB_HOSTMETA_SECTION,
+					   TB_HOSTMETA_RC,
+					   "sysctl\n",
+					   "uname_a\n",
+					   "0\n",
+					   "1\n",
+					   "\n",
+					   ": ",
+					   " = ",
+					   "<",
+					   ">",
+					   ",",
+					   "@",
+					   "=",
+					   "'",
+					   "\"",
+					   "\t",
+					   "dev_fw\n",
+					   "ifconfig\n",
+					   "pciconf\n",
+					   "ip_link\n",
+					   "ethtool_k\n",
+					   "a.b",
+					   "\xff"};
 	struct text t = {NULL, 0};
 
 	(void)state;
@@ -1052,7 +1465,7 @@ static void test_garbage(void **state)
 		parse_any(kinds[round % 3], round % 4 == 0 ? NULL : round % 4 == 1 ? "mlxen0" : "ix0", t.p, t.n);
 		/* the section parsers on the same bytes, as a string */
 		{
-			json_t *(*const parsers[])(const char *) = {tb_hostmeta_sysctl,   tb_hostmeta_os_release,
+			json_t *(*const parsers[])(const char *) = {tb_hostmeta_sysctl,    tb_hostmeta_os_release,
 								    tb_hostmeta_ethtool_i, tb_hostmeta_ethtool_k,
 								    tb_hostmeta_ip_link,   tb_hostmeta_ifconfig,
 								    tb_hostmeta_pciconf,   tb_hostmeta_cc_list};
@@ -1065,12 +1478,18 @@ static void test_garbage(void **state)
 	/* only markers, a marker without its newline, odd rc lines */
 	{
 		static const char *const texts[] = {
-			"@@testbedd-section ", "@@testbedd-section", "@@testbedd-section sysctl", "@@testbedd-rc 0",
-			"@@testbedd-rc 0\n@@testbedd-rc 1\n", "@@testbedd-section \n@@testbedd-rc \n",
+			"@@testbedd-section ",
+			"@@testbedd-section",
+			"@@testbedd-section sysctl",
+			"@@testbedd-rc 0",
+			"@@testbedd-rc 0\n@@testbedd-rc 1\n",
+			"@@testbedd-section \n@@testbedd-rc \n",
 			"@@testbedd-section sysctl\n@@testbedd-rc x\nhw.ncpu: 1\n",
 			"@@testbedd-section sysctl\n@@testbedd-rc 99999999999999999999\n",
 			"@@testbedd-section sysctl\nhw.ncpu: 1\n@@testbedd-rc -1\n",
-			"@@testbedd-section dev_fw\n@@testbedd-rc 1", "\n\n\n", "@@testbedd-section uname_a\n\n",
+			"@@testbedd-section dev_fw\n@@testbedd-rc 1",
+			"\n\n\n",
+			"@@testbedd-section uname_a\n\n",
 		};
 
 		for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
@@ -1085,9 +1504,9 @@ static void test_garbage(void **state)
 	}
 	/* a huge line, a huge section name, NUL bytes */
 	{
-		static const char *const heads[] = {"@@testbedd-section sysctl\nhw.model: ", "@@testbedd-section uname_a\n",
-						    "@@testbedd-section ", "@@testbedd-section ifconfig\nix0: flags=<",
-						    "@@testbedd-section pciconf\nix0@"};
+		static const char *const heads[] = {
+			"@@testbedd-section sysctl\nhw.model: ", "@@testbedd-section uname_a\n", "@@testbedd-section ",
+			"@@testbedd-section ifconfig\nix0: flags=<", "@@testbedd-section pciconf\nix0@"};
 		size_t big = 1u << 20;
 
 		for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
@@ -1184,11 +1603,11 @@ static void test_out_of_memory(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_samples),        cmocka_unit_test(test_every_file),
-		cmocka_unit_test(test_hosts),          cmocka_unit_test(test_odd_outputs),
-		cmocka_unit_test(test_parser_cases),   cmocka_unit_test(test_script_refused),
-		cmocka_unit_test(test_script_shape),   cmocka_unit_test(test_script_runs),
-		cmocka_unit_test(test_truncated),      cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_samples),       cmocka_unit_test(test_every_file),
+		cmocka_unit_test(test_hosts),         cmocka_unit_test(test_odd_outputs),
+		cmocka_unit_test(test_parser_cases),  cmocka_unit_test(test_script_refused),
+		cmocka_unit_test(test_script_shape),  cmocka_unit_test(test_script_runs),
+		cmocka_unit_test(test_truncated),     cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_out_of_memory),
 	};
 

@@ -26,8 +26,13 @@ char *mkdtemp(char *template);
 static int64_t matrix(struct tb_store *st, const char *name)
 {
 	struct tb_matrix_row m = {.name = name, .spec = "{}", .state = "succeeded", .actor = "admin", .created_at = 1};
-	struct tb_run_row run = {.client = "left", .server = "right", .link = "lan", .server_address = "198.18.1.2",
-				 .protocol = "tcp", .direction = "forward", .params = "{}"};
+	struct tb_run_row run = {.client = "left",
+				 .server = "right",
+				 .link = "lan",
+				 .server_address = "198.18.1.2",
+				 .protocol = "tcp",
+				 .direction = "forward",
+				 .params = "{}"};
 	struct tb_error err = {0};
 	int64_t id;
 
@@ -38,8 +43,14 @@ static int64_t matrix(struct tb_store *st, const char *name)
 
 static void snapshot(struct tb_store *st, int64_t mx, const char *host, const char *os, const char *data)
 {
-	struct tb_snapshot_row r = {.matrix_id = mx, .host = host, .os = os, .taken_at = 100, .interface = "eth1",
-				    .command = "sh -c 'uname -a; sysctl -a'", .data = data, .raw = "Linux left 6.1\n",
+	struct tb_snapshot_row r = {.matrix_id = mx,
+				    .host = host,
+				    .os = os,
+				    .taken_at = 100,
+				    .interface = "eth1",
+				    .command = "sh -c 'uname -a; sysctl -a'",
+				    .data = data,
+				    .raw = "Linux left 6.1\n",
 				    .raw_len = 15};
 	struct tb_error err = {0};
 

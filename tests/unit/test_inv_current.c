@@ -25,7 +25,8 @@ static struct tb_inventory *load(const char *address)
 
 	snprintf(text, sizeof(text),
 		 "version: 1\nssh: {user: root, key_file: /k}\nmachines:\n"
-		 "  left:\n    role: host\n    os:\n      ubuntu: {address: %s}\n", address);
+		 "  left:\n    role: host\n    os:\n      ubuntu: {address: %s}\n",
+		 address);
 	assert_int_equal(tb_inventory_load_buffer("t.yaml", text, strlen(text), 0, &inv, &err), 0);
 	return inv;
 }
@@ -46,17 +47,17 @@ static void test_get_put_swap(void **state)
 	assert_non_null(c);
 	a = tb_inv_current_get(c);
 	assert_string_equal(address_of(a), "198.18.0.11");
-	assert_int_equal(a->refs, 2);          /* the holder's and ours */
+	assert_int_equal(a->refs, 2); /* the holder's and ours */
 	tb_inv_current_swap(c, load("198.18.0.12"));
 	/* the reader still has the inventory it took, whole */
 	assert_int_equal(a->refs, 1);
 	assert_string_equal(address_of(a), "198.18.0.11");
 	b = tb_inv_current_get(c);
 	assert_string_equal(address_of(b), "198.18.0.12");
-	tb_inv_current_put(c, a);              /* the last reader: the old one goes */
+	tb_inv_current_put(c, a); /* the last reader: the old one goes */
 	tb_inv_current_put(c, b);
 	assert_int_equal(b->refs, 1);
-	tb_inv_current_put(c, NULL);           /* allowed, nothing happens */
+	tb_inv_current_put(c, NULL); /* allowed, nothing happens */
 	tb_inv_current_free(c);
 }
 

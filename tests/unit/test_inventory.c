@@ -61,16 +61,16 @@ static void test_reference_example(void **state)
 	router = tb_inventory_find(inv, "pokeitwithastick");
 	assert_int_equal(router->role, TB_ROLE_ROUTER);
 	assert_int_equal(router->nlinks, 2);
-	assert_true(router->links[0].rate_bps == 0);                /* not given */
-	assert_true(left->links[0].rate_bps == 10e9);               /* rate: 10G */
+	assert_true(router->links[0].rate_bps == 0);  /* not given */
+	assert_true(left->links[0].rate_bps == 10e9); /* rate: 10G */
 	assert_null(tb_inventory_find(inv, "nope"));
 	{
 		json_t *j = tb_machine_to_json(left);
 		char *text = json_dumps(j, 0);
 
 		assert_non_null(text);
-		assert_null(strstr(text, "left-bmc.pass"));   /* the password file's path */
-		assert_null(strstr(text, "id_ed25519"));      /* the key file's path */
+		assert_null(strstr(text, "left-bmc.pass")); /* the password file's path */
+		assert_null(strstr(text, "id_ed25519"));    /* the key file's path */
 		assert_non_null(strstr(text, "\"cipher_suite\": 3"));
 		free(text);
 		json_decref(j);
@@ -83,7 +83,7 @@ static void test_reference_example(void **state)
 
 struct bad_case {
 	const char *text;
-	const char *expect;   /* a substring of the message, with line:column */
+	const char *expect; /* a substring of the message, with line:column */
 };
 
 static const struct bad_case bad[] = {
@@ -110,9 +110,11 @@ static const struct bad_case bad[] = {
 	{HEAD HOST "    mac: 00:11:22:33:44\n", "t.yaml:8:10: machines.left.mac: expected a MAC address"},
 	{HEAD HOST "    power:\n      - {driver: wol, via: raw, interface: eth0}\n",
 	 "t.yaml:9:9: machines.left.power[0]: Wake-on-LAN needs the machine's mac"},
-	{HEAD HOST "    mac: \"02:00:00:00:00:01\"\n    power:\n      - driver: wol\n        via: relay\n        relay: openwrt\n        interface: br-lan\n",
+	{HEAD HOST
+	 "    mac: \"02:00:00:00:00:01\"\n    power:\n      - driver: wol\n        via: relay\n        relay: openwrt\n        interface: br-lan\n",
 	 "t.yaml:12:16: machines.left.power[0]: relay \"openwrt\" is not a machine with role relay"},
-	{HEAD HOST "    mac: \"02:00:00:00:00:01\"\n    power:\n      - driver: wol\n        via: broadcast\n        target: 198.18.0.255\n",
+	{HEAD HOST
+	 "    mac: \"02:00:00:00:00:01\"\n    power:\n      - driver: wol\n        via: broadcast\n        target: 198.18.0.255\n",
 	 "machines.left.power[0]: via broadcast needs source"},
 	{HEAD HOST "    mac: \"02:00:00:00:00:01\"\n    power:\n      - {driver: wol, via: carrier-pigeon}\n",
 	 "t.yaml:10:28: machines.left.power[0].via: expected one of broadcast | directed | raw | relay"},
@@ -120,7 +122,8 @@ static const struct bad_case bad[] = {
 	 "t.yaml:9:9: machines.left.power[0]: give exactly one of password_file and password_env"},
 	{HEAD HOST "    power:\n      - {driver: ipmi, address: 1.2.3.4, user: ADMIN, password: ADMIN}\n",
 	 "t.yaml:9:55: machines.left.power[0].password: unknown key"},
-	{HEAD HOST "    power:\n      - {driver: ipmi, address: 1.2.3.4, user: ADMIN, password_env: x, cipher_suite: 18}\n",
+	{HEAD HOST
+	 "    power:\n      - {driver: ipmi, address: 1.2.3.4, user: ADMIN, password_env: x, cipher_suite: 18}\n",
 	 "machines.left.power[0].password_env: expected an environment variable name"},
 	{HEAD HOST "    power:\n      - {driver: redfsh}\n",
 	 "t.yaml:9:18: machines.left.power[0].driver: expected one of ipmi | wol | redfish | command"},
@@ -130,7 +133,8 @@ static const struct bad_case bad[] = {
 	{HEAD HOST "    power:\n      - {driver: redfish, url: \"http://1.2.3.4\", user: root, password_env: X}\n",
 	 "t.yaml:9:32: machines.left.power[0].url: expected the BMC's https://HOST[:PORT] (the service root's base, "
 	 "no path), got \"http://1.2.3.4\""},
-	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc:8443/redfish/v1\", user: root, password_env: X}\n",
+	{HEAD HOST
+	 "    power:\n      - {driver: redfish, url: \"https://bmc:8443/redfish/v1\", user: root, password_env: X}\n",
 	 "machines.left.power[0].url: expected the BMC's https://HOST[:PORT]"},
 	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc:70000\", user: root, password_env: X}\n",
 	 "machines.left.power[0].url: expected the BMC's https://HOST[:PORT]"},
@@ -138,15 +142,20 @@ static const struct bad_case bad[] = {
 	 "t.yaml:9:9: machines.left.power[0]: give exactly one of password_file and password_env"},
 	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", password_env: X}\n",
 	 "machines.left.power[0].user: missing; expected the BMC user"},
-	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, auth: digest}\n",
+	{HEAD HOST
+	 "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, auth: digest}\n",
 	 "machines.left.power[0].auth: expected one of basic | session, got \"digest\""},
-	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, insecure: yes}\n",
+	{HEAD HOST
+	 "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, insecure: yes}\n",
 	 "machines.left.power[0].insecure: expected one of false | true, got \"yes\""},
-	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, insecure: true, ca_file: /ca.pem}\n",
+	{HEAD HOST
+	 "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, insecure: true, ca_file: /ca.pem}\n",
 	 "machines.left.power[0]: insecure: true turns certificate checks off, so ca_file would not be used"},
-	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, ca_file: ca.pem}\n",
+	{HEAD HOST
+	 "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, ca_file: ca.pem}\n",
 	 "machines.left.power[0].ca_file: expected an absolute path"},
-	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, system: \"../x\"}\n",
+	{HEAD HOST
+	 "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_env: X, system: \"../x\"}\n",
 	 "machines.left.power[0].system: expected a ComputerSystem id (1..64 of A-Z a-z 0-9 . _ -)"},
 	{HEAD HOST "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password: x}\n",
 	 "machines.left.power[0].password: unknown key; allowed here: driver, url, system, user, password_file, "
@@ -192,14 +201,16 @@ static const struct bad_case bad[] = {
 	 "t.yaml:9:44: machines.left.links.lan10.rate: expected the link's rate in bits/s, such as 10G"},
 	{HEAD HOST "    links:\n      lan10: {address: 10.0.10.2/24, rate: 10X}\n",
 	 "machines.left.links.lan10.rate: expected the link's rate"},
-	{HEAD HOST "    links:\n      lan10: {address: 10.0.10.2/24, ifname: {ubuntu: \"this-name-is-far-too-long\"}}\n",
+	{HEAD HOST
+	 "    links:\n      lan10: {address: 10.0.10.2/24, ifname: {ubuntu: \"this-name-is-far-too-long\"}}\n",
 	 "machines.left.links.lan10.ifname.ubuntu: expected an interface name"},
 	{HEAD HOST "    console: {type: tcp, address: 127.0.0.1}\n", "machines.left.console: a tcp console needs port"},
 	{HEAD HOST "    idle_poweroff_min: -5\n", "machines.left.idle_poweroff_min: expected a whole number 0..10080"},
 	{HEAD HOST "    idle_poweroff_min: \"60\"\n", "machines.left.idle_poweroff_min: expected a whole number"},
 	{HEAD HOST "    wake_schedule: \"30 7 * *\"\n",
 	 "t.yaml:8:20: machines.left.wake_schedule: \"30 7 * *\" has 4 fields; a schedule has five"},
-	{HEAD HOST "    wake_schedule: \"0 25 * * *\"\n", "machines.left.wake_schedule: hour: \"25\": values are 0..23"},
+	{HEAD HOST "    wake_schedule: \"0 25 * * *\"\n",
+	 "machines.left.wake_schedule: hour: \"25\": values are 0..23"},
 	{HEAD HOST "    wake_schedule: [\"0 7 * * *\"]\n", "machines.left.wake_schedule: expected"},
 	{HEAD HOST "    wake_schedule: \"0 7 * * *\"\n",
 	 "machines.left.wake_schedule: a wake schedule needs a power: method that can switch the machine on"},
@@ -231,29 +242,28 @@ static void test_bad_inventories(void **state)
 /* The redfish and command methods: what is kept, what the API shows. */
 static void test_redfish_and_command(void **state)
 {
-	static const char text[] = HEAD HOST
-		"    mac: \"02:00:00:00:00:01\"\n"
-		"    power:\n"
-		"      - driver: redfish\n"
-		"        url: \"https://[fd00::12]:8443/\"\n"
-		"        user: admin\n"
-		"        password_file: /etc/testbedd/left-redfish.pass\n"
-		"        auth: session\n"
-		"        insecure: true\n"
-		"      - driver: redfish\n"
-		"        url: https://bmc-left.lab\n"
-		"        system: System.Embedded.1\n"
-		"        user: admin\n"
-		"        password_env: TB_LEFT_BMC\n"
-		"        ca_file: /etc/testbedd/bmc-ca.pem\n"
-		"      - driver: command\n"
-		"        address: \"pdu1.lab:10101\"\n"
-		"        on: [pm, -h, \"{bmc}\", --on, \"{host}\"]\n"
-		"        off: [/usr/local/bin/plug, \"mac={mac}\", \"{X} {x\"]\n"
-		"        status: [pm, -h, \"{bmc}\", --query, \"{host}\"]\n"
-		"        on_pattern: \": on$\"\n"
-		"        off_pattern: \": off$\"\n"
-		"        timeout_s: 10\n";
+	static const char text[] = HEAD HOST "    mac: \"02:00:00:00:00:01\"\n"
+					     "    power:\n"
+					     "      - driver: redfish\n"
+					     "        url: \"https://[fd00::12]:8443/\"\n"
+					     "        user: admin\n"
+					     "        password_file: /etc/testbedd/left-redfish.pass\n"
+					     "        auth: session\n"
+					     "        insecure: true\n"
+					     "      - driver: redfish\n"
+					     "        url: https://bmc-left.lab\n"
+					     "        system: System.Embedded.1\n"
+					     "        user: admin\n"
+					     "        password_env: TB_LEFT_BMC\n"
+					     "        ca_file: /etc/testbedd/bmc-ca.pem\n"
+					     "      - driver: command\n"
+					     "        address: \"pdu1.lab:10101\"\n"
+					     "        on: [pm, -h, \"{bmc}\", --on, \"{host}\"]\n"
+					     "        off: [/usr/local/bin/plug, \"mac={mac}\", \"{X} {x\"]\n"
+					     "        status: [pm, -h, \"{bmc}\", --query, \"{host}\"]\n"
+					     "        on_pattern: \": on$\"\n"
+					     "        off_pattern: \": off$\"\n"
+					     "        timeout_s: 10\n";
 	struct tb_inventory *inv = NULL;
 	struct tb_error err = {0};
 	const struct tb_machine *m;
@@ -277,8 +287,8 @@ static void test_redfish_and_command(void **state)
 	assert_string_equal(m->power[2].argv[0][2], "{bmc}");
 	assert_null(m->power[2].argv[0][5]);
 	assert_string_equal(m->power[2].argv[1][2], "{X} {x"); /* not a placeholder: kept */
-	assert_null(m->power[2].argv[2]);                           /* no cycle */
-	assert_non_null(m->power[2].argv[5]);                       /* status */
+	assert_null(m->power[2].argv[2]);                      /* no cycle */
+	assert_non_null(m->power[2].argv[5]);                  /* status */
 	assert_string_equal(m->power[2].on_pattern, ": on$");
 	assert_int_equal(m->power[2].timeout_s, 10);
 
@@ -328,8 +338,10 @@ static void test_secret_file_modes(void **state)
 	inv = NULL;
 	/* a redfish password file too */
 	snprintf(pass, sizeof(pass), "%s/pass", dir);
-	snprintf(text, sizeof(text), "version: 1\nssh: {user: root, key_file: %s}\nmachines:\n" HOST
-		 "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_file: %s}\n", key, pass);
+	snprintf(text, sizeof(text),
+		 "version: 1\nssh: {user: root, key_file: %s}\nmachines:\n" HOST
+		 "    power:\n      - {driver: redfish, url: \"https://bmc\", user: root, password_file: %s}\n",
+		 key, pass);
 	f = fopen(pass, "w");
 	assert_non_null(f);
 	fputs("secret\n", f);

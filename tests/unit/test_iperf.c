@@ -38,8 +38,8 @@ enum parser { P_JSON, P_STREAM, P_TEXT, P_VERSION, P_CODES, P_README };
 struct sample {
 	const char *file;
 	enum parser parser;
-	int parallel;                  /* text: the run's -P */
-	bool bidir;                    /* text: the run used --bidir */
+	int parallel; /* text: the run's -P */
+	bool bidir;   /* text: the run used --bidir */
 	enum tb_iperf_errclass errclass;
 	const char *facts[32];
 };
@@ -48,7 +48,11 @@ struct sample {
 
 static const struct sample samples[] = {
 	/* ---- iperf 3.12 -J ---- */
-	{"tcp_json_312.json", P_JSON, 1, false, TB_IPERF_ERR_NONE,
+	{"tcp_json_312.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {TCP312, "version=\"iperf 3.12\"",
 	  "system_info=\"Linux vm 6.18.44-fc-v1045 #1 SMP PREEMPT_DYNAMIC @0 x86_64\"", "timesecs=1796207290",
 	  "test_start.protocol=\"TCP\"", "test_start.duration=2", "error=null", "intervals#=2", "intervals[0].start=0",
@@ -62,7 +66,11 @@ static const struct sample samples[] = {
 	  "end.sender.retransmits=3", "end.receiver.bits_per_second=27388335545.781689", "end.receiver.seconds=2.0008",
 	  "end.receiver.retransmits=absent", "end.cpu.host_total=92.204425779679767",
 	  "end.cpu.remote_total=68.05742839692887", "end.sender_tcp_congestion=\"bbr\""}},
-	{"udp_json_312.json", P_JSON, 1, false, TB_IPERF_ERR_NONE,
+	{"udp_json_312.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"cookie=\"nh6vgvk56e76nyuamcpxq2h4oc7uklqvr67y\"", "test_start.protocol=\"UDP\"", "intervals#=2",
 	  "intervals[0].sum.packets=39", "intervals[0].sum.sender=true", "intervals[0].sum.jitter_ms=absent",
 	  "intervals[1].sum.bytes=1245184", "intervals[1].streams[0].packets=38", "end.sender.packets=77",
@@ -70,153 +78,289 @@ static const struct sample samples[] = {
 	  "end.receiver.jitter_ms=0.028588908944378065", "end.receiver.lost_packets=0", "end.receiver.packets=77",
 	  "end.receiver.lost_percent=0", "end.receiver.bits_per_second=10091726.570147818",
 	  "end.sender_tcp_congestion=absent", "error=null"}},
-	{"busy_json.json", P_JSON, 1, false, TB_IPERF_ERR_BUSY,
+	{"busy_json.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_BUSY,
 	 {"error=\"the server is busy running a test. try again later\"", "version=\"iperf 3.12\"", "cookie=null",
 	  "timesecs=null", "test_start=null", "intervals#=0", "end=null"}},
-	{"refused_json_312.json", P_JSON, 1, false, TB_IPERF_ERR_REFUSED,
+	{"refused_json_312.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_REFUSED,
 	 {"error=\"unable to connect to server: Connection refused\"", "intervals#=0", "end=null", "cookie=null"}},
-	{"sigint_json_312.json", P_JSON, 1, false, TB_IPERF_ERR_INTERRUPT,
+	{"sigint_json_312.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_INTERRUPT,
 	 {"error=\"interrupt - the client has terminated\"", "cookie=\"ixgnriyecwz6ebnwutqliiepwmgpjzds574k\"",
 	  "intervals#=3", "intervals[2].start=2.000521", "intervals[2].end=2.500027",
 	  "intervals[2].sum.bytes=873857024", "end.sender.bytes=4064149504", "end.sender.retransmits=12",
 	  "end.receiver.bytes=0", "end.receiver.bits_per_second=0", "end.sender_tcp_congestion=\"bbr\"",
 	  "end.receiver_tcp_congestion=absent"}},
 	/* generated (README.md, "More iperf 3.12") */
-	{"tcp_P2_json_312.json", P_JSON, 1, false, TB_IPERF_ERR_NONE,
+	{"tcp_P2_json_312.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"test_start.num_streams=2", "intervals#=2", "intervals[0].streams#=2", "intervals[0].streams[1].socket=7",
 	  "intervals[0].streams[1].bytes=1918894080", "intervals[0].sum.bytes=3840409600",
 	  "end.sender.bytes=7693926400", "end.receiver.bits_per_second=30766106574.748676"}},
-	{"tcp_R_json_312.json", P_JSON, 1, false, TB_IPERF_ERR_NONE,
+	{"tcp_R_json_312.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"test_start.reverse=1", "intervals#=2", "intervals[0].sum.sender=false",
 	  "intervals[0].sum.retransmits=absent", "intervals[1].sum.bytes=3264348054", "end.sender.bytes=6350438400",
 	  "end.sender.retransmits=12", "end.receiver.bytes=6349914006", "end.receiver.seconds=2.000026"}},
-	{"bidir_json_312.json", P_JSON, 1, false, TB_IPERF_ERR_NONE,
+	{"bidir_json_312.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=2", "intervals[0].streams#=2", "intervals[0].streams[1].sender=false",
 	  "intervals[0].sum.bytes=3001548800", "intervals[0].sum.sender=true",
 	  "intervals[0].sum_reverse.bytes=370671616", "intervals[0].sum_reverse.sender=false",
 	  "intervals[1].sum_reverse.bytes=1005453312", "end.sender.bytes=5426380800",
 	  "end.sender_reverse.bytes=1384120320", "end.sender_reverse.retransmits=0",
 	  "end.receiver_reverse.bytes=1376124928", "end.receiver_reverse.bits_per_second=5503412787.974375"}},
-	{"tcp_O1_json_312.json", P_JSON, 1, false, TB_IPERF_ERR_NONE,
+	{"tcp_O1_json_312.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"test_start.omit=1", "intervals#=3", "intervals[0].omitted=true", "intervals[0].sum.bytes=3430154240",
 	  "intervals[1].omitted=false", "intervals[1].start=4.9e-05", "intervals[2].omitted=false",
 	  "end.sender.bytes=6864240640"}},
-	{"udp_b0_l8000_json_312.json", P_JSON, 1, false, TB_IPERF_ERR_NONE,
+	{"udp_b0_l8000_json_312.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=2", "intervals[0].sum.packets=204540", "end.sender.packets=398520",
 	  "end.receiver.lost_packets=44157", "end.receiver.packets=398515",
 	  "end.receiver.lost_percent=11.080246913580247", "end.receiver.jitter_ms=0.00561882649006208",
 	  "end.receiver.bytes=2834864000"}},
-	{"srvkilled_json_312.json", P_JSON, 1, false, TB_IPERF_ERR_OTHER,
+	{"srvkilled_json_312.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_OTHER,
 	 /* the 0-1.000199 interval is in the file twice */
 	 {"error=\"the server has terminated\"", "intervals#=1", "intervals[0].end=1.000199",
 	  "intervals[0].sum.bytes=4107796480", "end.sender.bytes=6423838720", "end.receiver.bytes=0"}},
-	{"rcvtimeout_json_312.json", P_JSON, 1, false, TB_IPERF_ERR_TIMEOUT,
+	{"rcvtimeout_json_312.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_TIMEOUT,
 	 {"error=\"idle timeout for receiving data\"", "intervals#=1", "intervals[0].sum.sender=false",
 	  "intervals[0].sum.bytes=3199729558", "end=null", "cookie=\"tolke3qnofi2zcp3ehxjkh2uas2nujmmv7ny\""}},
 
 	/* ---- iperf 3.21 -J ---- */
-	{"tcp_json_321.json", P_JSON, 1, false, TB_IPERF_ERR_NONE,
+	{"tcp_json_321.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"cookie=\"zybctffrkcfdcns6czd46v26ojelz7gnzvsz\"", "version=\"iperf 3.21\"", "timesecs=1796222345",
 	  "test_start.bidir=0", "intervals#=2", "intervals[1].streams[0].rtt_us=67", "intervals[1].sum.retransmits=0",
 	  "end.sender.bytes=3331457024", "end.receiver.bytes=3331588096",
 	  "end.receiver.bits_per_second=13281791971.93416"}},
-	{"udp_json_321.json", P_JSON, 1, false, TB_IPERF_ERR_NONE,
+	{"udp_json_321.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=2", "intervals[0].sum.packets=39", "end.sender.packets=77",
 	  "end.receiver.jitter_ms=0.034010142777059646", "end.receiver.lost_packets=0"}},
-	{"busy_json_321.json", P_JSON, 1, false, TB_IPERF_ERR_BUSY,
+	{"busy_json_321.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_BUSY,
 	 {"error=\"the server is busy running a test. try again later\"", "version=\"iperf 3.21\"", "end=null",
 	  "intervals#=0"}},
-	{"refused_json_321.json", P_JSON, 1, false, TB_IPERF_ERR_REFUSED,
+	{"refused_json_321.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_REFUSED,
 	 {"error=\"unable to connect to server - server may have stopped running or use a different port, firewall "
 	  "issue, etc.: Connection refused\"",
 	  "end=null"}},
-	{"sigint_json_321.json", P_JSON, 1, false, TB_IPERF_ERR_INTERRUPT,
+	{"sigint_json_321.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_INTERRUPT,
 	 {"error=\"interrupt - the client has terminated by signal Interrupt(2)\"", "intervals#=3",
 	  "intervals[2].end=2.495974", "end.receiver.bytes=0", "end.sender.bytes=4554096640"}},
-	{"srv_json_321.json", P_JSON, 1, false, TB_IPERF_ERR_NONE,
+	{"srv_json_321.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"cookie=\"i33dgst4orgo4ab4l4xivsjapaakilffgw32\"", "intervals#=3", "intervals[0].sum.sender=false",
 	  "intervals[2].sum.bytes=1572864", "end.sender.bytes=0", "end.receiver.bytes=3029073920",
 	  "end.receiver_tcp_congestion=\"bbr\"", "end.sender_tcp_congestion=absent"}},
 
 	/* ---- iperf 3.21 --json-stream ---- */
-	{"tcp_jsonstream_321.jsonl", P_STREAM, 1, false, TB_IPERF_ERR_NONE,
+	{"tcp_jsonstream_321.jsonl",
+	 P_STREAM,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"cookie=\"akdgqku5wvlmjdfbqnzszvxftw4d2rqfku6g\"", "version=\"iperf 3.21\"", "test_start.interval=1",
 	  "intervals#=3", "intervals[0].end=1.005053", "intervals[2].sum.bytes=2660630528",
 	  "intervals[2].streams[0].rtt_us=68", "end.sender.bytes=5742264320", "end.receiver.bytes=5741084672",
 	  "error=null"}},
-	{"tcp_R_jsonstream_321.jsonl", P_STREAM, 1, false, TB_IPERF_ERR_NONE,
+	{"tcp_R_jsonstream_321.jsonl",
+	 P_STREAM,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"test_start.reverse=1", "intervals#=2", "intervals[0].sum.sender=false", "intervals[0].sum.bytes=2840068096",
 	  "end.sender.bytes=5715918848", "end.sender.retransmits=4", "end.receiver.bytes=5711462400"}},
-	{"udp_b0_l8000_jsonstream_321.jsonl", P_STREAM, 1, false, TB_IPERF_ERR_NONE,
+	{"udp_b0_l8000_jsonstream_321.jsonl",
+	 P_STREAM,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"test_start.blksize=8000", "intervals#=2", "intervals[0].sum.packets=169908",
 	  "intervals[1].sum.packets=168804", "end.sender.packets=338712", "end.receiver.lost_packets=3105",
 	  "end.receiver.packets=338712", "end.receiver.lost_percent=0.91670799971657335",
 	  "end.receiver.jitter_ms=0.01179609323486098", "end.receiver.bytes=2684856000",
 	  "end.sender.bytes=2709688000"}},
-	{"udp_b100M_jsonstream_321.jsonl", P_STREAM, 1, false, TB_IPERF_ERR_NONE,
+	{"udp_b100M_jsonstream_321.jsonl",
+	 P_STREAM,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"test_start.target_bitrate=100000000", "intervals#=2", "intervals[0].sum.bits_per_second=100055860.78349856",
 	  "end.receiver.lost_packets=0", "end.receiver.packets=764",
 	  "end.receiver.bits_per_second=100030824.66312683"}},
-	{"tcp_P2_jsonstream_321.jsonl", P_STREAM, 1, false, TB_IPERF_ERR_NONE,
+	{"tcp_P2_jsonstream_321.jsonl",
+	 P_STREAM,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=2", "intervals[0].streams#=2", "intervals[0].streams[1].socket=7",
 	  "intervals[0].streams[1].bytes=1331953664", "intervals[0].sum.bytes=2944663552",
 	  "end.sender.bytes=5862326272", "end.receiver.bytes=5859704832"}},
-	{"bidir_jsonstream_321.jsonl", P_STREAM, 1, false, TB_IPERF_ERR_NONE,
+	{"bidir_jsonstream_321.jsonl",
+	 P_STREAM,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"test_start.bidir=1", "intervals#=2", "intervals[0].streams#=2", "intervals[0].streams[1].sender=false",
 	  "intervals[0].sum.bytes=1627652096", "intervals[0].sum.sender=true",
 	  "intervals[0].sum_reverse.bytes=1276510208", "intervals[0].sum_reverse.sender=false",
 	  "end.sender.bytes=3338403840", "end.receiver.bytes=3334864896", "end.sender_reverse.bytes=2619473920",
 	  "end.receiver_reverse.bytes=2615279616"}},
-	{"busy_jsonstream_321.jsonl", P_STREAM, 1, false, TB_IPERF_ERR_BUSY,
+	{"busy_jsonstream_321.jsonl",
+	 P_STREAM,
+	 1,
+	 false,
+	 TB_IPERF_ERR_BUSY,
 	 {"error=\"the server is busy running a test. try again later\"", "version=null", "intervals#=0", "end=null"}},
-	{"refused_jsonstream_321.jsonl", P_STREAM, 1, false, TB_IPERF_ERR_REFUSED,
+	{"refused_jsonstream_321.jsonl",
+	 P_STREAM,
+	 1,
+	 false,
+	 TB_IPERF_ERR_REFUSED,
 	 {"error=\"unable to connect to server - server may have stopped running or use a different port, firewall "
 	  "issue, etc.: Connection refused\"",
 	  "intervals#=0", "end=null", "cookie=null"}},
-	{"sigint_jsonstream_321.jsonl", P_STREAM, 1, false, TB_IPERF_ERR_INTERRUPT,
+	{"sigint_jsonstream_321.jsonl",
+	 P_STREAM,
+	 1,
+	 false,
+	 TB_IPERF_ERR_INTERRUPT,
 	 {"error=\"interrupt - the client has terminated by signal Interrupt(2)\"", "intervals#=3",
 	  "intervals[2].start=2.001624", "intervals[2].end=2.494818", "end.receiver.bytes=0",
 	  "end.sender.bytes=3839098880", "end.receiver_tcp_congestion=absent"}},
-	{"srvkilled_jsonstream_321.jsonl", P_STREAM, 1, false, TB_IPERF_ERR_OTHER,
+	{"srvkilled_jsonstream_321.jsonl",
+	 P_STREAM,
+	 1,
+	 false,
+	 TB_IPERF_ERR_OTHER,
 	 /* the 1.000821-2.00082 interval is in the file twice */
 	 {"error=\"the server has terminated\"", "intervals#=2", "intervals[1].start=1.000821",
 	  "intervals[1].sum.retransmits=4", "end.sender.retransmits=46"}},
-	{"tcp_jsonstream_getsrv_321.jsonl", P_STREAM, 1, false, TB_IPERF_ERR_NONE,
+	{"tcp_jsonstream_getsrv_321.jsonl",
+	 P_STREAM,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=2", "end.sender.bytes=4527226880", "server_output.intervals#=3",
 	  "server_output.intervals[0].sum.bytes=1.93 GBytes", "server_output.intervals[0].sum.sender=false",
 	  "server_output.intervals[2].sum.bytes=6.50 MBytes", "server_output.end.receiver.bytes=4.22 GBytes",
 	  "server_output.end.receiver.bits_per_second=18.1 Gbits/sec", "server_output.cookie=null"}},
-	{"tcp_jsonstream_getsrvjson_321.jsonl", P_STREAM, 1, false, TB_IPERF_ERR_NONE,
+	{"tcp_jsonstream_getsrvjson_321.jsonl",
+	 P_STREAM,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=2", "cookie=\"zrmjejrj3rrwz2vllearnl44ricc4x36bai6\"",
 	  "server_output.cookie=\"zrmjejrj3rrwz2vllearnl44ricc4x36bai6\"", "server_output.intervals#=2",
 	  "server_output.intervals[0].sum.sender=false", "server_output.intervals[1].sum.bytes=1417543680",
 	  "server_output.end.receiver.bytes=2997878784", "server_output.end.sender.bytes=0"}},
-	{"tcp_jsonstream_full_321.out", P_STREAM, 1, false, TB_IPERF_ERR_NONE,
+	{"tcp_jsonstream_full_321.out",
+	 P_STREAM,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"cookie=\"jebpdiftzgjrvxh7zj33t6gpks5wuvtui4n2\"", "intervals#=2", "intervals[1].sum.bytes=1677852672",
 	  "end.sender.bytes=3478650880", "end.receiver.bytes=3478650880"}},
 
 	/* ---- text: 3.12 clients ---- */
-	{"tcp_text_312.txt", P_TEXT, 1, false, TB_IPERF_ERR_NONE,
+	{"tcp_text_312.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"cookie=null", "error=null", "intervals#=3", "intervals[0].start=0", "intervals[0].end=1",
 	  "intervals[0].sum.bytes=3.33 GBytes", "intervals[0].sum.bits_per_second=28.6 Gbits/sec",
 	  "intervals[0].sum.retransmits=4", "intervals[0].sum.sender=true", "intervals[0].sum.snd_cwnd=absent",
 	  "intervals[0].streams[0].socket=5", "intervals[0].streams[0].snd_cwnd=1023 KBytes",
 	  "intervals[2].sum.bytes=4.27 GBytes", "end.sender.bytes=12.0 GBytes", "end.sender.retransmits=4",
 	  "end.sender.seconds=3", "end.receiver.bits_per_second=34.4 Gbits/sec", "end.receiver.retransmits=absent"}},
-	{"udp_text_312.txt", P_TEXT, 1, false, TB_IPERF_ERR_NONE,
+	{"udp_text_312.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=2", "intervals[0].sum.bytes=1.22 MBytes", "intervals[0].sum.bits_per_second=10.2 Mbits/sec",
 	  "intervals[0].sum.packets=39", "intervals[0].sum.sender=true", "intervals[1].sum.packets=38",
 	  "end.sender.packets=77", "end.sender.jitter_ms=absent", "end.receiver.jitter_ms=0.008",
 	  "end.receiver.lost_packets=0", "end.receiver.packets=77", "end.receiver.lost_percent=0",
 	  "end.receiver.bytes=2.41 MBytes"}},
-	{"tcp_R_text_312.txt", P_TEXT, 1, false, TB_IPERF_ERR_NONE,
+	{"tcp_R_text_312.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=2", "intervals[0].sum.sender=false", "intervals[0].sum.retransmits=absent",
 	  "intervals[1].sum.bytes=2.72 GBytes", "end.sender.retransmits=0", "end.sender.bytes=5.17 GBytes",
 	  "end.receiver.bits_per_second=22.2 Gbits/sec"}},
-	{"udp_b10M_text_312.txt", P_TEXT, 1, false, TB_IPERF_ERR_NONE,
+	{"udp_b10M_text_312.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=2", "intervals[1].sum.bits_per_second=9.96 Mbits/sec", "intervals[1].sum.packets=38",
 	  "end.receiver.jitter_ms=0.144", "end.sender.packets=77"}},
-	{"bidir_text_312.txt", P_TEXT, 1, true, TB_IPERF_ERR_NONE,
+	{"bidir_text_312.txt",
+	 P_TEXT,
+	 1,
+	 true,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=2", "intervals[0].streams#=2", "intervals[0].streams[1].socket=7",
 	  "intervals[0].sum.bytes=2.59 GBytes", "intervals[0].sum.sender=true", "intervals[0].sum.retransmits=5",
 	  "intervals[0].sum_reverse.bytes=638 MBytes", "intervals[0].sum_reverse.bits_per_second=5.35 Gbits/sec",
@@ -224,96 +368,176 @@ static const struct sample samples[] = {
 	  "end.sender.bytes=5.77 GBytes", "end.sender.retransmits=6", "end.receiver.bytes=5.77 GBytes",
 	  "end.sender_reverse.bytes=979 MBytes", "end.sender_reverse.retransmits=1",
 	  "end.receiver_reverse.bytes=973 MBytes", "end.receiver_reverse.bits_per_second=4.08 Gbits/sec"}},
-	{"bidir_P2_text_312.txt", P_TEXT, 2, true, TB_IPERF_ERR_NONE,
+	{"bidir_P2_text_312.txt",
+	 P_TEXT,
+	 2,
+	 true,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=2", "intervals[0].streams#=4", "intervals[0].sum.bytes=2.64 GBytes",
 	  "intervals[0].sum.retransmits=0", "intervals[0].sum_reverse.bytes=898 MBytes",
 	  "intervals[0].sum_reverse.bits_per_second=7.53 Gbits/sec", "intervals[1].sum.bytes=3.28 GBytes",
 	  "end.sender.bytes=5.92 GBytes", "end.receiver.bits_per_second=25.4 Gbits/sec",
 	  "end.sender_reverse.bytes=1.22 GBytes", "end.receiver_reverse.bytes=1.21 GBytes",
 	  "end.receiver_reverse.bits_per_second=5.20 Gbits/sec"}},
-	{"sigint_text_312.txt", P_TEXT, 1, false, TB_IPERF_ERR_INTERRUPT,
+	{"sigint_text_312.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_INTERRUPT,
 	 {"error=\"interrupt - the client has terminated\"", "intervals#=2", "intervals[1].start=1",
 	  "intervals[1].end=1.5", "intervals[1].sum.bytes=1.46 GBytes", "intervals[1].streams[0].snd_cwnd=895 KBytes",
 	  "end.sender.bytes=4.45 GBytes", "end.sender.retransmits=32", "end.sender.seconds=1.5", "end.receiver.bytes=0",
 	  "end.receiver.bits_per_second=0"}},
 
 	/* ---- text: 3.12 servers (-s -1 --forceflush -i 1) ---- */
-	{"srv1.txt", P_TEXT, 1, false, TB_IPERF_ERR_NONE,
+	{"srv1.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=4", "intervals[0].sum.sender=false", "intervals[0].sum.retransmits=absent",
 	  "intervals[1].sum.bytes=4.43 GBytes", "intervals[3].start=3", "intervals[3].end=3",
 	  "intervals[3].sum.bytes=768 KBytes", "end.receiver.bytes=12.0 GBytes",
 	  "end.receiver.bits_per_second=34.4 Gbits/sec", "end.receiver.seconds=3", "end.sender=absent", "error=null"}},
-	{"srv_P2_text_312.txt", P_TEXT, 2, false, TB_IPERF_ERR_NONE,
+	{"srv_P2_text_312.txt",
+	 P_TEXT,
+	 2,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=3", "intervals[0].streams#=2", "intervals[0].streams[1].socket=8",
 	  "intervals[0].streams[1].bits_per_second=15.3 Gbits/sec", "intervals[0].sum.bytes=3.58 GBytes",
 	  "intervals[0].sum.bits_per_second=30.7 Gbits/sec", "intervals[2].sum.bytes=1.88 MBytes",
 	  "end.receiver.bytes=7.17 GBytes", "end.receiver.bits_per_second=30.8 Gbits/sec"}},
-	{"srv_udp_text_312.txt", P_TEXT, 1, false, TB_IPERF_ERR_NONE,
+	{"srv_udp_text_312.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=2", "intervals[0].sum.sender=false", "intervals[0].sum.jitter_ms=0.019",
 	  "intervals[0].sum.lost_packets=0", "intervals[0].sum.packets=39", "intervals[1].sum.jitter_ms=0.144",
 	  "end.receiver.packets=77", "end.receiver.jitter_ms=0.144"}},
-	{"srv_udp_b0_text_312.txt", P_TEXT, 1, false, TB_IPERF_ERR_NONE,
+	{"srv_udp_b0_text_312.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 /* "(21%)" in the file; lost_percent is 100 * 42509 / 204536 */
 	 {"intervals#=3", "intervals[0].sum.bytes=1.21 GBytes", "intervals[0].sum.lost_packets=42509",
 	  "intervals[0].sum.packets=204536", "intervals[0].sum.lost_percent=20.783138420620332",
 	  "intervals[1].sum.lost_packets=1648", "intervals[2].sum.bits_per_second=928 Mbits/sec",
 	  "end.receiver.lost_packets=44157", "end.receiver.packets=398515", "end.receiver.jitter_ms=0.006"}},
-	{"srv_R_text_312.txt", P_TEXT, 1, false, TB_IPERF_ERR_NONE,
+	{"srv_R_text_312.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=2", "intervals[0].sum.sender=true", "intervals[0].sum.retransmits=7",
 	  "intervals[0].streams[0].snd_cwnd=1.12 MBytes", "intervals[1].streams[0].snd_cwnd=1023 KBytes",
 	  "end.sender.bytes=5.91 GBytes", "end.sender.retransmits=12", "end.receiver=absent"}},
-	{"srv_bidir_text_312.txt", P_TEXT, 1, true, TB_IPERF_ERR_NONE,
+	{"srv_bidir_text_312.txt",
+	 P_TEXT,
+	 1,
+	 true,
+	 TB_IPERF_ERR_NONE,
 	 /* [RX-S] is client->server: sum; [TX-S] server->client: sum_reverse */
 	 {"intervals#=3", "intervals[0].sum.bytes=2.59 GBytes", "intervals[0].sum.sender=false",
 	  "intervals[0].sum_reverse.bytes=642 MBytes", "intervals[0].sum_reverse.sender=true",
 	  "intervals[0].sum_reverse.retransmits=1", "intervals[2].sum.bytes=768 KBytes",
 	  "end.receiver.bytes=5.77 GBytes", "end.sender_reverse.bytes=979 MBytes", "end.sender_reverse.retransmits=1",
 	  "end.sender=absent", "end.receiver_reverse=absent"}},
-	{"srv_bidir2_text_312.txt", P_TEXT, 1, true, TB_IPERF_ERR_NONE,
+	{"srv_bidir2_text_312.txt",
+	 P_TEXT,
+	 1,
+	 true,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=3", "intervals[0].sum.bytes=2.79 GBytes", "intervals[2].sum_reverse.bytes=0",
 	  "intervals[2].sum_reverse.bits_per_second=0", "end.receiver.bytes=5.05 GBytes",
 	  "end.sender_reverse.bytes=1.29 GBytes"}},
-	{"srv_bidir_P2_text_312.txt", P_TEXT, 2, true, TB_IPERF_ERR_NONE,
+	{"srv_bidir_P2_text_312.txt",
+	 P_TEXT,
+	 2,
+	 true,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=2", "intervals[0].streams#=4", "intervals[0].sum.bytes=2.64 GBytes",
 	  "intervals[0].sum.sender=false", "intervals[0].sum_reverse.bytes=905 MBytes",
 	  "intervals[0].sum_reverse.bits_per_second=7.59 Gbits/sec", "intervals[0].sum_reverse.retransmits=0",
 	  "intervals[1].sum_reverse.bytes=342 MBytes", "end.receiver.bytes=5.92 GBytes",
 	  "end.sender_reverse.bytes=1.22 GBytes", "end.sender_reverse.bits_per_second=5.23 Gbits/sec"}},
-	{"srv_O1_text_312.txt", P_TEXT, 1, false, TB_IPERF_ERR_NONE,
+	{"srv_O1_text_312.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=4", "intervals[0].omitted=true", "intervals[0].sum.bytes=3.19 GBytes",
 	  "intervals[1].omitted=false", "intervals[1].start=0", "intervals[1].sum.bytes=3.18 GBytes",
 	  "intervals[3].sum.bytes=1.38 MBytes", "end.receiver.bytes=6.39 GBytes"}},
-	{"srv_sigint_text_312.txt", P_TEXT, 1, false, TB_IPERF_ERR_OTHER,
+	{"srv_sigint_text_312.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_OTHER,
 	 /* the 0.00-1.00 line is in the file twice */
 	 {"error=\"the client has terminated\"", "intervals#=1", "intervals[0].sum.bytes=2.99 GBytes",
 	  "end.receiver.bytes=4.45 GBytes", "end.receiver.seconds=1"}},
-	{"srv_term_text_312.txt", P_TEXT, 1, false, TB_IPERF_ERR_INTERRUPT,
+	{"srv_term_text_312.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_INTERRUPT,
 	 {"error=\"interrupt - the server has terminated\"", "intervals#=2", "intervals[1].end=1.5",
 	  "intervals[1].sum.bits_per_second=37.4 Gbits/sec", "end.receiver.bytes=5.98 GBytes"}},
-	{"srv_stop_text_312.txt", P_TEXT, 1, false, TB_IPERF_ERR_INTERRUPT,
+	{"srv_stop_text_312.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_INTERRUPT,
 	 {"error=\"interrupt - the server has terminated\"", "intervals#=2", "intervals[1].sum.retransmits=2",
 	  "intervals[1].sum.sender=true", "end.sender.bytes=4.55 GBytes", "end.sender.retransmits=29"}},
 
 	/* ---- text: 3.21 ---- */
-	{"tcp_text_321.txt", P_TEXT, 1, false, TB_IPERF_ERR_NONE,
+	{"tcp_text_321.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 /* one space fewer before "sender" than 3.12 */
 	 {"intervals#=2", "intervals[0].sum.bytes=1.69 GBytes", "intervals[0].streams[0].snd_cwnd=895 KBytes",
 	  "end.sender.retransmits=8", "end.sender.bytes=3.33 GBytes", "end.receiver.seconds=2.01"}},
-	{"srv_text_321.txt", P_TEXT, 1, false, TB_IPERF_ERR_NONE,
+	{"srv_text_321.txt",
+	 P_TEXT,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"intervals#=4", "intervals[3].sum.bytes=1.25 MBytes", "intervals[3].sum.bits_per_second=5.99 Gbits/sec",
 	  "end.receiver.bytes=4.61 GBytes", "end.receiver.bits_per_second=13.2 Gbits/sec"}},
 
 	/* ---- versions, exit codes, the README ---- */
-	{"version_312.txt", P_VERSION, 1, false, TB_IPERF_ERR_NONE,
+	{"version_312.txt",
+	 P_VERSION,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"version=\"3.12\"", "major=3", "minor=12", "patch=0", "json_stream=false", "bidir=true", "snd_timeout=true",
 	  "rcv_timeout=true", "idle_timeout=true", "connect_timeout=true", "udp_sum_sent=true", "max_omit_s=60"}},
-	{"version_321.txt", P_VERSION, 1, false, TB_IPERF_ERR_NONE,
+	{"version_321.txt",
+	 P_VERSION,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"version=\"3.21\"", "major=3", "minor=21", "json_stream=true", "bidir=true", "snd_timeout=true",
 	  "max_omit_s=600"}},
-	{"exit_codes_312.txt", P_CODES, 1, false, TB_IPERF_ERR_NONE,
+	{"exit_codes_312.txt",
+	 P_CODES,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"files#=3", "files[0].file=\"refused_json_312.json\"", "files[0].rc=0", "files[1].file=\"busy_json.json\"",
 	  "files[1].rc=0", "files[2].rc=1"}},
-	{"exit_codes_321.txt", P_CODES, 1, false, TB_IPERF_ERR_NONE,
+	{"exit_codes_321.txt",
+	 P_CODES,
+	 1,
+	 false,
+	 TB_IPERF_ERR_NONE,
 	 {"files#=22", "files[13].file=\"refused_jsonstream_321.jsonl\"", "files[13].rc=1",
 	  "files[17].file=\"sigint_jsonstream_321.jsonl\"", "files[17].rc=0"}},
 	{"README.md", P_README, 1, false, TB_IPERF_ERR_NONE, {NULL}},
@@ -362,8 +586,8 @@ static size_t chunk_len(enum chunking c, size_t left)
 
 /* Parse buf with the sample's parser; *intervals gets what the callback
  * delivered (stream and text). */
-static int run(enum parser p, int parallel, bool bidir, const char *buf, size_t len, enum chunking c,
-	       json_t **result, json_t **intervals, struct tb_error *err)
+static int run(enum parser p, int parallel, bool bidir, const char *buf, size_t len, enum chunking c, json_t **result,
+	       json_t **intervals, struct tb_error *err)
 {
 	json_t *got = json_array();
 	size_t off = 0;
@@ -408,8 +632,8 @@ static json_t *caps_json(const struct tb_iperf_caps *c)
 	json_t *j = json_pack("{s:s, s:i, s:i, s:i, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:i}", "version", c->version,
 			      "major", c->major, "minor", c->minor, "patch", c->patch, "json_stream", c->json_stream,
 			      "bidir", c->bidir, "snd_timeout", c->snd_timeout, "rcv_timeout", c->rcv_timeout,
-			      "idle_timeout", c->idle_timeout, "connect_timeout", c->connect_timeout,
-			      "udp_sum_sent", c->udp_sum_sent, "max_omit_s", c->max_omit_s);
+			      "idle_timeout", c->idle_timeout, "connect_timeout", c->connect_timeout, "udp_sum_sent",
+			      c->udp_sum_sent, "max_omit_s", c->max_omit_s);
 
 	assert_non_null(j);
 	return j;
@@ -439,8 +663,8 @@ static double expected_number(const char *v, double *tolerance)
 		const char *unit;
 		double mult;
 	} units[] = {
-		{"Bytes", 1},          {"KBytes", 1024},  {"MBytes", 1048576}, {"GBytes", 1073741824.0},
-		{"bits/sec", 1},       {"Kbits/sec", 1e3}, {"Mbits/sec", 1e6},  {"Gbits/sec", 1e9},
+		{"Bytes", 1},    {"KBytes", 1024},   {"MBytes", 1048576}, {"GBytes", 1073741824.0},
+		{"bits/sec", 1}, {"Kbits/sec", 1e3}, {"Mbits/sec", 1e6},  {"Gbits/sec", 1e9},
 	};
 	char *end;
 	double x = strtod(v, &end);
@@ -531,7 +755,7 @@ static void test_samples(void **state)
 			if (run(s->parser, s->parallel, s->bidir, buf, len, WHOLE, &r, &ivs, &err) != 0)
 				fail_msg("%s: %s", s->file, err.message);
 			assert_int_equal(tb_iperf_classify(json_string_value(json_object_get(r, "error"))),
-			s->errclass);
+					 s->errclass);
 			/* the callback saw every interval of the result, in order */
 			if (s->parser != P_JSON && !json_equal(ivs, json_object_get(r, "intervals")))
 				fail_msg("%s: the callback's intervals differ from the result's", s->file);
@@ -606,8 +830,7 @@ static void test_chunked(void **state)
 		for (int c = BYTES; c <= RANDOM; c++) {
 			for (int round = 0; round < (c == RANDOM ? 8 : 1); round++) {
 				assert_int_equal(run(s->parser, s->parallel, s->bidir, buf, len, (enum chunking)c, &r,
-				&ivs,
-						     NULL),
+						     &ivs, NULL),
 						 0);
 				if (!json_equal(r, whole) || !json_equal(ivs, json_object_get(whole, "intervals")))
 					fail_msg("%s: chunked feeding (%s) gives another result", s->file,
@@ -626,7 +849,7 @@ static void test_live(void **state)
 {
 	static const struct {
 		const char *file;
-		const char *through;       /* feed up to the end of the line holding this */
+		const char *through; /* feed up to the end of the line holding this */
 		int delivered;
 	} cases[] = {
 		{"srv1.txt", "[  5]   0.00-1.00", 1},
@@ -713,7 +936,7 @@ static void try_all(const char *what, const char *buf, size_t len)
 
 			tb_error_clear(&err);
 			rc = run(parsers[p], (int)(rnd() % 3), (rnd() & 1) != 0, buf, len, (enum chunking)c, &r, NULL,
-			&err);
+				 &err);
 			if (parsers[p] == P_TEXT && rc != 0)
 				fail_msg("%s: the text parser failed: %s", what, err.message);
 			check_outcome(what, rc, r, &err);
@@ -725,9 +948,9 @@ static void try_all(const char *what, const char *buf, size_t len)
 /* Cut at byte offsets: every offset for these, every 7th for the rest. */
 static void test_truncated(void **state)
 {
-	static const char *const every[] = {"tcp_json_312.json", "udp_b0_l8000_jsonstream_321.jsonl",
-					    "bidir_P2_text_312.txt", "srv_sigint_text_312.txt",
-					    "tcp_jsonstream_getsrv_321.jsonl", "refused_jsonstream_321.jsonl"};
+	static const char *const every[] = {
+		"tcp_json_312.json",       "udp_b0_l8000_jsonstream_321.jsonl", "bidir_P2_text_312.txt",
+		"srv_sigint_text_312.txt", "tcp_jsonstream_getsrv_321.jsonl",   "refused_jsonstream_321.jsonl"};
 
 	(void)state;
 	for (size_t i = 0; i < NSAMPLES; i++) {
@@ -742,7 +965,7 @@ static void test_truncated(void **state)
 				step = 1;
 		buf = read_data(s->file, &len);
 		for (size_t cut = 0; cut <= len; cut += step) {
-			char *copy = malloc(cut + 1);   /* exactly cut bytes for ASan */
+			char *copy = malloc(cut + 1); /* exactly cut bytes for ASan */
 			struct tb_error err;
 			json_t *r;
 			int rc;
@@ -810,9 +1033,7 @@ static void test_garbage(void **state)
 				size_t at = (size_t)(rnd() % n);
 
 				switch (rnd() % 4) {
-				case 0: /* change a byte */
-					b[at] = (char)(rnd() & 0xff);
-					break;
+				case 0: /* change a byte */ b[at] = (char)(rnd() & 0xff); break;
 				case 1: /* drop a run of bytes */
 				{
 					size_t k = 1 + (size_t)(rnd() % 16);
@@ -823,12 +1044,8 @@ static void test_garbage(void **state)
 					n -= k;
 					break;
 				}
-				case 2: /* a structural character */
-					b[at] = "{}[]\",:\n-."[rnd() % 11];
-					break;
-				default: /* a digit run: huge numbers */
-					b[at] = (char)('0' + rnd() % 10);
-					break;
+				case 2: /* a structural character */ b[at] = "{}[]\",:\n-."[rnd() % 11]; break;
+				default: /* a digit run: huge numbers */ b[at] = (char)('0' + rnd() % 10); break;
 				}
 			}
 			snprintf(what, sizeof(what), "%s mutation %d", s->file, m);
@@ -846,7 +1063,7 @@ static void test_odd_inputs(void **state)
 		enum parser parser;
 		const char *input;
 		int rc;
-		const char *fact;          /* checked when rc is 0 */
+		const char *fact; /* checked when rc is 0 */
 	} cases[] = {
 		{P_JSON, "", TB_ERR_INVALID, NULL},
 		{P_JSON, "[]", TB_ERR_INVALID, NULL},
@@ -872,7 +1089,7 @@ static void test_odd_inputs(void **state)
 		{P_STREAM, "{\"data\":{}}\n", TB_ERR_INVALID, NULL},
 		{P_STREAM, "{\"event\":\"error\",\"data\":{}}\n", TB_ERR_INVALID, NULL},
 		{P_STREAM, "{\"event\":\"start\",\"data\":{}}\n{\"event\":\"start\",\"data\":{}}\n", TB_ERR_INVALID,
-		NULL},
+		 NULL},
 		{P_STREAM, "{\"event\":\"interval\",\"data\":{\"sum\":{}}}\n{\"event\":\"end\",\"data\":{}}\n",
 		 TB_ERR_INVALID, NULL},
 		/* a last line without its newline is read; one cut short is not JSON */
@@ -883,14 +1100,14 @@ static void test_odd_inputs(void **state)
 		 "error=\"x\""},
 		/* a later iperf3's event, and bytes after end */
 		{P_STREAM, "{\"event\":\"colour\",\"data\":1}\r\n{\"event\":\"end\",\"data\":{}}\nanything {", 0,
-		"end=null"},
+		 "end=null"},
 		{P_TEXT, "", 0, "intervals#=0"},
 		{P_TEXT, "iperf3: error - the server is busy running a test. try again later\n", 0,
 		 "error=\"the server is busy running a test. try again later\""},
 		{P_TEXT, "iperf3: parameter error - client receive timeout is valid only in receiving mode\n", 0,
 		 "error=\"parameter error - client receive timeout is valid only in receiving mode\""},
 		{P_TEXT, "[  5]   0.00-1.00   sec  3.33 GBytes  28.6 Gbits/sec\r\n", 0,
-		"intervals[0].sum.sender=false"},
+		 "intervals[0].sum.sender=false"},
 		{P_TEXT, "[  5]   0.00-1.00   sec  3.33 XBytes  28.6 Gbits/sec\n", 0, "intervals#=0"},
 		{P_TEXT, "[  5]   0.00-1.00   sec  999999999999999 TBytes  28.6 Gbits/sec\n", 0, "intervals#=0"},
 		{P_TEXT, "[  5]   0.00-1.00   sec  1e3 Bytes  28.6 Gbits/sec\n", 0, "intervals#=0"},
@@ -969,8 +1186,9 @@ static void drop(void *cls, json_t *interval)
 
 static void test_out_of_memory(void **state)
 {
-	static const char *const files[] = {"tcp_json_312.json", "bidir_json_312.json", "udp_b0_l8000_json_312.json",
-					    "bidir_P2_text_312.txt", "srv_udp_b0_text_312.txt", "srv_bidir_text_312.txt"};
+	static const char *const files[] = {"tcp_json_312.json",          "bidir_json_312.json",
+					    "udp_b0_l8000_json_312.json", "bidir_P2_text_312.txt",
+					    "srv_udp_b0_text_312.txt",    "srv_bidir_text_312.txt"};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -1009,7 +1227,7 @@ static void test_out_of_memory(void **state)
 				rc = tb_iperf_text_finish(t, &r, &err);
 			}
 			json_set_alloc_funcs(malloc, free);
-			done = alloc_left >= 0;   /* no allocation failed */
+			done = alloc_left >= 0; /* no allocation failed */
 			if (rc == 0)
 				assert_non_null(r);
 			else if (r != NULL || rc != TB_ERR_NOMEM)
@@ -1039,16 +1257,14 @@ static void test_caps(void **state)
 		/* without a line saying Linux, no --snd-timeout (FreeBSD has no TCP_USER_TIMEOUT) */
 		{"iperf 3.12 (cJSON 1.7.15)", 0, "3.12", 12, 0, false, true, false, true, true, true, true, 60},
 		{"FreeBSD\niperf 3.12 (cJSON 1.7.15)\nFreeBSD h 14.1-RELEASE amd64\n", 0, "3.12", 12, 0, false, true,
-		 false,
-		 true, true, true, true, 60},
+		 false, true, true, true, true, 60},
 		{"Linux\niperf 3.16 (cJSON 1.7.15)\n", 0, "3.16", 16, 0, false, true, true, true, true, true, true, 60},
 		{"iperf 3.17.1 (cJSON 1.7.15)\nLinux h\n", 0, "3.17.1", 17, 1, true, true, true, true, true, true, true,
 		 60},
 		{"iperf 3.18 (cJSON 1.7.15)\nLinux h\n", 0, "3.18", 18, 0, true, true, true, true, true, true, true,
 		 600},
 		{"iperf 3.13-mt-beta2 (cJSON 1.7.15)\n", 0, "3.13-mt-beta2", 13, 0, false, true, false, true, true,
-		 true, true,
-		 60},
+		 true, true, 60},
 		{"iperf 3.9 (cJSON 1.7.13)\nLinux h\n", 0, "3.9", 9, 0, false, true, false, false, false, true, false,
 		 60},
 		{"iperf 3.6 (cJSON 1.5.2)\nLinux h\n", 0, "3.6", 6, 0, false, false, false, false, false, true, false,
@@ -1056,8 +1272,7 @@ static void test_caps(void **state)
 		{"iperf 3.1.3\nLinux h\n", 0, "3.1.3", 1, 3, false, false, false, false, false, false, false, 60},
 		{"", TB_ERR_INVALID, "", 0, 0, false, false, false, false, false, false, false, 0},
 		{"iperf version 2.1.9 (14 March 2023) pthreads", TB_ERR_INVALID, "", 0, 0, false, false, false, false,
-		 false,
-		 false, false, 0},
+		 false, false, false, 0},
 		{"iperf 4.0 (cJSON 1.7.15)", TB_ERR_INVALID, "", 0, 0, false, false, false, false, false, false, false,
 		 0},
 		{"iperf 3", TB_ERR_INVALID, "", 0, 0, false, false, false, false, false, false, false, 0},
@@ -1128,7 +1343,10 @@ enum caps_id { C312, C321, C36, C313, C316, C317, C3011 };
 
 static void caps_of(enum caps_id id, struct tb_iperf_caps *c)
 {
-	static const char *const out[] = {NULL, NULL, "iperf 3.6 (cJSON 1.5.2)\nLinux h\n", "iperf 3.1.3\nLinux h\n",
+	static const char *const out[] = {NULL,
+					  NULL,
+					  "iperf 3.6 (cJSON 1.5.2)\nLinux h\n",
+					  "iperf 3.1.3\nLinux h\n",
 					  "iperf 3.16 (cJSON 1.7.15)\nLinux h\n",
 					  "iperf 3.17 (cJSON 1.7.15)\nLinux h\n",
 					  "iperf 3.0.11\nLinux h\n"};
@@ -1145,8 +1363,24 @@ static void caps_of(enum caps_id id, struct tb_iperf_caps *c)
 }
 
 enum tweak {
-	T_NONE, T_UDP, T_UDP_B100M, T_REVERSE, T_BIDIR, T_UDP_REVERSE, T_ALL, T_OMIT61, T_DURATION0, T_PARALLEL129,
-	T_UDP_LEN65508, T_WINDOW_BIG, T_BITRATE_WORD, T_BITRATE_2DOT, T_CC_SHELL, T_TOS256, T_AFFINITY3, T_INTERVAL61,
+	T_NONE,
+	T_UDP,
+	T_UDP_B100M,
+	T_REVERSE,
+	T_BIDIR,
+	T_UDP_REVERSE,
+	T_ALL,
+	T_OMIT61,
+	T_DURATION0,
+	T_PARALLEL129,
+	T_UDP_LEN65508,
+	T_WINDOW_BIG,
+	T_BITRATE_WORD,
+	T_BITRATE_2DOT,
+	T_CC_SHELL,
+	T_TOS256,
+	T_AFFINITY3,
+	T_INTERVAL61,
 	T_PROTO_BAD,
 };
 
@@ -1155,8 +1389,7 @@ static struct tb_iperf_params tweaked(enum tweak t)
 	struct tb_iperf_params p = base_params();
 
 	switch (t) {
-	case T_NONE:
-		break;
+	case T_NONE: break;
 	case T_UDP:
 		p.proto = TB_IPERF_UDP;
 		strcpy(p.bitrate, "0");
@@ -1166,12 +1399,8 @@ static struct tb_iperf_params tweaked(enum tweak t)
 		strcpy(p.bitrate, "100M");
 		p.length = 1400;
 		break;
-	case T_REVERSE:
-		p.dir = TB_IPERF_REVERSE;
-		break;
-	case T_BIDIR:
-		p.dir = TB_IPERF_BIDIR;
-		break;
+	case T_REVERSE: p.dir = TB_IPERF_REVERSE; break;
+	case T_BIDIR: p.dir = TB_IPERF_BIDIR; break;
 	case T_UDP_REVERSE:
 		p.proto = TB_IPERF_UDP;
 		p.dir = TB_IPERF_REVERSE;
@@ -1191,43 +1420,21 @@ static struct tb_iperf_params tweaked(enum tweak t)
 		strcpy(p.affinity, "1,2");
 		p.interval_s = 2;
 		break;
-	case T_OMIT61:
-		p.omit_s = 61;
-		break;
-	case T_DURATION0:
-		p.duration_s = 0;
-		break;
-	case T_PARALLEL129:
-		p.parallel = 129;
-		break;
+	case T_OMIT61: p.omit_s = 61; break;
+	case T_DURATION0: p.duration_s = 0; break;
+	case T_PARALLEL129: p.parallel = 129; break;
 	case T_UDP_LEN65508:
 		p.proto = TB_IPERF_UDP;
 		p.length = 65508;
 		break;
-	case T_WINDOW_BIG:
-		p.window = 536870913;
-		break;
-	case T_BITRATE_WORD:
-		strcpy(p.bitrate, "fast");
-		break;
-	case T_BITRATE_2DOT:
-		strcpy(p.bitrate, "1.5.5");
-		break;
-	case T_CC_SHELL:
-		strcpy(p.congestion, "bbr;rm");
-		break;
-	case T_TOS256:
-		p.tos = 256;
-		break;
-	case T_AFFINITY3:
-		strcpy(p.affinity, "1,2,3");
-		break;
-	case T_INTERVAL61:
-		p.interval_s = 61;
-		break;
-	case T_PROTO_BAD:
-		p.proto = (enum tb_iperf_proto)7;
-		break;
+	case T_WINDOW_BIG: p.window = 536870913; break;
+	case T_BITRATE_WORD: strcpy(p.bitrate, "fast"); break;
+	case T_BITRATE_2DOT: strcpy(p.bitrate, "1.5.5"); break;
+	case T_CC_SHELL: strcpy(p.congestion, "bbr;rm"); break;
+	case T_TOS256: p.tos = 256; break;
+	case T_AFFINITY3: strcpy(p.affinity, "1,2,3"); break;
+	case T_INTERVAL61: p.interval_s = 61; break;
+	case T_PROTO_BAD: p.proto = (enum tb_iperf_proto)7; break;
 	}
 	return p;
 }
@@ -1240,14 +1447,14 @@ static void test_client_argv(void **state)
 	static const struct {
 		enum caps_id caps;
 		enum tweak tweak;
-		const char *want;          /* the argv joined by spaces, or NULL */
-		const char *field;         /* of the error when want is NULL */
+		const char *want;  /* the argv joined by spaces, or NULL */
+		const char *field; /* of the error when want is NULL */
 	} cases[] = {
 		{C312, T_NONE, A312 "-t 10 --connect-timeout 5000 --snd-timeout 10000 -J", NULL},
 		{C312, T_UDP, A312 "-t 10 -u -b 0 --connect-timeout 5000 -J", NULL},
 		{C312, T_UDP_B100M, A312 "-t 10 -u -b 100M -l 1400 --connect-timeout 5000 -J", NULL},
 		{C312, T_REVERSE, A312 "-t 10 -R --connect-timeout 5000 --rcv-timeout 30000 --snd-timeout 10000 -J",
-		NULL},
+		 NULL},
 		{C312, T_BIDIR, A312 "-t 10 --bidir --connect-timeout 5000 --rcv-timeout 30000 --snd-timeout 10000 -J",
 		 NULL},
 		{C312, T_UDP_REVERSE, A312 "-t 10 -u -b 0 -R --connect-timeout 5000 --rcv-timeout 30000 -J", NULL},
@@ -1304,7 +1511,7 @@ static void test_client_argv(void **state)
 		if (cases[i].want == NULL) {
 			if (rc != TB_ERR_INVALID || strcmp(err.field, cases[i].field) != 0)
 				fail_msg("case %zu: rc %d field \"%s\", want invalid \"%s\"", i, rc, err.field,
-				cases[i].field);
+					 cases[i].field);
 			assert_int_equal(a.n, 0);
 			continue;
 		}
@@ -1321,12 +1528,18 @@ static void test_client_argv_address(void **state)
 	static const struct {
 		const char *addr;
 		unsigned int port;
-		const char *field;         /* NULL: accepted */
+		const char *field; /* NULL: accepted */
 	} cases[] = {
-		{"198.19.20.2", 5201, NULL},   {"fd00::2", 1, NULL},           {"fe80::1%data0", 65535, NULL},
-		{"right.lab", 5201, NULL},     {"", 5201, "server_address"},   {"a b", 5201, "server_address"},
-		{"-oProxyCommand=x", 5201, "server_address"}, {"$(reboot)", 5201, "server_address"},
-		{"198.19.20.2", 0, "port"},    {"198.19.20.2", 65536, "port"},
+		{"198.19.20.2", 5201, NULL},
+		{"fd00::2", 1, NULL},
+		{"fe80::1%data0", 65535, NULL},
+		{"right.lab", 5201, NULL},
+		{"", 5201, "server_address"},
+		{"a b", 5201, "server_address"},
+		{"-oProxyCommand=x", 5201, "server_address"},
+		{"$(reboot)", 5201, "server_address"},
+		{"198.19.20.2", 0, "port"},
+		{"198.19.20.2", 65536, "port"},
 	};
 	struct tb_iperf_caps caps;
 	struct tb_iperf_params p = base_params();
@@ -1400,7 +1613,7 @@ static void test_server_argv(void **state)
 		enum caps_id caps;
 		unsigned int port;
 		int idle;
-		const char *want;          /* NULL: TB_ERR_INVALID */
+		const char *want; /* NULL: TB_ERR_INVALID */
 	} cases[] = {
 		{C312, 5201, 30, "iperf3 -s -1 -p 5201 --idle-timeout 30 --forceflush -i 1"},
 		{C321, 5301, 30, "iperf3 -s -1 -p 5301 --idle-timeout 30 --forceflush -i 1"},
@@ -1477,14 +1690,21 @@ static void test_classify(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_samples),      cmocka_unit_test(test_every_file),
-		cmocka_unit_test(test_chunked),      cmocka_unit_test(test_live),
-		cmocka_unit_test(test_full_output),  cmocka_unit_test(test_odd_inputs),
-		cmocka_unit_test(test_long_line),    cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_garbage),      cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_samples),
+		cmocka_unit_test(test_every_file),
+		cmocka_unit_test(test_chunked),
+		cmocka_unit_test(test_live),
+		cmocka_unit_test(test_full_output),
+		cmocka_unit_test(test_odd_inputs),
+		cmocka_unit_test(test_long_line),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_out_of_memory),
 		cmocka_unit_test(test_caps),
-		cmocka_unit_test(test_client_argv),  cmocka_unit_test(test_client_argv_address),
-		cmocka_unit_test(test_params_args),  cmocka_unit_test(test_server_argv),
+		cmocka_unit_test(test_client_argv),
+		cmocka_unit_test(test_client_argv_address),
+		cmocka_unit_test(test_params_args),
+		cmocka_unit_test(test_server_argv),
 		cmocka_unit_test(test_classify),
 	};
 

@@ -49,7 +49,7 @@ static void test_slots(void **state)
 	assert_int_equal(s->value, 42);
 	for (int i = 0; i < 100; i++) {
 		snprintf(name, sizeof(name), "host-%d", i);
-		s = tb_machtab_get(&t, name, 1);   /* found, not made again */
+		s = tb_machtab_get(&t, name, 1); /* found, not made again */
 		assert_int_equal(s->value, i);
 	}
 	assert_int_equal(t.n, 101);

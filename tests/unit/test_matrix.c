@@ -29,26 +29,30 @@
 #define NAME65 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 
 struct bad_case {
-	int nolinks;          /* 1: INV_NOLINKS */
+	int nolinks; /* 1: INV_NOLINKS */
 	const char *spec;
-	const char *code;     /* tb_err_name */
+	const char *code; /* tb_err_name */
 	const char *field;
-	const char *message;  /* a substring */
+	const char *message; /* a substring */
 };
 
 static const struct bad_case bad[] = {
 	/* shape, unknown keys, os */
-	{0, "[]", "invalid_field", "", "a matrix spec must be a JSON object with name and pairs, got [] (an empty list)"},
+	{0, "[]", "invalid_field", "",
+	 "a matrix spec must be a JSON object with name and pairs, got [] (an empty list)"},
 	{0, "'baseline'", "invalid_field", "", "must be a JSON object"},
-	{0, B ",'colour':'red'}", "unknown_field", "colour", "colour: unknown field; allowed here: name, pairs, groups, os"},
+	{0, B ",'colour':'red'}", "unknown_field", "colour",
+	 "colour: unknown field; allowed here: name, pairs, groups, os"},
 	{0, B ",'Duration_s':10}", "unknown_field", "Duration_s", "unknown field"},
 	{0, B ",'os':[{'left':'freebsd','right':'freebsd'}]}", "invalid_field", "os[0].left",
 	 "os[0].left: left has no OS \"freebsd\"; its OSes: ubuntu"},
-	{0, B ",'os':{}}", "invalid_field", "os", "os must be a list of 1..16 OS combinations [{machine: OS}, ...], got an object"},
+	{0, B ",'os':{}}", "invalid_field", "os",
+	 "os must be a list of 1..16 OS combinations [{machine: OS}, ...], got an object"},
 	/* name */
 	{0, "{" P "}", "invalid_field", "name", "name is required: 1..64 printable characters"},
 	{0, "{'name':''," P "}", "invalid_field", "name", "name must be 1..64 printable characters"},
-	{0, "{'name':'" NAME65 "'," P "}", "invalid_field", "name", "at most 64 bytes of UTF-8, no control or format characters"},
+	{0, "{'name':'" NAME65 "'," P "}", "invalid_field", "name",
+	 "at most 64 bytes of UTF-8, no control or format characters"},
 	{0, "{'name':'a\\u0001b'," P "}", "invalid_field", "name", "no control or format characters), got \"a?b\""},
 	{0, "{'name':'a\\nb'," P "}", "invalid_field", "name", "printable characters"},
 	{0, "{'name':'a\\u0000b'," P "}", "invalid_field", "name", "printable characters"},
@@ -69,8 +73,8 @@ static const struct bad_case bad[] = {
 	{0, "{'name':'t','pairs':[]}", "invalid_field", "pairs", "pairs must be a list of 1..64 {\"client\": machine"},
 	{0, "{'name':'t','pairs':{'client':'left'}}", "invalid_field", "pairs", "got an object"},
 	{0, "{'name':'t','pairs':['left']}", "invalid_field", "pairs[0]", "pairs[0] must be an object"},
-	{0, "{'name':'t','pairs':[{'client':'left','server':'right','colour':1}]}", "unknown_field",
-	 "pairs[0].colour", "pairs[0].colour: unknown field; allowed here: client, server, link"},
+	{0, "{'name':'t','pairs':[{'client':'left','server':'right','colour':1}]}", "unknown_field", "pairs[0].colour",
+	 "pairs[0].colour: unknown field; allowed here: client, server, link"},
 	{0, "{'name':'t','pairs':[{'server':'right'}]}", "invalid_field", "pairs[0].client",
 	 "pairs[0].client is required: a machine with role host or router (left, right, router)"},
 	{0, "{'name':'t','pairs':[{'client':'left'}]}", "invalid_field", "pairs[0].server", "is required"},
@@ -86,13 +90,14 @@ static const struct bad_case bad[] = {
 	 "pairs[0].server must differ from pairs[0].client (both left)"},
 	{0, "{'name':'t','pairs':[{'client':'left','server':'right','link':'lan10'}]}", "invalid_field",
 	 "pairs[0].link", "pairs[0].link must be one of right's links (lan20), got \"lan10\""},
-	{0, "{'name':'t','pairs':[{'client':'left','server':'router','link':7}]}", "invalid_field",
-	 "pairs[0].link", "one of router's links (lan10, lan20), got 7"},
+	{0, "{'name':'t','pairs':[{'client':'left','server':'router','link':7}]}", "invalid_field", "pairs[0].link",
+	 "one of router's links (lan10, lan20), got 7"},
 	{0, "{'name':'t','pairs':[{'client':'left','server':'right'},{'client':'right','server':'nope'}]}",
 	 "invalid_field", "pairs[1].server", "pairs[1].server: no machine \"nope\""},
 	{1, B "}", "invalid_field", "pairs[0].server", "right has no links: add one under links in the inventory"},
 	/* protocols, directions */
-	{0, B ",'protocols':[]}", "invalid_field", "protocols", "protocols must be a non-empty list of tcp | udp, got []"},
+	{0, B ",'protocols':[]}", "invalid_field", "protocols",
+	 "protocols must be a non-empty list of tcp | udp, got []"},
 	{0, B ",'protocols':'tcp'}", "invalid_field", "protocols", "non-empty list of tcp | udp, got \"tcp\""},
 	{0, B ",'protocols':['tcp','sctp']}", "invalid_field", "protocols[1]",
 	 "protocols[1] must be one of tcp | udp, got \"sctp\""},
@@ -107,24 +112,31 @@ static const struct bad_case bad[] = {
 	/* duration_s */
 	{0, B ",'duration_s':0}", "invalid_field", "duration_s", "duration_s must be 1..3600 seconds, got 0"},
 	{0, B ",'duration_s':3601}", "invalid_field", "duration_s", "must be 1..3600 seconds, got 3601"},
-	{0, B ",'duration_s':'10'}", "invalid_field", "duration_s", "must be a whole number 1..3600 seconds, got \"10\""},
+	{0, B ",'duration_s':'10'}", "invalid_field", "duration_s",
+	 "must be a whole number 1..3600 seconds, got \"10\""},
 	{0, B ",'duration_s':10.5}", "invalid_field", "duration_s", "whole number"},
-	{0, B ",'duration_s':[10,0]}", "invalid_field", "duration_s[1]", "duration_s[1] must be 1..3600 seconds, got 0"},
+	{0, B ",'duration_s':[10,0]}", "invalid_field", "duration_s[1]",
+	 "duration_s[1] must be 1..3600 seconds, got 0"},
 	{0, B ",'duration_s':[10,5,10]}", "invalid_field", "duration_s[2]",
 	 "duration_s[2] repeats duration_s[0] (10); a sweep lists each value once"},
-	{0, B ",'duration_s':[]}", "invalid_field", "duration_s", "or a list of 1..64 of them (a sweep), got [] (an empty list)"},
+	{0, B ",'duration_s':[]}", "invalid_field", "duration_s",
+	 "or a list of 1..64 of them (a sweep), got [] (an empty list)"},
 	{0, B ",'duration_s':[null]}", "invalid_field", "duration_s[0]", "got null"},
 	/* iperf: shape */
 	{0, B ",'iperf':[]}", "invalid_field", "iperf", "iperf must be an object"},
 	{0, B ",'iperf':{'colour':1}}", "unknown_field", "iperf.colour",
 	 "iperf.colour: unknown field; allowed here: parallel, length, window, bitrate, udp_bitrate"},
-	{0, B ",'iperf':{'parallel':[]}}", "invalid_field", "iperf.parallel", "a list of 1..64 of them (a sweep), got []"},
+	{0, B ",'iperf':{'parallel':[]}}", "invalid_field", "iperf.parallel",
+	 "a list of 1..64 of them (a sweep), got []"},
 	{0, B ",'iperf':{'parallel':[[1]]}}", "invalid_field", "iperf.parallel[0]", "whole number 1..128, got a list"},
 	{0, B ",'iperf':{'parallel':{}}}", "invalid_field", "iperf.parallel", "got an object"},
 	/* parallel, omit_s, tos */
-	{0, B ",'iperf':{'parallel':[1,0]}}", "invalid_field", "iperf.parallel[1]", "iperf.parallel[1] must be 1..128, got 0"},
-	{0, B ",'iperf':{'parallel':129}}", "invalid_field", "iperf.parallel", "iperf.parallel must be 1..128, got 129"},
-	{0, B ",'iperf':{'parallel':'2'}}", "invalid_field", "iperf.parallel", "must be a whole number 1..128, got \"2\""},
+	{0, B ",'iperf':{'parallel':[1,0]}}", "invalid_field", "iperf.parallel[1]",
+	 "iperf.parallel[1] must be 1..128, got 0"},
+	{0, B ",'iperf':{'parallel':129}}", "invalid_field", "iperf.parallel",
+	 "iperf.parallel must be 1..128, got 129"},
+	{0, B ",'iperf':{'parallel':'2'}}", "invalid_field", "iperf.parallel",
+	 "must be a whole number 1..128, got \"2\""},
 	{0, B ",'iperf':{'parallel':[2,4,2]}}", "invalid_field", "iperf.parallel[2]", "repeats iperf.parallel[0] (2)"},
 	{0, B ",'iperf':{'parallel':[null,1]}}", "invalid_field", "iperf.parallel[1]", "repeats iperf.parallel[0]"},
 	{0, B ",'iperf':{'omit_s':61}}", "invalid_field", "iperf.omit_s", "iperf.omit_s must be 0..60 seconds, got 61"},
@@ -133,7 +145,8 @@ static const struct bad_case bad[] = {
 	{0, B ",'iperf':{'tos':[0,-1]}}", "invalid_field", "iperf.tos[1]", "must be 0..255, got -1"},
 	/* length, window */
 	{0, B ",'iperf':{'length':0}}", "invalid_field", "iperf.length", "iperf.length must be 1..1048576 bytes"},
-	{0, B ",'iperf':{'length':1048577}}", "invalid_field", "iperf.length", "1..1048576 bytes: a whole number or a size like \"256K\""},
+	{0, B ",'iperf':{'length':1048577}}", "invalid_field", "iperf.length",
+	 "1..1048576 bytes: a whole number or a size like \"256K\""},
 	{0, B ",'iperf':{'length':'2M'}}", "invalid_field", "iperf.length", "got \"2M\""},
 	{0, B UDP ",'iperf':{'length':65508}}", "invalid_field", "iperf.length",
 	 "iperf.length is 65508 bytes; UDP runs (protocols has udp) take at most 65507"},
@@ -156,18 +169,22 @@ static const struct bad_case bad[] = {
 	{0, B ",'iperf':{'bitrate':'1MM'}}", "invalid_field", "iperf.bitrate", "got \"1MM\""},
 	{0, B ",'iperf':{'bitrate':1.5}}", "invalid_field", "iperf.bitrate", "or a whole number of bits/s, got 1.5"},
 	{0, B ",'iperf':{'udp_bitrate':-5}}", "invalid_field", "iperf.udp_bitrate", "got -5"},
-	{0, B ",'iperf':{'udp_bitrate':'123456789012345678901'}}", "invalid_field", "iperf.udp_bitrate", "at most 20 characters"},
+	{0, B ",'iperf':{'udp_bitrate':'123456789012345678901'}}", "invalid_field", "iperf.udp_bitrate",
+	 "at most 20 characters"},
 	{0, B ",'iperf':{'bitrate':['1M','1000K']}}", "invalid_field", "iperf.bitrate[1]",
 	 "iperf.bitrate[1] repeats iperf.bitrate[0] (\"1000K\")"},
 	{0, B ",'iperf':{'udp_bitrate':['10M',10000000]}}", "invalid_field", "iperf.udp_bitrate[1]", "repeats"},
 	/* congestion, zerocopy, affinity */
 	{0, B ",'iperf':{'congestion':'Cubic'}}", "invalid_field", "iperf.congestion",
 	 "iperf.congestion must be a congestion control name: 1..16 of a-z 0-9 _"},
-	{0, B ",'iperf':{'congestion':'a_very_long_cc_name'}}", "invalid_field", "iperf.congestion", "1..16 of a-z 0-9 _"},
+	{0, B ",'iperf':{'congestion':'a_very_long_cc_name'}}", "invalid_field", "iperf.congestion",
+	 "1..16 of a-z 0-9 _"},
 	{0, B ",'iperf':{'congestion':''}}", "invalid_field", "iperf.congestion", "got \"\""},
 	{0, B ",'iperf':{'congestion':'cubic;reboot'}}", "invalid_field", "iperf.congestion", "1..16 of a-z 0-9 _"},
-	{0, B ",'iperf':{'zerocopy':'yes'}}", "invalid_field", "iperf.zerocopy", "iperf.zerocopy must be true or false, got \"yes\""},
-	{0, B ",'iperf':{'zerocopy':[true,true]}}", "invalid_field", "iperf.zerocopy[1]", "repeats iperf.zerocopy[0] (true)"},
+	{0, B ",'iperf':{'zerocopy':'yes'}}", "invalid_field", "iperf.zerocopy",
+	 "iperf.zerocopy must be true or false, got \"yes\""},
+	{0, B ",'iperf':{'zerocopy':[true,true]}}", "invalid_field", "iperf.zerocopy[1]",
+	 "repeats iperf.zerocopy[0] (true)"},
 	{0, B ",'iperf':{'affinity':'1024'}}", "invalid_field", "iperf.affinity",
 	 "iperf.affinity must be \"n\" or \"n,m\" with n and m CPU numbers 0..1023, got \"1024\""},
 	{0, B ",'iperf':{'affinity':'1,2,3'}}", "invalid_field", "iperf.affinity", "\"n\" or \"n,m\""},
@@ -187,24 +204,29 @@ static const struct bad_case bad[] = {
 	{0, B ",'repeats':[3]}", "invalid_field", "repeats", "whole number 1..1000, got a list"},
 	{0, B ",'order':'random'}", "invalid_field", "order",
 	 "order must be one of sequential | interleaved | shuffled, got \"random\""},
-	{0, B ",'seed':5}", "invalid_field", "seed", "seed is only used with order \"shuffled\" (order is \"sequential\")"},
+	{0, B ",'seed':5}", "invalid_field", "seed",
+	 "seed is only used with order \"shuffled\" (order is \"sequential\")"},
 	{0, B ",'order':'interleaved','seed':5}", "invalid_field", "seed", "(order is \"interleaved\")"},
 	{0, B ",'order':'shuffled','seed':-1}", "invalid_field", "seed", "seed must be 0..9007199254740992, got -1"},
 	{0, B ",'order':'shuffled','seed':9007199254740993}", "invalid_field", "seed", "0..9007199254740992"},
 	{0, B ",'order':'shuffled','seed':'5'}", "invalid_field", "seed", "whole number 0..9007199254740992"},
-	{0, B ",'pause_s':-0.5}", "invalid_field", "pause_s", "pause_s must be a number of seconds 0..3600 (ms resolution), got -0.5"},
+	{0, B ",'pause_s':-0.5}", "invalid_field", "pause_s",
+	 "pause_s must be a number of seconds 0..3600 (ms resolution), got -0.5"},
 	{0, B ",'pause_s':3601}", "invalid_field", "pause_s", "0..3600"},
 	{0, B ",'pause_s':'1'}", "invalid_field", "pause_s", "got \"1\""},
 	/* caps */
 	{0, B ",'caps':[]}", "invalid_field", "caps", "caps must be an object"},
 	{0, B ",'caps':{'colour':1}}", "unknown_field", "caps.colour", "allowed here: total_s, duration_s, bitrate"},
-	{0, B ",'caps':{'total_s':0}}", "invalid_field", "caps.total_s", "caps.total_s must be 1..31536000 seconds, got 0"},
+	{0, B ",'caps':{'total_s':0}}", "invalid_field", "caps.total_s",
+	 "caps.total_s must be 1..31536000 seconds, got 0"},
 	{0, B ",'caps':{'duration_s':0}}", "invalid_field", "caps.duration_s", "caps.duration_s must be 1..3600"},
 	{0, B ",'protocols':['tcp','udp'],'directions':['forward','reverse'],'repeats':3,'caps':{'total_s':100}}",
-	 "invalid_field", "caps.total_s", "an estimated 127.2 s (12 runs in 12 rounds, each round its longest omit + duration + 0.6 s, plus pauses), more than caps.total_s 100"},
+	 "invalid_field", "caps.total_s",
+	 "an estimated 127.2 s (12 runs in 12 rounds, each round its longest omit + duration + 0.6 s, plus pauses), more than caps.total_s 100"},
 	{0, B ",'repeats':2,'pause_s':1,'iperf':{'omit_s':2},'caps':{'total_s':26}}", "invalid_field", "caps.total_s",
 	 "estimated 26.2 s"},
-	{0, B ",'caps':{'duration_s':5}}", "invalid_field", "duration_s", "duration_s is 10, more than caps.duration_s 5"},
+	{0, B ",'caps':{'duration_s':5}}", "invalid_field", "duration_s",
+	 "duration_s is 10, more than caps.duration_s 5"},
 	{0, B ",'duration_s':[10,120],'caps':{'duration_s':60}}", "invalid_field", "duration_s[1]",
 	 "duration_s[1] is 120, more than caps.duration_s 60"},
 	{0, B ",'iperf':{'bitrate':'10G'},'caps':{'bitrate':'1G'}}", "invalid_field", "iperf.bitrate",
@@ -220,8 +242,9 @@ static const struct bad_case bad[] = {
 	{0, B ",'caps':{'bitrate':'0'}}", "invalid_field", "caps.bitrate", "caps.bitrate must be more than 0"},
 	{0, B ",'caps':{'bitrate':'lots'}}", "invalid_field", "caps.bitrate", "caps.bitrate must be a bitrate like"},
 	/* the run count */
-	{0, B ",'protocols':['tcp','udp'],'directions':['forward','reverse','bidir'],'repeats':1000,"
-	    "'iperf':{'parallel':[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]}}",
+	{0,
+	 B ",'protocols':['tcp','udp'],'directions':['forward','reverse','bidir'],'repeats':1000,"
+	   "'iperf':{'parallel':[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]}}",
 	 "invalid_field", "", "the matrix expands to 120000 runs (120 cells x 1000 repeats); at most 100000"},
 };
 
@@ -237,7 +260,8 @@ static void test_bad_specs(void **state)
 
 		if (rc == 0 || plan != NULL || err.code != rc || strcmp(tb_err_name(rc), bad[i].code) != 0 ||
 		    strcmp(err.field, bad[i].field) != 0 || strstr(err.message, bad[i].message) == NULL) {
-			fprintf(stderr, "case %zu: %s\n  got      %s field \"%s\": %s\n  expected %s field \"%s\": ...%s...\n",
+			fprintf(stderr,
+				"case %zu: %s\n  got      %s field \"%s\": %s\n  expected %s field \"%s\": ...%s...\n",
 				i, bad[i].spec, tb_err_name(rc), err.field, err.message, bad[i].code, bad[i].field,
 				bad[i].message);
 			failures++;
@@ -255,8 +279,8 @@ static void test_bad_sizes(void **state)
 	struct tb_matrix_plan *plan = NULL;
 	struct tb_error err = {0};
 	json_t *spec, *pairs, *iperf;
-	static const char *const keys[] = {"parallel", "length", "window", "bitrate", "udp_bitrate",
-					   "omit_s", "tos", "affinity", "congestion"};
+	static const char *const keys[] = {"parallel", "length", "window",   "bitrate",   "udp_bitrate",
+					   "omit_s",   "tos",    "affinity", "congestion"};
 
 	(void)state;
 	/* 65 pairs */
@@ -281,11 +305,12 @@ static void test_bad_sizes(void **state)
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
 		json_t *a = json_array();
 
-		for (int i = 0; i < (k == 5 ? 61 : 64); i++) {   /* omit_s: 0..60 */
+		for (int i = 0; i < (k == 5 ? 61 : 64); i++) { /* omit_s: 0..60 */
 			char s[16];
 
 			snprintf(s, sizeof(s), k == 8 ? "c%d" : "%d", i + 1);
-			json_array_append_new(a, k >= 3 && k != 5 && k != 6 ? json_string(s) : json_integer(k == 5 ? i : i + 1));
+			json_array_append_new(a, k >= 3 && k != 5 && k != 6 ? json_string(s)
+									    : json_integer(k == 5 ? i : i + 1));
 		}
 		json_object_set_new(iperf, keys[k], a);
 	}
@@ -330,8 +355,9 @@ static void test_bad_sizes(void **state)
 
 /* ---- good specs ---- */
 
-#define BASELINE "{'name':'baseline','pairs':[{'client':'left','server':'right'}],'protocols':['tcp','udp']," \
-		 "'directions':['forward','reverse'],'duration_s':10,'repeats':3,'iperf':{'udp_bitrate':'0'}"
+#define BASELINE                                                                                     \
+	"{'name':'baseline','pairs':[{'client':'left','server':'right'}],'protocols':['tcp','udp']," \
+	"'directions':['forward','reverse'],'duration_s':10,'repeats':3,'iperf':{'udp_bitrate':'0'}"
 
 static const struct {
 	const char *spec;
@@ -346,7 +372,8 @@ static const struct {
 	/* each protocol its own bitrate axis: 3 TCP cells + 2 UDP cells */
 	{B ",'protocols':['tcp','udp'],'iperf':{'bitrate':['1M','2M','3M'],'udp_bitrate':['10M','20M']}}", 5, 5},
 	{"{'name':'t','pairs':[{'client':'left','server':'right'},{'client':'right','server':'left'}],"
-	 "'directions':['forward','reverse','bidir'],'duration_s':[5,10],'repeats':2}", 24, 12},
+	 "'directions':['forward','reverse','bidir'],'duration_s':[5,10],'repeats':2}",
+	 24, 12},
 	{B ",'iperf':{'parallel':[1,2,4],'window':[null,'4M'],'tos':[0,16]}}", 12, 12},
 	{B ",'protocols':['udp'],'directions':['bidir'],'iperf':{'udp_bitrate':'100M','length':65507}}", 1, 1},
 	/* TCP unset or unlimited bitrate under a bitrate cap: allowed (congestion-controlled) */
@@ -355,10 +382,12 @@ static const struct {
 	/* null: the default */
 	{B ",'order':null,'seed':null,'repeats':null,'caps':null,'iperf':{'window':null,'parallel':null}}", 1, 1},
 	{B ",'iperf':{'length':'128K','window':[262144,'1M'],'bitrate':125000000,'affinity':[3,'0,1'],"
-	   "'congestion':['cubic','bbr'],'zerocopy':[false,true],'omit_s':[0,2]}}", 32, 32},
+	   "'congestion':['cubic','bbr'],'zerocopy':[false,true],'omit_s':[0,2]}}",
+	 32, 32},
 	{B ",'os':null}", 1, 1},
 	{"{'name':'bulk','pairs':[{'client':'left','server':'right'}],'repeats':1000,'protocols':['tcp','udp'],"
-	 "'directions':['forward','reverse','bidir'],'duration_s':[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}", 96000, 96},
+	 "'directions':['forward','reverse','bidir'],'duration_s':[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}",
+	 96000, 96},
 };
 
 static void test_good_specs(void **state)
@@ -400,7 +429,7 @@ static void test_baseline(void **state)
 		assert_int_equal(r->repeat, i % 3);
 		assert_string_equal(r->client, "left");
 		assert_string_equal(r->server, "right");
-		assert_string_equal(r->link, "lan20");   /* no shared link: the server's first */
+		assert_string_equal(r->link, "lan20"); /* no shared link: the server's first */
 		assert_string_equal(r->server_address, "198.19.20.2");
 		assert_int_equal(r->p.proto, r->cell < 2 ? TB_IPERF_TCP : TB_IPERF_UDP);
 		assert_int_equal(r->p.dir, r->cell % 2 == 0 ? TB_IPERF_FORWARD : TB_IPERF_REVERSE);
@@ -418,12 +447,13 @@ static void test_baseline(void **state)
 	}
 	/* the stored spec: defaults filled in */
 	text = json_dumps(plan->spec, JSON_COMPACT);
-	assert_string_equal(text,
-			    "{\"name\":\"baseline\",\"pairs\":[{\"client\":\"left\",\"server\":\"right\",\"link\":\"lan20\"}],"
-			    "\"protocols\":[\"tcp\",\"udp\"],\"directions\":[\"forward\",\"reverse\"],\"duration_s\":10,"
-			    "\"repeats\":3,\"order\":\"sequential\",\"pause_s\":0,\"concurrency\":\"disjoint\",\"iperf\":{\"parallel\":1,\"length\":null,"
-			    "\"window\":null,\"bitrate\":null,\"udp_bitrate\":\"0\",\"omit_s\":0,\"congestion\":null,"
-			    "\"tos\":null,\"zerocopy\":false,\"affinity\":null}}");
+	assert_string_equal(
+		text,
+		"{\"name\":\"baseline\",\"pairs\":[{\"client\":\"left\",\"server\":\"right\",\"link\":\"lan20\"}],"
+		"\"protocols\":[\"tcp\",\"udp\"],\"directions\":[\"forward\",\"reverse\"],\"duration_s\":10,"
+		"\"repeats\":3,\"order\":\"sequential\",\"pause_s\":0,\"concurrency\":\"disjoint\",\"iperf\":{\"parallel\":1,\"length\":null,"
+		"\"window\":null,\"bitrate\":null,\"udp_bitrate\":\"0\",\"omit_s\":0,\"congestion\":null,"
+		"\"tos\":null,\"zerocopy\":false,\"affinity\":null}}");
 	free(text);
 	assert_int_equal(tb_matrix_plan_make(plan->spec, mx_inv_sim, 1, &again, &err), 0);
 	assert_int_equal(again->nruns, 12);
@@ -431,7 +461,7 @@ static void test_baseline(void **state)
 	tb_matrix_plan_free(again);
 
 	/* a run as JSON */
-	j = tb_matrix_run_json(&plan->runs[7]);   /* cell 2: udp forward, repeat 1 */
+	j = tb_matrix_run_json(&plan->runs[7]); /* cell 2: udp forward, repeat 1 */
 	assert_non_null(j);
 	assert_int_equal(json_integer_value(json_object_get(j, "seq")), 7);
 	assert_int_equal(json_integer_value(json_object_get(j, "cell")), 2);
@@ -463,7 +493,8 @@ static void test_baseline(void **state)
 
 	/* links: a shared link wins; an explicit one is used as given */
 	plan = mx_plan_ok("{'name':'t','pairs':[{'client':'left','server':'router'},"
-		       "{'client':'right','server':'router'},{'client':'left','server':'router','link':'lan20'}]}", 0);
+			  "{'client':'right','server':'router'},{'client':'left','server':'router','link':'lan20'}]}",
+			  0);
 	assert_string_equal(plan->runs[0].link, "lan10");
 	assert_string_equal(plan->runs[0].server_address, "198.19.10.1");
 	assert_string_equal(plan->runs[1].link, "lan20");
@@ -502,10 +533,11 @@ static void test_expansion_order(void **state)
 	int c = 0;
 
 	(void)state;
-	plan = mx_plan_ok("{'name':'t','pairs':[{'client':'left','server':'right'},{'client':'right','server':'router'}],"
-		       "'protocols':['udp','tcp'],'directions':['reverse','forward'],'duration_s':[5,10],"
-		       "'iperf':{'tos':[0,8],'parallel':[1,2],'bitrate':['1M','2M'],'udp_bitrate':'5M'}}",
-		       0);
+	plan = mx_plan_ok(
+		"{'name':'t','pairs':[{'client':'left','server':'right'},{'client':'right','server':'router'}],"
+		"'protocols':['udp','tcp'],'directions':['reverse','forward'],'duration_s':[5,10],"
+		"'iperf':{'tos':[0,8],'parallel':[1,2],'bitrate':['1M','2M'],'udp_bitrate':'5M'}}",
+		0);
 	assert_int_equal(plan->ncells, 2 * (2 * 2 * 2 * 1 * 2 + 2 * 2 * 2 * 2 * 2));
 	for (int pair = 0; pair < 2; pair++)
 		for (int pr = 0; pr < 2; pr++)
@@ -517,12 +549,16 @@ static void test_expansion_order(void **state)
 								const struct tb_planned_run *r = &plan->runs[c];
 
 								assert_int_equal(r->cell, c);
-								assert_string_equal(r->client, pair == 0 ? "left" : "right");
-								assert_int_equal(r->p.proto, pr == 0 ? TB_IPERF_UDP : TB_IPERF_TCP);
-								assert_int_equal(r->p.dir, d == 0 ? TB_IPERF_REVERSE : TB_IPERF_FORWARD);
+								assert_string_equal(r->client,
+										    pair == 0 ? "left" : "right");
+								assert_int_equal(r->p.proto,
+										 pr == 0 ? TB_IPERF_UDP : TB_IPERF_TCP);
+								assert_int_equal(r->p.dir, d == 0 ? TB_IPERF_REVERSE
+												  : TB_IPERF_FORWARD);
 								assert_int_equal(r->p.duration_s, t == 0 ? 5 : 10);
 								assert_int_equal(r->p.parallel, par + 1);
-								assert_string_equal(r->p.bitrate, pr == 0 ? ubr[br] : tbr[br]);
+								assert_string_equal(r->p.bitrate,
+										    pr == 0 ? ubr[br] : tbr[br]);
 								assert_int_equal(r->p.tos, tos * 8);
 								c++;
 							}
@@ -547,7 +583,6 @@ static void reference_shuffle(int *v, int n, uint64_t seed)
 		v[j] = t;
 	}
 }
-
 
 static void test_shuffled(void **state)
 {
@@ -613,15 +648,18 @@ static void test_params_json(void **state)
 		{"[]", "invalid_field", "", "run params must be a JSON object"},
 		{"{'protocol':'tcp','direction':'forward','duration_s':10,'colour':1}", "unknown_field", "colour",
 		 "unknown field"},
-		{"{'direction':'forward','duration_s':10}", "invalid_field", "protocol", "protocol must be one of tcp | udp"},
-		{"{'protocol':'tcp','direction':'up','duration_s':10}", "invalid_field", "direction", "forward | reverse | bidir"},
+		{"{'direction':'forward','duration_s':10}", "invalid_field", "protocol",
+		 "protocol must be one of tcp | udp"},
+		{"{'protocol':'tcp','direction':'up','duration_s':10}", "invalid_field", "direction",
+		 "forward | reverse | bidir"},
 		{"{'protocol':'tcp','direction':'forward'}", "invalid_field", "duration_s", "duration_s is required"},
 		{"{'protocol':'tcp','direction':'forward','duration_s':0}", "invalid_field", "duration_s", "1..86400"},
 		{"{'protocol':'udp','direction':'forward','duration_s':10,'length':70000}", "invalid_field", "length",
 		 "UDP runs take at most 65507"},
-		{"{'protocol':'tcp','direction':'forward','duration_s':10,'tos':'x'}", "invalid_field", "tos", "0..255"},
-		{"{'protocol':'tcp','direction':'forward','duration_s':10,'bitrate':'fast'}", "invalid_field", "bitrate",
-		 "bitrate must be a bitrate like"},
+		{"{'protocol':'tcp','direction':'forward','duration_s':10,'tos':'x'}", "invalid_field", "tos",
+		 "0..255"},
+		{"{'protocol':'tcp','direction':'forward','duration_s':10,'bitrate':'fast'}", "invalid_field",
+		 "bitrate", "bitrate must be a bitrate like"},
 		{"{'protocol':'tcp','direction':'forward','duration_s':10,'affinity':'x'}", "invalid_field", "affinity",
 		 "\"n\" or \"n,m\""},
 	};
@@ -686,12 +724,13 @@ static void test_params_json(void **state)
 		rc = tb_matrix_params_from_json(j, &q, &e);
 		if (rc == 0 || strcmp(tb_err_name(rc), badp[i].code) != 0 || strcmp(e.field, badp[i].field) != 0 ||
 		    strstr(e.message, badp[i].message) == NULL)
-			fprintf(stderr, "params case %zu: %s field \"%s\": %s\n", i, tb_err_name(rc), e.field, e.message);
+			fprintf(stderr, "params case %zu: %s field \"%s\": %s\n", i, tb_err_name(rc), e.field,
+				e.message);
 		assert_int_not_equal(rc, 0);
 		assert_string_equal(tb_err_name(rc), badp[i].code);
 		assert_string_equal(e.field, badp[i].field);
 		assert_non_null(strstr(e.message, badp[i].message));
-		assert_memory_equal(&p, &q, sizeof(p));   /* untouched on error */
+		assert_memory_equal(&p, &q, sizeof(p)); /* untouched on error */
 		json_decref(j);
 	}
 	assert_string_equal(tb_iperf_proto_name(TB_IPERF_TCP), "tcp");
@@ -717,7 +756,7 @@ static void test_stats(void **state)
 	assert_int_equal(s.n, 8);
 	assert_true(fabs(s.mean - 5.0) < 1e-12);
 	assert_true(fabs(s.median - 4.5) < 1e-12);
-	assert_true(fabs(s.stdev - sqrt(32.0 / 7.0)) < 1e-12);   /* sum of squares 32, n - 1 = 7 */
+	assert_true(fabs(s.stdev - sqrt(32.0 / 7.0)) < 1e-12); /* sum of squares 32, n - 1 = 7 */
 	assert_true(fabs(s.stdev - 2.1380899352993952) < 1e-12);
 	assert_true(s.min == 2 && s.max == 9);
 	j = tb_stats_json(&s);
@@ -762,7 +801,7 @@ static void test_stats(void **state)
 	assert_true(fabs(s.median - 1000.5) < 1e-9);
 	assert_true(fabs(s.stdev - sqrt(2000.0 * 2001.0 / 12.0)) < 1e-9);
 	assert_true(s.min == 1 && s.max == 2000);
-	assert_true(big[0] == 2000);   /* the input is not sorted in place */
+	assert_true(big[0] == 2000); /* the input is not sorted in place */
 	tb_stats_compute(big, 1025, &s);
 	assert_true(fabs(s.median - (2000 - 512)) < 1e-9);
 	free(big);
@@ -814,12 +853,11 @@ static void test_hosts_limit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hosts_limit),
-		cmocka_unit_test(test_bad_specs),    cmocka_unit_test(test_bad_sizes),
-		cmocka_unit_test(test_good_specs),   cmocka_unit_test(test_baseline),
-		cmocka_unit_test(test_interleaved),  cmocka_unit_test(test_expansion_order),
-		cmocka_unit_test(test_shuffled),     cmocka_unit_test(test_params_json),
-		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_hosts_limit),     cmocka_unit_test(test_bad_specs),
+		cmocka_unit_test(test_bad_sizes),       cmocka_unit_test(test_good_specs),
+		cmocka_unit_test(test_baseline),        cmocka_unit_test(test_interleaved),
+		cmocka_unit_test(test_expansion_order), cmocka_unit_test(test_shuffled),
+		cmocka_unit_test(test_params_json),     cmocka_unit_test(test_stats),
 	};
 
 	return cmocka_run_group_tests_name("matrix", tests, mx_setup, mx_teardown);

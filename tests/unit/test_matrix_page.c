@@ -38,15 +38,16 @@ static const char *const specs[] = {
 };
 
 /* The sim's testbed with left and right dual-boot (for the "os" case). */
-static const char INV_DUAL[] = "version: 1\nssh: {user: root, key_file: /k}\nmachines:\n"
+static const char INV_DUAL[] =
+	"version: 1\nssh: {user: root, key_file: /k}\nmachines:\n"
 	"  left:\n    role: host\n    boot: {loader: grub, default: ubuntu, entries: {freebsd: '4'}}\n"
 	"    os: {ubuntu: {address: 198.18.0.11}, freebsd: {address: 198.18.0.11}}\n"
 	"    links:\n      lan10: {address: 198.19.10.2/24}\n"
 	"  right:\n    role: host\n    boot: {loader: grub, default: ubuntu, entries: {freebsd: '4'}}\n"
 	"    os: {ubuntu: {address: 198.18.0.12}, freebsd: {address: 198.18.0.12}}\n"
-	"    links:\n      lan20: {address: 198.19.20.2/24}\n"
-	MACHINE("router", "router", "198.18.0.13")
-	"    links:\n      lan10: {address: 198.19.10.1/24}\n      lan20: {address: 198.19.20.1/24}\n";
+	"    links:\n      lan20: {address: 198.19.20.2/24}\n" MACHINE(
+		"router", "router",
+		"198.18.0.13") "    links:\n      lan10: {address: 198.19.10.1/24}\n      lan20: {address: 198.19.20.1/24}\n";
 
 static json_t *plan_of(const char *text, int lean, struct tb_matrix_plan **plan)
 {
@@ -73,9 +74,7 @@ static int has_round(const json_t *tl, json_int_t round)
 	size_t i;
 	json_t *e;
 
-	json_array_foreach(tl, i, e)
-		if (json_integer_value(json_object_get(e, "round")) == round)
-			return 1;
+	json_array_foreach(tl, i, e) if (json_integer_value(json_object_get(e, "round")) == round) return 1;
 	return 0;
 }
 
@@ -121,13 +120,14 @@ static void check_pages(const char *text, int limit)
 		assert_true(json_equal(json_object_get(page, "estimated_s"), json_object_get(whole, "estimated_s")));
 		json_array_extend(runs, json_object_get(page, "plan"));
 		/* its timeline: exactly the whole timeline's rounds of its runs, with the same times */
-		json_array_foreach(json_object_get(page, "timeline"), i, e) {
+		json_array_foreach(json_object_get(page, "timeline"), i, e)
+		{
 			json_int_t round = json_integer_value(json_object_get(e, "round"));
 
 			assert_true(json_equal(e, json_array_get(tl, (size_t)round)));
 		}
-		json_array_foreach(json_object_get(page, "plan"), i, e)
-			assert_true(has_round(json_object_get(page, "timeline"), json_integer_value(json_object_get(e, "round"))));
+		json_array_foreach(json_object_get(page, "plan"), i, e) assert_true(
+			has_round(json_object_get(page, "timeline"), json_integer_value(json_object_get(e, "round"))));
 		if (json_is_null(next)) {
 			assert_int_equal(offset + (int)json_array_size(json_object_get(page, "plan")), full->nruns);
 			json_decref(page);

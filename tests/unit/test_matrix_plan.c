@@ -23,12 +23,19 @@
 
 static const char *const pool_json[] = {
 	/* parallel, length, window, bitrate, udp_bitrate, omit_s, congestion, tos, zerocopy, affinity */
-	"[1,2,3,4,6,8]", "[1000,1400,8000,'16K']", "[null,'64K','128K',1048576]", "['0','10M','1G',5000000]",
-	"[null,'1M','10.5M','0']", "[0,1,2]", "[null,'cubic','reno','bbr']", "[0,8,16,32]", "[false,true]",
+	"[1,2,3,4,6,8]",
+	"[1000,1400,8000,'16K']",
+	"[null,'64K','128K',1048576]",
+	"['0','10M','1G',5000000]",
+	"[null,'1M','10.5M','0']",
+	"[0,1,2]",
+	"[null,'cubic','reno','bbr']",
+	"[0,8,16,32]",
+	"[false,true]",
 	"['0','1','0,1','2,3']",
 };
-static const char *const axis_names[] = {"parallel", "length", "window", "bitrate", "udp_bitrate",
-					 "omit_s", "congestion", "tos", "zerocopy", "affinity"};
+static const char *const axis_names[] = {"parallel", "length",     "window", "bitrate",  "udp_bitrate",
+					 "omit_s",   "congestion", "tos",    "zerocopy", "affinity"};
 
 static void test_property(void **state)
 {
@@ -45,7 +52,8 @@ static void test_property(void **state)
 	for (int iter = 0; iter < 300; iter++) {
 		json_t *spec = json_pack("{s:s}", "name", "property"), *pairs = json_array(), *iperf = json_object();
 		json_t *jp = json_array(), *jd = json_array();
-		int idx[16], np = 1 + mx_rnd_int(3), npr = 1 + mx_rnd_int(2), nd = 1 + mx_rnd_int(3), ndur = 1 + mx_rnd_int(3);
+		int idx[16], np = 1 + mx_rnd_int(3), npr = 1 + mx_rnd_int(2), nd = 1 + mx_rnd_int(3),
+			     ndur = 1 + mx_rnd_int(3);
 		int n[10], has_tcp = 0, has_udp = 0, swept = 0, repeats = 1 + mx_rnd_int(4), order = mx_rnd_int(3);
 		long long expect_ms = 0;
 		uint64_t common, cells = 0;
@@ -84,9 +92,10 @@ static void test_property(void **state)
 
 			n[a] = 1;
 			if (mode == 0)
-				continue;   /* absent */
+				continue; /* absent */
 			if (mode == 1 || swept >= 3) {
-				json_object_set(iperf, axis_names[a], json_array_get(pools[a], (size_t)mx_rnd_int(size)));
+				json_object_set(iperf, axis_names[a],
+						json_array_get(pools[a], (size_t)mx_rnd_int(size)));
 			} else {
 				json_t *list = json_array();
 
@@ -119,7 +128,8 @@ static void test_property(void **state)
 		for (int a = 0; a < 10; a++)
 			if (a != 3 && a != 4)
 				common *= (uint64_t)n[a];
-		cells = (uint64_t)np * ((has_tcp ? common * (uint64_t)n[3] : 0) + (has_udp ? common * (uint64_t)n[4] : 0));
+		cells = (uint64_t)np *
+			((has_tcp ? common * (uint64_t)n[3] : 0) + (has_udp ? common * (uint64_t)n[4] : 0));
 		assert_int_equal(plan->ncells, cells);
 		assert_int_equal(plan->nruns, cells * (uint64_t)repeats);
 		assert_int_equal(plan->repeats, repeats);
@@ -245,7 +255,7 @@ static void test_large_plan(void **state)
 		int server = atoi(r->server + 1);
 		char link[16], addr[32];
 
-		snprintf(link, sizeof(link), "net%02d", server / 2);   /* the pair's shared link */
+		snprintf(link, sizeof(link), "net%02d", server / 2); /* the pair's shared link */
 		snprintf(addr, sizeof(addr), "198.19.%d.2", server / 2 + 100);
 		assert_int_equal(atoi(r->client + 1), server - 1);
 		assert_string_equal(r->link, link);
@@ -276,7 +286,8 @@ static struct tb_inventory *inv_20(void)
 	for (int i = 0; i < 20; i++)
 		used += (size_t)snprintf(text + used, sizeof(text) - used,
 					 "  m%02d:\n    role: host\n    os: {ubuntu: {address: 198.18.1.%d}}\n"
-					 "    links:\n      l%02d: {address: 198.19.%d.2/24}\n", i, i + 10, i, i + 100);
+					 "    links:\n      l%02d: {address: 198.19.%d.2/24}\n",
+					 i, i + 10, i, i + 100);
 	return mx_load_inv(text);
 }
 
@@ -364,8 +375,8 @@ static void check_pair_rounds(const struct tb_matrix_plan *plan, const struct tb
 			const struct tb_planned_run *o = &plan->runs[k];
 
 			assert_false(strcmp(o->client, r->client) == 0 && strcmp(o->server, r->server) == 0 &&
-				     strcmp(o->link, r->link) == 0);   /* a pair once a round */
-			assert_int_equal(o->combo, r->combo);          /* one OS combination a round */
+				     strcmp(o->link, r->link) == 0); /* a pair once a round */
+			assert_int_equal(o->combo, r->combo);        /* one OS combination a round */
 		}
 		for (k = 0; k < flat->nruns; k++)
 			if (!taken[k] && flat->runs[k].cell == r->cell && flat->runs[k].repeat == r->repeat)
@@ -396,7 +407,7 @@ static void test_pair_rounds(void **state)
 	assert_non_null(inv);
 	/* fan-in: two clients of one server at once, 4 rounds of 2 */
 	spec = mx_spec_of("{'name':'fanin','pairs':[{'client':'m00','server':'m02'},{'client':'m01','server':'m02'}],"
-		       "'directions':['forward','reverse'],'duration_s':3,'repeats':2,'concurrency':'pairs'}");
+			  "'directions':['forward','reverse'],'duration_s':3,'repeats':2,'concurrency':'pairs'}");
 	assert_int_equal(tb_matrix_plan_make(spec, inv, 0, &plan, &err), 0);
 	assert_int_equal(plan->nruns, 8);
 	assert_int_equal(plan->nrounds, 4);
@@ -433,9 +444,10 @@ static void test_pair_rounds(void **state)
 			snprintf(sv, sizeof(sv), "m%02d", b);
 			json_array_append_new(pairs, json_pack("{s:s, s:s}", "client", c, "server", sv));
 		}
-		spec = json_pack("{s:s, s:o, s:[s,s], s:i, s:s, s:i, s:s}", "name", "pr", "pairs", pairs, "protocols", "tcp",
-				 "udp", "repeats", 1 + mx_rnd_int(3), "order", mx_rnd_int(2) ? "interleaved" : "sequential",
-				 "duration_s", 1 + mx_rnd_int(5), "concurrency", "pairs");
+		spec = json_pack("{s:s, s:o, s:[s,s], s:i, s:s, s:i, s:s}", "name", "pr", "pairs", pairs, "protocols",
+				 "tcp", "udp", "repeats", 1 + mx_rnd_int(3), "order",
+				 mx_rnd_int(2) ? "interleaved" : "sequential", "duration_s", 1 + mx_rnd_int(5),
+				 "concurrency", "pairs");
 		if (tb_matrix_plan_make(spec, inv, 7, &plan, &err) != 0) {
 			/* the same pair twice is refused: fine, try another */
 			json_decref(spec);
@@ -451,7 +463,8 @@ static void test_pair_rounds(void **state)
 			for (; k < np; k++) {
 				const json_t *pk = json_array_get(json_object_get(plan->spec, "pairs"), (size_t)k);
 
-				if (strcmp(json_string_value(json_object_get(pk, "client")), plan->runs[i].client) == 0 &&
+				if (strcmp(json_string_value(json_object_get(pk, "client")), plan->runs[i].client) ==
+					    0 &&
 				    strcmp(json_string_value(json_object_get(pk, "server")), plan->runs[i].server) == 0)
 					break;
 			}
@@ -477,7 +490,7 @@ static void test_rounds(void **state)
 	assert_non_null(inv);
 	/* two disjoint pairs: 12 runs in 6 rounds of 2, in half the time */
 	spec = mx_spec_of("{'name':'two','pairs':[{'client':'m00','server':'m01'},{'client':'m02','server':'m03'}],"
-		       "'directions':['forward','reverse'],'duration_s':3,'repeats':3,'pause_s':1}");
+			  "'directions':['forward','reverse'],'duration_s':3,'repeats':3,'pause_s':1}");
 	assert_int_equal(tb_matrix_plan_make(spec, inv, 0, &plan, &err), 0);
 	assert_int_equal(plan->nruns, 12);
 	assert_int_equal(plan->nrounds, 6);
@@ -494,7 +507,8 @@ static void test_rounds(void **state)
 	assert_true(fabs(json_real_value(json_object_get(json_array_get(tl, 1), "start_s")) - 4.6) < 1e-9);
 	assert_true(fabs(json_real_value(json_object_get(json_array_get(tl, 5), "end_s")) - 26.6) < 1e-9);
 	assert_int_equal(json_array_size(json_object_get(json_array_get(tl, 2), "runs")), 2);
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(j, "plan"), 3), "round")), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(j, "plan"), 3), "round")),
+			 1);
 	json_decref(j);
 	json_object_set_new(spec, "concurrency", json_string("none"));
 	assert_int_equal(tb_matrix_plan_make(spec, inv, 0, &flat, &err), 0);
@@ -529,8 +543,9 @@ static void test_rounds(void **state)
 			snprintf(sv, sizeof(sv), "m%02d", b);
 			json_array_append_new(pairs, json_pack("{s:s, s:s}", "client", c, "server", sv));
 		}
-		spec = json_pack("{s:s, s:o, s:[s,s], s:i, s:s, s:i}", "name", "rounds", "pairs", pairs, "protocols", "tcp",
-				 "udp", "repeats", 1 + mx_rnd_int(3), "order", orders[mx_rnd_int(3)], "duration_s", 1 + mx_rnd_int(5));
+		spec = json_pack("{s:s, s:o, s:[s,s], s:i, s:s, s:i}", "name", "rounds", "pairs", pairs, "protocols",
+				 "tcp", "udp", "repeats", 1 + mx_rnd_int(3), "order", orders[mx_rnd_int(3)],
+				 "duration_s", 1 + mx_rnd_int(5));
 		if (mx_rnd_int(2))
 			json_object_set_new(spec, "seed", json_integer(mx_rnd_int(1000)));
 		if (strcmp(json_string_value(json_object_get(spec, "order")), "shuffled") != 0)
@@ -561,12 +576,15 @@ static struct tb_inventory *inv_dual(void)
 
 		if (i < 6)
 			snprintf(bsd, sizeof(bsd), "      freebsd: {address: 198.18.2.%d}\n", 10 + i);
-		used += (size_t)snprintf(text + used, sizeof(text) - used,
-					 "  m%d:\n    role: host\n%s"
-					 "    os:\n      ubuntu: {address: 198.18.1.%d}\n%s"
-					 "    links:\n      lan: {address: 198.19.1.%d/24}\n",
-					 i, i < 6 ? "    boot: {loader: grub, default: ubuntu, entries: {ubuntu: \"0\", freebsd: \"4\"}}\n" : "",
-					 10 + i, bsd, 10 + i);
+		used += (size_t)snprintf(
+			text + used, sizeof(text) - used,
+			"  m%d:\n    role: host\n%s"
+			"    os:\n      ubuntu: {address: 198.18.1.%d}\n%s"
+			"    links:\n      lan: {address: 198.19.1.%d/24}\n",
+			i,
+			i < 6 ? "    boot: {loader: grub, default: ubuntu, entries: {ubuntu: \"0\", freebsd: \"4\"}}\n"
+			      : "",
+			10 + i, bsd, 10 + i);
 	}
 	return mx_load_inv(text);
 }
@@ -633,7 +651,8 @@ static void test_os_combinations(void **state)
 		{"'os':[{'nosuch':'ubuntu'}]", "os[0].nosuch", "is not a machine of the pairs"},
 		{"'os':[{'m0':'windows'}]", "os[0].m0", "m0 has no OS \"windows\"; its OSes: ubuntu, freebsd"},
 		{"'os':[{'m0':1}]", "os[0].m0", "must be the name of one of m0's OSes, got 1"},
-		{"'os':[{'m0':'ubuntu','m1':'freebsd'},{'m1':'freebsd','m0':'ubuntu'}]", "os", "os[1] is the same combination as os[0]"},
+		{"'os':[{'m0':'ubuntu','m1':'freebsd'},{'m1':'freebsd','m0':'ubuntu'}]", "os",
+		 "os[1] is the same combination as os[0]"},
 		{"'os':[{'m0':'ubuntu'}],'os_after':'keep'", "os_after", "os_after must be one of restore | leave"},
 	};
 
@@ -647,8 +666,8 @@ static void test_os_combinations(void **state)
 		memset(&err, 0, sizeof(err));
 		assert_int_not_equal(tb_matrix_plan_make(spec, inv, 0, &plan, &err), 0);
 		if (strcmp(err.field, bad_os[i].field) != 0 || strstr(err.message, bad_os[i].message) == NULL)
-			fail_msg("%s: got field \"%s\": %s; expected \"%s\": ...%s...", bad_os[i].os, err.field, err.message,
-				 bad_os[i].field, bad_os[i].message);
+			fail_msg("%s: got field \"%s\": %s; expected \"%s\": ...%s...", bad_os[i].os, err.field,
+				 err.message, bad_os[i].field, bad_os[i].message);
 		json_decref(spec);
 	}
 	/* a machine with one OS may be named in it; the stored spec keeps the list and os_after */
@@ -669,9 +688,10 @@ static void test_os_combinations(void **state)
 	snprintf(hosts[1].machine, sizeof(hosts[1].machine), "m1");
 	snprintf(hosts[1].os, sizeof(hosts[1].os), "ubuntu");
 	hosts[1].boot_ms = 0;
-	spec = mx_spec_of("{'name':'ref','pairs':[{'client':'m0','server':'m1'}],'protocols':['tcp','udp'],'duration_s':5,"
-		       "'os':[{'m0':'freebsd','m1':'freebsd'},{'m0':'ubuntu','m1':'ubuntu'},{'m0':'freebsd','m1':'ubuntu'},"
-		       "{'m0':'ubuntu','m1':'freebsd'}]}");
+	spec = mx_spec_of(
+		"{'name':'ref','pairs':[{'client':'m0','server':'m1'}],'protocols':['tcp','udp'],'duration_s':5,"
+		"'os':[{'m0':'freebsd','m1':'freebsd'},{'m0':'ubuntu','m1':'ubuntu'},{'m0':'freebsd','m1':'ubuntu'},"
+		"{'m0':'ubuntu','m1':'freebsd'}]}");
 	assert_int_equal(tb_matrix_plan_make_now(spec, inv, 0, &now, &plan, &err), 0);
 	assert_int_equal(plan->nruns, 8);
 	assert_int_equal(plan->ncells, 8);
@@ -679,18 +699,18 @@ static void test_os_combinations(void **state)
 	/* ubuntu/ubuntu needs no boot: it goes first; then one boot per step, and one back */
 	assert_string_equal(plan->runs[0].client_os, "ubuntu");
 	assert_string_equal(plan->runs[0].server_os, "ubuntu");
-	assert_int_equal(plan->nboots, 4);     /* UU, FU, FF, UF, then m1 back: one boot a step */
+	assert_int_equal(plan->nboots, 4); /* UU, FU, FF, UF, then m1 back: one boot a step */
 	assert_int_equal(plan->boots[plan->nboots - 1].seq, -1);
 	for (int i = 0; i < plan->nruns; i++) {
-		assert_int_equal(plan->runs[i].cell, i);        /* cells combination by combination */
+		assert_int_equal(plan->runs[i].cell, i); /* cells combination by combination */
 		assert_int_equal(plan->runs[i].combo, plan->runs[i - i % 2].combo);
 	}
 	{
 		int64_t boots = 0;
 
 		for (int i = 0; i < plan->nboots; i++) {
-			assert_int_equal(plan->boots[i].estimated_ms, strcmp(plan->boots[i].machine, "m0") == 0 ? 30000
-												   : TB_MATRIX_BOOT_DEFAULT_MS);
+			assert_int_equal(plan->boots[i].estimated_ms,
+					 strcmp(plan->boots[i].machine, "m0") == 0 ? 30000 : TB_MATRIX_BOOT_DEFAULT_MS);
 			boots += plan->boots[i].estimated_ms;
 		}
 		assert_int_equal(plan->estimated_ms, 8 * (5000 + TB_MATRIX_RUN_OVERHEAD_MS) + boots);
@@ -699,8 +719,9 @@ static void test_os_combinations(void **state)
 	assert_int_equal(json_integer_value(json_object_get(j, "combinations")), 4);
 	assert_int_equal(json_array_size(json_object_get(j, "boots")), 4);
 	assert_true(json_is_null(json_object_get(json_array_get(json_object_get(j, "boots"), 3), "seq")));
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "plan"), 0), "client_os")),
-			    "ubuntu");
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(json_object_get(j, "plan"), 0), "client_os")),
+		"ubuntu");
 	/* the timeline: a round's boots come before it, and push its start */
 	{
 		json_t *tl = json_object_get(j, "timeline");
@@ -708,7 +729,7 @@ static void test_os_combinations(void **state)
 
 		for (size_t i = 0; i < json_array_size(tl); i++)
 			nb += json_array_size(json_object_get(json_array_get(tl, i), "boots"));
-		assert_int_equal(nb, 3);   /* the one back comes after the last round */
+		assert_int_equal(nb, 3); /* the one back comes after the last round */
 		assert_int_equal(json_array_size(json_object_get(json_array_get(tl, 0), "boots")), 0);
 		assert_true(json_real_value(json_object_get(json_array_get(tl, 2), "start_s")) >=
 			    json_real_value(json_object_get(json_array_get(tl, 1), "end_s")) + 30.0);
@@ -718,20 +739,23 @@ static void test_os_combinations(void **state)
 	{
 		/* both hosts boot before the same run, and both back: at once, so
 		 * each step takes the longer of the two (m1's default), not the sum */
-		json_t *both = mx_spec_of("{'name':'both','pairs':[{'client':'m0','server':'m1'}],'protocols':['tcp'],"
-					  "'directions':['forward'],'duration_s':5,'os':[{'m0':'freebsd','m1':'freebsd'}]}");
+		json_t *both = mx_spec_of(
+			"{'name':'both','pairs':[{'client':'m0','server':'m1'}],'protocols':['tcp'],"
+			"'directions':['forward'],'duration_s':5,'os':[{'m0':'freebsd','m1':'freebsd'}]}");
 		struct tb_matrix_plan *p2 = NULL;
 		json_t *j2, *round0;
 
 		assert_int_equal(tb_matrix_plan_make_now(both, inv, 0, &now, &p2, &err), 0);
 		assert_int_equal(p2->nruns, 1);
 		assert_int_equal(p2->nboots, 4);
-		assert_true(p2->boots[0].seq == 0 && p2->boots[1].seq == 0 && p2->boots[2].seq == -1 && p2->boots[3].seq == -1);
+		assert_true(p2->boots[0].seq == 0 && p2->boots[1].seq == 0 && p2->boots[2].seq == -1 &&
+			    p2->boots[3].seq == -1);
 		assert_int_equal(p2->estimated_ms, 5000 + TB_MATRIX_RUN_OVERHEAD_MS + 2 * TB_MATRIX_BOOT_DEFAULT_MS);
 		j2 = tb_matrix_plan_json(p2);
 		round0 = json_array_get(json_object_get(j2, "timeline"), 0);
 		assert_int_equal(json_array_size(json_object_get(round0, "boots")), 2);
-		assert_true(fabs(json_real_value(json_object_get(round0, "start_s")) - TB_MATRIX_BOOT_DEFAULT_MS / 1000.0) < 1e-9);
+		assert_true(fabs(json_real_value(json_object_get(round0, "start_s")) -
+				 TB_MATRIX_BOOT_DEFAULT_MS / 1000.0) < 1e-9);
 		json_decref(j2);
 		json_decref(both);
 		tb_matrix_plan_free(p2);
@@ -767,8 +791,8 @@ static void test_os_combinations(void **state)
 			for (int m = 0; m < nm; m++)
 				if (mx_rnd_int(4) != 0) {
 					snprintf(combos[ncomb][m], sizeof(combos[0][0]), "%s", oses[mx_rnd_int(2)]);
-					u += snprintf(one + u, sizeof(one) - (size_t)u, "%s'm%d':'%s'", any++ ? "," : "", m,
-						      combos[ncomb][m]);
+					u += snprintf(one + u, sizeof(one) - (size_t)u, "%s'm%d':'%s'",
+						      any++ ? "," : "", m, combos[ncomb][m]);
 				}
 			for (int k = 0; k < ncomb && any; k++)
 				dup |= memcmp(combos[k], combos[ncomb], sizeof(combos[0])) == 0;
@@ -810,9 +834,11 @@ static void test_os_combinations(void **state)
 					snprintf(st[m], sizeof(st[m]), "%s", plan->boots[b].to);
 				}
 				if (plan->runs[i].client_os[0])
-					assert_string_equal(st[atoi(plan->runs[i].client + 1)], plan->runs[i].client_os);
+					assert_string_equal(st[atoi(plan->runs[i].client + 1)],
+							    plan->runs[i].client_os);
 				if (plan->runs[i].server_os[0])
-					assert_string_equal(st[atoi(plan->runs[i].server + 1)], plan->runs[i].server_os);
+					assert_string_equal(st[atoi(plan->runs[i].server + 1)],
+							    plan->runs[i].server_os);
 			}
 		}
 		tb_matrix_plan_free(plan);
@@ -832,13 +858,18 @@ static void test_groups(void **state)
 		{"'groups':{}", "groups", "groups must be a list of 1..16 groups of machines (mesh or disjoint)"},
 		{"'groups':[]", "groups", "1..16"},
 		{"'groups':['x']", "groups[0]", "groups[0] must be {\"type\": \"mesh\""},
-		{"'groups':[{'members':['left','right']}]", "groups[0].type", "must be one of mesh | disjoint, got nothing"},
+		{"'groups':[{'members':['left','right']}]", "groups[0].type",
+		 "must be one of mesh | disjoint, got nothing"},
 		{"'groups':[{'type':'star','members':['left']}]", "groups[0].type", "got \"star\""},
-		{"'groups':[{'type':'mesh','members':['left','nosuch']}]", "groups[0].members[1]", "no machine \"nosuch\""},
-		{"'groups':[{'type':'mesh','members':['left','left']}]", "groups[0].members[1]", "left is listed twice"},
+		{"'groups':[{'type':'mesh','members':['left','nosuch']}]", "groups[0].members[1]",
+		 "no machine \"nosuch\""},
+		{"'groups':[{'type':'mesh','members':['left','left']}]", "groups[0].members[1]",
+		 "left is listed twice"},
 		{"'groups':[{'type':'mesh','members':['left']}]", "groups[0]", "a mesh needs at least 2 machines"},
-		{"'groups':[{'type':'mesh','members':['left','relay']}]", "groups[0].members[1]", "relay has role relay and no links"},
-		{"'groups':[{'type':'disjoint','a':['left']}]", "groups[0].b", "must be a list of 1..16 machine names, got nothing"},
+		{"'groups':[{'type':'mesh','members':['left','relay']}]", "groups[0].members[1]",
+		 "relay has role relay and no links"},
+		{"'groups':[{'type':'disjoint','a':['left']}]", "groups[0].b",
+		 "must be a list of 1..16 machine names, got nothing"},
 		{"'groups':[{'type':'disjoint','a':['left'],'b':['right'],'members':['x']}]", "groups[0].members",
 		 "unknown field; a disjoint group has type, a and b"},
 	};
@@ -859,14 +890,14 @@ static void test_groups(void **state)
 	}
 	/* a mesh of 3: 6 ordered pairs, after the spec's own pair, which is not repeated */
 	spec = mx_spec_of("{'name':'g','pairs':[{'client':'left','server':'right'}],"
-		       "'groups':[{'type':'mesh','members':['left','right','router']}]}");
+			  "'groups':[{'type':'mesh','members':['left','right','router']}]}");
 	assert_int_equal(tb_matrix_plan_make(spec, mx_inv_sim, 0, &plan, &err), 0);
 	pairs = json_object_get(plan->spec, "pairs");
 	assert_int_equal(json_array_size(pairs), 6);
 	assert_null(json_object_get(plan->spec, "groups"));
 	assert_int_equal(plan->nruns, 6);
 	{
-		static const char *const want[6][2] = {{"left", "right"}, {"right", "left"}, {"left", "router"},
+		static const char *const want[6][2] = {{"left", "right"},  {"right", "left"},   {"left", "router"},
 						       {"router", "left"}, {"right", "router"}, {"router", "right"}};
 
 		for (int i = 0; i < 6; i++) {
@@ -904,8 +935,8 @@ static void test_groups(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_property),     cmocka_unit_test(test_large_plan),
-		cmocka_unit_test(test_rounds),       cmocka_unit_test(test_pair_rounds),
+		cmocka_unit_test(test_property),        cmocka_unit_test(test_large_plan),
+		cmocka_unit_test(test_rounds),          cmocka_unit_test(test_pair_rounds),
 		cmocka_unit_test(test_os_combinations), cmocka_unit_test(test_groups),
 	};
 

@@ -121,8 +121,14 @@ static void test_audit_retention(void **state)
 	char dir[] = "/tmp/tbrl-XXXXXX", path[64];
 	struct tb_store *st;
 	struct tb_error err = {0};
-	struct tb_audit_row a = {.actor = "admin", .remote = "127.0.0.1", .method = "POST", .path = "/api/v1/tokens",
-				 .action = "token.create", .target = "x", .status = 201, .result = "ok"};
+	struct tb_audit_row a = {.actor = "admin",
+				 .remote = "127.0.0.1",
+				 .method = "POST",
+				 .path = "/api/v1/tokens",
+				 .action = "token.create",
+				 .target = "x",
+				 .status = 201,
+				 .result = "ok"};
 	int64_t deleted = -1;
 
 	(void)state;

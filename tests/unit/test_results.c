@@ -43,9 +43,15 @@ static int64_t finished_matrix(struct tb_store *st, const char *name, double bps
 	int64_t id, ids[2] = {0, 0};
 
 	for (int i = 0; i < 2; i++)
-		runs[i] = (struct tb_run_row){.seq = i, .repeat = i, .client = "left", .server = "right", .link = "lan",
-					      .server_address = "198.18.1.2", .protocol = "tcp",
-					      .direction = "forward", .params = "{\"duration_s\":10}"};
+		runs[i] = (struct tb_run_row){.seq = i,
+					      .repeat = i,
+					      .client = "left",
+					      .server = "right",
+					      .link = "lan",
+					      .server_address = "198.18.1.2",
+					      .protocol = "tcp",
+					      .direction = "forward",
+					      .params = "{\"duration_s\":10}"};
 	if (tb_store_matrix_insert(st, &m, runs, 2, &id, &err) != 0)
 		fail_msg("insert: %s", err.message);
 	assert_int_equal(tb_store_run_each(st, id, NULL, take_ids, ids, &err), 0);

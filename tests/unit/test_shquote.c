@@ -55,8 +55,10 @@ static const struct qcase cases[] = {
 	{"high bytes and quotes", {"\xff'\xff", "\xe9!\xe9", "\xa7\n", NULL}},
 	{"assignments", {"a=b", "PATH=/x", "=x", NULL}},
 	{"reserved words", {"if", "then", "fi", "!", "{", "case", "in", NULL}},
-	{"long", {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-		  "'!'\n'!'\n$x`y`\\z aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL}},
+	{"long",
+	 {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "'!'\n'!'\n$x`y`\\z aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	  NULL}},
 };
 
 /* A shell to run a command line with: argv prefix, optional LC_ALL. */
@@ -72,10 +74,8 @@ static const struct shell posix_shells[] = {
 };
 
 static const struct shell login_shells[] = {
-	{"sh", "/bin/sh", NULL},
-	{"bash", "bash", NULL},
-	{"tcsh (C)", "tcsh", "C"},
-	{"tcsh (C.UTF-8)", "tcsh", "C.UTF-8"},
+	{"sh", "/bin/sh", NULL},   {"bash", "bash", NULL},
+	{"tcsh (C)", "tcsh", "C"}, {"tcsh (C.UTF-8)", "tcsh", "C.UTF-8"},
 	{"csh", "csh", NULL},
 };
 
@@ -172,23 +172,21 @@ static const char **printf_argv(const char *const *args, char **expected, size_t
 }
 
 /* Run line under shell and compare with the expected bytes. */
-static void check_run(const struct shell *sh, const char *what, const char *line,
-		      const char *expected, size_t elen)
+static void check_run(const struct shell *sh, const char *what, const char *line, const char *expected, size_t elen)
 {
 	size_t n;
 	int status;
 	char *out = run_shell(sh, line, &n, &status);
 
-	if (n != elen || memcmp(out, expected, elen) != 0 || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) != 0) {
+	if (n != elen || memcmp(out, expected, elen) != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		static char a[8192], b[8192], l[8192];
 
 		render(expected, elen, a, sizeof(a));
 		render(out, n, b, sizeof(b));
 		render(line, strlen(line), l, sizeof(l));
 		free(out);
-		fail_msg("%s under %s: status %d\n line:     %s\n expected: %s\n got:      %s",
-			 what, sh->name, status, l, a, b);
+		fail_msg("%s under %s: status %d\n line:     %s\n expected: %s\n got:      %s", what, sh->name, status,
+			 l, a, b);
 	}
 	free(out);
 }
@@ -358,12 +356,9 @@ static void test_invalid(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_shapes),
-		cmocka_unit_test(test_invalid),
-		cmocka_unit_test(test_quote_argv_cases),
-		cmocka_unit_test(test_ssh_line_cases),
-		cmocka_unit_test(test_every_byte),
-		cmocka_unit_test(test_prefix),
+		cmocka_unit_test(test_shapes),           cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_quote_argv_cases), cmocka_unit_test(test_ssh_line_cases),
+		cmocka_unit_test(test_every_byte),       cmocka_unit_test(test_prefix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,7 +55,7 @@ static void test_kick_and_stop(void **state)
 
 	(void)state;
 	memset(&t, 0, sizeof(t));
-	tb_ticker_kick(&t);                     /* not running: nothing */
+	tb_ticker_kick(&t); /* not running: nothing */
 	tb_ticker_stop(&t);
 	/* a period of an hour: every call past the first comes from a kick */
 	assert_int_equal(tb_ticker_start(&t, 3600 * 1000L, count, &c), 0);
@@ -65,10 +65,10 @@ static void test_kick_and_stop(void **state)
 	tb_ticker_kick(&t);
 	assert_int_equal(calls_reach(&c, 3), 3);
 	t0 = tb_monotonic_ms();
-	tb_ticker_stop(&t);                     /* returns: the test would hang otherwise */
+	tb_ticker_stop(&t); /* returns: the test would hang otherwise */
 	assert_true(tb_monotonic_ms() - t0 < 3600 * 1000L);
-	assert_false(tb_ticker_stopping(&t));   /* stopped and joined */
-	tb_ticker_stop(&t);                     /* twice is fine */
+	assert_false(tb_ticker_stopping(&t)); /* stopped and joined */
+	tb_ticker_stop(&t);                   /* twice is fine */
 }
 
 int main(void)
