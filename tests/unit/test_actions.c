@@ -20,8 +20,7 @@
 #include "actions.h"
 #include "events.h"
 #include "store.h"
-
-char *mkdtemp(char *template);
+#include "tmpstore.h"
 
 static void nap_ms(long ms)
 {
@@ -31,9 +30,7 @@ static void nap_ms(long ms)
 }
 
 struct fixture {
-	char dir[32];
-	char path[96];
-	struct tb_store *st;
+	struct tb_test_store ts;
 	struct tb_events *ev;
 	struct tb_actions *acts;
 	char uses[16][32];
@@ -48,12 +45,13 @@ static void on_use(void *cls, const char *host)
 		snprintf(f->uses[f->nuses++], sizeof(f->uses[0]), "%s", host);
 }
 
+/* The bus and the actions on the store (open). */
 static int open_all(struct fixture *f)
 {
 	struct tb_error err = {0};
 
-	if (tb_store_open(f->path, &f->st, &err) != 0 || tb_events_new(f->st, &f->ev, &err) != 0 ||
-	    tb_actions_new(f->st, f->ev, NULL, &(struct tb_actions_hooks){on_use, f}, &f->acts, &err) != 0) {
+	if (tb_events_new(f->ts.st, &f->ev, &err) != 0 ||
+	    tb_actions_new(f->ts.st, f->ev, NULL, &(struct tb_actions_hooks){on_use, f}, &f->acts, &err) != 0) {
 		fprintf(stderr, "set-up: %s\n", err.message);
 		return -1;
 	}
@@ -65,7 +63,7 @@ static void close_all(struct fixture *f)
 	tb_actions_stop(f->acts);
 	tb_events_close(f->ev);
 	tb_events_free(f->ev);
-	tb_store_close(f->st);
+	tb_test_store_close(&f->ts);
 	f->acts = NULL;
 }
 
@@ -73,10 +71,7 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
-	snprintf(f->dir, sizeof(f->dir), "/tmp/tbacts-XXXXXX");
-	if (mkdtemp(f->dir) == NULL)
-		return -1;
-	snprintf(f->path, sizeof(f->path), "%s/testbedd.db", f->dir);
+	tb_test_store_open(&f->ts, "acts");
 	*state = f;
 	return open_all(f);
 }
@@ -84,13 +79,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[128];
 
 	if (f->acts != NULL)
 		close_all(f);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", f->dir);
+	tb_test_store_remove(&f->ts);
 	free(f);
 	return 0;
 }
@@ -224,13 +216,8 @@ static void test_restart_marks_interrupted(void **state)
 	 * only if the stop does not end it, so flip the stored state back the way
 	 * a crash would leave it, then open everything again */
 	close_all(f);
-	{
-		struct tb_store *st;
-
-		assert_int_equal(tb_store_open(f->path, &st, &err), 0);
-		assert_int_equal(tb_store_action_update(st, id, "running", 0, 0, NULL, NULL, NULL), 0);
-		tb_store_close(st);
-	}
+	tb_test_store_reopen(&f->ts);
+	assert_int_equal(tb_store_action_update(f->ts.st, id, "running", 0, 0, NULL, NULL, NULL), 0);
 	assert_int_equal(open_all(f), 0);
 	assert_int_equal(tb_actions_get_json(f->acts, id, &j, &err), 0);
 	s = json_string_value(json_object_get(j, "state"));

@@ -20,8 +20,7 @@
 #include "jsonpath.h"
 #include "services.h"
 #include "store.h"
-
-char *mkdtemp(char *template);
+#include "tmpstore.h"
 
 static int64_t matrix(struct tb_store *st, const char *name)
 {
@@ -60,7 +59,7 @@ static void snapshot(struct tb_store *st, int64_t mx, const char *host, const ch
 
 static void test_views_from_the_store(void **state)
 {
-	char dir[] = "/tmp/tbsnap-XXXXXX", path[96], cmd[128];
+	struct tb_test_store ts;
 	struct tb_services sv = {0};
 	struct tb_error err = {0};
 	int64_t a, b;
@@ -69,9 +68,8 @@ static void test_views_from_the_store(void **state)
 	size_t len = 0;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/testbedd.db", dir);
-	assert_int_equal(tb_store_open(path, &sv.store, &err), 0);
+	tb_test_store_open(&ts, "snap");
+	sv.store = ts.st;
 	a = matrix(sv.store, "before");
 	b = matrix(sv.store, "after");
 	snapshot(sv.store, a, "left", "ubuntu", "{\"tcp\":{\"congestion_control\":\"cubic\"},\"mtu\":1500}");
@@ -108,9 +106,7 @@ static void test_views_from_the_store(void **state)
 	assert_int_equal(tb_hostsnap_raw(&sv, a, "left", "freebsd", &raw, &len, &err), TB_ERR_NOT_FOUND);
 	assert_int_equal(tb_hostsnap_json(&sv, 999, &j, &err), TB_ERR_NOT_FOUND);
 
-	tb_store_close(sv.store);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	tb_test_store_remove(&ts);
 }
 
 int main(void)

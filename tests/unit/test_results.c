@@ -18,11 +18,10 @@
 #include "compare.h"
 #include "results.h"
 #include "store.h"
-
-char *mkdtemp(char *template);
+#include "tmpstore.h"
 
 struct fixture {
-	char dir[32], path[96];
+	struct tb_test_store ts;
 	struct tb_store *st;
 	int64_t fast, slow;
 };
@@ -74,14 +73,9 @@ static int64_t finished_matrix(struct tb_store *st, const char *name, double bps
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct tb_error err = {0};
 
-	snprintf(f->dir, sizeof(f->dir), "/tmp/tbres-XXXXXX");
-	if (mkdtemp(f->dir) == NULL)
-		return -1;
-	snprintf(f->path, sizeof(f->path), "%s/testbedd.db", f->dir);
-	if (tb_store_open(f->path, &f->st, &err) != 0)
-		return -1;
+	tb_test_store_open(&f->ts, "res");
+	f->st = f->ts.st;
 	f->fast = finished_matrix(f->st, "fast", 1e9);
 	f->slow = finished_matrix(f->st, "slow", 0.5e9);
 	*state = f;
@@ -91,15 +85,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char wal[128];
 
-	tb_store_close(f->st);
-	unlink(f->path);
-	snprintf(wal, sizeof(wal), "%s-wal", f->path);
-	unlink(wal);
-	snprintf(wal, sizeof(wal), "%s-shm", f->path);
-	unlink(wal);
-	rmdir(f->dir);
+	tb_test_store_remove(&f->ts);
 	free(f);
 	return 0;
 }
