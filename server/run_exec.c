@@ -394,6 +394,13 @@ static void classify(const struct tb_run_ctl *ctl, const struct tb_run_host *ch,
 		outcome_set(o, "timeout", "the client did not end within %ld s: %s", wall_s + 5, e->message);
 	} else if (rc != 0) {
 		outcome_set(o, "ssh_error", "client %s: %s", ch->m->name, e->message);
+	} else if (ctl->signaled && o->client_result == NULL &&
+		   (o->klass == NULL || strcmp(o->klass, "parse_error") == 0)) {
+		/* stopped before iperf3 printed a whole result (SIGINT right at its
+		 * start): that is the stop, not a parse error; resume runs it again */
+		outcome_set(o, ctl->stop == TB_RUN_SHUTDOWN ? "interrupted" : "canceled",
+			    "%s: the client got SIGINT before it printed a result (exit %d)",
+			    ctl->stop == TB_RUN_SHUTDOWN ? "testbedd stopped" : "canceled", res->exit_status);
 	} else if (o->klass == NULL && o->client_result == NULL) {
 		outcome_set(o, "parse_error", "the client printed nothing (exit %d): %.300s", res->exit_status,
 			    tb_outbuf_str(&c->errb));
