@@ -112,6 +112,7 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	    (rc = tb_auth_bootstrap(app->sv.auth, cfg->state_dir, err)) != 0 ||
 	    (rc = tb_events_new(app->sv.store, &app->sv.events, err)) != 0)
 		goto fail;
+	tb_events_set_per_token(app->sv.events, cfg->streams_per_token);
 	if ((app->sv.metrics = tb_metrics_new()) == NULL) {
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		goto fail;

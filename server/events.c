@@ -51,6 +51,7 @@ struct tb_events {
 	size_t nsubs;
 	int closing;
 	uint64_t published, dropped, pruned;
+	unsigned int per_token; /* the cap of open subscriptions per owner */
 };
 
 static struct slot *slot_of(struct tb_events *ev, int64_t id)
@@ -113,6 +114,7 @@ int tb_events_new(struct tb_store *st, struct tb_events **out, struct tb_error *
 	if (ev == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	ev->st = st;
+	ev->per_token = TB_EVENTS_PER_TOKEN;
 	pthread_mutex_init(&ev->lock, NULL);
 	/* Ids continue across restarts, so Last-Event-ID stays meaningful. */
 	if ((rc = tb_store_event_last(st, &last, err)) != 0) {
@@ -129,6 +131,13 @@ int tb_events_new(struct tb_store *st, struct tb_events **out, struct tb_error *
 		ev->floor = last + 1; /* nothing kept: ids go on from last */
 	*out = ev;
 	return 0;
+}
+
+void tb_events_set_per_token(struct tb_events *ev, unsigned int n)
+{
+	pthread_mutex_lock(&ev->lock);
+	ev->per_token = n > 0 ? n : TB_EVENTS_PER_TOKEN;
+	pthread_mutex_unlock(&ev->lock);
 }
 
 void tb_events_close(struct tb_events *ev)
@@ -272,8 +281,8 @@ static int ended(const struct tb_sub *s, struct clocks now)
 	return s->dropped || (s->ends_at != 0 && now.wall_s >= s->ends_at) || now.mono_ms >= s->lifetime_end_ms;
 }
 
-/* TB_ERR_RATE_LIMITED when owner has TB_EVENTS_PER_TOKEN subscriptions
- * that have not ended (lock held). */
+/* TB_ERR_RATE_LIMITED when owner has ev->per_token subscriptions that have
+ * not ended (lock held). */
 static int over_cap(struct tb_events *ev, int64_t owner, struct tb_error *err)
 {
 	struct clocks now = clocks_now();
@@ -284,12 +293,12 @@ static int over_cap(struct tb_events *ev, int64_t owner, struct tb_error *err)
 	for (const struct tb_sub *s = ev->subs; s != NULL; s = s->next)
 		if (s->owner == owner && !ended(s, now))
 			n++;
-	if (n < TB_EVENTS_PER_TOKEN)
+	if (n < ev->per_token)
 		return 0;
 	return tb_fail(err, TB_ERR_RATE_LIMITED, "",
-		       "this token already has %d event streams open (the most one token may have): "
+		       "this token already has %u event streams open (the most one token may have): "
 		       "close one, or use another token",
-		       TB_EVENTS_PER_TOKEN);
+		       ev->per_token);
 }
 
 int tb_events_check_cap(struct tb_events *ev, int64_t owner, struct tb_error *err)

@@ -43,10 +43,13 @@ struct tb_sub;
 #define TB_EVENTS_MAX_LAG 20000
 #define TB_EVENTS_KEEP 100000         /* events kept in the store, at most ... */
 #define TB_EVENTS_KEEP_DAYS 30        /* ... and for at most this long */
-#define TB_EVENTS_PER_TOKEN 16        /* open subscriptions per owner (a token) */
+#define TB_EVENTS_PER_TOKEN 16        /* open subscriptions per owner (a token), by default */
 #define TB_EVENTS_MAX_LIFETIME_S 3600 /* a subscription ends after an hour (resume goes on) */
 
 int tb_events_new(struct tb_store *st, struct tb_events **out, struct tb_error *err);
+/* The open subscriptions one owner may have (TB_EVENTS_PER_TOKEN unless
+ * set; testbedd --streams-per-token).  Before subscriptions are made. */
+void tb_events_set_per_token(struct tb_events *ev, unsigned int n);
 /* Stop: every read from now on says TB_SUB_CLOSED, and every waiting
  * subscriber is woken to hear it.  Publishing fails from now on. */
 void tb_events_close(struct tb_events *ev);

@@ -35,6 +35,7 @@ static void usage(FILE *f)
 		"  --connection-limit N  open connections at most (default 4000)\n"
 		"  --per-ip-limit N      open connections per client address (default 128)\n"
 		"  --http-threads N      HTTP worker threads (default 0: one per core, at least 4)\n"
+		"  --streams-per-token N event streams one token may have open at once (default 16)\n"
 		"  --log-level L         debug, info, warn or error (default info)\n"
 		"  --check-config        check the inventory, print what is wrong, exit\n"
 		"  --list-routes         print the API routes, one per line, exit\n"
@@ -92,6 +93,7 @@ static const struct {
 	{"--connection-limit", 0, 1000000, offsetof(struct tb_app_config, connection_limit)},
 	{"--per-ip-limit", 0, 1000000, offsetof(struct tb_app_config, per_ip_limit)},
 	{"--http-threads", 0, 64, offsetof(struct tb_app_config, http_threads)},
+	{"--streams-per-token", 1, 100000, offsetof(struct tb_app_config, streams_per_token)},
 };
 
 /* Test-only timing (tests/sim/test_bmc_idle.sh): a lower floor for

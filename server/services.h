@@ -35,12 +35,13 @@ struct tb_app_config {
 	unsigned int probe_interval_s;
 	unsigned int connection_limit;
 	unsigned int per_ip_limit;
-	unsigned int http_threads;   /* 0: one per core, at least 4 (tb_http_threads) */
-	const char *tls_cert;        /* NULL: plain HTTP */
-	const char *tls_key;         /* must be readable by its owner only */
-	unsigned int bmc_interval_s; /* between two BMC readings of one machine; 0: none */
-	unsigned int bmc_floor_s;    /* the shortest bmc_interval_s (0: TB_BMC_FLOOR_S; tests lower it) */
-	unsigned int idle_minute_s;  /* seconds in an idle_poweroff_min minute (0: 60; tests shorten it) */
+	unsigned int http_threads;      /* 0: one per core, at least 4 (tb_http_threads) */
+	unsigned int streams_per_token; /* open event streams per token (0: TB_EVENTS_PER_TOKEN) */
+	const char *tls_cert;           /* NULL: plain HTTP */
+	const char *tls_key;            /* must be readable by its owner only */
+	unsigned int bmc_interval_s;    /* between two BMC readings of one machine; 0: none */
+	unsigned int bmc_floor_s;       /* the shortest bmc_interval_s (0: TB_BMC_FLOOR_S; tests lower it) */
+	unsigned int idle_minute_s;     /* seconds in an idle_poweroff_min minute (0: 60; tests shorten it) */
 };
 
 struct tb_services {

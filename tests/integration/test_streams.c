@@ -211,6 +211,37 @@ static void test_streams_per_token_cap(void **state)
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
+/* --streams-per-token sets the cap: with 2, the third stream of a token is
+ * refused, and the message says how many it has. */
+static void test_streams_per_token_option(void **state)
+{
+	static const char *const extra_args[] = {"--streams-per-token", "2", NULL};
+	struct tb_test_daemon d;
+	struct tb_test_stream s[2];
+	struct tb_test_resp r;
+	char secret[128], url[256], auth[200], hdr[256];
+	const char *h[] = {auth, "Accept: text/event-stream", NULL};
+	const char *msg;
+
+	(void)state;
+	assert_int_equal(tb_test_daemon_start(&d, NULL, extra_args), 0);
+	assert_int_equal(tb_test_create_token(&d, "two", "viewer", secret, sizeof(secret)), 201);
+	bearer_header(secret, hdr, sizeof(hdr));
+	for (int i = 0; i < 2; i++)
+		open_live(&s[i], d.port, hdr);
+	snprintf(url, sizeof(url), "%s/api/v1/events", d.url);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", secret);
+	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
+	assert_int_equal(r.status, 429);
+	msg = json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
+	assert_non_null(msg);
+	assert_non_null(strstr(msg, "already has 2 event streams open"));
+	tb_test_resp_free(&r);
+	for (int i = 0; i < 2; i++)
+		tb_test_stream_close(&s[i]);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+}
+
 /* Clients that closed their side (shutdown: they can still read) are found
  * without writing to them: their streams end before the first ": ping" (15 s;
  * the wakes come every 5 s), and their places under the cap are free again.
@@ -250,6 +281,7 @@ int main(void)
 		cmocka_unit_test(test_logout_ends_its_streams),
 		cmocka_unit_test(test_expired_session_ends_its_streams),
 		cmocka_unit_test(test_streams_per_token_cap),
+		cmocka_unit_test(test_streams_per_token_option),
 		cmocka_unit_test(test_closed_clients_give_their_place_back),
 	};
 
