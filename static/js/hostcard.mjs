@@ -1,0 +1,99 @@
+// hostcard.mjs - one machine on the hosts page: a card that composes its
+// parts, top to bottom: the head (name, role, phase, badge) and the prober's
+// state (hoststate.mjs, with a refused key from hostkey.mjs), the BMC, idle
+// and wake lines (hostpower.mjs), power and boot (the page's ActionBoard,
+// actions.mjs), the OS personas (hostpersonas.mjs), the inventory's facts
+// (hostfacts.mjs) and the recent actions.  The card keeps its host object
+// and draws the state again only when it changed.
+
+import { announce, h, replace } from './dom.mjs';
+import { hostFacts } from './hostfacts.mjs';
+import { refusedKey } from './hostkey.mjs';
+import { HostPersonas } from './hostpersonas.mjs';
+import { drawPower } from './hostpower.mjs';
+import { HostState } from './hoststate.mjs';
+
+export class HostCard {
+  host;                    // the GET /api/v1/hosts entry, kept up to date
+  el;                      // the <li>
+  #parts;                  // {board (ActionBoard), ctx, dialog (TrustDialog), onTrusted(name, host)}
+  #state;
+  #powerEl;
+  #personas;
+  #stateKey = null;        // the state drawn, as JSON
+
+  constructor(host, parts) {
+    this.host = host;
+    this.#parts = parts;
+    this.el = h('li', { class: 'host', id: `host-${host.name}`, dataset: { host: host.name } });
+    this.draw();
+  }
+
+  /** Take host anew (a key was trusted) and draw the whole card again. */
+  setHost(host) {
+    this.host = host;
+    this.draw();
+  }
+
+  /** Take a host.state event's state. */
+  setState(st) {
+    this.host.state = st;
+    this.#parts.board.hostChanged(this.host);
+    this.#drawState();
+  }
+
+  /** Take a host.bmc event's fields (the BMC's view and what changed). */
+  setBmc({ change, ...bmc }) {
+    this.host.bmc = bmc;
+    drawPower(this.#powerEl, this.host);
+    if (change === 'mismatch') announce(`${this.host.name}: ${bmc.mismatch ? bmc.mismatch.message : 'the BMC and reachability agree again'}`);
+  }
+
+  /** Take the BMC view, idle countdown and wake schedule of host (read again). */
+  setPower(host) {
+    this.host.bmc = host.bmc;
+    this.host.idle_poweroff = host.idle_poweroff;
+    this.host.wake = host.wake;
+    drawPower(this.#powerEl, this.host);
+  }
+
+  draw() {
+    const { host } = this;
+    this.#state = new HostState();
+    this.#powerEl = h('div', { class: 'power-block' });
+    this.#personas = new HostPersonas(host);
+    const parts = this.#parts.board.partsFor(host);
+    replace(this.el,
+      h('article', { 'aria-labelledby': `host-${host.name}-name` },
+        h('header', { class: 'host-head' },
+          h('h2', { id: `host-${host.name}-name` }, host.name),
+          h('span', { class: 'tag' }, host.role),
+          this.#state.phase,
+          this.#state.badge),
+        this.#state.el,
+        this.#powerEl,
+        parts.controls,
+        parts.panel,
+        h('h3', {}, 'OS personas'),
+        this.#personas.el,
+        hostFacts(host),
+        parts.history));
+    this.#stateKey = null;
+    this.#drawState();
+    drawPower(this.#powerEl, host);
+  }
+
+  #drawState() {
+    const { host } = this;
+    const st = host.state ?? { reachability: 'unknown' };
+    const key = JSON.stringify(st);
+    if (key === this.#stateKey) return;
+    this.#stateKey = key;
+    this.el.dataset.reachability = st.reachability;
+    this.el.dataset.os = st.os ?? '';
+    // What an action does to the machine now (powering on, booting, shutting down).
+    this.el.dataset.phase = st.phase ?? st.reachability;
+    this.#state.draw(st, refusedKey(host, st, this.#parts));
+    this.#personas.draw(host, st);
+  }
+}
