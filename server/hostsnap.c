@@ -135,24 +135,13 @@ static void collect_one(void *cls, const struct tb_snapshot_row *r)
 	c->oom |= o == NULL || json_array_append_new(c->hosts, o) != 0;
 }
 
-static void no_row(void *cls, const struct tb_matrix_row *m)
-{
-	(void)cls, (void)m;
-}
-
-/* 0 when matrix id exists, else TB_ERR_NOT_FOUND (field "id"). */
-static int matrix_exists(struct tb_services *sv, int64_t id, struct tb_error *err)
-{
-	return tb_store_matrix_get(sv->store, id, no_row, NULL, err);
-}
-
 static int snapshots(struct tb_services *sv, int64_t id, json_t **hosts, struct tb_error *err)
 {
 	struct collect c = {json_array(), 0};
 	int rc;
 
 	*hosts = NULL;
-	if ((rc = matrix_exists(sv, id, err)) != 0) {
+	if ((rc = tb_store_matrix_exists(sv->store, id, err)) != 0) {
 		json_decref(c.hosts);
 		return rc;
 	}
@@ -318,7 +307,7 @@ int tb_hostsnap_raw(struct tb_services *sv, int64_t id, const char *host, const 
 
 	*out = NULL;
 	*len = 0;
-	if ((rc = matrix_exists(sv, id, err)) != 0)
+	if ((rc = tb_store_matrix_exists(sv->store, id, err)) != 0)
 		return rc;
 	if ((rc = tb_store_snapshot_each(sv->store, id, 1, raw_one, &f, err)) != 0)
 		return rc;

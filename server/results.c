@@ -632,13 +632,8 @@ int tb_results_table_csv(const struct tb_results_src *src, int64_t id, int cells
 
 	*out = NULL;
 	*len = 0;
-	{
-		json_t *m;
-
-		if ((rc = tb_results_matrix_json(src, id, 0, &m, err)) != 0)
-			return rc;
-		json_decref(m);
-	}
+	if ((rc = tb_store_matrix_exists(src->store, id, err)) != 0)
+		return rc;
 	if ((rc = build_table(src, id, &t, err)) == 0) {
 		csv_rows(&c, cells ? t.cells : t.runs, cells ? cell_cols : run_cols);
 		*len = c.len;

@@ -274,6 +274,9 @@ int tb_store_matrix_update(struct tb_store *st, int64_t id, const char *state, i
  * *reset gets how many runs will run again. */
 int tb_store_matrix_requeue(struct tb_store *st, int64_t id, int *reset, struct tb_error *err);
 int tb_store_matrix_get(struct tb_store *st, int64_t id, tb_matrix_row_fn fn, void *cls, struct tb_error *err);
+/* 0 when matrix id exists, else TB_ERR_NOT_FOUND (field "id").  One
+ * primary-key lookup (no counts of its runs). */
+int tb_store_matrix_exists(struct tb_store *st, int64_t id, struct tb_error *err);
 /* Newest first. */
 int tb_store_matrix_list(struct tb_store *st, int limit, tb_matrix_row_fn fn, void *cls, struct tb_error *err);
 /* Start-up: every run still running is passed to fn (its pids are what to

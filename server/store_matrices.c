@@ -231,6 +231,21 @@ int tb_store_matrix_get(struct tb_store *st, int64_t id, tb_matrix_row_fn fn, vo
 	return rc;
 }
 
+int tb_store_matrix_exists(struct tb_store *st, int64_t id, struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st, "SELECT 1 FROM matrices WHERE id = ?", &s, err)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s) == SQLITE_ROW
+		     ? 0
+		     : tb_fail(err, TB_ERR_NOT_FOUND, "id", "no matrix with id %lld", (long long)id);
+	st_finish(st, s);
+	return rc;
+}
+
 int tb_store_matrix_list(struct tb_store *st, int limit, tb_matrix_row_fn fn, void *cls, struct tb_error *err)
 {
 	sqlite3_stmt *s;

@@ -131,6 +131,9 @@ static void test_table_and_gate(void **state)
 	assert_int_equal(tb_results_table_csv(&src, f->fast, 1, &csv, &len, &err), 0);
 	assert_non_null(strstr(csv, "left"));
 	free(csv);
+	assert_int_equal(tb_results_table_csv(&src, 999, 0, &csv, &len, &err), TB_ERR_NOT_FOUND);
+	assert_null(csv);
+	assert_string_equal(err.field, "id");
 	/* slow against fast: the cell dropped by half, the gate fails */
 	assert_int_equal(tb_compare_json(&src, f->slow, f->fast, 10.0, "receiver_bps", &g, &err), 0);
 	assert_false(json_is_true(json_object_get(g, "pass")));
