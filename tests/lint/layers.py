@@ -14,7 +14,9 @@ It prints what it measured: files including the context (app.h), circles
 between modules, arrows running up, the depth of the module graph and the
 longest functions, so that a note can give before and after.
 
-Usage: layers.py [SERVER_DIR]   (default: server/ beside tests/)
+Usage: layers.py [--self-test] [SERVER_DIR]   (default: server/ beside tests/)
+  --self-test: the real tree passes, and planted problems (an include
+  running up, a Linux-only call, a file of no layer) are each reported.
 """
 import os
 import re
@@ -114,9 +116,55 @@ def functions(path, text):
     return out
 
 
+def self_test(sdir):
+    """The check fails on what it promises to catch: a copy of server/ with
+    an include running up, a Linux-only call outside *_linux.c and a file no
+    layer names must each be reported; the real tree must pass.  0 or 1."""
+    import io
+    import contextlib
+    import shutil
+    import tempfile
+
+    def run(d):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = check(d)
+        return rc, out.getvalue()
+
+    rc, text = run(sdir)
+    if rc != 0:
+        print(text, end="")
+        return 1
+    plants = [
+        ("actions.c", '#include "app.h"\n', "actions.c -> app.h: an include runs up"),
+        ("ticker.c", "static int f(void) { return prctl(0); }\n", "Linux-only interface outside a *_linux.c"),
+        ("zzzz.c", "int zzzz;\n", 'no layer names module "zzzz"'),
+    ]
+    failed = 0
+    for name, line, want in plants:
+        with tempfile.TemporaryDirectory() as tmp:
+            d = os.path.join(tmp, "server")
+            shutil.copytree(sdir, d)
+            with open(os.path.join(d, name), "a", encoding="utf-8") as f:
+                f.write(line)
+            rc, text = run(d)
+            if rc == 0 or want not in text:
+                print(f"layers: self-test: {name} with {line.strip()!r} was not reported as: {want}")
+                failed = 1
+    print("layers: self-test: " + ("FAILED" if failed else "each planted problem was reported"))
+    return failed
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    sdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "server")
+    args = [a for a in sys.argv[1:] if a != "--self-test"]
+    sdir = args[0] if args else os.path.join(here, "..", "..", "server")
+    if "--self-test" in sys.argv[1:]:
+        return self_test(sdir)
+    return check(sdir)
+
+
+def check(sdir):
     layer = {}
     for n, (_, mods) in enumerate(LAYERS, 1):
         for m in mods.split():
