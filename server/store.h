@@ -92,8 +92,10 @@ struct tb_audit_filter {
 typedef void (*tb_audit_fn)(void *cls, const struct tb_audit_row *row);
 
 int tb_store_audit_append(struct tb_store *st, const struct tb_audit_row *row, struct tb_error *err);
-/* Retention: delete the rows older than before (unix seconds) and all but
- * the newest keep; *deleted (may be NULL) gets how many went.  One DELETE. */
+/* Retention: delete all but the newest keep rows, and of the oldest 1,000
+ * those older than before (unix seconds); *deleted (may be NULL) gets how
+ * many went.  One DELETE on the primary key (called every 100 records: the
+ * rest of an aged backlog goes in the next calls). */
 int tb_store_audit_prune(struct tb_store *st, int64_t keep, int64_t before, int64_t *deleted, struct tb_error *err);
 /* Newest first. */
 int tb_store_audit_list(struct tb_store *st, const struct tb_audit_filter *f, tb_audit_fn fn, void *cls,

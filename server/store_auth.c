@@ -235,9 +235,15 @@ int tb_store_audit_prune(struct tb_store *st, int64_t keep, int64_t before, int6
 
 	if (deleted != NULL)
 		*deleted = 0;
-	/* ids only grow (INTEGER PRIMARY KEY, rows deleted from the old end) */
-	if ((rc = st_prep(st, "DELETE FROM audit WHERE at < ?1 OR id <= (SELECT coalesce(max(id), 0) FROM audit) - ?2",
-			  &s, err)) != 0)
+	/* ids only grow (INTEGER PRIMARY KEY, rows deleted from the old end):
+	 * by count, every id below; by age, of the oldest 1,000 (by id: no scan
+	 * of the table, whose at has no index) those older than before, as the
+	 * events' retention does */
+	if ((rc = st_prep(
+		     st,
+		     "DELETE FROM audit WHERE id <= (SELECT coalesce(max(id), 0) FROM audit) - ?2 OR id IN (SELECT id "
+		     "FROM (SELECT id, at FROM audit ORDER BY id LIMIT 1000) WHERE at < ?1)",
+		     &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, before);
 	sqlite3_bind_int64(s, 2, keep);
