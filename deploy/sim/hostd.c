@@ -9,9 +9,13 @@
  *  - reads power commands (one word per line) from a FIFO (the BMC hook and the
  *    persona's reboot/poweroff wrappers write there);
  *  - runs them one at a time as `HOSTCTL... WORD` children, and is a child subreaper
- *    so every process of the host is its descendant and gets reaped at once.
+ *    so every process of the host is its descendant and gets reaped at once;
+ *  - with -t DIR, is the host's serial port: it holds a pty (DIR/tty links to its
+ *    slave, which ser2net opens in the root namespace), copies what the host prints
+ *    (written to the FIFO DIR/out by hostctl.sh) to it, and reads what is typed:
+ *    Ctrl-C creates DIR/intr (a hung boot waits for it), anything else is echoed.
  *
- * usage: hostd -i IFACE -m MAC -f FIFO [-n IGNORE] [-s SECUREON] [-c FIRST] -- HOSTCTL [ARGS...]
+ * usage: hostd -i IFACE -m MAC -f FIFO [-n IGNORE] [-s SECUREON] [-c FIRST] [-t DIR] -- HOSTCTL [ARGS...]
  * (-c FIRST: run that command at start, e.g. boot)
  */
 #define _GNU_SOURCE
@@ -24,6 +28,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <termios.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,26 +85,82 @@ static void enqueue(const char *w)
 	snprintf(queue[qlen++], sizeof queue[0], "%s", w);
 }
 
+/* The serial port: a pty whose slave ser2net opens.  We keep a slave fd open
+ * ourselves so that the master never reads EIO while nobody is attached. */
+static int con_master = -1, con_slave = -1, con_out = -1;
+static char con_dir[512];
+
+static int console_open(const char *dir)
+{
+	char path[600];
+	struct termios t;
+	snprintf(con_dir, sizeof con_dir, "%s", dir);
+	con_master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (con_master < 0 || grantpt(con_master) != 0 || unlockpt(con_master) != 0) return -1;
+	const char *pts = ptsname(con_master);
+	if (!pts) return -1;
+	con_slave = open(pts, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (con_slave < 0 || tcgetattr(con_slave, &t) != 0) return -1;
+	cfmakeraw(&t);
+	cfsetispeed(&t, B115200);
+	cfsetospeed(&t, B115200);
+	tcsetattr(con_slave, TCSANOW, &t);
+	fcntl(con_master, F_SETFL, O_NONBLOCK);
+	snprintf(path, sizeof path, "%s/out", dir);
+	con_out = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (con_out < 0) return -1;
+	snprintf(path, sizeof path, "%s/tty", dir);
+	unlink(path);
+	if (symlink(pts, path) != 0) return -1;
+	logmsg("console on %s", pts);
+	return 0;
+}
+
+/* best effort: a full pty (nobody reading) drops output, as a serial line would */
+static void con_write(const void *b, size_t n)
+{
+	if (con_master >= 0 && write(con_master, b, n) < 0 && errno != EAGAIN) logmsg("console write: %s", strerror(errno));
+}
+
+static void con_typed(const unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (b[i] == 3) {
+			char path[600];
+			snprintf(path, sizeof path, "%s/intr", con_dir);
+			int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			if (fd >= 0) close(fd);
+			con_write("^C\r\n", 4);
+			logmsg("console: Ctrl-C");
+		} else if (b[i] == '\r' || b[i] == '\n') {
+			con_write("\r\n", 2);
+		} else {
+			con_write(b + i, 1);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
-	const char *ifname = NULL, *fifo = NULL, *first = NULL;
+	const char *ifname = NULL, *fifo = NULL, *first = NULL, *condir = NULL;
 	unsigned char mac[6], pw[6];
 	int have_mac = 0, pwlen = 0;
 	long ignore = 0;
 	int c;
-	while ((c = getopt(argc, argv, "i:m:f:n:s:c:")) != -1) {
+	while ((c = getopt(argc, argv, "i:m:f:n:s:c:t:")) != -1) {
 		switch (c) {
 		case 'i': ifname = optarg; break;
 		case 'm': if (parse_hex(optarg, mac, 6) != 6) { fprintf(stderr, "hostd: bad MAC %s\n", optarg); return 2; } have_mac = 1; break;
 		case 'f': fifo = optarg; break;
 		case 'c': first = optarg; break;
+		case 't': condir = optarg; break;
 		case 'n': ignore = strtol(optarg, NULL, 10); break;
 		case 's': pwlen = parse_hex(optarg, pw, 6); if (pwlen != 4 && pwlen != 6) { fprintf(stderr, "hostd: SecureOn password must be 4 or 6 bytes\n"); return 2; } break;
 		default: return 2;
 		}
 	}
 	if (!ifname || !fifo || !have_mac || optind >= argc) {
-		fprintf(stderr, "usage: hostd -i IFACE -m MAC -f FIFO [-n IGNORE] [-s SECUREON] [-c FIRST] -- HOSTCTL [ARGS...]\n");
+		fprintf(stderr, "usage: hostd -i IFACE -m MAC -f FIFO [-n IGNORE] [-s SECUREON] [-c FIRST] [-t DIR] -- HOSTCTL [ARGS...]\n");
 		return 2;
 	}
 	char **cmd = argv + optind;
@@ -123,6 +184,8 @@ int main(int argc, char **argv)
 
 	int ff = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (ff < 0) { fprintf(stderr, "hostd: open %s: %s\n", fifo, strerror(errno)); return 1; }
+
+	if (condir && console_open(condir) != 0) { fprintf(stderr, "hostd: console in %s: %s\n", condir, strerror(errno)); return 1; }
 
 	unsigned char pat[102];
 	memset(pat, 0xff, 6);
@@ -161,8 +224,18 @@ int main(int argc, char **argv)
 			else logmsg("running %s (pid %d)", word, (int)child);
 			free(av);
 		}
-		struct pollfd pfd[2] = {{ps, POLLIN, 0}, {ff, POLLIN, 0}};
-		if (poll(pfd, 2, 100) < 0) continue;
+		struct pollfd pfd[4] = {{ps, POLLIN, 0}, {ff, POLLIN, 0}, {con_out, POLLIN, 0}, {con_master, POLLIN, 0}};
+		if (poll(pfd, con_master >= 0 ? 4 : 2, 100) < 0) continue;
+		if (con_master >= 0 && (pfd[2].revents & POLLIN)) {
+			unsigned char cb[4096];
+			ssize_t n = read(con_out, cb, sizeof cb);
+			if (n > 0) con_write(cb, (size_t)n);
+		}
+		if (con_master >= 0 && (pfd[3].revents & POLLIN)) {
+			unsigned char cb[512];
+			ssize_t n = read(con_master, cb, sizeof cb);
+			if (n > 0) con_typed(cb, (size_t)n);
+		}
 		if (pfd[0].revents & POLLIN) {
 			struct sockaddr_ll from;
 			socklen_t fl = sizeof from;

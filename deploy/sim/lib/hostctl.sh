@@ -9,6 +9,11 @@ HD=$S/hosts/$H
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 
+# the serial console: what we print goes to hostd (DIR/hosts/H/con/out), which
+# copies it to the host's pty (ser2net serves it); opening a FIFO read-write never blocks
+if [ -p "$HD/con/out" ]; then exec 3<>"$HD/con/out"; else exec 3>/dev/null; fi
+con() { printf '%s\r\n' "$@" >&3; }
+
 log() { printf '%s hostctl %s: %s\n' "$(date -u +%H:%M:%S.%3N)" "$H" "$*" >>"$HD/log"; }
 setpower() { printf '%s\n' "$1" >"$HD/power.tmp" && mv -f "$HD/power.tmp" "$HD/power"; log "power $1"; }
 power() { cat "$HD/power" 2>/dev/null || echo off; }
@@ -91,21 +96,93 @@ grub_pick() {
 			os = "none"
 			if (id ~ /ubuntu/) os = "ubuntu"; else if (id ~ /freebsd/) os = "freebsd"
 			if (n == 0) first = os
-			if ((want ~ /^[0-9]+$/ && want + 0 == n) || want == id || want == title) { print os; found = 1; exit }
+			if ((want ~ /^[0-9]+$/ && want + 0 == n) || want == id || want == title) { print os, n; found = 1; exit }
 			n++
 		}
-		END { if (!found) print first }' "$HD/boot/grub/grub.cfg"
+		END { if (!found) print first, 0 }' "$HD/boot/grub/grub.cfg"
 	log "grub: next_entry=\"$next\" saved_entry=\"$saved\" -> entry \"$entry\""
 }
 
+# GRUB's menu as it shows on a serial terminal: the top-level entries of grub.cfg,
+# the chosen one marked with '*'
+con_grub() {	# chosen-index
+	con "" "                             GNU GRUB  version 2.12" ""
+	con " +----------------------------------------------------------------------------+"
+	awk -v sel="$1" '/^(menuentry|submenu) / {
+			title = $0; sub(/^[a-z]+ \047/, "", title); sub(/\047.*/, "", title)
+			if ($1 == "submenu") title = title " >"
+			printf " |%s%-75s|\r\n", (n == sel ? "*" : " "), title; n++ }' "$HD/boot/grub/grub.cfg" >&3
+	con " +----------------------------------------------------------------------------+" ""
+	con "      Use the ^ and v keys to select which entry is highlighted."
+	con "      Press enter to boot the selected OS, \`e' to edit the commands"
+	con "      before booting or \`c' for a command-line."
+	con "   The highlighted entry will be executed automatically in 0s."
+}
+
+# A fault (DIR/hosts/H/console-hang exists): the boot stops at a driver's line until
+# Ctrl-C arrives on the console, as FreeBSD's mlx4en did; "once" in the file: only
+# the next boot.  Power commands wait behind it (hostd runs one at a time).
+con_hang() {	# line
+	con "$1"
+	[ -f "$HD/console-hang" ] || return 0
+	grep -qx once "$HD/console-hang" 2>/dev/null && rm -f "$HD/console-hang"
+	rm -f "$HD/con/intr"
+	log "console: hung at a boot line, waiting for Ctrl-C"
+	until [ -e "$HD/con/intr" ]; do sleep 0.05; done
+	rm -f "$HD/con/intr"
+	log "console: Ctrl-C, the boot goes on"
+}
+
+con_kernel() {	# persona
+	case $1 in
+	ubuntu)
+		con "  Booting \`Ubuntu'" "" "Loading Linux 6.8.0-134-generic ..." "Loading initial ramdisk ..."
+		con "[    0.000000] Linux version 6.8.0-134-generic (buildd@lcy02-amd64-080) (x86_64-linux-gnu-gcc-13 (Ubuntu 13.3.0-6ubuntu2~24.04) 13.3.0) #134-Ubuntu SMP PREEMPT_DYNAMIC"
+		con "[    0.000000] Command line: BOOT_IMAGE=/vmlinuz-6.8.0-134-generic root=UUID=5b1e4c2a-0d6f-4f8e-9a43-7d2c1b8e6f10 ro console=ttyS0,115200n8"
+		con "[    0.412031] Serial: 8250/16550 driver, 32 ports, IRQ sharing enabled"
+		con "[    0.413377] 00:04: ttyS0 at I/O 0x3f8 (irq = 4, base_baud = 115200) is a 16550A"
+		con "[    1.208514] mlx4_core: Mellanox ConnectX core driver v4.0-0"
+		con "[    1.208601] mlx4_core 0000:03:00.0: DMFS high rate steer mode is: disabled performance optimized steering"
+		con_hang "[    1.431118] mlx4_en: mlx4_core0: Port 1: Using 16 TX rings"
+		con "[    1.431240] mlx4_en 0000:03:00.0: Activating port:1"
+		con "[    2.804713] systemd[1]: systemd 255.4-1ubuntu8.6 running in system mode"
+		con "[  OK  ] Reached target multi-user.target - Multi-User System."
+		con "" "Ubuntu 24.04.4 LTS $H ttyS0" ""
+		printf '%s login: ' "$H" >&3 ;;
+	freebsd)
+		[ "$ROLE" = host ] && con "  Booting \`FreeBSD 14.1'" ""
+		con "Consoles: serial port  " "BIOS drive C: is disk0" "FreeBSD/x86 bootstrap loader, Revision 1.1"
+		con "Loading /boot/defaults/loader.conf" "/boot/kernel/kernel text=0x1b58d08 data=0x140 data=0x1d6e6c0 syms=[0x8+0x1d2e88+0x8+0x1c3264]"
+		con "---<<BOOT>>---" "Copyright (c) 1992-2024 The FreeBSD Project." "FreeBSD 14.1-RELEASE-p5 GENERIC amd64"
+		con "CPU: Intel(R) Xeon(R) CPU E5-2620 v4 @ 2.10GHz (2100.04-MHz K8-class CPU)"
+		con "uart0: <16550 or compatible> port 0x3f8-0x3ff irq 4 flags 0x10 on acpi0" "uart0: console (115200,n,8,1)"
+		con "mlx4_core0: <mlx4_core> mem 0xfb000000-0xfb0fffff,0xf8000000-0xf9ffffff irq 32 at device 0.0 on pci3"
+		con_hang "mlx4_core: Initializing mlx4_core"
+		con "mlx4en0: Ethernet address: 24:8a:07:5c:1d:40" "mlx4en0: link state changed to UP"
+		con "Starting sshd." "" "FreeBSD/amd64 ($H) (ttyu0)" ""
+		printf 'login: ' >&3 ;;
+	openwrt)
+		con "[    0.000000] Linux version 5.15.150 (builder@buildhost) (x86_64-openwrt-linux-musl-gcc (OpenWrt GCC 12.3.0)) #0 SMP"
+		con "[    1.020000] init: Console is alive" "[    2.310000] procd: - init -"
+		con_hang "[    2.900000] e1000e: Intel(R) PRO/1000 Network Driver"
+		con "" "BusyBox v1.36.1 (2024-03-22 22:09:42 UTC) built-in shell (ash)" ""
+		printf '%s login: ' "$H" >&3 ;;
+	none)
+		con "Memtest86+ v6.20 | Press F1 for help, Esc to exit" ;;
+	esac
+}
+
 boot() {
-	local persona addr i
+	local persona addr i pick
 	if [ "$ROLE" = host ]; then
-		persona=$(grub_pick)
+		pick=$(grub_pick)
+		persona=${pick% *}
+		con_grub "${pick#* }"
 	else
 		persona=$PERSONAS
 	fi
 	[ -n "$persona" ] || persona=none
+	con_kernel "$persona"
 	printf '%s\n' "$persona" >"$HD/persona"
 	log "booting $persona"
 	if [ "$persona" = none ]; then
@@ -121,7 +198,7 @@ boot() {
 		ip addr add "$DATA" dev "$DATAIF"
 		ip route replace 198.19.0.0/16 via "$DATAGW" dev "$DATAIF"
 	fi
-	setsid /usr/sbin/sshd -D -e -f "$HD/sshd-$persona.conf" </dev/null >>"$HD/sshd.log" 2>&1 &
+	setsid /usr/sbin/sshd -D -e -f "$HD/sshd-$persona.conf" </dev/null >>"$HD/sshd.log" 2>&1 3>&- &
 	record_pid $! "sshd-$H-$persona"
 	for i in $(seq 1 60); do
 		ss -Hltn "sport = :22" | grep -q . && break

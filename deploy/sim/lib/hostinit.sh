@@ -45,4 +45,4 @@ touch "$HD/ready"
 start=boot
 [ "${START_OFF:-0}" = 1 ] && [ "$ROLE" = host ] && start=""
 exec "$S/bin/hostd" -i mgmt0 -m "$MAC" -f "$HD/ctl" -n "${WOL_IGNORE:-0}" ${SECUREON:+-s "$SECUREON"} \
-	${start:+-c "$start"} -- /bin/bash "$S/lib/hostctl.sh" "$S" "$H"
+	${start:+-c "$start"} -t "$HD/con" -- /bin/bash "$S/lib/hostctl.sh" "$S" "$H"
