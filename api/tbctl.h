@@ -117,6 +117,11 @@ void tbctl_print_json(const json_t *j);
 const char *tbctl_jstr(const json_t *obj, const char *key);
 long long tbctl_jint(const json_t *obj, const char *key, long long dflt);
 
+/* A host's state.held_by as a person reads it: "action 12 by admin since
+ * 2026-12-04T09:20:01Z", "matrix 7 by alice since ...", the holder's name for
+ * another holder; "" when held is not an object.  Into buf (len bytes). */
+void tbctl_held_by_text(const json_t *held, char *buf, size_t len);
+
 /* Commands: each returns an enum tbctl_exit. */
 int tbctl_cmd_hosts(const struct tbctl_ctx *ctx);
 int tbctl_cmd_host(const struct tbctl_ctx *ctx);

@@ -90,12 +90,31 @@ static void last_error(const json_t *state, struct buf *b)
 		bput(b, msg);
 }
 
+void tbctl_held_by_text(const json_t *held, char *buf, size_t len)
+{
+	const char *kind = tbctl_jstr(held, "kind"), *by = tbctl_jstr(held, "by");
+	const char *since = tbctl_jstr(held, "since");
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	if (!json_is_object(held))
+		return;
+	if (kind != NULL)
+		snprintf(buf, len, "%s %lld%s%s since %s", kind, tbctl_jint(held, "id", 0), by != NULL ? " by " : "",
+			 by != NULL ? by : "", since != NULL ? since : "?");
+	else
+		snprintf(buf, len, "%s since %s", tbctl_jstr(held, "holder") ? tbctl_jstr(held, "holder") : "?",
+			 since != NULL ? since : "?");
+}
+
 static int add_host_row(struct tbctl_table *t, const json_t *host)
 {
 	json_t *state = json_object_get(host, "state");
 	struct buf ans = {"", 0}, addr = {"", 0}, err = {"", 0};
 	const char *up_os = NULL;
-	const char *cells[6];
+	const char *cells[7];
+	char held[256];
 
 	if (json_is_object(state) && tbctl_jstr(state, "reachability") != NULL &&
 	    strcmp(tbctl_jstr(state, "reachability"), "up") == 0)
@@ -107,12 +126,14 @@ static int add_host_row(struct tbctl_table *t, const json_t *host)
 	cells[1] = tbctl_jstr(host, "role");
 	cells[2] = ans.s;
 	cells[3] = tbctl_jstr(state, "since");
-	cells[4] = addr.s;
-	cells[5] = err.s;
+	tbctl_held_by_text(json_object_get(state, "held_by"), held, sizeof(held));
+	cells[4] = held[0] ? held : "-";
+	cells[5] = addr.s;
+	cells[6] = err.s;
 	return tbctl_table_add(t, cells);
 }
 
-static const char *const host_header[] = {"NAME", "ROLE", "ANSWERS", "SINCE", "ADDRESSES", "LAST-ERROR"};
+static const char *const host_header[] = {"NAME", "ROLE", "ANSWERS", "SINCE", "HELD-BY", "ADDRESSES", "LAST-ERROR"};
 
 int tbctl_cmd_hosts(const struct tbctl_ctx *ctx)
 {
@@ -132,7 +153,7 @@ int tbctl_cmd_hosts(const struct tbctl_ctx *ctx)
 		json_decref(reply);
 		return TBCTL_EXIT_SERVER;
 	}
-	t = tbctl_table_new(6, host_header);
+	t = tbctl_table_new(7, host_header);
 	if (t == NULL)
 		goto nomem;
 	json_array_foreach(hosts, i, host)
@@ -327,6 +348,12 @@ static void print_host(const json_t *host)
 	kv("answers", b.s);
 	kv("since", tbctl_jstr(state, "since"));
 	kv("checked at", tbctl_jstr(state, "checked_at"));
+	{
+		char held[256];
+
+		tbctl_held_by_text(json_object_get(state, "held_by"), held, sizeof(held));
+		kv("held by", held);
+	}
 	b.len = 0;
 	b.s[0] = '\0';
 	last_error(state, &b);

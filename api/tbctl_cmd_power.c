@@ -165,6 +165,30 @@ static char *host_path(const char *host, const char *tail)
 	return p;
 }
 
+/* Before asking testbedd to act on a held host, say who holds it (a silent
+ * GET: when it fails, the POST that follows says why). */
+static void say_holder(const struct tbctl_ctx *ctx, const char *host)
+{
+	char *path = host_path(host, "");
+	struct tbctl_reply r;
+	char held[256] = "";
+
+	memset(&r, 0, sizeof(r));
+	if (path != NULL && tbctl_http_request(&ctx->http, "GET", path, NULL, &r) == 0 && r.status == 200)
+		tbctl_held_by_text(
+			json_object_get(json_object_get(json_object_get(r.json, "host"), "state"), "held_by"), held,
+			sizeof(held));
+	tbctl_reply_free(&r);
+	free(path);
+	if (held[0] != '\0') {
+		fputs("tbctl: ", stderr);
+		tbctl_print_safe(stderr, host);
+		fputs(" is held by ", stderr);
+		tbctl_print_safe(stderr, held);
+		fputs("\n", stderr);
+	}
+}
+
 int tbctl_cmd_power(const struct tbctl_ctx *ctx)
 {
 	static const char *const ok[] = {"on", "off", "cycle", "reset", "soft", NULL};
@@ -180,6 +204,7 @@ int tbctl_cmd_power(const struct tbctl_ctx *ctx)
 	}
 	if ((path = host_path(ctx->args->pos[1], "/power")) == NULL)
 		return nomem();
+	say_holder(ctx, ctx->args->pos[1]);
 	rc = start_action(ctx, path, json_pack("{s:s}", "action", what));
 	free(path);
 	return rc;
@@ -192,6 +217,7 @@ int tbctl_cmd_boot(const struct tbctl_ctx *ctx)
 
 	if (path == NULL)
 		return nomem();
+	say_holder(ctx, ctx->args->pos[1]);
 	rc = start_action(ctx, path,
 			  json_pack("{s:s, s:b}", "os", ctx->args->pos[2], "make_default", ctx->args->make_default));
 	free(path);

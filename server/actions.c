@@ -19,6 +19,10 @@
 struct hold {
 	char host[TB_NAME_MAX];
 	char holder[TB_HOLDER_MAX];
+	char kind[8];
+	int64_t id;
+	char by[64];
+	int64_t since_ms;
 };
 
 struct tb_action {
@@ -124,7 +128,31 @@ static void used(struct tb_actions *acts, const char *host)
 		acts->hooks.on_use(acts->hooks.cls, host);
 }
 
-/* Take a hold (lock held). */
+static void hold_info(const struct hold *h, struct tb_hold_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->kind, sizeof(out->kind), "%s", h->kind);
+	out->id = h->id;
+	snprintf(out->by, sizeof(out->by), "%s", h->by);
+	snprintf(out->text, sizeof(out->text), "%s", h->holder);
+	out->since_ms = h->since_ms;
+}
+
+/* Tell on_hold who holds host now (lock held, so that two changes are told
+ * in the order they happened). */
+static void announce(struct tb_actions *acts, const char *host)
+{
+	struct hold *h = find_hold(acts, host);
+	struct tb_hold_info info;
+
+	if (acts->hooks.on_hold == NULL)
+		return;
+	if (h != NULL)
+		hold_info(h, &info);
+	acts->hooks.on_hold(acts->hooks.hold_cls, host, h != NULL ? &info : NULL);
+}
+
+/* Take a hold (lock held); what holds it is said by the caller afterwards. */
 static int take_hold(struct tb_actions *acts, const char *host, const char *holder, struct tb_error *err)
 {
 	struct hold *h = find_hold(acts, host);
@@ -136,6 +164,7 @@ static int take_hold(struct tb_actions *acts, const char *host, const char *hold
 		if (acts->holds[i].host[0] == '\0') {
 			snprintf(acts->holds[i].host, sizeof(acts->holds[i].host), "%s", host);
 			snprintf(acts->holds[i].holder, sizeof(acts->holds[i].holder), "%s", holder);
+			acts->holds[i].since_ms = tb_now_ms();
 			used(acts, host);
 			return 0;
 		}
@@ -143,14 +172,55 @@ static int take_hold(struct tb_actions *acts, const char *host, const char *hold
 	return tb_fail(err, TB_ERR_CONFLICT, "name", "too many hosts are busy");
 }
 
-int tb_actions_hold(struct tb_actions *acts, const char *host, const char *holder, struct tb_error *err)
+int tb_actions_hold_as(struct tb_actions *acts, const char *host, const char *holder, const char *kind, int64_t id,
+		       const char *by, struct tb_error *err)
 {
 	int rc;
 
 	pthread_mutex_lock(&acts->lock);
 	rc = take_hold(acts, host, holder, err);
+	if (rc == 0) {
+		struct hold *h = find_hold(acts, host); /* just taken: never NULL */
+
+		if (h == NULL)
+			abort();
+		snprintf(h->kind, sizeof(h->kind), "%s", kind != NULL ? kind : "");
+		h->id = kind != NULL ? id : 0;
+		snprintf(h->by, sizeof(h->by), "%s", kind != NULL && by != NULL ? by : "");
+		announce(acts, host);
+	}
 	pthread_mutex_unlock(&acts->lock);
 	return rc;
+}
+
+int tb_actions_hold(struct tb_actions *acts, const char *host, const char *holder, struct tb_error *err)
+{
+	return tb_actions_hold_as(acts, host, holder, NULL, 0, NULL, err);
+}
+
+int tb_actions_held_by(struct tb_actions *acts, const char *host, struct tb_hold_info *out)
+{
+	struct hold *h;
+
+	pthread_mutex_lock(&acts->lock);
+	h = find_hold(acts, host);
+	if (h != NULL)
+		hold_info(h, out);
+	pthread_mutex_unlock(&acts->lock);
+	return h != NULL;
+}
+
+json_t *tb_hold_info_json(const struct tb_hold_info *h)
+{
+	char since[TB_TIME_MAX];
+
+	if (h == NULL)
+		return json_null();
+	tb_time_format(h->since_ms / 1000, since);
+	return json_pack("{s:o, s:o, s:o, s:s, s:s, s:I}", "kind", h->kind[0] ? json_string(h->kind) : json_null(),
+			 "id", h->id > 0 ? json_integer(h->id) : json_null(), "by",
+			 h->by[0] ? json_string(h->by) : json_null(), "holder", h->text, "since", since, "since_ms",
+			 (json_int_t)h->since_ms);
 }
 
 void tb_actions_release(struct tb_actions *acts, const char *host)
@@ -162,6 +232,7 @@ void tb_actions_release(struct tb_actions *acts, const char *host)
 	if (h != NULL) {
 		memset(h, 0, sizeof(*h));
 		used(acts, host); /* the end of a use */
+		announce(acts, host);
 	}
 	pthread_mutex_unlock(&acts->lock);
 }
@@ -263,10 +334,19 @@ int tb_actions_start(struct tb_actions *acts, const char *host, const char *kind
 			memset(h, 0, sizeof(*h));
 	}
 	if (rc == 0) {
+		struct hold *h = find_hold(acts, host); /* just taken: never NULL */
+
+		if (h == NULL)
+			abort();
 		snprintf(holder, sizeof(holder), "action %lld (%s %s) by %s", (long long)a->id, kind, text, actor);
-		snprintf(find_hold(acts, host)->holder, sizeof(holder), "%s", holder);
+		snprintf(h->holder, sizeof(h->holder), "%s", holder);
+		snprintf(h->kind, sizeof(h->kind), "action");
+		h->id = a->id;
+		snprintf(h->by, sizeof(h->by), "%s", actor);
+		announce(acts, host);
 		if (pthread_create(&a->thread, NULL, run, a) != 0) {
-			memset(find_hold(acts, host), 0, sizeof(struct hold));
+			memset(h, 0, sizeof(struct hold));
+			announce(acts, host);
 			tb_store_action_update(acts->st, a->id, "failed", 0, tb_now(), "internal_error",
 					       "cannot start a thread", NULL);
 			rc = tb_fail(err, TB_ERR_INTERNAL, "", "cannot start a thread for the action");

@@ -37,9 +37,15 @@ typedef int (*tb_action_fn)(struct tb_action *a, void *cls, struct tb_error *err
 /* Told each time a host is taken and let go (a use begins or ends: idle
  * power-off counts from it).  Called with the actions' lock held: it must
  * not call back into actions.  fn NULL: nobody listens. */
+struct tb_hold_info;
 struct tb_actions_hooks {
 	void (*on_use)(void *cls, const char *host);
 	void *cls;
+	/* Told, with the lock held, each time a host's holder changes (h NULL:
+	 * nobody holds it now), so that the host's state can show held_by.  It
+	 * must not call back into actions.  NULL: nobody listens. */
+	void (*on_hold)(void *cls, const char *host, const struct tb_hold_info *h);
+	void *hold_cls;
 };
 
 /* The store and the bus are used, not owned; ctx is handed back to work
@@ -86,8 +92,26 @@ int tb_actions_list_json(struct tb_actions *acts, const char *host, int limit, j
  * the size of every buffer that keeps or shows one. */
 #define TB_HOLDER_MAX 160
 
+/* Who holds a host, as the API shows it (a host's state.held_by). */
+struct tb_hold_info {
+	char kind[8];             /* "action", "matrix", or "" for another holder */
+	int64_t id;               /* the action's or matrix's id; 0 for another holder */
+	char by[64];              /* who started it ("" when not known) */
+	char text[TB_HOLDER_MAX]; /* the holder's name, as a 409 says it */
+	int64_t since_ms;         /* when the hold was taken */
+};
+
 /* Hold a host for something else (a matrix): TB_ERR_CONFLICT naming the holder. */
 int tb_actions_hold(struct tb_actions *acts, const char *host, const char *holder, struct tb_error *err);
+/* The same, saying what holds it: kind "matrix", its id and who started it
+ * (held_by).  kind NULL as tb_actions_hold. */
+int tb_actions_hold_as(struct tb_actions *acts, const char *host, const char *holder, const char *kind, int64_t id,
+		       const char *by, struct tb_error *err);
+/* Who holds host now: 1 and *out filled, else 0. */
+int tb_actions_held_by(struct tb_actions *acts, const char *host, struct tb_hold_info *out);
+/* held_by as the API shows it: {kind, id, by, holder, since, since_ms}, or
+ * JSON null when h is NULL (new reference). */
+json_t *tb_hold_info_json(const struct tb_hold_info *h);
 void tb_actions_release(struct tb_actions *acts, const char *host);
 /* Who holds host now ("" when nobody), into buf. */
 void tb_actions_holder(struct tb_actions *acts, const char *host, char *buf, size_t len);

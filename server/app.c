@@ -76,6 +76,12 @@ static void idle_use(void *cls, const char *host)
 	tb_idle_touch(cls, host);
 }
 
+/* actions -> hosts: who holds a host is part of its state (held_by) */
+static void hosts_held(void *cls, const char *host, const struct tb_hold_info *h)
+{
+	tb_hosts_set_held(cls, host, h);
+}
+
 int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb_error *err)
 {
 	struct tb_app *app = calloc(1, sizeof(*app));
@@ -121,7 +127,8 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	if ((rc = tb_hosts_start(&app->sv, tb_boot_menu_refresh, &app->sv.hosts, err)) != 0 ||
 	    (rc = tb_idle_new(&app->sv, &app->sv.idle, err)) != 0 ||
 	    (rc = tb_actions_new(app->sv.store, app->sv.events, &app->sv,
-				 &(struct tb_actions_hooks){idle_use, app->sv.idle}, &app->sv.actions, err)) != 0 ||
+				 &(struct tb_actions_hooks){idle_use, app->sv.idle, hosts_held, app->sv.hosts},
+				 &app->sv.actions, err)) != 0 ||
 	    (rc = tb_runner_new(&app->sv, &app->sv.runner, err)) != 0 ||
 	    (rc = tb_bmcwatch_start(&app->sv, &app->sv.bmcwatch, err)) != 0 ||
 	    (rc = tb_idle_start(app->sv.idle, err)) != 0 || (rc = tb_wake_new(&app->sv, &app->sv.wake, err)) != 0 ||

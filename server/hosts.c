@@ -10,6 +10,7 @@
 
 #include "services.h"
 #include "store.h"
+#include "actions.h"
 #include "bootmenu.h"
 #include "events.h"
 #include "inventory.h"
@@ -31,6 +32,8 @@ struct host_state {
 	char presented_fp[64];
 	char detail[TB_ERROR_MSG_MAX]; /* last log-only detail, to log each once */
 	char phase[16];                /* set by an action, "" when none */
+	int held;                      /* held_by below is set */
+	struct tb_hold_info held_by;   /* told by actions (tb_hosts_set_held) */
 };
 TB_MACHTAB_SLOT(struct host_state, machine);
 
@@ -245,6 +248,21 @@ void tb_hosts_set_phase(struct tb_hosts *h, const char *machine, const char *pha
 		tb_events_publish(h->sv->events, "host.state", machine, 0, tb_hosts_state_json(h, machine));
 }
 
+void tb_hosts_set_held(struct tb_hosts *h, const char *machine, const struct tb_hold_info *held)
+{
+	struct host_state *s;
+
+	pthread_mutex_lock(&h->lock);
+	s = slot(h, machine, 1);
+	if (s != NULL) {
+		s->held = held != NULL;
+		if (held != NULL)
+			s->held_by = *held;
+	}
+	pthread_mutex_unlock(&h->lock);
+	tb_events_publish(h->sv->events, "host.state", machine, 0, tb_hosts_state_json(h, machine));
+}
+
 static void publish_state(struct tb_hosts *h, const char *machine)
 {
 	tb_events_publish(h->sv->events, "host.state", machine, 0, tb_hosts_state_json(h, machine));
@@ -425,7 +443,7 @@ void tb_hosts_inventory_changed(struct tb_hosts *h)
 json_t *tb_hosts_state_json(struct tb_hosts *h, const char *machine)
 {
 	struct host_state s, *p;
-	json_t *err = json_null(), *presented = json_null();
+	json_t *err = json_null(), *presented = json_null(), *j;
 
 	pthread_mutex_lock(&h->lock);
 	p = slot(h, machine, 0);
@@ -433,19 +451,22 @@ json_t *tb_hosts_state_json(struct tb_hosts *h, const char *machine)
 		s = *p;
 	pthread_mutex_unlock(&h->lock);
 	if (p == NULL)
-		return json_pack("{s:s, s:n, s:n, s:n, s:n, s:n, s:s}", "reachability", "unknown", "os", "since",
-				 "checked_at", "last_error", "presented_host_key", "phase", "unknown");
+		return json_pack("{s:s, s:n, s:n, s:n, s:n, s:n, s:s, s:n}", "reachability", "unknown", "os", "since",
+				 "checked_at", "last_error", "presented_host_key", "phase", "unknown", "held_by");
 	if (s.err_code[0])
 		err = json_pack("{s:s, s:s}", "code", s.err_code, "message", s.err_msg);
 	if (s.presented_fp[0])
 		presented = json_pack("{s:s, s:s}", "os", s.presented_os, "fingerprint", s.presented_fp);
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "reachability", s.reach, "os",
-			 s.os[0] ? json_string(s.os) : json_null(), "since", tb_time_json(s.since), "checked_at",
-			 tb_time_json(s.checked_at), "last_error", err, "presented_host_key", presented, "phase",
-			 s.phase[0] ? s.phase
-				    : (strcmp(s.reach, "up") == 0     ? "up"
-				       : strcmp(s.reach, "down") == 0 ? "down"
-								      : "unknown"));
+	j = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "reachability", s.reach, "os",
+		      s.os[0] ? json_string(s.os) : json_null(), "since", tb_time_json(s.since), "checked_at",
+		      tb_time_json(s.checked_at), "last_error", err, "presented_host_key", presented, "phase",
+		      s.phase[0] ? s.phase
+				 : (strcmp(s.reach, "up") == 0     ? "up"
+				    : strcmp(s.reach, "down") == 0 ? "down"
+								   : "unknown"));
+	if (j != NULL)
+		json_object_set_new(j, "held_by", tb_hold_info_json(s.held ? &s.held_by : NULL));
+	return j;
 }
 
 json_t *tb_hosts_machine_json(struct tb_hosts *h, const struct tb_machine *m)

@@ -84,6 +84,12 @@ int tb_hosts_reach(struct tb_hosts *h, const char *machine, int64_t *since, int6
  * "shutting_down"; NULL when nothing): shown as state.phase. */
 void tb_hosts_set_phase(struct tb_hosts *h, const char *machine, const char *phase);
 
+/* Who holds the machine now (actions' on_hold, wired in app.c; NULL:
+ * nobody): shown as state.held_by and published as host.state.  Takes the
+ * hosts lock; publishes an event. */
+struct tb_hold_info;
+void tb_hosts_set_held(struct tb_hosts *h, const char *machine, const struct tb_hold_info *held);
+
 /* The ssh target of a persona with the pin in force; pin is the caller's
  * buffer (at least 80 bytes) that t->pinned_fp may point into. */
 struct tb_persona;

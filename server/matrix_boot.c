@@ -70,6 +70,7 @@ int tb_matrix_boot(struct tb_services *sv, int64_t matrix_id, const char *holder
 		   const char *os, int before_seq, const volatile int *stop, struct tb_error *err)
 {
 	struct tb_matrix_boot_row row = {0};
+	struct tb_hold_info was;
 	char actor[48], state[16] = "failed";
 	int64_t bid = 0, aid = 0;
 	struct tb_error e = {0};
@@ -84,7 +85,10 @@ int tb_matrix_boot(struct tb_services *sv, int64_t matrix_id, const char *holder
 	row.before_seq = before_seq;
 	tb_store_matrix_boot_add(sv->store, &row, &bid, NULL);
 	tb_info("matrix", "matrix %lld boots %s into %s", (long long)matrix_id, host, os);
-	/* the boot action holds the host itself: hand the matrix's hold over */
+	/* the boot action holds the host itself: hand the matrix's hold over
+	 * (and take it back as it was: held_by keeps who started the matrix) */
+	if (!tb_actions_held_by(sv->actions, host, &was))
+		memset(&was, 0, sizeof(was));
 	tb_actions_release(sv->actions, host);
 	rc = tb_boot_start(sv, host, os, 0, actor, &aid, err);
 	if (rc == 0) {
@@ -93,7 +97,8 @@ int tb_matrix_boot(struct tb_services *sv, int64_t matrix_id, const char *holder
 		rc = strcmp(state, "succeeded") == 0 ? 0 : TB_ERR_REMOTE;
 	}
 	/* take the hold back (someone may have taken it meanwhile: wait a little) */
-	for (int64_t t0 = tb_now_ms(); tb_actions_hold(sv->actions, host, holder, &e) != 0;) {
+	for (int64_t t0 = tb_now_ms();
+	     tb_actions_hold_as(sv->actions, host, holder, was.kind[0] ? was.kind : NULL, was.id, was.by, &e) != 0;) {
 		if (tb_now_ms() - t0 > HOLD_BACK_MS) {
 			if (rc == 0)
 				rc = tb_fail(err, TB_ERR_CONFLICT, "", "%s was booted into %s, but then %s", host, os,

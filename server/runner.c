@@ -111,8 +111,8 @@ static void holder_of(int64_t id, const char *name, char *buf, size_t len)
 	snprintf(buf, len, "matrix %lld (%s)", (long long)id, name);
 }
 
-/* Hold every host of the matrix, waiting while an action holds one. */
-static int hold_hosts(struct tb_runner *r, int64_t id, const char *name, const struct names *ns)
+/* Hold every host of the matrix (started by actor), waiting while an action holds one. */
+static int hold_hosts(struct tb_runner *r, int64_t id, const char *name, const char *actor, const struct names *ns)
 {
 	char holder[TB_HOLDER_MAX];
 	int noted = 0;
@@ -123,7 +123,7 @@ static int hold_hosts(struct tb_runner *r, int64_t id, const char *name, const s
 		int i;
 
 		for (i = 0; i < ns->n; i++)
-			if (tb_actions_hold(r->sv->actions, ns->v[i], holder, &e) != 0)
+			if (tb_actions_hold_as(r->sv->actions, ns->v[i], holder, "matrix", id, actor, &e) != 0)
 				break;
 		if (i == ns->n)
 			return 0;
@@ -311,6 +311,7 @@ struct mview {
 	int pause_ms;
 	int nfailed;
 	bool restore; /* OS combinations and os_after "restore" */
+	char actor[64];
 };
 
 static void read_matrix(void *cls, const struct tb_matrix_row *m)
@@ -321,6 +322,7 @@ static void read_matrix(void *cls, const struct tb_matrix_row *m)
 
 	snprintf(mv->name, sizeof(mv->name), "%s", m->name);
 	snprintf(mv->state, sizeof(mv->state), "%s", m->state);
+	snprintf(mv->actor, sizeof(mv->actor), "%s", m->actor != NULL ? m->actor : "");
 	mv->pause_ms = json_is_number(pause) ? (int)(json_number_value(pause) * 1000.0 + 0.5) : 0;
 	mv->nfailed = m->nfailed;
 	mv->restore = json_is_array(json_object_get(spec, "os")) &&
@@ -356,7 +358,7 @@ static void run_matrix(struct tb_runner *r, int64_t id)
 		names_add(&ns, js.v[i].client);
 		names_add(&ns, js.v[i].server);
 	}
-	if (hold_hosts(r, id, mv.name, &ns) != 0) {
+	if (hold_hosts(r, id, mv.name, mv.actor, &ns) != 0) {
 		tb_store_matrix_update(st, id, r->ctl.stop == TB_RUN_SHUTDOWN ? "interrupted" : "canceled", 0, tb_now(),
 				       r->ctl.stop == TB_RUN_SHUTDOWN ? "interrupted" : "canceled",
 				       "stopped while waiting for its hosts", NULL);

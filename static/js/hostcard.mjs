@@ -93,6 +93,7 @@ export class HostCard {
     this.el.dataset.os = st.os ?? '';
     // What an action does to the machine now (powering on, booting, shutting down).
     this.el.dataset.phase = st.phase ?? st.reachability;
+    this.el.dataset.heldBy = st.held_by ? (st.held_by.kind ? `${st.held_by.kind} ${st.held_by.id}` : 'other') : '';
     this.#state.draw(st, refusedKey(host, st, this.#parts));
     this.#personas.draw(host, st);
   }

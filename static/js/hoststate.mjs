@@ -1,7 +1,8 @@
 // hoststate.mjs - what the prober says about one machine on its host card:
 // the badge (up, down, unknown), what an action does to it now (powering on,
 // booting, shutting down), the line "up as ubuntu for 3 min" and the last
-// error.  A refused host key has its own box (hostkey.mjs) below the line.
+// error, and who holds it (an action or a matrix: state.held_by).  A refused
+// host key has its own box (hostkey.mjs) below the line.
 
 import { h, replace } from './dom.mjs';
 import { absolute, since } from './time.mjs';
@@ -37,8 +38,19 @@ export class HostState {
         h('span', { class: 'visually-hidden' }, 'Last error: '),
         h('code', { class: 'code' }, st.last_error.code), ' ', st.last_error.message)
       : null;
-    replace(this.el, line, error, keyBox);
+    replace(this.el, line, heldLine(st.held_by), error, keyBox);
   }
+}
+
+/** "Held by matrix 7 by alice for 3 min" (state.held_by), or null. */
+function heldLine(held) {
+  if (!held) return null;
+  const what = held.kind === 'matrix'
+    ? h('a', { href: `#/matrices/${held.id}` }, `matrix ${held.id}`)
+    : held.kind ? `${held.kind} ${held.id}` : held.holder;
+  return h('p', { class: 'held-by', title: held.holder },
+    'Held by ', h('strong', {}, what), held.by ? ` by ${held.by}` : null,
+    held.since ? [' for ', relTime(held.since)] : null);
 }
 
 /** "up as ubuntu", "down", "unknown": for announcements. */

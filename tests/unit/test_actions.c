@@ -35,6 +35,8 @@ struct fixture {
 	struct tb_actions *acts;
 	char uses[16][32];
 	int nuses;
+	char holds[16][200]; /* "host kind id by" told by on_hold, "host -" when let go */
+	int nholds;
 };
 
 static void on_use(void *cls, const char *host)
@@ -45,13 +47,25 @@ static void on_use(void *cls, const char *host)
 		snprintf(f->uses[f->nuses++], sizeof(f->uses[0]), "%s", host);
 }
 
+static void on_hold(void *cls, const char *host, const struct tb_hold_info *h)
+{
+	struct fixture *f = cls;
+
+	if (f->nholds < 16 && h == NULL)
+		snprintf(f->holds[f->nholds++], sizeof(f->holds[0]), "%s -", host);
+	else if (f->nholds < 16)
+		snprintf(f->holds[f->nholds++], sizeof(f->holds[0]), "%s %s %lld %s", host, h->kind, (long long)h->id,
+			 h->by);
+}
+
 /* The bus and the actions on the store (open). */
 static int open_all(struct fixture *f)
 {
 	struct tb_error err = {0};
 
 	if (tb_events_new(f->ts.st, &f->ev, &err) != 0 ||
-	    tb_actions_new(f->ts.st, f->ev, NULL, &(struct tb_actions_hooks){on_use, f}, &f->acts, &err) != 0) {
+	    tb_actions_new(f->ts.st, f->ev, NULL, &(struct tb_actions_hooks){on_use, f, on_hold, f}, &f->acts, &err) !=
+		    0) {
 		fprintf(stderr, "set-up: %s\n", err.message);
 		return -1;
 	}
@@ -190,6 +204,59 @@ static void test_an_action_runs_and_ends(void **state)
 	json_decref(j);
 }
 
+/* held_by: what holds a host, told to on_hold in order and read back. */
+static void test_held_by(void **state)
+{
+	struct fixture *f = *state;
+	struct work slow = {.wait_for_cancel = 1};
+	struct tb_hold_info h;
+	struct tb_error err = {0};
+	int64_t id = 0;
+	json_t *j;
+
+	assert_int_equal(tb_actions_held_by(f->acts, "left", &h), 0);
+	assert_true(json_is_null(tb_hold_info_json(NULL)));
+	assert_int_equal(tb_actions_hold_as(f->acts, "left", "matrix 7 (nightly)", "matrix", 7, "alice", &err), 0);
+	assert_int_equal(tb_actions_held_by(f->acts, "left", &h), 1);
+	assert_string_equal(h.kind, "matrix");
+	assert_int_equal(h.id, 7);
+	assert_string_equal(h.by, "alice");
+	assert_string_equal(h.text, "matrix 7 (nightly)");
+	assert_true(h.since_ms > 0);
+	j = tb_hold_info_json(&h);
+	assert_string_equal(json_string_value(json_object_get(j, "kind")), "matrix");
+	assert_int_equal(json_integer_value(json_object_get(j, "id")), 7);
+	assert_string_equal(json_string_value(json_object_get(j, "by")), "alice");
+	assert_non_null(json_string_value(json_object_get(j, "since")));
+	json_decref(j);
+	tb_actions_release(f->acts, "left");
+	assert_int_equal(tb_actions_held_by(f->acts, "left", &h), 0);
+	assert_int_equal(
+		tb_actions_start(f->acts, "left", "boot", json_object(), "carol", work_fn, &slow, NULL, &id, &err), 0);
+	assert_int_equal(tb_actions_held_by(f->acts, "left", &h), 1);
+	assert_string_equal(h.kind, "action");
+	assert_int_equal(h.id, id);
+	assert_string_equal(h.by, "carol");
+	assert_int_equal(tb_actions_cancel(f->acts, id, &err), 0);
+	json_decref(wait_end(f->acts, id));
+	assert_int_equal(tb_actions_held_by(f->acts, "left", &h), 0);
+	/* a holder that says nothing of itself: kind and id empty */
+	assert_int_equal(tb_actions_hold(f->acts, "right", "someone", &err), 0);
+	tb_actions_release(f->acts, "right");
+	assert_int_equal(f->nholds, 6);
+	assert_string_equal(f->holds[0], "left matrix 7 alice");
+	assert_string_equal(f->holds[1], "left -");
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "left action %lld carol", (long long)id);
+		assert_string_equal(f->holds[2], want);
+	}
+	assert_string_equal(f->holds[3], "left -");
+	assert_string_equal(f->holds[4], "right  0 ");
+	assert_string_equal(f->holds[5], "right -");
+}
+
 static void test_cancel_and_conflict(void **state)
 {
 	struct fixture *f = *state;
@@ -242,6 +309,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_holds_and_the_use_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_an_action_runs_and_ends, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_and_conflict, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_held_by, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_marks_interrupted, setup, teardown),
 	};
 
