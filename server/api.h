@@ -43,6 +43,7 @@ int api_matrix_compare(struct tb_request *rq, struct tb_reply *rp);
 int api_matrix_hosts(struct tb_request *rq, struct tb_reply *rp);
 int api_matrix_hosts_diff(struct tb_request *rq, struct tb_reply *rp);
 int api_matrix_hosts_raw(struct tb_request *rq, struct tb_reply *rp);
+int api_matrix_cell_history(struct tb_request *rq, struct tb_reply *rp);
 int api_run_get(struct tb_request *rq, struct tb_reply *rp);
 int api_run_raw(struct tb_request *rq, struct tb_reply *rp);
 

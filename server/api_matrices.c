@@ -11,11 +11,13 @@
 #include "services.h"
 #include "inventory.h"
 #include "compare.h"
+#include "history.h"
 #include "hostsnap.h"
 #include "matrix_boot.h"
 #include "matrix.h"
 #include "results.h"
 #include "runner.h"
+#include "store.h"
 #include "timeutil.h"
 #include "validate.h"
 
@@ -132,19 +134,27 @@ int api_matrix_create(struct tb_request *rq, struct tb_reply *rp)
 	return submit(rq, rp, rq->body, 0);
 }
 
+/* GET /api/v1/matrices?name=&state=&since=&offset=&limit= (history.h) */
 int api_matrices_list(struct tb_request *rq, struct tb_reply *rp)
 {
 	struct tb_results_src src = results_src(rq);
-	const char *limit = tb_req_query(rq, "limit");
+	struct tb_matrix_filter f = {0};
+	int64_t offset, limit;
 	json_t *list;
-	int64_t n = 50;
-	int rc;
+	int total = 0, rc;
 
-	if (limit != NULL && (tb_parse_id(limit, 1, &n) != 0 || n > 1000))
-		return tb_fail(&rp->err, TB_ERR_INVALID, "limit", "limit must be 1..1000");
-	if ((rc = tb_results_matrix_list_json(&src, (int)n, &list, &rp->err)) != 0)
+	if ((rc = query_int(rq, "offset", 0, 1000000000, 0, &offset, &rp->err)) != 0 ||
+	    (rc = query_int(rq, "limit", 1, 1000, 50, &limit, &rp->err)) != 0 ||
+	    (rc = tb_history_filter_parse(tb_req_query(rq, "name"), tb_req_query(rq, "state"),
+					  tb_req_query(rq, "since"), &f, &rp->err)) != 0)
 		return rc;
-	return tb_reply_json(rp, 200, json_pack("{s:o}", "matrices", list));
+	f.offset = (int)offset;
+	f.limit = (int)limit;
+	if ((rc = tb_history_matrices_json(&src, &f, &list, &total, &rp->err)) != 0)
+		return rc;
+	return tb_reply_json(rp, 200,
+			     json_pack("{s:o, s:i, s:I, s:I}", "matrices", list, "total", total, "offset",
+				       (json_int_t)offset, "limit", (json_int_t)limit));
 }
 
 int api_matrix_get(struct tb_request *rq, struct tb_reply *rp)

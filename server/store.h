@@ -281,6 +281,33 @@ int tb_store_matrix_get(struct tb_store *st, int64_t id, tb_matrix_row_fn fn, vo
 int tb_store_matrix_exists(struct tb_store *st, int64_t id, struct tb_error *err);
 /* Newest first. */
 int tb_store_matrix_list(struct tb_store *st, int limit, tb_matrix_row_fn fn, void *cls, struct tb_error *err);
+/* Which matrices a list or a cell's history takes: a field NULL or 0 is no
+ * filter. */
+struct tb_matrix_filter {
+	const char *name;  /* the name contains this (case-sensitive), or NULL */
+	const char *state; /* exactly this state, or NULL */
+	int64_t since;     /* created at or after (unix seconds), or 0 */
+	int offset, limit; /* newest first: skip offset, then at most limit */
+};
+/* What a filtered list gives per matrix (strings valid during the call). */
+struct tb_matrix_brief {
+	int64_t id;
+	const char *name, *state;
+	int64_t created_at;
+};
+typedef void (*tb_matrix_brief_fn)(void *cls, const struct tb_matrix_brief *m);
+/* The matrices f selects, newest first, each to fn; *total (may be NULL)
+ * gets how many match before offset and limit.  Two queries (the count and
+ * the page), each a scan of matrices. */
+int tb_store_matrix_find(struct tb_store *st, const struct tb_matrix_filter *f, tb_matrix_brief_fn fn, void *cls,
+			 int *total, struct tb_error *err);
+/* The matrices f selects (offset ignored) that have a run of client to
+ * server with protocol and direction (the cheap part of a cell's key: the
+ * caller matches the rest), newest first, at most f->limit.  One query, a
+ * scan of runs. */
+int tb_store_matrix_find_pair(struct tb_store *st, const struct tb_matrix_filter *f, const char *client,
+			      const char *server, const char *protocol, const char *direction, tb_matrix_brief_fn fn,
+			      void *cls, struct tb_error *err);
 /* Start-up: every run still running is passed to fn (its pids are what to
  * stop), then marked interrupted with reason, and every queued or running
  * matrix is marked interrupted. */

@@ -266,6 +266,80 @@ int tb_store_matrix_list(struct tb_store *st, int limit, tb_matrix_row_fn fn, vo
 	return 0;
 }
 
+/* The filter's WHERE: ?1 name part, ?2 state, ?3 since (matrices m). */
+#define FILTER_WHERE \
+	" (?1 IS NULL OR instr(m.name, ?1) > 0) AND (?2 IS NULL OR m.state = ?2) AND (?3 IS NULL OR m.created_at >= ?3)"
+
+static void bind_filter(sqlite3_stmt *s, const struct tb_matrix_filter *f)
+{
+	st_bind_text(s, 1, f->name);
+	st_bind_text(s, 2, f->state);
+	bind_i64_or_null(s, 3, f->since, 0);
+}
+
+static void brief_rows(sqlite3_stmt *s, tb_matrix_brief_fn fn, void *cls)
+{
+	struct tb_matrix_brief b;
+
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		b.id = sqlite3_column_int64(s, 0);
+		b.name = st_col_text(s, 1);
+		b.state = st_col_text(s, 2);
+		b.created_at = sqlite3_column_int64(s, 3);
+		fn(cls, &b);
+	}
+}
+
+int tb_store_matrix_find(struct tb_store *st, const struct tb_matrix_filter *f, tb_matrix_brief_fn fn, void *cls,
+			 int *total, struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (total != NULL) {
+		if ((rc = st_prep(st, "SELECT count(*) FROM matrices m WHERE" FILTER_WHERE, &s, err)) != 0)
+			return rc;
+		bind_filter(s, f);
+		*total = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
+		st_finish(st, s);
+	}
+	if ((rc = st_prep(st,
+			  "SELECT m.id, m.name, m.state, m.created_at FROM matrices m WHERE" FILTER_WHERE
+			  " ORDER BY m.id DESC LIMIT ?4 OFFSET ?5",
+			  &s, err)) != 0)
+		return rc;
+	bind_filter(s, f);
+	sqlite3_bind_int(s, 4, f->limit);
+	sqlite3_bind_int(s, 5, f->offset);
+	brief_rows(s, fn, cls);
+	st_finish(st, s);
+	return 0;
+}
+
+int tb_store_matrix_find_pair(struct tb_store *st, const struct tb_matrix_filter *f, const char *client,
+			      const char *server, const char *protocol, const char *direction, tb_matrix_brief_fn fn,
+			      void *cls, struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st,
+			  "SELECT m.id, m.name, m.state, m.created_at FROM matrices m WHERE" FILTER_WHERE
+			  " AND m.id IN (SELECT matrix_id FROM runs WHERE client = ?4 AND server = ?5"
+			  " AND protocol = ?6 AND direction = ?7) ORDER BY m.id DESC LIMIT ?8",
+			  &s, err)) != 0)
+		return rc;
+	bind_filter(s, f);
+	st_bind_text(s, 4, client);
+	st_bind_text(s, 5, server);
+	st_bind_text(s, 6, protocol);
+	st_bind_text(s, 7, direction);
+	sqlite3_bind_int(s, 8, f->limit);
+	brief_rows(s, fn, cls);
+	st_finish(st, s);
+	return 0;
+}
+
 /* ---- runs ---- */
 
 #define RUN_COLS                                                                                                       \
