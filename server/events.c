@@ -1,4 +1,15 @@
-/* events.c - the event bus: ring, store, subscribers: see events.h. */
+/*
+ * events.c - the event bus: ring, store, subscribers: see events.h.
+ *
+ * Publishing fills the ring and returns; a writer thread stores what was
+ * published since its last transaction in one transaction (a tick: under
+ * load a tick takes many events, when idle one), and only then makes those
+ * events visible to subscribers.  So every event a subscriber ever saw is in
+ * the store (resuming after it, even across a restart, works), ids are
+ * stored in order, and no publisher waits on SQLite (or on its fsync at a
+ * WAL checkpoint) under the bus lock.  A publisher waits only when the
+ * writer is a whole ring behind (the ring holds what is not stored yet).
+ */
 #include "events.h"
 #include "validate.h"
 
@@ -13,6 +24,7 @@
 
 struct slot {
 	int64_t id;
+	int64_t at; /* unix s */
 	char type[40];
 	char host[TB_NAME_MAX];
 	int64_t matrix;
@@ -45,14 +57,24 @@ struct tb_events {
 	struct tb_store *st;
 	pthread_mutex_t lock;
 	struct slot ring[TB_EVENTS_RING];
-	int64_t last;  /* last id published */
-	int64_t floor; /* no id below it is kept (the store's retention at start) */
+	int64_t last;   /* last id published */
+	int64_t stored; /* last id the writer committed (or gave up on): subscribers see up to here */
+	int64_t floor;  /* no id below it is kept (the store's retention at start) */
 	struct tb_sub *subs;
 	size_t nsubs;
 	int closing;
 	uint64_t published, dropped, pruned;
 	unsigned int per_token; /* the cap of open subscriptions per owner */
+	pthread_t writer;
+	int writer_up;          /* the writer thread runs (joined by close) */
+	int stop;               /* the writer stores what is left, then ends */
+	pthread_cond_t work;    /* to the writer: something was published, or stop */
+	pthread_cond_t written; /* from the writer: stored moved on, or it ended */
+	uint64_t batches;       /* transactions the writer made */
 };
+
+/* The most events one transaction stores (the rows' array is on the heap). */
+#define WRITE_BATCH 1024
 
 static struct slot *slot_of(struct tb_events *ev, int64_t id)
 {
@@ -69,10 +91,12 @@ static int64_t ring_oldest(struct tb_events *ev)
 	return oldest < 1 ? 1 : oldest;
 }
 
-static void fill_slot(struct slot *s, int64_t id, const char *type, const char *host, int64_t matrix, char *json)
+static void fill_slot(struct slot *s, int64_t id, int64_t at, const char *type, const char *host, int64_t matrix,
+		      char *json)
 {
 	free(s->json);
 	s->id = id;
+	s->at = at;
 	snprintf(s->type, sizeof(s->type), "%s", type);
 	snprintf(s->host, sizeof(s->host), "%s", host != NULL ? host : "");
 	s->matrix = matrix;
@@ -86,7 +110,7 @@ static void load_kept(void *cls, const struct tb_event_row *r)
 
 	if (copy == NULL)
 		return;
-	fill_slot(slot_of(ev, r->id), r->id, r->type, r->host, r->matrix, copy);
+	fill_slot(slot_of(ev, r->id), r->id, r->at, r->type, r->host, r->matrix, copy);
 	if (ev->floor == 0 || r->id < ev->floor)
 		ev->floor = r->id;
 	if (r->id > ev->last)
@@ -94,15 +118,19 @@ static void load_kept(void *cls, const struct tb_event_row *r)
 }
 
 /* The store's retention: the newest TB_EVENTS_KEEP, none older than
- * TB_EVENTS_KEEP_DAYS (lock held, or before anyone publishes). */
-static void prune(struct tb_events *ev, int64_t last, int64_t now)
+ * TB_EVENTS_KEEP_DAYS.  Returns how many went (no lock needed: the store
+ * has its own). */
+static uint64_t prune(struct tb_events *ev, int64_t last, int64_t now)
 {
 	int64_t deleted = 0;
 
 	if (tb_store_event_prune(ev->st, last - TB_EVENTS_KEEP + 1, now - (int64_t)TB_EVENTS_KEEP_DAYS * 86400,
 				 &deleted) == 0)
-		ev->pruned += (uint64_t)deleted;
+		return (uint64_t)deleted;
+	return 0;
 }
+
+static void *writer_main(void *cls);
 
 int tb_events_new(struct tb_store *st, struct tb_events **out, struct tb_error *err)
 {
@@ -116,19 +144,26 @@ int tb_events_new(struct tb_store *st, struct tb_events **out, struct tb_error *
 	ev->st = st;
 	ev->per_token = TB_EVENTS_PER_TOKEN;
 	pthread_mutex_init(&ev->lock, NULL);
+	pthread_cond_init(&ev->work, NULL);
+	pthread_cond_init(&ev->written, NULL);
 	/* Ids continue across restarts, so Last-Event-ID stays meaningful. */
 	if ((rc = tb_store_event_last(st, &last, err)) != 0) {
 		tb_events_free(ev);
 		return rc;
 	}
-	prune(ev, last, tb_now()); /* what aged while testbedd was down: before the ring is filled */
+	ev->pruned = prune(ev, last, tb_now()); /* what aged while testbedd was down: before the ring is filled */
 	if ((rc = tb_store_event_each(st, last - TB_EVENTS_RING, TB_EVENTS_RING, load_kept, ev, err)) != 0) {
 		tb_events_free(ev);
 		return rc;
 	}
-	ev->last = last;
+	ev->last = ev->stored = last;
 	if (ev->floor == 0)
 		ev->floor = last + 1; /* nothing kept: ids go on from last */
+	if (pthread_create(&ev->writer, NULL, writer_main, ev) != 0) {
+		tb_events_free(ev);
+		return tb_fail(err, TB_ERR_NOMEM, "", "cannot start the event bus's writer thread");
+	}
+	ev->writer_up = 1;
 	*out = ev;
 	return 0;
 }
@@ -138,6 +173,22 @@ void tb_events_set_per_token(struct tb_events *ev, unsigned int n)
 	pthread_mutex_lock(&ev->lock);
 	ev->per_token = n > 0 ? n : TB_EVENTS_PER_TOKEN;
 	pthread_mutex_unlock(&ev->lock);
+}
+
+/* Store what is left and end the writer (once; not from the writer). */
+static void stop_writer(struct tb_events *ev)
+{
+	int up;
+
+	pthread_mutex_lock(&ev->lock);
+	up = ev->writer_up;
+	ev->writer_up = 0;
+	ev->stop = 1;
+	pthread_cond_signal(&ev->work);
+	pthread_cond_broadcast(&ev->written);
+	pthread_mutex_unlock(&ev->lock);
+	if (up)
+		pthread_join(ev->writer, NULL);
 }
 
 void tb_events_close(struct tb_events *ev)
@@ -152,6 +203,19 @@ void tb_events_close(struct tb_events *ev)
 			s->wake(s->cls);
 		}
 	}
+	pthread_cond_broadcast(&ev->written); /* a publisher waiting for room fails now */
+	pthread_mutex_unlock(&ev->lock);
+	stop_writer(ev);
+}
+
+void tb_events_flush(struct tb_events *ev)
+{
+	int64_t target;
+
+	pthread_mutex_lock(&ev->lock);
+	target = ev->last;
+	while (ev->stored < target && ev->writer_up)
+		pthread_cond_wait(&ev->written, &ev->lock);
 	pthread_mutex_unlock(&ev->lock);
 }
 
@@ -159,6 +223,7 @@ void tb_events_free(struct tb_events *ev)
 {
 	if (ev == NULL)
 		return;
+	stop_writer(ev);
 	pthread_mutex_lock(&ev->lock);
 	ev->closing = 1;
 	for (struct tb_sub *s = ev->subs; s != NULL; s = s->next) {
@@ -172,6 +237,8 @@ void tb_events_free(struct tb_events *ev)
 	pthread_mutex_unlock(&ev->lock);
 	for (size_t i = 0; i < TB_EVENTS_RING; i++)
 		free(ev->ring[i].json);
+	pthread_cond_destroy(&ev->work);
+	pthread_cond_destroy(&ev->written);
 	pthread_mutex_destroy(&ev->lock);
 	free(ev);
 }
@@ -208,13 +275,16 @@ int64_t tb_events_publish(struct tb_events *ev, const char *type, const char *ho
 	json_t *obj;
 	char *text;
 	int64_t id, ms = tb_now_ms();
-	struct tb_event_row row;
 
 	if (data == NULL)
 		return TB_ERR_NOMEM;
 	tb_time_format_ms(ms, at);
 	pthread_mutex_lock(&ev->lock);
-	if (ev->closing) {
+	/* The ring holds what is not stored yet: wait for room (only when the
+	 * writer is a whole ring behind, the store stalled). */
+	while (!ev->closing && ev->writer_up && ev->last - ev->stored >= TB_EVENTS_RING)
+		pthread_cond_wait(&ev->written, &ev->lock);
+	if (ev->closing || !ev->writer_up) {
 		pthread_mutex_unlock(&ev->lock);
 		json_decref(data);
 		return TB_ERR_CANCELED;
@@ -231,27 +301,101 @@ int64_t tb_events_publish(struct tb_events *ev, const char *type, const char *ho
 	}
 	ev->last = id;
 	ev->published++;
-	row = (struct tb_event_row){
-		.id = id, .at = ms / 1000, .type = type, .host = host, .matrix = matrix, .json = text};
-	/* Persist under the lock so that the store's order is the ids' order.
-	 * A failed write leaves the event live but not resumable after a restart. */
-	if (tb_store_event_insert(ev->st, &row, NULL) != 0)
-		tb_warn("events", "event %lld not persisted", (long long)id);
-	if (id % 1000 == 0)
-		prune(ev, id, ms / 1000);
-	fill_slot(slot_of(ev, id), id, type, host, matrix, text);
+	fill_slot(slot_of(ev, id), id, ms / 1000, type, host, matrix, text);
+	pthread_cond_signal(&ev->work);
+	pthread_mutex_unlock(&ev->lock);
+	return id;
+}
+
+/* After the writer stored (lo..hi]: drop who lags too far, wake who waits
+ * for one of them (lock held). */
+static void wake_for(struct tb_events *ev, int64_t lo, int64_t hi)
+{
 	for (struct tb_sub *s = ev->subs; s != NULL; s = s->next) {
-		if (id - s->cursor > TB_EVENTS_MAX_LAG && !s->dropped) {
+		if (hi - s->cursor > TB_EVENTS_MAX_LAG && !s->dropped) {
 			s->dropped = 1;
 			ev->dropped++;
 		}
-		if (s->waiting && (s->dropped || matches(s, slot_of(ev, id)))) {
+		if (!s->waiting)
+			continue;
+		if (s->dropped) {
 			s->waiting = 0;
 			s->wake(s->cls);
+			continue;
+		}
+		for (int64_t id = s->cursor > lo ? s->cursor + 1 : lo + 1; id <= hi; id++) {
+			if (matches(s, slot_of(ev, id))) {
+				s->waiting = 0;
+				s->wake(s->cls);
+				break;
+			}
 		}
 	}
+}
+
+/* Store slots (lo..hi] in one transaction; when that fails, one by one, so
+ * that one bad row loses only itself.  The slots are not overwritten
+ * meanwhile: publishing waits while the ring is full of unstored events. */
+static void write_batch(struct tb_events *ev, struct tb_event_row *rows, int64_t lo, int64_t hi)
+{
+	size_t n = 0;
+
+	for (int64_t id = lo + 1; id <= hi; id++) {
+		const struct slot *e = slot_of(ev, id);
+
+		if (e->id != id || e->json == NULL)
+			continue;
+		rows[n++] = (struct tb_event_row){.id = id,
+						  .at = e->at,
+						  .type = e->type,
+						  .host = e->host[0] != '\0' ? e->host : NULL,
+						  .matrix = e->matrix,
+						  .json = e->json};
+	}
+	if (tb_store_event_insert_many(ev->st, rows, n, NULL) == 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (tb_store_event_insert(ev->st, &rows[i], NULL) != 0)
+			tb_warn("events", "event %lld not persisted", (long long)rows[i].id);
+}
+
+/* The writer: whatever was published since its last transaction, in one
+ * transaction; then it is visible.  Ends when stopped, with nothing left. */
+static void *writer_main(void *cls)
+{
+	struct tb_events *ev = cls;
+	struct tb_event_row *rows = malloc(WRITE_BATCH * sizeof(*rows));
+
+	pthread_mutex_lock(&ev->lock);
+	for (;;) {
+		int64_t lo, hi;
+		uint64_t gone = 0;
+
+		while (ev->stored == ev->last && !ev->stop)
+			pthread_cond_wait(&ev->work, &ev->lock);
+		if (ev->stored == ev->last)
+			break;
+		lo = ev->stored;
+		hi = ev->last - lo > WRITE_BATCH ? lo + WRITE_BATCH : ev->last;
+		pthread_mutex_unlock(&ev->lock);
+		if (rows != NULL)
+			write_batch(ev, rows, lo, hi);
+		else
+			tb_warn("events", "events %lld-%lld not persisted (out of memory)", (long long)lo + 1,
+				(long long)hi);
+		if (hi / 1000 != lo / 1000)
+			gone = prune(ev, hi, tb_now());
+		pthread_mutex_lock(&ev->lock);
+		ev->stored = hi;
+		ev->batches++;
+		ev->pruned += gone;
+		wake_for(ev, lo, hi);
+		pthread_cond_broadcast(&ev->written);
+	}
+	pthread_cond_broadcast(&ev->written);
 	pthread_mutex_unlock(&ev->lock);
-	return id;
+	free(rows);
+	return NULL;
 }
 
 int64_t tb_events_last_id(struct tb_events *ev)
@@ -346,7 +490,7 @@ int tb_events_subscribe(struct tb_events *ev, int64_t since, const struct tb_eve
 	 * replaced state directory): the client's state is stale, tell it. */
 	s->reset_ahead = since > ev->last;
 	s->announce = since < 0;
-	s->cursor = since < 0 || since > ev->last ? ev->last : since;
+	s->cursor = since < 0 || since > ev->last ? ev->stored : since;
 	s->next = ev->subs;
 	if (ev->subs != NULL)
 		ev->subs->prev = s;
@@ -510,7 +654,7 @@ enum tb_sub_status tb_sub_next(struct tb_sub *s, char *buf, size_t len, size_t *
 			return TB_SUB_DATA;
 		return tb_sub_next(s, buf, len, n);
 	}
-	if (s->cursor < ev->last && s->cursor + 1 < ring_oldest(ev)) {
+	if (s->cursor < ev->stored && s->cursor + 1 < ring_oldest(ev)) {
 		/* Behind the ring: replay a page from the store, unlocked. */
 		struct store_page p = {.sub = s, .buf = buf, .len = len};
 
@@ -532,7 +676,7 @@ enum tb_sub_status tb_sub_next(struct tb_sub *s, char *buf, size_t len, size_t *
 		}
 		return tb_sub_next(s, buf, len, n);
 	}
-	while (s->cursor < ev->last) {
+	while (s->cursor < ev->stored) {
 		struct slot *e = slot_of(ev, s->cursor + 1);
 		size_t k;
 
@@ -612,5 +756,6 @@ void tb_events_stats(struct tb_events *ev, struct tb_events_stats *out)
 	out->pruned = ev->pruned;
 	out->dropped_subscribers = ev->dropped;
 	out->subscribers = ev->nsubs;
+	out->batches = ev->batches;
 	pthread_mutex_unlock(&ev->lock);
 }

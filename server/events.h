@@ -11,9 +11,17 @@
  * "reset" record saying what the oldest kept id is.  A live-only
  * subscriber first gets a "stream" record with the id it starts after.
  *
- * Producers never block on subscribers: publishing appends to the ring,
- * writes the store, and calls each waiting subscriber's wake function (which
- * must not block).  A subscriber that falls more than TB_EVENTS_MAX_LAG
+ * Producers never block on subscribers: publishing appends to the ring and
+ * returns the id.  A writer thread then stores what was published since its
+ * last transaction in one transaction (in id order), and only then is an
+ * event visible to subscribers: it calls each waiting subscriber's wake
+ * function (which must not block) for them.  So a subscriber never sees an
+ * event the store does not hold.  Crash safety: an event is committed (WAL,
+ * synchronous=NORMAL: it survives a crash of testbedd, not a power loss)
+ * before anyone sees it; a crash loses only events published and not yet
+ * committed (at most one transaction's worth, never delivered to anyone),
+ * and their ids are given again after the restart.  Publishing waits only
+ * when the writer is TB_EVENTS_RING events behind (the store stalled).  A subscriber that falls more than TB_EVENTS_MAX_LAG
  * events behind is dropped (its next read says so) and may resume.
  *
  * Every subscription runs under a token (its owner) and, when opened with a
@@ -23,7 +31,7 @@
  * most TB_EVENTS_MAX_LIFETIME_S after it began).  A token has at most
  * TB_EVENTS_PER_TOKEN subscriptions open at once.
  *
- * Thread-safe.  Subscriptions are used by one reader thread at a time.
+ * Thread-safe (the bus runs a writer thread of its own).  Subscriptions are used by one reader thread at a time.
  */
 #ifndef TB_EVENTS_H
 #define TB_EVENTS_H
@@ -51,7 +59,8 @@ int tb_events_new(struct tb_store *st, struct tb_events **out, struct tb_error *
  * set; testbedd --streams-per-token).  Before subscriptions are made. */
 void tb_events_set_per_token(struct tb_events *ev, unsigned int n);
 /* Stop: every read from now on says TB_SUB_CLOSED, and every waiting
- * subscriber is woken to hear it.  Publishing fails from now on. */
+ * subscriber is woken to hear it.  Publishing fails from now on; what was
+ * published before is stored, then the writer ends (joined here). */
 void tb_events_close(struct tb_events *ev);
 /* Free (after close, once the readers are gone).  NULL is allowed. */
 void tb_events_free(struct tb_events *ev);
@@ -62,6 +71,10 @@ int64_t tb_events_publish(struct tb_events *ev, const char *type, const char *ho
 
 /* The last id published (0 when none). */
 int64_t tb_events_last_id(struct tb_events *ev);
+
+/* Wait until every event published before the call is stored and visible
+ * to subscribers (tests; tb_events_close does it too). */
+void tb_events_flush(struct tb_events *ev);
 
 struct tb_events_filter {
 	const char *host;  /* NULL: any */
@@ -118,6 +131,7 @@ struct tb_events_stats {
 	uint64_t pruned; /* events the retention deleted from the store */
 	uint64_t dropped_subscribers;
 	size_t subscribers;
+	uint64_t batches; /* the writer's transactions (published / batches: events a transaction) */
 };
 void tb_events_stats(struct tb_events *ev, struct tb_events_stats *out);
 

@@ -141,6 +141,9 @@ struct tb_event_row {
 typedef void (*tb_event_fn)(void *cls, const struct tb_event_row *row);
 
 int tb_store_event_insert(struct tb_store *st, const struct tb_event_row *row, struct tb_error *err);
+/* rows[0..n) in one transaction (the bus's writer): all of them or, on an
+ * error, none. */
+int tb_store_event_insert_many(struct tb_store *st, const struct tb_event_row *rows, size_t n, struct tb_error *err);
 /* The highest id stored (0 when none). */
 int tb_store_event_last(struct tb_store *st, int64_t *id, struct tb_error *err);
 /* Up to limit events with id > after, oldest first. */

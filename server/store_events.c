@@ -7,14 +7,10 @@
 
 /* ---- events ---- */
 
-int tb_store_event_insert(struct tb_store *st, const struct tb_event_row *r, struct tb_error *err)
-{
-	sqlite3_stmt *s;
-	int rc;
+static const char insert_sql[] = "INSERT INTO events (id, at, type, host, matrix_id, data) VALUES (?, ?, ?, ?, ?, ?)";
 
-	if ((rc = st_prep(st, "INSERT INTO events (id, at, type, host, matrix_id, data) VALUES (?, ?, ?, ?, ?, ?)", &s,
-			  err)) != 0)
-		return rc;
+static void bind_event(sqlite3_stmt *s, const struct tb_event_row *r)
+{
 	sqlite3_bind_int64(s, 1, r->id);
 	sqlite3_bind_int64(s, 2, r->at);
 	st_bind_text(s, 3, r->type);
@@ -24,7 +20,47 @@ int tb_store_event_insert(struct tb_store *st, const struct tb_event_row *r, str
 	else
 		sqlite3_bind_null(s, 5);
 	st_bind_text(s, 6, r->json);
+}
+
+int tb_store_event_insert(struct tb_store *st, const struct tb_event_row *r, struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st, insert_sql, &s, err)) != 0)
+		return rc;
+	bind_event(s, r);
 	return st_finish_write(st, s, err);
+}
+
+int tb_store_event_insert_many(struct tb_store *st, const struct tb_event_row *rows, size_t n, struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if ((rc = st_prep(st, insert_sql, &s, err)) != 0)
+		return rc;
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		rc = st_db_fail(st, err, "starting to store events");
+		st_finish(st, s);
+		return rc;
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		sqlite3_reset(s);
+		sqlite3_clear_bindings(s);
+		bind_event(s, &rows[i]);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = st_db_fail(st, err, "storing events");
+	}
+	sqlite3_reset(s);
+	if (rc == 0 && sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		rc = st_db_fail(st, err, "committing events");
+	if (rc != 0)
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	st_finish(st, s);
+	return rc;
 }
 
 int tb_store_event_last(struct tb_store *st, int64_t *id, struct tb_error *err)

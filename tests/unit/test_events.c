@@ -2,8 +2,15 @@
  * test_events.c - the event bus with a real store: ids, replay from the
  * ring and from the store, no loss and no duplicate on resume, the reset
  * record when events were pruned, filters, waking, events larger than one
- * read, and dropping a subscriber that lags too far.
+ * read, and dropping a subscriber that lags too far.  The bus stores
+ * events on a writer thread and shows them only once stored: the older
+ * tests publish through pub() (publish, then wait for the writer) so that
+ * their sequencing stays what it was; test_batched_* hold the store's
+ * write lock from a second SQLite connection (a real stall, no mock) to show
+ * that publishing does not wait on the store, that nothing is seen before
+ * it is stored, and that a stall's events go in one transaction in order.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +21,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "events.h"
 #include "store.h"
@@ -32,6 +40,15 @@ static void on_wake(void *cls)
 {
 	(void)cls;
 	wakes++;
+}
+
+/* Publish and wait until it is stored and visible (the old, synchronous order). */
+static int64_t pub(struct tb_events *ev, const char *type, const char *host, int64_t matrix, json_t *data)
+{
+	int64_t id = tb_events_publish(ev, type, host, matrix, data);
+
+	tb_events_flush(ev);
+	return id;
 }
 
 static void open_fx(struct fx *f)
@@ -127,9 +144,7 @@ static void test_replay_ring_and_store(void **state)
 	(void)state;
 	open_fx(&f);
 	for (int i = 1; i <= total; i++)
-		assert_int_equal(
-			tb_events_publish(f.ev, i % 2 ? "host.state" : "audit", "left", 0, json_pack("{s:i}", "n", i)),
-			i);
+		assert_int_equal(pub(f.ev, i % 2 ? "host.state" : "audit", "left", 0, json_pack("{s:i}", "n", i)), i);
 	/* from the beginning: the first events come from the store, the rest from the ring */
 	assert_int_equal(tb_events_subscribe(f.ev, 0, &all, on_wake, NULL, &s, &err), 0);
 	n = drain(s, ids, 6000, NULL, 0);
@@ -153,7 +168,7 @@ static void test_replay_ring_and_store(void **state)
 		assert_int_equal(tb_store_open(f.path, &f.st, &e2), 0);
 		assert_int_equal(tb_events_new(f.st, &f.ev, &e2), 0);
 		assert_int_equal(tb_events_last_id(f.ev), total);
-		assert_int_equal(tb_events_publish(f.ev, "audit", NULL, 0, json_object()), total + 1);
+		assert_int_equal(pub(f.ev, "audit", NULL, 0, json_object()), total + 1);
 		assert_int_equal(tb_events_subscribe(f.ev, total - 2, &all, on_wake, NULL, &s, &err), 0);
 		n = drain(s, ids, 6000, NULL, 0);
 		assert_int_equal(n, 3);
@@ -217,7 +232,7 @@ static void test_aged_events_pruned(void **state)
 	n = drain(s, ids, 64, NULL, 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(ids[0], -11); /* reset: nothing before 11 is kept */
-	assert_int_equal(tb_events_publish(f.ev, "audit", NULL, 0, json_object()), 11);
+	assert_int_equal(pub(f.ev, "audit", NULL, 0, json_object()), 11);
 	n = drain(s, ids, 64, NULL, 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(ids[0], 11);
@@ -237,7 +252,7 @@ static void test_reset_when_pruned(void **state)
 	(void)state;
 	open_fx(&f);
 	for (int i = 1; i <= TB_EVENTS_RING + 100; i++)
-		tb_events_publish(f.ev, "audit", NULL, 0, json_object());
+		pub(f.ev, "audit", NULL, 0, json_object());
 	assert_int_equal(tb_store_event_prune(f.st, 51, 0, NULL), 0);
 	assert_int_equal(tb_events_subscribe(f.ev, 10, &all, on_wake, NULL, &s, &err), 0);
 	n = drain(s, ids, 6000, NULL, 0);
@@ -275,11 +290,11 @@ static void test_filters_and_wake(void **state)
 	assert_memory_equal(buf, "id: 0\nevent: stream\ndata: {\"last_id\":0}\n\n", n);
 	assert_int_equal(tb_sub_next(live, buf, sizeof(buf), &n), TB_SUB_WAIT);
 	wakes = 0;
-	tb_events_publish(f.ev, "host.state", "left", 0, json_object()); /* 1: all three */
+	pub(f.ev, "host.state", "left", 0, json_object()); /* 1: all three */
 	assert_int_equal(wakes, 3);
-	tb_events_publish(f.ev, "host.state", "right", 0, json_object()); /* 2: hosts, live */
-	tb_events_publish(f.ev, "audit", "left", 0, json_object());       /* 3: left, live */
-	tb_events_publish(f.ev, "matrix.run", NULL, 7, json_object());    /* 4: live */
+	pub(f.ev, "host.state", "right", 0, json_object()); /* 2: hosts, live */
+	pub(f.ev, "audit", "left", 0, json_object());       /* 3: left, live */
+	pub(f.ev, "matrix.run", NULL, 7, json_object());    /* 4: live */
 	assert_int_equal(drain(hosts, ids, 16, seen, sizeof(seen)), 2);
 	assert_int_equal(ids[0], 1);
 	assert_int_equal(ids[1], 2);
@@ -300,7 +315,7 @@ static void test_filters_and_wake(void **state)
 	}
 	/* a subscriber that is not waiting is not woken */
 	wakes = 0;
-	tb_events_publish(f.ev, "audit", NULL, 0, json_object());
+	pub(f.ev, "audit", NULL, 0, json_object());
 	assert_int_equal(wakes, 1); /* only "live": the other two were told to wait, "left" filters it */
 	tb_events_unsubscribe(hosts);
 	tb_events_unsubscribe(left);
@@ -335,8 +350,8 @@ static void test_event_larger_than_a_read(void **state)
 	big[100000] = '\0';
 	open_fx(&f);
 	assert_int_equal(tb_events_subscribe(f.ev, 0, &all, on_wake, NULL, &s, &err), 0);
-	tb_events_publish(f.ev, "console", "left", 0, json_pack("{s:s}", "text", big));
-	tb_events_publish(f.ev, "audit", NULL, 0, json_object());
+	pub(f.ev, "console", "left", 0, json_pack("{s:s}", "text", big));
+	pub(f.ev, "audit", NULL, 0, json_object());
 	while (tb_sub_next(s, buf, sizeof(buf), &n) == TB_SUB_DATA) {
 		assert_true(len + n < 200000);
 		memcpy(acc + len, buf, n);
@@ -368,6 +383,7 @@ static void test_lagging_subscriber_dropped(void **state)
 	assert_int_equal(tb_events_subscribe(f.ev, 0, &all, on_wake, NULL, &s, &err), 0);
 	for (int i = 0; i < TB_EVENTS_MAX_LAG + 5; i++)
 		assert_true(tb_events_publish(f.ev, "audit", NULL, 0, json_object()) > 0);
+	tb_events_flush(f.ev);
 	assert_int_equal(tb_sub_next(s, buf, sizeof(buf), &n), TB_SUB_CLOSED);
 	/* it may come back and resume from where it was */
 	assert_int_equal(tb_events_subscribe(f.ev, 0, &all, on_wake, NULL, &keep, &err), 0);
@@ -378,12 +394,169 @@ static void test_lagging_subscriber_dropped(void **state)
 	close_fx(&f, 1);
 }
 
+/* Another connection holding the store's write lock: the bus's writer
+ * waits on it (SQLite's busy timeout, 5 s) until release_store. */
+static sqlite3 *hold_store(const char *path)
+{
+	sqlite3 *db = NULL;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	return db;
+}
+
+static void release_store(sqlite3 *db)
+{
+	assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+struct stored {
+	long long ids[TB_EVENTS_RING + 128];
+	size_t n;
+	int in_order; /* each row's JSON says its own id */
+};
+
+static void on_stored(void *cls, const struct tb_event_row *r)
+{
+	struct stored *st = cls;
+	char want[32];
+
+	snprintf(want, sizeof(want), "{\"id\":%lld,", (long long)r->id);
+	if (strncmp(r->json, want, strlen(want)) != 0)
+		st->in_order = 0;
+	if (st->n < sizeof(st->ids) / sizeof(st->ids[0]))
+		st->ids[st->n++] = r->id;
+}
+
+static void assert_stored_1_to(struct tb_store *st, size_t total)
+{
+	static struct stored got;
+	struct tb_error err = {0};
+
+	got.n = 0;
+	got.in_order = 1;
+	assert_int_equal(tb_store_event_each(st, 0, (int)total + 10, on_stored, &got, &err), 0);
+	assert_int_equal(got.n, total);
+	assert_true(got.in_order);
+	for (size_t i = 0; i < total; i++)
+		assert_int_equal(got.ids[i], (long long)i + 1);
+}
+
+/* While the store is stalled: publishing still returns at once with the
+ * next ids, and no subscriber sees an event that is not stored; after,
+ * the stalled events go in one transaction, in id order, and are seen. */
+static void test_batched_while_store_stalls(void **state)
+{
+	struct fx f;
+	struct tb_sub *s;
+	struct tb_error err = {0};
+	struct tb_events_filter all = {0};
+	struct tb_events_stats es;
+	static long long ids[128];
+	char buf[256];
+	size_t n;
+	sqlite3 *other;
+
+	(void)state;
+	open_fx(&f);
+	assert_int_equal(tb_events_subscribe(f.ev, 0, &all, on_wake, NULL, &s, &err), 0);
+	assert_int_equal(tb_sub_next(s, buf, sizeof(buf), &n), TB_SUB_WAIT);
+	other = hold_store(f.path);
+	wakes = 0;
+	for (int i = 1; i <= 100; i++)
+		assert_int_equal(tb_events_publish(f.ev, "audit", NULL, 0, json_pack("{s:i}", "n", i)), i);
+	assert_int_equal(tb_events_last_id(f.ev), 100);
+	/* published, not stored: not visible, nobody woken */
+	assert_int_equal(tb_sub_next(s, buf, sizeof(buf), &n), TB_SUB_WAIT);
+	assert_int_equal(wakes, 0);
+	release_store(other);
+	tb_events_flush(f.ev);
+	assert_int_equal(wakes, 1);
+	n = drain(s, ids, 128, NULL, 0);
+	assert_int_equal(n, 100);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(ids[i], (long long)i + 1);
+	tb_events_stats(f.ev, &es);
+	assert_int_equal(es.published, 100);
+	assert_true(es.batches <= 2); /* what the writer had taken before the stall, then the rest */
+	assert_stored_1_to(f.st, 100);
+	tb_events_unsubscribe(s);
+	close_fx(&f, 1);
+}
+
+struct more {
+	struct tb_events *ev;
+	int count;
+	int ok;
+};
+
+static void *publish_more(void *cls)
+{
+	struct more *m = cls;
+
+	m->ok = 1;
+	for (int i = 0; i < m->count; i++)
+		if (tb_events_publish(m->ev, "host.state", "left", 0, json_object()) <= 0)
+			m->ok = 0;
+	return NULL;
+}
+
+/* A stall longer than the ring: the publisher past it waits for room
+ * instead of overwriting events not stored yet; every event is stored and
+ * delivered once, in order.  Closing stores what is left: a restart goes on
+ * after the last id. */
+static void test_batched_ring_full_and_close(void **state)
+{
+	struct fx f;
+	struct tb_sub *s;
+	struct tb_error err = {0};
+	struct tb_events_filter all = {0};
+	static long long ids[TB_EVENTS_RING + 64];
+	const int total = TB_EVENTS_RING + 20;
+	struct more m;
+	pthread_t t;
+	sqlite3 *other;
+	size_t n;
+
+	(void)state;
+	open_fx(&f);
+	assert_int_equal(tb_events_subscribe(f.ev, 0, &all, on_wake, NULL, &s, &err), 0);
+	other = hold_store(f.path);
+	for (int i = 1; i <= TB_EVENTS_RING - 1; i++)
+		assert_int_equal(tb_events_publish(f.ev, "audit", NULL, 0, json_object()), i);
+	m = (struct more){.ev = f.ev, .count = total - (TB_EVENTS_RING - 1)};
+	assert_int_equal(pthread_create(&t, NULL, publish_more, &m), 0);
+	/* give it time to reach the full ring (not asserted: the result is the same either way) */
+	nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+	release_store(other);
+	pthread_join(t, NULL);
+	assert_true(m.ok);
+	tb_events_flush(f.ev);
+	n = drain(s, ids, sizeof(ids) / sizeof(ids[0]), NULL, 0);
+	assert_int_equal(n, (size_t)total);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(ids[i], (long long)i + 1);
+	assert_stored_1_to(f.st, (size_t)total);
+	tb_events_unsubscribe(s);
+	/* published and closed at once: close stores them first */
+	for (int i = 1; i <= 50; i++)
+		assert_int_equal(tb_events_publish(f.ev, "audit", NULL, 0, json_object()), total + i);
+	close_fx(&f, 0);
+	assert_int_equal(tb_store_open(f.path, &f.st, &err), 0);
+	assert_int_equal(tb_events_new(f.st, &f.ev, &err), 0);
+	assert_int_equal(tb_events_last_id(f.ev), total + 50);
+	assert_stored_1_to(f.st, (size_t)total + 50);
+	close_fx(&f, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replay_ring_and_store),      cmocka_unit_test(test_reset_when_pruned),
 		cmocka_unit_test(test_filters_and_wake),           cmocka_unit_test(test_event_larger_than_a_read),
 		cmocka_unit_test(test_lagging_subscriber_dropped), cmocka_unit_test(test_aged_events_pruned),
+		cmocka_unit_test(test_batched_while_store_stalls), cmocka_unit_test(test_batched_ring_full_and_close),
 	};
 
 	return cmocka_run_group_tests_name("events", tests, NULL, NULL);
