@@ -47,6 +47,14 @@ int api_matrix_cell_history(struct tb_request *rq, struct tb_reply *rp);
 int api_run_get(struct tb_request *rq, struct tb_reply *rp);
 int api_run_raw(struct tb_request *rq, struct tb_reply *rp);
 
+int api_notify_list(struct tb_request *rq, struct tb_reply *rp);
+int api_notify_create(struct tb_request *rq, struct tb_reply *rp);
+int api_notify_get(struct tb_request *rq, struct tb_reply *rp);
+int api_notify_update(struct tb_request *rq, struct tb_reply *rp);
+int api_notify_delete(struct tb_request *rq, struct tb_reply *rp);
+int api_notify_test(struct tb_request *rq, struct tb_reply *rp);
+int api_notify_deliveries(struct tb_request *rq, struct tb_reply *rp);
+
 int api_events_stream(struct tb_request *rq, struct tb_reply *rp);
 int api_metrics(struct tb_request *rq, struct tb_reply *rp);
 

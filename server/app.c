@@ -23,6 +23,7 @@
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
+#include "notify.h"
 #include "store.h"
 
 static int write_port_file(const char *path, unsigned int port, struct tb_error *err)
@@ -132,7 +133,9 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	    (rc = tb_runner_new(&app->sv, &app->sv.runner, err)) != 0 ||
 	    (rc = tb_bmcwatch_start(&app->sv, &app->sv.bmcwatch, err)) != 0 ||
 	    (rc = tb_idle_start(app->sv.idle, err)) != 0 || (rc = tb_wake_new(&app->sv, &app->sv.wake, err)) != 0 ||
-	    (rc = tb_wake_start(app->sv.wake, err)) != 0)
+	    (rc = tb_wake_start(app->sv.wake, err)) != 0 ||
+	    (rc = tb_notify_new(&app->sv, &app->sv.notify, err)) != 0 ||
+	    (rc = tb_notify_start(app->sv.notify, err)) != 0)
 		goto fail;
 	hc = (struct tb_http_config){
 		.bind_address = cfg->listen_address,
@@ -185,6 +188,7 @@ void tb_app_stop(struct tb_app *app)
 	 * connection is left suspended when the HTTP edge stops. */
 	tb_events_close(app->sv.events);
 	tb_http_stop(app->http);
+	tb_notify_stop(app->sv.notify); /* it reads the holders */
 	tb_runner_stop(app->sv.runner);
 	tb_idle_stop(app->sv.idle);         /* it starts actions and reads the BMC view */
 	tb_wake_stop(app->sv.wake);         /* as idle */
@@ -193,6 +197,7 @@ void tb_app_stop(struct tb_app *app)
 	tb_hosts_stop(app->sv.hosts);
 	tb_idle_free(app->sv.idle); /* after every hold is released */
 	tb_wake_free(app->sv.wake);
+	tb_notify_free(app->sv.notify);
 	tb_events_free(app->sv.events);
 	tb_metrics_free(app->sv.metrics);
 	tb_auth_free(app->sv.auth);

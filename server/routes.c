@@ -37,6 +37,13 @@ const struct tb_route tb_routes[] = {
 	{"DELETE", "/api/v1/tokens/{id}", TB_LEVEL_ADMIN, 0, "token.revoke", api_token_revoke},
 	{"GET", "/api/v1/audit", TB_LEVEL_ADMIN, 0, NULL, api_audit_list},
 	{"GET", "/api/v1/events", TB_LEVEL_VIEWER, 0, NULL, api_events_stream},
+	{"GET", "/api/v1/notifications", TB_LEVEL_ADMIN, 0, NULL, api_notify_list},
+	{"POST", "/api/v1/notifications", TB_LEVEL_ADMIN, TB_ROUTE_BODY, "notify.create", api_notify_create},
+	{"GET", "/api/v1/notifications/{id}", TB_LEVEL_ADMIN, 0, NULL, api_notify_get},
+	{"PUT", "/api/v1/notifications/{id}", TB_LEVEL_ADMIN, TB_ROUTE_BODY, "notify.update", api_notify_update},
+	{"DELETE", "/api/v1/notifications/{id}", TB_LEVEL_ADMIN, 0, "notify.delete", api_notify_delete},
+	{"POST", "/api/v1/notifications/{id}/test", TB_LEVEL_ADMIN, 0, "notify.test", api_notify_test},
+	{"GET", "/api/v1/notifications/{id}/deliveries", TB_LEVEL_ADMIN, 0, NULL, api_notify_deliveries},
 	{"GET", "/metrics", TB_LEVEL_VIEWER, 0, NULL, api_metrics},
 	{NULL, NULL, TB_LEVEL_NONE, 0, NULL, NULL},
 };

@@ -21,6 +21,7 @@ struct tb_hosts;
 struct tb_idle;
 struct tb_inv_current;
 struct tb_metrics;
+struct tb_notify;
 struct tb_runner;
 struct tb_store;
 struct tb_wake;
@@ -57,6 +58,7 @@ struct tb_services {
 	struct tb_bmcwatch *bmcwatch;
 	struct tb_idle *idle;
 	struct tb_wake *wake; /* the wake schedule */
+	struct tb_notify *notify; /* notification rules and their sending */
 };
 
 #endif /* TB_SERVICES_H */

@@ -83,6 +83,17 @@ static const char *const migrations[] = {
 	"  finished_ms INTEGER, state TEXT NOT NULL, error TEXT, before_seq INTEGER NOT NULL);"
 	/* a running run's intervals so far come from its events */
 	"CREATE INDEX events_by_matrix ON events (matrix_id, type);",
+	/* 4: Away from home: notification rules, their outbox and where the
+	 * notifier stopped reading the bus (store_notify.c) */
+	"CREATE TABLE notify_rules (id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL,"
+	"  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, failing INTEGER NOT NULL DEFAULT 0,"
+	"  last_error TEXT);"
+	"CREATE TABLE notify_deliveries (id INTEGER PRIMARY KEY, rule_id INTEGER NOT NULL, event_id INTEGER,"
+	"  trigger TEXT NOT NULL, message TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,"
+	"  next_at_ms INTEGER NOT NULL, created_at INTEGER NOT NULL, finished_at INTEGER, last_status INTEGER,"
+	"  last_error TEXT);"
+	"CREATE INDEX notify_deliveries_rule ON notify_deliveries (rule_id, state, id);"
+	"CREATE TABLE notify_cursor (id INTEGER PRIMARY KEY CHECK (id = 1), last_event INTEGER NOT NULL);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
