@@ -81,6 +81,11 @@ static const char usage_matrix[] =
 	"  matrix resume ID [--wait]          run what a canceled or interrupted matrix\n"
 	"                                     left (operator)\n"
 	"  matrix rerun ID [--wait]           a new matrix from ID's spec (operator)\n"
+	"  notify list                        notification rules (admin): sink, triggers, failing\n"
+	"  notify add RULE.json | set ID RULE.json | rm ID\n"
+	"                                     create, replace or delete a rule (the API's JSON)\n"
+	"  notify test ID                     queue a sample message through its sink\n"
+	"  notify deliveries ID               its delivery log: state, attempts, last error\n"
 	"  health                             is testbedd up, and its version (no token)\n"
 	"  help, --help, -h                   this text\n"
 	"  version, --version                 tbctl's version\n";
@@ -180,6 +185,7 @@ static const struct command commands[] = {
 	 "matrix resume ID [--wait] [--quiet]"},
 	{"matrix", "rerun", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_rerun,
 	 "matrix rerun ID [--wait] [--quiet]"},
+	{"notify", NULL, 2, 4, 0, 1, tbctl_cmd_notify, "notify list|add RULE.json|set ID RULE.json|rm ID|test ID|deliveries ID"},
 	{"health", NULL, 1, 1, 0, 0, tbctl_cmd_health, "health"},
 };
 

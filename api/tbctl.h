@@ -150,5 +150,6 @@ int tbctl_cmd_matrix_list(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_show(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_compare(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_hosts(const struct tbctl_ctx *ctx);
+int tbctl_cmd_notify(const struct tbctl_ctx *ctx);
 
 #endif /* TBCTL_H */
