@@ -234,18 +234,47 @@ int api_matrix_results(struct tb_request *rq, struct tb_reply *rp)
 	}
 }
 
-/* GET /api/v1/matrices/{id}/compare?baseline=ID&max_drop=PCT&metric=M */
+/* ?format= json (the default) or csv: 1 for csv, 0 for json, or an error. */
+static int csv_format(struct tb_request *rq, struct tb_reply *rp, int *csv)
+{
+	const char *format = tb_req_query(rq, "format");
+
+	*csv = format != NULL && strcmp(format, "csv") == 0;
+	if (format != NULL && !*csv && strcmp(format, "json") != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "format", "format must be json or csv, got \"%.16s\"", format);
+	return 0;
+}
+
+/* Reply j (stolen) as CSV by to_csv, or under key as JSON. */
+static int reply_json_or_csv(struct tb_reply *rp, int csv, const char *key, json_t *j,
+			     int (*to_csv)(const json_t *, char **, size_t *))
+{
+	int rc;
+
+	if (!csv)
+		return tb_reply_json(rp, 200, json_pack("{s:o}", key, j));
+	rc = to_csv(j, &rp->text, &rp->text_len);
+	json_decref(j);
+	if (rc != 0)
+		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
+	rp->status = 200;
+	rp->content_type = "text/csv; charset=utf-8; header=present";
+	return 0;
+}
+
+/* GET /api/v1/matrices/{id}/compare?baseline=ID&max_drop=PCT&metric=M&format=json|csv */
 int api_matrix_compare(struct tb_request *rq, struct tb_reply *rp)
 {
 	struct tb_results_src src = results_src(rq);
 	const char *b = tb_req_query(rq, "baseline"), *drop = tb_req_query(rq, "max_drop");
 	const char *metric = tb_req_query(rq, "metric");
+	int csv;
 	double max_drop = 5.0;
 	int64_t id, base;
 	json_t *j;
 	int rc;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0)
+	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = csv_format(rq, rp, &csv)) != 0)
 		return rc;
 	if (b == NULL)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "baseline",
@@ -269,10 +298,12 @@ int api_matrix_compare(struct tb_request *rq, struct tb_reply *rp)
 		metric = "receiver_bps";
 	if (!tb_compare_metric_ok(metric))
 		return tb_fail(&rp->err, TB_ERR_INVALID, "metric",
-			       "metric must be receiver_bps or sender_bps, got \"%.20s\"", metric);
+			       "metric must be receiver_bps, sender_bps, lost_percent, retransmits or jitter_ms, got "
+			       "\"%.20s\"",
+			       metric);
 	if ((rc = tb_compare_json(&src, id, base, max_drop, metric, &j, &rp->err)) != 0)
 		return rc;
-	return tb_reply_json(rp, 200, json_pack("{s:o}", "compare", j));
+	return reply_json_or_csv(rp, csv, "compare", j, tb_compare_csv);
 }
 
 /* GET /api/v1/matrices/{id}/hosts: what each host was (once per host and OS) */
@@ -287,15 +318,15 @@ int api_matrix_hosts(struct tb_request *rq, struct tb_reply *rp)
 	return tb_reply_json(rp, 200, j);
 }
 
-/* GET /api/v1/matrices/{id}/hosts/diff?other=ID */
+/* GET /api/v1/matrices/{id}/hosts/diff?other=ID&format=json|csv */
 int api_matrix_hosts_diff(struct tb_request *rq, struct tb_reply *rp)
 {
 	const char *o = tb_req_query(rq, "other");
 	int64_t id, other;
 	json_t *j;
-	int rc;
+	int rc, csv;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0)
+	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = csv_format(rq, rp, &csv)) != 0)
 		return rc;
 	if (o == NULL)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "other",
@@ -307,7 +338,7 @@ int api_matrix_hosts_diff(struct tb_request *rq, struct tb_reply *rp)
 			       o);
 	if ((rc = tb_hostsnap_diff(rq->sv, id, other, &j, &rp->err)) != 0)
 		return rc;
-	return tb_reply_json(rp, 200, json_pack("{s:o}", "diff", j));
+	return reply_json_or_csv(rp, csv, "diff", j, tb_compare_hosts_diff_csv);
 }
 
 /* GET /api/v1/matrices/{id}/hosts/raw?host=H&os=OS: the snapshot command's output */

@@ -10,13 +10,27 @@
 
 #include "results.h"
 
-static const char *const metrics[] = {"receiver_bps", "sender_bps", NULL};
+/* The metrics, and whether a higher value is worse (a loss, not a gain). */
+static const struct {
+	const char *name;
+	int higher_is_worse;
+} metrics[] = {
+	{"receiver_bps", 0}, {"sender_bps", 0}, {"lost_percent", 1}, {"retransmits", 1}, {"jitter_ms", 1}, {NULL, 0},
+};
 
 int tb_compare_metric_ok(const char *metric)
 {
-	for (int i = 0; metrics[i] != NULL; i++)
-		if (strcmp(metric, metrics[i]) == 0)
+	for (int i = 0; metrics[i].name != NULL; i++)
+		if (strcmp(metric, metrics[i].name) == 0)
 			return 1;
+	return 0;
+}
+
+int tb_compare_higher_is_worse(const char *metric)
+{
+	for (int i = 0; metrics[i].name != NULL; i++)
+		if (strcmp(metric, metrics[i].name) == 0)
+			return metrics[i].higher_is_worse;
 	return 0;
 }
 
@@ -179,10 +193,11 @@ static int same_cell(const keyvals a, const keyvals b)
 	return 1;
 }
 
-/* The median of the metric over the cell's ok runs; NAN when none. */
-static double median_of(const json_t *cell, const char *metric)
+/* A member of the cell's Stats of the metric (median, q1, q3, cv); NAN when
+ * none (no ok run, or a results table without the spread). */
+static double stat_of(const json_t *cell, const char *metric, const char *key)
 {
-	const json_t *v = json_object_get(json_object_get(cell, metric), "median");
+	const json_t *v = cell != NULL ? json_object_get(json_object_get(cell, metric), key) : NULL;
 
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
@@ -200,42 +215,92 @@ static json_t *key_of(const json_t *from, const char *key)
 	return v != NULL ? v : json_null();
 }
 
+/* What the two medians of a row say: the change in percent of the baseline
+ * (NAN when there is none), whether the interquartile ranges overlap (-1:
+ * unknown) and the verdict. */
+struct judged {
+	double m, bm, change;
+	int overlap;
+	const char *verdict;
+};
+
+static void judge(const json_t *cur, const json_t *base, const char *metric, double max_drop, struct judged *j)
+{
+	int worse_up = tb_compare_higher_is_worse(metric);
+	double q1 = stat_of(cur, metric, "q1"), q3 = stat_of(cur, metric, "q3");
+	double bq1 = stat_of(base, metric, "q1"), bq3 = stat_of(base, metric, "q3");
+
+	j->m = stat_of(cur, metric, "median");
+	j->bm = stat_of(base, metric, "median");
+	j->change = NAN;
+	j->overlap = isnan(q1) || isnan(q3) || isnan(bq1) || isnan(bq3) ? -1 : fmax(q1, bq1) <= fmin(q3, bq3);
+	if (cur == NULL)
+		j->verdict = "missing";
+	else if (base == NULL)
+		j->verdict = "new";
+	else if (isnan(j->bm) || (!worse_up && j->bm <= 0) || j->bm < 0)
+		j->verdict = "no_baseline";
+	else if (isnan(j->m))
+		j->verdict = "failed";
+	else if (j->bm == 0) /* higher is worse, from nothing: any rise beyond the spread */
+		j->verdict = j->m > 0 && j->overlap != 1 ? "dropped" : "ok";
+	else {
+		j->change = (j->m - j->bm) / j->bm * 100.0;
+		j->verdict = (worse_up ? j->change > max_drop : j->change < -max_drop) ? "dropped" : "ok";
+	}
+}
+
+/* Sets key to the member of the metric's Stats of from (null when none). */
+static int set_stat(json_t *r, const char *key, const json_t *from, const char *metric, const char *member)
+{
+	json_t *v = from != NULL ? json_object_get(json_object_get(from, metric), member) : NULL;
+
+	return json_object_set_nocheck(r, key, v != NULL ? v : json_null());
+}
+
+/* The spread of both sides into row r: q1, q3, cv, noisy and the same with
+ * baseline_, overlap (bool or null) and beyond_spread (the IQRs are apart). */
+static int set_spread(json_t *r, const json_t *cur, const json_t *base, const char *metric, int overlap)
+{
+	static const char *const members[] = {"q1", "q3", "cv", "noisy", NULL};
+	char key[32];
+	int bad = 0;
+
+	for (int i = 0; !bad && members[i] != NULL; i++) {
+		snprintf(key, sizeof(key), "baseline_%s", members[i]);
+		bad |= set_stat(r, members[i], cur, metric, members[i]) != 0 ||
+		       set_stat(r, key, base, metric, members[i]) != 0;
+	}
+	return bad ||
+	       json_object_set_new_nocheck(r, "overlap", overlap < 0 ? json_null() : json_boolean(overlap)) != 0 ||
+	       json_object_set_new_nocheck(r, "beyond_spread", overlap < 0 ? json_null() : json_boolean(!overlap)) != 0;
+}
+
 /* A row of the comparison from a cell (of either matrix) and its counterpart.
  * Built member by member (json_pack parses its format each time: at 100,000
  * rows that was most of the time). */
-static json_t *row(const json_t *cur, const json_t *base, const char *metric, double max_drop, const char **verdict)
+static json_t *row(const json_t *cur, const json_t *base, const char *metric, double max_drop, struct judged *j)
 {
 	static const char *const same[] = {"client",   "client_os", "server", "server_os", "link",
 					   "protocol", "direction", "params", NULL};
 	const json_t *any = cur != NULL ? cur : base;
-	double m = cur != NULL ? median_of(cur, metric) : NAN, bm = base != NULL ? median_of(base, metric) : NAN;
-	double change = NAN;
 	json_t *r = json_object();
 	int bad = r == NULL;
 
-	if (cur == NULL)
-		*verdict = "missing";
-	else if (base == NULL)
-		*verdict = "new";
-	else if (isnan(bm) || bm <= 0)
-		*verdict = "no_baseline";
-	else if (isnan(m))
-		*verdict = "failed";
-	else {
-		change = (m - bm) / bm * 100.0;
-		*verdict = change < -max_drop ? "dropped" : "ok";
-	}
+	judge(cur, base, metric, max_drop, j);
 	for (int i = 0; !bad && same[i] != NULL; i++)
 		bad |= json_object_set_nocheck(r, same[i], key_of(any, same[i])) != 0;
 	bad = bad || json_object_set_nocheck(r, "cell", key_of(cur, "cell")) != 0 ||
 	      json_object_set_nocheck(r, "baseline_cell", key_of(base, "cell")) != 0 ||
 	      json_object_set_nocheck(r, "n", key_of(cur, "n")) != 0 ||
 	      json_object_set_nocheck(r, "baseline_n", key_of(base, "n")) != 0 ||
-	      json_object_set_new_nocheck(r, "median", num_or_null(m)) != 0 ||
-	      json_object_set_new_nocheck(r, "baseline_median", num_or_null(bm)) != 0 ||
-	      json_object_set_new_nocheck(
-		      r, "change_pct", isnan(change) ? json_null() : json_real(round(change * 100.0) / 100.0)) != 0 ||
-	      json_object_set_new_nocheck(r, "verdict", json_string(*verdict)) != 0;
+	      json_object_set_new_nocheck(r, "median", num_or_null(j->m)) != 0 ||
+	      json_object_set_new_nocheck(r, "baseline_median", num_or_null(j->bm)) != 0 ||
+	      json_object_set_new_nocheck(r, "change_pct",
+					  isnan(j->change) ? json_null()
+							   : json_real(round(j->change * 100.0) / 100.0)) != 0 ||
+	      set_spread(r, cur, base, metric, j->overlap) != 0 ||
+	      json_object_set_new_nocheck(r, "verdict", json_string(j->verdict)) != 0;
 	if (bad) {
 		json_decref(r);
 		return NULL;
@@ -401,13 +466,13 @@ int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *
 	size_t na = json_array_size(cells), nb = json_array_size(base_cells);
 	long *match = malloc((na + 1) * sizeof(*match));
 	bool *used = calloc(nb + 1, sizeof(*used));
-	json_t *rows = json_array(), *dropped = json_array();
-	int compared = 0, oom = rows == NULL || dropped == NULL || match == NULL || used == NULL;
+	json_t *rows = json_array(), *dropped = json_array(), *apart = json_array();
+	int compared = 0, oom = rows == NULL || dropped == NULL || apart == NULL || match == NULL || used == NULL;
 
 	oom |= !oom && tb_compare_match(cells, base_cells, match) != 0;
 	for (size_t i = 0; !oom && i < na; i++) {
 		const json_t *c = json_array_get(cells, i), *m = NULL;
-		const char *verdict;
+		struct judged j;
 		json_t *r;
 
 		if (match[i] == -2)
@@ -416,19 +481,22 @@ int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *
 			m = json_array_get(base_cells, (size_t)match[i]);
 			used[match[i]] = true;
 		}
-		r = row(c, m, metric, max_drop, &verdict);
+		r = row(c, m, metric, max_drop, &j);
 		oom |= r == NULL || json_array_append_new(rows, r) != 0;
-		if (strcmp(verdict, "ok") == 0 || strcmp(verdict, "dropped") == 0 || strcmp(verdict, "failed") == 0)
+		if (strcmp(j.verdict, "ok") == 0 || strcmp(j.verdict, "dropped") == 0 ||
+		    strcmp(j.verdict, "failed") == 0)
 			compared++;
-		if (strcmp(verdict, "dropped") == 0 || strcmp(verdict, "failed") == 0)
+		if (strcmp(j.verdict, "dropped") == 0 || strcmp(j.verdict, "failed") == 0)
 			oom |= json_array_append(dropped, json_object_get(c, "cell")) != 0;
+		if (j.overlap == 0)
+			oom |= json_array_append(apart, json_object_get(c, "cell")) != 0;
 	}
-	for (size_t j = 0; !oom && j < nb; j++) {
-		const json_t *c = json_array_get(base_cells, j);
+	for (size_t k = 0; !oom && k < nb; k++) {
+		const json_t *c = json_array_get(base_cells, k);
 
-		if (!used[j] && !json_is_null(c)) {
-			const char *verdict;
-			json_t *r = row(NULL, c, metric, max_drop, &verdict);
+		if (!used[k] && !json_is_null(c)) {
+			struct judged j;
+			json_t *r = row(NULL, c, metric, max_drop, &j);
 
 			oom |= r == NULL || json_array_append_new(rows, r) != 0;
 		}
@@ -436,14 +504,17 @@ int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *
 	free(match);
 	free(used);
 	if (!oom) {
+		json_object_set_new(out, "higher_is_worse", json_boolean(tb_compare_higher_is_worse(metric)));
 		json_object_set_new(out, "compared", json_integer(compared));
 		json_object_set_new(out, "pass", json_boolean(compared > 0 && json_array_size(dropped) == 0));
 		json_object_set_new(out, "dropped", dropped);
+		json_object_set_new(out, "beyond_spread", apart);
 		json_object_set_new(out, "cells", rows);
 		return 0;
 	}
 	json_decref(rows);
 	json_decref(dropped);
+	json_decref(apart);
 	return -1;
 }
 

@@ -4,10 +4,17 @@
  * Cells are matched by what they measured: client and server machine, the
  * OS each ran in, protocol, direction and every iperf3 parameter (the cell
  * numbers of the two matrices need not agree).  For each matched cell the
- * medians of the metric (a bitrate: higher is better) over the runs that
- * ended ok are compared: "dropped" when the median fell by more than
- * max_drop_pct percent of the baseline's, "failed" when the baseline has a
- * result and the matrix has none, "no_baseline" when the baseline has none.
+ * medians of the metric over the runs that ended ok are compared.  For a
+ * bitrate (receiver_bps, sender_bps: higher is better) a cell "dropped" when
+ * its median fell by more than max_drop_pct percent of the baseline's; for
+ * lost_percent, retransmits and jitter_ms (higher is worse) when it rose by
+ * more than that, or, from a baseline median of 0, rose at all with the
+ * interquartile ranges apart (change_pct is then null).  "failed" when the
+ * baseline has a result and the matrix has none, "no_baseline" when the
+ * baseline has none (a TCP cell has no loss or jitter, a UDP cell no
+ * retransmits).  Beside the verdict, the spread of both sides (the q1, q3,
+ * cv and noisy of results' Stats, null when absent) and whether the IQRs
+ * [q1, q3] overlap: "beyond_spread" lists the cells whose IQRs are apart.
  * Cells found in only one of the two are listed ("new", "missing").  The
  * gate passes when no cell dropped or failed and at least one cell was
  * compared.
@@ -33,8 +40,12 @@
 
 struct tb_results_src;
 
-/* The metrics a gate can compare: a cell statistic's name. */
+/* The metrics a gate can compare: a cell statistic's name (receiver_bps,
+ * sender_bps, lost_percent, retransmits, jitter_ms). */
 int tb_compare_metric_ok(const char *metric);
+/* 1 when a higher value of metric is worse (lost_percent, retransmits,
+ * jitter_ms), 0 for a bitrate or an unknown name. */
+int tb_compare_higher_is_worse(const char *metric);
 
 /* The comparison of two "cells" arrays (tb_results_table_json's; null
  * entries skipped) into out: sets "compared", "pass", "dropped", "cells".
@@ -54,5 +65,17 @@ int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *
 /* Matrix id against baseline, both read through src (results.h). */
 int tb_compare_json(const struct tb_results_src *src, int64_t id, int64_t baseline, double max_drop_pct,
 		    const char *metric, json_t **out, struct tb_error *err);
+
+/* ---- compare_csv.c ---- */
+
+/* A comparison (tb_compare_json's object) as CSV (RFC 4180, a header line,
+ * one row per cell; params as compact JSON).  *out malloc'd (the caller
+ * frees it), *len its bytes.  0, or -1 when out of memory. */
+int tb_compare_csv(const json_t *cmp, char **out, size_t *len);
+
+/* A hosts diff (tb_hostsnap_diff's object) as CSV: host, os, in, path,
+ * matrix, other; one row per difference, a host in one matrix only as one
+ * row with an empty path.  As tb_compare_csv. */
+int tb_compare_hosts_diff_csv(const json_t *diff, char **out, size_t *len);
 
 #endif /* TB_COMPARE_H */
