@@ -21,13 +21,35 @@ static int nomem(void)
 	return TBCTL_EXIT_SERVER;
 }
 
+/* "HH:MM:SS.mmm" (UTC) of a time in ms since the epoch. */
+static void clock_ms(long long ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (ms <= 0 || gmtime_r(&t, &tm) == NULL) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	snprintf(buf, len, "%02d:%02d:%02d.%03lld", tm.tm_hour, tm.tm_min, tm.tm_sec, ms % 1000);
+}
+
+/* One step: its time to the ms, what, and how long it took when that is
+ * known (until the next step; the last until the action's end). */
 static void print_step(const json_t *st)
 {
 	const char *cmd = tbctl_jstr(st, "command"), *out = tbctl_jstr(st, "output");
 	const char *at = tbctl_jstr(st, "at");
-	json_t *ex = json_object_get(st, "exit_status");
+	json_t *ex = json_object_get(st, "exit_status"), *dur = json_object_get(st, "duration_ms");
+	char when[32], took[48] = "";
 
-	printf("%s  %s\n", at != NULL ? at + 11 : "", tbctl_jstr(st, "what") ? tbctl_jstr(st, "what") : "");
+	if (json_is_integer(json_object_get(st, "at_ms")))
+		clock_ms(tbctl_jint(st, "at_ms", 0), when, sizeof(when));
+	else
+		snprintf(when, sizeof(when), "%s", at != NULL && strlen(at) > 11 ? at + 11 : "");
+	if (json_is_integer(dur))
+		snprintf(took, sizeof(took), "   (%.1f s)", (double)json_integer_value(dur) / 1000.0);
+	printf("%s  %s%s\n", when, tbctl_jstr(st, "what") ? tbctl_jstr(st, "what") : "", took);
 	if (cmd != NULL) {
 		if (json_is_integer(ex))
 			printf("          $ %s   (exit %lld)\n", cmd, (long long)json_integer_value(ex));
@@ -107,7 +129,11 @@ static int follow(const struct tbctl_ctx *ctx, long long id)
 		fflush(stdout);
 		state = tbctl_jstr(act, "state");
 		if (finished(state)) {
-			printf("action %lld %s\n", id, state);
+			if (json_is_integer(json_object_get(act, "duration_ms")))
+				printf("action %lld %s after %.1f s\n", id, state,
+				       (double)tbctl_jint(act, "duration_ms", 0) / 1000.0);
+			else
+				printf("action %lld %s\n", id, state);
 			if (ctx->args->json)
 				tbctl_print_json(reply);
 			rc = end_code(act);
@@ -383,6 +409,13 @@ int tbctl_cmd_action(const struct tbctl_ctx *ctx)
 	act = json_object_get(reply, "action");
 	print_action_head(act);
 	json_array_foreach(json_object_get(act, "steps"), i, st) print_step(st);
+	if (json_is_integer(json_object_get(act, "duration_ms"))) {
+		char t0[32], t1[32];
+
+		clock_ms(tbctl_jint(act, "started_ms", 0), t0, sizeof(t0));
+		clock_ms(tbctl_jint(act, "finished_ms", 0), t1, sizeof(t1));
+		printf("ran %s to %s: %.1f s\n", t0, t1, (double)tbctl_jint(act, "duration_ms", 0) / 1000.0);
+	}
 	if (json_is_object(json_object_get(act, "error")))
 		printf("error: %s\n", tbctl_jstr(json_object_get(act, "error"), "message"));
 	json_decref(reply);

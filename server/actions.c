@@ -65,7 +65,7 @@ int tb_actions_new(struct tb_store *st, struct tb_events *ev, struct tb_services
 	if (hooks != NULL)
 		acts->hooks = *hooks;
 	pthread_mutex_init(&acts->lock, NULL);
-	rc = tb_store_action_interrupt(st, "testbedd stopped while this action ran; run it again", tb_now(), err);
+	rc = tb_store_action_interrupt(st, "testbedd stopped while this action ran; run it again", tb_now_ms(), err);
 	if (rc != 0) {
 		pthread_mutex_destroy(&acts->lock);
 		free(acts);
@@ -265,7 +265,7 @@ static void *run(void *arg)
 	const char *state;
 	int rc;
 
-	tb_store_action_update(acts->st, a->id, "running", tb_now(), 0, NULL, NULL, NULL);
+	tb_store_action_update(acts->st, a->id, "running", tb_now_ms(), 0, NULL, NULL, NULL);
 	publish_state(a);
 	rc = a->fn(a, a->cls, &err);
 	if (rc == 0)
@@ -281,7 +281,7 @@ static void *run(void *arg)
 	/* free the host before the record says the action ended: a client that
 	 * reads "succeeded" and starts the next action must not get 409 */
 	tb_actions_release(acts, a->host);
-	tb_store_action_update(acts->st, a->id, state, 0, tb_now(), rc != 0 ? tb_err_name(err.code) : NULL,
+	tb_store_action_update(acts->st, a->id, state, 0, tb_now_ms(), rc != 0 ? tb_err_name(err.code) : NULL,
 			       rc != 0 ? err.message : NULL, NULL);
 	tb_info("actions", "action %lld (%s on %s by %s): %s%s%s", (long long)a->id, a->kind, a->host, a->actor, state,
 		rc != 0 ? ": " : "", rc != 0 ? err.message : "");
@@ -322,7 +322,7 @@ int tb_actions_start(struct tb_actions *acts, const char *host, const char *kind
 	row.params = text;
 	row.state = "queued";
 	row.actor = actor;
-	row.created_at = tb_now();
+	row.created_ms = tb_now_ms();
 	pthread_mutex_lock(&acts->lock);
 	reap(acts);
 	/* the holder's name needs the id: hold first under a placeholder */
@@ -347,7 +347,7 @@ int tb_actions_start(struct tb_actions *acts, const char *host, const char *kind
 		if (pthread_create(&a->thread, NULL, run, a) != 0) {
 			memset(h, 0, sizeof(struct hold));
 			announce(acts, host);
-			tb_store_action_update(acts->st, a->id, "failed", 0, tb_now(), "internal_error",
+			tb_store_action_update(acts->st, a->id, "failed", 0, tb_now_ms(), "internal_error",
 					       "cannot start a thread", NULL);
 			rc = tb_fail(err, TB_ERR_INTERNAL, "", "cannot start a thread for the action");
 		} else {
@@ -449,18 +449,54 @@ int tb_actions_cancel(struct tb_actions *acts, int64_t id, struct tb_error *err)
 	return TB_ERR_CONFLICT;
 }
 
+static json_t *ms_or_null(int64_t ms)
+{
+	return ms > 0 ? json_integer((json_int_t)ms) : json_null();
+}
+
+/* created_at, started_at, finished_at stay whole seconds (ISO 8601); the
+ * *_ms members say the same to the millisecond, duration_ms from start to end. */
 static json_t *action_json(const struct tb_action_row *r)
 {
-	json_t *params = json_loads(r->params, 0, NULL);
+	json_t *params = json_loads(r->params, 0, NULL), *j;
 
-	return json_pack("{s:I, s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:o, s:o, s:[]}", "id", (json_int_t)r->id, "host",
-			 r->host, "kind", r->kind, "params", params != NULL ? params : json_object(), "state", r->state,
-			 "actor", r->actor, "created_at", tb_time_json(r->created_at), "started_at",
-			 tb_time_json(r->started_at), "finished_at", tb_time_json(r->finished_at), "error",
-			 r->error_code != NULL ? json_pack("{s:s, s:s}", "code", r->error_code, "message",
-							   r->error_message != NULL ? r->error_message : "")
-					       : json_null(),
-			 "steps");
+	j = json_pack("{s:I, s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:o, s:o, s:[]}", "id", (json_int_t)r->id, "host",
+		      r->host, "kind", r->kind, "params", params != NULL ? params : json_object(), "state", r->state,
+		      "actor", r->actor, "created_at", tb_time_json(r->created_ms / 1000), "started_at",
+		      tb_time_json(r->started_ms / 1000), "finished_at", tb_time_json(r->finished_ms / 1000), "error",
+		      r->error_code != NULL ? json_pack("{s:s, s:s}", "code", r->error_code, "message",
+							r->error_message != NULL ? r->error_message : "")
+					    : json_null(),
+		      "steps");
+	if (j != NULL) {
+		json_object_set_new(j, "created_ms", ms_or_null(r->created_ms));
+		json_object_set_new(j, "started_ms", ms_or_null(r->started_ms));
+		json_object_set_new(j, "finished_ms", ms_or_null(r->finished_ms));
+		json_object_set_new(j, "duration_ms",
+				    r->started_ms > 0 && r->finished_ms >= r->started_ms
+					    ? json_integer((json_int_t)(r->finished_ms - r->started_ms))
+					    : json_null());
+	}
+	return j;
+}
+
+/* Each step's duration_ms: until the next step, the last one until the
+ * action's end (null while it runs). */
+static void step_durations(json_t *action)
+{
+	json_t *steps = json_object_get(action, "steps"), *fin = json_object_get(action, "finished_ms");
+	size_t n = json_array_size(steps);
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *st = json_array_get(steps, i);
+		json_int_t at = json_integer_value(json_object_get(st, "at_ms"));
+		json_t *next = i + 1 < n ? json_object_get(json_array_get(steps, i + 1), "at_ms") : fin;
+
+		json_object_set_new(st, "duration_ms",
+				    json_is_integer(next) && json_integer_value(next) >= at
+					    ? json_integer(json_integer_value(next) - at)
+					    : json_null());
+	}
 }
 
 static void take_action(void *cls, const struct tb_action_row *r)
@@ -491,6 +527,7 @@ int tb_actions_get_json(struct tb_actions *acts, int64_t id, json_t **out, struc
 	if (j == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	tb_store_step_each(acts->st, id, add_step, json_object_get(j, "steps"), NULL);
+	step_durations(j);
 	*out = j;
 	return 0;
 }

@@ -167,7 +167,7 @@ struct tb_action_row {
 	const char *params; /* JSON text */
 	const char *state;  /* queued, running, succeeded, failed, canceled */
 	const char *actor;
-	int64_t created_at, started_at, finished_at; /* 0: not yet */
+	int64_t created_ms, started_ms, finished_ms; /* ms since the epoch; 0: not yet */
 	const char *error_code;                      /* NULL: none */
 	const char *error_message;
 };
@@ -186,15 +186,18 @@ typedef void (*tb_action_row_fn)(void *cls, const struct tb_action_row *row);
 typedef void (*tb_step_row_fn)(void *cls, const struct tb_step_row *row);
 
 int tb_store_action_insert(struct tb_store *st, const struct tb_action_row *row, int64_t *id, struct tb_error *err);
-/* Set state (and started/finished times when non-zero, error when non-NULL). */
-int tb_store_action_update(struct tb_store *st, int64_t id, const char *state, int64_t started_at, int64_t finished_at,
+/* Set state (and started/finished times, ms, when non-zero, error when non-NULL).
+ * The columns keep seconds since the epoch (created_at, started_at,
+ * finished_at), with the milliseconds as a fraction: no migration, and
+ * an integer read of them is the seconds it always was. */
+int tb_store_action_update(struct tb_store *st, int64_t id, const char *state, int64_t started_ms, int64_t finished_ms,
 			   const char *error_code, const char *error_message, struct tb_error *err);
 int tb_store_action_get(struct tb_store *st, int64_t id, tb_action_row_fn fn, void *cls, struct tb_error *err);
 /* Newest first; host NULL: any. */
 int tb_store_action_list(struct tb_store *st, const char *host, int limit, tb_action_row_fn fn, void *cls,
 			 struct tb_error *err);
 /* Mark every queued or running action failed with the reason (start-up). */
-int tb_store_action_interrupt(struct tb_store *st, const char *reason, int64_t now, struct tb_error *err);
+int tb_store_action_interrupt(struct tb_store *st, const char *reason, int64_t now_ms, struct tb_error *err);
 int tb_store_step_insert(struct tb_store *st, const struct tb_step_row *row, int64_t *id, struct tb_error *err);
 int tb_store_step_each(struct tb_store *st, int64_t action_id, tb_step_row_fn fn, void *cls, struct tb_error *err);
 /* Per host, how long its succeeded boot actions took (mean of the last ten,

@@ -20,7 +20,7 @@ int tb_store_action_insert(struct tb_store *st, const struct tb_action_row *r, i
 	st_bind_text(s, 3, r->params);
 	st_bind_text(s, 4, r->state);
 	st_bind_text(s, 5, r->actor);
-	sqlite3_bind_int64(s, 6, r->created_at);
+	sqlite3_bind_double(s, 6, (double)r->created_ms / 1000.0);
 	if (sqlite3_step(s) != SQLITE_DONE) {
 		rc = st_db_fail(st, err, "recording an action");
 		st_finish(st, s);
@@ -31,7 +31,7 @@ int tb_store_action_insert(struct tb_store *st, const struct tb_action_row *r, i
 	return 0;
 }
 
-int tb_store_action_update(struct tb_store *st, int64_t id, const char *state, int64_t started_at, int64_t finished_at,
+int tb_store_action_update(struct tb_store *st, int64_t id, const char *state, int64_t started_ms, int64_t finished_ms,
 			   const char *error_code, const char *error_message, struct tb_error *err)
 {
 	sqlite3_stmt *s;
@@ -44,12 +44,12 @@ int tb_store_action_update(struct tb_store *st, int64_t id, const char *state, i
 			  &s, err)) != 0)
 		return rc;
 	st_bind_text(s, 1, state);
-	if (started_at != 0)
-		sqlite3_bind_int64(s, 2, started_at);
+	if (started_ms != 0)
+		sqlite3_bind_double(s, 2, (double)started_ms / 1000.0);
 	else
 		sqlite3_bind_null(s, 2);
-	if (finished_at != 0)
-		sqlite3_bind_int64(s, 3, finished_at);
+	if (finished_ms != 0)
+		sqlite3_bind_double(s, 3, (double)finished_ms / 1000.0);
 	else
 		sqlite3_bind_null(s, 3);
 	st_bind_text(s, 4, error_code);
@@ -58,9 +58,12 @@ int tb_store_action_update(struct tb_store *st, int64_t id, const char *state, i
 	return st_finish_write(st, s, err);
 }
 
-#define ACTION_COLS                                                                  \
-	"id, host, kind, params, state, actor, created_at, coalesce(started_at, 0)," \
-	" coalesce(finished_at, 0), error_code, error_message"
+/* the times are seconds with the milliseconds as a fraction (store.h):
+ * read back as ms (a row from before has whole seconds) */
+#define ACTION_COLS                                                                        \
+	"id, host, kind, params, state, actor, CAST(round(created_at * 1000) AS INTEGER)," \
+	" CAST(round(coalesce(started_at, 0) * 1000) AS INTEGER),"                         \
+	" CAST(round(coalesce(finished_at, 0) * 1000) AS INTEGER), error_code, error_message"
 
 static void action_row(sqlite3_stmt *s, struct tb_action_row *r)
 {
@@ -70,9 +73,9 @@ static void action_row(sqlite3_stmt *s, struct tb_action_row *r)
 	r->params = st_col_text(s, 3);
 	r->state = st_col_text(s, 4);
 	r->actor = st_col_text(s, 5);
-	r->created_at = sqlite3_column_int64(s, 6);
-	r->started_at = sqlite3_column_int64(s, 7);
-	r->finished_at = sqlite3_column_int64(s, 8);
+	r->created_ms = sqlite3_column_int64(s, 6);
+	r->started_ms = sqlite3_column_int64(s, 7);
+	r->finished_ms = sqlite3_column_int64(s, 8);
 	r->error_code = st_col_text_or_null(s, 9);
 	r->error_message = st_col_text_or_null(s, 10);
 }
@@ -119,7 +122,7 @@ int tb_store_action_list(struct tb_store *st, const char *host, int limit, tb_ac
 	return 0;
 }
 
-int tb_store_action_interrupt(struct tb_store *st, const char *reason, int64_t now, struct tb_error *err)
+int tb_store_action_interrupt(struct tb_store *st, const char *reason, int64_t now_ms, struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
@@ -129,7 +132,7 @@ int tb_store_action_interrupt(struct tb_store *st, const char *reason, int64_t n
 			  " error_message = ? WHERE state IN ('queued', 'running')",
 			  &s, err)) != 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, now);
+	sqlite3_bind_double(s, 1, (double)now_ms / 1000.0);
 	st_bind_text(s, 2, reason);
 	return st_finish_write(st, s, err);
 }

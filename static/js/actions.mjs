@@ -109,8 +109,26 @@ function stateBadge(state) {
   return h('span', { class: `act-state act-${state}` }, state);
 }
 
-/** One step: when, what, the exact command and its result. */
-function stepItem(s, startMs) {
+/** "took 1.2 s": how long a step took (until the next step, the last until the end). */
+function took(ms) {
+  if (!Number.isFinite(ms)) return '';
+  return ms < 100000 ? `took ${(Math.max(0, ms) / 1000).toFixed(1)} s` : `took ${elapsed(ms)}`;
+}
+
+/** Each step's duration in ms by id: the API's duration_ms, else until the
+ * next step (the last until endMs; unknown while the action runs). */
+function stepDurations(steps, endMs) {
+  const d = new Map();
+  steps.forEach((s, i) => {
+    const next = i + 1 < steps.length ? steps[i + 1].at_ms : endMs;
+    if (Number.isFinite(s.duration_ms)) d.set(s.id, s.duration_ms);
+    else if (Number.isFinite(next) && Number.isFinite(s.at_ms)) d.set(s.id, next - s.at_ms);
+  });
+  return d;
+}
+
+/** One step: when, what, how long it took, the exact command and its result. */
+function stepItem(s, startMs, durMs) {
   const out = s.output ?? '';
   const short = out.length <= 160 && out.split('\n').length <= 2;
   const bad = s.exit_status !== null && s.exit_status !== undefined && s.exit_status !== 0;
@@ -119,6 +137,7 @@ function stepItem(s, startMs) {
       h('span', { class: 'step-at', title: Number.isFinite(s.at_ms) ? isoMs(s.at_ms) : absolute(s.at) },
         offset(s.at_ms - startMs)),
       h('span', { class: 'step-what' }, s.what),
+      h('span', { class: 'step-took' }, took(durMs)),
       s.exit_status !== null && s.exit_status !== undefined
         ? h('span', { class: ['exit', bad ? 'exit-bad' : 'exit-ok'] }, `exit ${s.exit_status}`)
         : null),
@@ -130,15 +149,17 @@ function stepItem(s, startMs) {
       : null);
 }
 
-/** The start of an action in ms (its first step when that is earlier: started_at has whole seconds). */
+/** The start of an action in ms (started_ms; before testbedd kept ms, its first step when that is earlier). */
 function startOf(m) {
+  if (Number.isFinite(m.started_ms)) return m.started_ms;
   let t = parseTime(m.started_at) ?? parseTime(m.created_at);
   for (const s of m.steps.values()) if (Number.isFinite(s.at_ms) && (t === null || s.at_ms < t)) t = s.at_ms;
   return t;
 }
 
-/** The end of an action in ms (its last step when that is later: finished_at has whole seconds). */
+/** The end of an action in ms (finished_ms; before testbedd kept ms, its last step when that is later). */
 function endOf(m) {
+  if (Number.isFinite(m.finished_ms)) return m.finished_ms;
   let t = parseTime(m.finished_at);
   if (t === null) return null;
   for (const s of m.steps.values()) if (Number.isFinite(s.at_ms) && s.at_ms > t) t = s.at_ms;
@@ -451,13 +472,20 @@ export class ActionBoard {
       replace(p.buttons, p.dismiss);
       if (focused) p.dismiss.focus();
     }
-    // Steps: append what is new, in id order; a step never changes.
+    // Steps: append what is new, in id order; a step never changes but
+    // its duration, known when the next step (or the end) comes.
     const shown = new Set([...p.steps.children].map((li) => Number(li.dataset.step)));
-    for (const st of sortedSteps(m)) {
+    const steps = sortedSteps(m);
+    const durs = stepDurations(steps, terminal ? end : null);
+    for (const st of steps) {
       if (shown.has(st.id)) continue;
-      const li = stepItem(st, start ?? st.at_ms);
+      const li = stepItem(st, start ?? st.at_ms, durs.get(st.id));
       const after = [...p.steps.children].find((el) => Number(el.dataset.step) > st.id);
       p.steps.insertBefore(li, after ?? null);
+    }
+    for (const li of p.steps.children) {
+      const el = li.querySelector('.step-took');
+      if (el) el.textContent = took(durs.get(Number(li.dataset.step)));
     }
     p.none.hidden = m.steps.size > 0 || terminal;
   }
@@ -519,8 +547,8 @@ export class ActionBoard {
     hv.status.hidden = actions.length > 0;
     hv.status.textContent = actions.length ? '' : 'No actions yet.';
     replace(hv.list, actions.map((a) => {
-      const start = parseTime(a.started_at);
-      const end = parseTime(a.finished_at);
+      const start = Number.isFinite(a.started_ms) ? a.started_ms : parseTime(a.started_at);
+      const end = Number.isFinite(a.finished_ms) ? a.finished_ms : parseTime(a.finished_at);
       const body = h('div', { class: 'past-body' });
       const d = h('details', { class: 'past', dataset: { action: String(a.id) } },
         h('summary', {},
@@ -546,10 +574,11 @@ export class ActionBoard {
         }
         const m = model(full);
         const st = startOf(m);
+        const durs = stepDurations(sortedSteps(m), endOf(m));
         replace(body,
           full.error ? h('p', { class: 'act-error' }, h('code', { class: 'code' }, full.error.code), ' ', full.error.message) : null,
           m.steps.size
-            ? h('ol', { class: 'steps', 'aria-label': `Steps of action ${a.id}` }, sortedSteps(m).map((x) => stepItem(x, st ?? x.at_ms)))
+            ? h('ol', { class: 'steps', 'aria-label': `Steps of action ${a.id}` }, sortedSteps(m).map((x) => stepItem(x, st ?? x.at_ms, durs.get(x.id))))
             : h('p', { class: 'muted' }, 'No steps.'));
       };
       d.addEventListener('toggle', () => {

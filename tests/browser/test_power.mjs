@@ -7,7 +7,8 @@
 // The cases run in order on one page: an admin sees the power buttons and the
 // OS picker; clicks "Boot FreeBSD" on left and sees the action's steps arrive
 // live (the grub-reboot command among them, in monospace), the elapsed time
-// tick, a second click answered with the 409 that names the holder, and left
+// tick, the card say "Held by action N by admin", a second click answered
+// with the 409 that names the holder, each step how long it took, and left
 // come up as freebsd (a tab opened meanwhile shows the same action and
 // steps, from GET /api/v1/actions); powers right off (after a confirmation; cancelling it
 // first does nothing) and on again, seeing it go down and come up with the
@@ -217,6 +218,10 @@ test('"Boot FreeBSD" on left: the steps arrive live, a second click gets 409, le
     assert.equal(await panel('left').locator('.act-title').innerText(), 'Boot FreeBSD');
     assert.match(await panel('left').getAttribute('data-state'), /^(queued|running)$/);
     const id = Number(await panel('left').getAttribute('data-action'));
+    // Who holds left, on its card (state.held_by).
+    await eventually(async () => /^Held by action \d+ by admin for /.test(await card('left').locator('.held-by').innerText().catch(() => '')),
+      SOON, 'left\'s card does not say that the action holds it');
+    assert.match(await card('left').locator('.held-by').innerText(), new RegExp(`^Held by action ${id} by admin`));
 
     // Busy: a second click is refused by testbedd, and the page says who holds left.
     await boot.click();
@@ -291,6 +296,10 @@ test('"Boot FreeBSD" on left: the steps arrive live, a second click gets 409, le
       id: Number(e.dataset.step), command: e.querySelector('.step-cmd code')?.textContent ?? null,
     })));
     assert.deepEqual(shown, action.steps.map((s) => ({ id: s.id, command: s.command })));
+    // Each step says how long it took (duration_ms: until the next step, the last until the end).
+    const tooks = await panel('left').locator('.step .step-took').allInnerTexts();
+    assert.deepEqual(tooks, action.steps.map((s) => `took ${(s.duration_ms / 1000).toFixed(1)} s`));
+    assert.equal(await card('left').locator('.held-by').count(), 0, 'nobody holds left after the action');
     const seen = await phases('left');
     assert.ok(seen.includes('shutting_down') || seen.includes('booting'),
       `left's card showed what the boot was doing (phases seen: ${seen.join(', ')})`);

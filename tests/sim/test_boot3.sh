@@ -4,6 +4,8 @@
 # action and who started it (GET, the host.state events, tbctl hosts), tbctl
 # power on the held host says who holds it before testbedd's 409; during a
 # matrix held_by names the matrix; each clears when the hold ends.
+# Times in ms: the action's created/started/finished_ms and each step's
+# duration, in the JSON and in tbctl action.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 D=$(mktemp -d /tmp/tbscratch-XXXXXX)
@@ -46,6 +48,16 @@ check "... and says who holds it first" sh -c 'head -1 "$1" | grep -q "left is h
 tb action "$A" --wait >"$D/boot1" 2>&1
 check "the boot succeeds" test $? = 0
 check "held_by clears when the action ends" wait_held left "-" 5
+tb action "$A" >"$D/act" 2>&1
+check "tbctl action: each step to the ms with how long it took, and the whole run" sh -c '
+	grep -Eq "^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}  .*grub-reboot.*\([0-9]+\.[0-9] s\)$|^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}  .*\([0-9]+\.[0-9] s\)$" "$1" &&
+	grep -Eq "^ran [0-9:.]+ to [0-9:.]+: [0-9]+\.[0-9] s$" "$1"' _ "$D/act" || diag "$(cat "$D/act")"
+check "the action JSON has its times in ms and each step a duration" pyck "$(api GET "/api/v1/actions/$A")" '
+a = d["action"]; s = a["steps"]
+print("#", a["created_ms"], a["started_ms"], a["finished_ms"], a["duration_ms"], [x["duration_ms"] for x in s])
+sys.exit(not (a["created_ms"] <= a["started_ms"] <= s[0]["at_ms"] and s[-1]["at_ms"] <= a["finished_ms"]
+ and a["duration_ms"] == a["finished_ms"] - a["started_ms"] and all(x["duration_ms"] is not None for x in s)
+ and s[-1]["duration_ms"] == a["finished_ms"] - s[-1]["at_ms"]))'
 timeout 3 curl -s -N -H "Authorization: Bearer $(cat "$TESTBEDD_TOKEN_FILE")" \
 	"$TESTBEDD_URL/api/v1/events?since=0&type=host.state&host=left" >"$D/ev" 2>/dev/null
 check "host.state events carried held_by: the action, then nobody" python3 - "$D/ev" "$A" <<'PY'

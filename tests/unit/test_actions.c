@@ -16,10 +16,12 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "actions.h"
 #include "events.h"
 #include "store.h"
+#include "timeutil.h"
 #include "tmpstore.h"
 
 static void nap_ms(long ms)
@@ -173,6 +175,37 @@ static json_t *wait_end(struct tb_actions *acts, int64_t id)
 	return NULL;
 }
 
+/* The times in ms: created <= started <= each step <= finished, the
+ * seconds fields the same instants, each step's duration up to the next
+ * step (the last to the end), the action's its start to end. */
+static void check_ms(const json_t *j)
+{
+	json_int_t created = json_integer_value(json_object_get(j, "created_ms"));
+	json_int_t started = json_integer_value(json_object_get(j, "started_ms"));
+	json_int_t finished = json_integer_value(json_object_get(j, "finished_ms"));
+	const json_t *steps = json_object_get(j, "steps");
+	json_int_t sum = 0;
+	char at[32];
+
+	assert_true(created > 1700000000000LL && created <= started && started <= finished);
+	assert_int_equal(json_integer_value(json_object_get(j, "duration_ms")), finished - started);
+	tb_time_format(finished / 1000, at);
+	assert_string_equal(json_string_value(json_object_get(j, "finished_at")), at);
+	for (size_t i = 0; i < json_array_size(steps); i++) {
+		const json_t *st = json_array_get(steps, i);
+		json_int_t t = json_integer_value(json_object_get(st, "at_ms"));
+		json_int_t next = i + 1 < json_array_size(steps)
+					  ? json_integer_value(json_object_get(json_array_get(steps, i + 1), "at_ms"))
+					  : finished;
+
+		assert_true(json_is_integer(json_object_get(st, "duration_ms")));
+		assert_int_equal(json_integer_value(json_object_get(st, "duration_ms")), next - t);
+		sum += next - t;
+	}
+	if (json_array_size(steps) > 0)
+		assert_true(sum <= finished - started);
+}
+
 static void test_an_action_runs_and_ends(void **state)
 {
 	struct fixture *f = *state;
@@ -190,6 +223,7 @@ static void test_an_action_runs_and_ends(void **state)
 	assert_string_equal(
 		json_string_value(json_object_get(json_array_get(json_object_get(j, "steps"), 0), "command")),
 		"echo 'hi'");
+	check_ms(j);
 	json_decref(j);
 	/* the host was taken and let go */
 	assert_int_equal(f->nuses, 2);
@@ -300,6 +334,28 @@ static void test_restart_marks_interrupted(void **state)
 	s = json_string_value(json_object_get(j, "state"));
 	assert_string_equal(s, "failed");
 	assert_true(has_text(j, "testbedd stopped while this action ran"));
+	assert_true(json_integer_value(json_object_get(j, "finished_ms")) > 1700000000000LL);
+	json_decref(j);
+	/* a row recorded before the times kept their ms (whole seconds): the
+	 * same instants, in ms */
+	close_all(f);
+	{
+		sqlite3 *db = NULL;
+		char sql[160];
+
+		assert_int_equal(sqlite3_open(f->ts.path, &db), SQLITE_OK);
+		snprintf(sql, sizeof(sql),
+			 "UPDATE actions SET created_at = 1764800000, started_at = 1764800001 WHERE id = %lld",
+			 (long long)id);
+		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_close(db);
+	}
+	tb_test_store_reopen(&f->ts);
+	assert_int_equal(open_all(f), 0);
+	assert_int_equal(tb_actions_get_json(f->acts, id, &j, &err), 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "created_ms")), 1764800000000LL);
+	assert_int_equal(json_integer_value(json_object_get(j, "started_ms")), 1764800001000LL);
+	assert_string_equal(json_string_value(json_object_get(j, "created_at")), "2025-12-03T22:13:20Z");
 	json_decref(j);
 }
 
