@@ -27,6 +27,13 @@ int api_audit_list(struct tb_request *rq, struct tb_reply *rp);
 int api_host_power(struct tb_request *rq, struct tb_reply *rp);
 int api_host_boot(struct tb_request *rq, struct tb_reply *rp);
 int api_host_boot_entries(struct tb_request *rq, struct tb_reply *rp);
+
+int api_console_stream(struct tb_request *rq, struct tb_reply *rp);
+int api_console_input(struct tb_request *rq, struct tb_reply *rp);
+int api_console_lease_take(struct tb_request *rq, struct tb_reply *rp);
+int api_console_lease_drop(struct tb_request *rq, struct tb_reply *rp);
+int api_console_logs(struct tb_request *rq, struct tb_reply *rp);
+int api_console_log_get(struct tb_request *rq, struct tb_reply *rp);
 int api_actions_list(struct tb_request *rq, struct tb_reply *rp);
 int api_action_get(struct tb_request *rq, struct tb_reply *rp);
 int api_action_cancel(struct tb_request *rq, struct tb_reply *rp);

@@ -5,6 +5,7 @@
 #include "validate.h"
 #include "inventory.h"
 #include "bmcwatch.h"
+#include "console.h"
 #include "hosts.h"
 #include "idle.h"
 #include "wake.h"
@@ -19,6 +20,7 @@ static json_t *host_json(struct tb_services *sv, const struct tb_machine *m)
 		json_object_set_new(j, "bmc", tb_bmcwatch_json(sv->bmcwatch, m));
 		json_object_set_new(j, "idle_poweroff", tb_idle_json(sv->idle, m));
 		json_object_set_new(j, "wake", tb_wake_json(sv->wake, m));
+		json_object_set_new(j, "console_state", tb_console_state_json(sv->consoles, m->name));
 	}
 	return j;
 }

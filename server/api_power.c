@@ -12,6 +12,7 @@
 #include "validate.h"
 #include "boot.h"
 #include "power.h"
+#include "console.h"
 
 static int reply_action(struct tb_request *rq, struct tb_reply *rp, int64_t id)
 {
@@ -40,6 +41,8 @@ int api_host_power(struct tb_request *rq, struct tb_reply *rp)
 			       "action must be on, off, cycle, reset or soft, got \"%.32s\"", action);
 	rc = tb_power_start(rq->sv, rq->args[0], (enum tb_power_op)op, json_pack("{s:s}", "action", action),
 			    rq->who->name, NULL, &id, &rp->err);
+	if (rc == 0 && op != TB_POWER_OFF && strcmp(action, "soft") != 0)
+		tb_console_boot_mark(rq->sv->consoles, rq->args[0], "power");
 	return rc != 0 ? rc : reply_action(rq, rp, id);
 }
 
@@ -59,6 +62,7 @@ int api_host_boot(struct tb_request *rq, struct tb_reply *rp)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "make_default", "make_default must be true or false");
 	if ((rc = tb_boot_start(rq->sv, rq->args[0], os, json_is_true(md), rq->who->name, &id, &rp->err)) != 0)
 		return rc;
+	tb_console_boot_mark(rq->sv->consoles, rq->args[0], "boot");
 	return reply_action(rq, rp, id);
 }
 

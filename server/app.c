@@ -13,6 +13,7 @@
 #include "actions.h"
 #include "auth.h"
 #include "bmcwatch.h"
+#include "console.h"
 #include "boot.h"
 #include "idle.h"
 #include "runner.h"
@@ -135,7 +136,8 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	    (rc = tb_idle_start(app->sv.idle, err)) != 0 || (rc = tb_wake_new(&app->sv, &app->sv.wake, err)) != 0 ||
 	    (rc = tb_wake_start(app->sv.wake, err)) != 0 ||
 	    (rc = tb_notify_new(&app->sv, &app->sv.notify, err)) != 0 ||
-	    (rc = tb_notify_start(app->sv.notify, err)) != 0)
+	    (rc = tb_notify_start(app->sv.notify, err)) != 0 ||
+	    (rc = tb_consoles_start(&app->sv, &app->sv.consoles, err)) != 0)
 		goto fail;
 	hc = (struct tb_http_config){
 		.bind_address = cfg->listen_address,
@@ -187,6 +189,7 @@ void tb_app_stop(struct tb_app *app)
 	/* Close the bus first: it wakes every event stream, so that no
 	 * connection is left suspended when the HTTP edge stops. */
 	tb_events_close(app->sv.events);
+	tb_consoles_close(app->sv.consoles); /* ends the console streams likewise */
 	tb_http_stop(app->http);
 	tb_notify_stop(app->sv.notify); /* it reads the holders */
 	tb_runner_stop(app->sv.runner);
@@ -197,6 +200,7 @@ void tb_app_stop(struct tb_app *app)
 	tb_hosts_stop(app->sv.hosts);
 	tb_idle_free(app->sv.idle); /* after every hold is released */
 	tb_wake_free(app->sv.wake);
+	tb_consoles_free(app->sv.consoles); /* after the edge closed every console stream */
 	tb_notify_free(app->sv.notify);
 	tb_events_free(app->sv.events);
 	tb_metrics_free(app->sv.metrics);

@@ -22,6 +22,7 @@
 
 struct tb_services;
 struct tb_http;
+struct tb_feed;
 
 #define TB_ROUTE_MAX_ARGS 3
 
@@ -45,6 +46,7 @@ struct tb_reply {
 	int stream;                            /* or an event stream (SSE) from stream_since */
 	int64_t stream_since;                  /* -1: live only */
 	struct tb_events_filter stream_filter; /* strings valid until the handler's request ends */
+	struct tb_feed *feed;                  /* or a stream of its own (feed.h; the edge's once set) */
 	char set_cookie[512];                  /* "" or a Set-Cookie value */
 	char audit_target[128];                /* what the audit log names as target */
 	struct tb_error err;

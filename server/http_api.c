@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "http_edge.h"
+#include "feed.h"
 
 #include "services.h"
 #include "auth.h"
@@ -276,7 +277,11 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 		if (rc != 0) {
 			json_decref(rp.body);
 			free(rp.text);
+			if (rp.feed != NULL)
+				rp.feed->close(rp.feed);
 			ret = edge_send_error(cs->conn, &rp.err, extra, 2);
+		} else if (rp.feed != NULL) {
+			ret = edge_start_feed(cs, rp.feed);
 		} else if (rp.stream) {
 			ret = edge_start_stream(h, cs, &rp);
 		} else if (rp.text != NULL) {

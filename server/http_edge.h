@@ -83,6 +83,10 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 
 /* http_sse.c */
 enum MHD_Result edge_start_stream(struct tb_http *h, struct conn_state *cs, struct tb_reply *rp);
+
+/* http_feed.c: serve a module's own stream (it is the edge's from here on) */
+struct tb_feed;
+enum MHD_Result edge_start_feed(struct conn_state *cs, struct tb_feed *feed);
 int edge_sse_start(struct tb_http *h); /* the heartbeat thread; 0 or -1 */
 void edge_sse_stop(struct tb_http *h); /* before MHD_stop_daemon */
 

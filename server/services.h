@@ -16,6 +16,7 @@
 struct tb_actions;
 struct tb_auth;
 struct tb_bmcwatch;
+struct tb_consoles;
 struct tb_events;
 struct tb_hosts;
 struct tb_idle;
@@ -58,6 +59,7 @@ struct tb_services {
 	struct tb_bmcwatch *bmcwatch;
 	struct tb_idle *idle;
 	struct tb_wake *wake; /* the wake schedule */
+	struct tb_consoles *consoles; /* serial consoles (console.h) */
 	struct tb_notify *notify; /* notification rules and their sending */
 };
 

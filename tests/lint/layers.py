@@ -25,7 +25,7 @@ import sys
 # Bottom to top.  A module is named by the stem of its files.
 LAYERS = [
     # 1. base: no state of their own, used by everyone
-    ("base", "error log timeutil outbuf crypto validate shquote cron stats yamltree grubcfg hostmeta iperf ticker wipe machtab services"),
+    ("base", "error log timeutil outbuf crypto validate shquote cron stats yamltree grubcfg hostmeta iperf ticker wipe machtab services feed"),
     # 2. adapters: the store, processes, ssh, raw frames, the bus, the inventory, who calls
     ("adapters", "store proc ssh rawframe events inventory auth ratelimit audit metrics"),
     # 3. pure domain: the matrix spec and planner
@@ -35,7 +35,7 @@ LAYERS = [
     # 5. acting on machines
     ("acting", "power boot bmcwatch hostsnap"),
     # 6. policies and the parts of a run
-    ("policies", "idle wake notify run matrixboot results compare history"),
+    ("policies", "idle wake notify run matrixboot results compare history console"),
     # 7. the matrix engine
     ("engine", "runner"),
     # 8. the HTTP edge and the handlers
