@@ -1,6 +1,6 @@
 // app.mjs - the web shell: session, top bar, live indicator, hash routes.
 //
-// Routes: #/login, #/hosts, #/matrices[/new|/ID] (more pages - actions,
+// Routes: #/login, #/hosts, #/matrices[/new|/ID|/ID/cells/N/history], #/runs/ID (more pages - actions,
 // console - add a line to `routes` and a link to the nav in index.html).  A
 // page's render(main, ctx, rest) gets what follows its name ("new", "12").
 
@@ -10,10 +10,12 @@ import { LiveStream } from './live.mjs';
 import { renderLogin } from './login.mjs';
 import { renderHosts } from './hosts.mjs';
 import { renderMatrices } from './matrices.mjs';
+import { renderRun } from './run.mjs';
 
 const routes = {
   hosts: { title: 'Hosts', render: renderHosts },
   matrices: { title: 'Matrices', render: renderMatrices },
+  runs: { title: 'Run', render: renderRun, nav: 'matrices' },
 };
 const DEFAULT_ROUTE = 'hosts';
 
@@ -56,7 +58,7 @@ function setTopBar() {
     document.getElementById('who').setAttribute('aria-label',
       `Logged in as ${ctx.session.name}, role ${ctx.session.role}`);
   }
-  const current = route() || DEFAULT_ROUTE;
+  const current = routes[route()]?.nav ?? (route() || DEFAULT_ROUTE);
   for (const a of document.querySelectorAll('#nav a')) {
     if (a.dataset.route === current) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');

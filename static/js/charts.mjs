@@ -12,8 +12,14 @@
 // Two panels: bitrate (sender and receiver side; each stream too when there
 // are several), and for TCP the sender's retransmits, cwnd and RTT, for UDP
 // the receiver's jitter and loss.
+//
+// Every chart downloads as PNG and SVG (chartExportBar): the PNG from the
+// drawn canvases (getDataURL), the SVG drawn again by ECharts' SVG renderer
+// from the same options; a chart of several panels gives one image of them
+// stacked.
 
 import { h } from './dom.mjs';
+import { download } from './export.mjs';
 
 let lib = null;
 
@@ -37,9 +43,10 @@ export class IntervalChart {
   #observer = null;
   #scheme = null;
   #media = null;         // prefers-color-scheme, followed while the chart is shown
+  #options = [];         // what each panel was last drawn from (the SVG export draws it again)
 
-  /** protocol 'tcp' or 'udp'; label names the run (for screen readers). */
-  constructor(protocol, label) {
+  /** protocol 'tcp' or 'udp'; label names the run (for screen readers); file: the downloads' name. */
+  constructor(protocol, label, file = 'run-intervals') {
     this.#protocol = protocol;
     this.rate = h('div', { class: 'chart chart-rate', role: 'img', 'aria-label': `${label}: bitrate per interval` });
     this.detail = h('div', {
@@ -47,8 +54,10 @@ export class IntervalChart {
       'aria-label': `${label}: ${protocol === 'udp' ? 'jitter and loss' : 'retransmits, cwnd and RTT'} per interval`,
     });
     this.note = h('p', { class: 'help chart-note', hidden: true });
+    this.downloads = chartExportBar(file, () => this.#charts.map((chart, i) => ({ chart, option: this.#options[i] })));
+    this.downloads.hidden = true;
     this.el = h('div', { class: 'interval-chart', dataset: { points: '0', drawn: '0' } },
-      this.rate, this.detail, this.note);
+      this.rate, this.detail, this.note, this.downloads);
   }
 
   /** Take interval number n of side ('client' or 'server'); any order, duplicates ignored. */
@@ -111,13 +120,16 @@ export class IntervalChart {
     this.el.dataset.scheme = scheme;
     this.el.dataset.fg = colours().fg;
     const s = this.#series();
-    this.#charts[0].setOption(panel('bitrate (Gbit/s)', s.rate, [{ name: '' }]), { notMerge: true });
+    this.#options[0] = panel('bitrate (Gbit/s)', s.rate, [{ name: '' }]);
+    this.#charts[0].setOption(this.#options[0], { notMerge: true });
     const detail = panel(this.#protocol === 'udp' ? 'jitter and loss' : 'retransmits, cwnd, RTT', s.detail, s.axes);
     if (s.detail.length === 0) {
       // iperf3 before 3.17 gives the client's intervals only when it ends
       detail.title.subtext = `None yet: they come with the ${this.#protocol === 'udp' ? 'receiver' : 'sender'}'s intervals.`;
     }
+    this.#options[1] = detail;
     this.#charts[1].setOption(detail, { notMerge: true });
+    this.downloads.hidden = false;
     this.el.dataset.drawn = String(this.points);
     // When the points reached the screen: ECharts paints in its next animation
     // frame, which runs before this one (tests/bench/chart_delay.mjs listens).
@@ -161,6 +173,90 @@ export class IntervalChart {
       : [{ name: 'retr' }, { name: 'KiB', position: 'right' }, { name: 'ms', position: 'right', offset: 48 }];
     return { rate, detail, axes };
   }
+}
+
+// ---------------------------------------------------------------- export
+
+/**
+ * "Download PNG · SVG" of a chart: panels() gives its ECharts instances
+ * with the option each was drawn from ([{chart, option}], top to bottom),
+ * saved as one image, name.png or name.svg.
+ */
+export function chartExportBar(name, panels) {
+  const button = (label, fn) => h('button', {
+    type: 'button', class: `link export-${label.toLowerCase()}`, 'aria-label': `Download ${name} as ${label}`,
+    onclick: async (e) => {
+      const b = e.currentTarget;
+      b.disabled = true;
+      try {
+        const list = panels().filter((p) => p.chart && p.option);
+        if (list.length) await fn(list);
+      } catch (err) {
+        console.warn('testbedd: chart export:', err);
+      } finally {
+        b.disabled = false;
+      }
+    },
+  }, label);
+  return h('span', { class: 'downloads chart-downloads' }, 'Download ',
+    button('PNG', async (list) => download(`${name}.png`, await stackedPNG(list), 'image/png')), ' · ',
+    button('SVG', async (list) => download(`${name}.svg`, await stackedSVG(list), 'image/svg+xml')));
+}
+
+const background = () => getComputedStyle(document.documentElement).getPropertyValue('--bg').trim()
+  || (dark() ? '#111318' : '#ffffff');
+
+/** The panels' canvases (twice their pixels) one under the other, as a PNG Blob. */
+async function stackedPNG(list) {
+  const bg = background();
+  const images = await Promise.all(list.map((p) => new Promise((resolve, reject) => {
+    const img = new Image();
+    img.onload = () => resolve(img);
+    img.onerror = () => reject(new Error('a panel did not render'));
+    img.src = p.chart.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: bg });
+  })));
+  const canvas = document.createElement('canvas');
+  canvas.width = Math.max(...images.map((i) => i.naturalWidth));
+  canvas.height = images.reduce((sum, i) => sum + i.naturalHeight, 0);
+  const g = canvas.getContext('2d');
+  g.fillStyle = bg;
+  g.fillRect(0, 0, canvas.width, canvas.height);
+  let y = 0;
+  for (const img of images) {
+    g.drawImage(img, 0, y);
+    y += img.naturalHeight;
+  }
+  return new Promise((resolve) => canvas.toBlob(resolve, 'image/png'));
+}
+
+/** Each panel drawn again by the SVG renderer at its size on the page, stacked in one SVG document. */
+async function stackedSVG(list) {
+  const echarts = await loadECharts();
+  const bg = background();
+  const parts = list.map((p) => {
+    const width = p.chart.getWidth() || 640;
+    const height = p.chart.getHeight() || 240;
+    const c = echarts.init(null, dark() ? 'dark' : null, { renderer: 'svg', ssr: true, width, height });
+    c.setOption({ ...p.option, animation: false });
+    const svg = c.renderToSVGString();
+    c.dispose();
+    return { svg, width, height };
+  });
+  const width = Math.max(...parts.map((p) => p.width));
+  const height = parts.reduce((sum, p) => sum + p.height, 0);
+  let y = 0;
+  const body = parts.map((p) => {
+    const placed = p.svg.replace(/^<svg\b/, `<svg x="0" y="${y}"`);
+    y += p.height;
+    return placed;
+  });
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`
+    + `<rect width="100%" height="100%" fill="${bg.replace(/[^#\w(),.% -]/g, '')}"/>${body.join('')}</svg>\n`;
+}
+
+/** The page's colours (app.css custom properties), so a chart follows its light and dark. */
+export function chartColours() {
+  return colours();
 }
 
 function sumOf(streams, key) {

@@ -1,22 +1,42 @@
 // matrices.mjs - the Matrices pages: the list (#/matrices) here; "New
-// matrix" (#/matrices/new) is matrixnew.mjs's and one matrix (#/matrices/ID)
-// matrix.mjs's.
+// matrix" (#/matrices/new) is matrixnew.mjs's, one matrix (#/matrices/ID,
+// #/matrices/ID?cell=N for a cell) matrix.mjs's and a cell's history
+// (#/matrices/ID/cells/N/history) history.mjs's.
 //
-// The list follows matrix.state events of the app's live stream, so states
-// and progress change in place; a matrix it does not know (started
-// elsewhere) reloads the list.
+// The list is filtered by name, state and creation time and paged (GET
+// /api/v1/matrices?name=&state=&since=&offset=&limit=); the filters live in
+// the address (#/matrices?name=nightly&state=succeeded&page=2), so a
+// filtered list is a link too.  It follows matrix.state events of the app's
+// live stream, so states and progress change in place; a matrix it does not
+// know (started elsewhere) reloads the list.
 
 import { api } from './api.mjs';
 import { h, replace } from './dom.mjs';
+import { exportBar } from './export.mjs';
 import { statePill } from './format.mjs';
+import { renderHistory } from './history.mjs';
 import { renderMatrix } from './matrix.mjs';
 import { renderNew } from './matrixnew.mjs';
 import { absolute, since } from './time.mjs';
 
+const PAGE = 50;
+const STATES = ['queued', 'running', 'succeeded', 'failed', 'canceled', 'interrupted'];
+
+/** The query of the address (#/matrices/12?cell=3 -> cell=3). */
+export function hashQuery() {
+  const i = location.hash.indexOf('?');
+  return new URLSearchParams(i < 0 ? '' : location.hash.slice(i + 1));
+}
+
 export function renderMatrices(main, ctx, rest) {
   if (rest === '') return renderList(main, ctx);
   if (rest === 'new') return renderNew(main, ctx);
-  if (/^[1-9][0-9]{0,15}$/.test(rest)) return renderMatrix(main, ctx, Number(rest));
+  if (/^[1-9][0-9]{0,15}$/.test(rest)) {
+    const cell = hashQuery().get('cell');
+    return renderMatrix(main, ctx, Number(rest), cell !== null && /^[0-9]{1,7}$/.test(cell) ? Number(cell) : null);
+  }
+  const hist = /^([1-9][0-9]{0,15})\/cells\/([0-9]{1,7})\/history$/.exec(rest);
+  if (hist) return renderHistory(main, ctx, Number(hist[1]), Number(hist[2]), hashQuery());
   replace(main,
     h('h1', {}, 'Matrices'),
     h('p', { class: 'alert' }, `There is no page "${rest}" here: `, h('a', { href: '#/matrices' }, 'see the list of matrices'), '.'));
@@ -27,6 +47,14 @@ export function renderMatrices(main, ctx, rest) {
 
 function renderList(main, ctx) {
   const rows = new Map();      // id -> {m, tr}
+  const q = hashQuery();
+  const filter = {
+    name: q.get('name') ?? '', state: STATES.includes(q.get('state')) ? q.get('state') : '',
+    since: /^\d{4}-\d{2}-\d{2}$/.test(q.get('since') ?? '') ? q.get('since') : '',
+    page: Math.max(0, Number.parseInt(q.get('page') ?? '0', 10) || 0),
+  };
+  let total = 0;
+  let shown = [];
   let generation = 0;
   let loaded = false;
   let queue = [];
@@ -42,18 +70,64 @@ function renderList(main, ctx) {
       h('th', { scope: 'col' }, 'Created'))),
     body);
 
+  const nameIn = h('input', { type: 'search', name: 'name', value: filter.name, maxlength: 128, placeholder: 'a part of the name' });
+  const stateIn = h('select', { name: 'state' }, h('option', { value: '' }, 'any'),
+    STATES.map((st) => h('option', { value: st, selected: st === filter.state }, st)));
+  const sinceIn = h('input', { type: 'date', name: 'since', value: filter.since });
+  const form = h('form', { class: 'mx-filters', role: 'search', 'aria-label': 'Filter the matrices' },
+    h('label', {}, 'Name ', nameIn), h('label', {}, 'State ', stateIn), h('label', {}, 'Created since ', sinceIn),
+    h('button', { type: 'submit' }, 'Filter'));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    Object.assign(filter, { name: nameIn.value.trim(), state: stateIn.value, since: sinceIn.value, page: 0 });
+    remember();
+    load();
+  });
+  const prev = h('button', { type: 'button', class: 'page-prev' }, '← Newer');
+  const next = h('button', { type: 'button', class: 'page-next' }, 'Older →');
+  const where = h('span', { class: 'muted page-where' });
+  prev.addEventListener('click', () => { filter.page -= 1; remember(); load(); });
+  next.addEventListener('click', () => { filter.page += 1; remember(); load(); });
+  const pager = h('nav', { class: 'pager', 'aria-label': 'Pages of matrices', hidden: true }, prev, where, next);
+  const downloads = exportBar('matrices', () => shown.map((m) => ({
+    id: m.id, name: m.name, state: m.state, created_at: m.created_at, started_at: m.started_at,
+    finished_at: m.finished_at, actor: m.actor, runs: m.progress?.total, done: m.progress?.done, ok: m.progress?.ok,
+    failed: m.progress?.failed, rerun_of: m.rerun_of,
+  })));
+
   replace(main,
     h('div', { class: 'page-head' },
       h('h1', {}, 'Matrices'),
       h('a', { class: 'button primary', href: '#/matrices/new' }, 'New matrix')),
+    form,
+    h('div', { class: 'section-head' }, pager, downloads),
     status,
     table);
+
+  /** The filters into the address (no reload: replaceState fires no hashchange). */
+  function remember() {
+    const p = new URLSearchParams();
+    for (const k of ['name', 'state', 'since']) if (filter[k]) p.set(k, filter[k]);
+    if (filter.page > 0) p.set('page', String(filter.page));
+    const qs = p.toString();
+    history.replaceState(null, '', `#/matrices${qs ? `?${qs}` : ''}`);
+  }
+
+  function query() {
+    const p = new URLSearchParams({ offset: String(filter.page * PAGE), limit: String(PAGE) });
+    if (filter.name) p.set('name', filter.name);
+    if (filter.state) p.set('state', filter.state);
+    if (filter.since) p.set('since', `${filter.since}T00:00:00Z`);
+    return p.toString();
+  }
+
+  const filtered = () => Boolean(filter.name || filter.state || filter.since);
 
   async function load() {
     const mine = ++generation;
     loaded = false;
     try {
-      const reply = await api('GET', 'matrices');
+      const reply = await api('GET', `matrices?${query()}`);
       if (mine !== generation) return;
       rows.clear();
       replace(body, reply.matrices.map((m) => {
@@ -62,10 +136,18 @@ function renderList(main, ctx) {
         drawRow(row);
         return row.tr;
       }));
+      shown = reply.matrices;
+      total = reply.total ?? reply.matrices.length;
+      const from = filter.page * PAGE;
+      pager.hidden = total <= PAGE && filter.page === 0;
+      prev.disabled = filter.page === 0;
+      next.disabled = from + reply.matrices.length >= total;
+      where.textContent = reply.matrices.length ? `${from + 1}–${from + reply.matrices.length} of ${total}` : `none of ${total}`;
       table.hidden = reply.matrices.length === 0;
       status.hidden = reply.matrices.length > 0;
       status.className = 'muted';
-      replace(status, 'No matrix yet: ', h('a', { href: '#/matrices/new' }, 'New matrix'), ' plans and starts one.');
+      if (filtered() || filter.page > 0) replace(status, 'No matrix matches these filters.');
+      else replace(status, 'No matrix yet: ', h('a', { href: '#/matrices/new' }, 'New matrix'), ' plans and starts one.');
       loaded = true;
       const pending = queue;
       queue = [];
@@ -81,6 +163,7 @@ function renderList(main, ctx) {
   function apply(ev) {
     const row = rows.get(ev.data.matrix);
     if (!row) {
+      if (filtered() || filter.page > 0) return;   // a new matrix goes on the first unfiltered page
       // Started elsewhere (or meanwhile): the list has a new first row.
       clearTimeout(reloadTimer);
       reloadTimer = setTimeout(load, 300);

@@ -6,7 +6,11 @@
 // results grid (grid.mjs), the runs table filling in as runs end
 // (runstable.mjs), the summary per cell (cellstable.mjs), the hosts
 // (hostmeta.mjs), the comparison with a baseline (compare.mjs) and the spec;
-// a run opens in a dialog (run.mjs).
+// a run opens on its own page (#/runs/ID, run.mjs).  A cell has a permalink,
+// #/matrices/ID?cell=N: the page scrolls to it, marks it in the grid and the
+// per-cell table and shows its runs and a link to its history across
+// matrices (history.mjs); a click on a grid square goes there.  Every table
+// has CSV and JSON downloads (export.mjs).
 //
 // The page opens its own event stream (GET /api/v1/events?matrix=ID:
 // matrix.state, matrix.boot, run.state, run.interval) before it fetches the
@@ -23,7 +27,8 @@ import { BootsTable } from './bootstable.mjs';
 import { CellsTable } from './cellstable.mjs';
 import { compareSection } from './compare.mjs';
 import { h, replace } from './dom.mjs';
-import { MATRIX_ENDED, RUN_ENDED } from './format.mjs';
+import { exportBar, rowsOfTable } from './export.mjs';
+import { bitrateNode, MATRIX_ENDED, pairText, RUN_ENDED, statePill } from './format.mjs';
 import { ResultsGrid } from './grid.mjs';
 import { hostsSection } from './hostmeta.mjs';
 import { LiveStream } from './live.mjs';
@@ -31,7 +36,6 @@ import { MatrixActions } from './matrixactions.mjs';
 import { MatrixHead } from './matrixhead.mjs';
 import { MatrixProgress } from './matrixprogress.mjs';
 import { NowRunning } from './nowrunning.mjs';
-import { RunDialog } from './run.mjs';
 import { RunsTable } from './runstable.mjs';
 
 const MATRIX_RANK = { queued: 0, running: 1 };    // every other state: 2 (ended)
@@ -41,9 +45,9 @@ const RUN_EVENT_KEYS = ['state', 'error_class', 'error_message', 'sender_bps', '
 const RUN_ROW_KEYS = [...RUN_EVENT_KEYS, 'client_os', 'server_os', 'started_at', 'finished_at', 'attempts'];
 const EVENT_TYPES = ['matrix.state', 'matrix.boot', 'run.state', 'run.interval'];
 
-/** Show matrix id in main; returns the function that stops the page. */
-export function renderMatrix(main, ctx, id) {
-  const page = new MatrixPage(main, ctx, id);
+/** Show matrix id in main (cell: the cell to show, or null); returns the function that stops the page. */
+export function renderMatrix(main, ctx, id, cell = null) {
+  const page = new MatrixPage(main, ctx, id, cell);
   return () => page.stop();
 }
 
@@ -59,8 +63,11 @@ class MatrixPage {
   #status = h('p', { class: 'muted', role: 'status' }, 'Loading the matrix…');
   #streamNote = h('p', { class: 'help stream-note', hidden: true });
   #body;
-  #dialog = new RunDialog();
   #head;
+  #cell;                   // the cell of ?cell=N, or null
+  #cellPanel = h('section', { class: 'mx-cell-focus', 'aria-labelledby': 'mx-cell-title', hidden: true });
+  #cellsData = [];         // the /results cells
+  #scrolled = false;
   #progress = new MatrixProgress();
   #actions;
   #runs;
@@ -73,10 +80,11 @@ class MatrixPage {
   #live;
   #ticker;
 
-  constructor(main, ctx, id) {
+  constructor(main, ctx, id, cell) {
     this.#main = main;
     this.#id = id;
-    const open = (r) => this.#dialog.open(r);
+    this.#cell = cell;
+    const open = (r) => { location.hash = `#/runs/${r.id}`; };
     this.#head = new MatrixHead(id);
     this.#actions = new MatrixActions(ctx, id, {
       onCancel: (matrix) => { this.#setMatrix(matrix); this.#drawAll(); },
@@ -84,17 +92,17 @@ class MatrixPage {
     });
     this.#runs = new RunsTable(id, open);
     this.#now = new NowRunning(this.#runs, () => this.#m, open);
-    this.#grid = new ResultsGrid((cell) => {
-      const pick = this.#runs.pick(cell);
-      if (pick) open(pick);
-    });
+    this.#grid = new ResultsGrid((n) => this.#focusCell(n));
     this.#comparison = compareSection(id);
     this.#hosts = hostsSection(id);
     this.#body = h('div', { class: 'mx-body', hidden: true },
       h('section', { class: 'mx-status', 'aria-label': 'Progress' }, this.#progress.nodes, this.#actions.nodes),
-      this.#now.el, this.#boots.el, this.#grid.el, this.#runs.el, this.#cells.el, this.#hosts.el, this.#comparison.el,
-      this.#head.spec);
-    replace(main, this.#head.nodes, this.#status, this.#streamNote, this.#body, this.#dialog.el);
+      this.#now.el, this.#boots.el, this.#cellPanel, this.#grid.el, this.#runs.el, this.#cells.el, this.#hosts.el,
+      this.#comparison.el, this.#head.spec);
+    // the tables other modules draw get their downloads here, read from what they show
+    tableDownloads(this.#cells.el, `matrix-${id}-cells-summary`);
+    tableDownloads(this.#comparison.el, `matrix-${id}-compare`);
+    replace(main, this.#head.nodes, this.#status, this.#streamNote, this.#body);
     this.#listen();
     this.#ticker = setInterval(() => { if (this.#loaded && this.#m?.state === 'running') this.#progress.draw(this.#m); }, 1000);
   }
@@ -104,7 +112,6 @@ class MatrixPage {
     clearInterval(this.#ticker);
     clearTimeout(this.#resultsTimer);
     this.#live.stop();
-    if (this.#dialog.el.open) this.#dialog.el.close();
     delete this.#main.dataset.matrixState;
   }
 
@@ -166,8 +173,10 @@ class MatrixPage {
         const t = await api('GET', `matrices/${this.#id}/results`);
         if (ask !== this.#resultsAsked || mine !== this.#generation) return;
         for (const r of t.runs) this.#runs.update(r.id, r, RUN_ROW_KEYS);
+        this.#cellsData = t.cells;
         this.#cells.draw(t.cells.filter(Boolean));
         this.#grid.draw(t.cells, t.runs);
+        this.#drawCell();
         this.#comparison.refresh();
         this.#hosts.refresh();
       } catch (err) {
@@ -229,8 +238,57 @@ class MatrixPage {
     const before = this.#runs.get(d.run).state;
     this.#runs.update(d.run, d, RUN_EVENT_KEYS);
     if (RUN_ENDED.has(d.state) && !RUN_ENDED.has(before)) this.#loadResults();
-    if (this.#dialog.runId === d.run) this.#dialog.refresh();
+    if (this.#cell !== null && this.#runs.get(d.run)?.cell === this.#cell) this.#drawCell();
     this.#now.runState(d);
+  }
+
+  // ---------------------------------------------------------------- one cell
+
+  /** Show cell n (a click on the grid): its permalink in the address bar, without loading the page again. */
+  #focusCell(n) {
+    this.#cell = n;
+    this.#scrolled = false;
+    history.replaceState(null, '', `#/matrices/${this.#id}?cell=${n}`);
+    this.#drawCell();
+  }
+
+  /** The cell of ?cell=N: marked in the grid and the per-cell table, its runs and history linked. */
+  #drawCell() {
+    const n = this.#cell;
+    for (const el of this.#body.querySelectorAll('.cell-focus')) el.classList.remove('cell-focus');
+    if (n === null) return;
+    const c = this.#cellsData[n];
+    const runs = this.#runs.all().filter((r) => r.cell === n);
+    if (!c && runs.length === 0) {
+      replace(this.#cellPanel, h('p', { class: 'alert' }, `Matrix ${this.#id} has no cell ${n}.`));
+      this.#cellPanel.hidden = !this.#loaded;
+      return;
+    }
+    const any = c ?? runs[0];
+    const pick = this.#runs.pick(n);
+    const params = Object.entries(any.params ?? {}).filter(([, v]) => v !== null).map(([k, v]) => `${k}=${v}`).join(' ');
+    replace(this.#cellPanel,
+      h('div', { class: 'section-head' },
+        h('h2', { id: 'mx-cell-title' }, `Cell ${n}`),
+        h('span', { class: 'downloads' },
+          h('a', { href: `#/matrices/${this.#id}/cells/${n}/history`, class: 'cell-history' }, 'History across matrices'),
+          pick ? [' · ', h('a', { href: `#/runs/${pick.id}`, class: 'cell-latest' }, 'latest run')] : null, ' · ',
+          h('a', { href: `#/matrices/${this.#id}`, class: 'cell-close' }, 'all cells'))),
+      h('p', {}, pairText(any), ` · ${any.protocol} ${any.direction}`,
+        params ? [' · ', h('code', {}, params)] : null),
+      c?.receiver_bps ? h('p', {}, `receiver median `, bitrateNode(c.receiver_bps.median),
+        ` (min `, bitrateNode(c.receiver_bps.min), `, max `, bitrateNode(c.receiver_bps.max), `, n ${c.n})`) : null,
+      h('ul', { class: 'cell-runs' }, runs.map((r) => h('li', {},
+        h('a', { href: `#/runs/${r.id}`, dataset: { run: String(r.id) } }, `Run ${r.seq}`), ' ',
+        statePill(r.state), ' ', bitrateNode(r.receiver_bps)))));
+    this.#cellPanel.dataset.cell = String(n);
+    this.#cellPanel.hidden = false;
+    const marks = this.#body.querySelectorAll(`.grid-cell[data-cell="${n}"], .cells-table tr[data-cell="${n}"], .runs-table tr[data-cell="${n}"]`);
+    for (const el of marks) el.classList.add('cell-focus');
+    if (!this.#scrolled && this.#loaded) {
+      this.#scrolled = true;
+      this.#cellPanel.scrollIntoView({ block: 'start' });
+    }
   }
 
   // ---------------------------------------------------------------- drawing
@@ -243,5 +301,24 @@ class MatrixPage {
     this.#progress.draw(m);
     this.#actions.draw(m);
     this.#now.draw();
+    if (this.#cell !== null && this.#cellPanel.hidden) this.#drawCell();
   }
+}
+
+/**
+ * CSV and JSON downloads of the first table in section (another module
+ * draws it), read from its cells; shown while that table has rows.
+ */
+function tableDownloads(section, name) {
+  const head = section.querySelector('h2');
+  const table = () => section.querySelector('table:not([hidden])');
+  const bar = exportBar(name, () => (table() ? rowsOfTable(table()) : []));
+  const show = () => {
+    const none = !table()?.querySelector('tbody > tr');
+    if (bar.hidden !== none) bar.hidden = none;   // the same value again would be a mutation too
+  };
+  show();
+  new MutationObserver(show).observe(section, { childList: true, subtree: true, attributes: true, attributeFilter: ['hidden'] });
+  if (head) head.after(bar);
+  else section.prepend(bar);
 }

@@ -1,79 +1,103 @@
-// run.mjs - one run of a matrix in a dialog: the exact client and server
-// commands (GET /api/v1/runs/{id}), the iperf3 versions, the outcome and
-// links to the raw output of both sides.  matrix.mjs opens it from the
-// results table and calls refresh() when the run's state changes.
+// run.mjs - one run's page (#/runs/ID), a permalink: the exact client and
+// server commands (GET /api/v1/runs/{id}), the iperf3 versions, what the
+// hosts were (GET /matrices/{id}/hosts), the outcome, the interval charts
+// and the raw output of both sides (GET /runs/{id}/raw, shown on request).
+// Links lead back to the run's cell on its matrix page and to the cell's
+// history.
+//
+// While the run has not ended the page follows its matrix's run.state and
+// run.interval events (GET /api/v1/events?matrix=ID) and fetches the run
+// again when its state changes; IntervalChart keeps an interval once
+// whichever way it came.
 
 import { api } from './api.mjs';
 import { IntervalChart } from './charts.mjs';
 import { hostLine } from './hostmeta.mjs';
 import { h, replace } from './dom.mjs';
-import { bitrateNode, count, pairText, percent, runTitle, statePill } from './format.mjs';
+import { bitrateNode, count, pairText, percent, RUN_ENDED, runTitle, statePill } from './format.mjs';
+import { LiveStream } from './live.mjs';
 import { absolute } from './time.mjs';
 
-export class RunDialog {
-  #title = h('h2', { id: 'run-title' });
-  #body = h('div', { class: 'run-body' });
-  #runId = null;
-  #asked = 0;
-  #chart = null;
-  #hosts = new Map();      // matrix id -> its /hosts list (a promise)
-
-  constructor() {
-    const close = h('button', { type: 'submit', value: 'close' }, 'Close');
-    this.el = h('dialog', { class: 'run-dialog', 'aria-labelledby': 'run-title' },
-      h('form', { method: 'dialog' },
-        h('div', { class: 'run-dialog-head' }, this.#title, close),
-        this.#body));
-    this.el.addEventListener('close', () => {
-      this.#runId = null;
-      this.#chart?.dispose();
-      this.#chart = null;
-    });
-    this.close = close;
+/** Show run rest (its id) in main; returns the function that stops the page. */
+export function renderRun(main, ctx, rest) {
+  if (!/^[1-9][0-9]{0,15}$/.test(rest)) {
+    replace(main, h('h1', {}, 'Run'),
+      h('p', { class: 'alert' }, `There is no run "${rest}": `, h('a', { href: '#/matrices' }, 'see the matrices'), '.'));
+    return null;
   }
+  const page = new RunPage(main, Number(rest));
+  return () => page.stop();
+}
 
-  /** The id of the run shown, or null when the dialog is closed. */
-  get runId() { return this.#runId; }
+class RunPage {
+  #main;
+  #id;
+  #title = h('h1', { id: 'run-title' }, 'Run');
+  #crumbs = h('p', { class: 'crumbs' });
+  #body = h('div', { class: 'run-body' }, h('p', { class: 'muted', role: 'status' }, 'Loading the run…'));
+  #asked = 0;
+  #stopped = false;
+  #chart = null;
+  #live = null;
+  #hosts = null;           // the matrix's /hosts list (a promise)
 
-  /** Show run brief (a row of the results table) and fetch the rest. */
-  open(brief) {
-    this.#runId = brief.id;
-    this.#title.textContent = `Run ${brief.seq} · ${runTitle(brief)}`;
-    replace(this.#body, h('p', { class: 'muted' }, 'Loading the run…'));
-    if (!this.el.open) this.el.showModal();
-    this.close.focus();
+  constructor(main, id) {
+    this.#main = main;
+    this.#id = id;
+    replace(main, h('article', { class: 'run-page', 'aria-labelledby': 'run-title', dataset: { run: String(id) } },
+      this.#crumbs, this.#title, this.#body));
     this.refresh();
   }
 
+  stop() {
+    this.#stopped = true;
+    this.#live?.stop();
+    this.#chart?.dispose();
+  }
+
   async refresh() {
-    const id = this.#runId;
-    if (id === null) return;
     const ask = ++this.#asked;
     try {
-      const { run } = await api('GET', `runs/${id}`);
-      const hosts = await this.#hostsOf(run.matrix);
-      if (ask !== this.#asked || id !== this.#runId) return;
+      const { run } = await api('GET', `runs/${this.#id}`);
+      this.#hosts ??= api('GET', `matrices/${run.matrix}/hosts`).then((x) => x.hosts, () => []);
+      const hosts = await this.#hosts;
+      if (ask !== this.#asked || this.#stopped) return;
       this.#draw(run, hosts);
+      if (!RUN_ENDED.has(run.state)) this.#follow(run);
+      else this.#live?.stop();
     } catch (err) {
-      if (ask !== this.#asked || err.status === 401) return;
-      replace(this.#body, h('p', { class: 'alert' }, `Could not load run ${id}: ${err.message}`));
+      if (ask !== this.#asked || this.#stopped || err.status === 401) return;
+      document.title = 'Run · testbedd';
+      replace(this.#body, h('p', { class: 'alert' }, err.status === 404 ? `There is no run ${this.#id}: ` : `Could not load run ${this.#id}: ${err.message}. `,
+        h('a', { href: '#/matrices' }, 'see the matrices'), '.'));
     }
   }
 
-  /** What the hosts of matrix id were (GET /matrices/{id}/hosts), fetched once; [] when unknown. */
-  #hostsOf(id) {
-    if (!this.#hosts.has(id)) {
-      this.#hosts.set(id, api('GET', `matrices/${id}/hosts`).then((x) => x.hosts, () => {
-        this.#hosts.delete(id);
-        return [];
-      }));
-    }
-    return this.#hosts.get(id);
+  /** The run's events while it has not ended. */
+  #follow(run) {
+    if (this.#live) return;
+    this.#live = new LiveStream(['run.state', 'run.interval'], { matrix: run.matrix });
+    this.#live.addEventListener('run.state', (e) => { if (e.detail.data.run === this.#id) this.refresh(); });
+    this.#live.addEventListener('run.interval', (e) => {
+      const d = e.detail.data;
+      if (d.run === this.#id) this.#chart?.add(d.side, d.n, d.interval);
+    });
+    this.#live.addEventListener('reset', () => this.refresh());
+    this.#live.start();
   }
 
   #draw(r, hosts) {
-    this.el.dataset.run = String(r.id);
-    this.el.dataset.state = r.state;
+    const el = this.#main.querySelector('.run-page');
+    el.dataset.state = r.state;
+    const title = `Run ${r.seq} · ${runTitle(r)}`;
+    this.#title.textContent = title;
+    document.title = `${title} · testbedd`;
+    replace(this.#crumbs,
+      h('a', { href: `#/matrices/${r.matrix}`, class: 'crumb-matrix' }, `Matrix #${r.matrix}`), ' › ',
+      h('a', { href: `#/matrices/${r.matrix}?cell=${r.cell}`, class: 'crumb-cell' }, `cell ${r.cell}`), ' › ',
+      `repeat ${r.repeat + 1}`, ' · ',
+      h('a', { href: `#/matrices/${r.matrix}/cells/${r.cell}/history`, class: 'crumb-history' }, 'history of this cell'));
+
     const facts = [];
     const add = (term, ...value) => facts.push(h('dt', {}, term), h('dd', {}, ...value));
     add('state', statePill(r.state), r.attempts > 1 ? ` after ${r.attempts} attempts` : null);
@@ -95,32 +119,56 @@ export class RunDialog {
       .map(([host, os]) => hosts.find((x) => x.host === host && x.os === os)).filter(Boolean);
     if (mine.length) add('hosts', ...mine.map((x) => h('div', { class: 'host-line' }, hostLine(x))));
 
-    this.#chart?.dispose();
-    this.#chart = null;
-    let charts = null;
-    if ((r.intervals?.client?.length ?? 0) + (r.intervals?.server?.length ?? 0) > 0) {
-      this.#chart = new IntervalChart(r.protocol, `Run ${r.seq}`);
-      this.#chart.addAll(r.intervals);
-      charts = h('div', { class: 'run-charts' }, h('h3', {}, 'Intervals'), this.#chart.el);
-    }
+    // the chart stays across refreshes (the live tail adds to it)
+    if (!this.#chart) this.#chart = new IntervalChart(r.protocol, title, `run-${r.id}-intervals`);
+    this.#chart.addAll(r.intervals);
+    const charts = h('section', { class: 'run-charts', 'aria-labelledby': 'run-charts-title' },
+      h('h2', { id: 'run-charts-title' }, 'Intervals'),
+      this.#chart.points > 0 || !RUN_ENDED.has(r.state) ? this.#chart.el : h('p', { class: 'muted' }, 'No intervals stored.'));
 
     const command = (side, text) => (text
       ? h('pre', { class: 'cmd' }, h('code', { class: `${side}-command` }, text))
       : h('p', { class: 'muted' }, 'Not run yet.'));
-    const raw = (side, stream) => h('a', {
-      href: `api/v1/runs/${r.id}/raw?side=${side}&stream=${stream}`, target: '_blank', rel: 'noopener',
-      class: 'raw-link', dataset: { side, stream },
-    }, `${side} ${stream}`);
     replace(this.#body,
       h('dl', { class: 'facts run-facts' }, facts),
-      charts,
-      h('h3', {}, `Client command (on ${r.client})`),
+      h('h2', {}, `Client command (on ${r.client})`),
       command('client', r.client_command),
-      h('h3', {}, `Server command (on ${r.server})`),
+      h('h2', {}, `Server command (on ${r.server})`),
       command('server', r.server_command),
-      h('h3', {}, 'Raw output'),
-      h('p', { class: 'raw-links' },
-        raw('client', 'stdout'), ' · ', raw('client', 'stderr'), ' · ',
-        raw('server', 'stdout'), ' · ', raw('server', 'stderr')));
+      charts,
+      h('section', { class: 'run-raw', 'aria-labelledby': 'run-raw-title' },
+        h('h2', { id: 'run-raw-title' }, 'Raw output'),
+        h('p', { class: 'help' }, 'What iperf3 printed, unchanged. Open one to read it here, or follow its link.'),
+        ['client', 'server'].flatMap((side) => ['stdout', 'stderr'].map((stream) => rawOutput(r, side, stream)))));
   }
+}
+
+/** A <details> with one raw output, fetched the first time it opens. */
+function rawOutput(r, side, stream) {
+  const href = `api/v1/runs/${r.id}/raw?side=${side}&stream=${stream}`;
+  const pre = h('pre', { class: 'raw-text' }, h('span', { class: 'muted' }, 'Loading…'));
+  const details = h('details', { class: 'raw-output', dataset: { side, stream } },
+    h('summary', {}, `${side} ${stream} `,
+      h('a', { href, target: '_blank', rel: 'noopener', class: 'raw-link', dataset: { side, stream } }, 'open')),
+    pre);
+  let loaded = false;
+  details.addEventListener('toggle', async () => {
+    if (!details.open || loaded) return;
+    loaded = true;
+    try {
+      const res = await fetch(href, { credentials: 'same-origin', cache: 'no-store' });
+      const text = await res.text();
+      if (res.ok) replace(pre, text === '' ? h('span', { class: 'muted' }, '(empty)') : text);
+      else {
+        let msg = text;
+        try { msg = JSON.parse(text).error.message; } catch { /* not JSON */ }
+        replace(pre, h('span', { class: 'muted' }, msg));
+      }
+      details.dataset.loaded = res.ok ? 'ok' : String(res.status);
+    } catch (err) {
+      loaded = false;
+      replace(pre, h('span', { class: 'alert' }, `Could not load it: ${err.message}`));
+    }
+  });
+  return details;
 }

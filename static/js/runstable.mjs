@@ -1,6 +1,7 @@
 // runstable.mjs - the "Runs" section of a matrix page: every run in order, a
-// row each (its seq, or a click on the row, opens the run's commands), with
-// the CSV downloads.  It holds the runs the page knows (run id -> the run,
+// row each (its seq links to the run's page, #/runs/ID; a click on the row
+// goes there too), with the downloads: CSV of the runs or the cells and the
+// results as JSON, as testbedd gives them.  It holds the runs the page knows (run id -> the run,
 // seq -> run id) and updates a row in place as run.state events and
 // /results arrive; a run's state never goes back (pending < running <
 // ended).  The run objects it hands out are the ones it updates.
@@ -17,7 +18,7 @@ export class RunsTable {
   #body = h('tbody');
   #onOpen;
 
-  /** The section for matrix id; onOpen(r) opens run r. */
+  /** The section for matrix id; onOpen(r) opens run r (a click on its row). */
   constructor(id, onOpen) {
     this.#onOpen = onOpen;
     const csv = (view) => h('a', {
@@ -26,10 +27,12 @@ export class RunsTable {
     }, `CSV (${view})`);
     this.el = h('section', { class: 'mx-runs', 'aria-labelledby': 'mx-runs-title' },
       h('div', { class: 'section-head' }, h('h2', { id: 'mx-runs-title' }, 'Runs'),
-        h('span', { class: 'downloads' }, 'Download ', csv('runs'), ' · ', csv('cells'))),
+        h('span', { class: 'downloads' }, 'Download ', csv('runs'), ' · ', csv('cells'), ' · ',
+          h('a', { href: `api/v1/matrices/${id}/results`, download: `matrix-${id}-results.json`, class: 'json-results' },
+            'JSON'))),
       h('div', { class: 'table-wrap' },
         h('table', { class: 'mx-table runs-table' },
-          h('caption', { class: 'visually-hidden' }, 'Every run in order; a run\'s seq opens its commands'),
+          h('caption', { class: 'visually-hidden' }, 'Every run in order; a run\'s seq links to its page'),
           h('thead', {}, h('tr', {}, ['seq', 'client → server', 'protocol', 'direction', 'state', 'sender', 'receiver',
             'retransmits', 'UDP loss', 'error'].map((c) => h('th', { scope: 'col' }, c)))),
           this.#body)));
@@ -40,7 +43,7 @@ export class RunsTable {
     this.#rows.clear();
     this.#bySeq.clear();
     replace(this.#body, list.sort((a, b) => a.seq - b.seq).map((r) => {
-      const row = { r, tr: h('tr', { dataset: { run: String(r.id), seq: String(r.seq) } }) };
+      const row = { r, tr: h('tr', { dataset: { run: String(r.id), seq: String(r.seq), cell: String(r.cell) } }) };
       // A click anywhere on the row opens the run too (the seq button is the keyboard's way).
       row.tr.addEventListener('click', (e) => { if (!e.target.closest('button, a')) this.#onOpen(row.r); });
       this.#rows.set(r.id, row);
@@ -81,9 +84,8 @@ export class RunsTable {
   #draw(row) {
     const { r, tr } = row;
     tr.dataset.state = r.state;
-    const open = h('button', { type: 'button', class: 'link run-open', 'aria-label': `Run ${r.seq}: commands and raw output` },
+    const open = h('a', { href: `#/runs/${r.id}`, class: 'run-open', 'aria-label': `Run ${r.seq}: commands and raw output` },
       String(r.seq));
-    open.addEventListener('click', () => this.#onOpen(r));
     const udp = r.protocol === 'udp';
     replace(tr,
       h('td', { 'data-label': 'seq', class: 'num' }, open),

@@ -366,6 +366,12 @@ const cases = [
       assert.ok(b.matrices.every((m) => m.runs === undefined));
     }],
   ['matrices, limit 0', 'GET', '/api/v1/matrices?limit=0', { who: 'admin' }, 400],
+  ['matrices by name, state and time, paged', 'GET', '/api/v1/matrices?name=a&state=failed&since=2000-01-01T00:00:00Z&offset=0&limit=5',
+    { who: 'viewer' }, 200, (b) => assert.equal(typeof b.total, 'number')],
+  ['matrices, bad state', 'GET', '/api/v1/matrices?state=done', { who: 'viewer' }, 400],
+  ['a cell\'s history', 'GET', '/api/v1/matrices/MATRIX_ID/cells/0/history', { who: 'viewer' }, 200,
+    (b) => assert.ok(b.history.points.some((p) => p.matrix === ids.MATRIX_ID))],
+  ['a cell\'s history, bad metric', 'GET', '/api/v1/matrices/MATRIX_ID/cells/0/history?metric=x', { who: 'viewer' }, 400],
   ['a matrix with its runs', 'GET', '/api/v1/matrices/MATRIX_ID', { who: 'viewer' }, 200,
     (b) => {
       const runs = b.matrix.runs;

@@ -10,9 +10,11 @@
 // shows the field and message the API gives; Start opens the matrix's page,
 // whose live bitrate text changes while a run is in progress (before that
 // run's row says ok), whose runs table ends with 2 ok rows and whose cells
-// table has the 2 cells; a run's details show the client and server
-// commands exactly as GET /api/v1/runs/{id} gives them, with links to the
-// raw output; the CSV link downloads the table; the list shows the matrix;
+// table has the 2 cells; a click on a grid square shows that cell (its
+// permalink #/matrices/ID?cell=N, marked, with its runs) and its latest run's
+// page charts the intervals; a run's page (#/runs/ID) shows the client and
+// server commands exactly as GET /api/v1/runs/{id} gives them, with the raw
+// output; the CSV link downloads the table; the list shows the matrix;
 // Rerun opens a new matrix of the same spec, Cancel stops it mid-run and
 // Resume completes it; comparing the rerun with the first matrix shows each
 // cell's medians and verdict and the CI commands; a viewer may plan but sees Start and Rerun disabled,
@@ -357,14 +359,23 @@ test('Start: the live bitrate changes while a run is in progress; the table ends
     await eventually(async () => Math.abs(Number(await grid.locator(`.grid-cell[data-cell="${c.cell}"]`).getAttribute('data-share'))
       - c.receiver_bps.median / 40e9) < 0.001, SOON, `grid cell ${c.cell} is shaded against right's 40G link`);
   }
-  // A click on a grid cell opens its run.
+  // A click on a grid cell shows the cell (its permalink in the address), whose latest run's page charts it.
   await grid.locator(`.grid-cell[data-cell="${apiCells[1].cell}"]`).click();
   const runOfCell = results.runs.find((r) => r.cell === apiCells[1].cell);
-  await page.locator(`dialog.run-dialog[data-run="${runOfCell.id}"]`).waitFor();
-  const charted = page.locator('dialog.run-dialog .interval-chart');
+  const focus = page.locator(`.mx-cell-focus[data-cell="${apiCells[1].cell}"]`);
+  await focus.waitFor();
+  assert.ok(page.url().endsWith(`#/matrices/${matrixId}?cell=${apiCells[1].cell}`), `the address is the cell's permalink (${page.url()})`);
+  assert.equal(await grid.locator(`.grid-cell.cell-focus`).getAttribute('data-cell'), String(apiCells[1].cell));
+  assert.equal(await focus.locator('a.cell-history').getAttribute('href'), `#/matrices/${matrixId}/cells/${apiCells[1].cell}/history`);
+  await focus.locator('a.cell-latest').click();
+  await page.locator(`.run-page[data-run="${runOfCell.id}"]`).waitFor();
+  const charted = page.locator('.run-page .interval-chart');
   await eventually(async () => Number(await charted.getAttribute('data-drawn')) > 0, SOON, 'the run\'s intervals are not charted');
-  await page.keyboard.press('Escape');
-  await page.locator('dialog.run-dialog').waitFor({ state: 'hidden' });
+  await page.goBack();
+  await page.locator(`.mx-cell-focus[data-cell="${apiCells[1].cell}"]`).waitFor();
+  await eventually(async () => (await page.locator('main').getAttribute('data-matrix-state')) === 'succeeded', SOON,
+    'back on the matrix page');
+  await eventually(async () => (await cells.count()) === 2, SOON, 'the per-cell summary does not show 2 cells');
   assert.deepEqual(await cells.locator('td.n').allInnerTexts(), ['1', '1']);
   assert.equal(await page.locator('.mx-current').isVisible(), false, 'an ended matrix has no current run');
   assert.match(await page.locator('.mx-progress-text').innerText(), /^2 of 2 runs done \(2 ok\)/);
@@ -373,31 +384,33 @@ test('Start: the live bitrate changes while a run is in progress; the table ends
   await shoot('done', { dark: true });
 });
 
-test('a run\'s details show the commands the API gives, with links to the raw output', { timeout: 30_000 }, async () => {
+test('a run\'s page shows the commands the API gives, with the raw output', { timeout: 30_000 }, async () => {
   const first = runRows().first();
   const runId = Number(await first.getAttribute('data-run'));
   const { run } = await tbd.get(`/api/v1/runs/${runId}`);
   assert.ok(run.client_command, 'the API has the client command');
-  await first.getByRole('button', { name: /^Run 0/ }).focus();
+  await first.getByRole('link', { name: /^Run 0/ }).focus();
   await page.keyboard.press('Enter');
-  const dialog = page.locator('dialog.run-dialog');
-  await dialog.locator('code.client-command').waitFor();
-  assert.equal(await dialog.locator('code.client-command').textContent(), run.client_command);
-  assert.equal(await dialog.locator('code.server-command').textContent(), run.server_command);
-  assert.match(await dialog.innerText(), new RegExp(`client ${run.client_version.replace(/\./g, '\\.')}`));
-  const links = await dialog.locator('a.raw-link').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+  await page.waitForURL(`**/#/runs/${runId}`);
+  const runPage = page.locator('.run-page');
+  await runPage.locator('code.client-command').waitFor();
+  assert.equal(await runPage.locator('code.client-command').textContent(), run.client_command);
+  assert.equal(await runPage.locator('code.server-command').textContent(), run.server_command);
+  assert.match(await runPage.innerText(), new RegExp(`client ${run.client_version.replace(/\./g, '\\.')}`));
+  const links = await runPage.locator('a.raw-link').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
   assert.deepEqual(links, ['client&stream=stdout', 'client&stream=stderr', 'server&stream=stdout', 'server&stream=stderr']
     .map((q) => `api/v1/runs/${runId}/raw?side=${q}`));
   // The links work with the session cookie.
   const raw = await page.evaluate(async (href) => { const r = await fetch(href); return { status: r.status, text: await r.text() }; }, links[0]);
   assert.equal(raw.status, 200);
   assert.ok(raw.text.length > 0, 'the client\'s raw output is not empty');
-  await page.setViewportSize(PHONE);
-  const dialogOverflow = await dialog.evaluate((el) => el.scrollWidth - el.clientWidth);
-  await page.setViewportSize(DESKTOP);
-  assert.ok(dialogOverflow <= 0, `on a phone the run's details are ${dialogOverflow} px wider than their dialog`);
+  // The client's stdout opens in the page, as the API gives it.
+  await runPage.locator('details.raw-output[data-side="client"][data-stream="stdout"] > summary').click();
+  await eventually(async () => (await runPage.locator('details.raw-output[data-side="client"][data-stream="stdout"]').getAttribute('data-loaded')) === 'ok',
+    SOON, 'the client stdout did not load');
+  assert.equal(await runPage.locator('details.raw-output[data-side="client"][data-stream="stdout"] pre').textContent(), raw.text);
   // The ended run's charts follow a switch to dark and back: drawn again in the page's colours.
-  const chart = dialog.locator('.interval-chart').first();
+  const chart = runPage.locator('.interval-chart').first();
   await eventually(async () => (await chart.getAttribute('data-scheme')) === 'light', SOON, 'the run\'s chart was not drawn');
   const fg = async () => page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--fg').trim());
   const lightFg = await fg();
@@ -410,9 +423,10 @@ test('a run\'s details show the commands the API gives, with links to the raw ou
   await page.emulateMedia({ colorScheme: 'light' });
   await eventually(async () => (await chart.getAttribute('data-scheme')) === 'light' && (await chart.getAttribute('data-fg')) === lightFg,
     SOON, 'the chart did not go back to light');
-  await shoot('run-details', { dark: true, fullPage: false });
-  await page.keyboard.press('Escape');
-  await dialog.waitFor({ state: 'hidden' });
+  await shoot('run-details', { dark: true });
+  await page.goBack();
+  await eventually(async () => (await page.locator('main').getAttribute('data-matrix-state')) === 'succeeded', SOON,
+    'back on the matrix page');
 });
 
 test('the CSV link downloads the results table', { timeout: 30_000 }, async () => {
