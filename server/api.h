@@ -51,6 +51,10 @@ int api_matrix_hosts(struct tb_request *rq, struct tb_reply *rp);
 int api_matrix_hosts_diff(struct tb_request *rq, struct tb_reply *rp);
 int api_matrix_hosts_raw(struct tb_request *rq, struct tb_reply *rp);
 int api_matrix_cell_history(struct tb_request *rq, struct tb_reply *rp);
+int api_matrix_os(struct tb_request *rq, struct tb_reply *rp);
+/* The noisy_cv query parameter (absent: TB_STATS_NOISY_CV) into *cv; a 400
+ * naming it when it is not a number 0..10. */
+int api_noisy_cv(struct tb_request *rq, struct tb_reply *rp, double *cv);
 int api_run_get(struct tb_request *rq, struct tb_reply *rp);
 int api_run_raw(struct tb_request *rq, struct tb_reply *rp);
 

@@ -208,18 +208,19 @@ int api_matrix_results(struct tb_request *rq, struct tb_reply *rp)
 {
 	struct tb_results_src src = results_src(rq);
 	const char *format = tb_req_query(rq, "format"), *view = tb_req_query(rq, "view");
+	double cv;
 	int64_t id;
 	int rc;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0)
+	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = api_noisy_cv(rq, rp, &cv)) != 0)
 		return rc;
 	if (format != NULL && strcmp(format, "json") != 0 && strcmp(format, "csv") != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "format", "format must be json or csv, got \"%.16s\"", format);
 	if (view != NULL && strcmp(view, "runs") != 0 && strcmp(view, "cells") != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "view", "view must be runs or cells, got \"%.16s\"", view);
 	if (format != NULL && strcmp(format, "csv") == 0) {
-		if ((rc = tb_results_table_csv(&src, id, view != NULL && strcmp(view, "cells") == 0, &rp->text,
-					       &rp->text_len, &rp->err)) != 0)
+		if ((rc = tb_results_table_csv_cv(&src, id, view != NULL && strcmp(view, "cells") == 0, cv, &rp->text,
+						  &rp->text_len, &rp->err)) != 0)
 			return rc;
 		rp->status = 200;
 		rp->content_type = "text/csv; charset=utf-8; header=present";
@@ -228,7 +229,7 @@ int api_matrix_results(struct tb_request *rq, struct tb_reply *rp)
 	{
 		json_t *t;
 
-		if ((rc = tb_results_table_json(&src, id, &t, &rp->err)) != 0)
+		if ((rc = tb_results_table_json_cv(&src, id, cv, &t, &rp->err)) != 0)
 			return rc;
 		return tb_reply_json(rp, 200, t);
 	}

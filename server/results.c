@@ -415,20 +415,24 @@ static void on_row(void *cls, const struct tb_run_row *r)
 	add_cell_value(cell, "jitter_ms", jit);
 }
 
-/* Replace a list of values by its statistics. */
-static void summarise(json_t *cell, const char *key)
+/* Replace a list of values by its statistics and their spread (noisy by
+ * noisy_cv). */
+static void summarise(json_t *cell, const char *key, double noisy_cv)
 {
 	json_t *a = json_object_get(cell, key);
 	size_t n = json_array_size(a), i;
 	double *v = malloc((n + 1) * sizeof(*v));
 	struct tb_stats s;
-	json_t *x;
+	json_t *x, *o;
 
 	if (v == NULL)
 		return;
 	json_array_foreach(a, i, x) v[i] = json_number_value(x);
 	tb_stats_compute(v, (int)n, &s);
-	json_object_set_new(cell, key, tb_stats_json(&s));
+	o = tb_stats_json(&s);
+	if (n > 0)
+		tb_stats_json_spread(o, &s, v, (int)n, noisy_cv);
+	json_object_set_new(cell, key, o);
 	free(v);
 }
 
@@ -449,7 +453,8 @@ static void os_of(json_t *cell, const char *key)
 	json_object_set_new(cell, key, buf[0] ? json_string(buf) : json_null());
 }
 
-static int build_table(const struct tb_results_src *src, int64_t id, struct table *t, struct tb_error *err)
+static int build_table(const struct tb_results_src *src, int64_t id, double noisy_cv, struct table *t,
+		       struct tb_error *err)
 {
 	size_t i;
 	json_t *cell;
@@ -467,11 +472,11 @@ static int build_table(const struct tb_results_src *src, int64_t id, struct tabl
 			continue;
 		json_object_set_new(cell, "n",
 				    json_integer((json_int_t)json_array_size(json_object_get(cell, "sender_bps"))));
-		summarise(cell, "sender_bps");
-		summarise(cell, "receiver_bps");
-		summarise(cell, "retransmits");
-		summarise(cell, "lost_percent");
-		summarise(cell, "jitter_ms");
+		summarise(cell, "sender_bps", noisy_cv);
+		summarise(cell, "receiver_bps", noisy_cv);
+		summarise(cell, "retransmits", noisy_cv);
+		summarise(cell, "lost_percent", noisy_cv);
+		summarise(cell, "jitter_ms", noisy_cv);
 		os_of(cell, "client_os");
 		os_of(cell, "server_os");
 	}
@@ -480,6 +485,12 @@ static int build_table(const struct tb_results_src *src, int64_t id, struct tabl
 
 int tb_results_table_json(const struct tb_results_src *src, int64_t id, json_t **out, struct tb_error *err)
 {
+	return tb_results_table_json_cv(src, id, TB_STATS_NOISY_CV, out, err);
+}
+
+int tb_results_table_json_cv(const struct tb_results_src *src, int64_t id, double noisy_cv, json_t **out,
+			     struct tb_error *err)
+{
 	struct table t = {0};
 	json_t *m;
 	int rc;
@@ -487,7 +498,7 @@ int tb_results_table_json(const struct tb_results_src *src, int64_t id, json_t *
 	*out = NULL;
 	if ((rc = tb_results_matrix_json(src, id, 0, &m, err)) != 0)
 		return rc;
-	if ((rc = build_table(src, id, &t, err)) != 0) {
+	if ((rc = build_table(src, id, noisy_cv, &t, err)) != 0) {
 		json_decref(t.runs);
 		json_decref(t.cells);
 		json_decref(m);
@@ -501,13 +512,26 @@ int tb_results_table_json(const struct tb_results_src *src, int64_t id, json_t *
 
 /* ---- CSV ---- */
 
-/* One field: quoted when it holds a comma, quote or line break (RFC 4180). */
+/* One field: quoted when it holds a comma, quote or line break (RFC 4180);
+ * an array of numbers (a Stats' values) as the numbers separated by spaces. */
 static void csv_field(struct tb_outbuf *c, const json_t *v, int last)
 {
 	char num[64];
 	const char *s = "";
 
-	if (json_is_string(v))
+	if (json_is_array(v)) {
+		size_t i;
+		json_t *x;
+
+		json_array_foreach(v, i, x)
+		{
+			int k = json_is_number(x)
+					? snprintf(num, sizeof(num), "%s%.17g", i > 0 ? " " : "", json_number_value(x))
+					: 0;
+
+			tb_outbuf_add(c, num, (size_t)(k > 0 ? k : 0));
+		}
+	} else if (json_is_string(v))
 		s = json_string_value(v);
 	else if (json_is_integer(v)) {
 		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
@@ -567,6 +591,12 @@ static void csv_rows(struct tb_outbuf *c, const json_t *rows, const char *const 
 int tb_results_table_csv(const struct tb_results_src *src, int64_t id, int cells, char **out, size_t *len,
 			 struct tb_error *err)
 {
+	return tb_results_table_csv_cv(src, id, cells, TB_STATS_NOISY_CV, out, len, err);
+}
+
+int tb_results_table_csv_cv(const struct tb_results_src *src, int64_t id, int cells, double noisy_cv, char **out,
+			    size_t *len, struct tb_error *err)
+{
 	static const char *const run_cols[] = {"id",
 					       "seq",
 					       "cell",
@@ -625,6 +655,16 @@ int tb_results_table_csv(const struct tb_results_src *src, int64_t id, int cells
 						"retransmits.median",
 						"lost_percent.median",
 						"jitter_ms.median",
+						"sender_bps.q1",
+						"sender_bps.q3",
+						"sender_bps.cv",
+						"sender_bps.noisy",
+						"sender_bps.values",
+						"receiver_bps.q1",
+						"receiver_bps.q3",
+						"receiver_bps.cv",
+						"receiver_bps.noisy",
+						"receiver_bps.values",
 						NULL};
 	struct table t = {0};
 	struct tb_outbuf c = {0};
@@ -634,7 +674,7 @@ int tb_results_table_csv(const struct tb_results_src *src, int64_t id, int cells
 	*len = 0;
 	if ((rc = tb_store_matrix_exists(src->store, id, err)) != 0)
 		return rc;
-	if ((rc = build_table(src, id, &t, err)) == 0) {
+	if ((rc = build_table(src, id, noisy_cv, &t, err)) == 0) {
 		csv_rows(&c, cells ? t.cells : t.runs, cells ? cell_cols : run_cols);
 		*len = c.len;
 		if ((*out = tb_outbuf_take(&c)) == NULL)

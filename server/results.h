@@ -2,8 +2,9 @@
  * results.h - matrices and runs as the API shows them: a matrix with its
  * progress, a run with everything needed to reproduce it, and the results
  * table (one row per run and a summary per cell across repeats: n, mean,
- * median, stdev, min, max of sender and receiver bitrate, retransmits and
- * UDP loss) as JSON or CSV.
+ * median, stdev, min, max, quartiles, cv, every value and the noisy flag of
+ * sender and receiver bitrate, retransmits, UDP loss and jitter; see
+ * stats.h) as JSON or CSV.
  *
  * Reads the store only (blocking on it); every json_t and buffer returned is
  * a new reference / malloc'd string the caller owns.  Errors follow error.h
@@ -42,11 +43,18 @@ int tb_results_matrix_json(const struct tb_results_src *src, int64_t id, unsigne
 int tb_results_matrix_list_json(const struct tb_results_src *src, int limit, json_t **out, struct tb_error *err);
 /* One run with its commands, personas, versions, summary and intervals. */
 int tb_results_run_json(const struct tb_results_src *src, int64_t run_id, json_t **out, struct tb_error *err);
-/* {"matrix":ID,"name":..,"state":..,"runs":[row],"cells":[cell]} */
+/* {"matrix":ID,"name":..,"state":..,"runs":[row],"cells":[cell]}; each
+ * Stats is "noisy" when its cv is over noisy_cv (the _cv form; the plain one
+ * uses TB_STATS_NOISY_CV, 5 %). */
 int tb_results_table_json(const struct tb_results_src *src, int64_t id, json_t **out, struct tb_error *err);
-/* The same as CSV (RFC 4180, header line): cells 0 one row per run, 1 one row per cell. */
+int tb_results_table_json_cv(const struct tb_results_src *src, int64_t id, double noisy_cv, json_t **out,
+			     struct tb_error *err);
+/* The same as CSV (RFC 4180, header line): cells 0 one row per run, 1 one
+ * row per cell (a Stats' values as numbers separated by spaces). */
 int tb_results_table_csv(const struct tb_results_src *src, int64_t id, int cells, char **out, size_t *len,
 			 struct tb_error *err);
+int tb_results_table_csv_cv(const struct tb_results_src *src, int64_t id, int cells, double noisy_cv, char **out,
+			    size_t *len, struct tb_error *err);
 /* A run's raw output (side "client"|"server", stream "stdout"|"stderr"). */
 int tb_results_raw(const struct tb_results_src *src, int64_t run_id, const char *side, const char *stream, char **out,
 		   size_t *len, struct tb_error *err);

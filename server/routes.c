@@ -33,6 +33,7 @@ const struct tb_route tb_routes[] = {
 	{"GET", "/api/v1/matrices/{id}/hosts/diff", TB_LEVEL_VIEWER, 0, NULL, api_matrix_hosts_diff},
 	{"GET", "/api/v1/matrices/{id}/hosts/raw", TB_LEVEL_VIEWER, 0, NULL, api_matrix_hosts_raw},
 	{"GET", "/api/v1/matrices/{id}/cells/{n}/history", TB_LEVEL_VIEWER, 0, NULL, api_matrix_cell_history},
+	{"GET", "/api/v1/matrices/{id}/os", TB_LEVEL_VIEWER, 0, NULL, api_matrix_os},
 	{"GET", "/api/v1/runs/{id}", TB_LEVEL_VIEWER, 0, NULL, api_run_get},
 	{"GET", "/api/v1/runs/{id}/raw", TB_LEVEL_VIEWER, 0, NULL, api_run_raw},
 	{"POST", "/api/v1/session", TB_LEVEL_NONE, TB_ROUTE_PUBLIC | TB_ROUTE_BODY | TB_ROUTE_LOGIN, "session.create",

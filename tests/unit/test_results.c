@@ -4,6 +4,7 @@
  * matrices of finished runs, and "what runs now" as the caller (the runner
  * or a handler) would pass it.  No runner, no daemon.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -146,11 +147,52 @@ static void test_table_and_gate(void **state)
 	assert_string_equal(err.field, "baseline");
 }
 
+/* The Stats of a cell carry the spread: quartiles, cv, every value and the
+ * noisy flag by the threshold asked for; the CSV of cells the same. The
+ * fixture's runs gave 1e9 and 1.1e9: cv = 0.05e9 sqrt 2 / 1.05e9 = 0.0673. */
+static void test_spread(void **state)
+{
+	struct fixture *f = *state;
+	struct tb_results_src src = {f->st, {0, -1}};
+	struct tb_error err = {0};
+	json_t *t = NULL, *rx, *vals;
+	char *csv = NULL, *line2;
+	size_t len = 0;
+
+	assert_int_equal(tb_results_table_json(&src, f->fast, &t, &err), 0);
+	rx = json_object_get(json_array_get(json_object_get(t, "cells"), 0), "receiver_bps");
+	assert_true(fabs(json_real_value(json_object_get(rx, "q1")) - 1.025e9) < 1);
+	assert_true(fabs(json_real_value(json_object_get(rx, "q3")) - 1.075e9) < 1);
+	assert_true(fabs(json_real_value(json_object_get(rx, "cv")) - 0.05e9 * sqrt(2.0) / 1.05e9) < 1e-9);
+	assert_true(json_is_true(json_object_get(rx, "noisy"))); /* over the default 5 % */
+	vals = json_object_get(rx, "values");
+	assert_int_equal(json_array_size(vals), 2);
+	assert_true(fabs(json_real_value(json_array_get(vals, 0)) - 1e9) < 1);
+	assert_true(fabs(json_real_value(json_array_get(vals, 1)) - 1.1e9) < 1);
+	/* lost_percent had no value (TCP): null, not a spread */
+	assert_true(json_is_null(json_object_get(json_array_get(json_object_get(t, "cells"), 0), "lost_percent")));
+	json_decref(t);
+	assert_int_equal(tb_results_table_json_cv(&src, f->fast, 0.10, &t, &err), 0);
+	rx = json_object_get(json_array_get(json_object_get(t, "cells"), 0), "receiver_bps");
+	assert_true(json_is_false(json_object_get(rx, "noisy")));
+	json_decref(t);
+	assert_int_equal(tb_results_table_csv_cv(&src, f->fast, 1, 0.10, &csv, &len, &err), 0);
+	assert_non_null(strstr(csv, ",receiver_bps.q1,receiver_bps.q3,receiver_bps.cv,receiver_bps.noisy,"
+				    "receiver_bps.values\r\n"));
+	line2 = strstr(csv, "\r\n") + 2;
+	assert_non_null(strstr(line2, ",false,1000000000 1100000000\r\n"));
+	free(csv);
+	assert_int_equal(tb_results_table_csv_cv(&src, f->fast, 1, 0.05, &csv, &len, &err), 0);
+	assert_non_null(strstr(csv, ",true,1000000000 1100000000\r\n"));
+	free(csv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_what_runs_now_comes_from_the_caller, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_and_gate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spread, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

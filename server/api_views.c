@@ -1,0 +1,67 @@
+/* api_views.c - views computed over a matrix's results: the OS side by side
+ * (osview.h), and the noisy_cv query parameter the results share. */
+#include "api.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "osview.h"
+#include "results.h"
+#include "runner.h"
+#include "services.h"
+#include "stats.h"
+#include "validate.h"
+
+int api_noisy_cv(struct tb_request *rq, struct tb_reply *rp, double *cv)
+{
+	const char *s = tb_req_query(rq, "noisy_cv");
+	char *end = NULL;
+
+	*cv = TB_STATS_NOISY_CV;
+	if (s == NULL)
+		return 0;
+	*cv = strtod(s, &end);
+	if (end == s || *end != '\0' || !isfinite(*cv) || *cv < 0 || *cv > 10)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "noisy_cv",
+			       "noisy_cv must be a number 0..10 (a coefficient of variation: 0.05 is 5 %%), got "
+			       "\"%.20s\"",
+			       s);
+	return 0;
+}
+
+/* GET /api/v1/matrices/{id}/os?a=C/S&b=C/S&metric=M&noisy_cv=X */
+int api_matrix_os(struct tb_request *rq, struct tb_reply *rp)
+{
+	struct tb_results_src src = {rq->sv->store, {0, -1}};
+	const char *a = tb_req_query(rq, "a"), *b = tb_req_query(rq, "b"), *metric = tb_req_query(rq, "metric");
+	double cv;
+	int64_t id;
+	json_t *t, *j;
+	int rc;
+
+	if (tb_parse_id(rq->args[0], 1, &id) != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "a matrix id is a positive whole number");
+	if (a != NULL && !tb_osview_pair_ok(a))
+		return tb_fail(&rp->err, TB_ERR_INVALID, "a",
+			       "a must be an OS pair client_os/server_os (e.g. ubuntu/ubuntu), got \"%.40s\"", a);
+	if (b != NULL && !tb_osview_pair_ok(b))
+		return tb_fail(&rp->err, TB_ERR_INVALID, "b",
+			       "b must be an OS pair client_os/server_os (e.g. freebsd/freebsd), got \"%.40s\"", b);
+	if (metric == NULL)
+		metric = "receiver_bps";
+	if (!tb_osview_metric_ok(metric))
+		return tb_fail(&rp->err, TB_ERR_INVALID, "metric",
+			       "metric must be sender_bps, receiver_bps, retransmits, lost_percent or jitter_ms, got "
+			       "\"%.20s\"",
+			       metric);
+	if ((rc = api_noisy_cv(rq, rp, &cv)) != 0)
+		return rc;
+	tb_runner_now(rq->sv->runner, &src.now);
+	if ((rc = tb_results_table_json_cv(&src, id, cv, &t, &rp->err)) != 0)
+		return rc;
+	rc = tb_osview_json(t, a, b, metric, cv, &j, &rp->err);
+	json_decref(t);
+	if (rc != 0)
+		return rc;
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "os", j));
+}
