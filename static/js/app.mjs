@@ -10,11 +10,13 @@ import { LiveStream } from './live.mjs';
 import { renderLogin } from './login.mjs';
 import { renderHosts } from './hosts.mjs';
 import { renderMatrices } from './matrices.mjs';
+import { renderNotifications } from './notifications.mjs';
 import { renderRun } from './run.mjs';
 
 const routes = {
   hosts: { title: 'Hosts', render: renderHosts },
   matrices: { title: 'Matrices', render: renderMatrices },
+  notifications: { title: 'Notifications', render: renderNotifications },
   runs: { title: 'Run', render: renderRun, nav: 'matrices' },
 };
 const DEFAULT_ROUTE = 'hosts';

@@ -1,0 +1,311 @@
+// notifications.mjs - the Notifications page (#/notifications, admin): the
+// notification rules with their state (ok, disabled, FAILING with the last
+// error, messages pending), a form to create or edit one, a test button
+// (POST /notifications/ID/test: the message is sent by testbedd's
+// notifier, its outcome shows in the log) and a rule's delivery log.
+//
+// Secrets are never typed here: a rule names 0600 files on the control host
+// (HMAC key, bearer token, a secret URL) that testbedd reads when sending.
+// The list and an open log are re-read every 5 s while the page is shown.
+
+import { api } from './api.mjs';
+import { announce, h, replace } from './dom.mjs';
+import { errorText } from './format.mjs';
+import { absolute } from './time.mjs';
+
+const TRIGGERS = [
+  ['matrix.ended', 'a matrix ended'],
+  ['matrix.failed', 'a matrix failed'],
+  ['matrix.canceled', 'a matrix was canceled'],
+  ['matrix.interrupted', 'a matrix was interrupted'],
+  ['run.failed', 'a run failed'],
+  ['gate.failed', 'a CI gate failed'],
+  ['host.down', 'a host went down'],
+  ['host.up', 'a host came up'],
+  ['bmc.mismatch', 'a host hangs (BMC mismatch)'],
+  ['action.failed', 'a power or boot action failed'],
+  ['idle.poweroff', 'an idle power-off'],
+  ['wake.failed', 'a scheduled wake failed'],
+];
+const TEMPLATES = ['json', 'ntfy', 'slack', 'matrix'];
+const FILES = [
+  ['url_file', 'URL file', 'a 0600 file holding the URL, when the URL is itself a secret (Slack)'],
+  ['hmac_key_file', 'HMAC key file', 'signs the body: X-Testbedd-Signature: sha256=HMAC(key, timestamp.body)'],
+  ['token_file', 'Bearer token file', 'sent as Authorization: Bearer (ntfy, Matrix)'],
+];
+const POLL_MS = 5000;
+
+export function renderNotifications(main, ctx) {
+  if (!ctx.isAdmin()) {
+    replace(main, h('h1', {}, 'Notifications'),
+      h('p', { class: 'alert' }, `Notification rules are for admins; you are ${ctx.session?.role}.`));
+    return null;
+  }
+  let rules = [];
+  let logRule = null;   // the rule whose log is open
+  let editing = null;   // the rule being edited (null: a new one)
+  let timer = null;
+  let gone = false;
+  const status = h('p', { class: 'muted', role: 'status' }, 'Loading the rules…');
+  const error = h('p', { class: 'alert', role: 'alert', hidden: true });
+  const body = h('tbody');
+  const table = h('table', { class: 'mx-table nf-rules', hidden: true },
+    h('caption', { class: 'visually-hidden' }, 'Notification rules'),
+    h('thead', {}, h('tr', {}, ['Name', 'Sink', 'Triggers', 'Filters', 'State', 'Pending', ''].map(
+      (t) => h('th', { scope: 'col' }, t)))),
+    body);
+  const form = ruleForm(save, () => { editing = null; fillForm(form, null); });
+  const log = h('section', { class: 'nf-log', 'aria-label': 'Delivery log', hidden: true });
+
+  replace(main,
+    h('div', { class: 'page-head' }, h('h1', {}, 'Notifications')),
+    h('p', { class: 'muted' }, 'Rules send a message to a webhook (generic JSON, ntfy, Slack or Matrix) when something happens: ',
+      'a matrix ends, a host drops or hangs. Messages go out in order and are retried; a rule whose messages keep failing is marked FAILING.'),
+    error, status, h('div', { class: 'table-wrap' }, table),
+    h('h2', { id: 'nf-form-title' }, 'New rule'), form.el, log);
+
+  function showError(err, what) {
+    error.hidden = err === null;
+    error.textContent = err === null ? '' : errorText(err, what);
+  }
+
+  async function load() {
+    try {
+      const reply = await api('GET', 'notifications');
+      if (gone) return;
+      rules = reply.rules;
+      drawRules();
+      if (logRule !== null) await loadLog();
+    } catch (err) {
+      if (!gone) status.textContent = errorText(err, 'Cannot read the rules');
+    }
+  }
+
+  function drawRules() {
+    status.textContent = rules.length === 0 ? 'No rules yet: create one below.' : `${rules.length} rule${rules.length === 1 ? '' : 's'}.`;
+    table.hidden = rules.length === 0;
+    replace(body, rules.map((r) => h('tr', { dataset: { rule: r.id } },
+      h('td', { 'data-label': 'Name' }, r.name),
+      h('td', { 'data-label': 'Sink' }, sinkText(r.sink)),
+      h('td', { 'data-label': 'Triggers' }, r.triggers.join(', ')),
+      h('td', { 'data-label': 'Filters' }, filterText(r)),
+      h('td', { 'data-label': 'State' }, stateNode(r)),
+      h('td', { 'data-label': 'Pending', class: 'num' }, String(r.pending)),
+      h('td', { 'data-label': 'Actions' },
+        h('button', { type: 'button', onclick: () => edit(r) }, 'Edit'), ' ',
+        h('button', { type: 'button', onclick: () => test(r) }, 'Test'), ' ',
+        h('button', { type: 'button', onclick: () => openLog(r) }, 'Log'), ' ',
+        h('button', { type: 'button', class: 'danger-quiet', onclick: () => remove(r) }, 'Delete')))));
+  }
+
+  function edit(r) {
+    editing = r;
+    fillForm(form, r);
+    document.getElementById('nf-form-title').textContent = `Edit rule ${r.id} (${r.name})`;
+    form.el.querySelector('input[name="name"]').focus();
+  }
+
+  async function save(rule) {
+    try {
+      const saved = editing === null ? await api('POST', 'notifications', rule)
+        : await api('PUT', `notifications/${editing.id}`, rule);
+      showError(null);
+      announce(`Saved rule ${saved.name}`);
+      editing = null;
+      fillForm(form, null);
+      document.getElementById('nf-form-title').textContent = 'New rule';
+      await load();
+    } catch (err) {
+      form.fieldError(err);
+    }
+  }
+
+  async function test(r) {
+    try {
+      const q = await api('POST', `notifications/${r.id}/test`);
+      showError(null);
+      announce(`Test message ${q.delivery} queued for ${r.name}`);
+      await openLog(r);
+    } catch (err) {
+      showError(err, 'Test not sent');
+    }
+  }
+
+  async function remove(r) {
+    if (!window.confirm(`Delete the rule "${r.name}" and its delivery log?`)) return;
+    try {
+      await api('DELETE', `notifications/${r.id}`);
+      if (logRule?.id === r.id) { logRule = null; log.hidden = true; }
+      showError(null);
+      await load();
+    } catch (err) {
+      showError(err, 'Not deleted');
+    }
+  }
+
+  async function openLog(r) {
+    logRule = r;
+    await loadLog();
+  }
+
+  async function loadLog() {
+    const r = logRule;
+    try {
+      const reply = await api('GET', `notifications/${r.id}/deliveries`);
+      if (gone || logRule !== r) return;
+      drawLog(r, reply.deliveries);
+    } catch (err) {
+      if (err.status === 404) { logRule = null; log.hidden = true; return; }
+      showError(err, 'Cannot read the delivery log');
+    }
+  }
+
+  function drawLog(r, list) {
+    log.hidden = false;
+    replace(log,
+      h('h2', {}, `Delivery log of ${r.name}`),
+      list.length === 0 ? h('p', { class: 'muted' }, 'Nothing sent yet.')
+        : h('div', { class: 'table-wrap' }, h('table', { class: 'mx-table nf-deliveries' },
+          h('caption', { class: 'visually-hidden' }, `Deliveries of ${r.name}, newest first`),
+          h('thead', {}, h('tr', {}, ['#', 'Trigger', 'Message', 'State', 'Attempts', 'HTTP', 'Created', 'Last error'].map(
+            (t) => h('th', { scope: 'col' }, t)))),
+          h('tbody', {}, list.map((d) => h('tr', { dataset: { delivery: d.id, state: d.state } },
+            h('td', { 'data-label': '#', class: 'num' }, String(d.id)),
+            h('td', { 'data-label': 'Trigger' }, d.trigger),
+            h('td', { 'data-label': 'Message' }, d.title ?? ''),
+            h('td', { 'data-label': 'State' }, deliveryState(d)),
+            h('td', { 'data-label': 'Attempts', class: 'num' }, String(d.attempts)),
+            h('td', { 'data-label': 'HTTP', class: 'num' }, d.last_status === null ? '–' : String(d.last_status)),
+            h('td', { 'data-label': 'Created' }, absolute(d.created_at)),
+            h('td', { 'data-label': 'Last error' }, d.last_error ?? '')))))));
+  }
+
+  const tick = () => {
+    if (gone) return;
+    load().finally(() => { if (!gone) timer = setTimeout(tick, POLL_MS); });
+  };
+  tick();
+  return () => { gone = true; clearTimeout(timer); };
+}
+
+function sinkText(s) {
+  let where = 'URL from a file';
+  if (s.url) {
+    try { where = new URL(s.url).host; } catch { where = s.url; }
+  }
+  return `${s.template} → ${where}${s.hmac_key_file ? ' (signed)' : ''}`;
+}
+
+function filterText(r) {
+  const parts = [];
+  if (r.hosts.length) parts.push(`hosts ${r.hosts.join(', ')}`);
+  if (r.matrices.length) parts.push(`matrices ${r.matrices.join(', ')}`);
+  return parts.length ? parts.join('; ') : 'any';
+}
+
+function stateNode(r) {
+  if (r.failing) {
+    return h('span', { class: 'nf-failing' }, h('span', { class: 'badge badge-down' }, 'FAILING'),
+      r.last_error ? h('span', { class: 'last-error' }, ` ${r.last_error}`) : null);
+  }
+  if (!r.enabled) return h('span', { class: 'badge badge-unknown' }, 'disabled');
+  return h('span', { class: 'badge badge-up' }, 'ok');
+}
+
+function deliveryState(d) {
+  const cls = d.state === 'delivered' ? 'badge-up' : d.state === 'failed' ? 'badge-down' : 'badge-unknown';
+  const next = d.state === 'pending' && d.next_attempt_at ? ` (next ${absolute(d.next_attempt_at)})` : '';
+  return h('span', {}, h('span', { class: `badge ${cls}` }, d.state), next);
+}
+
+// ---------------------------------------------------------------- the form
+
+function field(name, label, input, help) {
+  return h('div', { class: 'b-field', dataset: { field: name } },
+    h('label', { for: `nf-${name}` }, label), input,
+    help ? h('p', { class: 'help muted' }, help) : null);
+}
+
+function ruleForm(onSave, onReset) {
+  const el = h('form', { class: 'builder nf-form', novalidate: true });
+  const text = (name, attrs = {}) => h('input', { type: 'text', id: `nf-${name}`, name, autocomplete: 'off', ...attrs });
+  const err = h('p', { class: 'b-error', role: 'alert', hidden: true });
+  const triggers = h('div', { class: 'b-checks', id: 'nf-triggers' }, TRIGGERS.map(([t, words]) => h('label', { class: 'b-check' },
+    h('input', { type: 'checkbox', name: 'trigger', value: t }), ` ${words}`)));
+  el.append(
+    h('fieldset', {}, h('legend', {}, 'Rule'),
+      h('div', { class: 'b-row' },
+        field('name', 'Name', text('name', { maxlength: 63, required: true })),
+        h('label', { class: 'b-check' }, h('input', { type: 'checkbox', name: 'enabled', checked: true }), ' enabled')),
+      h('div', { dataset: { field: 'triggers' } }, h('p', { class: 'spec-label' }, 'When'), triggers),
+      h('div', { class: 'b-row' },
+        field('hosts', 'Only hosts', text('hosts', { placeholder: 'left, right' }), 'empty: any host'),
+        field('matrices', 'Only matrices', text('matrices', { placeholder: '12, 13' }), 'empty: any matrix'))),
+    h('fieldset', {}, h('legend', {}, 'Send to'),
+      h('div', { class: 'b-row' },
+        field('sink.template', 'Template', h('select', { id: 'nf-sink.template', name: 'template' }, TEMPLATES.map((t) => h('option', { value: t }, t)))),
+        field('sink.url', 'URL', text('url', { id: 'nf-sink.url', placeholder: 'https://ntfy.sh/my-testbed', inputmode: 'url' }),
+          'http(s) only; for Matrix, the room\'s send/m.room.message URL')),
+      h('div', { class: 'b-row' }, FILES.map(([k, label, help]) => field(`sink.${k}`, label,
+        text(k, { id: `nf-sink.${k}`, placeholder: '/etc/testbedd/…' }), help))),
+      h('div', { class: 'b-row' },
+        field('sink.allow_private_host', 'Allow a private host', text('allow_private_host', { id: 'nf-sink.allow_private_host' }),
+          'the URL\'s host, only to send to loopback or link-local (a receiver on this machine)'))),
+    err,
+    h('div', { class: 'b-row' }, h('button', { type: 'submit' }, 'Save rule'), h('button', { type: 'reset' }, 'Clear')));
+  el.addEventListener('submit', (e) => {
+    e.preventDefault();
+    showFieldError(null);
+    onSave(readForm(el));
+  });
+  el.addEventListener('reset', (e) => {
+    e.preventDefault();
+    showFieldError(null);
+    onReset();
+  });
+  function showFieldError(apiErr) {
+    for (const x of el.querySelectorAll('[aria-invalid]')) x.removeAttribute('aria-invalid');
+    err.hidden = apiErr === null;
+    if (apiErr === null) return;
+    err.textContent = errorText(apiErr, 'Not saved');
+    const box = el.querySelector(`[data-field="${CSS.escape(apiErr.field)}"]`);
+    const input = box?.querySelector('input, select');
+    if (input) { input.setAttribute('aria-invalid', 'true'); input.focus(); }
+  }
+  return { el, fieldError: showFieldError };
+}
+
+function list(s) {
+  return s.split(/[\s,]+/).filter((x) => x !== '');
+}
+
+function readForm(el) {
+  const v = (name) => el.elements[name].value.trim();
+  const sink = { template: v('template') };
+  if (v('url')) sink.url = v('url');
+  for (const [k] of FILES) if (v(k)) sink[k] = v(k);
+  if (v('allow_private_host')) sink.allow_private_host = v('allow_private_host');
+  return {
+    name: v('name'),
+    enabled: el.elements.enabled.checked,
+    triggers: [...el.querySelectorAll('input[name="trigger"]:checked')].map((x) => x.value),
+    hosts: list(v('hosts')),
+    matrices: list(v('matrices')).map((x) => (/^\d+$/.test(x) ? Number(x) : x)),
+    sink,
+  };
+}
+
+function fillForm(form, r) {
+  const el = form.el;
+  el.elements.name.value = r?.name ?? '';
+  el.elements.enabled.checked = r?.enabled ?? true;
+  for (const x of el.querySelectorAll('input[name="trigger"]')) x.checked = r?.triggers.includes(x.value) ?? false;
+  el.elements.hosts.value = r?.hosts.join(', ') ?? '';
+  el.elements.matrices.value = r?.matrices.join(', ') ?? '';
+  el.elements.template.value = r?.sink.template ?? 'json';
+  el.elements.url.value = r?.sink.url ?? '';
+  for (const [k] of FILES) el.elements[k].value = r?.sink[k] ?? '';
+  el.elements.allow_private_host.value = r?.sink.allow_private_host ?? '';
+  form.fieldError(null);
+  if (r === null) document.getElementById('nf-form-title').textContent = 'New rule';
+}

@@ -1,0 +1,204 @@
+// The Notifications page (#/notifications) in Debian's Chromium (headless,
+// driven by playwright-core) against the real testbedd and a small HTTP
+// receiver in this process on 127.0.0.1 (allowed by the rule's
+// allow_private_host; the notifier refuses loopback otherwise).
+//
+// The cases run in order on one page: an admin sees no rules; a rule with a
+// URL testbedd refuses (ftp://) shows the API's message and marks the URL
+// field; a good rule appears as "ok"; its Test button makes testbedd send a
+// signed JSON body to the receiver and the delivery log shows it delivered;
+// with the receiver answering 500 the rule turns FAILING (with the status in
+// its last error) and back to ok once a message goes through; Edit fills the
+// form and saving changes the rule; Delete removes it; a viewer is told the
+// page is for admins (the only console errors: the 400 of the refused
+// rule, 401/403).  Screenshots (1280x800 and a 390x844 phone, light and
+// dark) go to $TB_BINARY_DIR/screenshots/notifications-*.png.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import {
+  Testbedd, binaryDir, eventually, freePort, launchChromium, removeDir, tempDir,
+} from './lib/testbed.mjs';
+
+const SOON = 20_000;
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+const KEY = 'browser-test-hmac-key';
+let dir;
+let tbd;
+let browser;
+let page;
+let shots;
+let rx;
+let rxPort;
+let rxStatus = 200;
+let keyFile;
+let viewerSecret;
+const received = [];
+const pageErrors = [];
+
+before(async () => {
+  dir = tempDir('tb-notify-');
+  process.env.TESTBEDD_TEST_NOTIFY_BACKOFF_MS = '200';
+  keyFile = path.join(dir, 'hmac.key');
+  writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
+  rx = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      received.push({ method: req.method, url: req.url, headers: req.headers, body, status: rxStatus });
+      res.writeHead(rxStatus, { 'Content-Length': '0' });
+      res.end();
+    });
+  });
+  rxPort = await freePort();
+  await new Promise((resolve) => rx.listen(rxPort, '127.0.0.1', resolve));
+  const tbDir = path.join(dir, 'tb');
+  mkdirSync(tbDir, { mode: 0o700 });
+  const closed = await freePort();
+  const keyPath = path.join(dir, 'ssh.key');
+  writeFileSync(keyPath, 'not a key\n', { mode: 0o600 });
+  tbd = new Testbedd(tbDir, `version: 1
+ssh:
+  user: root
+  key_file: ${keyPath}
+  connect_timeout_s: 2
+machines:
+  left:
+    role: host
+    os:
+      ubuntu: {address: 127.0.0.1, port: ${closed}}
+`);
+  await tbd.start();
+  viewerSecret = (await tbd.post('/api/v1/tokens', { name: 'nf-viewer', role: 'viewer' })).secret;
+  shots = path.join(binaryDir, 'screenshots');
+  mkdirSync(shots, { recursive: true });
+  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
+  page = browser.pages()[0] ?? await browser.newPage();
+  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+});
+
+after(async () => {
+  await browser?.close().catch(() => {});
+  await tbd?.stop();
+  rx?.close();
+  removeDir(dir);
+});
+
+async function login(token) {
+  const input = page.getByLabel('API token');
+  await input.waitFor();
+  await input.fill(token);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+}
+
+async function shoot(name) {
+  await page.evaluate(() => document.activeElement?.blur());
+  await page.screenshot({ path: path.join(shots, `notifications-${name}-desktop.png`), fullPage: true });
+  await page.setViewportSize(PHONE);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  await page.screenshot({ path: path.join(shots, `notifications-${name}-phone.png`), fullPage: true });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.screenshot({ path: path.join(shots, `notifications-${name}-phone-dark.png`), fullPage: true });
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize(DESKTOP);
+  assert.ok(overflow <= 0, `${name}: the page is ${overflow} px wider than a 390 px phone`);
+}
+
+const row = (name) => page.locator('table.nf-rules tbody tr', { hasText: name });
+
+test('an admin opens Notifications from the nav: no rules yet', async () => {
+  await page.goto(`${tbd.base}/`);
+  await login(tbd.adminToken);
+  await page.getByRole('link', { name: 'Notifications' }).click();
+  await page.locator('h1', { hasText: 'Notifications' }).waitFor();
+  await page.getByText('No rules yet').waitFor();
+});
+
+test('a refused URL: the API says why and the field is marked', async () => {
+  await page.getByLabel('Name').fill('phone');
+  await page.getByLabel('a matrix ended').check();
+  await page.getByLabel('URL', { exact: true }).fill('ftp://127.0.0.1/x');
+  await page.getByRole('button', { name: 'Save rule' }).click();
+  await page.getByText('http:// or https://').waitFor();
+  assert.equal(await page.getByLabel('URL', { exact: true }).getAttribute('aria-invalid'), 'true');
+});
+
+test('a rule is created and shows as ok', async () => {
+  await page.getByLabel('a host went down').check();
+  await page.getByLabel('URL', { exact: true }).fill(`http://127.0.0.1:${rxPort}/hook`);
+  await page.getByLabel('HMAC key file').fill(keyFile);
+  await page.getByLabel('Allow a private host').fill('127.0.0.1');
+  await page.getByLabel('Only hosts').fill('left');
+  await page.getByRole('button', { name: 'Save rule' }).click();
+  await row('phone').waitFor();
+  const text = await row('phone').innerText();
+  assert.match(text, /matrix\.ended, host\.down/);
+  assert.match(text, /json → 127\.0\.0\.1:\d+ \(signed\)/);
+  assert.match(text, /hosts left/);
+  assert.match(text, /\bok\b/i);
+});
+
+test('Test sends a signed message; the log shows it delivered', async () => {
+  const before = received.length;
+  await row('phone').getByRole('button', { name: 'Test' }).click();
+  await eventually(() => received.length > before, SOON, 'the receiver got nothing');
+  const r = received[before];
+  assert.equal(r.url, '/hook');
+  const body = JSON.parse(r.body);
+  assert.equal(body.trigger, 'test');
+  const sig = createHmac('sha256', KEY).update(`${r.headers['x-testbedd-timestamp']}.${r.body}`).digest('hex');
+  assert.equal(r.headers['x-testbedd-signature'], `sha256=${sig}`);
+  const log = page.locator('table.nf-deliveries');
+  await log.locator(`tr[data-delivery="${body.delivery}"][data-state="delivered"]`).waitFor({ timeout: SOON });
+  await shoot('list');
+});
+
+test('a receiver answering 500 makes the rule FAILING, then ok again', async () => {
+  rxStatus = 500;
+  await row('phone').getByRole('button', { name: 'Test' }).click();
+  await row('phone').getByText('FAILING').waitFor({ timeout: SOON });
+  assert.match(await row('phone').innerText(), /HTTP 500/);
+  await shoot('failing');
+  // the failing message is retried (or given up on after 8 attempts); a new
+  // one that goes through clears the mark
+  rxStatus = 200;
+  await row('phone').getByRole('button', { name: 'Test' }).click();
+  await row('phone').getByText(/^ok$/).waitFor({ timeout: 60_000 });
+});
+
+test('Edit fills the form; saving changes the rule', async () => {
+  await row('phone').getByRole('button', { name: 'Edit' }).click();
+  assert.equal(await page.getByLabel('Name').inputValue(), 'phone');
+  assert.equal(await page.getByLabel('Only hosts').inputValue(), 'left');
+  assert.ok(await page.getByLabel('a host went down').isChecked());
+  await page.getByLabel('Name').fill('phone2');
+  await page.getByLabel('a run failed').check();
+  await page.getByRole('button', { name: 'Save rule' }).click();
+  await row('phone2').waitFor();
+  assert.match(await row('phone2').innerText(), /run\.failed/);
+  const rules = (await tbd.get('/api/v1/notifications')).rules;
+  assert.equal(rules.length, 1);
+  assert.equal(rules[0].name, 'phone2');
+});
+
+test('Delete removes the rule', async () => {
+  page.once('dialog', (d) => d.accept());
+  await row('phone2').getByRole('button', { name: 'Delete' }).click();
+  await page.getByText('No rules yet').waitFor();
+  assert.deepEqual((await tbd.get('/api/v1/notifications')).rules, []);
+});
+
+test('a viewer is told the page is for admins', async () => {
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await login(viewerSecret);
+  await page.goto(`${tbd.base}/#/notifications`);
+  await page.getByText('Notification rules are for admins').waitFor();
+  assert.deepEqual(pageErrors.filter((e) => !/status of 40[013]/.test(e)), []);
+});
