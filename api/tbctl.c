@@ -69,10 +69,19 @@ static const char usage_matrix[] =
 	"  matrix results ID [--runs] [--csv] medians per cell (--runs: every run); --csv:\n"
 	"                                     the server's CSV as it sent it\n"
 	"  matrix show ID                     state, progress and every run\n"
-	"  matrix compare ID --baseline ID [--max-drop PCT]\n"
-	"                                     medians per cell against the baseline's; the\n"
+	"  matrix compare ID --baseline ID [--max-drop PCT] [--metric M] [--spread]\n"
+	"                 [--junit FILE]      medians per cell against the baseline's; the\n"
 	"                                     cells whose median fell by more than PCT\n"
-	"                                     percent (default 5) fail the gate (exit 7)\n"
+	"                                     percent (default 5) fail the gate (exit 7);\n"
+	"                                     --metric receiver_bps (default), sender_bps,\n"
+	"                                     lost_percent, retransmits, jitter_ms (the last\n"
+	"                                     three fail when they rise); --spread: both\n"
+	"                                     IQRs and whether they overlap; --junit: a\n"
+	"                                     JUnit XML file, a testcase per cell\n"
+	"  matrix report ID [--baseline ID] [--format html|md] > FILE\n"
+	"                                     a report to publish: one HTML file without\n"
+	"                                     script (tables, SVG charts, commands, hosts,\n"
+	"                                     spec) or Markdown; --baseline adds the A/B\n"
 	"  matrix hosts ID [--diff ID]        what each host was (kernel, NIC, firmware,\n"
 	"                                     TCP settings); --diff: what differs from\n"
 	"                                     the hosts of another matrix\n"
@@ -176,8 +185,12 @@ static const struct command commands[] = {
 	{"matrix", "results", 3, 3, TBCTL_OPT_CSV | TBCTL_OPT_RUNS | TBCTL_OPT_CELLS, 1, tbctl_cmd_matrix_results,
 	 "matrix results ID [--runs|--cells] [--csv]"},
 	{"matrix", "show", 3, 3, 0, 1, tbctl_cmd_matrix_show, "matrix show ID"},
-	{"matrix", "compare", 3, 3, TBCTL_OPT_BASELINE | TBCTL_OPT_MAX_DROP, 1, tbctl_cmd_matrix_compare,
-	 "matrix compare ID --baseline ID [--max-drop PCT]"},
+	{"matrix", "compare", 3, 3,
+	 TBCTL_OPT_BASELINE | TBCTL_OPT_MAX_DROP | TBCTL_OPT_METRIC | TBCTL_OPT_SPREAD | TBCTL_OPT_JUNIT, 1,
+	 tbctl_cmd_matrix_compare,
+	 "matrix compare ID --baseline ID [--max-drop PCT] [--metric M] [--spread] [--junit FILE]"},
+	{"matrix", "report", 3, 3, TBCTL_OPT_BASELINE | TBCTL_OPT_FORMAT, 1, tbctl_cmd_matrix_report,
+	 "matrix report ID [--baseline ID] [--format html|md]"},
 	{"matrix", "hosts", 3, 3, TBCTL_OPT_DIFF, 1, tbctl_cmd_matrix_hosts, "matrix hosts ID [--diff ID]"},
 	{"matrix", "list", 2, 2, TBCTL_OPT_LIMIT, 1, tbctl_cmd_matrix_list, "matrix list [--limit N]"},
 	{"matrix", "cancel", 3, 3, 0, 1, tbctl_cmd_matrix_cancel, "matrix cancel ID"},
@@ -218,6 +231,10 @@ static const struct option_def options[] = {
 	{"baseline", TBCTL_OPT_BASELINE, 1},
 	{"max-drop", TBCTL_OPT_MAX_DROP, 1},
 	{"diff", TBCTL_OPT_DIFF, 1},
+	{"metric", TBCTL_OPT_METRIC, 1},
+	{"spread", TBCTL_OPT_SPREAD, 0},
+	{"junit", TBCTL_OPT_JUNIT, 1},
+	{"format", TBCTL_OPT_FORMAT, 1},
 };
 
 enum parse_result { PARSE_OK, PARSE_HELP, PARSE_VERSION, PARSE_ERROR };
@@ -275,6 +292,9 @@ static int set_option(struct tbctl_args *a, const struct option_def *o, const ch
 	case TBCTL_OPT_BASELINE: slot = &a->baseline; break;
 	case TBCTL_OPT_MAX_DROP: slot = &a->max_drop; break;
 	case TBCTL_OPT_DIFF: slot = &a->diff; break;
+	case TBCTL_OPT_METRIC: slot = &a->metric; break;
+	case TBCTL_OPT_JUNIT: slot = &a->junit; break;
+	case TBCTL_OPT_FORMAT: slot = &a->format; break;
 	default: return -1;
 	}
 	if (*value == '\0') {

@@ -53,8 +53,12 @@ enum tbctl_opt {
 	TBCTL_OPT_BASELINE = 1 << 14,
 	TBCTL_OPT_MAX_DROP = 1 << 15,
 	TBCTL_OPT_DIFF = 1 << 16,
+	TBCTL_OPT_METRIC = 1 << 17, /* --metric M (matrix compare) */
+	TBCTL_OPT_SPREAD = 1 << 18, /* --spread (matrix compare) */
+	TBCTL_OPT_JUNIT = 1 << 19,  /* --junit FILE (matrix compare) */
+	TBCTL_OPT_FORMAT = 1 << 20, /* --format md|html (matrix report) */
 };
-#define TBCTL_OPT_LAST TBCTL_OPT_DIFF
+#define TBCTL_OPT_LAST TBCTL_OPT_FORMAT
 
 /* Flags without a field of their own (--quiet, --csv, --runs, --cells) are
  * read from struct tbctl_args.seen. */
@@ -69,6 +73,8 @@ struct tbctl_args {
 	const char *os, *fingerprint, *role, *host, *actor, *since, *limit, *type;
 	const char *baseline, *max_drop; /* --baseline ID, --max-drop PCT */
 	const char *diff;                /* --diff ID (matrix hosts) */
+	const char *metric, *junit;      /* --metric M, --junit FILE (matrix compare) */
+	const char *format;              /* --format md|html (matrix report) */
 	const char *pos[TBCTL_MAX_POS];  /* the command and its operands */
 	int npos;
 };
@@ -149,6 +155,7 @@ int tbctl_cmd_matrix_rerun(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_list(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_show(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_compare(const struct tbctl_ctx *ctx);
+int tbctl_cmd_matrix_report(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_hosts(const struct tbctl_ctx *ctx);
 int tbctl_cmd_notify(const struct tbctl_ctx *ctx);
 

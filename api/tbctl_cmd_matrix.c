@@ -219,135 +219,20 @@ static int started(const struct tbctl_ctx *ctx, const char *path, json_t *body, 
 	return rc;
 }
 
-/* --baseline ID and --max-drop PCT as a query string, or -1 after saying why. */
-static int gate_query(const struct tbctl_args *a, char *q, size_t n)
-{
-	long long base;
-	char *end = NULL;
-	double drop = 5;
-
-	if (a->baseline == NULL) {
-		fprintf(stderr, "tbctl: --baseline ID is required: the matrix to compare against\n");
-		return -1;
-	}
-	if (mx_parse_id(a->baseline, &base) != 0)
-		return -1;
-	if (a->max_drop != NULL) {
-		drop = strtod(a->max_drop, &end);
-		if (end == a->max_drop || *end != '\0' || !(drop >= 0 && drop <= 100)) {
-			fprintf(stderr, "tbctl: --max-drop must be a percentage 0..100, got \"%s\"\n", a->max_drop);
-			return -1;
-		}
-	}
-	snprintf(q, n, "/compare?baseline=%lld&max_drop=%g", base, drop);
-	return 0;
-}
-
-static int compare_table(const json_t *c)
-{
-	static const char *const header[] = {"CELL", "CLIENT -> SERVER", "PROTOCOL", "DIRECTION", "PARAMS", "BASELINE",
-					     "NOW",  "CHANGE",           "VERDICT"};
-	struct tbctl_table *t = tbctl_table_new(9, header);
-	const json_t *r;
-	size_t i;
-
-	if (t == NULL)
-		return mx_nomem();
-	json_array_foreach(json_object_get(c, "cells"), i, r)
-	{
-		char cell[48], pair[200], params[256], base[32], now[32], change[32];
-		const char *cells[9];
-		const json_t *ch = json_object_get(r, "change_pct");
-
-		if (json_is_integer(json_object_get(r, "cell")))
-			snprintf(cell, sizeof(cell), "%lld", tbctl_jint(r, "cell", 0));
-		else
-			snprintf(cell, sizeof(cell), "(%lld)", tbctl_jint(r, "baseline_cell", 0));
-		mx_fmt_pair(pair, sizeof(pair), r);
-		mx_fmt_params(params, sizeof(params), json_object_get(r, "params"));
-		mx_fmt_bps(base, sizeof(base), mx_jnum(r, "baseline_median", -1));
-		mx_fmt_bps(now, sizeof(now), mx_jnum(r, "median", -1));
-		if (json_is_number(ch))
-			snprintf(change, sizeof(change), "%+.1f%%", json_number_value(ch));
-		else
-			snprintf(change, sizeof(change), "-");
-		cells[0] = cell;
-		cells[1] = pair;
-		cells[2] = tbctl_jstr(r, "protocol");
-		cells[3] = tbctl_jstr(r, "direction");
-		cells[4] = params;
-		cells[5] = base;
-		cells[6] = now;
-		cells[7] = change;
-		cells[8] = tbctl_jstr(r, "verdict");
-		if (tbctl_table_add(t, cells) != 0) {
-			tbctl_table_free(t);
-			return mx_nomem();
-		}
-	}
-	tbctl_table_print(t, stdout);
-	tbctl_table_free(t);
-	return TBCTL_EXIT_OK;
-}
-
-/* GET .../compare and print it; TBCTL_EXIT_DROPPED when the gate fails. */
-static int compare(const struct tbctl_ctx *ctx, long long id, const char *query)
-{
-	json_t *reply = NULL, *c;
-	char *path = mx_matrix_path(id, query);
-	int rc;
-
-	if (path == NULL)
-		return mx_nomem();
-	rc = tbctl_api_call(ctx, "GET", path, NULL, &reply);
-	free(path);
-	if (rc != TBCTL_EXIT_OK)
-		return rc;
-	c = json_object_get(reply, "compare");
-	if (!ctx->args->json) {
-		size_t nd = json_array_size(json_object_get(c, "dropped"));
-
-		rc = compare_table(c);
-		printf("matrix %lld against baseline %lld (%s, a drop of more than %g%% fails): %lld cell%s compared, ",
-		       id, tbctl_jint(c, "baseline", 0), mx_str_or(c, "metric", "?"), mx_jnum(c, "max_drop_pct", 0),
-		       tbctl_jint(c, "compared", 0), tbctl_jint(c, "compared", 0) == 1 ? "" : "s");
-		if (json_is_true(json_object_get(c, "pass")))
-			printf("none dropped: pass\n");
-		else if (nd > 0)
-			printf("%zu dropped or without a result: FAIL\n", nd);
-		else
-			printf("nothing to compare (no cell of the baseline matches): FAIL\n");
-	}
-	if (rc == TBCTL_EXIT_OK && !json_is_true(json_object_get(c, "pass")))
-		rc = TBCTL_EXIT_DROPPED;
-	json_decref(reply);
-	return rc;
-}
-
-int tbctl_cmd_matrix_compare(const struct tbctl_ctx *ctx)
-{
-	char q[96];
-	long long id;
-
-	if (mx_parse_id(ctx->args->pos[2], &id) != 0 || gate_query(ctx->args, q, sizeof(q)) != 0)
-		return TBCTL_EXIT_USAGE;
-	return compare(ctx, id, q);
-}
-
 int tbctl_cmd_matrix_run(const struct tbctl_ctx *ctx)
 {
 	const struct tbctl_args *a = ctx->args;
 	int gate = (a->seen & (TBCTL_OPT_BASELINE | TBCTL_OPT_MAX_DROP)) != 0;
 	json_t *spec;
 	long long id = 0;
-	char q[96];
+	char q[160];
 	int rc;
 
 	if (gate && !a->wait) {
 		fprintf(stderr, "tbctl: --baseline needs --wait: the gate compares the matrix once it has ended\n");
 		return TBCTL_EXIT_USAGE;
 	}
-	if (gate && gate_query(a, q, sizeof(q)) != 0)
+	if (gate && mx_gate_query(a, q, sizeof(q)) != 0)
 		return TBCTL_EXIT_USAGE;
 	if ((spec = mx_load_spec(a->pos[2])) == NULL)
 		return TBCTL_EXIT_USAGE;
@@ -355,7 +240,7 @@ int tbctl_cmd_matrix_run(const struct tbctl_ctx *ctx)
 	json_decref(spec);
 	/* a matrix that ran (even with failed runs) is judged; a canceled one is not */
 	if (gate && id > 0 && (rc == TBCTL_EXIT_OK || rc == TBCTL_EXIT_FAILED)) {
-		int grc = compare(ctx, id, q);
+		int grc = mx_compare(ctx, id, q);
 
 		if (grc != TBCTL_EXIT_OK)
 			rc = grc;

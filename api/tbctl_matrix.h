@@ -33,6 +33,16 @@ char *mx_matrix_path(long long id, const char *tail);
 size_t mx_columns(void);             /* the terminal's width, else 80 */
 void mx_print_boot(const json_t *d); /* a matrix.boot event's data as a line */
 
+void mx_fmt_metric(char *buf, size_t n, const char *metric, double v); /* by the metric's unit */
+
+/* ---- tbctl_matrix_compare.c ---- */
+/* --baseline, --max-drop and --metric as "/compare?..." into q, or -1 after
+ * saying why on stderr. */
+int mx_gate_query(const struct tbctl_args *a, char *q, size_t n);
+/* GET .../compare and print it (--spread: both IQRs; --junit: the XML file);
+ * TBCTL_EXIT_DROPPED when the gate fails. */
+int mx_compare(const struct tbctl_ctx *ctx, long long id, const char *query);
+
 /* ---- tbctl_matrix_watch.c ---- */
 struct mx_watch;
 

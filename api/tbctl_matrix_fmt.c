@@ -114,6 +114,22 @@ void mx_fmt_percent(char *buf, size_t n, double v)
 		snprintf(buf, n, "%.2f%%", v);
 }
 
+/* A value of a compare metric in its unit ("-" for none, i.e. < 0). */
+void mx_fmt_metric(char *buf, size_t n, const char *metric, double v)
+{
+	if (strcmp(metric, "lost_percent") == 0)
+		mx_fmt_percent(buf, n, v);
+	else if (strcmp(metric, "retransmits") == 0)
+		mx_fmt_count(buf, n, v);
+	else if (strcmp(metric, "jitter_ms") == 0) {
+		if (v < 0)
+			snprintf(buf, n, "-");
+		else
+			snprintf(buf, n, "%.3f ms", v);
+	} else
+		mx_fmt_bps(buf, n, v);
+}
+
 /* The median of a stats object {n,mean,median,...} (null when no data): -1. */
 double mx_median_of(const json_t *cell, const char *key)
 {

@@ -47,6 +47,7 @@ int api_matrix_resume(struct tb_request *rq, struct tb_reply *rp);
 int api_matrix_rerun(struct tb_request *rq, struct tb_reply *rp);
 int api_matrix_results(struct tb_request *rq, struct tb_reply *rp);
 int api_matrix_compare(struct tb_request *rq, struct tb_reply *rp);
+int api_matrix_report(struct tb_request *rq, struct tb_reply *rp); /* api_reports.c */
 int api_matrix_hosts(struct tb_request *rq, struct tb_reply *rp);
 int api_matrix_hosts_diff(struct tb_request *rq, struct tb_reply *rp);
 int api_matrix_hosts_raw(struct tb_request *rq, struct tb_reply *rp);

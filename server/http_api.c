@@ -285,7 +285,8 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 		} else if (rp.stream) {
 			ret = edge_start_stream(h, cs, &rp);
 		} else if (rp.text != NULL) {
-			ret = edge_send_text(cs->conn, status, rp.text, rp.text_len, rp.content_type);
+			ret = edge_send_text(cs->conn, status, rp.text, rp.text_len, rp.content_type, rp.csp,
+					     rp.disposition);
 		} else {
 			ret = edge_send_json(cs->conn, status, rp.body, extra, 2);
 		}

@@ -65,8 +65,10 @@ enum MHD_Result edge_fail(struct MHD_Connection *conn, int code, const char *fie
 	__attribute__((format(printf, 4, 5)))
 #endif
 	;
+/* A text reply (steals text); csp replaces the API's Content-Security-Policy
+ * and disposition adds a Content-Disposition, each when not NULL or "". */
 enum MHD_Result edge_send_text(struct MHD_Connection *conn, unsigned int status, char *text, size_t len,
-			       const char *type);
+			       const char *type, const char *csp, const char *disposition);
 
 /* http_path.c */
 size_t edge_no_unescape(void *cls, struct MHD_Connection *c, char *s);

@@ -136,9 +136,9 @@ enum MHD_Result edge_fail(struct MHD_Connection *conn, int code, const char *fie
 	return edge_send_error(conn, &e, NULL, 0);
 }
 
-/* A non-JSON reply (steals text). */
+/* A non-JSON reply (steals text), with its own CSP and disposition when given. */
 enum MHD_Result edge_send_text(struct MHD_Connection *conn, unsigned int status, char *text, size_t len,
-			       const char *type)
+			       const char *type, const char *csp, const char *disposition)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result ret;
@@ -148,6 +148,12 @@ enum MHD_Result edge_send_text(struct MHD_Connection *conn, unsigned int status,
 		return MHD_NO;
 	}
 	edge_add_headers(r);
+	if (csp != NULL) {
+		MHD_del_response_header(r, security_headers[0][0], security_headers[0][1]);
+		MHD_add_response_header(r, security_headers[0][0], csp);
+	}
+	if (disposition != NULL && *disposition != '\0')
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disposition);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	ret = MHD_queue_response(conn, status, r);

@@ -29,6 +29,7 @@ const struct tb_route tb_routes[] = {
 	{"POST", "/api/v1/matrices/{id}/rerun", TB_LEVEL_OPERATOR, 0, "matrix.rerun", api_matrix_rerun},
 	{"GET", "/api/v1/matrices/{id}/results", TB_LEVEL_VIEWER, 0, NULL, api_matrix_results},
 	{"GET", "/api/v1/matrices/{id}/compare", TB_LEVEL_VIEWER, 0, NULL, api_matrix_compare},
+	{"GET", "/api/v1/matrices/{id}/report", TB_LEVEL_VIEWER, 0, NULL, api_matrix_report},
 	{"GET", "/api/v1/matrices/{id}/hosts", TB_LEVEL_VIEWER, 0, NULL, api_matrix_hosts},
 	{"GET", "/api/v1/matrices/{id}/hosts/diff", TB_LEVEL_VIEWER, 0, NULL, api_matrix_hosts_diff},
 	{"GET", "/api/v1/matrices/{id}/hosts/raw", TB_LEVEL_VIEWER, 0, NULL, api_matrix_hosts_raw},

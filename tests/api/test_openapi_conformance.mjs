@@ -464,8 +464,27 @@ const cases = [
     (b) => assert.equal(b.error.field, 'id')],
   ['compare, max_drop 101', 'GET', '/api/v1/matrices/RERUN_ID/compare?baseline=MATRIX_ID&max_drop=101', { who: 'viewer' }, 400,
     (b) => assert.equal(b.error.field, 'max_drop')],
-  ['compare, metric jitter', 'GET', '/api/v1/matrices/RERUN_ID/compare?baseline=MATRIX_ID&metric=jitter_ms', { who: 'viewer' }, 400,
+  ['compare, metric cpu', 'GET', '/api/v1/matrices/RERUN_ID/compare?baseline=MATRIX_ID&metric=cpu', { who: 'viewer' }, 400,
     (b) => assert.equal(b.error.field, 'metric')],
+  ['compare, metric jitter (higher is worse)', 'GET', '/api/v1/matrices/RERUN_ID/compare?baseline=MATRIX_ID&metric=jitter_ms', { who: 'viewer' }, 200,
+    (b) => {
+      assert.equal(b.compare.metric, 'jitter_ms');
+      assert.equal(b.compare.higher_is_worse, true);
+      assert.ok(b.compare.cells.every((r) => r.overlap === null && 'baseline_q1' in r), JSON.stringify(b.compare.cells[0]));
+    }],
+  ['compare as CSV', 'GET', '/api/v1/matrices/RERUN_ID/compare?baseline=MATRIX_ID&format=csv', { who: 'viewer' }, 200,
+    (b) => assert.match(b, /^cell,baseline_cell,client,/)],
+  ['hosts diff as CSV', 'GET', '/api/v1/matrices/RERUN_ID/hosts/diff?other=MATRIX_ID&format=csv', { who: 'viewer' }, 200,
+    (b) => assert.match(b, /^host,os,in,path,matrix,other\r\n/)],
+  ['report as HTML', 'GET', '/api/v1/matrices/RERUN_ID/report?baseline=MATRIX_ID', { who: 'viewer' }, 200,
+    (b, res) => {
+      assert.match(res.headers['content-security-policy'], /^sandbox; default-src 'none'/);
+      assert.match(res.headers['content-disposition'], /^attachment; filename="matrix-\d+-vs-\d+-report\.html"$/);
+      assert.ok(!b.includes('<script'));
+    }],
+  ['report as Markdown', 'GET', '/api/v1/matrices/RERUN_ID/report?format=md', { who: 'viewer' }, 200],
+  ['report, format pdf', 'GET', '/api/v1/matrices/RERUN_ID/report?format=pdf', { who: 'viewer' }, 400,
+    (b) => assert.equal(b.error.field, 'format')],
   ['compare by POST', 'POST', '/api/v1/matrices/RERUN_ID/compare?baseline=MATRIX_ID', { who: 'admin' }, 405],
   ['matrix creation is audited', 'GET', '/api/v1/audit?limit=50', { who: 'admin' }, 200,
     (b) => assert.ok(b.audit.some((e) => e.action === 'matrix.create' && e.status === 201 && e.target === `matrix ${ids.MATRIX_ID}`),

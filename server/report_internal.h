@@ -1,0 +1,51 @@
+/*
+ * report_internal.h - what the report files share: escaping, the formatting
+ * of a metric's value, a cell's names, and the SVG charts (report_svg.c).
+ * Helpers in report.c.  All write into a tb_outbuf (outbuf.h), which keeps
+ * an allocation failure for the caller to see.
+ */
+#ifndef TB_REPORT_INTERNAL_H
+#define TB_REPORT_INTERNAL_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "outbuf.h"
+
+/* The metrics a report tabulates, with their headings. */
+struct rp_metric {
+	const char *key, *title;
+};
+extern const struct rp_metric rp_metrics[]; /* ends with {NULL, NULL} */
+
+/* s with & < > " ' as entities (NULL as ""). */
+void rp_esc(struct tb_outbuf *b, const char *s);
+/* A value of metric as a person reads it ("12.90 Gbit/s", "2.40 %",
+ * "13", "0.012 ms"); "—" when NaN. */
+void rp_fmt(char *buf, size_t n, const char *metric, double v);
+/* A member that is a number, else NaN. */
+double rp_num(const json_t *o, const char *key);
+/* A member that is a string, else "". */
+const char *rp_str(const json_t *o, const char *key);
+/* "a (linux) → b (freebsd)" */
+void rp_pair(char *buf, size_t n, const json_t *cell);
+/* "parallel=4 bitrate=10M", sorted by name ("" for none). */
+void rp_params(char *buf, size_t n, const json_t *params);
+/* One line of what a cell is: "#3 a → b udp reverse bitrate=10M". */
+void rp_label(char *buf, size_t n, const json_t *cell);
+/* A host's metadata as the report's columns (rp_host_cols; each a string). */
+extern const char *const rp_host_cols[];
+void rp_host_values(const json_t *meta, char vals[][160]);
+
+/* ---- report_svg.c ---- */
+
+/* A box plot per cell of metric's Stats (median, quartiles, min..max
+ * whiskers, every value a dot), noisy cells marked; nothing when no cell
+ * has the metric.  Returns the number of cells drawn. */
+int rp_svg_cells(struct tb_outbuf *b, const json_t *cells, const char *metric, const char *title);
+/* The A/B chart: per compared cell, the baseline's and this matrix's
+ * interquartile range and median; dropped cells in red. */
+int rp_svg_ab(struct tb_outbuf *b, const json_t *compare);
+
+#endif /* TB_REPORT_INTERNAL_H */

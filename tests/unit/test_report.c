@@ -1,0 +1,199 @@
+/*
+ * test_report.c - the report's renderers (report_html.c, report_md.c,
+ * report_svg.c) on a fixed matrix: the HTML has every table and a chart
+ * (an <svg>) per metric with data, no script anywhere even when the matrix's
+ * name, a host's metadata and a command try to inject one, its own CSP in a
+ * meta element; the A/B part adds its table, chart and the hosts diff; the
+ * Markdown has the same tables and says where the charts are.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "compare.h"
+#include "report.h"
+
+#define EVIL "<script>alert(1)</script>"
+
+static json_t *stats(double med, double q1, double q3, double lo, double hi, int noisy)
+{
+	return json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:[f, f, f], s:b}", "n", 3, "mean", med,
+			 "median", med, "stdev", 1.0, "min", lo, "max", hi, "q1", q1, "q3", q3, "cv",
+			 noisy ? 0.2 : 0.01, "values", lo, med, hi, "noisy", noisy);
+}
+
+static json_t *cell(int n, const char *proto, double rx, int noisy)
+{
+	json_t *c = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:i}, s:i, s:i}", "cell", n, "client", "left",
+			      "client_os", "linux", "server", "right", "server_os", "freebsd", "protocol", proto,
+			      "direction", n % 2 ? "reverse" : "forward", "params", "parallel", 1, "n", 3, "runs", 3);
+
+	json_object_set_new(c, "receiver_bps", stats(rx, rx * 0.98, rx * 1.02, rx * 0.95, rx * 1.05, noisy));
+	json_object_set_new(c, "sender_bps", stats(rx * 1.01, rx, rx * 1.03, rx * 0.97, rx * 1.06, 0));
+	if (strcmp(proto, "udp") == 0) {
+		json_object_set_new(c, "lost_percent", stats(2.4, 1, 4, 0.5, 42, 1));
+		json_object_set_new(c, "retransmits", json_null());
+	} else {
+		json_object_set_new(c, "lost_percent", json_null());
+		json_object_set_new(c, "retransmits", stats(12, 10, 14, 8, 20, 0));
+	}
+	return c;
+}
+
+/* A report of three cells; with_ab adds a comparison and a hosts diff. */
+static void make(struct tb_report *r, int with_ab)
+{
+	json_t *cells = json_pack("[o, o, o]", cell(0, "tcp", 12.9e9, 0), cell(1, "udp", 1.74e9, 1),
+				  cell(2, "tcp", 15.7e9, 0));
+
+	memset(r, 0, sizeof(*r));
+	r->matrix = json_pack("{s:i, s:s, s:s, s:s, s:{s:s, s:[s]}, s:{s:i, s:i, s:i, s:i}}", "id", 7, "name",
+			      "ubuntu vs freebsd " EVIL, "state", "succeeded", "created_at", "2026-12-04T09:00:00Z",
+			      "spec", "name", "ubuntu vs freebsd " EVIL, "protocols", "tcp", "progress", "total", 9,
+			      "ok", 9, "failed", 0, "canceled", 0);
+	r->table = json_pack("{s:i, s:[], s:o}", "matrix", 7, "runs", "cells", cells);
+	r->hosts = json_pack("[{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:s, s:i, s:{s:b, s:b}}, s:{s:s}}}]",
+			     "host", "left", "os", "linux", "metadata", "kernel", "Linux", "release",
+			     "6.8.0-134-generic", "os", "name", "Ubuntu 24.04 | x " EVIL, "nic", "interface", "enp1s0",
+			     "driver", "mlx5_core", "firmware", "16.35.2000", "mtu", 9000, "offloads",
+			     "tcp-segmentation-offload", 1, "rx-gro-hw", 0, "tcp", "congestion_control", "cubic");
+	r->commands = json_pack("[{s:i, s:i, s:s, s:s}]", "cell", 0, "run", 1, "client_command",
+				"iperf3 -c 198.18.0.2 -J '" EVIL "'", "server_command", "iperf3 -s -1");
+	snprintf(r->generated, sizeof(r->generated), "2026-12-04T10:00:00Z");
+	r->version = "test";
+	if (with_ab) {
+		json_t *base = json_pack("[o, o, o]", cell(0, "tcp", 13e9, 0), cell(1, "udp", 3.11e9, 0),
+					 cell(2, "tcp", 15.5e9, 0));
+
+		r->compare = json_pack("{s:i, s:i, s:s, s:f}", "matrix", 7, "baseline", 6, "metric", "receiver_bps",
+				       "max_drop_pct", 5.0);
+		assert_int_equal(tb_compare_cells(cells, base, "receiver_bps", 5.0, r->compare), 0);
+		json_decref(base);
+		r->diff = json_pack("{s:i, s:i, s:[{s:s, s:s, s:s, s:[{s:s, s:s, s:s}]}]}", "matrix", 7, "other", 6,
+				    "hosts", "host", "left", "os", "linux", "in", "both", "differences", "path",
+				    "tcp.congestion_control", "matrix", "cubic", "other", "bbr");
+	}
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+static void test_html(void **state)
+{
+	static const char *const tables[] = {"id=\"summary\"", "id=\"cells\"", "id=\"hosts\"", "id=\"commands\""};
+	struct tb_report r;
+	char *html = NULL;
+	size_t len = 0;
+
+	(void)state;
+	make(&r, 0);
+	assert_int_equal(tb_report_html(&r, &html, &len), 0);
+	assert_int_equal(strlen(html), len);
+	assert_null(strstr(html, "<script"));
+	assert_null(strstr(html, "<SCRIPT"));
+	assert_non_null(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+	assert_true(strncmp(html, "<!DOCTYPE html>", 15) == 0);
+	assert_non_null(strstr(html, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"));
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		assert_non_null(strstr(html, tables[i]));
+	assert_int_equal(count(html, "<table"), 4);
+	assert_int_equal(count(html, "</table>"), 4);
+	/* receiver bitrate and loss (a UDP cell has it): two charts, closed */
+	assert_int_equal(count(html, "<svg"), 2);
+	assert_int_equal(count(html, "</svg>"), 2);
+	assert_non_null(strstr(html, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+	/* every value a dot: three per cell in the bitrate chart, three in the loss chart */
+	assert_int_equal(count(html, "<circle"), 3 * 3 + 3);
+	/* nothing is fetched: no src, href or url() */
+	assert_null(strstr(html, " src="));
+	assert_null(strstr(html, "href="));
+	assert_null(strstr(html, "url("));
+	/* the noisy cell is said so, the numbers are there */
+	assert_non_null(strstr(html, "noisy"));
+	assert_non_null(strstr(html, "12.90 Gbit/s"));
+	assert_non_null(strstr(html, "mlx5_core"));
+	assert_non_null(strstr(html, "iperf3 -s -1"));
+	assert_non_null(strstr(html, "&quot;protocols&quot;"));
+	free(html);
+	tb_report_free(&r);
+}
+
+static void test_html_ab(void **state)
+{
+	struct tb_report r;
+	char *html = NULL;
+	size_t len = 0;
+
+	(void)state;
+	make(&r, 1);
+	assert_int_equal(tb_report_html(&r, &html, &len), 0);
+	assert_null(strstr(html, "<script"));
+	assert_int_equal(count(html, "<table"), 6);
+	assert_non_null(strstr(html, "id=\"ab\""));
+	assert_non_null(strstr(html, "id=\"hosts-diff\""));
+	assert_non_null(strstr(html, "A/B: against baseline #6"));
+	assert_int_equal(count(html, "<svg"), 3);
+	assert_non_null(strstr(html, "id=\"chart-ab\""));
+	/* the UDP cell fell from 3.11 to 1.74 Gbit/s: dropped, beyond the spread */
+	assert_non_null(strstr(html, "-44.05 %"));
+	assert_non_null(strstr(html, "no: beyond the spread"));
+	assert_non_null(strstr(html, "tcp.congestion_control"));
+	free(html);
+	tb_report_free(&r);
+}
+
+static void test_md(void **state)
+{
+	struct tb_report r;
+	char *md = NULL;
+	size_t len = 0;
+
+	(void)state;
+	make(&r, 1);
+	assert_int_equal(tb_report_md(&r, &md, &len), 0);
+	assert_int_equal(strlen(md), len);
+	assert_true(strncmp(md, "# ubuntu vs freebsd", 19) == 0);
+	assert_non_null(strstr(md, "\n| cell | client → server | protocol |"));
+	assert_non_null(strstr(md, "\n| cell | what | baseline (median) |"));
+	assert_non_null(strstr(md, "\n| host | OS | kernel |"));
+	assert_non_null(strstr(md, "\n| host | OS | what | baseline | this matrix |"));
+	assert_non_null(strstr(md, "Charts (box plots per cell) are in the HTML report"));
+	assert_null(strstr(md, "<svg"));
+	assert_non_null(strstr(md, "| 12.90 Gbit/s |"));
+	assert_non_null(strstr(md, "```sh\n# server\niperf3 -s -1\n"));
+	assert_non_null(strstr(md, "```json\n{"));
+	/* a '|' in a value does not break its table */
+	assert_non_null(strstr(md, "| Ubuntu 24.04 \\| x &lt;script&gt;"));
+	/* no HTML a renderer would pass through: the two left are in the fenced
+	 * command and spec, which a renderer shows as code */
+	assert_int_equal(count(md, "<script"), 2);
+	assert_non_null(strstr(md, "# ubuntu vs freebsd &lt;script&gt;"));
+	assert_non_null(strstr(md, "| tcp | forward | parallel=1 | 3 of 3 | 12.90 Gbit/s |"));
+	free(md);
+	tb_report_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_html),
+		cmocka_unit_test(test_html_ab),
+		cmocka_unit_test(test_md),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
