@@ -309,7 +309,7 @@ static void test_signed_and_retried(void **state)
 	/* X-Testbedd-Signature: sha256=HMAC(key, timestamp "." body) */
 	assert_non_null(tb_hookrx_header(q, "X-Testbedd-Timestamp", ts, sizeof(ts)));
 	assert_true(llabs(atoll(ts) - (long long)time(NULL)) < 300);
-	data = malloc(strlen(ts) + 1 + q->len);
+	data = malloc(strlen(ts) + 1 + q->len + 1);
 	sprintf(data, "%s.%s", ts, q->body);
 	assert_int_equal(tb_hmac_sha256(KEY, strlen(KEY), data, strlen(data), mac), 0);
 	free(data);
