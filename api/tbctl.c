@@ -78,7 +78,7 @@ static const char usage_matrix[] =
 	"                                     three fail when they rise); --spread: both\n"
 	"                                     IQRs and whether they overlap; --junit: a\n"
 	"                                     JUnit XML file, a testcase per cell\n"
-	"  matrix report ID [--baseline ID] [--format html|md] > FILE\n"
+	"  matrix report ID [--baseline ID [--metric M]] [--format html|md] > FILE\n"
 	"                                     a report to publish: one HTML file without\n"
 	"                                     script (tables, SVG charts, commands, hosts,\n"
 	"                                     spec) or Markdown; --baseline adds the A/B\n"
@@ -189,8 +189,8 @@ static const struct command commands[] = {
 	 TBCTL_OPT_BASELINE | TBCTL_OPT_MAX_DROP | TBCTL_OPT_METRIC | TBCTL_OPT_SPREAD | TBCTL_OPT_JUNIT, 1,
 	 tbctl_cmd_matrix_compare,
 	 "matrix compare ID --baseline ID [--max-drop PCT] [--metric M] [--spread] [--junit FILE]"},
-	{"matrix", "report", 3, 3, TBCTL_OPT_BASELINE | TBCTL_OPT_FORMAT, 1, tbctl_cmd_matrix_report,
-	 "matrix report ID [--baseline ID] [--format html|md]"},
+	{"matrix", "report", 3, 3, TBCTL_OPT_BASELINE | TBCTL_OPT_FORMAT | TBCTL_OPT_METRIC, 1, tbctl_cmd_matrix_report,
+	 "matrix report ID [--baseline ID [--metric M]] [--format html|md]"},
 	{"matrix", "hosts", 3, 3, TBCTL_OPT_DIFF, 1, tbctl_cmd_matrix_hosts, "matrix hosts ID [--diff ID]"},
 	{"matrix", "list", 2, 2, TBCTL_OPT_LIMIT, 1, tbctl_cmd_matrix_list, "matrix list [--limit N]"},
 	{"matrix", "cancel", 3, 3, 0, 1, tbctl_cmd_matrix_cancel, "matrix cancel ID"},

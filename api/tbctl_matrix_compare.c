@@ -273,7 +273,9 @@ int tbctl_cmd_matrix_report(const struct tbctl_ctx *ctx)
 		fprintf(stderr, "tbctl: --format must be html or md, got \"%s\"\n", format);
 		return TBCTL_EXIT_USAGE;
 	}
-	if (base > 0)
+	if (base > 0 && a->metric != NULL)
+		snprintf(q, sizeof(q), "/report?format=%s&baseline=%lld&metric=%.20s", format, base, a->metric);
+	else if (base > 0)
 		snprintf(q, sizeof(q), "/report?format=%s&baseline=%lld", format, base);
 	else
 		snprintf(q, sizeof(q), "/report?format=%s", format);

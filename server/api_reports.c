@@ -5,17 +5,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "compare.h"
 #include "report.h"
 #include "results.h"
 #include "runner.h"
 #include "services.h"
 #include "validate.h"
 
-/* GET /api/v1/matrices/{id}/report?format=html|md&baseline=ID: reads the
+/* GET /api/v1/matrices/{id}/report?format=html|md&baseline=ID&metric=M: reads the
  * store (as results do), renders in memory; never waits on anything else. */
 int api_matrix_report(struct tb_request *rq, struct tb_reply *rp)
 {
 	const char *format = tb_req_query(rq, "format"), *b = tb_req_query(rq, "baseline");
+	const char *metric = tb_req_query(rq, "metric");
 	struct tb_results_src src = {rq->sv->store, {0, -1}};
 	struct tb_report r;
 	int64_t id, base = 0;
@@ -30,8 +32,13 @@ int api_matrix_report(struct tb_request *rq, struct tb_reply *rp)
 	if (b != NULL && tb_parse_id(b, 1, &base) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "baseline",
 			       "baseline must be a matrix id (a positive whole number), got \"%.20s\"", b);
+	if (metric != NULL && !tb_compare_metric_ok(metric))
+		return tb_fail(&rp->err, TB_ERR_INVALID, "metric",
+			       "metric must be receiver_bps, sender_bps, lost_percent, retransmits or jitter_ms, got "
+			       "\"%.20s\"",
+			       metric);
 	tb_runner_now(rq->sv->runner, &src.now);
-	if ((rc = tb_report_gather(rq->sv, &src, id, base, &r, &rp->err)) != 0)
+	if ((rc = tb_report_gather(rq->sv, &src, id, base, metric, &r, &rp->err)) != 0)
 		return rc;
 	rc = (md ? tb_report_md : tb_report_html)(&r, &rp->text, &rp->text_len);
 	tb_report_free(&r);

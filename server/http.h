@@ -43,7 +43,7 @@ struct tb_reply {
 	char *text;   /* or a non-JSON body (malloc'd, owned) ... */
 	size_t text_len;
 	const char *content_type;              /* ... of this type (static string) */
-	const char *csp;                       /* a text reply's own Content-Security-Policy (static); NULL: the API's */
+	const char *csp;                       /* a text reply's own CSP (static); NULL: the API's */
 	char disposition[128];                 /* "" or a text reply's Content-Disposition */
 	int stream;                            /* or an event stream (SSE) from stream_since */
 	int64_t stream_since;                  /* -1: live only */

@@ -241,7 +241,7 @@ static int commands_of(const struct tb_results_src *src, struct tb_report *r, st
 }
 
 int tb_report_gather(struct tb_services *sv, const struct tb_results_src *src, int64_t id, int64_t baseline,
-		     struct tb_report *r, struct tb_error *err)
+		     const char *metric, struct tb_report *r, struct tb_error *err)
 {
 	json_t *snaps = NULL;
 	int rc;
@@ -257,7 +257,8 @@ int tb_report_gather(struct tb_services *sv, const struct tb_results_src *src, i
 	json_decref(snaps);
 	snaps = NULL;
 	if (baseline > 0) {
-		if ((rc = tb_compare_json(src, id, baseline, 5.0, "receiver_bps", &r->compare, err)) != 0 ||
+		if ((rc = tb_compare_json(src, id, baseline, 5.0, metric != NULL ? metric : "receiver_bps", &r->compare,
+					  err)) != 0 ||
 		    (rc = tb_hostsnap_diff(sv, id, baseline, &r->diff, err)) != 0) {
 			if (rc == TB_ERR_NOT_FOUND)
 				snprintf(err->field, sizeof(err->field), "baseline");

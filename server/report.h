@@ -42,9 +42,10 @@ struct tb_report {
 	const char *version; /* testbedd's (static) */
 };
 
-/* Everything a report of matrix id shows (baseline 0: no A/B part). */
+/* Everything a report of matrix id shows (baseline 0: no A/B part; metric:
+ * the A/B part's, tb_compare_metric_ok's, NULL for receiver_bps). */
 int tb_report_gather(struct tb_services *sv, const struct tb_results_src *src, int64_t id, int64_t baseline,
-		     struct tb_report *r, struct tb_error *err);
+		     const char *metric, struct tb_report *r, struct tb_error *err);
 void tb_report_free(struct tb_report *r);
 
 /* The report as HTML (report_html.c) or Markdown (report_md.c): *out

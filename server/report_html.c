@@ -180,7 +180,9 @@ static void ab_part(struct tb_outbuf *b, const struct tb_report *r)
 		 json_array_size(json_object_get(c, "beyond_spread")));
 	rp_esc(b, buf);
 	tb_outbuf_puts(b, "</p>\n");
-	thead(b, "ab", "Per cell: the baseline's and this matrix's receiver bitrate", cols);
+	snprintf(buf, sizeof(buf), "Per cell: the baseline's and this matrix's %s (%s)", metric,
+		 json_is_true(json_object_get(c, "higher_is_worse")) ? "higher is worse" : "higher is better");
+	thead(b, "ab", buf, cols);
 	json_array_foreach(json_object_get(c, "cells"), i, row)
 	{
 		const char *v = rp_str(row, "verdict");

@@ -115,6 +115,12 @@ static void test_report_html(void **state)
 	assert_null(strstr(r.body, "<script"));
 	tb_test_resp_free(&r);
 
+	snprintf(path, sizeof(path), "/api/v1/matrices/%lld/report?baseline=%lld&metric=lost_percent", mx_b, mx_a);
+	req("GET", path, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body, "this matrix&#39;s lost_percent (higher is worse)"));
+	tb_test_resp_free(&r);
+
 	snprintf(path, sizeof(path), "/api/v1/matrices/%lld/report?format=md&baseline=%lld", mx_b, mx_a);
 	req("GET", path, NULL, &r);
 	assert_int_equal(r.status, 200);
@@ -138,6 +144,7 @@ static void test_bad_input(void **state)
 		{"/api/v1/matrices/%lld/report?format=pdf", 400, "format"},
 		{"/api/v1/matrices/%lld/report?format=", 400, "format"},
 		{"/api/v1/matrices/%lld/report?baseline=0", 400, "baseline"},
+		{"/api/v1/matrices/%lld/report?baseline=1&metric=cpu", 400, "metric"},
 		{"/api/v1/matrices/%lld/report?baseline=x", 400, "baseline"},
 		{"/api/v1/matrices/%lld/report?baseline=999999", 404, "baseline"},
 		{"/api/v1/matrices/999999/report?%lld", 404, "id"},
