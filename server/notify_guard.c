@@ -1,4 +1,5 @@
-/* notify_guard.c - a sink's HTTP call through libcurl, with the connect
+/* notify_guard.c - a sink's call through libcurl (HTTP here, SMTP in
+ * notify_email.c), with the connect
  * guard: every address curl is about to connect to (after DNS, so a name
  * that resolves, or re-resolves, to 127.0.0.1 is caught) passes
  * CURLOPT_OPENSOCKETFUNCTION, which refuses loopback, link-local (the
@@ -85,7 +86,7 @@ int nf_addr_refused(const struct sockaddr *sa, char *why, size_t len)
 	return 1;
 }
 
-int nf_url_check(const char *url, const char *field, char *host, size_t hostlen, struct tb_error *err)
+int nf_url_check(const char *url, int email, const char *field, char *host, size_t hostlen, struct tb_error *err)
 {
 	CURLU *u;
 	char *scheme = NULL, *h = NULL, *user = NULL;
@@ -104,8 +105,11 @@ int nf_url_check(const char *url, const char *field, char *host, size_t hostlen,
 	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK || h[0] == '\0')
 		rc = tb_fail(err, TB_ERR_INVALID, field, "not a URL with a host: \"%.100s\"", url);
-	else if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)
+	else if (!email && strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)
 		rc = tb_fail(err, TB_ERR_INVALID, field, "a sink's URL is http:// or https://, got %.16s://", scheme);
+	else if (email && strcmp(scheme, "smtp") != 0 && strcmp(scheme, "smtps") != 0)
+		rc = tb_fail(err, TB_ERR_INVALID, field, "an email sink's URL is smtp:// or smtps://, got %.16s://",
+			     scheme);
 	else if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK)
 		rc = tb_fail(err, TB_ERR_INVALID, field,
 			     "a URL with a user or password would show it: put the secret in token_file or the "
@@ -126,16 +130,9 @@ int nf_url_check(const char *url, const char *field, char *host, size_t hostlen,
 	return rc;
 }
 
-struct guard {
-	int allow;
-	char refused[160];
-	int (*abort_fn)(void *cls);
-	void *cls;
-};
-
 static curl_socket_t open_guarded(void *cls, curlsocktype purpose, struct curl_sockaddr *a)
 {
-	struct guard *g = cls;
+	struct nf_guard *g = cls;
 	char why[64], addr[INET6_ADDRSTRLEN] = "?";
 	curl_socket_t fd;
 
@@ -164,7 +161,7 @@ static size_t discard(char *data, size_t size, size_t n, void *cls)
 
 static int progress(void *cls, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
 {
-	struct guard *g = cls;
+	struct nf_guard *g = cls;
 
 	(void)a;
 	(void)b;
@@ -173,27 +170,21 @@ static int progress(void *cls, curl_off_t a, curl_off_t b, curl_off_t c, curl_of
 	return g->abort_fn != NULL && g->abort_fn(g->cls) ? 1 : 0;
 }
 
-int nf_http_send(const struct nf_request *rq, int (*abort_fn)(void *cls), void *cls, int *status, struct tb_error *err)
+CURL *nf_guarded_handle(struct nf_guard *g, const char *protocols, char ebuf[CURL_ERROR_SIZE])
 {
-	struct guard g = {.allow = rq->allow[0] != '\0', .abort_fn = abort_fn, .cls = cls};
-	char ebuf[CURL_ERROR_SIZE] = "";
-	CURLcode cc;
-	long code = 0;
 	CURL *h;
 
-	*status = 0;
 	pthread_once(&curl_once, curl_init_once);
 	if (!curl_ok || (h = curl_easy_init()) == NULL)
-		return tb_fail(err, TB_ERR_INTERNAL, "", "cannot start libcurl");
-	curl_easy_setopt(h, CURLOPT_URL, rq->url);
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, rq->method);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, rq->body);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)rq->len);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, rq->headers);
+		return NULL;
+	ebuf[0] = '\0';
+	g->refused[0] = '\0';
 #if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, protocols);
 #else
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS,
+			 strcmp(protocols, "http,https") == 0 ? (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS)
+							      : (long)(CURLPROTO_SMTP | CURLPROTO_SMTPS));
 #endif
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(h, CURLOPT_PROXY, ""); /* an environment's proxy would bypass the guard */
@@ -201,23 +192,50 @@ int nf_http_send(const struct nf_request *rq, int (*abort_fn)(void *cls), void *
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 15000L);
 	curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_guarded);
-	curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, &g);
+	curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, g);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
 	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress);
-	curl_easy_setopt(h, CURLOPT_XFERINFODATA, &g);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, g);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
-	cc = curl_easy_perform(h);
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-	curl_easy_cleanup(h);
-	*status = (int)code;
-	if (g.refused[0] != '\0' && cc != CURLE_OK)
+	return h;
+}
+
+int nf_guarded_result(const struct nf_guard *g, CURLcode cc, const char *ebuf, struct tb_error *err)
+{
+	if (g->refused[0] != '\0' && cc != CURLE_OK)
 		return tb_fail(err, TB_ERR_FORBIDDEN, "sink.url",
-			       "refused to connect: %s (allow_private_host names a host that may be)", g.refused);
+			       "refused to connect: %s (allow_private_host names a host that may be)", g->refused);
 	if (cc == CURLE_ABORTED_BY_CALLBACK)
 		return tb_fail(err, TB_ERR_CANCELED, "", "testbedd is stopping");
 	if (cc != CURLE_OK)
 		return tb_fail(err, TB_ERR_UNREACHABLE, "", "%s", ebuf[0] != '\0' ? ebuf : curl_easy_strerror(cc));
+	return 0;
+}
+
+int nf_http_send(const struct nf_request *rq, int (*abort_fn)(void *cls), void *cls, int *status, struct tb_error *err)
+{
+	struct nf_guard g = {.allow = rq->allow[0] != '\0', .abort_fn = abort_fn, .cls = cls};
+	char ebuf[CURL_ERROR_SIZE];
+	CURLcode cc;
+	long code = 0;
+	CURL *h;
+	int rc;
+
+	*status = 0;
+	if ((h = nf_guarded_handle(&g, "http,https", ebuf)) == NULL)
+		return tb_fail(err, TB_ERR_INTERNAL, "", "cannot start libcurl");
+	curl_easy_setopt(h, CURLOPT_URL, rq->url);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, rq->method);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, rq->body);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)rq->len);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, rq->headers);
+	cc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(h);
+	*status = (int)code;
+	if ((rc = nf_guarded_result(&g, cc, ebuf, err)) != 0)
+		return rc;
 	if (code < 200 || code > 299)
 		return tb_fail(err, TB_ERR_REMOTE, "", "the receiver answered HTTP %ld", code);
 	return 0;

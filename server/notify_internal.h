@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <curl/curl.h>
 #include <jansson.h>
 
 #include "error.h"
@@ -83,11 +84,38 @@ int nf_sink_parse(const json_t *sink, json_t **out, struct tb_error *err);
  * into why. */
 struct sockaddr;
 int nf_addr_refused(const struct sockaddr *sa, char *why, size_t len);
-/* Scheme and host of an http(s) URL (host into host); 0 or TB_ERR_INVALID. */
-int nf_url_check(const char *url, const char *field, char *host, size_t hostlen, struct tb_error *err);
+/* Scheme and host of an http(s) URL, or with email of an smtp(s) one
+ * (host into host); 0 or TB_ERR_INVALID. */
+int nf_url_check(const char *url, int email, const char *field, char *host, size_t hostlen, struct tb_error *err);
+
+/* The guard of one call: allow (the rule's allow_private_host matched the
+ * URL's host), why an address was refused, and what stops a call. */
+struct nf_guard {
+	int allow;
+	char refused[160];
+	int (*abort_fn)(void *cls);
+	void *cls;
+};
+/* A curl handle set up behind the guard g (which must outlive it): the
+ * protocols ("http,https" or "smtp,smtps"), no proxy, no redirects, 5 s to
+ * connect, 15 s in all, errors into ebuf.  NULL when libcurl cannot start. */
+CURL *nf_guarded_handle(struct nf_guard *g, const char *protocols, char ebuf[CURL_ERROR_SIZE]);
+/* The outcome of curl_easy_perform on such a handle: 0, or TB_ERR_FORBIDDEN
+ * (the guard refused), TB_ERR_CANCELED (stopping), TB_ERR_UNREACHABLE. */
+int nf_guarded_result(const struct nf_guard *g, CURLcode cc, const char *ebuf, struct tb_error *err);
 /* Send rq: its HTTP status into *status (0: none).  0 on a 2xx reply, else
- * TB_ERR_REMOTE / TB_ERR_UNREACHABLE / TB_ERR_FORBIDDEN (the guard refused)
- * with a message.  Blocks up to 15 s; abort(cls) returning 1 stops it. */
+ * TB_ERR_REMOTE or as nf_guarded_result, with a message.  Blocks up to 15 s. */
 int nf_http_send(const struct nf_request *rq, int (*abort_fn)(void *cls), void *cls, int *status, struct tb_error *err);
+
+/* ---- email (notify_email.c) ---- */
+
+/* Check an email sink (type "email") into the canonical copy *out. */
+int nf_email_parse(const json_t *sink, json_t **out, struct tb_error *err);
+/* Send message (delivery id) as a mail through the sink's SMTP server
+ * (STARTTLS required on smtp:// unless the sink says tls "none"; smtps://
+ * is TLS from the start); reads the password file.  As nf_http_send, with
+ * the server's last SMTP reply code in *status. */
+int nf_email_send(const json_t *sink, int64_t delivery, const char *message, int (*abort_fn)(void *cls), void *cls,
+		  int *status, struct tb_error *err);
 
 #endif /* TB_NOTIFY_INTERNAL_H */

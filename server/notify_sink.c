@@ -56,6 +56,9 @@ int nf_sink_parse(const json_t *sink, json_t **out, struct tb_error *err)
 	*out = NULL;
 	if (!json_is_object(sink))
 		return tb_fail(err, TB_ERR_INVALID, "sink", "sink must be an object: {type, template, url, ...}");
+	if (json_is_string(json_object_get(sink, "type")) &&
+	    strcmp(json_string_value(json_object_get(sink, "type")), "email") == 0)
+		return nf_email_parse(sink, out, err);
 	if ((rc = tb_json_only(sink, fields, err)) != 0 || (rc = tb_json_string(sink, "type", 0, &type, err)) != 0 ||
 	    (rc = tb_json_string(sink, "template", 0, &tmpl, err)) != 0 ||
 	    (rc = tb_json_string(sink, "url", 0, &url, err)) != 0 ||
@@ -66,7 +69,8 @@ int nf_sink_parse(const json_t *sink, json_t **out, struct tb_error *err)
 	if (tmpl == NULL)
 		tmpl = "json";
 	if (strcmp(type, "webhook") != 0)
-		return tb_fail(err, TB_ERR_INVALID, "sink.type", "sink type must be webhook, got \"%.32s\"", type);
+		return tb_fail(err, TB_ERR_INVALID, "sink.type", "sink type must be webhook or email, got \"%.32s\"",
+			       type);
 	if (!known_template(tmpl))
 		return tb_fail(err, TB_ERR_INVALID, "sink.template",
 			       "template must be json, ntfy, slack or matrix, got \"%.32s\"", tmpl);
@@ -74,7 +78,7 @@ int nf_sink_parse(const json_t *sink, json_t **out, struct tb_error *err)
 	    (json_object_get(sink, "url_file") != NULL && !json_is_null(json_object_get(sink, "url_file"))))
 		return tb_fail(err, TB_ERR_INVALID, "sink.url",
 			       "a sink needs url or url_file (a 0600 file holding a secret URL), not both");
-	if (url != NULL && (rc = nf_url_check(url, "sink.url", host, sizeof(host), err)) != 0)
+	if (url != NULL && (rc = nf_url_check(url, 0, "sink.url", host, sizeof(host), err)) != 0)
 		return rc;
 	if (url != NULL && strcmp(tmpl, "matrix") == 0 &&
 	    (strlen(url) < 20 || strcmp(url + strlen(url) - 20, "/send/m.room.message") != 0))
@@ -237,7 +241,7 @@ static int resolve_url(const json_t *sink, struct nf_request *rq, struct tb_erro
 	if (rq->url == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	/* a URL from a file is not shown in messages: it may be the secret */
-	if ((rc = nf_url_check(rq->url, url != NULL ? "sink.url" : "sink.url_file", rq->host, sizeof(rq->host),
+	if ((rc = nf_url_check(rq->url, 0, url != NULL ? "sink.url" : "sink.url_file", rq->host, sizeof(rq->host),
 			       url != NULL ? err : NULL)) != 0)
 		return url != NULL ? rc
 				   : tb_fail(err, TB_ERR_CONFIG, "sink.url_file",

@@ -280,12 +280,18 @@ static void send_one(struct tb_notify *n, const struct nf_rule *rule, const stru
 	struct nf_request rq;
 	struct tb_error e = {0};
 	int status = 0, attempts = h->attempts + 1, rc;
+	const json_t *sink = json_object_get(rule->spec, "sink");
 	const char *state;
 
-	rc = nf_request_build(json_object_get(rule->spec, "sink"), h->id, h->message, &rq, &e);
-	if (rc == 0)
-		rc = nf_http_send(&rq, stopping, &n->ticker, &status, &e);
-	nf_request_free(&rq);
+	if (json_string_value(json_object_get(sink, "type")) != NULL &&
+	    strcmp(json_string_value(json_object_get(sink, "type")), "email") == 0) {
+		rc = nf_email_send(sink, h->id, h->message, stopping, &n->ticker, &status, &e);
+	} else {
+		rc = nf_request_build(sink, h->id, h->message, &rq, &e);
+		if (rc == 0)
+			rc = nf_http_send(&rq, stopping, &n->ticker, &status, &e);
+		nf_request_free(&rq);
+	}
 	if (rc == TB_ERR_CANCELED)
 		return; /* stopping: the same attempt again after the restart */
 	state = rc == 0 ? "delivered" : attempts >= TB_NOTIFY_MAX_ATTEMPTS ? "failed" : "pending";

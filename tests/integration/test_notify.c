@@ -29,6 +29,7 @@
 #include "crypto.h"
 #include "daemon.h"
 #include "hookrx.h"
+#include "smtprx.h"
 
 #define KEY "hmac-key-do-not-show-7f3a"
 #define TOKEN "bearer-token-do-not-show-91c2"
@@ -531,16 +532,101 @@ static void test_tbctl(void **state)
 	unlink(rule);
 }
 
+/* The email sink: its refusals; a mail through a plain SMTP server on
+ * loopback (tls "none", allowed host) with envelope, headers and text; on
+ * smtp:// STARTTLS is required by default: a server that does not offer it
+ * gets no mail and no password; loopback by name without the allowance is
+ * refused before connecting. */
+static void test_email(void **state)
+{
+	struct tb_smtprx *mx;
+	unsigned int mport;
+	char body[1600], path[128];
+	const struct tb_smtprx_mail *m;
+	struct tb_test_resp r;
+	const struct refusal bad[] = {
+		{"{\"name\":\"m\",\"triggers\":[\"host.down\"],\"sink\":{\"type\":\"email\",\"url\":\"https://m/\","
+		 "\"from\":\"a@b.example\",\"to\":[\"c@d.example\"]}}",
+		 "sink.url"},
+		{"{\"name\":\"m\",\"triggers\":[\"host.down\"],\"sink\":{\"type\":\"email\",\"url\":\"smtp://m:587\","
+		 "\"from\":\"a b@b.example\",\"to\":[\"c@d.example\"]}}",
+		 "sink.from"},
+		{"{\"name\":\"m\",\"triggers\":[\"host.down\"],\"sink\":{\"type\":\"email\",\"url\":\"smtp://m:587\","
+		 "\"from\":\"a@b.example\",\"to\":[]}}",
+		 "sink.to"},
+		{"{\"name\":\"m\",\"triggers\":[\"host.down\"],\"sink\":{\"type\":\"email\",\"url\":\"smtp://m:587\","
+		 "\"from\":\"a@b.example\",\"to\":[\"c@d.example\\r\\nBcc: x@y.example\"]}}",
+		 "sink.to"},
+		{body, "sink.tls"},
+		{NULL, NULL},
+	};
+	long long rule, id;
+	json_t *dl;
+
+	(void)state;
+	snprintf(body, sizeof(body),
+		 "{\"name\":\"m\",\"triggers\":[\"host.down\"],\"sink\":{\"type\":\"email\",\"url\":\"smtp://m:25\","
+		 "\"from\":\"a@b.example\",\"to\":[\"c@d.example\"],\"tls\":\"none\",\"user\":\"u\","
+		 "\"password_file\":\"%s\"}}",
+		 token_file);
+	for (const struct refusal *b = bad; b->body != NULL; b++) {
+		assert_int_equal(api("POST", "/api/v1/notifications", b->body, &r), 400);
+		if (strcmp(json_string_value(json_object_get(json_object_get(r.json, "error"), "field")), b->field) !=
+		    0)
+			fail_msg("%s: %s", b->body, r.body);
+		tb_test_resp_free(&r);
+	}
+	assert_int_equal(tb_smtprx_start(&mx, &mport), 0);
+	rule = create("{\"name\":\"mail\",\"triggers\":[\"host.down\"],\"sink\":{\"type\":\"email\","
+		      "\"url\":\"smtp://127.0.0.1:%u\",\"tls\":\"none\",\"from\":\"testbedd@lab.example\","
+		      "\"to\":[\"ops@lab.example\",\"two@lab.example\"],\"allow_private_host\":\"127.0.0.1\"}}",
+		      mport);
+	id = send_test(rule);
+	assert_int_equal(tb_smtprx_wait(mx, 1, 30000), 0);
+	m = tb_smtprx_get(mx, 0);
+	assert_string_equal(m->from, "<testbedd@lab.example>");
+	assert_string_equal(m->rcpt, "<ops@lab.example> <two@lab.example>");
+	assert_non_null(strstr(m->data, "Subject: testbedd: test notification\n"));
+	assert_non_null(strstr(m->data, "To: <ops@lab.example>, <two@lab.example>\n"));
+	snprintf(path, sizeof(path), "X-Testbedd-Delivery: %lld\n", id);
+	assert_non_null(strstr(m->data, path));
+	assert_non_null(strstr(m->data, "\n\nA test message of rule"));
+	dl = wait_delivery(rule, id, "delivered", 1);
+	assert_int_equal(json_integer_value(json_object_get(dl, "last_status")), 250);
+	json_decref(dl);
+
+	/* STARTTLS by default: this server offers none, so nothing is sent */
+	rule = create("{\"name\":\"mailtls\",\"triggers\":[\"host.down\"],\"sink\":{\"type\":\"email\","
+		      "\"url\":\"smtp://127.0.0.1:%u\",\"from\":\"testbedd@lab.example\",\"to\":[\"ops@lab.example\"],"
+		      "\"user\":\"tb\",\"password_file\":\"%s\",\"allow_private_host\":\"127.0.0.1\"}}",
+		      mport, token_file);
+	id = send_test(rule);
+	dl = wait_delivery(rule, id, "pending", 1);
+	if (strstr(json_string_value(json_object_get(dl, "last_error")), "STARTTLS") == NULL)
+		fail_msg("%s", json_string_value(json_object_get(dl, "last_error")));
+	json_decref(dl);
+	assert_int_equal(tb_smtprx_count(mx), 1);
+
+	/* loopback by name, no allowance: refused before any SMTP */
+	rule = create("{\"name\":\"mailguard\",\"triggers\":[\"host.down\"],\"sink\":{\"type\":\"email\","
+		      "\"url\":\"smtp://localhost:%u\",\"tls\":\"none\",\"from\":\"t@lab.example\","
+		      "\"to\":[\"ops@lab.example\"]}}",
+		      mport);
+	id = send_test(rule);
+	dl = wait_delivery(rule, id, "pending", 1);
+	assert_non_null(strstr(json_string_value(json_object_get(dl, "last_error")), "refused to connect"));
+	json_decref(dl);
+	assert_int_equal(tb_smtprx_count(mx), 1);
+	tb_smtprx_stop(mx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rules_api),
-		cmocka_unit_test(test_signed_and_retried),
-		cmocka_unit_test(test_templates),
-		cmocka_unit_test(test_guard),
-		cmocka_unit_test(test_event_fires),
-		cmocka_unit_test(test_tbctl),
-		cmocka_unit_test(test_backlog_across_restart),
+		cmocka_unit_test(test_rules_api),   cmocka_unit_test(test_signed_and_retried),
+		cmocka_unit_test(test_templates),   cmocka_unit_test(test_guard),
+		cmocka_unit_test(test_event_fires), cmocka_unit_test(test_tbctl),
+		cmocka_unit_test(test_email),       cmocka_unit_test(test_backlog_across_restart),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
