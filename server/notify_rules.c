@@ -56,15 +56,20 @@ static int is(const char *s, const char *want)
 static unsigned classify_host(const char *host, const json_t *data, const struct nf_context *ctx)
 {
 	const char *now = jstr(data, "reachability"), *before;
+	const json_t *by = json_object_get(data, "held_by");
+	int held;
 
 	if (host == NULL || now == NULL || (!is(now, "up") && !is(now, "down")))
 		return 0;
 	before = ctx->swap_reach(ctx->cls, host, now);
-	if (is(before, "up") && is(now, "down") && !ctx->held(ctx->cls, host))
-		return nf_trigger_bit("host.down");
-	if (is(before, "down") && is(now, "up") && !ctx->held(ctx->cls, host))
-		return nf_trigger_bit("host.up");
-	return 0;
+	if (!((is(before, "up") && is(now, "down")) || (is(before, "down") && is(now, "up"))))
+		return 0;
+	/* who held it when the event was published; an event without held_by
+	 * (older) is asked about now */
+	held = by != NULL ? !json_is_null(by) : ctx->held(ctx->cls, host);
+	if (held)
+		return 0;
+	return nf_trigger_bit(is(now, "down") ? "host.down" : "host.up");
 }
 
 unsigned nf_classify(const json_t *event, const struct nf_context *ctx)
