@@ -13,8 +13,11 @@
  * baseline has a result and the matrix has none, "no_baseline" when the
  * baseline has none (a TCP cell has no loss or jitter, a UDP cell no
  * retransmits).  Beside the verdict, the spread of both sides (the q1, q3,
- * cv and noisy of results' Stats, null when absent) and whether the IQRs
- * [q1, q3] overlap: "beyond_spread" lists the cells whose IQRs are apart.
+ * cv and noisy of results' Stats, null when absent), whether the IQRs
+ * [q1, q3] overlap, and "beyond_spread": the IQRs are apart and the medians
+ * differ by more than max_drop_pct either way (from a median of 0: at all),
+ * a change that neither the noise of the repeats nor the allowed change
+ * explains; the top-level "beyond_spread" lists those cells.
  * Cells found in only one of the two are listed ("new", "missing").  The
  * gate passes when no cell dropped or failed and at least one cell was
  * compared.

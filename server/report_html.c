@@ -212,7 +212,11 @@ static void ab_part(struct tb_outbuf *b, const struct tb_report *r)
 		else
 			snprintf(buf, sizeof(buf), "%+.2f %%", rp_num(row, "change_pct"));
 		td(b, "num", buf);
-		td(b, NULL, json_is_true(ov) ? "yes" : json_is_false(ov) ? "no: beyond the spread" : "—");
+		td(b, NULL,
+		   json_is_true(ov)                                      ? "yes"
+		   : !json_is_false(ov)                                  ? "—"
+		   : json_is_true(json_object_get(row, "beyond_spread")) ? "no: beyond the spread"
+									 : "no (a change within the allowed)");
 		td(b, NULL, v);
 		tb_outbuf_puts(b, "</tr>\n");
 	}

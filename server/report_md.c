@@ -164,7 +164,10 @@ static void ab_part(struct tb_outbuf *b, const struct tb_report *r)
 		else
 			snprintf(buf, sizeof(buf), "%+.2f %%", rp_num(row, "change_pct"));
 		cell(b, buf);
-		cell(b, json_is_true(ov) ? "yes" : json_is_false(ov) ? "no: beyond the spread" : "—");
+		cell(b, json_is_true(ov)                                      ? "yes"
+			: !json_is_false(ov)                                  ? "—"
+			: json_is_true(json_object_get(row, "beyond_spread")) ? "no: beyond the spread"
+									      : "no (a change within the allowed)");
 		cell(b, rp_str(row, "verdict"));
 		tb_outbuf_puts(b, "\n");
 	}

@@ -44,26 +44,43 @@ struct ab_case {
 	double med, q1, q3;    /* the matrix's */
 	const char *verdict;
 	int overlap; /* 1, 0, -1: null */
+	int beyond;  /* beyond the spread (IQRs apart and a change over max_drop 5 %): 1, 0, -1: null */
 };
 
 static const struct ab_case cases[] = {
-	{"bps, same within spread", "receiver_bps", "tcp", 100, 95, 105, 98, 94, 103, "ok", 1},
-	{"bps, a 10% drop with IQRs apart", "receiver_bps", "udp", 100, 99, 101, 90, 89, 91, "dropped", 0},
-	{"bps, a 3% drop with IQRs apart: beyond spread, not the gate", "receiver_bps", "udp", 100, 99.5, 100.5, 97,
-	 96.5, 97.5, "ok", 0},
-	{"bps, a rise", "sender_bps", "tcp", 100, 99, 101, 130, 129, 131, "ok", 0},
-	{"loss from 0 to 5%", "lost_percent", "udp", 0, 0, 0, 5, 4.8, 5.2, "dropped", 0},
-	{"loss from 0 to 0", "lost_percent", "udp", 0, 0, 0, 0, 0, 0, "ok", 1},
-	{"loss from 0 to a blip within the spread", "lost_percent", "udp", 0, 0, 0.2, 0.1, 0, 0.2, "ok", 1},
-	{"loss 2% to 2.05%", "lost_percent", "udp", 2, 1.9, 2.1, 2.05, 1.95, 2.1, "ok", 1},
-	{"loss 2% to 4%", "lost_percent", "udp", 2, 1.9, 2.1, 4, 3.9, 4.1, "dropped", 0},
-	{"loss 4% to 2%: better", "lost_percent", "udp", 4, 3.9, 4.1, 2, 1.9, 2.1, "ok", 0},
-	{"tcp has no loss", "lost_percent", "tcp", -1, 0, 0, -1, 0, 0, "no_baseline", -1},
-	{"retransmits doubled", "retransmits", "tcp", 100, 90, 110, 200, 190, 210, "dropped", 0},
-	{"retransmits halved", "retransmits", "tcp", 100, 90, 110, 50, 45, 55, "ok", 0},
-	{"jitter up 20%, IQRs touching", "jitter_ms", "udp", 0.5, 0.45, 0.58, 0.6, 0.58, 0.62, "dropped", 1},
-	{"no result now", "jitter_ms", "udp", 0.5, 0.45, 0.55, -1, 0, 0, "failed", -1},
+	{"bps, same within spread", "receiver_bps", "tcp", 100, 95, 105, 98, 94, 103, "ok", 1, 0},
+	{"bps, a 10% drop with IQRs apart", "receiver_bps", "udp", 100, 99, 101, 90, 89, 91, "dropped", 0, 1},
+	{"bps, a 10% drop within the spread: the gate, not beyond", "receiver_bps", "udp", 100, 80, 120, 90, 70, 110,
+	 "dropped", 1, 0},
+	{"bps, a 3% drop with IQRs apart: less than max_drop, not beyond", "receiver_bps", "udp", 100, 99.5, 100.5, 97,
+	 96.5, 97.5, "ok", 0, 0},
+	/* the sim's paced TCP: repeats agree to 0.01 %, so a 0.02 % change has its IQRs apart */
+	{"bps, a 0.02% change of a paced stream", "receiver_bps", "tcp", 10484654, 10484531, 10484685, 10482641,
+	 9996860, 10483388, "ok", 0, 0},
+	{"bps, a 30% rise", "sender_bps", "tcp", 100, 99, 101, 130, 129, 131, "ok", 0, 1},
+	{"loss from 0 to 5%", "lost_percent", "udp", 0, 0, 0, 5, 4.8, 5.2, "dropped", 0, 1},
+	{"loss from 0 to 0", "lost_percent", "udp", 0, 0, 0, 0, 0, 0, "ok", 1, 0},
+	{"loss from 0 to a blip within the spread", "lost_percent", "udp", 0, 0, 0.2, 0.1, 0, 0.2, "ok", 1, 0},
+	{"loss 2% to 2.05%", "lost_percent", "udp", 2, 1.9, 2.1, 2.05, 1.95, 2.1, "ok", 1, 0},
+	{"loss 2% to 4%", "lost_percent", "udp", 2, 1.9, 2.1, 4, 3.9, 4.1, "dropped", 0, 1},
+	{"loss 4% to 2%: better, beyond the spread", "lost_percent", "udp", 4, 3.9, 4.1, 2, 1.9, 2.1, "ok", 0, 1},
+	{"tcp has no loss", "lost_percent", "tcp", -1, 0, 0, -1, 0, 0, "no_baseline", -1, -1},
+	{"retransmits doubled", "retransmits", "tcp", 100, 90, 110, 200, 190, 210, "dropped", 0, 1},
+	{"retransmits halved", "retransmits", "tcp", 100, 90, 110, 50, 45, 55, "ok", 0, 1},
+	{"jitter up 20%, IQRs touching", "jitter_ms", "udp", 0.5, 0.45, 0.58, 0.6, 0.58, 0.62, "dropped", 1, 0},
+	{"no result now", "jitter_ms", "udp", 0.5, 0.45, 0.55, -1, 0, 0, "failed", -1, -1},
 };
+
+/* A JSON true/false/null against 1/0/-1. */
+static int tri(const json_t *v, int want)
+{
+	return want < 0 ? json_is_null(v) : json_is_boolean(v) && json_is_true(v) == (want == 1);
+}
+
+static const char *tri_text(const json_t *v)
+{
+	return json_is_null(v) ? "null" : json_is_true(v) ? "true" : json_is_false(v) ? "false" : "?";
+}
 
 static void test_cases(void **state)
 {
@@ -72,21 +89,18 @@ static void test_cases(void **state)
 		const struct ab_case *k = &cases[i];
 		json_t *cur = json_pack("[o]", cell(0, k->proto, k->metric, k->med, k->q1, k->q3));
 		json_t *base = json_pack("[o]", cell(0, k->proto, k->metric, k->bmed, k->bq1, k->bq3));
-		json_t *out = json_object(), *r, *ov;
+		json_t *out = json_object(), *r, *ov, *by;
 
 		assert_int_equal(tb_compare_cells(cur, base, k->metric, 5.0, out), 0);
 		r = json_array_get(json_object_get(out, "cells"), 0);
 		ov = json_object_get(r, "overlap");
-		if (strcmp(json_string_value(json_object_get(r, "verdict")), k->verdict) != 0 ||
-		    (k->overlap < 0 ? !json_is_null(ov)
-				    : !json_is_boolean(ov) || json_is_true(ov) != (k->overlap == 1)))
-			fail_msg("case \"%s\": verdict %s, overlap %s", k->what,
-				 json_string_value(json_object_get(r, "verdict")),
-				 json_is_null(ov)   ? "null"
-				 : json_is_true(ov) ? "true"
-						    : "false");
-		/* beyond_spread lists exactly the cells whose IQRs are apart */
-		assert_int_equal(json_array_size(json_object_get(out, "beyond_spread")), k->overlap == 0 ? 1 : 0);
+		by = json_object_get(r, "beyond_spread");
+		if (strcmp(json_string_value(json_object_get(r, "verdict")), k->verdict) != 0 || !tri(ov, k->overlap) ||
+		    !tri(by, k->beyond))
+			fail_msg("case \"%s\": verdict %s, overlap %s, beyond_spread %s", k->what,
+				 json_string_value(json_object_get(r, "verdict")), tri_text(ov), tri_text(by));
+		/* the list: exactly the cells beyond the spread */
+		assert_int_equal(json_array_size(json_object_get(out, "beyond_spread")), k->beyond == 1 ? 1 : 0);
 		assert_int_equal(json_is_true(json_object_get(out, "higher_is_worse")),
 				 tb_compare_higher_is_worse(k->metric));
 		/* both sides' spread is in the row */
