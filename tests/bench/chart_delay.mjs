@@ -4,6 +4,12 @@
 // --only views runs it).
 //
 //   TB_BINARY_DIR=build/bench node tests/bench/chart_delay.mjs [--duration S] [--smoke] [--summary FILE]
+//     [--live-only] [--trace-sends]
+//
+// Where the delay goes (issue 20): an EventSource in a Web Worker (off the
+// page's main thread) stamps the same events, the page's long tasks are
+// counted, and --trace-sends straces testbedd's socket writes.  --live-only
+// runs section 1 alone.
 //
 // On a sim of its own (deploy/sim, prefix tbvd, block 240) with testbedd and
 // Debian's Chromium (playwright-core), a matrix of two TCP runs left -> right
@@ -41,6 +47,8 @@ const opt = (name, dflt) => { const i = args.indexOf(name); return i >= 0 ? args
 const smoke = args.includes('--smoke');
 const duration = Number(opt('--duration', smoke ? 5 : 20));
 const summary = opt('--summary', null);
+const liveOnly = args.includes('--live-only');     // section 1 only
+const traceSends = args.includes('--trace-sends'); // strace testbedd's socket writes (slows it a little)
 const GROWN = smoke ? 1000 : 5000;       // intervals a side in the grown run
 const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
 
@@ -97,21 +105,42 @@ try {
     duration_s: duration, repeats: 2, concurrency: 'none',
   });
   await page.goto(`${tbd.base}/#/matrices/${matrix.id}`);
+  // the same stream read by a worker, off the page's main thread (where the charts draw)
+  await page.route('**/__bench_sse_worker.js*', (route) => route.fulfill({
+    contentType: 'text/javascript',
+    body: `const es = new EventSource(new URL('api/v1/events?type=run.interval&matrix=' + new URL(self.location).searchParams.get('m'), self.location));
+      es.addEventListener('run.interval', (e) => postMessage({ id: Number(e.lastEventId), at: performance.timeOrigin + performance.now() }));`,
+  }));
   await page.evaluate((id) => {
+    window.__wsse = {};
+    try {
+      const w = new Worker(`__bench_sse_worker.js?m=${id}`);
+      w.onmessage = (e) => { window.__wsse[e.data.id] = e.data.at; };
+    } catch { /* no worker */ }
     window.__sse = [];
+    window.__long = [];
+    try {
+      new PerformanceObserver((l) => {
+        for (const e of l.getEntries()) window.__long.push({ start: performance.timeOrigin + e.startTime, dur: e.duration });
+      }).observe({ type: 'longtask', buffered: true });
+    } catch { /* no long task timing */ }
     window.__drawn = [];
     document.addEventListener('tb-drawn', (e) => window.__drawn.push({ run: e.target.closest('.live-chart')?.dataset.run, ...e.detail }));
     const es = new EventSource(`api/v1/events?type=run.interval&matrix=${id}`);
     es.addEventListener('run.interval', (e) => {
       const at = performance.timeOrigin + performance.now();
       const ev = JSON.parse(e.data);
-      window.__sse.push({ at, published: Date.parse(ev.at), run: ev.data.run, side: ev.data.side, n: ev.data.n, end: ev.data.interval.end });
+      window.__sse.push({ at, id: Number(e.lastEventId), published: Date.parse(ev.at), run: ev.data.run, side: ev.data.side, n: ev.data.n, end: ev.data.interval.end });
     });
     window.__es = es;
   }, matrix.id);
 
   // trace each run's server iperf3 from when testbedd records its pid
   const runIds = (await tbd.get(`/api/v1/matrices/${matrix.id}`)).matrix.runs.map((r) => r.id);
+  const sendsOut = path.join(dir, 'strace-testbedd.txt');
+  const sendTrace = traceSends
+    ? spawn('strace', ['-ttt', '-f', '-e', 'trace=sendto,sendmsg,write,writev', '-s', '80', '-o', sendsOut, '-p', String(tbd.proc.pid)], { stdio: 'ignore' })
+    : null;
   const writes = new Map();   // run id -> [{t (ms), end}]
   for (const runId of runIds) {
     const pid = await eventually(async () => (await tbd.get(`/api/v1/runs/${runId}`)).run.server_pid, 60_000,
@@ -132,12 +161,24 @@ try {
   await eventually(async () => (await tbd.get(`/api/v1/matrices/${matrix.id}`)).matrix.state === 'succeeded', 30_000,
     'the matrix did not succeed');
   await sleep(500);
+  if (sendTrace) {
+    sendTrace.kill('SIGINT');
+    await new Promise((r) => { if (sendTrace.exitCode !== null) r(); else sendTrace.on('exit', r); });
+  }
+  const sends = sendTrace ? parseSends(readFileSync(sendsOut, 'utf8')) : null;
+  const longTasks = await page.evaluate(() => window.__long);
+  const wsse = await page.evaluate(() => window.__wsse);
   const sse = await page.evaluate(() => window.__sse);
   const drawn = await page.evaluate(() => window.__drawn);
   const toEvent = [];
   const toSse = [];
   const toChart = [];
   const sseToChart = [];
+  const toSend = [];
+  const sendToSse = [];
+  const toWorker = [];
+  let late = 0;
+  let lateInLongTask = 0;
   for (const runId of runIds) {
     const w = writes.get(runId);
     for (const ev of sse.filter((e) => e.run === runId && e.side === 'server')) {
@@ -146,6 +187,16 @@ try {
       if (!wrote) continue;
       toEvent.push(ev.published - wrote.t);
       toSse.push(ev.at - wrote.t);
+      if (wsse[ev.id] !== undefined) toWorker.push(wsse[ev.id] - wrote.t);
+      const sent = sends?.get(ev.id);
+      if (sent !== undefined) {
+        toSend.push(sent - ev.published);
+        sendToSse.push(ev.at - sent);
+      }
+      if (ev.at - ev.published > 50) {
+        late++;
+        if (longTasks.some((t) => t.start <= ev.at && t.start + t.dur >= ev.at - 50)) lateInLongTask++;
+      }
       if (shown) {
         toChart.push(shown.at - wrote.t);
         sseToChart.push(shown.at - ev.at);
@@ -159,6 +210,13 @@ try {
   console.log(`   iperf3 write -> browser SSE:       p50 ${ms(pct(toSse, 50))} ms  p99 ${ms(pct(toSse, 99))} ms`);
   console.log(`   iperf3 write -> point on the chart: p50 ${ms(pct(toChart, 50))} ms  p99 ${ms(pct(toChart, 99))} ms`);
   console.log(`   browser SSE -> point on the chart: p50 ${ms(pct(sseToChart, 50))} ms  p99 ${ms(pct(sseToChart, 99))} ms`);
+  console.log(`   iperf3 write -> a worker's SSE:    p50 ${ms(pct(toWorker, 50))} ms  p99 ${ms(pct(toWorker, 99))} ms (off the page's main thread; ${toWorker.length} matched)`);
+  if (sends) {
+    console.log(`   testbedd's event -> its socket write: p50 ${ms(pct(toSend, 50))} ms  p99 ${ms(pct(toSend, 99))} ms (strace: slower than untraced)`);
+    console.log(`   socket write -> browser SSE:        p50 ${ms(pct(sendToSse, 50))} ms  p99 ${ms(pct(sendToSse, 99))} ms`);
+  }
+  console.log(`   events over 50 ms from event to SSE: ${late}; of them during or just after a long task (>= 50 ms) of the page: ${lateInLongTask}; long tasks: ${longTasks.length}, longest ${ms(Math.max(0, ...longTasks.map((t) => t.dur)))} ms`);
+  row('interval -> SSE p99 (page / worker)', `${ms(pct(toSse, 99))} ms`, `worker ${ms(pct(toWorker, 99))} ms`, '', '', '');
   if (n < 5) {
     console.log('chart_delay: ERROR: too few intervals matched to say anything');
     failed = true;
@@ -169,6 +227,7 @@ try {
   row('interval -> chart p50', `${ms(pct(toChart, 50))} ms`, `SSE ${ms(pct(toSse, 50))} ms`, '', '', '');
 
   // ---- 2. 10,000 stored intervals ------------------------------------------------------------
+  if (liveOnly) throw Object.assign(new Error('live only'), { liveOnly: true });
   console.log(`== 2. a run's chart with ${2 * GROWN} stored intervals against one with its own`);
   await tbd.stop();
   const db = path.join(tbd.stateDir, 'testbedd.db');
@@ -215,8 +274,12 @@ try {
     `${(bigBest / smallBest).toFixed(2)}x`, '< 1000 ms', bigBest < 1000 ? 'PASS' : 'BELOW GOAL');
   row('matrix page with them', `${pageMs} ms`, '', '', '', '');
 } catch (err) {
+  if (err.liveOnly) console.log('== 2. not run (--live-only)');
+  else {
   console.log(`chart_delay: ERROR: ${err.stack ?? err.message}`);
+  if (tbd?.proc) console.log(`testbedd (exit ${tbd.proc.exit}): ${tbd.proc.log().split('\n').slice(-15).join('\n')}`);
   failed = true;
+  }
 } finally {
   if (strace && strace.exitCode === null) strace.kill('SIGKILL');
   await browser?.close().catch(() => {});
@@ -227,6 +290,16 @@ try {
   removeDir(dir);
 }
 process.exit(failed ? 1 : 0);
+
+/** strace -ttt lines of testbedd's socket writes -> Map(event id -> ms since the epoch of its first write). */
+function parseSends(text) {
+  const out = new Map();
+  for (const line of text.split('\n')) {
+    const m = /^(?:\d+\s+)?(\d+\.\d+) (?:sendto|sendmsg|write|writev)\(.*?id: (\d+)\\nevent: run\.interval/.exec(line);
+    if (m && !out.has(Number(m[2]))) out.set(Number(m[2]), Number(m[1]) * 1000);
+  }
+  return out;
+}
 
 /** The iperf3 process at or under pid (the server command is `timeout ... iperf3 -s ...`). */
 function iperfOf(pid) {
