@@ -5,7 +5,9 @@
 // notifier, its outcome shows in the log) and a rule's delivery log.
 //
 // Secrets are never typed here: a rule names 0600 files on the control host
-// (HMAC key, bearer token, a secret URL) that testbedd reads when sending.
+// (HMAC key, bearer token, a secret URL, an SMTP password) that testbedd
+// reads when sending.  A sink is a webhook (template json, ntfy, Slack,
+// Matrix) or an email through an SMTP server.
 // The list and an open log are re-read every 5 s while the page is shown.
 
 import { api } from './api.mjs';
@@ -59,7 +61,7 @@ export function renderNotifications(main, ctx) {
 
   replace(main,
     h('div', { class: 'page-head' }, h('h1', {}, 'Notifications')),
-    h('p', { class: 'muted' }, 'Rules send a message to a webhook (generic JSON, ntfy, Slack or Matrix) when something happens: ',
+    h('p', { class: 'muted' }, 'Rules send a message to a webhook (generic JSON, ntfy, Slack or Matrix) or by email when something happens: ',
       'a matrix ends, a host drops or hangs. Messages go out in order and are retried; a rule whose messages keep failing is marked FAILING.'),
     error, status, h('div', { class: 'table-wrap' }, table),
     h('h2', { id: 'nf-form-title' }, 'New rule'), form.el, log);
@@ -189,6 +191,7 @@ export function renderNotifications(main, ctx) {
 }
 
 function sinkText(s) {
+  if (s.type === 'email') return `email → ${s.to.join(', ')}`;
   let where = 'URL from a file';
   if (s.url) {
     try { where = new URL(s.url).host; } catch { where = s.url; }
@@ -230,6 +233,28 @@ function ruleForm(onSave, onReset) {
   const el = h('form', { class: 'builder nf-form', novalidate: true });
   const text = (name, attrs = {}) => h('input', { type: 'text', id: `nf-${name}`, name, autocomplete: 'off', ...attrs });
   const err = h('p', { class: 'b-error', role: 'alert', hidden: true });
+  const kind = h('select', { id: 'nf-sink.type', name: 'type' }, h('option', { value: 'webhook' }, 'webhook'),
+    h('option', { value: 'email' }, 'email'));
+  const webhook = h('div', { class: 'nf-webhook' },
+    h('div', { class: 'b-row' },
+      field('sink.template', 'Template', h('select', { id: 'nf-sink.template', name: 'template' }, TEMPLATES.map((t) => h('option', { value: t }, t))))),
+    h('div', { class: 'b-row' }, FILES.map(([k, label, help]) => field(`sink.${k}`, label,
+      text(k, { id: `nf-sink.${k}`, placeholder: '/etc/testbedd/…' }), help))));
+  const email = h('div', { class: 'nf-email', hidden: true },
+    h('div', { class: 'b-row' },
+      field('sink.from', 'From', text('from', { id: 'nf-sink.from', placeholder: 'testbedd@example.org', inputmode: 'email' })),
+      field('sink.to', 'To', text('to', { id: 'nf-sink.to', placeholder: 'me@example.org, you@example.org' }), 'one address or several, comma-separated')),
+    h('div', { class: 'b-row' },
+      field('sink.user', 'SMTP user', text('user', { id: 'nf-sink.user' })),
+      field('sink.password_file', 'Password file', text('password_file', { id: 'nf-sink.password_file', placeholder: '/etc/testbedd/…' }),
+        'a 0600 file holding the SMTP password'),
+      field('sink.tls', 'TLS', h('select', { id: 'nf-sink.tls', name: 'tls' }, h('option', { value: 'starttls' }, 'STARTTLS (required)'),
+        h('option', { value: 'none' }, 'none (a relay on the LAN, no password)')))));
+  const showKind = () => {
+    webhook.hidden = kind.value !== 'webhook';
+    email.hidden = kind.value !== 'email';
+  };
+  kind.addEventListener('change', showKind);
   const triggers = h('div', { class: 'b-checks', id: 'nf-triggers' }, TRIGGERS.map(([t, words]) => h('label', { class: 'b-check' },
     h('input', { type: 'checkbox', name: 'trigger', value: t }), ` ${words}`)));
   el.append(
@@ -243,11 +268,10 @@ function ruleForm(onSave, onReset) {
         field('matrices', 'Only matrices', text('matrices', { placeholder: '12, 13' }), 'empty: any matrix'))),
     h('fieldset', {}, h('legend', {}, 'Send to'),
       h('div', { class: 'b-row' },
-        field('sink.template', 'Template', h('select', { id: 'nf-sink.template', name: 'template' }, TEMPLATES.map((t) => h('option', { value: t }, t)))),
+        field('sink.type', 'Kind', kind),
         field('sink.url', 'URL', text('url', { id: 'nf-sink.url', placeholder: 'https://ntfy.sh/my-testbed', inputmode: 'url' }),
-          'http(s) only; for Matrix, the room\'s send/m.room.message URL')),
-      h('div', { class: 'b-row' }, FILES.map(([k, label, help]) => field(`sink.${k}`, label,
-        text(k, { id: `nf-sink.${k}`, placeholder: '/etc/testbedd/…' }), help))),
+          'a webhook: http(s); for Matrix, the room\'s send/m.room.message URL; email: smtp://host:587 or smtps://')),
+      webhook, email,
       h('div', { class: 'b-row' },
         field('sink.allow_private_host', 'Allow a private host', text('allow_private_host', { id: 'nf-sink.allow_private_host' }),
           'the URL\'s host, only to send to loopback or link-local (a receiver on this machine)'))),
@@ -272,7 +296,7 @@ function ruleForm(onSave, onReset) {
     const input = box?.querySelector('input, select');
     if (input) { input.setAttribute('aria-invalid', 'true'); input.focus(); }
   }
-  return { el, fieldError: showFieldError };
+  return { el, fieldError: showFieldError, showKind };
 }
 
 function list(s) {
@@ -281,9 +305,18 @@ function list(s) {
 
 function readForm(el) {
   const v = (name) => el.elements[name].value.trim();
-  const sink = { template: v('template') };
+  const sink = { type: v('type') };
   if (v('url')) sink.url = v('url');
-  for (const [k] of FILES) if (v(k)) sink[k] = v(k);
+  if (sink.type === 'email') {
+    sink.from = v('from');
+    sink.to = list(v('to'));
+    if (v('user')) sink.user = v('user');
+    if (v('password_file')) sink.password_file = v('password_file');
+    sink.tls = v('tls');
+  } else {
+    sink.template = v('template');
+    for (const [k] of FILES) if (v(k)) sink[k] = v(k);
+  }
   if (v('allow_private_host')) sink.allow_private_host = v('allow_private_host');
   return {
     name: v('name'),
@@ -302,9 +335,16 @@ function fillForm(form, r) {
   for (const x of el.querySelectorAll('input[name="trigger"]')) x.checked = r?.triggers.includes(x.value) ?? false;
   el.elements.hosts.value = r?.hosts.join(', ') ?? '';
   el.elements.matrices.value = r?.matrices.join(', ') ?? '';
+  el.elements.type.value = r?.sink.type ?? 'webhook';
   el.elements.template.value = r?.sink.template ?? 'json';
   el.elements.url.value = r?.sink.url ?? '';
   for (const [k] of FILES) el.elements[k].value = r?.sink[k] ?? '';
+  el.elements.from.value = r?.sink.from ?? '';
+  el.elements.to.value = r?.sink.to?.join(', ') ?? '';
+  el.elements.user.value = r?.sink.user ?? '';
+  el.elements.password_file.value = r?.sink.password_file ?? '';
+  el.elements.tls.value = r?.sink.tls ?? 'starttls';
+  form.showKind();
   el.elements.allow_private_host.value = r?.sink.allow_private_host ?? '';
   form.fieldError(null);
   if (r === null) document.getElementById('nf-form-title').textContent = 'New rule';

@@ -9,7 +9,8 @@
 // signed JSON body to the receiver and the delivery log shows it delivered;
 // with the receiver answering 500 the rule turns FAILING (with the status in
 // its last error) and back to ok once a message goes through; Edit fills the
-// form and saving changes the rule; Delete removes it; a viewer is told the
+// form and saving changes the rule; Delete removes it; an email rule through
+// the form (the mail fields replace the webhook's); a viewer is told the
 // page is for admins (the only console errors: the 400 of the refused
 // rule, 401/403).  Screenshots (1280x800 and a 390x844 phone, light and
 // dark) go to $TB_BINARY_DIR/screenshots/notifications-*.png.
@@ -193,6 +194,32 @@ test('Delete removes the rule', async () => {
   await row('phone2').getByRole('button', { name: 'Delete' }).click();
   await page.getByText('No rules yet').waitFor();
   assert.deepEqual((await tbd.get('/api/v1/notifications')).rules, []);
+});
+
+test('an email rule: the form switches to the mail fields, Edit brings them back', async () => {
+  await page.getByLabel('Name').fill('mail');
+  await page.getByLabel('a host hangs (BMC mismatch)').check();
+  await page.getByLabel('Kind').selectOption('email');
+  assert.ok(await page.getByLabel('HMAC key file').isHidden());
+  await page.getByLabel('URL', { exact: true }).fill('smtp://127.0.0.1:25');
+  await page.getByLabel('From').fill('testbedd@lab.example');
+  await page.getByLabel('To', { exact: true }).fill('ops@lab.example, two@lab.example');
+  await page.getByLabel('TLS').selectOption('none');
+  await page.getByLabel('Allow a private host').fill('127.0.0.1');
+  await page.getByRole('button', { name: 'Save rule' }).click();
+  await row('mail').waitFor();
+  assert.match(await row('mail').innerText(), /email → ops@lab\.example, two@lab\.example/);
+  const [r] = (await tbd.get('/api/v1/notifications')).rules;
+  assert.deepEqual([r.sink.type, r.sink.from, r.sink.to, r.sink.tls], ['email', 'testbedd@lab.example',
+    ['ops@lab.example', 'two@lab.example'], 'none']);
+  await page.getByRole('button', { name: 'Clear' }).click();
+  assert.ok(await page.getByLabel('From').isHidden());
+  await row('mail').getByRole('button', { name: 'Edit' }).click();
+  assert.equal(await page.getByLabel('From').inputValue(), 'testbedd@lab.example');
+  assert.equal(await page.getByLabel('To', { exact: true }).inputValue(), 'ops@lab.example, two@lab.example');
+  page.once('dialog', (d) => d.accept());
+  await row('mail').getByRole('button', { name: 'Delete' }).click();
+  await page.getByText('No rules yet').waitFor();
 });
 
 test('a viewer is told the page is for admins', async () => {
