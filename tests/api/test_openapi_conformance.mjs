@@ -287,6 +287,29 @@ const cases = [
   ['audit filtered', 'GET', '/api/v1/audit?actor=admin&since=2000-01-01T00:00:00Z', { who: 'admin' }, 200],
   ['audit limit 0', 'GET', '/api/v1/audit?limit=0', { who: 'admin' }, 400],
   ['audit since garbage', 'GET', '/api/v1/audit?since=yesterday', { who: 'admin' }, 400],
+  // notification rules (the sink is loopback without the allowance: a test
+  // message is refused before connecting, nothing is sent anywhere)
+  ['viewer lists notification rules', 'GET', '/api/v1/notifications', { who: 'viewer' }, 403],
+  ['create a notification rule', 'POST', '/api/v1/notifications', { who: 'admin', ...json({
+    name: 'conf', triggers: ['wake.failed', 'bmc.mismatch'], hosts: ['left'],
+    sink: { template: 'ntfy', url: 'http://127.0.0.1:9/conf' } }) }, 201,
+    (b) => { ids.RULE_ID = b.id; assert.equal(b.sink.url, 'http://127.0.0.1:9/conf'); }],
+  ['a rule with an unknown trigger', 'POST', '/api/v1/notifications', { who: 'admin', ...json({
+    name: 'x', triggers: ['disk.full'], sink: { url: 'https://h.example/' } }) }, 400,
+    (b) => assert.equal(b.error.field, 'triggers')],
+  ['notification rules', 'GET', '/api/v1/notifications', { who: 'admin' }, 200,
+    (b) => assert.ok(b.rules.some((r) => r.id === ids.RULE_ID))],
+  ['one notification rule', 'GET', '/api/v1/notifications/RULE_ID', { who: 'admin' }, 200],
+  ['an unknown notification rule', 'GET', '/api/v1/notifications/999999', { who: 'admin' }, 404],
+  ['change a notification rule', 'PUT', '/api/v1/notifications/RULE_ID', { who: 'admin', ...json({
+    name: 'conf2', enabled: false, triggers: ['matrix.failed'],
+    sink: { type: 'email', url: 'smtp://127.0.0.1:9', tls: 'none', from: 'tb@lab.example', to: ['ops@lab.example'] } }) }, 200,
+    (b) => assert.deepEqual([b.name, b.enabled, b.sink.type], ['conf2', false, 'email'])],
+  ['test a notification rule', 'POST', '/api/v1/notifications/RULE_ID/test', { who: 'admin' }, 202],
+  ['a rule\'s delivery log', 'GET', '/api/v1/notifications/RULE_ID/deliveries?limit=10', { who: 'admin' }, 200,
+    (b) => assert.equal(b.deliveries[0].trigger, 'test')],
+  ['a delivery log, limit 0', 'GET', '/api/v1/notifications/RULE_ID/deliveries?limit=0', { who: 'admin' }, 400],
+  ['delete a notification rule', 'DELETE', '/api/v1/notifications/RULE_ID', { who: 'admin' }, 204],
   // ---- matrices ----
   ['plan a matrix', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec() }, 200,
     (b) => {
