@@ -165,6 +165,15 @@ static void cell_row(struct tb_outbuf *b, const struct scale *s, double y, const
 	tb_outbuf_puts(b, "\n");
 }
 
+/* Whether a cell has a row in metric's chart: its Stats, or no ok run at
+ * all ("no result"); a cell with results but not this metric (a TCP cell in
+ * the loss chart) has none. */
+static int charted(const json_t *c, const char *metric)
+{
+	return !json_is_null(c) &&
+	       (json_is_object(json_object_get(c, metric)) || json_integer_value(json_object_get(c, "n")) == 0);
+}
+
 int rp_svg_cells(struct tb_outbuf *b, const json_t *cells, const char *metric, const char *title)
 {
 	const json_t *c;
@@ -178,7 +187,7 @@ int rp_svg_cells(struct tb_outbuf *b, const json_t *cells, const char *metric, c
 	{
 		double t = top_of(json_object_get(c, metric));
 
-		if (json_is_null(c))
+		if (!charted(c, metric))
 			continue;
 		rows++;
 		any |= !isnan(t);
@@ -197,7 +206,7 @@ int rp_svg_cells(struct tb_outbuf *b, const json_t *cells, const char *metric, c
 	y = TOP + ROW / 2;
 	json_array_foreach(cells, i, c)
 	{
-		if (json_is_null(c) || drawn >= rows)
+		if (!charted(c, metric) || drawn >= rows)
 			continue;
 		cell_row(b, &s, y, c, metric);
 		y += ROW;
