@@ -1,16 +1,55 @@
 // compare.mjs - the "Compare with a baseline" section of a matrix page: the
-// CI gate (GET /api/v1/matrices/ID/compare) for a person.  Pick the baseline
-// matrix (the recent ones are offered), the largest drop allowed and the
-// metric; the table shows per cell both medians, the change and the verdict,
-// and the exact tbctl and curl commands a CI job would run for the same gate.
+// CI gate and the A/B view (GET /api/v1/matrices/ID/compare) for a person.
+// Pick the baseline matrix (the recent ones are offered), the largest change
+// allowed and the metric (bitrates: a drop fails; loss, retransmits, jitter:
+// a rise fails); the table shows per cell both medians with their
+// interquartile ranges, the change, whether the IQRs overlap (a change
+// beyond the spread of the repeats) and the verdict.  Beside it, what
+// changed on the hosts between the two matrices (GET .../hosts/diff): kernel,
+// NIC driver and firmware, offloads, congestion control, buffers.  Below,
+// CSV of both, the A/B report, and the exact tbctl and curl commands a CI
+// job would run for the same gate.
 
 import { api } from './api.mjs';
 import { h, replace } from './dom.mjs';
-import { bitrateNode, pairText } from './format.mjs';
+import { bitrateNode, count, pairText, percent } from './format.mjs';
 
 const VERDICT_TEXT = {
   ok: 'ok', dropped: 'dropped', failed: 'failed', no_baseline: 'no baseline', new: 'new', missing: 'missing',
 };
+
+const METRICS = [
+  ['receiver_bps', 'receiver bitrate'], ['sender_bps', 'sender bitrate'],
+  ['lost_percent', 'lost datagrams (UDP; higher is worse)'], ['retransmits', 'retransmits (TCP; higher is worse)'],
+  ['jitter_ms', 'jitter (UDP; higher is worse)'],
+];
+
+/** A value of metric as a node. */
+function valueNode(metric, v) {
+  if (metric === 'receiver_bps' || metric === 'sender_bps') return bitrateNode(v);
+  const text = metric === 'lost_percent' ? percent(v) : metric === 'retransmits' ? count(v)
+    : typeof v === 'number' && Number.isFinite(v) ? `${v.toFixed(3)} ms` : '—';
+  return h('span', { class: 'num' }, text);
+}
+
+function iqrNode(metric, q1, q3) {
+  if (typeof q1 !== 'number' || typeof q3 !== 'number') return '—';
+  return h('span', { class: 'cmp-iqr' }, valueNode(metric, q1), ' – ', valueNode(metric, q3));
+}
+
+// The kind of a hosts-diff path, for a person scanning what changed.
+function changeKind(path) {
+  if (/^(release|kernel|freebsd_version|os)\b/.test(path)) return 'kernel / OS';
+  if (/^nic\.offloads\./.test(path)) return 'offload';
+  if (/^nic\.(driver|driver_version)/.test(path)) return 'NIC driver';
+  if (/^nic\.firmware/.test(path)) return 'NIC firmware';
+  if (/^tcp\.congestion/.test(path)) return 'congestion control';
+  if (/^tcp\./.test(path)) return 'buffers';
+  if (/^nic\./.test(path)) return 'NIC';
+  return 'other';
+}
+
+const shown = (v) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
 /** The section for matrix id; refresh() compares again (when runs ended) if a comparison is shown. */
 export function compareSection(id) {
@@ -22,29 +61,43 @@ export function compareSection(id) {
   const options = h('datalist', { id: listId });
   const maxDrop = h('input', { id: 'cmp-max-drop', name: 'max_drop', type: 'number', min: 0, max: 100, step: 'any', value: 5 });
   const metric = h('select', { id: 'cmp-metric', name: 'metric' },
-    h('option', { value: 'receiver_bps' }, 'receiver bitrate'), h('option', { value: 'sender_bps' }, 'sender bitrate'));
+    METRICS.map(([v, text]) => h('option', { value: v }, text)));
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Compare');
   const fieldMsg = h('p', { class: 'field-error', id: 'cmp-error', role: 'alert', hidden: true });
   const verdict = h('p', { class: 'cmp-verdict', role: 'status', hidden: true });
+  const links = h('p', { class: 'downloads cmp-links', hidden: true });
   const command = h('pre', { class: 'cmd cmp-command', hidden: true });
   const body = h('tbody');
   const table = h('table', { class: 'mx-table cmp-table', hidden: true },
-    h('caption', { class: 'visually-hidden' }, 'Per cell: the baseline and this matrix\'s medians'),
-    h('thead', {}, h('tr', {}, ['cell', 'client → server', 'protocol', 'direction', 'baseline (median)',
-      'this matrix (median)', 'change', 'verdict'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('caption', { class: 'visually-hidden' }, 'Per cell: the baseline and this matrix\'s medians and interquartile ranges'),
+    h('thead', {}, h('tr', {}, ['cell', 'client → server', 'protocol', 'direction', 'baseline (median)', 'baseline IQR',
+      'this matrix (median)', 'IQR', 'change', 'IQRs overlap', 'verdict'].map((c) => h('th', { scope: 'col' }, c)))),
     body);
+  const diffBody = h('tbody');
+  const diffNote = h('p', { class: 'muted cmp-diff-note' });
+  const diff = h('section', { class: 'cmp-diff', 'aria-labelledby': 'cmp-diff-title', hidden: true },
+    h('h3', { id: 'cmp-diff-title' }, 'What changed on the hosts'), diffNote,
+    h('div', { class: 'table-wrap' }, h('table', { class: 'mx-table cmp-diff-table' },
+      h('caption', { class: 'visually-hidden' }, 'Host metadata that differs between the baseline and this matrix'),
+      h('thead', {}, h('tr', {}, ['host', 'kind', 'what', 'baseline', 'this matrix'].map((c) => h('th', { scope: 'col' }, c)))),
+      diffBody)));
   const form = h('form', { class: 'cmp-form', novalidate: true },
     h('div', { class: 'field' }, h('label', { for: 'cmp-baseline' }, 'Baseline matrix'), baseline, options,
       h('p', { class: 'help', id: 'cmp-baseline-help' }, 'The id of an earlier matrix of the same spec.')),
+    // "drop" for a bitrate; for loss, retransmits and jitter the same percentage bounds a rise
     h('div', { class: 'field' }, h('label', { for: 'cmp-max-drop' }, 'Largest drop allowed (%)'), maxDrop),
     h('div', { class: 'field' }, h('label', { for: 'cmp-metric' }, 'Metric'), metric),
     h('div', { class: 'field field-submit' }, submit));
   const el = h('section', { class: 'mx-compare', 'aria-labelledby': 'mx-compare-title' },
-    h('h2', { id: 'mx-compare-title' }, 'Compare with a baseline'),
-    h('p', { class: 'help' }, 'The CI gate: a cell fails when its median fell by more than the allowed drop, ' +
-      'or when none of its runs succeeded.'),
-    form, fieldMsg, verdict, h('div', { class: 'table-wrap' }, table), command);
-  let shown = null;        // the query last compared {baseline, max_drop, metric}
+    h('h2', { id: 'mx-compare-title' }, 'Compare with a baseline (A/B)'),
+    h('p', { class: 'help' }, 'The CI gate: a cell fails when its median got worse by more than the allowed change ' +
+      '(a bitrate fell, loss, retransmits or jitter rose), or when none of its runs succeeded. ' +
+      'A cell is beyond the spread when the interquartile ranges do not overlap and the medians differ by more than ' +
+      'the allowed change: a difference that neither the noise of the repeats nor the allowance explains.'),
+    form, fieldMsg, verdict,
+    h('div', { class: 'cmp-side' }, h('div', { class: 'table-wrap cmp-main' }, table), diff),
+    links, command);
+  let shownQuery = null;   // the query last compared {baseline, max_drop, metric}
   let asked = 0;
 
   // The recent matrices as suggestions (the one shown excluded).
@@ -58,7 +111,7 @@ export function compareSection(id) {
     const q = { baseline: baseline.value.trim(), max_drop: maxDrop.value.trim(), metric: metric.value };
     if (!/^[1-9]\d*$/.test(q.baseline)) return showError('baseline', 'Give the id of the baseline matrix (a positive integer).');
     if (q.max_drop === '' || !(Number(q.max_drop) >= 0 && Number(q.max_drop) <= 100)) {
-      return showError('max_drop', 'The largest drop is a percentage from 0 to 100.');
+      return showError('max_drop', 'The largest change is a percentage from 0 to 100.');
     }
     compare(q);
   });
@@ -78,10 +131,14 @@ export function compareSection(id) {
     submit.setAttribute('aria-busy', 'true');
     const query = `baseline=${encodeURIComponent(q.baseline)}&max_drop=${encodeURIComponent(q.max_drop)}&metric=${q.metric}`;
     try {
-      const { compare: c } = await api('GET', `matrices/${id}/compare?${query}`);
+      const [{ compare: c }, d] = await Promise.all([
+        api('GET', `matrices/${id}/compare?${query}`),
+        api('GET', `matrices/${id}/hosts/diff?other=${encodeURIComponent(q.baseline)}`).catch(() => null),
+      ]);
       if (mine !== asked) return;
-      shown = q;
+      shownQuery = q;
       draw(c, query);
+      drawDiff(d?.diff ?? null, c.baseline);
     } catch (err) {
       if (err.status === 401 || mine !== asked) return;
       showError(err.field === 'max_drop' ? 'max_drop' : err.field === 'metric' ? 'metric' : 'baseline',
@@ -92,38 +149,89 @@ export function compareSection(id) {
   }
 
   function draw(c, query) {
+    const worse = c.higher_is_worse ? 'rose' : 'dropped';
     el.dataset.pass = String(c.pass);
     verdict.hidden = false;
     verdict.className = `cmp-verdict ${c.pass ? 'cmp-pass' : 'cmp-fail'}`;
     const bad = c.dropped.length;
-    verdict.textContent = c.pass
-      ? `Pass: ${c.compared} cell${c.compared === 1 ? '' : 's'} compared with matrix ${c.baseline}, none dropped by more than ${c.max_drop_pct} %.`
+    const apart = c.beyond_spread?.length ?? 0;
+    verdict.textContent = (c.pass
+      ? `Pass: ${c.compared} cell${c.compared === 1 ? '' : 's'} compared with matrix ${c.baseline}, none ${worse} by more than ${c.max_drop_pct} %.`
       : c.compared === 0 ? `Fail: no cell could be compared with matrix ${c.baseline} (no successful run in both).`
-        : `Fail: ${bad} of ${c.compared} cells dropped by more than ${c.max_drop_pct} % or failed.`;
+        : `Fail: ${bad} of ${c.compared} cells ${worse} by more than ${c.max_drop_pct} % or failed.`) +
+      ` ${apart} cell${apart === 1 ? '' : 's'} beyond the spread (IQRs apart, a change over ${c.max_drop_pct} %).`;
     if (c.state !== 'succeeded' || c.baseline_state !== 'succeeded') {
       verdict.textContent += ` (this matrix is ${c.state}, the baseline ${c.baseline_state})`;
     }
     table.hidden = false;
-    replace(body, c.cells.map((r) => h('tr', { dataset: { verdict: r.verdict, cell: String(r.cell ?? '') } },
-      h('td', { 'data-label': 'cell', class: 'num' }, r.cell === null ? '—' : String(r.cell)),
-      h('td', { 'data-label': 'client → server', class: 'pair' }, pairText(r)),
-      h('td', { 'data-label': 'protocol' }, r.protocol),
-      h('td', { 'data-label': 'direction' }, r.direction),
-      h('td', { 'data-label': 'baseline (median)', class: 'num' }, bitrateNode(r.baseline_median)),
-      h('td', { 'data-label': 'this matrix (median)', class: 'num' }, bitrateNode(r.median)),
-      h('td', { 'data-label': 'change', class: 'num cmp-change' },
-        typeof r.change_pct === 'number' ? `${r.change_pct > 0 ? '+' : ''}${r.change_pct.toFixed(2)} %` : '—'),
-      h('td', { 'data-label': 'verdict' }, h('span', { class: `pill pill-cmp-${r.verdict}` }, VERDICT_TEXT[r.verdict] ?? r.verdict)))));
+    const m = c.metric;
+    replace(body, c.cells.map((r) => h('tr', {
+      dataset: {
+        verdict: r.verdict, cell: String(r.cell ?? ''), overlap: String(r.overlap), beyond: String(r.beyond_spread), protocol: r.protocol,
+      },
+    },
+    h('td', { 'data-label': 'cell', class: 'num' }, r.cell === null ? '—' : String(r.cell)),
+    h('td', { 'data-label': 'client → server', class: 'pair' }, pairText(r)),
+    h('td', { 'data-label': 'protocol' }, r.protocol),
+    h('td', { 'data-label': 'direction' }, r.direction),
+    h('td', { 'data-label': 'baseline (median)', class: 'num cmp-base' }, valueNode(m, r.baseline_median)),
+    h('td', { 'data-label': 'baseline IQR', class: 'cmp-iqr-cell' }, iqrNode(m, r.baseline_q1, r.baseline_q3)),
+    h('td', { 'data-label': 'this matrix (median)', class: 'num cmp-now' }, valueNode(m, r.median)),
+    h('td', { 'data-label': 'IQR', class: 'cmp-iqr-cell' }, iqrNode(m, r.q1, r.q3)),
+    h('td', { 'data-label': 'change', class: 'num cmp-change' },
+      typeof r.change_pct === 'number' ? `${r.change_pct > 0 ? '+' : ''}${r.change_pct.toFixed(2)} %` : '—'),
+    h('td', { 'data-label': 'IQRs overlap', class: 'cmp-overlap' },
+      r.overlap === true ? 'yes' : r.overlap !== false ? '—'
+        : r.beyond_spread ? h('strong', {}, 'no: beyond spread') : 'no (within the allowed change)'),
+    h('td', { 'data-label': 'verdict' }, h('span', { class: `pill pill-cmp-${r.verdict}` },
+      r.verdict === 'dropped' && c.higher_is_worse ? 'worse' : VERDICT_TEXT[r.verdict] ?? r.verdict)))));
+    links.hidden = false;
+    replace(links, 'Download ',
+      h('a', { href: `api/v1/matrices/${id}/compare?${query}&format=csv`, download: `matrix-${id}-vs-${c.baseline}-compare.csv`, class: 'cmp-csv' }, 'comparison CSV'), ' · ',
+      h('a', { href: `api/v1/matrices/${id}/hosts/diff?other=${c.baseline}&format=csv`, download: `matrix-${id}-vs-${c.baseline}-hosts.csv`, class: 'cmp-diff-csv' }, 'hosts diff CSV'), ' · ',
+      h('a', { href: `api/v1/matrices/${id}/report?baseline=${c.baseline}`, download: '', class: 'cmp-report' }, 'A/B report (HTML)'), ' · ',
+      h('a', { href: `api/v1/matrices/${id}/report?baseline=${c.baseline}&format=md`, download: '', class: 'cmp-report-md' }, 'Markdown'));
     command.hidden = false;
     const url = new URL(`api/v1/matrices/${id}/compare?${query}`, location.href).href;
-    command.textContent = `# the same gate from a CI job (exit 7 when it fails):\n` +
+    command.textContent = `# the same gate from a CI job (exit 7 when it fails; --junit writes a JUnit XML report):\n` +
       `tbctl matrix compare ${id} --baseline ${c.baseline} --max-drop ${c.max_drop_pct}` +
-      `${c.metric !== 'receiver_bps' ? '   # tbctl compares receiver_bps' : ''}\n` +
+      `${c.metric !== 'receiver_bps' ? ` --metric ${c.metric}` : ''} --spread --junit compare.xml\n` +
       `curl -sf -H "Authorization: Bearer $(cat "$TESTBEDD_TOKEN_FILE")" '${url}' | jq -e .compare.pass\n`;
+  }
+
+  function drawDiff(d, base) {
+    diff.hidden = false;
+    if (!d) {
+      diffNote.textContent = `The hosts diff with matrix ${base} could not be read.`;
+      replace(diffBody);
+      return;
+    }
+    const rows = [];
+    for (const host of d.hosts) {
+      if (host.in !== 'both') {
+        rows.push(h('tr', { dataset: { kind: 'host' } }, h('td', { 'data-label': 'host' }, `${host.host}@${host.os}`),
+          h('td', { 'data-label': 'kind' }, 'host'), h('td', { 'data-label': 'what', colspan: 3 },
+            host.in === 'matrix' ? 'only in this matrix' : 'only in the baseline')));
+        continue;
+      }
+      for (const x of host.differences) {
+        rows.push(h('tr', { dataset: { kind: changeKind(x.path) } },
+          h('td', { 'data-label': 'host' }, `${host.host}@${host.os}`),
+          h('td', { 'data-label': 'kind' }, changeKind(x.path)),
+          h('td', { 'data-label': 'what' }, h('code', {}, x.path)),
+          h('td', { 'data-label': 'baseline', class: 'cmp-diff-val' }, shown(x.other)),
+          h('td', { 'data-label': 'this matrix', class: 'cmp-diff-val' }, shown(x.matrix))));
+      }
+    }
+    diffNote.textContent = rows.length === 0
+      ? (d.hosts.length === 0 ? 'Neither matrix has host snapshots.' : `Nothing changed on the hosts since matrix ${base}.`)
+      : `${rows.length} difference${rows.length === 1 ? '' : 's'} against matrix ${base}.`;
+    replace(diffBody, rows);
+    diff.querySelector('.table-wrap').hidden = rows.length === 0;
   }
 
   return {
     el,
-    refresh() { if (shown) compare(shown); },
+    refresh() { if (shownQuery) compare(shownQuery); },
   };
 }

@@ -19,6 +19,10 @@ export class MatrixHead {
       h('p', { class: 'crumbs' }, h('a', { href: '#/matrices' }, 'Matrices'), ' / ', `#${id}`),
       h('div', { class: 'page-head' }, this.#title, this.#pill),
       this.#meta,
+      // a report to publish: one HTML file without script, or Markdown (GET .../report)
+      h('p', { class: 'mx-report' }, 'Report: ',
+        h('a', { href: `api/v1/matrices/${id}/report`, download: '', class: 'mx-report-html' }, 'HTML'), ' · ',
+        h('a', { href: `api/v1/matrices/${id}/report?format=md`, download: '', class: 'mx-report-md' }, 'Markdown')),
     ];
     this.spec = h('details', { class: 'mx-spec' }, h('summary', {}, 'Spec'), this.#spec);
   }
