@@ -18,7 +18,9 @@
  *
  * Printed per mode and T: events/s, each publish call's p50/p99/max (the
  * time a publisher, e.g. a run's interval reader, is held), events a
- * transaction.  The ratios bus/old come from the same run on the same
+ * transaction; for the bus also when each event became readable by a
+ * subscriber (a thread reading it with tb_sub_next).  Then the same paced,
+ * N/10 events 1 ms apart (the bus not saturated).  The ratios bus/old come from the same run on the same
  * machine; nothing is asserted (exit 1 only when something failed).
  *
  *   publish_bench [--events N] [--smoke]
@@ -34,6 +36,17 @@
 
 #include "events.h"
 #include "store.h"
+
+/* Built with -DTB_BUS_BEFORE against the library of the commit before the
+ * bus's writer thread (no tb_events_flush, no batches: it published
+ * synchronously), the "bus" lines are the old bus itself: the same
+ * bench, before and after, in the same hour. */
+#ifdef TB_BUS_BEFORE
+#define tb_events_flush(ev) ((void)(ev))
+#define BATCHES(es) 0
+#else
+#define BATCHES(es) ((es).batches)
+#endif
 
 char *mkdtemp(char *template);
 
@@ -122,9 +135,64 @@ struct pub {
 	struct tb_events *ev;
 	struct old_bus *old;
 	int first, count;
-	double *lat; /* ms per call, count of them */
+	double *lat;   /* ms per call, count of them */
+	double *start; /* by id: when its publish began (bus) */
+	long pace_us;  /* a pause after each publish (0: none) */
 	int failed;
 };
+
+/* ---- a subscriber of the bus: when each id became readable ---- */
+struct reader {
+	struct tb_sub *sub;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int woke;
+	double *seen; /* by id */
+	int64_t want, got;
+};
+
+static void reader_wake(void *cls)
+{
+	struct reader *r = cls;
+
+	pthread_mutex_lock(&r->mu);
+	r->woke = 1;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+static void *reader_main(void *cls)
+{
+	struct reader *r = cls;
+	static char buf[65536];
+	size_t n;
+
+	while (r->got < r->want) {
+		enum tb_sub_status st = tb_sub_next(r->sub, buf, sizeof(buf) - 1, &n);
+		double t = now_ms();
+
+		if (st == TB_SUB_CLOSED)
+			break;
+		if (st == TB_SUB_WAIT) {
+			pthread_mutex_lock(&r->mu);
+			while (!r->woke)
+				pthread_cond_wait(&r->cv, &r->mu);
+			r->woke = 0;
+			pthread_mutex_unlock(&r->mu);
+			continue;
+		}
+		buf[n] = '\0';
+		for (const char *q = buf; (q = strstr(q, "id: ")) != NULL; q += 4) {
+			long long id = strtoll(q + 4, NULL, 10);
+
+			if ((q == buf || q[-1] == '\n') && id >= 1 && id <= r->want) {
+				r->seen[id] = t;
+				r->got++;
+			}
+		}
+	}
+	return NULL;
+}
 
 static void *publisher(void *cls)
 {
@@ -137,6 +205,10 @@ static void *publisher(void *cls)
 					  : old_publish(p->old, "run.interval", d);
 
 		p->lat[i] = now_ms() - t0;
+		if (p->start != NULL && id > 0)
+			p->start[id] = t0;
+		if (p->pace_us > 0)
+			nanosleep(&(struct timespec){.tv_nsec = p->pace_us * 1000}, NULL);
 		if (id <= 0)
 			p->failed = 1;
 	}
@@ -158,7 +230,7 @@ static double pct(double *v, size_t n, double p)
 }
 
 /* One mode with T threads: prints and returns 0, or -1. */
-static int run_mode(int mode, int threads, int n)
+static int run_mode(int mode, int threads, int n, long pace_us)
 {
 	static const char *const names[] = {"bus", "old"};
 	struct fresh f;
@@ -170,6 +242,10 @@ static int run_mode(int mode, int threads, int n)
 	struct pub p[16];
 	double *lat = calloc((size_t)n, sizeof(double)), t0, wall;
 	int per = n / threads, failed = 0;
+	struct reader rd = {.want = (int64_t)(n / threads) * threads};
+	double *start = calloc((size_t)n + 1, sizeof(double)), *seen = calloc((size_t)n + 1, sizeof(double));
+	pthread_t rt;
+	struct tb_events_filter all = {0};
 
 	if (lat == NULL || open_fresh(&f) != 0)
 		return -1;
@@ -179,10 +255,25 @@ static int run_mode(int mode, int threads, int n)
 	}
 	pthread_mutex_init(&old.lock, NULL);
 	old.st = f.st;
+	pthread_mutex_init(&rd.mu, NULL);
+	pthread_cond_init(&rd.cv, NULL);
+	rd.seen = seen;
+	if (mode == 0) {
+		if (start == NULL || seen == NULL ||
+		    tb_events_subscribe(ev, 0, &all, reader_wake, &rd, &rd.sub, &err) != 0 ||
+		    pthread_create(&rt, NULL, reader_main, &rd) != 0)
+			return -1;
+	}
 	t0 = now_ms();
 	for (int i = 0; i < threads; i++) {
-		p[i] = (struct pub){
-			.mode = mode, .ev = ev, .old = &old, .first = i * per, .count = per, .lat = lat + i * per};
+		p[i] = (struct pub){.mode = mode,
+				    .ev = ev,
+				    .old = &old,
+				    .first = i * per,
+				    .count = per,
+				    .lat = lat + i * per,
+				    .start = mode == 0 ? start : NULL,
+				    .pace_us = pace_us};
 		pthread_create(&t[i], NULL, publisher, &p[i]);
 	}
 	for (int i = 0; i < threads; i++) {
@@ -192,6 +283,29 @@ static int run_mode(int mode, int threads, int n)
 	if (mode == 0)
 		tb_events_flush(ev);
 	wall = now_ms() - t0;
+	if (mode == 0) {
+		/* publish -> readable by a subscriber, per event */
+		size_t k = 0;
+
+		pthread_join(rt, NULL);
+		tb_events_unsubscribe(rd.sub);
+		for (int64_t id = 1; id <= rd.want; id++)
+			if (seen[id] > 0 && start[id] > 0)
+				seen[k++] = seen[id] - start[id];
+		qsort(seen, k, sizeof(double), cmp_double);
+		if (k > 0) {
+			printf("  bus     %d thread%s: publish -> readable by a subscriber p50 %.3f ms p99 %.3f ms max %.1f ms "
+			       "(%zu events; before, an event was readable when its publish returned)\n",
+			       threads, threads == 1 ? " " : "s", pct(seen, k, 50), pct(seen, k, 99), seen[k - 1], k);
+			printf("RESULT visible threads=%d paced=%d p50_ms=%.4f p99_ms=%.4f max_ms=%.2f\n", threads,
+			       pace_us > 0, pct(seen, k, 50), pct(seen, k, 99), seen[k - 1]);
+		}
+		if ((int64_t)k != rd.want)
+			failed = 1;
+	}
+	pthread_mutex_destroy(&rd.mu);
+	pthread_cond_destroy(&rd.cv);
+	free(start);
 	if (mode == 0) {
 		tb_events_stats(ev, &es);
 		tb_events_close(ev);
@@ -211,11 +325,12 @@ static int run_mode(int mode, int threads, int n)
 	       "ms max %.1f ms, %.1f events a transaction\n",
 	       names[mode], threads, threads == 1 ? " " : "s", (double)(per * threads) / wall * 1000.0, wall,
 	       per * threads, pct(lat, (size_t)(per * threads), 50), pct(lat, (size_t)(per * threads), 99),
-	       lat[per * threads - 1], mode == 0 && es.batches > 0 ? (double)es.published / (double)es.batches : 1.0);
-	printf("RESULT publish mode=%s threads=%d per_s=%.0f p50_ms=%.4f p99_ms=%.4f max_ms=%.2f\n", names[mode],
-	       threads, (double)(per * threads) / wall * 1000.0, pct(lat, (size_t)(per * threads), 50),
-	       pct(lat, (size_t)(per * threads), 99), lat[per * threads - 1]);
+	       lat[per * threads - 1], mode == 0 && BATCHES(es) > 0 ? (double)es.published / (double)BATCHES(es) : 1.0);
+	printf("RESULT publish mode=%s%s threads=%d per_s=%.0f p50_ms=%.4f p99_ms=%.4f max_ms=%.2f\n", names[mode],
+	       pace_us > 0 ? "_paced" : "", threads, (double)(per * threads) / wall * 1000.0,
+	       pct(lat, (size_t)(per * threads), 50), pct(lat, (size_t)(per * threads), 99), lat[per * threads - 1]);
 	free(lat);
+	free(seen);
 	return failed ? -1 : 0;
 }
 
@@ -239,8 +354,10 @@ static int run_batched(int n)
 			.id = i + 1, .at = (int64_t)time(NULL), .type = "run.interval", .json = texts[i]};
 	}
 	t0 = now_ms();
+#ifndef TB_BUS_BEFORE
 	for (int i = 0; i < n && rc == 0; i += 1024)
 		rc = tb_store_event_insert_many(f.st, rows + i, (size_t)(n - i < 1024 ? n - i : 1024), NULL);
+#endif
 	wall = now_ms() - t0;
 	close_fresh(&f);
 	for (int i = 0; i < n; i++)
@@ -271,10 +388,14 @@ int main(int argc, char **argv)
 		n = 16;
 	printf("publishing %d run.interval events (about 600 bytes each), each way on a fresh store\n", n);
 	for (int threads = 1; threads <= 4 && rc == 0; threads *= 4) {
-		rc |= run_mode(1, threads, n);
-		rc |= run_mode(0, threads, n);
+		rc |= run_mode(1, threads, n, 0);
+		rc |= run_mode(0, threads, n, 0);
 	}
 	rc |= run_batched(n);
+	/* paced (1 ms apart): the delay a subscriber sees when the bus is not saturated */
+	printf("paced: %d events, 1 thread, 1 ms apart\n", n / 10);
+	rc |= run_mode(1, 1, n / 10, 1000);
+	rc |= run_mode(0, 1, n / 10, 1000);
 	if (rc != 0)
 		fprintf(stderr, "publish_bench: something failed (an event not stored, a store that did not open)\n");
 	return rc != 0;
