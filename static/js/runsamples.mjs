@@ -1,0 +1,139 @@
+// runsamples.mjs - CPU and memory of the hosts of one run, sampled once a
+// second beside iperf3's intervals (issue 20 item 1), drawn with ECharts
+// like charts.mjs's IntervalChart, one chart per host.
+//
+// A sample is what server/run_sample.c makes of two readings a second apart
+// (tb_sample_delta): {cpu: [{user, system, interrupt, softirq, idle} in % per
+// core], busiest: core, mem: {total_kib, available_kib, used_pct}}.  Each
+// arrives as a `run.sample` event whose data is {run, side, host, sample}
+// and whose `at` is when testbedd read it (the same clock as the run's
+// started_ms), so that the points line up with the intervals' seconds.
+//
+// Per host: busy % (100 - idle) of each core, the busiest core (highest mean
+// so far) drawn thick and named in the legend, interrupt + softirq of that
+// core dashed, and memory used % on the right axis.  Drawing is coalesced to
+// one per animation frame; samples may come twice (history then live tail):
+// they are keyed by host and second.
+//
+// Use (the run page):
+//   const samples = new RunSamplesChart(run.started_ms, `run ${run.id}`);
+//   page.append(samples.el);
+//   for (const ev of history) samples.add(ev.data.host, ev.data.side, Date.parse(ev.at), ev.data.sample);
+//   live.addEventListener('run.sample', (e) => ...same add...);
+//   samples.dispose() when the page goes.
+
+import { h } from './dom.mjs';
+import { loadECharts, chartExportBar } from './charts.mjs';
+
+const dark = () => window.matchMedia?.('(prefers-color-scheme: dark)').matches;
+const round1 = (x) => Math.round(x * 10) / 10;
+
+/**
+ * The series of one host's samples ([{t: s since the start, sample}], in
+ * any order) -> {cores: [[t, busy%]...] per core, busiest, irq: [[t, %]],
+ * mem: [[t, used%]]}.  Pure: no DOM.
+ */
+export function sampleSeries(points) {
+  const sorted = [...points].sort((a, b) => a.t - b.t);
+  const ncpu = Math.max(0, ...sorted.map((p) => p.sample?.cpu?.length ?? 0));
+  const cores = Array.from({ length: ncpu }, () => []);
+  const sums = new Array(ncpu).fill(0);
+  const mem = [];
+  for (const { t, sample } of sorted) {
+    (sample.cpu ?? []).forEach((c, i) => {
+      const busy = round1(100 - (c.idle ?? 100));
+      cores[i].push([t, busy]);
+      sums[i] += busy;
+    });
+    if (sample.mem?.used_pct != null) mem.push([t, sample.mem.used_pct]);
+  }
+  let busiest = 0;
+  sums.forEach((s, i) => { if (s > sums[busiest]) busiest = i; });
+  const irq = sorted.filter((p) => p.sample.cpu?.[busiest])
+    .map(({ t, sample }) => [t, round1((sample.cpu[busiest].interrupt ?? 0) + (sample.cpu[busiest].softirq ?? 0))]);
+  return { cores, busiest, irq, mem };
+}
+
+export class RunSamplesChart {
+  #startMs;
+  #label;
+  #hosts = new Map();   // host -> {side, points: Map(second -> {t, sample}), chart, box}
+  #frame = 0;
+
+  /** startMs: the run's started_ms (t = 0 of the interval chart); label names the run. */
+  constructor(startMs, label, file = 'run-samples') {
+    this.#startMs = startMs;
+    this.#label = label;
+    this.el = h('div', { class: 'run-samples' });
+    this.note = h('p', { class: 'help chart-note', hidden: true });
+    this.downloads = chartExportBar(file, () => [...this.#hosts.values()].filter((x) => x.chart)
+      .map((x) => ({ chart: x.chart, option: x.option })));
+    this.downloads.hidden = true;
+    this.el.append(this.note, this.downloads);
+  }
+
+  /** One sample of host (side 'client' or 'server'), read at atMs (ms since the epoch). */
+  add(host, side, atMs, sample) {
+    if (!sample?.cpu?.length) return;
+    let x = this.#hosts.get(host);
+    if (!x) {
+      const box = h('div', { class: 'chart chart-samples', role: 'img', 'aria-label': `${this.#label}: CPU and memory of ${host}` });
+      x = { side, points: new Map(), chart: null, option: null, box };
+      this.#hosts.set(host, x);
+      this.el.append(h('h4', {}, `${host} (${side})`), box);
+    }
+    const t = Math.max(0, (atMs - this.#startMs) / 1000);
+    x.points.set(Math.round(t), { t: Math.round(t * 10) / 10, sample });
+    this.#schedule();
+  }
+
+  /** How many samples are held, all hosts together. */
+  get points() { return [...this.#hosts.values()].reduce((n, x) => n + x.points.size, 0); }
+
+  dispose() {
+    cancelAnimationFrame(this.#frame);
+    for (const x of this.#hosts.values()) x.chart?.dispose();
+    this.#hosts.clear();
+  }
+
+  #schedule() {
+    if (this.#frame) return;
+    this.#frame = requestAnimationFrame(() => { this.#frame = 0; this.#draw(); });
+  }
+
+  async #draw() {
+    const echarts = await loadECharts();
+    if (!echarts) {
+      this.note.hidden = false;
+      this.note.textContent = 'Charts need the chart library: run deploy/setup on the testbedd host.';
+      return;
+    }
+    if (!this.el.isConnected) return;
+    for (const [host, x] of this.#hosts) {
+      x.chart ??= echarts.init(x.box, dark() ? 'dark' : null, { renderer: 'canvas' });
+      x.option = option(host, sampleSeries([...x.points.values()]));
+      x.chart.setOption(x.option, { notMerge: true });
+    }
+    this.downloads.hidden = this.#hosts.size === 0;
+  }
+}
+
+function option(host, s) {
+  const series = s.cores.map((data, i) => ({
+    name: i === s.busiest ? `cpu${i} (busiest)` : `cpu${i}`,
+    type: 'line', showSymbol: false, data,
+    lineStyle: { width: i === s.busiest ? 3 : 1 }, z: i === s.busiest ? 3 : 2,
+  }));
+  series.push({ name: `cpu${s.busiest} interrupt + softirq`, type: 'line', showSymbol: false, data: s.irq, lineStyle: { type: 'dashed' } });
+  if (s.mem.length) series.push({ name: 'memory used', type: 'line', yAxisIndex: 1, showSymbol: false, data: s.mem });
+  return {
+    animation: false,
+    title: { text: `${host}: CPU busy per core, memory`, textStyle: { fontSize: 13 } },
+    tooltip: { trigger: 'axis', valueFormatter: (v) => `${v} %` },
+    legend: { type: 'scroll', bottom: 0 },
+    grid: { left: 48, right: 56, top: 36, bottom: 48 },
+    xAxis: { type: 'value', name: 's', min: 0 },
+    yAxis: [{ type: 'value', name: 'CPU %', min: 0, max: 100 }, { type: 'value', name: 'memory %', min: 0, max: 100 }],
+    series,
+  };
+}
