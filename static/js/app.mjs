@@ -1,6 +1,6 @@
 // app.mjs - the web shell: session, top bar, live indicator, hash routes.
 //
-// Routes: #/login, #/hosts, #/matrices[/new|/ID|/ID/cells/N/history], #/runs/ID (more pages - actions,
+// Routes: #/login, #/hosts, #/matrices[/new|/ID|/ID/cells/N/history], #/runs/ID, #/os/ID (more pages - actions,
 // console - add a line to `routes` and a link to the nav in index.html).  A
 // page's render(main, ctx, rest) gets what follows its name ("new", "12").
 
@@ -11,6 +11,7 @@ import { renderLogin } from './login.mjs';
 import { renderHosts } from './hosts.mjs';
 import { renderMatrices } from './matrices.mjs';
 import { renderNotifications } from './notifications.mjs';
+import { renderOsView } from './osview.mjs';
 import { renderRun } from './run.mjs';
 
 const routes = {
@@ -18,6 +19,7 @@ const routes = {
   matrices: { title: 'Matrices', render: renderMatrices },
   notifications: { title: 'Notifications', render: renderNotifications },
   runs: { title: 'Run', render: renderRun, nav: 'matrices' },
+  os: { title: 'OS side by side', render: renderOsView, nav: 'matrices' },
 };
 const DEFAULT_ROUTE = 'hosts';
 

@@ -4,7 +4,9 @@
 // its share of the link's rate (a link's `rate:` in the inventory), else of
 // the fastest cell of the same protocol in this matrix.  A cell whose runs all failed or
 // were stopped shows its error class; one not run yet shows a dot.  A
-// click on a cell opens its latest run.  Redrawn from /results whenever a
+// click on a cell opens its latest run.  A cell whose receiver bitrate is
+// too noisy to compare (the results' `noisy`: cv over 5 %) is marked with a
+// dashed border and a "~" in its corner (CSS: its text stays the value).  Redrawn from /results whenever a
 // run ends (matrix.mjs), so it fills in live.
 
 import { api } from './api.mjs';
@@ -27,7 +29,8 @@ export class ResultsGrid {
       h('h2', { id: 'mx-grid-title' }, 'Grid'),
       h('p', { class: 'help' }, 'Rows: client host@OS; columns: server host@OS. Each square: forward/reverse by TCP/UDP, '
         + 'the receiver\'s median; the shade is its share of the link\'s rate (rate: in the inventory), '
-        + 'else of the fastest cell of that protocol here.'),
+        + 'else of the fastest cell of that protocol here. "~" and a dashed border: too noisy to compare '
+        + '(the receiver\'s coefficient of variation is over 5 %).'),
       this.#body);
   }
 
@@ -83,11 +86,13 @@ export class ResultsGrid {
     const ended = (c.n ?? 0) + (c.failed ?? 0) + (c.stopped ?? 0);
     const state = ok ? 'ok' : ended > 0 ? (c.failed ? 'failed' : 'stopped') : 'pending';
     const swept = sweptLabel(c);
+    const noisy = ok && c.receiver_bps?.noisy === true;
     const b = h('button', {
-      type: 'button', class: `grid-cell grid-${state}`,
-      dataset: { cell: String(c.cell), state, protocol: c.protocol, direction: c.direction },
+      type: 'button', class: `grid-cell grid-${state}${noisy ? ' grid-noisy' : ''}`,
+      dataset: { cell: String(c.cell), state, protocol: c.protocol, direction: c.direction, noisy: noisy ? '1' : '0' },
       title: `cell ${c.cell}: ${c.client}@${c.client_os ?? '?'} → ${c.server}@${c.server_os ?? '?'} ${c.protocol} ${c.direction}`
         + (ok ? `, receiver median ${bitrate(v)} over ${c.n} run${c.n === 1 ? '' : 's'}` : '')
+        + (noisy ? `, too noisy to compare (cv ${typeof c.receiver_bps.cv === 'number' ? `${(c.receiver_bps.cv * 100).toFixed(1)} %` : 'unknown'})` : '')
         + (c.failed ? `, ${c.failed} failed` : '') + (c.stopped ? `, ${c.stopped} stopped` : ''),
     },
     ok ? bitrate(v) : state === 'pending' ? '·' : (error ?? state),

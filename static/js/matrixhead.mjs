@@ -40,6 +40,8 @@ export class MatrixHead {
       m.spec?.order === 'shuffled' ? `seed ${m.seed}` : null,
     ].filter(Boolean).join(' · ');
     if (m.rerun_of) this.#meta.append(' · rerun of ', h('a', { href: `#/matrices/${m.rerun_of}` }, `#${m.rerun_of}`));
+    // an OS-combination matrix: its OS pairs side by side (osview.mjs)
+    if (Array.isArray(m.spec?.os) && m.spec.os.length > 1) this.#meta.append(' · ', h('a', { href: `#/os/${m.id}`, class: 'os-link' }, 'OS side by side'));
     if (m.spec && !this.#spec.textContent) this.#spec.textContent = specText(m.spec);
   }
 }

@@ -1,0 +1,260 @@
+// The spread per cell and the OS side-by-side page in Debian's Chromium
+// (headless, playwright-core), against the real testbedd and the simulated
+// testbed (deploy/sim: real sshd personas and iperf3 in network namespaces;
+// the sim boots a host into its other persona as tests/sim/test_matrix_os.sh
+// shows).
+//
+// The sim runs under prefix tbos, block 200 (198.18.200.0/24).  One small
+// OS-combination matrix: left -> right, TCP and UDP (unlimited), forward,
+// 1 s, 3 repeats (the least the U test takes), under ubuntu/ubuntu and
+// freebsd/freebsd.  Then: the matrix page links "OS side by side"; its grid
+// marks exactly the cells the API calls noisy; its cells table shows each
+// cell's cv as the API gives it and a box plot per cell with a dot per run;
+// the OS page (#/os/ID?a=ubuntu/ubuntu&b=freebsd/freebsd) shows per row the
+// medians, difference, IQR overlap, U test p-value, verdict and sender
+// against receiver exactly as GET /api/v1/matrices/{id}/os gives them (the
+// numbers read from the page and compared with the API's), with a drawn box
+// plot per row; changing A and B in the form asks the API again (the address
+// keeps them); a pair the matrix lacks shows the API's refusal.  Screenshots
+// (1280x800 and a 390x844 phone, the OS page dark too) go to
+// $TB_BINARY_DIR/screenshots/views-os-*.png; no page is wider than the phone.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  Testbedd, binaryDir, eventually, launchChromium, removeDir, sourceDir, tempDir,
+} from './lib/testbed.mjs';
+
+const PREFIX = 'tbos';
+const BLOCK = '200';
+const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
+const SOON = 15_000;
+const SPEC = {
+  name: 'os-views',
+  pairs: [{ client: 'left', server: 'right' }],
+  protocols: ['tcp', 'udp'],
+  directions: ['forward'],
+  duration_s: 1,
+  repeats: 3,
+  iperf: { udp_bitrate: '0' },
+  os: [{ left: 'ubuntu', right: 'ubuntu' }, { left: 'freebsd', right: 'freebsd' }],
+};
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+let dir;
+let simUp = false;
+let tbd;
+let browser;
+let page;
+let shots;
+let matrixId;
+const pageErrors = [];
+
+function sim(...args) {
+  return execFileSync(SIM, args, { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+before(async () => {
+  dir = tempDir('tb-views-os-');
+  const simDir = path.join(dir, 'sim');
+  let out;
+  try {
+    out = sim('up', '--prefix', PREFIX, '--block', BLOCK, '--dir', simDir);
+  } catch (err) {
+    throw new Error(`deploy/sim/sim up --prefix ${PREFIX} --block ${BLOCK} failed: ${err.stderr || err.message}`);
+  }
+  simUp = true;
+  assert.equal(out.trim().split('\n').pop(), simDir, `sim up printed ${out}`);
+  const tbDir = path.join(dir, 'tb');
+  mkdirSync(tbDir, { mode: 0o700 });
+  tbd = new Testbedd(tbDir, readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8'), ['--probe-interval', '2']);
+  await tbd.start();
+  for (const name of ['left', 'right']) {
+    await eventually(async () => {
+      const st = (await tbd.get(`/api/v1/hosts/${name}`)).host.state;
+      return st.reachability === 'up' && st.os === 'ubuntu';
+    }, 30_000, `${name} is not up as ubuntu in testbedd`);
+  }
+  shots = path.join(binaryDir, 'screenshots');
+  mkdirSync(shots, { recursive: true });
+  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
+  page = browser.pages()[0] ?? await browser.newPage();
+  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+});
+
+after(async () => {
+  await browser?.close().catch(() => {});
+  await tbd?.stop();
+  if (tbd) { try { copyFileSync(tbd.proc.logPath, path.join(binaryDir, 'test_views_os.testbedd.log')); } catch { /* none */ } }
+  if (simUp) {
+    try {
+      sim('down', '--prefix', PREFIX);
+    } catch (err) {
+      console.error(`sim down --prefix ${PREFIX} failed: ${err.stderr ?? err.message}`);
+    }
+  }
+  removeDir(dir);
+});
+
+async function login(token) {
+  const input = page.getByLabel('API token');
+  await input.waitFor();
+  await input.fill(token);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+}
+
+/** Every box plot of the page scrolled into view (they draw when seen), then all drawn. */
+async function boxesDrawn(selector, n) {
+  const boxes = page.locator(selector);
+  await eventually(async () => (await boxes.count()) === n, SOON, `${n} box plots (${selector})`);
+  for (let i = 0; i < n; i++) await boxes.nth(i).scrollIntoViewIfNeeded();
+  await eventually(async () => (await page.locator(`${selector}[data-drawn="1"]`).count()) === n, SOON,
+    `all ${n} box plots drawn (${selector}): is the chart library installed (deploy/setup)?`);
+}
+
+/** Screenshots at both sizes (dark on the phone if asked); the page must fit the phone. */
+async function shoot(name, { dark = false } = {}) {
+  await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
+  await page.screenshot({ path: path.join(shots, `views-os-${name}-desktop.png`), fullPage: true });
+  await page.setViewportSize(PHONE);
+  await page.waitForTimeout(300); // the charts follow the new width (ResizeObserver)
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  await page.screenshot({ path: path.join(shots, `views-os-${name}-phone.png`), fullPage: true });
+  if (dark) {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: path.join(shots, `views-os-${name}-phone-dark.png`), fullPage: true });
+    await page.emulateMedia({ colorScheme: 'light' });
+  }
+  await page.setViewportSize(DESKTOP);
+  assert.ok(overflow <= 0, `${name}: the page is ${overflow} px wider than a 390 px phone`);
+}
+
+/** "3.11 Gbit/s" -> 3.11e9 */
+function bits(text) {
+  const m = /(\d+(?:\.\d+)?) ([kMGT]?)bit\/s/.exec(text);
+  assert.ok(m, `a bitrate in "${text}"`);
+  return Number(m[1]) * { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2]];
+}
+
+const near = (shown, want, what) => assert.ok(Math.abs(shown - want) <= Math.abs(want) * 0.01 + 1e-9,
+  `${what}: the page shows ${shown}, the API says ${want}`);
+
+const signed = (v) => (typeof v !== 'number' ? '—' : `${v > 0 ? '+' : v < 0 ? '−' : '±'}${Math.abs(v).toFixed(1)} %`);
+const pText = (p) => (typeof p !== 'number' ? '—' : p < 0.001 ? '<0.001' : p.toFixed(3));
+
+test('an OS-combination matrix of 3 repeats runs on the sim', { timeout: 300_000 }, async () => {
+  const res = await tbd.post('/api/v1/matrices', SPEC);
+  matrixId = res.matrix.id;
+  await eventually(async () => (await tbd.get(`/api/v1/matrices/${matrixId}`)).matrix.state !== 'running'
+    && (await tbd.get(`/api/v1/matrices/${matrixId}`)).matrix.state !== 'queued', 280_000, 'the matrix ends');
+  const m = (await tbd.get(`/api/v1/matrices/${matrixId}`)).matrix;
+  assert.equal(m.state, 'succeeded', `the matrix ${m.state}`);
+});
+
+test('the matrix page: the OS link, noisy cells marked in the grid, cv and a box plot per cell', { timeout: 90_000 }, async () => {
+  assert.ok(matrixId, 'the matrix ran');
+  const results = await tbd.get(`/api/v1/matrices/${matrixId}/results`);
+  const cells = results.cells.filter(Boolean);
+  assert.equal(cells.length, 4, '2 protocols x 2 OS combinations');
+  for (const c of cells) {
+    assert.equal(c.receiver_bps.values.length, 3, `cell ${c.cell}: every value`);
+    assert.equal(typeof c.receiver_bps.q1, 'number');
+    assert.equal(c.receiver_bps.noisy, c.receiver_bps.cv > 0.05, `cell ${c.cell}: noisy is cv > 5 %`);
+  }
+  await page.goto(`${tbd.base}/`);
+  await login(tbd.adminToken);
+  await page.goto(`${tbd.base}/#/matrices/${matrixId}`);
+  const grid = page.locator('.mx-grid');
+  await eventually(async () => (await grid.locator('.grid-cell[data-state="ok"]').count()) === 4, SOON, 'the grid shows 4 ok cells');
+  for (const c of cells) {
+    assert.equal(await grid.locator(`.grid-cell[data-cell="${c.cell}"]`).getAttribute('data-noisy'),
+      c.receiver_bps.noisy ? '1' : '0', `grid cell ${c.cell} marked noisy as the API says`);
+  }
+  const rows = page.locator('.cells-table tbody tr');
+  await eventually(async () => (await rows.count()) === 4, SOON, 'the cells table shows 4 cells');
+  for (const c of cells) {
+    const td = page.locator(`.cells-table tbody tr[data-cell="${c.cell}"] td.cv`);
+    assert.equal((await td.textContent()).replace(' noisy', ''), `${(c.receiver_bps.cv * 100).toFixed(1)} %`, `cell ${c.cell}'s cv`);
+    assert.equal(await td.getAttribute('data-noisy'), c.receiver_bps.noisy ? '1' : '0');
+  }
+  await boxesDrawn('.cells-table .boxplot', 4);
+  assert.deepEqual(await page.locator('.cells-table .boxplot').evaluateAll((els) => els.map((e) => e.dataset.points)),
+    cells.map((c) => String(c.sender_bps.values.length + c.receiver_bps.values.length)), 'a dot per run, sender and receiver');
+  await shoot('matrix');
+  await page.locator('a.os-link', { hasText: 'OS side by side' }).click();
+  await page.locator('h1', { hasText: 'OS side by side' }).waitFor();
+  assert.match(page.url(), new RegExp(`#/os/${matrixId}$`));
+});
+
+test('the OS page shows the API\'s numbers; A and B are chosen in the form and kept in the address', { timeout: 90_000 }, async () => {
+  assert.ok(matrixId, 'the matrix ran');
+  // default: the first two pairs by name
+  await page.locator('.os-table tbody tr').first().waitFor();
+  assert.equal(await page.locator('select[name="a"]').inputValue(), 'freebsd/freebsd');
+  assert.equal(await page.locator('select[name="b"]').inputValue(), 'ubuntu/ubuntu');
+  await page.locator('select[name="a"]').selectOption('ubuntu/ubuntu');
+  await page.locator('select[name="b"]').selectOption('freebsd/freebsd');
+  await eventually(async () => page.url().includes('a=ubuntu%2Fubuntu') && page.url().includes('b=freebsd%2Ffreebsd'), SOON,
+    'the address keeps A and B');
+  const { os } = await tbd.get(`/api/v1/matrices/${matrixId}/os?a=ubuntu/ubuntu&b=freebsd/freebsd`);
+  assert.equal(os.rows.length, 2, 'TCP and UDP forward');
+  await eventually(async () => (await page.locator('.os-table thead th').nth(1).textContent()) === 'A: ubuntu/ubuntu', SOON,
+    'the table is drawn for A = ubuntu/ubuntu');
+  const shown = await page.locator('.os-table tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+    protocol: tr.dataset.protocol, direction: tr.dataset.direction, verdict: tr.dataset.verdict,
+    a: tr.querySelector('.a-median .median')?.textContent, b: tr.querySelector('.b-median .median')?.textContent,
+    aCell: tr.querySelector('.a-median')?.dataset.cell, bCell: tr.querySelector('.b-median')?.dataset.cell,
+    diff: tr.querySelector('.diff').textContent, overlap: tr.querySelector('.overlap').textContent,
+    p: tr.querySelector('.pvalue').textContent, aSr: tr.querySelector('.a-sr').textContent,
+    bSr: tr.querySelector('.b-sr').textContent, aLoss: tr.querySelector('.a-sr').dataset.loss,
+    bLoss: tr.querySelector('.b-sr').dataset.loss,
+  })));
+  assert.equal(shown.length, os.rows.length);
+  os.rows.forEach((r, i) => {
+    const s = shown[i];
+    const what = `${r.protocol} ${r.direction}`;
+    assert.equal(s.protocol, r.protocol);
+    assert.equal(s.direction, r.direction);
+    assert.equal(s.verdict, r.verdict, `${what}: verdict`);
+    assert.equal(s.aCell, String(r.a.cell));
+    assert.equal(s.bCell, String(r.b.cell));
+    near(bits(s.a), r.a.stats.median, `${what}: A's median`);
+    near(bits(s.b), r.b.stats.median, `${what}: B's median`);
+    assert.equal(s.diff, signed(r.diff_percent), `${what}: B against A`);
+    assert.equal(s.overlap, r.iqr_overlap ? 'overlap' : 'apart', `${what}: IQRs`);
+    assert.ok(r.mann_whitney, `${what}: 3 runs a side give a U test`);
+    assert.equal(s.p, `${pText(r.mann_whitney.p)} ${r.mann_whitney.method}`, `${what}: U test p`);
+    const [aTx, aRx] = s.aSr.split('→');
+    near(bits(aTx), r.a.sender_bps.median, `${what}: A sent`);
+    near(bits(aRx), r.a.receiver_bps.median, `${what}: A received`);
+    const [bTx, bRx] = s.bSr.split('→');
+    near(bits(bTx), r.b.sender_bps.median, `${what}: B sent`);
+    near(bits(bRx), r.b.receiver_bps.median, `${what}: B received`);
+    assert.equal(s.aLoss, r.a.loss ? '1' : '0', `${what}: A's loss flag`);
+    assert.equal(s.bLoss, r.b.loss ? '1' : '0', `${what}: B's loss flag`);
+    assert.equal(r.a.loss, r.a.gap_percent > 5, `${what}: loss is a gap over 5 %`);
+  });
+  console.log('# OS rows:', JSON.stringify(os.rows.map((r) => [r.protocol, r.a.stats.median, r.b.stats.median,
+    r.diff_percent, r.iqr_overlap, r.mann_whitney?.p, r.verdict, r.a.gap_percent, r.b.gap_percent])));
+  await boxesDrawn('.os-table .boxplot', 2);
+  assert.match(await page.locator('.os-method').textContent(), /Mann-Whitney/);
+  await shoot('page', { dark: true });
+
+  // another metric: the address keeps it, the API is asked again
+  await page.locator('select[name="metric"]').selectOption('sender_bps');
+  await eventually(async () => page.url().includes('metric=sender_bps'), SOON, 'the address keeps the metric');
+  const { os: tx } = await tbd.get(`/api/v1/matrices/${matrixId}/os?a=ubuntu/ubuntu&b=freebsd/freebsd&metric=sender_bps`);
+  await eventually(async () => (await page.locator('.os-table tbody tr .diff').allTextContents()).join('|')
+    === tx.rows.map((r) => signed(r.diff_percent)).join('|'), SOON, 'the sender\'s differences as the API gives them');
+
+  // a pair the matrix lacks: the API's refusal on the page
+  await page.goto(`${tbd.base}/#/os/${matrixId}?a=windows/windows`);
+  await page.locator('.os-page .alert', { hasText: 'no cell of this matrix ran under windows/windows' }).waitFor();
+  // refused requests (the 401 before login, the 400 just above) are the console's, not the scripts'
+  assert.deepEqual(pageErrors.filter((e) => !/Failed to load resource|net::ERR_|EventSource/.test(e)), [],
+    'no script error on the pages');
+});
