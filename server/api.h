@@ -58,6 +58,7 @@ int api_matrix_os(struct tb_request *rq, struct tb_reply *rp);
 int api_noisy_cv(struct tb_request *rq, struct tb_reply *rp, double *cv);
 int api_run_get(struct tb_request *rq, struct tb_reply *rp);
 int api_run_raw(struct tb_request *rq, struct tb_reply *rp);
+int api_run_samples(struct tb_request *rq, struct tb_reply *rp);
 
 int api_notify_list(struct tb_request *rq, struct tb_reply *rp);
 int api_notify_create(struct tb_request *rq, struct tb_reply *rp);
@@ -66,6 +67,10 @@ int api_notify_update(struct tb_request *rq, struct tb_reply *rp);
 int api_notify_delete(struct tb_request *rq, struct tb_reply *rp);
 int api_notify_test(struct tb_request *rq, struct tb_reply *rp);
 int api_notify_deliveries(struct tb_request *rq, struct tb_reply *rp);
+
+int api_inventory_get(struct tb_request *rq, struct tb_reply *rp); /* api_inventory.c */
+int api_inventory_check(struct tb_request *rq, struct tb_reply *rp);
+int api_inventory_reload(struct tb_request *rq, struct tb_reply *rp);
 
 int api_events_stream(struct tb_request *rq, struct tb_reply *rp);
 int api_metrics(struct tb_request *rq, struct tb_reply *rp);

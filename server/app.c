@@ -21,6 +21,7 @@
 #include "events.h"
 #include "hosts.h"
 #include "inventory.h"
+#include "invadmin.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
@@ -84,6 +85,8 @@ static void hosts_held(void *cls, const char *host, const struct tb_hold_info *h
 	tb_hosts_set_held(cls, host, h);
 }
 
+static int reload_inventory(void *cls, struct tb_error *err);
+
 int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb_error *err)
 {
 	struct tb_app *app = calloc(1, sizeof(*app));
@@ -107,6 +110,11 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		goto fail;
 	}
+	if ((app->sv.invadmin = tb_invadmin_new(cfg->inventory_path)) == NULL) {
+		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+		goto fail;
+	}
+	tb_invadmin_set_reload(app->sv.invadmin, reload_inventory, app);
 	if (stat(cfg->state_dir, &st) != 0 && mkdir(cfg->state_dir, 0700) != 0) {
 		rc = tb_fail(err, TB_ERR_IO, "state-dir", "cannot create state directory %s: %s", cfg->state_dir,
 			     strerror(errno));
@@ -165,8 +173,11 @@ fail:
 	return rc;
 }
 
-int tb_app_reload(struct tb_app *app, struct tb_error *err)
+/* The one reload (SIGHUP and POST /inventory/reload), run by invadmin one
+ * at a time: read the file, swap it in, probe again. */
+static int reload_inventory(void *cls, struct tb_error *err)
 {
+	struct tb_app *app = cls;
 	struct tb_inventory *inv;
 	size_t n;
 	int rc;
@@ -180,6 +191,11 @@ int tb_app_reload(struct tb_app *app, struct tb_error *err)
 	tb_hosts_inventory_changed(app->sv.hosts);
 	tb_info("app", "reloaded %s: %zu machines", app->cfg.inventory_path, n);
 	return 0;
+}
+
+int tb_app_reload(struct tb_app *app, struct tb_error *err)
+{
+	return tb_invadmin_reload(app->sv.invadmin, "SIGHUP", err);
 }
 
 void tb_app_stop(struct tb_app *app)
@@ -207,5 +223,6 @@ void tb_app_stop(struct tb_app *app)
 	tb_auth_free(app->sv.auth);
 	tb_store_close(app->sv.store);
 	tb_inv_current_free(app->sv.invs);
+	tb_invadmin_free(app->sv.invadmin);
 	free(app);
 }

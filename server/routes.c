@@ -37,6 +37,7 @@ const struct tb_route tb_routes[] = {
 	{"GET", "/api/v1/matrices/{id}/os", TB_LEVEL_VIEWER, 0, NULL, api_matrix_os},
 	{"GET", "/api/v1/runs/{id}", TB_LEVEL_VIEWER, 0, NULL, api_run_get},
 	{"GET", "/api/v1/runs/{id}/raw", TB_LEVEL_VIEWER, 0, NULL, api_run_raw},
+	{"GET", "/api/v1/runs/{id}/samples", TB_LEVEL_VIEWER, 0, NULL, api_run_samples},
 	{"POST", "/api/v1/session", TB_LEVEL_NONE, TB_ROUTE_PUBLIC | TB_ROUTE_BODY | TB_ROUTE_LOGIN, "session.create",
 	 api_session_create},
 	{"DELETE", "/api/v1/session", TB_LEVEL_VIEWER, 0, "session.delete", api_session_delete},
@@ -52,6 +53,9 @@ const struct tb_route tb_routes[] = {
 	{"DELETE", "/api/v1/notifications/{id}", TB_LEVEL_ADMIN, 0, "notify.delete", api_notify_delete},
 	{"POST", "/api/v1/notifications/{id}/test", TB_LEVEL_ADMIN, 0, "notify.test", api_notify_test},
 	{"GET", "/api/v1/notifications/{id}/deliveries", TB_LEVEL_ADMIN, 0, NULL, api_notify_deliveries},
+	{"GET", "/api/v1/inventory", TB_LEVEL_ADMIN, 0, NULL, api_inventory_get},
+	{"POST", "/api/v1/inventory/check", TB_LEVEL_ADMIN, TB_ROUTE_BODY, NULL, api_inventory_check},
+	{"POST", "/api/v1/inventory/reload", TB_LEVEL_ADMIN, 0, "inventory.reload", api_inventory_reload},
 	{"GET", "/metrics", TB_LEVEL_VIEWER, 0, NULL, api_metrics},
 	{NULL, NULL, TB_LEVEL_NONE, 0, NULL, NULL},
 };

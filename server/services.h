@@ -21,6 +21,7 @@ struct tb_events;
 struct tb_hosts;
 struct tb_idle;
 struct tb_inv_current;
+struct tb_invadmin;
 struct tb_metrics;
 struct tb_notify;
 struct tb_runner;
@@ -53,6 +54,7 @@ struct tb_services {
 	struct tb_events *events;
 	struct tb_metrics *metrics;
 	struct tb_inv_current *invs; /* the inventory in force */
+	struct tb_invadmin *invadmin; /* its file, load time, last reload (invadmin.h) */
 	struct tb_hosts *hosts;
 	struct tb_actions *actions;
 	struct tb_runner *runner;

@@ -27,7 +27,7 @@ LAYERS = [
     # 1. base: no state of their own, used by everyone
     ("base", "error log timeutil outbuf crypto validate shquote cron stats yamltree grubcfg hostmeta iperf ticker wipe machtab services feed"),
     # 2. adapters: the store, processes, ssh, raw frames, the bus, the inventory, who calls
-    ("adapters", "store proc ssh rawframe events inventory auth ratelimit audit metrics"),
+    ("adapters", "store proc ssh rawframe events inventory invadmin auth ratelimit audit metrics"),
     # 3. pure domain: the matrix spec and planner
     ("pure", "matrix bootcheck"),
     # 4. machines: reachability, holds
