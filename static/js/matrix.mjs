@@ -68,6 +68,7 @@ class MatrixPage {
   #cellPanel = h('section', { class: 'mx-cell-focus', 'aria-labelledby': 'mx-cell-title', hidden: true });
   #cellsData = [];         // the /results cells
   #scrolled = false;
+  #marks;
   #progress = new MatrixProgress();
   #actions;
   #runs;
@@ -102,6 +103,11 @@ class MatrixPage {
     // the tables other modules draw get their downloads here, read from what they show
     tableDownloads(this.#cells.el, `matrix-${id}-cells-summary`);
     tableDownloads(this.#comparison.el, `matrix-${id}-compare`);
+    tableDownloads(this.#hosts.el, `matrix-${id}-hosts`);
+    tableDownloads(this.#boots.el, `matrix-${id}-boots`);
+    // the grid and the tables redraw themselves (the grid again when the link rates come): mark the cell again
+    this.#marks = new MutationObserver(() => this.#markCell());
+    this.#marks.observe(this.#body, { childList: true, subtree: true });
     replace(main, this.#head.nodes, this.#status, this.#streamNote, this.#body);
     this.#listen();
     this.#ticker = setInterval(() => { if (this.#loaded && this.#m?.state === 'running') this.#progress.draw(this.#m); }, 1000);
@@ -112,6 +118,7 @@ class MatrixPage {
     clearInterval(this.#ticker);
     clearTimeout(this.#resultsTimer);
     this.#live.stop();
+    this.#marks.disconnect();
     delete this.#main.dataset.matrixState;
   }
 
@@ -255,7 +262,7 @@ class MatrixPage {
   /** The cell of ?cell=N: marked in the grid and the per-cell table, its runs and history linked. */
   #drawCell() {
     const n = this.#cell;
-    for (const el of this.#body.querySelectorAll('.cell-focus')) el.classList.remove('cell-focus');
+    this.#markCell();
     if (n === null) return;
     const c = this.#cellsData[n];
     const runs = this.#runs.all().filter((r) => r.cell === n);
@@ -283,12 +290,19 @@ class MatrixPage {
         statePill(r.state), ' ', bitrateNode(r.receiver_bps)))));
     this.#cellPanel.dataset.cell = String(n);
     this.#cellPanel.hidden = false;
-    const marks = this.#body.querySelectorAll(`.grid-cell[data-cell="${n}"], .cells-table tr[data-cell="${n}"], .runs-table tr[data-cell="${n}"]`);
-    for (const el of marks) el.classList.add('cell-focus');
     if (!this.#scrolled && this.#loaded) {
       this.#scrolled = true;
       this.#cellPanel.scrollIntoView({ block: 'start' });
     }
+  }
+
+  /** The cell marked in the grid and the tables (only class changes: the observer watches children). */
+  #markCell() {
+    const n = this.#cell;
+    const want = n === null ? [] : [...this.#body.querySelectorAll(
+      `.grid-cell[data-cell="${n}"], .cells-table tr[data-cell="${n}"], .runs-table tr[data-cell="${n}"]`)];
+    for (const el of this.#body.querySelectorAll('.cell-focus')) if (!want.includes(el)) el.classList.remove('cell-focus');
+    for (const el of want) if (!el.classList.contains('cell-focus')) el.classList.add('cell-focus');
   }
 
   // ---------------------------------------------------------------- drawing

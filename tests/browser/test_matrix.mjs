@@ -128,7 +128,7 @@ async function login(token) {
  * asked): of the full page, or of the viewport for a modal dialog.
  */
 async function shoot(name, { dark = false, fullPage = true } = {}) {
-  if (fullPage) await page.evaluate(() => document.activeElement?.blur());
+  if (fullPage) await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
   await page.screenshot({ path: path.join(shots, `matrix-${name}-desktop.png`), fullPage });
   await page.setViewportSize(PHONE);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -376,6 +376,10 @@ test('Start: the live bitrate changes while a run is in progress; the table ends
   await eventually(async () => (await page.locator('main').getAttribute('data-matrix-state')) === 'succeeded', SOON,
     'back on the matrix page');
   await eventually(async () => (await cells.count()) === 2, SOON, 'the per-cell summary does not show 2 cells');
+  // opened from its link, the page marks the cell in the grid (drawn again when the link rates come) and the tables
+  await eventually(async () => (await grid.locator(`.grid-cell.cell-focus[data-cell="${apiCells[1].cell}"]`).count()) === 1
+    && (await page.locator(`.cells-table tr.cell-focus[data-cell="${apiCells[1].cell}"]`).count()) === 1, SOON,
+  'the cell of the link is not marked in the grid and the per-cell table');
   assert.deepEqual(await cells.locator('td.n').allInnerTexts(), ['1', '1']);
   assert.equal(await page.locator('.mx-current').isVisible(), false, 'an ended matrix has no current run');
   assert.match(await page.locator('.mx-progress-text').innerText(), /^2 of 2 runs done \(2 ok\)/);
