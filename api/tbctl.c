@@ -95,7 +95,12 @@ static const char usage_matrix[] =
 	"                                     create, replace or delete a rule (the API's JSON)\n"
 	"  notify test ID                     queue a sample message through its sink\n"
 	"  notify deliveries ID               its delivery log: state, attempts, last error\n"
-	"  health                             is testbedd up, and its version (no token)\n"
+	"  inventory show                     the inventory loaded: file, load time, last\n"
+	"                                     reload, machines (admin)\n"
+	"  inventory check FILE               check a proposed inventory on the server\n"
+	"                                     (FILE:LINE:COL as --check-config; \"-\": stdin)\n"
+	"  inventory reload                   re-read the inventory file, as SIGHUP; a bad\n"
+	"                                     one is refused and the old kept (admin)\n"	"  health                             is testbedd up, and its version (no token)\n"
 	"  help, --help, -h                   this text\n"
 	"  version, --version                 tbctl's version\n";
 
@@ -199,6 +204,7 @@ static const struct command commands[] = {
 	{"matrix", "rerun", 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_QUIET, 1, tbctl_cmd_matrix_rerun,
 	 "matrix rerun ID [--wait] [--quiet]"},
 	{"notify", NULL, 2, 4, 0, 1, tbctl_cmd_notify, "notify list|add RULE.json|set ID RULE.json|rm ID|test ID|deliveries ID"},
+	{"inventory", NULL, 2, 3, 0, 1, tbctl_cmd_inventory, "inventory show|check FILE|reload"},
 	{"health", NULL, 1, 1, 0, 0, tbctl_cmd_health, "health"},
 };
 

@@ -158,5 +158,6 @@ int tbctl_cmd_matrix_compare(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_report(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_hosts(const struct tbctl_ctx *ctx);
 int tbctl_cmd_notify(const struct tbctl_ctx *ctx);
+int tbctl_cmd_inventory(const struct tbctl_ctx *ctx); /* tbctl_cmd_inventory.c */
 
 #endif /* TBCTL_H */
