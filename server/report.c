@@ -101,6 +101,9 @@ void rp_params(char *buf, size_t n, const json_t *params)
 	buf[0] = '\0';
 	json_object_foreach((json_t *)params, k, v)
 	{
+		/* unset (null, false) and what has a column of its own are left out */
+		if (json_is_null(v) || json_is_false(v) || strcmp(k, "protocol") == 0 || strcmp(k, "direction") == 0)
+			continue;
 		if (nk < sizeof(keys) / sizeof(keys[0]))
 			keys[nk++] = k;
 	}

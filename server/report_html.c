@@ -167,7 +167,7 @@ static void ab_part(struct tb_outbuf *b, const struct tb_report *r)
 	const json_t *c = r->compare, *row, *h, *d;
 	const char *metric = rp_str(c, "metric");
 	char buf[240], x[48], y[48];
-	size_t i, j;
+	size_t i, j, nrows = 0;
 
 	tb_outbuf_printf(b, "<h2 id=\"ab-title\">A/B: against baseline #%lld</h2>\n<p>",
 			 (long long)json_integer_value(json_object_get(c, "baseline")));
@@ -234,6 +234,7 @@ static void ab_part(struct tb_outbuf *b, const struct tb_report *r)
 			char *mv = json_dumps(json_object_get(d, "matrix"), JSON_ENCODE_ANY | JSON_COMPACT);
 			char *ov = json_dumps(json_object_get(d, "other"), JSON_ENCODE_ANY | JSON_COMPACT);
 
+			nrows++;
 			tb_outbuf_puts(b, "<tr>");
 			td(b, NULL, rp_str(h, "host"));
 			td(b, NULL, rp_str(h, "os"));
@@ -246,6 +247,7 @@ static void ab_part(struct tb_outbuf *b, const struct tb_report *r)
 			free(ov);
 		}
 		if (json_array_size(json_object_get(h, "differences")) == 0 && strcmp(rp_str(h, "in"), "both") != 0) {
+			nrows++;
 			tb_outbuf_puts(b, "<tr>");
 			td(b, NULL, rp_str(h, "host"));
 			td(b, NULL, rp_str(h, "os"));
@@ -253,6 +255,8 @@ static void ab_part(struct tb_outbuf *b, const struct tb_report *r)
 			tb_outbuf_puts(b, "<td colspan=\"3\">snapshot in one matrix only</td></tr>\n");
 		}
 	}
+	if (nrows == 0)
+		tb_outbuf_puts(b, "<tr><td colspan=\"6\">Nothing changed on the hosts.</td></tr>\n");
 	tfoot(b);
 }
 

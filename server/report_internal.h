@@ -30,7 +30,8 @@ double rp_num(const json_t *o, const char *key);
 const char *rp_str(const json_t *o, const char *key);
 /* "a (linux) → b (freebsd)" */
 void rp_pair(char *buf, size_t n, const json_t *cell);
-/* "parallel=4 bitrate=10M", sorted by name ("" for none). */
+/* "bitrate=10M parallel=4": the parameters set (not null or false, and not
+ * protocol or direction, which have columns), sorted by name. */
 void rp_params(char *buf, size_t n, const json_t *params);
 /* One line of what a cell is: "#3 a → b udp reverse bitrate=10M". */
 void rp_label(char *buf, size_t n, const json_t *cell);

@@ -1,0 +1,236 @@
+// The report to publish and the A/B section, in Debian's Chromium (headless,
+// playwright-core), against the real testbedd and the simulated testbed
+// (deploy/sim, prefix tbar, block 203): two matrices of one spec (left ->
+// right, tcp and udp at 10 Mbit/s, forward, 1 s, 3 repeats).
+//
+// The matrix page: the A/B section compares with the first matrix and shows
+// both medians and IQRs as the API gives them, the hosts diff beside the
+// table, and links to the CSVs and the A/B report; the head's "Report: HTML"
+// link downloads the report (an attachment).  That file is then opened from
+// disk in a second Chromium with JavaScript disabled and the network offline:
+// every table of the report and every chart (inline SVG) shows, with the
+// numbers of the API, and the page asks for nothing.  Screenshots (desktop
+// and phone) go to $TB_BINARY_DIR/screenshots/report-*.png.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  CHROMIUM, CHROMIUM_ARGS, Testbedd, binaryDir, eventually, launchChromium, need, removeDir, sourceDir, tempDir,
+} from './lib/testbed.mjs';
+
+const PREFIX = 'tbar';
+const BLOCK = '203';
+const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
+const SOON = 15_000;
+const SPEC = {
+  name: 'report-ab',
+  pairs: [{ client: 'left', server: 'right' }],
+  protocols: ['tcp', 'udp'],
+  directions: ['forward'],
+  duration_s: 1,
+  repeats: 3,
+  iperf: { bitrate: '10M', udp_bitrate: '10M' },
+};
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+let dir;
+let simUp = false;
+let tbd;
+let browser;
+let page;
+let shots;
+let A;
+let B;
+let reportFile;
+const pageErrors = [];
+
+function sim(...args) {
+  return execFileSync(SIM, args, { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+before(async () => {
+  dir = tempDir('tb-report-');
+  const simDir = path.join(dir, 'sim');
+  let out;
+  try {
+    out = sim('up', '--prefix', PREFIX, '--block', BLOCK, '--dir', simDir);
+  } catch (err) {
+    throw new Error(`deploy/sim/sim up --prefix ${PREFIX} --block ${BLOCK} failed: ${err.stderr || err.message}`);
+  }
+  simUp = true;
+  assert.equal(out.trim().split('\n').pop(), simDir, `sim up printed ${out}`);
+  const tbDir = path.join(dir, 'tb');
+  mkdirSync(tbDir, { mode: 0o700 });
+  tbd = new Testbedd(tbDir, readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8'));
+  await tbd.start();
+  for (const name of ['left', 'right']) {
+    await eventually(async () => {
+      const st = (await tbd.get(`/api/v1/hosts/${name}`)).host.state;
+      return st.reachability === 'up' && st.os === 'ubuntu';
+    }, 30_000, `${name} is not up as ubuntu in testbedd`);
+  }
+  shots = path.join(binaryDir, 'screenshots');
+  mkdirSync(shots, { recursive: true });
+  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
+  page = browser.pages()[0] ?? await browser.newPage();
+  page.setDefaultTimeout(SOON);
+  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+});
+
+after(async () => {
+  await browser?.close().catch(() => {});
+  await tbd?.stop();
+  if (tbd) { try { copyFileSync(tbd.proc.logPath, path.join(binaryDir, 'test_report.testbedd.log')); } catch { /* none */ } }
+  if (simUp) {
+    try {
+      sim('down', '--prefix', PREFIX);
+    } catch (err) {
+      console.error(`sim down --prefix ${PREFIX} failed: ${err.stderr ?? err.message}`);
+    }
+  }
+  removeDir(dir);
+});
+
+async function runMatrix(spec) {
+  const { matrix } = await tbd.post('/api/v1/matrices', spec);
+  await eventually(async () => {
+    const { matrix: m } = await tbd.get(`/api/v1/matrices/${matrix.id}?runs=0`);
+    if (m.state === 'failed' || m.state === 'canceled' || m.state === 'interrupted') {
+      throw new Error(`matrix ${matrix.id} ${m.state}: ${JSON.stringify(m.error)}`);
+    }
+    return m.state === 'succeeded';
+  }, 120_000, `matrix ${matrix.id} did not succeed`);
+  return matrix.id;
+}
+
+async function shoot(p, name) {
+  await p.evaluate(() => window.scrollTo(0, 0)).catch(() => {});
+  await p.screenshot({ path: path.join(shots, `report-${name}-desktop.png`), fullPage: true });
+  await p.setViewportSize(PHONE);
+  await p.waitForTimeout(300);
+  await p.screenshot({ path: path.join(shots, `report-${name}-phone.png`), fullPage: true });
+  await p.setViewportSize(DESKTOP);
+}
+
+test('two matrices of one spec run on the sim', { timeout: 300_000 }, async () => {
+  A = await runMatrix(SPEC);
+  B = await runMatrix(SPEC);
+});
+
+test('the A/B section: both medians and IQRs as the API gives them, the hosts diff beside, CSV and report links', { timeout: 60_000 }, async () => {
+  await page.goto(`${tbd.base}/`);
+  const input = page.getByLabel('API token');
+  await input.waitFor();
+  await input.fill(tbd.adminToken);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+  pageErrors.length = 0;   // the login page's whoami before logging in is a 401
+  await page.goto(`${tbd.base}/#/matrices/${B}`);
+  const section = page.locator('section.mx-compare');
+  await section.waitFor();
+  assert.deepEqual(await page.locator('#cmp-metric option').evaluateAll((os) => os.map((o) => o.value)),
+    ['receiver_bps', 'sender_bps', 'lost_percent', 'retransmits', 'jitter_ms']);
+  await page.getByLabel('Baseline matrix').fill(String(A));
+  await page.getByLabel('Largest drop allowed (%)').fill('50');
+  await section.getByRole('button', { name: 'Compare' }).click();
+  await section.locator('table.cmp-table tbody tr').first().waitFor();
+  const api = (await tbd.get(`/api/v1/matrices/${B}/compare?baseline=${A}&max_drop=50`)).compare;
+  const shown = await section.locator('table.cmp-table tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+    verdict: tr.dataset.verdict,
+    overlap: tr.dataset.overlap,
+    medians: [...tr.querySelectorAll('td.num span[title]')].map((x) => x.title),
+    iqrs: [...tr.querySelectorAll('td.cmp-iqr-cell span[title]')].map((x) => x.title),
+  })));
+  const bits = (v) => `${Math.round(v)} bit/s`;
+  assert.deepEqual(shown, api.cells.map((c) => ({
+    verdict: c.verdict,
+    overlap: String(c.overlap),
+    medians: [c.baseline_median, c.median].map(bits),
+    iqrs: [c.baseline_q1, c.baseline_q3, c.q1, c.q3].map(bits),
+  })));
+  assert.match(await section.locator('.cmp-verdict').innerText(), /beyond the spread/);
+  const diff = section.locator('.cmp-diff');
+  await diff.waitFor();
+  const diffApi = (await tbd.get(`/api/v1/matrices/${B}/hosts/diff?other=${A}`)).diff;
+  const nDiff = diffApi.hosts.reduce((n, h) => n + (h.in === 'both' ? h.differences.length : 1), 0);
+  assert.equal(await diff.locator('tbody tr').count(), nDiff);
+  assert.match(await diff.locator('.cmp-diff-note').innerText(),
+    nDiff === 0 ? new RegExp(`Nothing changed on the hosts since matrix ${A}`) : /difference/);
+  // beside the table on a desktop: the two boxes share a row
+  const [t, d] = await Promise.all([section.locator('.cmp-main').boundingBox(), diff.boundingBox()]);
+  assert.ok(d.x > t.x && Math.abs(d.y - t.y) < 40, `the hosts diff is beside the table: ${JSON.stringify([t, d])}`);
+  assert.equal(await section.locator('a.cmp-csv').getAttribute('href'),
+    `api/v1/matrices/${B}/compare?baseline=${A}&max_drop=50&metric=receiver_bps&format=csv`);
+  assert.equal(await section.locator('a.cmp-report').getAttribute('href'), `api/v1/matrices/${B}/report?baseline=${A}`);
+  await section.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(shots, 'report-ab-section-desktop.png'), fullPage: true });
+
+  // the head's Report link downloads the report as an attachment
+  const link = page.locator('a.mx-report-html');
+  assert.equal(await link.getAttribute('href'), `api/v1/matrices/${B}/report`);
+  const [dl] = await Promise.all([page.waitForEvent('download'), link.click()]);
+  assert.equal(dl.suggestedFilename(), `matrix-${B}-report.html`);
+  reportFile = path.join(dir, 'report.html');
+  await dl.saveAs(reportFile);
+  assert.deepEqual(pageErrors, []);
+});
+
+test('the report opens from disk, offline and without JavaScript: every table and chart shows', { timeout: 60_000 }, async () => {
+  assert.ok(reportFile && existsSync(reportFile), 'the report was downloaded');
+  const html = readFileSync(reportFile, 'utf8');
+  assert.ok(!/<script/i.test(html), 'the report has no script');
+  // the A/B report too, saved beside it (from the API as tbctl gets it)
+  const ab = await (await fetch(`${tbd.base}/api/v1/matrices/${B}/report?baseline=${A}`,
+    { headers: { Authorization: `Bearer ${tbd.adminToken}` } })).text();
+  const abFile = path.join(dir, 'report-ab.html');
+  writeFileSync(abFile, ab);
+
+  const { chromium } = await need('playwright-core');
+  const profile = path.join(dir, 'chromium-nojs');
+  mkdirSync(path.join(profile, 'Default'), { recursive: true });
+  writeFileSync(path.join(profile, 'Default', 'Preferences'), JSON.stringify({ alternate_error_pages: { enabled: false } }));
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: DESKTOP, timeout: 60_000,
+    javaScriptEnabled: false, offline: true,
+  });
+  try {
+    const p = ctx.pages()[0] ?? await ctx.newPage();
+    const requests = [];
+    p.on('request', (r) => requests.push(r.url()));
+    const results = (await tbd.get(`/api/v1/matrices/${B}/results`)).cells;
+    for (const [file, tables, charts] of [
+      [reportFile, ['summary', 'cells', 'hosts', 'commands'], ['chart-receiver_bps', 'chart-lost_percent']],
+      [abFile, ['summary', 'cells', 'ab', 'hosts-diff', 'hosts', 'commands'], ['chart-receiver_bps', 'chart-lost_percent', 'chart-ab']],
+    ]) {
+      await p.goto(`file://${file}`);
+      assert.equal(await p.evaluate(() => 1).catch(() => 'no js'), 1, 'evaluate runs in the utility world');
+      assert.deepEqual(await p.locator('table').evaluateAll((ts) => ts.map((t) => t.id)), tables);
+      for (const id of tables) {
+        const box = await p.locator(`table#${id}`).boundingBox();
+        assert.ok(box && box.width > 0 && box.height > 0, `table ${id} shows`);
+        assert.ok(await p.locator(`table#${id} tbody tr`).count() > 0 || id === 'hosts-diff', `table ${id} has rows`);
+      }
+      assert.deepEqual(await p.locator('svg.chart').evaluateAll((s) => s.map((x) => x.getAttribute('aria-labelledby'))), charts);
+      for (const id of charts) {
+        const svg = p.locator(`svg[aria-labelledby="${id}"]`);
+        const box = await svg.boundingBox();
+        assert.ok(box && box.width > 300 && box.height > 60, `chart ${id} shows: ${JSON.stringify(box)}`);
+        // the background and a box per cell drawn (a loss of 0 is a box 1 px wide)
+        assert.ok(await svg.locator('rect').count() >= 2, `chart ${id} draws boxes`);
+      }
+      // the cells table says what the API says
+      const rows = await p.locator('table#cells tbody tr').evaluateAll((trs) => trs.map((tr) => tr.cells[0].textContent));
+      assert.deepEqual(rows, results.map((c) => String(c.cell)));
+      // a dot per run in the bitrate chart
+      assert.equal(await p.locator('svg[aria-labelledby="chart-receiver_bps"] circle').count(),
+        results.reduce((n, c) => n + (c.receiver_bps?.values?.length ?? 0), 0));
+      await shoot(p, file === reportFile ? 'html' : 'ab-html');
+    }
+    assert.deepEqual(requests.filter((u) => !u.startsWith('file://')), [], 'the report asked for nothing');
+  } finally {
+    await ctx.close();
+  }
+});
