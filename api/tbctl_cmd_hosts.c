@@ -326,6 +326,19 @@ static void wake_line(const json_t *host, struct buf *b)
 	}
 }
 
+/* "; GRUB's saved default (grubenv) freebsd, not the inventory's: boots
+ * planned from it" when grubenv names another OS than the inventory. */
+static void saved_default(const json_t *sd, struct buf *b)
+{
+	if (!json_is_true(json_object_get(sd, "mismatch")))
+		return;
+	bput(b, "; GRUB's saved default (grubenv saved_entry=");
+	bput(b, tbctl_jstr(sd, "entry") ? tbctl_jstr(sd, "entry") : "?");
+	bput(b, ") is ");
+	bput(b, tbctl_jstr(sd, "os") ? tbctl_jstr(sd, "os") : "?");
+	bput(b, ", not the inventory's: boots are planned from it");
+}
+
 static void print_host(const json_t *host)
 {
 	json_t *state = json_object_get(host, "state");
@@ -397,6 +410,7 @@ static void print_host(const json_t *host)
 			bput(&b, "=");
 			bput(&b, json_is_string(v) ? json_string_value(v) : "?");
 		}
+		saved_default(json_object_get(boot, "saved_default"), &b);
 		kv("boot", b.s);
 	} else {
 		kv("boot", NULL);

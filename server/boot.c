@@ -104,6 +104,8 @@ static int set_next(struct tb_action *a, const struct tb_machine *m, const char 
 	tb_ssh_capture_free(&cap);
 	if (rc == 0)
 		tb_action_note(a, "grubenv now says %s", want);
+	if (rc == 0 && make_default) /* plan from it at once, not at the next probe */
+		tb_bootmenus_put_saved(tb_hosts_menus(tb_action_services(a)->hosts), m->name, entry, tb_now());
 	return rc;
 }
 
@@ -130,24 +132,37 @@ static int send_reboot(struct tb_action *a, void *cls, struct tb_error *err)
 	return 0;
 }
 
+/* Reboot m from os and wait until it answers (as expect, GRUB's choice,
+ * probed first). */
 static int reboot_and_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
-			   const char *os, char *now_os, struct tb_error *err)
+			   const char *os, const char *expect, char *now_os, struct tb_error *err)
 {
 	struct reboot r = {m, os};
 	char was[TB_NAME_MAX];
 
 	snprintf(was, sizeof(was), "%s", os);
 	r.os = was;
-	return tb_power_reboot_wait(a, inv, m, was, send_reboot, &r, now_os, err);
+	return tb_power_reboot_wait_for(a, inv, m, was, expect, send_reboot, &r, now_os, err);
 }
 
 static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *os,
 		    int make_default, struct tb_error *err)
 {
 	struct tb_hosts *hosts = tb_action_services(a)->hosts;
-	const char *def = m->boot.default_os;
+	struct tb_boot_default bd;
+	const char *def;
 	char cur[TB_NAME_MAX], got[64];
 	int rc, expect_grub = 0;
+
+	/* GRUB's saved default as last read from grubenv, else the inventory's */
+	tb_bootmenus_default(tb_hosts_menus(hosts), m, &bd);
+	def = bd.os;
+	if (bd.mismatch)
+		tb_action_note(
+			a,
+			"GRUB's saved default is %s (grubenv saved_entry=%s), not the inventory's boot.default %s: "
+			"planning from grubenv",
+			bd.saved_os, bd.saved_entry, m->boot.default_os);
 
 	if (!tb_hosts_probe_one(hosts, m, cur, sizeof(cur))) {
 		tb_action_note(a, "%s is off: powering it on first", m->name);
@@ -175,6 +190,7 @@ static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const s
 			if (make_default && entry != NULL) {
 				if ((rc = set_next(a, m, cur, entry, 1, err)) != 0)
 					return rc;
+				def = os; /* GRUB's default now */
 			} else if (strcmp(os, def) != 0 && entry != NULL) {
 				if ((rc = set_next(a, m, cur, entry, 0, err)) != 0)
 					return rc;
@@ -191,7 +207,7 @@ static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const s
 			tb_action_note(a, "%s has no grub-reboot: a plain reboot returns to GRUB's default (%s)", cur,
 				       def);
 		}
-		if ((rc = reboot_and_wait(a, inv, m, cur, cur, err)) != 0)
+		if ((rc = reboot_and_wait(a, inv, m, cur, expect_grub ? os : def, cur, err)) != 0)
 			return rc;
 		if (expect_grub && strcmp(cur, os) != 0)
 			return tb_fail(
@@ -239,6 +255,37 @@ int tb_boot_menu_read(struct tb_hosts *h, const struct tb_machine *m, const char
 	return rc;
 }
 
+/* Read grubenv's saved_entry from m's Linux persona os (`grub-editenv -
+ * list` over ssh, up to 10 s) into the menus; nothing stored when it cannot
+ * be read (the last read stays). */
+static void saved_refresh(struct tb_hosts *h, const struct tb_machine *m, const char *os)
+{
+	static const char *const argv[] = {"grub-editenv", "-", "list", NULL};
+	const struct tb_persona *p = tb_machine_persona(m, os);
+	struct tb_ssh_capture cap;
+	struct tb_ssh_target t;
+	struct tb_error e = {0};
+	char pin[96], saved[TB_BOOTMENU_ENTRY_MAX] = "";
+
+	if (p == NULL)
+		return;
+	tb_hosts_target(h, m, p, &t, pin, sizeof(pin));
+	if (tb_ssh_run_capture(tb_hosts_pool(h), &t, argv, 10000, 64 * 1024, &cap, &e) == 0 &&
+	    cap.res.exit_status == 0 && cap.out != NULL) {
+		for (char *l = cap.out; l != NULL && *l;) {
+			char *eol = strchr(l, '\n');
+
+			if (eol != NULL)
+				*eol = '\0';
+			if (strncmp(l, "saved_entry=", 12) == 0)
+				snprintf(saved, sizeof(saved), "%s", l + 12);
+			l = eol != NULL ? eol + 1 : NULL;
+		}
+		tb_bootmenus_put_saved(tb_hosts_menus(h), m->name, saved, tb_now());
+	}
+	tb_ssh_capture_free(&cap);
+}
+
 void tb_boot_menu_refresh(struct tb_hosts *h, const struct tb_machine *m)
 {
 	struct tb_bootmenus *menus = tb_hosts_menus(h);
@@ -250,6 +297,7 @@ void tb_boot_menu_refresh(struct tb_hosts *h, const struct tb_machine *m)
 	if (m->boot.loader == NULL || menus == NULL || !tb_hosts_answering(h, m->name, os, sizeof(os)) ||
 	    strcmp(tb_boot_kernel_of(os), "Linux") != 0)
 		return;
+	saved_refresh(h, m, os);
 	tb_hosts_reach(h, m->name, &since, &checked);
 	if (!tb_bootmenus_due(menus, m->name, os, since, tb_now()))
 		return;

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grubcfg.h"
+#include "inventory.h"
+
 struct menu {
 	char machine[TB_NAME_MAX];
 	char os[TB_NAME_MAX]; /* read from */
@@ -17,6 +20,9 @@ struct menu {
 	char failed_os[TB_NAME_MAX];
 	struct tb_error last;
 	int64_t failed_at;
+	int has_saved; /* grubenv was read */
+	char saved[TB_BOOTMENU_ENTRY_MAX];
+	int64_t saved_at;
 };
 
 struct tb_bootmenus {
@@ -145,4 +151,58 @@ void tb_bootmenus_get(struct tb_bootmenus *b, const char *machine, struct tb_boo
 		}
 	}
 	pthread_mutex_unlock(&b->lock);
+}
+
+void tb_bootmenus_put_saved(struct tb_bootmenus *b, const char *machine, const char *entry, int64_t at)
+{
+	struct menu *s;
+
+	pthread_mutex_lock(&b->lock);
+	if ((s = slot(b, machine, 1)) != NULL) {
+		s->has_saved = 1;
+		snprintf(s->saved, sizeof(s->saved), "%s", entry);
+		s->saved_at = at;
+	}
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* The OS whose inventory entry names the same GRUB entry as saved: the same
+ * string, else the same index path in the menu read (lock held). */
+static const char *os_of_entry(const struct menu *s, const struct tb_machine *m)
+{
+	char want[64], idx[64];
+	int resolved = s->entries != NULL && tb_grubcfg_resolve(s->entries, s->saved, want, sizeof(want)) == 0;
+
+	for (size_t i = 0; i < m->boot.nentries; i++)
+		if (strcmp(m->boot.entries[i].entry, s->saved) == 0)
+			return m->boot.entries[i].os;
+	for (size_t i = 0; resolved && i < m->boot.nentries; i++)
+		if (tb_grubcfg_resolve(s->entries, m->boot.entries[i].entry, idx, sizeof(idx)) == 0 &&
+		    strcmp(idx, want) == 0)
+			return m->boot.entries[i].os;
+	return NULL;
+}
+
+int tb_bootmenus_default(struct tb_bootmenus *b, const struct tb_machine *m, struct tb_boot_default *out)
+{
+	struct menu *s;
+	const char *os = NULL;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->os, sizeof(out->os), "%s", m->boot.default_os != NULL ? m->boot.default_os : "");
+	pthread_mutex_lock(&b->lock);
+	s = slot(b, m->name, 0);
+	if (s != NULL && s->has_saved) {
+		out->read = 1;
+		snprintf(out->saved_entry, sizeof(out->saved_entry), "%s", s->saved);
+		out->read_at = s->saved_at;
+		if (s->saved[0] != '\0' && (os = os_of_entry(s, m)) != NULL) {
+			snprintf(out->saved_os, sizeof(out->saved_os), "%s", os);
+			snprintf(out->os, sizeof(out->os), "%s", os);
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	out->mismatch = out->saved_os[0] != '\0' && m->boot.default_os != NULL &&
+			strcmp(out->saved_os, m->boot.default_os) != 0;
+	return os != NULL;
 }

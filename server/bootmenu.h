@@ -66,4 +66,27 @@ struct tb_bootmenu_view {
 };
 void tb_bootmenus_get(struct tb_bootmenus *b, const char *machine, struct tb_bootmenu_view *v);
 
+/* GRUB's saved default (grubenv's saved_entry), read by the prober at each
+ * probe of a Linux persona and after a make-default: entry "" when grubenv
+ * has none (then GRUB boots its menu's default).  At at (s). */
+#define TB_BOOTMENU_ENTRY_MAX 128
+void tb_bootmenus_put_saved(struct tb_bootmenus *b, const char *machine, const char *entry, int64_t at);
+
+/* The OS GRUB boots by default on m: the OS whose boot.entries names the
+ * saved entry (the same string, or the same index path in the menu read),
+ * else the inventory's boot.default (the fallback: nothing read, no
+ * saved_entry, or one no OS of the inventory names).  Returns 1 when the
+ * saved entry decided it.  mismatch: it did, and differs from boot.default.
+ * Never blocks. */
+struct tb_machine;
+struct tb_boot_default {
+	char os[TB_NAME_MAX];                    /* the default to plan from */
+	int read;                                /* grubenv was read */
+	char saved_entry[TB_BOOTMENU_ENTRY_MAX]; /* as read ("" none) */
+	char saved_os[TB_NAME_MAX];              /* the OS it names, "" none */
+	int64_t read_at;                         /* s */
+	int mismatch;
+};
+int tb_bootmenus_default(struct tb_bootmenus *b, const struct tb_machine *m, struct tb_boot_default *out);
+
 #endif /* TB_BOOTMENU_H */

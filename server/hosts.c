@@ -268,7 +268,10 @@ static void publish_state(struct tb_hosts *h, const char *machine)
 	tb_events_publish(h->sv->events, "host.state", machine, 0, tb_hosts_state_json(h, machine));
 }
 
-static void probe_machine(struct tb_hosts *h, const struct tb_machine *m, long max_connect_s)
+/* Probe m's personas until one answers: expect first when given (only it
+ * when only), then the OS that answered last time, then the rest. */
+static void probe_machine(struct tb_hosts *h, const struct tb_machine *m, long max_connect_s, const char *expect,
+			  int only)
 {
 	struct probe_result res;
 	struct host_state *s, before;
@@ -282,12 +285,18 @@ static void probe_machine(struct tb_hosts *h, const struct tb_machine *m, long m
 		snprintf(current, sizeof(current), "%s", s->os);
 	pthread_mutex_unlock(&h->lock);
 
-	/* The OS that answered last time first: usually it still does. */
-	for (int pass = 0; pass < 2 && !res.answered; pass++) {
+	/* A machine being booted into an OS: that persona first (the one that
+	 * answered last time has just gone away).  Otherwise the OS that
+	 * answered last time first: usually it still does. */
+	if (expect != NULL && tb_machine_persona(m, expect) != NULL)
+		probe_persona(h, m, tb_machine_persona(m, expect), max_connect_s, &res);
+	else
+		expect = NULL;
+	for (int pass = 0; pass < 2 && !res.answered && !(expect != NULL && only); pass++) {
 		for (size_t i = 0; i < m->nos && !res.answered; i++) {
 			int is_current = strcmp(m->os[i].os, current) == 0;
 
-			if ((pass == 0) != is_current)
+			if ((pass == 0) != is_current || (expect != NULL && strcmp(m->os[i].os, expect) == 0))
 				continue;
 			probe_persona(h, m, &m->os[i], max_connect_s, &res);
 		}
@@ -358,7 +367,7 @@ static void *round_worker(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		if (i >= r->inv->nmachines)
 			return NULL;
-		probe_machine(r->h, &r->inv->machines[i], 0);
+		probe_machine(r->h, &r->inv->machines[i], 0, NULL, 0);
 		if (r->h->after_probe != NULL)
 			r->h->after_probe(r->h, &r->inv->machines[i]);
 	}
@@ -484,6 +493,17 @@ json_t *tb_hosts_machine_json(struct tb_hosts *h, const struct tb_machine *m)
 				    pin[0] ? json_string(pin) : json_null());
 	}
 	json_object_set_new(j, "state", tb_hosts_state_json(h, m->name));
+	if (json_is_object(json_object_get(j, "boot"))) {
+		struct tb_boot_default bd;
+
+		tb_bootmenus_default(h->menus, m, &bd);
+		json_object_set_new(json_object_get(j, "boot"), "saved_default",
+				    bd.read ? json_pack("{s:s, s:o, s:o, s:s, s:b}", "entry", bd.saved_entry, "os",
+							bd.saved_os[0] ? json_string(bd.saved_os) : json_null(),
+							"read_at", tb_time_json(bd.read_at), "plans_from", bd.os,
+							"mismatch", bd.mismatch)
+					    : json_null());
+	}
 	return j;
 }
 
@@ -523,9 +543,15 @@ int tb_hosts_reach(struct tb_hosts *h, const char *machine, int64_t *since, int6
 
 int tb_hosts_probe_one(struct tb_hosts *h, const struct tb_machine *m, char *os, size_t len)
 {
+	return tb_hosts_probe_expect(h, m, NULL, 0, os, len);
+}
+
+int tb_hosts_probe_expect(struct tb_hosts *h, const struct tb_machine *m, const char *expect, int only, char *os,
+			  size_t len)
+{
 	/* a waiting action probes often: a machine that is off must not hold
 	 * it up for a full connect timeout per persona */
-	probe_machine(h, m, TB_PROBE_WAIT_CONNECT_S);
+	probe_machine(h, m, expect != NULL && only ? TB_PROBE_EXPECT_CONNECT_S : TB_PROBE_WAIT_CONNECT_S, expect, only);
 	return tb_hosts_answering(h, m->name, os, len);
 }
 

@@ -27,6 +27,10 @@ struct tb_hosts;
 
 #define TB_PROBE_WORKERS 4
 #define TB_PROBE_WAIT_CONNECT_S 3
+/* The connect timeout of a probe of only the persona a boot expects: it is
+ * tried again at once, and an address that is not up yet would otherwise
+ * hold each try for TB_PROBE_WAIT_CONNECT_S, also after it came up. */
+#define TB_PROBE_EXPECT_CONNECT_S 1
 
 struct tb_machine;
 
@@ -69,6 +73,15 @@ void tb_hosts_each_state(struct tb_hosts *h, tb_hosts_state_fn fn, void *cls);
  * when a persona answers, else 0.  Blocks up to the personas' timeouts. */
 struct tb_machine;
 int tb_hosts_probe_one(struct tb_hosts *h, const struct tb_machine *m, char *os, size_t len);
+/* The same for a machine expected to come up as persona expect (a boot):
+ * that persona first, before the one that answered last (which has just
+ * gone away: on a LAN a persona that is not up costs a whole connect
+ * timeout).  only: no other persona, with a connect timeout of
+ * TB_PROBE_EXPECT_CONNECT_S (another persona that answers is seen at the
+ * next full probe).  expect NULL, or not a persona of m: as
+ * tb_hosts_probe_one. */
+int tb_hosts_probe_expect(struct tb_hosts *h, const struct tb_machine *m, const char *expect, int only, char *os,
+			  size_t len);
 
 /* What the prober last saw, without probing: 1 and the answering OS in os
  * when a persona answered, else 0.  Never blocks on the network. */

@@ -165,15 +165,31 @@ static int send_wol(struct tb_action *a, const struct tb_inventory *inv, const s
 	return sent > 0 ? 0 : rc;
 }
 
-int tb_power_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, int want_up,
-		  int timeout_s, int resend_wol, char *os, size_t oslen, struct tb_error *err)
+/* One probe of a machine being waited for: when it is expected up as
+ * expect, that persona only; after DOWN_CONFIRM_MS (the old OS's sshd has
+ * surely gone) every PROBE_ALL_EVERY-th round, and at the end of the wait,
+ * all of them (GRUB may have booted another OS). */
+#define PROBE_ALL_EVERY 4
+static int probe_wait(struct tb_hosts *hosts, const struct tb_machine *m, const char *expect, int round,
+		      int64_t waited_ms, int last, char *os, size_t oslen)
+{
+	int all = last || (waited_ms >= DOWN_CONFIRM_MS && round % PROBE_ALL_EVERY == PROBE_ALL_EVERY - 1);
+
+	if (expect == NULL)
+		return tb_hosts_probe_one(hosts, m, os, oslen);
+	return tb_hosts_probe_expect(hosts, m, expect, !all, os, oslen);
+}
+
+static int wait_for(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, int want_up,
+		    int timeout_s, int resend_wol, const char *expect, char *os, size_t oslen, struct tb_error *err)
 {
 	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	int64_t start = tb_monotonic_ms(), last_wol = start;
 
-	for (;;) {
+	for (int round = 0;; round++) {
 		int up;
-		int64_t now = tb_monotonic_ms();
+		int64_t now = tb_monotonic_ms(), round_start = now;
+		long period;
 
 		if (want_up && resend_wol && now - last_wol >= TB_WOL_RESEND_S * 1000) {
 			struct tb_error e = {0};
@@ -182,7 +198,8 @@ int tb_power_wait(struct tb_action *a, const struct tb_inventory *inv, const str
 			send_wol(a, inv, m, 0, &e);
 			last_wol = now;
 		}
-		up = tb_hosts_probe_one(hosts, m, os, oslen);
+		up = probe_wait(hosts, m, want_up ? expect : NULL, round, now - start,
+				now - start >= (int64_t)timeout_s * 1000 - TB_PROBE_WAIT_CONNECT_S * 1000, os, oslen);
 		now = tb_monotonic_ms();
 
 		if (up == want_up) {
@@ -202,8 +219,19 @@ int tb_power_wait(struct tb_action *a, const struct tb_inventory *inv, const str
 				want_up ? "%s did not answer ssh within %d s (boot_timeout_s): check its console or BMC"
 					: "%s still answers after %d s (shutdown_timeout_s)",
 				m->name, timeout_s);
-		tb_sleep_ms(1000, tb_action_cancel_flag(a));
+		/* a probe round every second (every quarter second for the one
+		 * persona a boot expects: a refused connection costs nothing); one
+		 * that waited out a connect timeout has used its time already */
+		period = want_up && expect != NULL ? 250 : 1000;
+		if (tb_monotonic_ms() - round_start < period)
+			tb_sleep_ms(period - (long)(tb_monotonic_ms() - round_start), tb_action_cancel_flag(a));
 	}
+}
+
+int tb_power_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, int want_up,
+		  int timeout_s, int resend_wol, char *os, size_t oslen, struct tb_error *err)
+{
+	return wait_for(a, inv, m, want_up, timeout_s, resend_wol, NULL, os, oslen, err);
 }
 
 int tb_power_ssh(struct tb_action *a, const struct tb_machine *m, const char *os, const char *const argv[],
@@ -301,6 +329,13 @@ static void *watch_run(void *arg)
 int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
 			 const char *cur_os, tb_trigger_fn trigger, void *cls, char *os_out, struct tb_error *err)
 {
+	return tb_power_reboot_wait_for(a, inv, m, cur_os, NULL, trigger, cls, os_out, err);
+}
+
+int tb_power_reboot_wait_for(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
+			     const char *cur_os, const char *expect, tb_trigger_fn trigger, void *cls, char *os_out,
+			     struct tb_error *err)
+{
 	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	const struct tb_persona *p = tb_machine_persona(m, cur_os);
 	struct watch w = {.a = a, .timeout_ms = (long)m->shutdown_timeout_s * 1000};
@@ -348,8 +383,10 @@ int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, co
 	/* The watcher's session can die before the old OS's sshd does (a busy
 	 * host ends its processes one by one): an answer from the old OS right
 	 * now is that sshd, not the next boot.  Wait (a bounded while) until a
-	 * probe finds nothing or another OS answers. */
-	{
+	 * probe finds nothing or another OS answers.  Not when another OS is
+	 * expected: its answer is the proof, and probing the old persona first
+	 * costs a whole connect timeout once its address has gone. */
+	if (expect == NULL || strcmp(expect, cur_os) == 0) {
 		int64_t until = tb_monotonic_ms() + DOWN_CONFIRM_MS;
 		char os[TB_NAME_MAX];
 		int seen_down = 0;
@@ -367,7 +404,7 @@ int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, co
 				m->name, cur_os, DOWN_CONFIRM_MS / 1000);
 	}
 	tb_hosts_set_phase(hosts, m->name, "booting");
-	return tb_power_wait(a, inv, m, 1, m->boot_timeout_s, 0, os_out, 40, err);
+	return wait_for(a, inv, m, 1, m->boot_timeout_s, 0, expect, os_out, 40, err);
 }
 
 /* Ask the running OS to power off or reboot (the connection may drop: fine). */

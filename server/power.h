@@ -159,6 +159,15 @@ int tb_power_wait(struct tb_action *a, const struct tb_inventory *inv, const str
 typedef int (*tb_trigger_fn)(struct tb_action *a, void *cls, struct tb_error *err);
 int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
 			 const char *cur_os, tb_trigger_fn trigger, void *cls, char *os_out, struct tb_error *err);
+/* The same when the OS it comes up in is known (expect: a boot chose it):
+ * the wait probes that persona first and mostly only it, not the one that
+ * has just gone away first (on a LAN an address that is not up costs a
+ * whole connect timeout per probe).  Every few probes and at the end all
+ * personas are probed, so another OS coming up is still seen.  expect
+ * NULL: as tb_power_reboot_wait. */
+int tb_power_reboot_wait_for(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
+			     const char *cur_os, const char *expect, tb_trigger_fn trigger, void *cls, char *os_out,
+			     struct tb_error *err);
 
 /* Run argv on the persona of m that answers as os; capture (bounded). */
 struct tb_ssh_capture;

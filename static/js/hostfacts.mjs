@@ -1,6 +1,7 @@
 // hostfacts.mjs - what the inventory says about one machine, at the foot of
-// its host card: boot loader and entries, power drivers, MAC, console, data
-// links, idle power-off and wake schedule (a <dl>, or nothing).
+// its host card: boot loader and entries (and GRUB's saved default when grubenv
+// says another OS), power drivers, MAC, console, data links, idle power-off
+// and wake schedule (a <dl>, or nothing).
 
 import { h } from './dom.mjs';
 
@@ -12,6 +13,13 @@ export function hostFacts(host) {
     add('boot', h('code', {}, host.boot.loader), ', default ', h('strong', {}, host.boot.default), ': ',
       joined(Object.entries(host.boot.entries ?? {}).map(([os, entry]) =>
         [os, ' → ', h('code', {}, entry)])));
+    // GRUB's saved default read back from grubenv, when it says another OS
+    const sd = host.boot.saved_default;
+    if (sd?.mismatch) {
+      add('GRUB default', h('span', { class: 'default-mismatch' },
+        'grubenv says ', h('strong', {}, sd.os), ' (', h('code', {}, `saved_entry=${sd.entry}`),
+        `), not the inventory's ${host.boot.default}: boots are planned from grubenv`));
+    }
   }
   if (host.power?.length) add('power', joined(host.power.map(powerText), '; '));
   if (host.mac) add('MAC', h('code', {}, host.mac));

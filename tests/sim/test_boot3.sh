@@ -6,6 +6,12 @@
 # matrix held_by names the matrix; each clears when the hold ends.
 # Times in ms: the action's created/started/finished_ms and each step's
 # duration, in the JSON and in tbctl action.
+# Faster switches: a plan after one boot estimates boots from it; the boot
+# wait probes the persona GRUB will boot first and mostly only it, yet a
+# GRUB entry that brings up the other OS is still seen and named.
+# The saved default read back: the prober reads grubenv's saved_entry; after
+# --make-default freebsd the host shows the mismatch (JSON, tbctl host) and a
+# boot from FreeBSD into ubuntu is refused at once from grubenv's word.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 D=$(mktemp -d /tmp/tbscratch-XXXXXX)
@@ -80,6 +86,60 @@ both_held() { wait_held left "$1" "$2" && wait_held right "$1" 5; }
 check "while matrix $M runs, left and right are held by it" both_held "matrix $M admin" 30
 WAIT=120 check "matrix $M succeeds" wait_state "$M" succeeded
 check "held_by clears after the matrix" both_held - 10
+
+# ---- the estimate learns from the boots there are (one here, not ten) ----
+body=$(api POST /api/v1/matrices/plan '{"name":"est","pairs":[{"client":"left","server":"right"}],"duration_s":2,
+ "os":[{"left":"ubuntu"}],"os_after":"leave"}')
+check "a plan after one boot of left estimates left's boot from it (not the 120 s default)" pyck "$body" '
+b = d["plan"]["boots"]; print("#", [(x["machine"], x["from"], x["to"], x["estimated_s"]) for x in b])
+sys.exit(not (len(b) == 1 and b[0]["machine"] == "left" and 0 < b[0]["estimated_s"] < 60))'
+
+# ---- the boot wait probes the persona GRUB will boot, yet still sees another OS come up ----
+tb boot left ubuntu --wait >"$D/back" 2>&1
+check "left boots back into ubuntu" test "$(answers left)" = ubuntu
+cp "$S/inventory.yaml" "$D/inventory.orig"
+python3 - "$S/inventory.yaml" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+i = s.index("  left:\n")
+j = s.index('freebsd: "freebsd"', i)
+s = s[:j] + 'freebsd: "1>0"' + s[j + len('freebsd: "freebsd"'):]
+open(p, "w").write(s)
+PY
+kill -HUP "$DPID"
+check "the inventory is reloaded (left's freebsd entry is one of Ubuntu's kernels)" \
+	sh -c "for i in \$(seq 50); do [ \$(grep -c 'reloaded ' $DD/log) -ge 1 ] && exit 0; sleep 0.1; done; exit 1"
+tb boot left freebsd --wait >"$D/wrong" 2>&1
+rc=$?
+sed 's/^/# /' "$D/wrong" | tail -4
+check "a boot whose GRUB entry brings up ubuntu fails (exit 5)" test $rc = 5
+check "... saying that left came up as ubuntu, not freebsd (the wait saw the other persona)" grep -q "came up as ubuntu, not freebsd" "$D/wrong"
+cp "$D/inventory.orig" "$S/inventory.yaml"
+kill -HUP "$DPID"
+check "left answers as ubuntu" wait_up left
+
+# ---- GRUB's saved default, read back from grubenv ----
+sd() { api GET /api/v1/hosts/left | jq_ '(lambda s: "-" if s is None else "%s %s %s %s" % (s["entry"] or "none", s["os"], s["plans_from"], s["mismatch"]))(d["host"]["boot"]["saved_default"])'; }
+wait_sd() { for _ in $(seq 50); do [ "$(sd)" = "$1" ] && return 0; sleep 0.2; done; diag "saved_default is '$(sd)', wanted '$1'"; return 1; }
+check "the prober read left's grubenv: no saved_entry, the inventory's default" wait_sd "none None ubuntu False"
+tb boot left freebsd --make-default --wait >"$D/mkdef" 2>&1
+check "boot left freebsd --make-default succeeds (left has a BMC)" test $? = 0
+check "left's saved default is now freebsd, a mismatch with the inventory" wait_sd "freebsd freebsd freebsd True"
+tb host left >"$D/host" 2>&1
+check "tbctl host says GRUB's saved default is freebsd" grep -q "GRUB's saved default (grubenv saved_entry=freebsd) is freebsd" "$D/host" || diag "$(grep boot "$D/host")"
+n0=$(boots left)
+tb boot left ubuntu --wait >"$D/nodef" 2>&1
+rc=$?
+sed 's/^/# /' "$D/nodef" | tail -3
+check "a boot into ubuntu from FreeBSD, now GRUB's default, is refused from grubenv's word (exit 5)" test $rc = 5
+check "... naming freebsd as GRUB's default, planned from grubenv" sh -c 'grep -q "saved default is freebsd" "$1" && grep -q "runs freebsd, which is GRUB.s default" "$1"' _ "$D/nodef"
+check "... without a reboot into the wrong OS" test "$(boots left)" = "$n0"
+# put it back as a person would (grubenv, then a power cycle through the BMC)
+"$S/real-bin/grub-editenv" "$S/hosts/left/boot/grub/grubenv" unset saved_entry
+tb power left cycle --wait >"$D/cycle" 2>&1
+check "a power cycle brings left up as ubuntu" test "$(answers left)" = ubuntu
+check "the next probe reads grubenv again: no saved_entry, no mismatch" wait_sd "none None ubuntu False"
 
 daemon_down
 check "testbedd logged no error" sh -c "! grep -q 'Z error ' $DD/log"

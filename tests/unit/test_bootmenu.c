@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "bootmenu.h"
+#include "grubcfg.h"
+#include "inventory.h"
 
 enum op { NONE, PUT, FAIL, WANT };
 
@@ -102,10 +104,61 @@ static void test_due(void **state)
 	}
 }
 
+/* GRUB's saved default (grubenv saved_entry) -> the OS boots are planned
+ * from: by the same string, by the same index path in the menu, else the
+ * inventory's boot.default.  One line a case. */
+static void test_saved_default(void **state)
+{
+	static const char cfg[] = "menuentry 'Ubuntu' --class ubuntu --id ubuntu {\n}\n"
+				  "submenu 'Advanced options for Ubuntu' --id gnulinux-advanced {\n"
+				  "  menuentry 'Ubuntu, with Linux 6.8' --id gnulinux-6.8 {\n  }\n}\n"
+				  "menuentry 'FreeBSD' --id freebsd {\n}\n";
+	static const struct {
+		int put;           /* grubenv read at all */
+		const char *saved; /* saved_entry ("" none) */
+		const char *os;    /* planned from */
+		int decided, mismatch;
+	} cases[] = {
+		{0, "", "ubuntu", 0, 0},         /* nothing read: the inventory's */
+		{1, "", "ubuntu", 0, 0},         /* no saved_entry: the inventory's */
+		{1, "freebsd", "freebsd", 1, 1}, /* the inventory's entry string */
+		{1, "2", "freebsd", 1, 1},       /* the same index as "freebsd" */
+		{1, "FreeBSD", "freebsd", 1, 1}, /* its title */
+		{1, "0", "ubuntu", 1, 0},        /* ubuntu's entry: no mismatch */
+		{1, "ubuntu", "ubuntu", 1, 0},   /* its id */
+		{1, "1>0", "ubuntu", 0, 0},      /* no OS names it: the inventory's */
+		{1, "memtest", "ubuntu", 0, 0},  /* not in the menu */
+	};
+	struct tb_boot_entry entries[] = {{"ubuntu", "0"}, {"freebsd", "freebsd"}};
+	struct tb_machine m;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.name = "left";
+	m.boot.loader = "grub";
+	m.boot.default_os = "ubuntu";
+	m.boot.entries = entries;
+	m.boot.nentries = 2;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tb_bootmenus *b = tb_bootmenus_new();
+		struct tb_boot_default bd;
+
+		tb_bootmenus_put(b, "left", "ubuntu", tb_grubcfg_entries(cfg), 100);
+		if (cases[i].put)
+			tb_bootmenus_put_saved(b, "left", cases[i].saved, 100);
+		assert_int_equal(tb_bootmenus_default(b, &m, &bd), cases[i].decided);
+		if (strcmp(bd.os, cases[i].os) != 0 || bd.mismatch != cases[i].mismatch || bd.read != cases[i].put)
+			fail_msg("case %zu (saved \"%s\"): os %s mismatch %d read %d", i, cases[i].saved, bd.os,
+				 bd.mismatch, bd.read);
+		tb_bootmenus_free(b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_due),
+		cmocka_unit_test(test_saved_default),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
