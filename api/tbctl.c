@@ -44,6 +44,11 @@ static const char usage_commands[] =
 	"                                     bring HOST up in OS through GRUB and verify\n"
 	"                                     it (operator)\n"
 	"  boot-entries HOST                  the GRUB menu read from HOST's Linux\n"
+	"  console HOST [--watch]             HOST's serial console: the scrollback, then\n"
+	"                                     live; typing (operator) takes its lease;\n"
+	"                                     ~. leaves, ~B sends Break, ~~ a ~ (after Enter);\n"
+	"                                     --watch: read-only\n"
+	"  console HOST --log ID|list         a kept boot log as it came (list: the logs)\n"
 	"  actions [--host H] [--limit N]     recent power and boot actions\n"
 	"  action ID [--wait]                 one action with its steps and exact commands\n"
 	"  action cancel ID                   stop a running action (operator)\n"
@@ -177,6 +182,7 @@ static const struct command commands[] = {
 	{"boot", NULL, 3, 3, TBCTL_OPT_WAIT | TBCTL_OPT_MAKE_DEFAULT, 1, tbctl_cmd_boot,
 	 "boot HOST OS [--wait] [--make-default]"},
 	{"boot-entries", NULL, 2, 2, 0, 1, tbctl_cmd_boot_entries, "boot-entries HOST"},
+	{"console", NULL, 2, 2, TBCTL_OPT_WATCH | TBCTL_OPT_LOG, 1, tbctl_cmd_console, "console HOST [--watch] [--log ID|list]"},
 	{"actions", NULL, 1, 1, TBCTL_OPT_HOST | TBCTL_OPT_LIMIT, 1, tbctl_cmd_actions,
 	 "actions [--host H] [--limit N]"},
 	{"action", "cancel", 3, 3, 0, 1, tbctl_cmd_action_cancel, "action cancel ID"},
@@ -241,6 +247,8 @@ static const struct option_def options[] = {
 	{"spread", TBCTL_OPT_SPREAD, 0},
 	{"junit", TBCTL_OPT_JUNIT, 1},
 	{"format", TBCTL_OPT_FORMAT, 1},
+	{"watch", TBCTL_OPT_WATCH, 0},
+	{"log", TBCTL_OPT_LOG, 1},
 };
 
 enum parse_result { PARSE_OK, PARSE_HELP, PARSE_VERSION, PARSE_ERROR };
@@ -301,6 +309,7 @@ static int set_option(struct tbctl_args *a, const struct option_def *o, const ch
 	case TBCTL_OPT_METRIC: slot = &a->metric; break;
 	case TBCTL_OPT_JUNIT: slot = &a->junit; break;
 	case TBCTL_OPT_FORMAT: slot = &a->format; break;
+	case TBCTL_OPT_LOG: slot = &a->log; break;
 	default: return -1;
 	}
 	if (*value == '\0') {

@@ -57,8 +57,10 @@ enum tbctl_opt {
 	TBCTL_OPT_SPREAD = 1 << 18, /* --spread (matrix compare) */
 	TBCTL_OPT_JUNIT = 1 << 19,  /* --junit FILE (matrix compare) */
 	TBCTL_OPT_FORMAT = 1 << 20, /* --format md|html (matrix report) */
+	TBCTL_OPT_WATCH = 1 << 21,  /* --watch (console: read-only) */
+	TBCTL_OPT_LOG = 1 << 22,    /* --log ID|list (console: a kept boot log) */
 };
-#define TBCTL_OPT_LAST TBCTL_OPT_FORMAT
+#define TBCTL_OPT_LAST TBCTL_OPT_LOG
 
 /* Flags without a field of their own (--quiet, --csv, --runs, --cells) are
  * read from struct tbctl_args.seen. */
@@ -75,6 +77,7 @@ struct tbctl_args {
 	const char *diff;                /* --diff ID (matrix hosts) */
 	const char *metric, *junit;      /* --metric M, --junit FILE (matrix compare) */
 	const char *format;              /* --format md|html (matrix report) */
+	const char *log;                 /* --log ID|list (console) */
 	const char *pos[TBCTL_MAX_POS];  /* the command and its operands */
 	int npos;
 };
@@ -137,6 +140,7 @@ int tbctl_cmd_token_list(const struct tbctl_ctx *ctx);
 int tbctl_cmd_token_revoke(const struct tbctl_ctx *ctx);
 int tbctl_cmd_audit(const struct tbctl_ctx *ctx);
 int tbctl_cmd_whoami(const struct tbctl_ctx *ctx);
+int tbctl_cmd_console(const struct tbctl_ctx *ctx); /* tbctl_cmd_console.c */
 int tbctl_cmd_health(const struct tbctl_ctx *ctx);
 int tbctl_cmd_events(const struct tbctl_ctx *ctx);
 int tbctl_cmd_power(const struct tbctl_ctx *ctx);

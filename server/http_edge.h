@@ -56,6 +56,7 @@ struct conn_state {
 
 /* http_reply.c */
 void edge_add_headers(struct MHD_Response *r);
+void edge_allow_inline_styles(struct MHD_Response *r); /* console.html only */
 enum MHD_Result edge_send_json(struct MHD_Connection *conn, unsigned int status, json_t *body,
 			       const char *const extra[][2], size_t nextra);
 enum MHD_Result edge_send_error(struct MHD_Connection *conn, const struct tb_error *e, const char *const extra[][2],

@@ -23,6 +23,20 @@ void edge_add_headers(struct MHD_Response *r)
 		MHD_add_response_header(r, security_headers[i][0], security_headers[i][1]);
 }
 
+/* The console page (console.html) only: xterm.js, its terminal emulator,
+ * writes the theme and the cell geometry into <style> elements it creates at
+ * run time (xterm 6 has no nonce for them), which style-src 'self' blocks: the
+ * terminal would draw without sizes or colours.  So that page, and no other,
+ * may use inline styles; scripts stay 'self' (no inline script anywhere). */
+void edge_allow_inline_styles(struct MHD_Response *r)
+{
+	MHD_del_response_header(r, security_headers[0][0], security_headers[0][1]);
+	MHD_add_response_header(r, security_headers[0][0],
+				"default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' "
+				"data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+				"frame-ancestors 'none'");
+}
+
 unsigned int tb_http_status_of(int code)
 {
 	switch (code) {

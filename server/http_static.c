@@ -180,6 +180,8 @@ enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, cons
 		return MHD_NO;
 	}
 	edge_add_headers(r);
+	if (nseg == 1 && strcmp(seg[0], "console.html") == 0)
+		edge_allow_inline_styles(r);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type(seg[nseg - 1]));
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);

@@ -15,6 +15,8 @@ import { renderOsView } from './osview.mjs';
 import { renderRun } from './run.mjs';
 
 const routes = {
+  // the console is a page of its own (console.html: xterm.js needs inline styles there only)
+  console: { title: 'Console', nav: 'hosts', render: (main, c, rest) => { location.replace(`console.html#${rest}`); } },
   hosts: { title: 'Hosts', render: renderHosts },
   matrices: { title: 'Matrices', render: renderMatrices },
   notifications: { title: 'Notifications', render: renderNotifications },

@@ -115,6 +115,20 @@ check "the takeover is audited, naming the former holder" grep -q 'left (taken o
 out=$(bob POST /api/v1/hosts/left/console/input '{"key":"enter"}')
 check "bob, taken over, cannot type: 409" test "${out##*$'\n'}" = 409
 
+# --- tbctl console in a pty (script): the scrollback, typing, ~. leaves and gives the lease back
+TBCTL=${BIN}/tbctl
+( sleep 2; printf 'from-tbctl\r'; sleep 2; printf '~.' ) |
+	timeout 20 script -qfec "$TBCTL console left" "$D/typescript" >/dev/null 2>&1
+rc=$?
+check "tbctl console left: ~. leaves, exit 0" test $rc = 0
+check "  it showed the scrollback (the login prompt)" grep -q 'left login:' "$D/typescript"
+check "  what it typed reached the console (echoed)" wait_text "$D/sse" "from-tbctl" 5
+check "  the echo came back to tbctl" grep -q 'from-tbctl' "$D/typescript"
+check "  and it gave the lease back" test "$(cstate left lease)" = None
+out=$(timeout 5 "$TBCTL" console left --watch </dev/null 2>&1)
+check "tbctl console --watch prints the scrollback" sh -c "echo \"\$0\" | grep -q 'left login:'" "$out"
+check "tbctl console --log list lists a grub log" sh -c "'$TBCTL' console left --log list | grep -q ' grub '"
+
 # --- the boot's log is kept
 api GET /api/v1/hosts/left/console/logs >"$D/logs"
 check "logs list: 200" test "$(st)" = 200
@@ -123,6 +137,7 @@ diag "boot log $id"
 check "a boot log that began at GRUB's banner" test -n "$id"
 api GET "/api/v1/hosts/left/console/logs/$id" >"$D/boot.log"
 check "it downloads: 200" test "$(st)" = 200
+check "tbctl console --log ID prints the same bytes" sh -c "'$TBCTL' console left --log '$id' | cmp -s - '$D/boot.log'"
 check "  it begins with the menu" sh -c "head -c 200 '$D/boot.log' | grep -q 'GNU GRUB'"
 check "  it has the hang, the ^C and the login prompt" sh -c "grep -q 'Using 16 TX rings' '$D/boot.log' && grep -q '\^C' '$D/boot.log' && grep -q 'left login:' '$D/boot.log'"
 check "  and not the boot before it (sim up's)" test "$(grep -c 'GNU GRUB' "$D/boot.log")" = 1
@@ -141,7 +156,9 @@ check "the viewer's stream is told (a state event)" sh -c "$DEC '$D/sse' state |
 "$SIM" console start --prefix "$PFX"
 check "ser2net back: the reader reconnects" wait_cstate left connected True 20
 check "the viewer's stream is told again" sh -c "sleep 0.5; $DEC '$D/sse' state | grep -q '\"connected\": *true'"
+api POST /api/v1/hosts/left/console/lease '{}' >/dev/null
 api POST /api/v1/hosts/left/console/input '{"text":"again\r"}' >/dev/null
+check "  typing after the reconnect: 204" test "$(st)" = 204
 check "  typed after the reconnect: echoed" wait_text "$D/sse" "again" 10
 
 kill "$SSEPID" 2>/dev/null; SSEPID=""
