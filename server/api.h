@@ -58,6 +58,7 @@ int api_matrix_os(struct tb_request *rq, struct tb_reply *rp);
 int api_noisy_cv(struct tb_request *rq, struct tb_reply *rp, double *cv);
 int api_run_get(struct tb_request *rq, struct tb_reply *rp);
 int api_run_raw(struct tb_request *rq, struct tb_reply *rp);
+int api_run_samples(struct tb_request *rq, struct tb_reply *rp);
 
 int api_notify_list(struct tb_request *rq, struct tb_reply *rp);
 int api_notify_create(struct tb_request *rq, struct tb_reply *rp);

@@ -17,9 +17,9 @@
 #define TOTAL_CAP_MAX 31536000LL    /* caps.total_s: a year */
 #define UDP_LENGTH_MAX 65507L       /* the largest UDP payload over IPv4 */
 
-static const char *const top_keys[] = {"name",       "pairs",   "groups", "os",   "protocols", "directions",
-				       "duration_s", "repeats", "order",  "seed", "pause_s",   "concurrency",
-				       "os_after",   "caps",    "iperf",  NULL};
+static const char *const top_keys[] = {"name",       "pairs",   "groups", "os",     "protocols", "directions",
+				       "duration_s", "repeats", "order",  "seed",   "pause_s",   "concurrency",
+				       "os_after",   "caps",    "iperf",  "sample", NULL};
 static const char *const pair_keys[] = {"client", "server", "link", NULL};
 static const char *const cap_keys[] = {"total_s", "duration_s", "bitrate", NULL};
 static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel",    "length",   "window",     "bitrate",
@@ -668,12 +668,42 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 										   : 0])) != 0;
 	if (opt(spec, "caps") != NULL)
 		bad |= json_object_set_new(st, "caps", json_deep_copy(opt(spec, "caps"))) != 0;
+	if (json_array_size(opt(spec, "sample")) > 0)
+		bad |= json_object_set_new(st, "sample", json_deep_copy(opt(spec, "sample"))) != 0;
 	bad |= json_object_set_new(st, "iperf", iperf) != 0;
 	if (bad) {
 		json_decref(st);
 		return NULL;
 	}
 	return st;
+}
+
+/* "sample": what to sample on both ends during each run (issue 20), a
+ * list of "cpu" and "mem" (run_sampler.c reads both either way). */
+static int check_sample(const json_t *spec, struct tb_error *err)
+{
+	static const char *const names[] = {"cpu", "mem", NULL};
+	const json_t *v = opt(spec, "sample"), *x;
+	size_t i;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_array(v))
+		return tb_fail(err, TB_ERR_INVALID, "sample", "sample must be a list of \"cpu\" and \"mem\"");
+	json_array_foreach(v, i, x)
+	{
+		int known = 0;
+
+		for (int k = 0; names[k] != NULL && json_is_string(x); k++)
+			known |= strcmp(json_string_value(x), names[k]) == 0;
+		if (!known) {
+			char field[32];
+
+			snprintf(field, sizeof(field), "sample[%zu]", i);
+			return tb_fail(err, TB_ERR_INVALID, field, "%s must be \"cpu\" or \"mem\"", field);
+		}
+	}
+	return 0;
 }
 
 /* ---- the whole spec ---- */
@@ -717,7 +747,7 @@ int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_
 	for (int a = 0; a < TB_MX_NAXES; a++)
 		if ((rc = parse_axis(iperf, (enum tb_mx_axis)a, &out->axes[a], err)) != 0)
 			return rc;
-	if ((rc = check_caps(spec, out, err)) != 0)
+	if ((rc = check_caps(spec, out, err)) != 0 || (rc = check_sample(spec, err)) != 0)
 		return rc;
 	if ((out->stored = stored_spec(spec, out)) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");

@@ -1,5 +1,6 @@
 /* run_exec.c - one iperf3 run between two hosts.  See run_exec.h. */
 #include "run_exec.h"
+#include "run_sampler.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -450,9 +451,11 @@ static void collect(struct run_server *s, struct client *c, struct outcome *o)
 /* One attempt at run r: the server started, the client let go when it
  * listens, both outputs parsed, the outcome classified into o. */
 static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r,
-		    const struct tb_iperf_params *p, struct tb_run_host *ch, struct tb_run_host *sh, struct outcome *o)
+		    const struct tb_iperf_params *p, struct tb_run_host *ch, struct tb_run_host *sh, bool sample,
+		    struct outcome *o)
 {
 	struct run_server s;
+	struct run_sampler samplers[2] = {0};
 	struct client c = {
 		.ctl = ctl, .store = sv->store, .r = r, .out = {.max = RUN_OUT_MAX}, .errb = {.max = RUN_ERR_MAX}};
 	struct pub spub = {sv, r, "server", sh->m->name, 0}, cpub = {sv, r, "client", ch->m->name, 0};
@@ -477,7 +480,15 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		collect(&s, &c, o);
 		return;
 	}
+	if (sample) { /* the spec's "sample": both ends, for the run's length at most */
+		run_sampler_start(&samplers[0], sv, ch, r, "client", wall_s);
+		run_sampler_start(&samplers[1], sv, sh, r, "server", wall_s);
+	}
 	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, &e);
+	if (sample) {
+		run_sampler_stop(&samplers[0]);
+		run_sampler_stop(&samplers[1]);
+	}
 	if (ln != 1) {
 		never_ran(sv, ctl, r, ch, sh, &s, ln, &e, o);
 	} else {
@@ -490,6 +501,15 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		server_broke(&s, sh, o);
 	}
 	collect(&s, &c, o);
+}
+
+/* Whether the run's matrix asks for CPU/memory samples (its spec's "sample"). */
+static void read_sample_opt(void *cls, const struct tb_matrix_row *m)
+{
+	json_t *spec = json_loads(m->spec, 0, NULL);
+
+	*(bool *)cls = json_array_size(json_object_get(spec, "sample")) > 0;
+	json_decref(spec);
 }
 
 /* Intervals of a result as rows for the store (data strings malloc'd). */
@@ -579,6 +599,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	struct tb_error e = {0};
 	json_t *pj = json_loads(planned->params, 0, NULL);
 	long backoff = 500;
+	bool sample = false;
 	int rc;
 
 	r.client_os = client->os;
@@ -591,6 +612,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	r.attempts = 0;
 	rc = pj != NULL ? tb_matrix_params_from_json(pj, &p, &e) : tb_fail(&e, TB_ERR_INVALID, "params", "not JSON");
 	json_decref(pj);
+	tb_store_matrix_get(sv->store, planned->matrix_id, read_sample_opt, &sample, NULL);
 	if (rc != 0) {
 		o.klass = "iperf_error";
 		snprintf(o.message, sizeof(o.message), "stored parameters: %s", e.message);
@@ -598,7 +620,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	for (int tries = 1; rc == 0; tries++) {
 		r.attempts = tries;
 		r.port = PORT_BASE + (int)((r.id * 7 + tries) % PORT_SPAN);
-		attempt(sv, ctl, &r, &p, client, server, &o);
+		attempt(sv, ctl, &r, &p, client, server, sample, &o);
 		if (!o.retry_busy || tries >= BUSY_TRIES || ctl->stop)
 			break;
 		{

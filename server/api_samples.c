@@ -1,0 +1,63 @@
+/* api_samples.c - GET /api/v1/runs/{id}/samples: the CPU and memory samples
+ * of a run's hosts (issue 20 item 1), from its run.sample events, and a
+ * summary per host.  Reads the store only. */
+#include "api.h"
+
+#include <string.h>
+
+#include "run_sample.h"
+#include "services.h"
+#include "store.h"
+#include "validate.h"
+
+static void run_exists(void *cls, const struct tb_run_row *row)
+{
+	(void)row;
+	*(int *)cls = 1;
+}
+
+/* One run.sample event into hosts: {host: {"side", "samples": [...]}}. */
+static void on_sample_event(void *cls, const struct tb_event_row *ev)
+{
+	json_t *hosts = cls, *e = json_loads(ev->json, 0, NULL);
+	json_t *d = json_object_get(e, "data"), *sample = json_object_get(d, "sample"), *h;
+	const char *host = json_string_value(json_object_get(d, "host"));
+
+	if (host != NULL && json_is_object(sample)) {
+		if ((h = json_object_get(hosts, host)) == NULL) {
+			h = json_pack("{s:O, s:[]}", "side", json_object_get(d, "side"), "samples");
+			json_object_set_new(hosts, host, h);
+		}
+		json_object_set(sample, "at", json_object_get(e, "at"));
+		json_array_append(json_object_get(h, "samples"), sample);
+	}
+	json_decref(e);
+}
+
+int api_run_samples(struct tb_request *rq, struct tb_reply *rp)
+{
+	json_t *hosts, *h;
+	const char *name;
+	int64_t id;
+	int found = 0, rc;
+
+	if (tb_parse_id(rq->args[0], 1, &id) != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "a run id is a positive whole number");
+	if ((rc = tb_store_run_get(rq->sv->store, id, run_exists, &found, &rp->err)) != 0)
+		return rc;
+	if (!found)
+		return tb_fail(&rp->err, TB_ERR_NOT_FOUND, "id", "no run %lld", (long long)id);
+	if ((hosts = json_object()) == NULL)
+		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
+	if ((rc = tb_store_run_sample_events(rq->sv->store, id, on_sample_event, hosts, &rp->err)) != 0) {
+		json_decref(hosts);
+		return rc;
+	}
+	json_object_foreach(hosts, name, h)
+	{
+		json_t *sum = tb_sample_summary(json_object_get(h, "samples"));
+
+		json_object_set_new(h, "summary", sum != NULL ? sum : json_null());
+	}
+	return tb_reply_json(rp, 200, json_pack("{s:I, s:o}", "run", (json_int_t)id, "hosts", hosts));
+}
