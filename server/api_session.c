@@ -28,7 +28,7 @@ int api_session_create(struct tb_request *rq, struct tb_reply *rp)
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", who.name);
 	snprintf(rp->set_cookie, sizeof(rp->set_cookie),
 		 "tb_session=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%lld%s", cookie,
-		 (long long)(expires - (int64_t)time(NULL)), rq->sv->cfg->tls_cert != NULL ? "; Secure" : "");
+		 (long long)(expires - (int64_t)time(NULL)), rq->https ? "; Secure" : "");
 	/* the reply holds copies now (the edge's set_cookie, jansson's string) */
 	rc = tb_reply_json(rp, 200,
 			   json_pack("{s:{s:s, s:s, s:o, s:s}}", "session", "role", tb_level_name(who.level), "name",
@@ -54,6 +54,6 @@ int api_session_delete(struct tb_request *rq, struct tb_reply *rp)
 		tb_events_drop_session(rq->sv->events, tb_auth_session_id(cookie));
 	}
 	snprintf(rp->set_cookie, sizeof(rp->set_cookie), "tb_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0%s",
-		 rq->sv->cfg->tls_cert != NULL ? "; Secure" : "");
+		 rq->https ? "; Secure" : "");
 	return tb_reply_json(rp, 204, NULL);
 }

@@ -158,6 +158,7 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 		.body_limit = 256 * 1024,
 		.tls_cert = cfg->tls_cert,
 		.tls_key = cfg->tls_key,
+		.trusted_proxy = cfg->trusted_proxy,
 	};
 	if ((rc = tb_http_start(&app->sv, &hc, &app->http, err)) != 0)
 		goto fail;

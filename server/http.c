@@ -79,6 +79,54 @@ static int check_head(struct tb_http *h, struct MHD_Connection *conn, int *too_l
 	return 0;
 }
 
+struct forwarded {
+	char list[1024]; /* every X-Forwarded-For value, joined by commas */
+	int over;        /* more than fits: believe none of it */
+};
+
+static enum MHD_Result join_forwarded(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct forwarded *f = cls;
+	size_t have = strlen(f->list), add = strlen(value);
+
+	(void)kind;
+	if (strcasecmp(key, "X-Forwarded-For") != 0)
+		return MHD_YES;
+	if (have + add + 2 > sizeof(f->list)) {
+		f->over = 1;
+		return MHD_NO;
+	}
+	if (have > 0)
+		f->list[have++] = ',';
+	memcpy(f->list + have, value, add + 1);
+	return MHD_YES;
+}
+
+/* cs->remote (the socket's peer, numeric) becomes the client the peer
+ * forwards for when the peer is a trusted proxy (proxy.h), and cs->https
+ * is set when TLS ends here or at that proxy.  A list of X-Forwarded-For
+ * too long to hold is read as garbage: the client is the proxy. */
+static void find_client(struct tb_http *h, struct conn_state *cs)
+{
+	struct forwarded f;
+	char peer[sizeof(cs->remote)];
+	const char *xff;
+	int proxied_https = 0;
+
+	cs->https = h->tls_cert != NULL;
+	if (h->proxies.n == 0)
+		return;
+	memset(&f, 0, sizeof(f));
+	MHD_get_connection_values(cs->conn, MHD_HEADER_KIND, join_forwarded, &f);
+	snprintf(peer, sizeof(peer), "%s", cs->remote);
+	/* "-" is garbage: the client is then the proxy itself */
+	xff = f.over ? "-" : (f.list[0] != '\0' ? f.list : NULL);
+	tb_proxy_client(&h->proxies, peer, xff,
+			MHD_lookup_connection_value(cs->conn, MHD_HEADER_KIND, "X-Forwarded-Proto"), cs->remote,
+			sizeof(cs->remote), &proxied_https);
+	cs->https = cs->https || proxied_https;
+}
+
 static enum MHD_Result dispatch(struct tb_http *h, struct conn_state *cs, const char *url, const char *method)
 {
 	char *seg[32];
@@ -124,6 +172,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 								       : sizeof(struct sockaddr_in),
 				cs->remote, sizeof(cs->remote), NULL, 0, NI_NUMERICHOST) != 0)
 			snprintf(cs->remote, sizeof(cs->remote), "unknown");
+		find_client(h, cs);
 		*con_cls = cs;
 		if (check_head(h, conn, &cs->too_large, &e) != 0) {
 			enum MHD_Result ret = edge_send_error(conn, &e, NULL, 0);
@@ -250,6 +299,10 @@ int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, stru
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	h->sv = sv;
 	h->cfg = *cfg;
+	if (tb_proxy_parse(cfg->trusted_proxy, &h->proxies, err) != 0) {
+		free(h);
+		return TB_ERR_CONFIG;
+	}
 	memset(&ss, 0, sizeof(ss));
 	{
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;

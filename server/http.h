@@ -33,7 +33,8 @@ struct tb_request {
 	const char *args[TB_ROUTE_MAX_ARGS]; /* the {name} parts, decoded */
 	json_t *body;                        /* parsed body (borrowed) or NULL */
 	const struct tb_principal *who;      /* NULL on public routes */
-	const char *remote;                  /* client address */
+	const char *remote;                  /* client address (behind a trusted proxy: its client) */
+	int https;                           /* the client reached us over TLS (ours or a trusted proxy's) */
 	void *edge;                          /* the edge's private state */
 };
 
@@ -83,6 +84,7 @@ struct tb_http_config {
 	const char *tls_cert; /* PEM files; both NULL: plain HTTP */
 	const char *tls_key;
 	unsigned int threads; /* MHD's thread pool; 0: tb_http_threads(0) */
+	const char *trusted_proxy; /* "ADDR[,ADDR]" (proxy.h) or NULL: trust no peer's X-Forwarded-* */
 };
 
 /* Limits of the edge (README, security): a decoded path segment longer than

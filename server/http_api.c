@@ -206,7 +206,7 @@ static int parse_body(struct conn_state *cs, json_t **out, struct tb_error *e)
 enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const char *method, const char *raw_path,
 			       char *seg[], size_t nseg)
 {
-	struct tb_request rq = {.sv = h->sv, .method = method, .remote = cs->remote, .edge = cs};
+	struct tb_request rq = {.sv = h->sv, .method = method, .remote = cs->remote, .https = cs->https, .edge = cs};
 	struct tb_reply rp = {.status = 200};
 	const struct tb_route *route = NULL;
 	struct tb_principal who = {0};

@@ -18,6 +18,7 @@
 #include "http.h"
 #include "ticker.h"
 #include "ratelimit.h"
+#include "proxy.h"
 
 struct tb_http {
 	struct MHD_Daemon *d;
@@ -28,6 +29,7 @@ struct tb_http {
 	char *tls_cert, *tls_key;     /* PEM text, kept while the daemon runs */
 	struct tb_ticker heartbeat;   /* wakes the event streams every few seconds */
 	struct tb_ratelimit *limiter; /* failed authentications per address */
+	struct tb_proxies proxies;    /* peers whose X-Forwarded-* are believed */
 };
 
 #define MAX_DECODED 16
@@ -47,7 +49,8 @@ struct conn_state {
 	int replied;      /* refused when the headers came: the rest is ignored */
 	size_t discarded; /* bytes of a chunked body past the limit */
 	struct MHD_Connection *conn;
-	char remote[64];
+	char remote[64]; /* the client: the peer, or its client behind a trusted proxy */
+	int https;       /* TLS ends here or at a trusted proxy */
 	char *decoded[MAX_DECODED]; /* strings handed to handlers, freed at the end */
 	size_t ndecoded;
 	int bad_query;

@@ -29,6 +29,8 @@ static void usage(FILE *f)
 		"  --static DIR          web pages (default %s)\n"
 		"  --tls-cert FILE       serve HTTPS with this PEM certificate (chain)\n"
 		"  --tls-key FILE        and this PEM key (mode 0600)\n"
+		"  --trusted-proxy ADDR[,ADDR]  reverse proxies (address or address/prefix) whose\n"
+		"                        X-Forwarded-For and X-Forwarded-Proto are believed\n"
 		"  --probe-interval S    seconds between reachability probes (default 10)\n"
 		"  --bmc-interval S      seconds between two readings of a BMC's chassis power\n"
 		"                        (default 30, at least 5; 0: never read)\n"
@@ -79,6 +81,7 @@ static const struct {
 	{"--static", offsetof(struct tb_app_config, static_dir)},
 	{"--tls-cert", offsetof(struct tb_app_config, tls_cert)},
 	{"--tls-key", offsetof(struct tb_app_config, tls_key)},
+	{"--trusted-proxy", offsetof(struct tb_app_config, trusted_proxy)},
 	{"--port-file", offsetof(struct tb_app_config, port_file)},
 };
 
