@@ -8,14 +8,17 @@
 #define MARKER "@@tb-sample"
 
 /* The first sample comes half a second in, the next a second apart: half
- * way between iperf3's one-second intervals, each within 0.5 s of one. */
+ * way between iperf3's one-second intervals, each within 0.5 s of one.
+ * sleep holds no descriptor of the channel, so that when the shell is
+ * killed (by pid, with the run) the channel ends at once, not when the
+ * orphaned sleep does. */
 const char *tb_sample_command(enum tb_sample_os os)
 {
 	if (os == TB_SAMPLE_FREEBSD)
 		return "d=0.5; while :; do echo " MARKER "; sysctl -n kern.cp_times; sysctl vm.stats.vm.v_page_count "
-		       "vm.stats.vm.v_free_count vm.stats.vm.v_inactive_count hw.pagesize; sleep $d; d=1; done";
+		       "vm.stats.vm.v_free_count vm.stats.vm.v_inactive_count hw.pagesize; sleep $d >/dev/null 2>&1; d=1; done";
 	return "d=0.5; while :; do echo " MARKER "; grep -h -E"
-	       " '^(cpu[0-9]|MemTotal:|MemAvailable:)' /proc/stat /proc/meminfo; sleep $d; d=1; done";
+	       " '^(cpu[0-9]|MemTotal:|MemAvailable:)' /proc/stat /proc/meminfo; sleep $d >/dev/null 2>&1; d=1; done";
 }
 
 /* Up to max unsigned numbers of line (up to its end or a newline) into v. */
