@@ -66,12 +66,14 @@ int api_notify_list(struct tb_request *rq, struct tb_reply *rp)
 /* Validate the body and store it (id 0: a new rule). */
 static int save(struct tb_request *rq, struct tb_reply *rp, int64_t id)
 {
+	char dir[1024];
 	const char *name;
 	json_t *spec;
 	char *text;
 	int rc;
 
-	if ((rc = tb_notify_rule_parse(rq->body, &spec, &name, &rp->err)) != 0)
+	tb_notify_secrets_dir(rq->sv->cfg->state_dir, dir, sizeof(dir));
+	if ((rc = tb_notify_rule_parse(rq->body, dir, &spec, &name, &rp->err)) != 0)
 		return rc;
 	text = json_dumps(spec, JSON_COMPACT);
 	json_decref(spec);

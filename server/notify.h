@@ -15,8 +15,9 @@
  * link-local (the cloud metadata range) or "this host" is refused when
  * connecting (notify_guard.c), unless the rule names that host in
  * allow_private_host.  Secrets (HMAC key, bearer token, a secret URL) are
- * read at send time from 0600 files the rule names, never stored, served
- * back or logged.
+ * read at send time from 0600 files the rule names, which must be in the
+ * secrets directory (STATE_DIR/notify-secrets: an admin cannot make a rule
+ * send testbedd's other secret files), never stored, served back or logged.
  *
  * Thread-safe.  Layout: notify_rules.c (rules: parse, show, match, the
  * message), notify_worker.c (the thread: bus, outbox, retries),
@@ -27,6 +28,7 @@
 #ifndef TB_NOTIFY_H
 #define TB_NOTIFY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -56,8 +58,12 @@ void tb_notify_free(struct tb_notify *n);
 
 /* Validate a rule body (POST/PUT) into the stored spec (a new reference,
  * the caller's) and its name (borrowed from body).  Checks the URL, the
- * triggers, the filters and that each secret file exists with mode 0600. */
-int tb_notify_rule_parse(const json_t *body, json_t **spec, const char **name, struct tb_error *err);
+ * triggers, the filters and that each secret file exists in secrets_dir
+ * with mode 0600. */
+int tb_notify_rule_parse(const json_t *body, const char *secrets_dir, json_t **spec, const char **name,
+			 struct tb_error *err);
+/* The secrets directory of a testbedd: STATE_DIR/notify-secrets (into buf). */
+void tb_notify_secrets_dir(const char *state_dir, char *buf, size_t len);
 /* A rule as the API shows it (new reference, NULL on no memory). */
 json_t *tb_notify_rule_json(const struct tb_notify_rule_row *r);
 

@@ -59,7 +59,7 @@ static int check_fields(const json_t *sink, const char **url, const char **from,
 	return 0;
 }
 
-int nf_email_parse(const json_t *sink, json_t **out, struct tb_error *err)
+int nf_email_parse(const json_t *sink, const char *dir, json_t **out, struct tb_error *err)
 {
 	const char *url, *from, *user, *tls, *allow, *pw;
 	const json_t *to = json_object_get(sink, "to"), *v;
@@ -83,10 +83,11 @@ int nf_email_parse(const json_t *sink, json_t **out, struct tb_error *err)
 		return tb_fail(err, TB_ERR_INVALID, "sink.user", "user must be 1..128 printable characters");
 	pw = json_string_value(json_object_get(sink, "password_file"));
 	if (json_object_get(sink, "password_file") != NULL && !json_is_null(json_object_get(sink, "password_file"))) {
-		if (pw == NULL || !tb_valid_path(pw) || user == NULL)
+		if (pw == NULL || strlen(pw) == 0 || strlen(pw) > 1000 || tb_text_refused(pw, strlen(pw)) >= 0 ||
+		    user == NULL)
 			return tb_fail(err, TB_ERR_INVALID, "sink.password_file",
-				       "password_file must be an absolute path, with user");
-		if ((rc = nf_secret_check(pw, "sink.password_file", err)) != 0) {
+				       "password_file must name a file in the secrets directory, with user");
+		if ((rc = nf_secret_check(pw, dir, "sink.password_file", err)) != 0) {
 			err->code = TB_ERR_INVALID;
 			return TB_ERR_INVALID;
 		}
@@ -179,8 +180,8 @@ static char *compose(const json_t *sink, int64_t delivery, const json_t *msg)
 	return out;
 }
 
-int nf_email_send(const json_t *sink, int64_t delivery, const char *message, int (*abort_fn)(void *cls), void *cls,
-		  int *status, struct tb_error *err)
+int nf_email_send(const json_t *sink, const char *dir, int64_t delivery, const char *message,
+		  int (*abort_fn)(void *cls), void *cls, int *status, struct tb_error *err)
 {
 	const char *url = json_string_value(json_object_get(sink, "url"));
 	const char *user = json_string_value(json_object_get(sink, "user"));
@@ -203,7 +204,7 @@ int nf_email_send(const json_t *sink, int64_t delivery, const char *message, int
 	if (url == NULL || (rc = nf_url_check(url, 1, "sink.url", host, sizeof(host), err)) != 0)
 		return url == NULL ? tb_fail(err, TB_ERR_CONFIG, "sink.url", "the sink has no url") : rc;
 	g.allow = allow != NULL && strcasecmp(allow, host) == 0;
-	if (pwf != NULL && (rc = nf_secret_read(pwf, "sink.password_file", pw, sizeof(pw), err)) != 0)
+	if (pwf != NULL && (rc = nf_secret_read(pwf, dir, "sink.password_file", pw, sizeof(pw), err)) != 0)
 		return rc;
 	if ((msg = json_loads(message, 0, NULL)) == NULL || (u.text = compose(sink, delivery, msg)) == NULL) {
 		json_decref(msg);

@@ -51,12 +51,14 @@ const char *nf_first_trigger(unsigned bits);
 /* ---- secrets (notify_secret.c) ---- */
 
 #define NF_SECRET_MAX 4096
-/* Check a secret file without reading it: a regular file, owned by
- * testbedd's user, not readable or writable by group or others. */
-int nf_secret_check(const char *path, const char *field, struct tb_error *err);
+/* Check a secret file without reading it: inside dir (the secrets
+ * directory, symbolic links resolved: a rule cannot name any other file
+ * testbedd can read), a regular file, owned by testbedd's user, not
+ * readable or writable by group or others. */
+int nf_secret_check(const char *path, const char *dir, const char *field, struct tb_error *err);
 /* Read a secret file (the same checks, on the open file) into buf, one line
  * without its newline.  The caller wipes buf. */
-int nf_secret_read(const char *path, const char *field, char *buf, size_t sz, struct tb_error *err);
+int nf_secret_read(const char *path, const char *dir, const char *field, char *buf, size_t sz, struct tb_error *err);
 
 /* ---- a message as a request (notify_sink.c) ---- */
 
@@ -71,11 +73,11 @@ struct nf_request {
 };
 /* Build the request the sink's template wants for delivery id of message
  * (reads the sink's secret files). */
-int nf_request_build(const json_t *sink, int64_t delivery, const char *message, struct nf_request *rq,
+int nf_request_build(const json_t *sink, const char *dir, int64_t delivery, const char *message, struct nf_request *rq,
 		     struct tb_error *err);
 void nf_request_free(struct nf_request *rq);
 /* Check a sink object (the rule's "sink"), into the canonical copy *out. */
-int nf_sink_parse(const json_t *sink, json_t **out, struct tb_error *err);
+int nf_sink_parse(const json_t *sink, const char *dir, json_t **out, struct tb_error *err);
 
 /* ---- the HTTP call (notify_guard.c) ---- */
 
@@ -110,12 +112,12 @@ int nf_http_send(const struct nf_request *rq, int (*abort_fn)(void *cls), void *
 /* ---- email (notify_email.c) ---- */
 
 /* Check an email sink (type "email") into the canonical copy *out. */
-int nf_email_parse(const json_t *sink, json_t **out, struct tb_error *err);
+int nf_email_parse(const json_t *sink, const char *dir, json_t **out, struct tb_error *err);
 /* Send message (delivery id) as a mail through the sink's SMTP server
  * (STARTTLS required on smtp:// unless the sink says tls "none"; smtps://
  * is TLS from the start); reads the password file.  As nf_http_send, with
  * the server's last SMTP reply code in *status. */
-int nf_email_send(const json_t *sink, int64_t delivery, const char *message, int (*abort_fn)(void *cls), void *cls,
-		  int *status, struct tb_error *err);
+int nf_email_send(const json_t *sink, const char *dir, int64_t delivery, const char *message,
+		  int (*abort_fn)(void *cls), void *cls, int *status, struct tb_error *err);
 
 #endif /* TB_NOTIFY_INTERNAL_H */

@@ -247,7 +247,8 @@ static int parse_filter(const json_t *v, const char *field, json_t **out, struct
 	return 0;
 }
 
-int tb_notify_rule_parse(const json_t *body, json_t **spec, const char **name, struct tb_error *err)
+int tb_notify_rule_parse(const json_t *body, const char *secrets_dir, json_t **spec, const char **name,
+			 struct tb_error *err)
 {
 	static const char *const fields[] = {"name", "enabled", "triggers", "hosts", "matrices", "sink", NULL};
 	json_t *triggers = NULL, *hosts = NULL, *matrices = NULL, *sink = NULL, *en = json_object_get(body, "enabled");
@@ -263,7 +264,7 @@ int tb_notify_rule_parse(const json_t *body, json_t **spec, const char **name, s
 	if ((rc = parse_triggers(json_object_get(body, "triggers"), &triggers, err)) != 0 ||
 	    (rc = parse_filter(json_object_get(body, "hosts"), "hosts", &hosts, err)) != 0 ||
 	    (rc = parse_filter(json_object_get(body, "matrices"), "matrices", &matrices, err)) != 0 ||
-	    (rc = nf_sink_parse(json_object_get(body, "sink"), &sink, err)) != 0) {
+	    (rc = nf_sink_parse(json_object_get(body, "sink"), secrets_dir, &sink, err)) != 0) {
 		json_decref(triggers);
 		json_decref(hosts);
 		json_decref(matrices);

@@ -1,6 +1,9 @@
 /* notify_secret.c - a sink's secret, read from a file at send time: see
  * notify_internal.h.  Like a BMC password file (power_secret.c), but a file
- * group or others may read is refused, not just warned about. */
+ * group or others may read is refused, and the file must be in the secrets
+ * directory: a rule is written over the API, and without that an admin
+ * could have testbedd send any one-line file it can read (admin.token, a
+ * BMC password file) to a URL of the admin's choosing. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "notify.h"
 #include "notify_internal.h"
 
 /* The checks on an opened or named file's status. */
@@ -24,24 +28,74 @@ static int check_stat(const struct stat *st, const char *path, const char *field
 	return 0;
 }
 
-int nf_secret_check(const char *path, const char *field, struct tb_error *err)
+void tb_notify_secrets_dir(const char *state_dir, char *buf, size_t len)
 {
-	struct stat st;
+	snprintf(buf, len, "%s/notify-secrets", state_dir);
+}
 
-	if (stat(path, &st) != 0)
-		return tb_fail(err, TB_ERR_CONFIG, field, "cannot read the secret file %s: %s", path, strerror(errno));
+/* The name of path inside dir: path is "DIR/NAME" or a bare NAME, with no
+ * other '/' and not "." or ".."; else a refusal naming dir. */
+static int name_in_dir(const char *path, const char *dir, const char *field, const char **name, struct tb_error *err)
+{
+	size_t n = strlen(dir);
+
+	*name = path;
+	if (strncmp(path, dir, n) == 0 && path[n] == '/')
+		*name = path + n + 1;
+	if (**name == '\0' || strchr(*name, '/') != NULL || strcmp(*name, ".") == 0 || strcmp(*name, "..") == 0)
+		return tb_fail(err, TB_ERR_CONFIG, field,
+			       "a secret file must be in %s (give its name or %s/NAME): testbedd reads a rule's "
+			       "secrets from there only",
+			       dir, dir);
+	return 0;
+}
+
+/* Open dir (not a symbolic link) for openat. */
+static int open_dir(const char *dir, const char *field, struct tb_error *err)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return tb_fail(err, TB_ERR_CONFIG, field,
+			       "cannot open %s, the directory of notification secrets: %s; create it (mode 0700, "
+			       "owned by testbedd's user) and put the file there",
+			       dir, strerror(errno));
+	return fd;
+}
+
+int nf_secret_check(const char *path, const char *dir, const char *field, struct tb_error *err)
+{
+	const char *name;
+	struct stat st;
+	int dfd, rc;
+
+	if ((rc = name_in_dir(path, dir, field, &name, err)) != 0)
+		return rc;
+	if ((dfd = open_dir(dir, field, err)) < 0)
+		return dfd;
+	rc = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW);
+	close(dfd);
+	if (rc != 0)
+		return tb_fail(err, TB_ERR_CONFIG, field, "cannot read the secret file %s/%s: %s", dir, name,
+			       strerror(errno));
 	return check_stat(&st, path, field, err);
 }
 
-int nf_secret_read(const char *path, const char *field, char *buf, size_t sz, struct tb_error *err)
+int nf_secret_read(const char *path, const char *dir, const char *field, char *buf, size_t sz, struct tb_error *err)
 {
+	const char *name;
 	struct stat st;
 	ssize_t n;
 	size_t len;
-	int fd, rc;
+	int fd, dfd, rc;
 
 	buf[0] = '\0';
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if ((rc = name_in_dir(path, dir, field, &name, err)) != 0)
+		return rc;
+	if ((dfd = open_dir(dir, field, err)) < 0)
+		return dfd;
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	close(dfd);
 	if (fd < 0)
 		return tb_fail(err, TB_ERR_CONFIG, field, "cannot read the secret file %s: %s", path, strerror(errno));
 	if (fstat(fd, &st) != 0) {

@@ -25,7 +25,7 @@ static int known_template(const char *t)
 }
 
 /* An optional absolute path field holding a secret file (checked now). */
-static int path_field(const json_t *sink, const char *key, json_t *out, struct tb_error *err)
+static int path_field(const json_t *sink, const char *dir, const char *key, json_t *out, struct tb_error *err)
 {
 	const json_t *v = json_object_get(sink, key);
 	int rc;
@@ -34,9 +34,10 @@ static int path_field(const json_t *sink, const char *key, json_t *out, struct t
 		json_object_set_new(out, key, json_null());
 		return 0;
 	}
-	if (!json_is_string(v) || !tb_valid_path(json_string_value(v)) || strlen(json_string_value(v)) > 1000)
-		return tb_fail(err, TB_ERR_INVALID, key, "%s must be an absolute path", key);
-	if ((rc = nf_secret_check(json_string_value(v), key, err)) != 0) {
+	if (!json_is_string(v) || strlen(json_string_value(v)) == 0 || strlen(json_string_value(v)) > 1000 ||
+	    tb_text_refused(json_string_value(v), strlen(json_string_value(v))) >= 0)
+		return tb_fail(err, TB_ERR_INVALID, key, "%s must name a file in the secrets directory", key);
+	if ((rc = nf_secret_check(json_string_value(v), dir, key, err)) != 0) {
 		err->code = TB_ERR_INVALID;
 		return TB_ERR_INVALID;
 	}
@@ -44,7 +45,7 @@ static int path_field(const json_t *sink, const char *key, json_t *out, struct t
 	return 0;
 }
 
-int nf_sink_parse(const json_t *sink, json_t **out, struct tb_error *err)
+int nf_sink_parse(const json_t *sink, const char *dir, json_t **out, struct tb_error *err)
 {
 	static const char *const fields[] = {"type",       "template",           "url", "url_file", "hmac_key_file",
 					     "token_file", "allow_private_host", NULL};
@@ -58,7 +59,7 @@ int nf_sink_parse(const json_t *sink, json_t **out, struct tb_error *err)
 		return tb_fail(err, TB_ERR_INVALID, "sink", "sink must be an object: {type, template, url, ...}");
 	if (json_is_string(json_object_get(sink, "type")) &&
 	    strcmp(json_string_value(json_object_get(sink, "type")), "email") == 0)
-		return nf_email_parse(sink, out, err);
+		return nf_email_parse(sink, dir, out, err);
 	if ((rc = tb_json_only(sink, fields, err)) != 0 || (rc = tb_json_string(sink, "type", 0, &type, err)) != 0 ||
 	    (rc = tb_json_string(sink, "template", 0, &tmpl, err)) != 0 ||
 	    (rc = tb_json_string(sink, "url", 0, &url, err)) != 0 ||
@@ -93,8 +94,9 @@ int nf_sink_parse(const json_t *sink, json_t **out, struct tb_error *err)
 	o = json_pack("{s:s, s:s, s:s?}", "type", type, "template", tmpl, "url", url);
 	if (o == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = path_field(sink, "url_file", o, err)) != 0 || (rc = path_field(sink, "hmac_key_file", o, err)) != 0 ||
-	    (rc = path_field(sink, "token_file", o, err)) != 0) {
+	if ((rc = path_field(sink, dir, "url_file", o, err)) != 0 ||
+	    (rc = path_field(sink, dir, "hmac_key_file", o, err)) != 0 ||
+	    (rc = path_field(sink, dir, "token_file", o, err)) != 0) {
 		if (err->field[0] != '\0' && strncmp(err->field, "sink.", 5) != 0) {
 			char f[sizeof(err->field)];
 
@@ -224,7 +226,7 @@ static int sign(struct nf_request *rq, const char *key, struct tb_error *err)
 }
 
 /* The URL (from url, or read from url_file) and the guard's allowance. */
-static int resolve_url(const json_t *sink, struct nf_request *rq, struct tb_error *err)
+static int resolve_url(const json_t *sink, const char *dir, struct nf_request *rq, struct tb_error *err)
 {
 	const char *url = json_string_value(json_object_get(sink, "url"));
 	const char *file = json_string_value(json_object_get(sink, "url_file"));
@@ -234,7 +236,7 @@ static int resolve_url(const json_t *sink, struct nf_request *rq, struct tb_erro
 
 	if (url == NULL && file == NULL)
 		return tb_fail(err, TB_ERR_CONFIG, "sink.url", "the sink has no url");
-	if (url == NULL && (rc = nf_secret_read(file, "sink.url_file", buf, sizeof(buf), err)) != 0)
+	if (url == NULL && (rc = nf_secret_read(file, dir, "sink.url_file", buf, sizeof(buf), err)) != 0)
 		return rc;
 	rq->url = strdup(url != NULL ? url : buf);
 	tb_wipe(buf, sizeof(buf));
@@ -251,7 +253,7 @@ static int resolve_url(const json_t *sink, struct nf_request *rq, struct tb_erro
 	return 0;
 }
 
-int nf_request_build(const json_t *sink, int64_t delivery, const char *message, struct nf_request *rq,
+int nf_request_build(const json_t *sink, const char *dir, int64_t delivery, const char *message, struct nf_request *rq,
 		     struct tb_error *err)
 {
 	const char *tmpl = json_string_value(json_object_get(sink, "template"));
@@ -262,7 +264,7 @@ int nf_request_build(const json_t *sink, int64_t delivery, const char *message, 
 	int rc;
 
 	memset(rq, 0, sizeof(*rq));
-	if ((rc = resolve_url(sink, rq, err)) != 0)
+	if ((rc = resolve_url(sink, dir, rq, err)) != 0)
 		return rc;
 	if ((msg = json_loads(message, 0, NULL)) == NULL)
 		return tb_fail(err, TB_ERR_INTERNAL, "", "a stored message is not JSON");
@@ -273,14 +275,14 @@ int nf_request_build(const json_t *sink, int64_t delivery, const char *message, 
 	    add_header(rq, "X-Testbedd-Delivery", id) != 0 || add_header(rq, "Expect", "") != 0)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	if (hkey != NULL) {
-		if ((rc = nf_secret_read(hkey, "sink.hmac_key_file", secret, sizeof(secret), err)) == 0)
+		if ((rc = nf_secret_read(hkey, dir, "sink.hmac_key_file", secret, sizeof(secret), err)) == 0)
 			rc = sign(rq, secret, err);
 		tb_wipe(secret, sizeof(secret));
 		if (rc != 0)
 			return rc;
 	}
 	if (tok != NULL) {
-		if ((rc = nf_secret_read(tok, "sink.token_file", secret, sizeof(secret), err)) == 0) {
+		if ((rc = nf_secret_read(tok, dir, "sink.token_file", secret, sizeof(secret), err)) == 0) {
 			snprintf(bearer, sizeof(bearer), "Bearer %s", secret);
 			if (add_header(rq, "Authorization", bearer) != 0)
 				rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");

@@ -43,6 +43,7 @@ struct tb_notify {
 	size_t nhosts;
 	struct rules rules;
 	char before[8]; /* swap_reach's answer */
+	char secrets_dir[1024];
 	long backoff_ms;
 	unsigned long ticks;
 };
@@ -285,9 +286,9 @@ static void send_one(struct tb_notify *n, const struct nf_rule *rule, const stru
 
 	if (json_string_value(json_object_get(sink, "type")) != NULL &&
 	    strcmp(json_string_value(json_object_get(sink, "type")), "email") == 0) {
-		rc = nf_email_send(sink, h->id, h->message, stopping, &n->ticker, &status, &e);
+		rc = nf_email_send(sink, n->secrets_dir, h->id, h->message, stopping, &n->ticker, &status, &e);
 	} else {
-		rc = nf_request_build(sink, h->id, h->message, &rq, &e);
+		rc = nf_request_build(sink, n->secrets_dir, h->id, h->message, &rq, &e);
 		if (rc == 0)
 			rc = nf_http_send(&rq, stopping, &n->ticker, &status, &e);
 		nf_request_free(&rq);
@@ -362,6 +363,7 @@ int tb_notify_new(struct tb_services *sv, struct tb_notify **out, struct tb_erro
 	if (n == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	n->sv = sv;
+	tb_notify_secrets_dir(sv->cfg->state_dir, n->secrets_dir, sizeof(n->secrets_dir));
 	n->backoff_ms = TB_NOTIFY_BACKOFF_MS;
 	if (v != NULL) {
 		if (tb_parse_id(v, 1, &ms) != 0 || ms > 60000) {

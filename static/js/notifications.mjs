@@ -4,9 +4,9 @@
 // (POST /notifications/ID/test: the message is sent by testbedd's
 // notifier, its outcome shows in the log) and a rule's delivery log.
 //
-// Secrets are never typed here: a rule names 0600 files on the control host
-// (HMAC key, bearer token, a secret URL, an SMTP password) that testbedd
-// reads when sending.  A sink is a webhook (template json, ntfy, Slack,
+// Secrets are never typed here: a rule names 0600 files in the control
+// host's STATE_DIR/notify-secrets (HMAC key, bearer token, a secret URL, an
+// SMTP password) that testbedd reads when sending.  A sink is a webhook (template json, ntfy, Slack,
 // Matrix) or an email through an SMTP server.
 // The list and an open log are re-read every 5 s while the page is shown.
 
@@ -239,14 +239,14 @@ function ruleForm(onSave, onReset) {
     h('div', { class: 'b-row' },
       field('sink.template', 'Template', h('select', { id: 'nf-sink.template', name: 'template' }, TEMPLATES.map((t) => h('option', { value: t }, t))))),
     h('div', { class: 'b-row' }, FILES.map(([k, label, help]) => field(`sink.${k}`, label,
-      text(k, { id: `nf-sink.${k}`, placeholder: '/etc/testbedd/…' }), help))));
+      text(k, { id: `nf-sink.${k}`, placeholder: 'a name in notify-secrets/' }), help))));
   const email = h('div', { class: 'nf-email', hidden: true },
     h('div', { class: 'b-row' },
       field('sink.from', 'From', text('from', { id: 'nf-sink.from', placeholder: 'testbedd@example.org', inputmode: 'email' })),
       field('sink.to', 'To', text('to', { id: 'nf-sink.to', placeholder: 'me@example.org, you@example.org' }), 'one address or several, comma-separated')),
     h('div', { class: 'b-row' },
       field('sink.user', 'SMTP user', text('user', { id: 'nf-sink.user' })),
-      field('sink.password_file', 'Password file', text('password_file', { id: 'nf-sink.password_file', placeholder: '/etc/testbedd/…' }),
+      field('sink.password_file', 'Password file', text('password_file', { id: 'nf-sink.password_file', placeholder: 'a name in notify-secrets/' }),
         'a 0600 file holding the SMTP password'),
       field('sink.tls', 'TLS', h('select', { id: 'nf-sink.tls', name: 'tls' }, h('option', { value: 'starttls' }, 'STARTTLS (required)'),
         h('option', { value: 'none' }, 'none (a relay on the LAN, no password)')))));
@@ -267,6 +267,7 @@ function ruleForm(onSave, onReset) {
         field('hosts', 'Only hosts', text('hosts', { placeholder: 'left, right' }), 'empty: any host'),
         field('matrices', 'Only matrices', text('matrices', { placeholder: '12, 13' }), 'empty: any matrix'))),
     h('fieldset', {}, h('legend', {}, 'Send to'),
+      h('p', { class: 'help muted' }, 'Secret files are named by their name in STATE_DIR/notify-secrets/ on the control host (one line, mode 0600); testbedd reads no other file for a rule and never shows their content.'),
       h('div', { class: 'b-row' },
         field('sink.type', 'Kind', kind),
         field('sink.url', 'URL', text('url', { id: 'nf-sink.url', placeholder: 'https://ntfy.sh/my-testbed', inputmode: 'url' }),

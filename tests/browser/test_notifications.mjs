@@ -44,8 +44,6 @@ const pageErrors = [];
 before(async () => {
   dir = tempDir('tb-notify-');
   process.env.TESTBEDD_TEST_NOTIFY_BACKOFF_MS = '200';
-  keyFile = path.join(dir, 'hmac.key');
-  writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
   rx = http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
@@ -75,6 +73,10 @@ machines:
       ubuntu: {address: 127.0.0.1, port: ${closed}}
 `);
   await tbd.start();
+  // a rule's secrets live in STATE_DIR/notify-secrets
+  mkdirSync(path.join(tbd.stateDir, 'notify-secrets'), { mode: 0o700 });
+  keyFile = path.join(tbd.stateDir, 'notify-secrets', 'hmac.key');
+  writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
   viewerSecret = (await tbd.post('/api/v1/tokens', { name: 'nf-viewer', role: 'viewer' })).secret;
   shots = path.join(binaryDir, 'screenshots');
   mkdirSync(shots, { recursive: true });

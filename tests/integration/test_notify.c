@@ -57,7 +57,7 @@ static const char inventory[] = "version: 1\n"
 static struct tb_test_daemon d;
 static struct tb_hookrx *rx;
 static unsigned int rx_port;
-static char key_file[400], token_file[400], loose_file[400];
+static char key_file[400], token_file[400], loose_file[400], outside_file[400], link_file[400], tmp_dir[64];
 
 static void sleep_ms(long ms)
 {
@@ -165,19 +165,28 @@ static json_t *get_rule(long long rule)
 
 static int setup(void **state)
 {
-	char dir[] = "/tmp/tbnotifyXXXXXX";
+	char secrets[400];
 
 	(void)state;
 	setenv("TESTBEDD_TEST_NOTIFY_BACKOFF_MS", "100", 1);
-	assert_non_null(mkdtemp(dir));
-	snprintf(key_file, sizeof(key_file), "%s/hmac.key", dir);
-	snprintf(token_file, sizeof(token_file), "%s/bearer.token", dir);
-	snprintf(loose_file, sizeof(loose_file), "%s/loose.key", dir);
+	if (tb_hookrx_start(&rx, &rx_port) != 0 || tb_test_daemon_start(&d, inventory, NULL) != 0)
+		return -1;
+	/* a rule's secrets live in STATE_DIR/notify-secrets; a 0600 file
+	 * elsewhere, or a link to one, is refused */
+	snprintf(secrets, sizeof(secrets), "%s/notify-secrets", d.state_dir);
+	assert_int_equal(mkdir(secrets, 0700), 0);
+	snprintf(key_file, sizeof(key_file), "%s/hmac.key", secrets);
+	snprintf(token_file, sizeof(token_file), "%s/bearer.token", secrets);
+	snprintf(loose_file, sizeof(loose_file), "%s/loose.key", secrets);
+	snprintf(link_file, sizeof(link_file), "%s/link.key", secrets);
+	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/tbnotifyXXXXXX");
+	assert_non_null(mkdtemp(tmp_dir));
+	snprintf(outside_file, sizeof(outside_file), "%s/outside.key", tmp_dir);
 	write_file(key_file, KEY "\n", 0600);
 	write_file(token_file, TOKEN "\n", 0600);
 	write_file(loose_file, KEY "\n", 0644);
-	if (tb_hookrx_start(&rx, &rx_port) != 0 || tb_test_daemon_start(&d, inventory, NULL) != 0)
-		return -1;
+	write_file(outside_file, KEY "\n", 0600);
+	assert_int_equal(symlink(outside_file, link_file), 0);
 	return 0;
 }
 
@@ -186,13 +195,10 @@ static int teardown(void **state)
 	(void)state;
 	assert_false(tb_test_daemon_log_contains(&d, KEY));
 	assert_false(tb_test_daemon_log_contains(&d, TOKEN));
-	assert_int_equal(tb_test_daemon_stop(&d), 0); /* a clean stop; under ASan, no leak */
+	assert_int_equal(tb_test_daemon_stop(&d), 0); /* a clean stop; under ASan, no leak; the state dir goes */
 	tb_hookrx_stop(rx);
-	unlink(key_file);
-	unlink(token_file);
-	unlink(loose_file);
-	*strrchr(key_file, '/') = '\0';
-	rmdir(key_file);
+	unlink(outside_file);
+	rmdir(tmp_dir);
 	return 0;
 }
 
@@ -204,7 +210,7 @@ struct refusal {
 
 static void test_rules_api(void **state)
 {
-	char body[1024], loose[1200];
+	char body[1024], loose[1200], outside[1200], link[1200], dotdot[1200];
 	struct tb_test_resp r;
 	const struct refusal bad[] = {
 		{"{\"name\":\"x\",\"triggers\":[\"matrix.ended\"]}", "sink"},
@@ -228,6 +234,9 @@ static void test_rules_api(void **state)
 		{"{\"name\":\"x\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h/\"},\"extra\":1}",
 		 "extra"},
 		{loose, "sink.hmac_key_file"},
+		{outside, "sink.hmac_key_file"},
+		{link, "sink.hmac_key_file"},
+		{dotdot, "sink.token_file"},
 		{NULL, NULL},
 	};
 	long long id;
@@ -238,6 +247,19 @@ static void test_rules_api(void **state)
 		 "{\"name\":\"x\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h.example/\","
 		 "\"hmac_key_file\":\"%s\"}}",
 		 loose_file);
+	snprintf(outside, sizeof(outside),
+		 "{\"name\":\"x\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h.example/\","
+		 "\"hmac_key_file\":\"%s\"}}",
+		 outside_file);
+	snprintf(link, sizeof(link),
+		 "{\"name\":\"x\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h.example/\","
+		 "\"hmac_key_file\":\"%s\"}}",
+		 link_file);
+	/* admin.token is a 0600 one-line file testbedd can read: not a rule's */
+	snprintf(dotdot, sizeof(dotdot),
+		 "{\"name\":\"x\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h.example/\","
+		 "\"token_file\":\"%s/notify-secrets/../admin.token\"}}",
+		 d.state_dir);
 	for (const struct refusal *b = bad; b->body != NULL; b++) {
 		assert_int_equal(api("POST", "/api/v1/notifications", b->body, &r), 400);
 		if (strcmp(json_string_value(json_object_get(json_object_get(r.json, "error"), "field")), b->field) !=

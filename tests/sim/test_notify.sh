@@ -42,14 +42,15 @@ RXPID=$!
 for _ in $(seq 50); do [ -s "$D/port" ] && break; sleep 0.1; done
 check "the receiver listens" test -s "$D/port"
 RX=$(cat "$D/port")
-printf 'sim-notify-key\n' >"$D/hmac.key"
-chmod 600 "$D/hmac.key"
-
 TESTBEDD_TEST_NOTIFY_BACKOFF_MS=200 TESTBEDD_TEST_BMC_FLOOR_S=1 daemon_up "$S/inventory.yaml" --probe-interval 1 --bmc-interval 1
 check "testbedd starts" test -n "$DPID"
+# a rule's secrets live in STATE_DIR/notify-secrets
+mkdir -m 700 "$DD/state/notify-secrets"
+printf 'sim-notify-key\n' >"$DD/state/notify-secrets/hmac.key"
+chmod 600 "$DD/state/notify-secrets/hmac.key"
 rule() {	# name triggers hosts path
 	api POST /api/v1/notifications "{\"name\":\"$1\",\"triggers\":$2,\"hosts\":$3,\"sink\":{\"url\":
-		\"http://127.0.0.1:$RX/$4\",\"hmac_key_file\":\"$D/hmac.key\",\"allow_private_host\":\"127.0.0.1\"}}" |
+		\"http://127.0.0.1:$RX/$4\",\"hmac_key_file\":\"hmac.key\",\"allow_private_host\":\"127.0.0.1\"}}" |
 		jq_ 'd["id"]'
 }
 R1=$(rule all '["matrix.ended","matrix.failed","host.down","bmc.mismatch"]' '[]' all)

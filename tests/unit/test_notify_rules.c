@@ -243,7 +243,11 @@ static const struct body_case bodies[] = {
 	 "sink.type"},
 	{"{\"name\":\"n\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h/\",\"url_file\":\"/x\"}}",
 	 "sink.url"},
-	{"{\"name\":\"n\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h/\",\"hmac_key_file\":\"rel\"}}",
+	{"{\"name\":\"n\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h/\",\"hmac_key_file\":\"\"}}",
+	 "sink.hmac_key_file"},
+	{"{\"name\":\"n\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h/\",\"hmac_key_file\":\"a/b\"}}",
+	 "sink.hmac_key_file"},
+	{"{\"name\":\"n\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h/\",\"hmac_key_file\":\"..\"}}",
 	 "sink.hmac_key_file"},
 	{"{\"name\":\"n\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h/\","
 	 "\"token_file\":\"/nonexistent/tb-token\"}}",
@@ -262,7 +266,7 @@ static void test_rule_bodies(void **state)
 		int rc;
 
 		assert_non_null(b);
-		rc = tb_notify_rule_parse(b, &spec, &name, &e);
+		rc = tb_notify_rule_parse(b, "/nonexistent/notify-secrets", &spec, &name, &e);
 		if (c->field == NULL && rc != 0)
 			fail_msg("%s: refused: %s", c->body, e.message);
 		if (c->field != NULL && (rc == 0 || strcmp(e.field, c->field) != 0))
