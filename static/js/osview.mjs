@@ -23,11 +23,11 @@ const METRICS = {
   retransmits: { label: 'retransmits', unit: 'count', scale: 1, text: count },
 };
 
-const VERDICT = {
-  beyond_spread: 'differs (IQRs apart)',
-  within_spread: 'within the spread',
-  noisy: 'too noisy to compare',
-  missing: 'one side missing',
+const VERDICT = {   // [what the pill says, what its title explains]
+  beyond_spread: ['differs', 'the interquartile ranges are apart and neither side is too noisy'],
+  within_spread: ['within spread', 'the interquartile ranges overlap'],
+  noisy: ['noisy', 'too noisy to compare: a side\'s coefficient of variation is over the threshold'],
+  missing: ['one side only', 'the measurement did not run under both OS pairs'],
 };
 
 /** "+49.5 %" / "−12.0 %" / "—". */
@@ -184,7 +184,7 @@ class OsPage {
     replace(this.#method, `A = ${os.a}, B = ${os.b}; ${m.label}. Quartiles: ${os.method.quartiles}. `
       + `p: ${os.method.p_value}; a p-value is no verdict on its own (with 3 runs a side the smallest possible is 0.1).`);
     replace(this.#head, ['measurement', `A: ${os.a}`, `B: ${os.b}`, 'B vs A', 'IQRs', 'U test p', 'verdict',
-      'A sent → received', 'B sent → received', `spread (${m.unit})`].map((c) => h('th', { scope: 'col' }, c)));
+      'A sent → recv', 'B sent → recv', `spread (${m.unit})`].map((c) => h('th', { scope: 'col' }, c)));
     const keys = new Set(os.rows.flatMap((r) => Object.keys(r.params ?? {})));
     this.#swept = [...keys].filter((k) => k !== 'protocol' && k !== 'direction'
       && new Set(os.rows.map((r) => JSON.stringify(r.params?.[k] ?? null))).size > 1);
@@ -230,7 +230,7 @@ class OsPage {
       h('td', { 'data-label': 'IQRs', class: 'overlap' }, r.iqr_overlap === null ? '—' : r.iqr_overlap ? 'overlap' : 'apart'),
       h('td', { 'data-label': 'U test p', class: 'num pvalue', title: mw ? `two-sided Mann-Whitney U = ${mw.u}, n ${mw.n_a} and ${mw.n_b}` : 'needs 3 runs or more on each side' },
         mw ? [pText(mw.p), h('small', { class: 'muted' }, ` ${mw.method}`)] : h('span', { class: 'muted' }, 'n < 3')),
-      h('td', { 'data-label': 'verdict', class: 'verdict' }, h('span', { class: `pill pill-os-${r.verdict}` }, VERDICT[r.verdict] ?? r.verdict)),
+      h('td', { 'data-label': 'verdict', class: 'verdict' }, h('span', { class: `pill pill-os-${r.verdict}`, title: VERDICT[r.verdict]?.[1] }, VERDICT[r.verdict]?.[0] ?? r.verdict)),
       sr(r.a, 'a'), sr(r.b, 'b'),
       h('td', { 'data-label': 'spread', class: 'spread' }, box));
   }

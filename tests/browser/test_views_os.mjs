@@ -118,7 +118,11 @@ async function boxesDrawn(selector, n) {
 
 /** Screenshots at both sizes (dark on the phone if asked); the page must fit the phone. */
 async function shoot(name, { dark = false } = {}) {
-  await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
+  await page.evaluate(() => {
+    document.activeElement?.blur();
+    window.scrollTo(0, 0);
+    for (const w of document.querySelectorAll('.table-wrap')) w.scrollLeft = 0;
+  });
   await page.screenshot({ path: path.join(shots, `views-os-${name}-desktop.png`), fullPage: true });
   await page.setViewportSize(PHONE);
   await page.waitForTimeout(300); // the charts follow the new width (ResizeObserver)
