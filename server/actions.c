@@ -152,6 +152,12 @@ static void announce(struct tb_actions *acts, const char *host)
 	acts->hooks.on_hold(acts->hooks.hold_cls, host, h != NULL ? &info : NULL);
 }
 
+/* A reservation (reserve.h, through the may_hold hook) lets by hold host. */
+static int may_hold(struct tb_actions *acts, const char *host, const char *by, struct tb_error *err)
+{
+	return acts->hooks.may_hold != NULL ? acts->hooks.may_hold(acts->hooks.may_cls, host, by, err) : 0;
+}
+
 /* Take a hold (lock held); what holds it is said by the caller afterwards. */
 static int take_hold(struct tb_actions *acts, const char *host, const char *holder, struct tb_error *err)
 {
@@ -178,7 +184,8 @@ int tb_actions_hold_as(struct tb_actions *acts, const char *host, const char *ho
 	int rc;
 
 	pthread_mutex_lock(&acts->lock);
-	rc = take_hold(acts, host, holder, err);
+	if ((rc = may_hold(acts, host, by, err)) == 0)
+		rc = take_hold(acts, host, holder, err);
 	if (rc == 0) {
 		struct hold *h = find_hold(acts, host); /* just taken: never NULL */
 
@@ -326,7 +333,8 @@ int tb_actions_start(struct tb_actions *acts, const char *host, const char *kind
 	pthread_mutex_lock(&acts->lock);
 	reap(acts);
 	/* the holder's name needs the id: hold first under a placeholder */
-	rc = take_hold(acts, host, "an action that is starting", err);
+	if ((rc = may_hold(acts, host, actor, err)) == 0)
+		rc = take_hold(acts, host, "an action that is starting", err);
 	if (rc == 0 && (rc = tb_store_action_insert(acts->st, &row, &a->id, err)) != 0) {
 		struct hold *h = find_hold(acts, host);
 

@@ -46,6 +46,12 @@ struct tb_actions_hooks {
 	 * must not call back into actions.  NULL: nobody listens. */
 	void (*on_hold)(void *cls, const char *host, const struct tb_hold_info *h);
 	void *hold_cls;
+	/* Asked, with the lock held, before host is taken for by (who started
+	 * the action or matrix): 0 lets it, else TB_ERR_CONFLICT with err filled
+	 * (a reservation, reserve.h).  It must not call back into actions.
+	 * NULL: anybody may. */
+	int (*may_hold)(void *cls, const char *host, const char *by, struct tb_error *err);
+	void *may_cls;
 };
 
 /* The store and the bus are used, not owned; ctx is handed back to work

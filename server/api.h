@@ -72,6 +72,10 @@ int api_inventory_get(struct tb_request *rq, struct tb_reply *rp); /* api_invent
 int api_inventory_check(struct tb_request *rq, struct tb_reply *rp);
 int api_inventory_reload(struct tb_request *rq, struct tb_reply *rp);
 
+int api_reservations_list(struct tb_request *rq, struct tb_reply *rp); /* api_reserve.c */
+int api_reservation_create(struct tb_request *rq, struct tb_reply *rp);
+int api_reservation_delete(struct tb_request *rq, struct tb_reply *rp);
+
 int api_events_stream(struct tb_request *rq, struct tb_reply *rp);
 int api_metrics(struct tb_request *rq, struct tb_reply *rp);
 

@@ -8,6 +8,7 @@
 #include "console.h"
 #include "hosts.h"
 #include "idle.h"
+#include "reserve.h"
 #include "wake.h"
 
 /* A machine as GET /hosts shows it: the inventory, reachability, the
@@ -21,6 +22,7 @@ static json_t *host_json(struct tb_services *sv, const struct tb_machine *m)
 		json_object_set_new(j, "idle_poweroff", tb_idle_json(sv->idle, m));
 		json_object_set_new(j, "wake", tb_wake_json(sv->wake, m));
 		json_object_set_new(j, "console_state", tb_console_state_json(sv->consoles, m->name));
+		json_object_set_new(j, "reservation", tb_reserve_host_json(sv->reserve, m->name));
 	}
 	return j;
 }

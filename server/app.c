@@ -26,6 +26,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "notify.h"
+#include "reserve.h"
 #include "store.h"
 
 static int write_port_file(const char *path, unsigned int port, struct tb_error *err)
@@ -85,6 +86,12 @@ static void hosts_held(void *cls, const char *host, const struct tb_hold_info *h
 	tb_hosts_set_held(cls, host, h);
 }
 
+/* actions -> reserve: a reserved host is held by its owner only */
+static int reserve_may_hold(void *cls, const char *host, const char *by, struct tb_error *err)
+{
+	return tb_reserve_check(cls, host, by, err);
+}
+
 static int reload_inventory(void *cls, struct tb_error *err);
 
 int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb_error *err)
@@ -136,9 +143,12 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	/* idle first: actions touch it when they hold and release a host */
 	if ((rc = tb_hosts_start(&app->sv, tb_boot_menu_refresh, &app->sv.hosts, err)) != 0 ||
 	    (rc = tb_idle_new(&app->sv, &app->sv.idle, err)) != 0 ||
+	    (rc = tb_reserve_new(app->sv.events, &app->sv.reserve, err)) != 0 ||
 	    (rc = tb_actions_new(app->sv.store, app->sv.events, &app->sv,
-				 &(struct tb_actions_hooks){idle_use, app->sv.idle, hosts_held, app->sv.hosts},
+				 &(struct tb_actions_hooks){idle_use, app->sv.idle, hosts_held, app->sv.hosts,
+							    reserve_may_hold, app->sv.reserve},
 				 &app->sv.actions, err)) != 0 ||
+	    (rc = tb_reserve_start(app->sv.reserve, err)) != 0 ||
 	    (rc = tb_runner_new(&app->sv, &app->sv.runner, err)) != 0 ||
 	    (rc = tb_bmcwatch_start(&app->sv, &app->sv.bmcwatch, err)) != 0 ||
 	    (rc = tb_idle_start(app->sv.idle, err)) != 0 || (rc = tb_wake_new(&app->sv, &app->sv.wake, err)) != 0 ||
@@ -214,6 +224,7 @@ void tb_app_stop(struct tb_app *app)
 	tb_wake_stop(app->sv.wake);         /* as idle */
 	tb_bmcwatch_stop(app->sv.bmcwatch); /* it reads the holders */
 	tb_actions_stop(app->sv.actions);
+	tb_reserve_free(app->sv.reserve); /* after the actions that ask it */
 	tb_hosts_stop(app->sv.hosts);
 	tb_idle_free(app->sv.idle); /* after every hold is released */
 	tb_wake_free(app->sv.wake);

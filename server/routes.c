@@ -56,6 +56,9 @@ const struct tb_route tb_routes[] = {
 	{"GET", "/api/v1/inventory", TB_LEVEL_ADMIN, 0, NULL, api_inventory_get},
 	{"POST", "/api/v1/inventory/check", TB_LEVEL_ADMIN, TB_ROUTE_BODY, NULL, api_inventory_check},
 	{"POST", "/api/v1/inventory/reload", TB_LEVEL_ADMIN, 0, "inventory.reload", api_inventory_reload},
+	{"GET", "/api/v1/reservations", TB_LEVEL_VIEWER, 0, NULL, api_reservations_list},
+	{"POST", "/api/v1/reservations", TB_LEVEL_OPERATOR, TB_ROUTE_BODY, "reservation.create", api_reservation_create},
+	{"DELETE", "/api/v1/reservations/{id}", TB_LEVEL_OPERATOR, 0, "reservation.release", api_reservation_delete},
 	{"GET", "/metrics", TB_LEVEL_VIEWER, 0, NULL, api_metrics},
 	{NULL, NULL, TB_LEVEL_NONE, 0, NULL, NULL},
 };

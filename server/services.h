@@ -24,6 +24,7 @@ struct tb_inv_current;
 struct tb_invadmin;
 struct tb_metrics;
 struct tb_notify;
+struct tb_reserve;
 struct tb_runner;
 struct tb_store;
 struct tb_wake;
@@ -64,6 +65,7 @@ struct tb_services {
 	struct tb_wake *wake; /* the wake schedule */
 	struct tb_consoles *consoles; /* serial consoles (console.h) */
 	struct tb_notify *notify; /* notification rules and their sending */
+	struct tb_reserve *reserve; /* reservations of hosts (reserve.h) */
 };
 
 #endif /* TB_SERVICES_H */

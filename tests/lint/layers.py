@@ -31,7 +31,7 @@ LAYERS = [
     # 3. pure domain: the matrix spec and planner
     ("pure", "matrix bootcheck"),
     # 4. machines: reachability, holds
-    ("machines", "hosts actions bootmenu"),
+    ("machines", "hosts actions bootmenu reserve"),
     # 5. acting on machines
     ("acting", "power boot bmcwatch hostsnap"),
     # 6. policies and the parts of a run

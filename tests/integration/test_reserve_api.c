@@ -1,0 +1,235 @@
+/*
+ * test_reserve_api.c - reservations against the real testbedd on port 0
+ * (loopback inventory: nothing answers, which a hold does not need).
+ *
+ * Covered: operator alice reserves left and right (201 granted); operator
+ * bob's boot of left gets 409 naming alice and the end, alice's own is
+ * accepted (202); bob's reservation of left is queued (position 1) and
+ * carol's after it (position 2); alice releases: bob's is granted; bob's
+ * ends by itself (2 s): carol's is granted; GET /hosts/left shows the
+ * reservation; bob cannot end carol's (403), an admin breaks it (204,
+ * audited as broken); a viewer cannot reserve; bad input names its field.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "daemon.h"
+
+static struct tb_test_daemon D;
+static char alice[128], bob[128], carol[128], viewer[128];
+
+static void req_as(const char *token, const char *method, const char *path, const char *body, struct tb_test_resp *r)
+{
+	char url[1024], auth[256];
+	const char *h[3] = {auth, "Content-Type: application/json", NULL};
+
+	snprintf(url, sizeof(url), "%s%s", D.url, path);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+	assert_int_equal(tb_test_http(method, url, h, body, body != NULL ? strlen(body) : 0, r), 0);
+}
+
+/* POST /reservations for hosts (a JSON list) ending in s seconds. */
+static void reserve(const char *token, const char *hosts, long s, struct tb_test_resp *r)
+{
+	char body[256], until[32];
+	time_t t = time(NULL) + s;
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(until, sizeof(until), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(body, sizeof(body), "{\"hosts\": %s, \"until\": \"%s\", \"note\": \"test\"}", hosts, until);
+	req_as(token, "POST", "/api/v1/reservations", body, r);
+}
+
+static long long id_of(const struct tb_test_resp *r)
+{
+	return json_integer_value(json_object_get(json_object_get(r->json, "reservation"), "id"));
+}
+
+static const char *state_of(const struct tb_test_resp *r)
+{
+	return json_string_value(json_object_get(json_object_get(r->json, "reservation"), "state"));
+}
+
+/* The state of reservation id in GET /reservations ("" when gone). */
+static void state_in_list(long long id, char *st, size_t len)
+{
+	struct tb_test_resp r;
+	json_t *v;
+	size_t i;
+
+	st[0] = '\0';
+	req_as(D.admin_token, "GET", "/api/v1/reservations", NULL, &r);
+	assert_int_equal(r.status, 200);
+	json_array_foreach(json_object_get(r.json, "reservations"), i, v)
+	{
+		if (json_integer_value(json_object_get(v, "id")) == id)
+			snprintf(st, len, "%s", json_string_value(json_object_get(v, "state")));
+	}
+	tb_test_resp_free(&r);
+}
+
+/* Poll (at most 10 s) until reservation id is in state want. */
+static void wait_state(long long id, const char *want)
+{
+	char st[32];
+
+	for (int i = 0; i < 200; i++) {
+		state_in_list(id, st, sizeof(st));
+		if (strcmp(st, want) == 0)
+			return;
+		nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+	}
+	fail_msg("reservation %lld is \"%s\", not %s", id, st, want);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (tb_test_daemon_start(&D, NULL, NULL) != 0)
+		return -1;
+	if (tb_test_create_token(&D, "alice", "operator", alice, sizeof(alice)) != 201 ||
+	    tb_test_create_token(&D, "bob", "operator", bob, sizeof(bob)) != 201 ||
+	    tb_test_create_token(&D, "carol", "operator", carol, sizeof(carol)) != 201 ||
+	    tb_test_create_token(&D, "v", "viewer", viewer, sizeof(viewer)) != 201)
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return tb_test_daemon_stop(&D) == 0 ? 0 : -1;
+}
+
+static void test_reserve_blocks_others_and_queues(void **state)
+{
+	struct tb_test_resp r;
+	long long a, b, c;
+	const char *msg;
+
+	(void)state;
+	reserve(alice, "[\"left\", \"right\"]", 3600, &r);
+	assert_int_equal(r.status, 201);
+	assert_string_equal(state_of(&r), "granted");
+	a = id_of(&r);
+	tb_test_resp_free(&r);
+
+	/* bob's action on left: 409 naming alice and the end */
+	req_as(bob, "POST", "/api/v1/hosts/left/boot", "{\"os\": \"freebsd\"}", &r);
+	assert_int_equal(r.status, 409);
+	msg = json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
+	assert_non_null(strstr(msg, "left is reserved by alice until 20"));
+	tb_test_resp_free(&r);
+	/* alice's own goes through (it fails later: nothing listens) */
+	req_as(alice, "POST", "/api/v1/hosts/left/boot", "{\"os\": \"freebsd\"}", &r);
+	assert_int_equal(r.status, 202);
+	tb_test_resp_free(&r);
+
+	/* the hosts page sees it */
+	req_as(viewer, "GET", "/api/v1/hosts/right", NULL, &r);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(json_object_get(r.json, "host"), "reservation"), "owner")),
+			    "alice");
+	tb_test_resp_free(&r);
+
+	/* bob waits (2 s once granted), carol after him */
+	reserve(bob, "[\"left\"]", 2, &r);
+	assert_int_equal(r.status, 201);
+	assert_string_equal(state_of(&r), "queued");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r.json, "reservation"), "position")), 1);
+	b = id_of(&r);
+	tb_test_resp_free(&r);
+	reserve(carol, "[\"left\"]", 600, &r);
+	assert_string_equal(state_of(&r), "queued");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r.json, "reservation"), "position")), 2);
+	c = id_of(&r);
+	tb_test_resp_free(&r);
+
+	/* bob cannot end alice's; alice releases: bob's is granted */
+	req_as(bob, "DELETE", "/api/v1/reservations/1", NULL, &r);
+	assert_int_equal(r.status, 403);
+	tb_test_resp_free(&r);
+	{
+		char path[64];
+
+		snprintf(path, sizeof(path), "/api/v1/reservations/%lld", a);
+		req_as(alice, "DELETE", path, NULL, &r);
+		assert_int_equal(r.status, 204);
+		tb_test_resp_free(&r);
+	}
+	wait_state(b, "granted");
+	state_in_list(c, (char[32]){0}, 32);
+	/* bob's 2 s end by themselves: carol's is granted */
+	wait_state(c, "granted");
+	req_as(bob, "POST", "/api/v1/hosts/left/boot", "{\"os\": \"freebsd\"}", &r);
+	assert_int_equal(r.status, 409);
+	assert_non_null(strstr(r.body, "reserved by carol"));
+	tb_test_resp_free(&r);
+
+	/* an admin breaks carol's; the audit says so */
+	{
+		char path[64];
+
+		snprintf(path, sizeof(path), "/api/v1/reservations/%lld", c);
+		req_as(bob, "DELETE", path, NULL, &r);
+		assert_int_equal(r.status, 403);
+		tb_test_resp_free(&r);
+		req_as(D.admin_token, "DELETE", path, NULL, &r);
+		assert_int_equal(r.status, 204);
+		tb_test_resp_free(&r);
+	}
+	req_as(D.admin_token, "GET", "/api/v1/audit?limit=50", NULL, &r);
+	assert_non_null(strstr(r.body, "(broken)"));
+	tb_test_resp_free(&r);
+}
+
+static void test_bad_input(void **state)
+{
+	static const struct {
+		const char *token_name, *body;
+		long status;
+		const char *field;
+	} cases[] = {
+		{"viewer", "{\"hosts\": [\"left\"], \"until\": \"2099-01-01T00:00:00Z\"}", 403, NULL},
+		{"bob", "{\"hosts\": [\"nope\"], \"until\": \"2099-01-01T00:00:00Z\"}", 400, "hosts"},
+		{"bob", "{\"hosts\": [], \"until\": \"2099-01-01T00:00:00Z\"}", 400, "hosts"},
+		{"bob", "{\"hosts\": [\"left\", \"left\"], \"until\": \"2099-01-01T00:00:00Z\"}", 400, "hosts"},
+		{"bob", "{\"hosts\": [\"left\"], \"until\": \"tomorrow\"}", 400, "until"},
+		{"bob", "{\"hosts\": [\"left\"], \"until\": \"2020-01-01T00:00:00Z\"}", 400, "until"},
+		{"bob", "{\"hosts\": [\"left\"]}", 400, "until"},
+		{"bob", "{\"hosts\": [\"left\"], \"until\": \"2099-01-01T00:00:00Z\", \"x\": 1}", 400, "x"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tb_test_resp r;
+
+		req_as(strcmp(cases[i].token_name, "viewer") == 0 ? viewer : bob, "POST", "/api/v1/reservations",
+		       cases[i].body, &r);
+		if (r.status != cases[i].status)
+			fail_msg("case %zu: %ld %s", i, r.status, r.body);
+		if (cases[i].field != NULL)
+			assert_string_equal(
+				json_string_value(json_object_get(json_object_get(r.json, "error"), "field")),
+				cases[i].field);
+		tb_test_resp_free(&r);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reserve_blocks_others_and_queues),
+		cmocka_unit_test(test_bad_input),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
