@@ -9,6 +9,7 @@ import { replace } from './dom.mjs';
 import { LiveStream } from './live.mjs';
 import { renderLogin } from './login.mjs';
 import { renderHosts } from './hosts.mjs';
+import { renderInventory } from './inventory.mjs';
 import { renderMatrices } from './matrices.mjs';
 import { renderNotifications } from './notifications.mjs';
 import { renderOsView } from './osview.mjs';
@@ -20,6 +21,7 @@ const routes = {
   hosts: { title: 'Hosts', render: renderHosts },
   matrices: { title: 'Matrices', render: renderMatrices },
   notifications: { title: 'Notifications', render: renderNotifications },
+  inventory: { title: 'Inventory', render: renderInventory },
   runs: { title: 'Run', render: renderRun, nav: 'matrices' },
   os: { title: 'OS side by side', render: renderOsView, nav: 'matrices' },
 };
