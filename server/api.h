@@ -76,6 +76,12 @@ int api_reservations_list(struct tb_request *rq, struct tb_reply *rp); /* api_re
 int api_reservation_create(struct tb_request *rq, struct tb_reply *rp);
 int api_reservation_delete(struct tb_request *rq, struct tb_reply *rp);
 
+int api_spec_push(struct tb_request *rq, struct tb_reply *rp); /* api_specs.c */
+int api_specs_list(struct tb_request *rq, struct tb_reply *rp);
+int api_spec_get(struct tb_request *rq, struct tb_reply *rp);
+int api_spec_version(struct tb_request *rq, struct tb_reply *rp);
+int api_spec_diff(struct tb_request *rq, struct tb_reply *rp);
+
 int api_events_stream(struct tb_request *rq, struct tb_reply *rp);
 int api_metrics(struct tb_request *rq, struct tb_reply *rp);
 

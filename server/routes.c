@@ -59,6 +59,11 @@ const struct tb_route tb_routes[] = {
 	{"GET", "/api/v1/reservations", TB_LEVEL_VIEWER, 0, NULL, api_reservations_list},
 	{"POST", "/api/v1/reservations", TB_LEVEL_OPERATOR, TB_ROUTE_BODY, "reservation.create", api_reservation_create},
 	{"DELETE", "/api/v1/reservations/{id}", TB_LEVEL_OPERATOR, 0, "reservation.release", api_reservation_delete},
+	{"GET", "/api/v1/specs", TB_LEVEL_VIEWER, 0, NULL, api_specs_list},
+	{"POST", "/api/v1/specs", TB_LEVEL_OPERATOR, TB_ROUTE_BODY, "spec.push", api_spec_push},
+	{"GET", "/api/v1/specs/{name}", TB_LEVEL_VIEWER, 0, NULL, api_spec_get},
+	{"GET", "/api/v1/specs/{name}/versions/{v}", TB_LEVEL_VIEWER, 0, NULL, api_spec_version},
+	{"GET", "/api/v1/specs/{name}/diff", TB_LEVEL_VIEWER, 0, NULL, api_spec_diff},
 	{"GET", "/metrics", TB_LEVEL_VIEWER, 0, NULL, api_metrics},
 	{NULL, NULL, TB_LEVEL_NONE, 0, NULL, NULL},
 };

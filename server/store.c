@@ -94,6 +94,16 @@ static const char *const migrations[] = {
 	"  last_error TEXT);"
 	"CREATE INDEX notify_deliveries_rule ON notify_deliveries (rule_id, state, id);"
 	"CREATE TABLE notify_cursor (id INTEGER PRIMARY KEY CHECK (id = 1), last_event INTEGER NOT NULL);",
+	/* 5: the spec library: named, versioned matrix specs, a schedule per
+	 * spec and the CI gate's verdict per matrix (store_specs.c) */
+	"CREATE TABLE spec_versions (name TEXT NOT NULL, version INTEGER NOT NULL, spec TEXT NOT NULL,"
+	"  author TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (name, version));"
+	"CREATE TABLE spec_schedules (name TEXT PRIMARY KEY, cron TEXT NOT NULL, baseline TEXT NOT NULL,"
+	"  metric TEXT NOT NULL, max_drop REAL NOT NULL, author TEXT NOT NULL, next_at INTEGER NOT NULL,"
+	"  created_at INTEGER NOT NULL);"
+	"CREATE TABLE matrix_gates (matrix_id INTEGER PRIMARY KEY REFERENCES matrices(id), spec TEXT NOT NULL,"
+	"  version INTEGER NOT NULL, baseline_id INTEGER, verdict TEXT, detail TEXT, at INTEGER);"
+	"CREATE INDEX matrix_gates_spec ON matrix_gates (spec, matrix_id);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -35,7 +35,7 @@ LAYERS = [
     # 5. acting on machines
     ("acting", "power boot bmcwatch hostsnap"),
     # 6. policies and the parts of a run
-    ("policies", "idle wake notify run matrixboot results compare osview history console report"),
+    ("policies", "idle wake notify run matrixboot results compare osview history console report specs"),
     # 7. the matrix engine
     ("engine", "runner"),
     # 8. the HTTP edge and the handlers

@@ -1,0 +1,199 @@
+/*
+ * test_specs.c - the spec library against the real testbedd on port 0
+ * (loopback inventory; no machine needs to answer: nothing runs).
+ *
+ * Covered: POST /specs makes version 1 then 2 of a name (201, audited as
+ * spec.push); a bad spec gets the matrix parser's 400 naming the field
+ * (repeats, pairs[0].client) and stores nothing; a '/' in the name is a 400;
+ * a viewer gets 403 on POST; GET /specs lists each name with its latest
+ * version and count; GET /specs/{name} gives the latest and the versions;
+ * GET /specs/{name}/versions/1 the first as pushed; a missing name or
+ * version is 404; GET /specs/{name}/diff?a=1&b=2 lists exactly the keys
+ * that changed (a JSON pointer, op, a, b); a bad a is 400 naming "a"; the
+ * library survives a restart.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "daemon.h"
+
+static struct tb_test_daemon D;
+
+static void req_as(const char *token, const char *method, const char *path, const char *body, struct tb_test_resp *r)
+{
+	char url[1024], auth[256];
+	const char *h[3] = {auth, "Content-Type: application/json", NULL};
+
+	snprintf(url, sizeof(url), "%s%s", D.url, path);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+	assert_int_equal(tb_test_http(method, url, h, body, body != NULL ? strlen(body) : 0, r), 0);
+}
+
+static void req(const char *method, const char *path, const char *body, struct tb_test_resp *r)
+{
+	req_as(D.admin_token, method, path, body, r);
+}
+
+static const char v1[] = "{\"name\":\"nightly\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}],"
+			 "\"duration_s\":1,\"repeats\":1}";
+static const char v2[] = "{\"name\":\"nightly\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}],"
+			 "\"duration_s\":5,\"repeats\":1,\"protocols\":[\"udp\"]}";
+
+static int setup(void **state)
+{
+	(void)state;
+	return tb_test_daemon_start(&D, NULL, NULL);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return tb_test_daemon_stop(&D);
+}
+
+static long long version_of(const struct tb_test_resp *r)
+{
+	return (long long)json_integer_value(json_object_get(json_object_get(r->json, "spec"), "version"));
+}
+
+static void test_push_and_refusals(void **state)
+{
+	struct tb_test_resp r;
+	char viewer[128];
+
+	(void)state;
+	req("POST", "/api/v1/specs", v1, &r);
+	assert_int_equal(r.status, 201);
+	assert_int_equal(version_of(&r), 1);
+	tb_test_resp_free(&r);
+	req("POST", "/api/v1/specs", v2, &r);
+	assert_int_equal(r.status, 201);
+	assert_int_equal(version_of(&r), 2);
+	tb_test_resp_free(&r);
+
+	/* the matrix parser's own 400s, nothing stored */
+	static const struct {
+		const char *body, *field;
+	} bad[] = {
+		{"{\"name\":\"nightly\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}],\"repeats\":0}",
+		 "repeats"},
+		{"{\"name\":\"nightly\",\"pairs\":[{\"client\":\"nope\",\"server\":\"left\"}]}", "pairs[0].client"},
+		{"{\"name\":\"a/b\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}]}", "name"},
+		{"{\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}]}", "name"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		req("POST", "/api/v1/specs", bad[i].body, &r);
+		assert_int_equal(r.status, 400);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(r.json, "error"), "field")),
+				    bad[i].field);
+		tb_test_resp_free(&r);
+	}
+	req("GET", "/api/v1/specs/nightly", NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(version_of(&r), 2);
+	assert_int_equal(json_array_size(json_object_get(r.json, "versions")), 2);
+	tb_test_resp_free(&r);
+
+	assert_int_equal(tb_test_create_token(&D, "v", "viewer", viewer, sizeof(viewer)), 201);
+	req_as(viewer, "POST", "/api/v1/specs", v1, &r);
+	assert_int_equal(r.status, 403);
+	tb_test_resp_free(&r);
+	req_as(viewer, "GET", "/api/v1/specs", NULL, &r);
+	assert_int_equal(r.status, 200);
+	tb_test_resp_free(&r);
+
+	req("GET", "/api/v1/audit", NULL, &r);
+	assert_non_null(strstr(r.body, "spec.push"));
+	assert_non_null(strstr(r.body, "spec nightly v2"));
+	tb_test_resp_free(&r);
+}
+
+static void test_list_show_diff(void **state)
+{
+	struct tb_test_resp r;
+	json_t *spec, *changes, *c;
+	size_t i;
+	int seen_dur = 0, seen_proto = 0;
+
+	(void)state;
+	req("GET", "/api/v1/specs", NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_array_size(json_object_get(r.json, "specs")), 1);
+	spec = json_array_get(json_object_get(r.json, "specs"), 0);
+	assert_string_equal(json_string_value(json_object_get(spec, "name")), "nightly");
+	assert_int_equal(json_integer_value(json_object_get(spec, "version")), 2);
+	assert_int_equal(json_integer_value(json_object_get(spec, "versions")), 2);
+	tb_test_resp_free(&r);
+
+	req("GET", "/api/v1/specs/nightly/versions/1", NULL, &r);
+	assert_int_equal(r.status, 200);
+	spec = json_object_get(json_object_get(r.json, "spec"), "spec");
+	assert_int_equal(json_integer_value(json_object_get(spec, "duration_s")), 1);
+	assert_null(json_object_get(spec, "protocols"));
+	tb_test_resp_free(&r);
+
+	req("GET", "/api/v1/specs/nightly/versions/3", NULL, &r);
+	assert_int_equal(r.status, 404);
+	tb_test_resp_free(&r);
+	req("GET", "/api/v1/specs/nobody", NULL, &r);
+	assert_int_equal(r.status, 404);
+	tb_test_resp_free(&r);
+	req("GET", "/api/v1/specs/nightly/diff?a=x&b=2", NULL, &r);
+	assert_int_equal(r.status, 400);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r.json, "error"), "field")), "a");
+	tb_test_resp_free(&r);
+
+	req("GET", "/api/v1/specs/nightly/diff?a=1&b=2", NULL, &r);
+	assert_int_equal(r.status, 200);
+	changes = json_object_get(r.json, "changes");
+	assert_int_equal(json_array_size(changes), 2);
+	json_array_foreach(changes, i, c)
+	{
+		const char *path = json_string_value(json_object_get(c, "path"));
+		const char *op = json_string_value(json_object_get(c, "op"));
+
+		if (strcmp(path, "/duration_s") == 0) {
+			assert_string_equal(op, "changed");
+			assert_int_equal(json_integer_value(json_object_get(c, "a")), 1);
+			assert_int_equal(json_integer_value(json_object_get(c, "b")), 5);
+			seen_dur = 1;
+		} else if (strcmp(path, "/protocols") == 0) {
+			assert_string_equal(op, "added");
+			assert_null(json_object_get(c, "a"));
+			seen_proto = 1;
+		}
+	}
+	assert_true(seen_dur && seen_proto);
+	tb_test_resp_free(&r);
+}
+
+static void test_survives_restart(void **state)
+{
+	struct tb_test_resp r;
+
+	(void)state;
+	assert_int_equal(tb_test_daemon_kill(&D), 0);
+	assert_int_equal(tb_test_daemon_launch(&D, NULL, 0), 0);
+	req("GET", "/api/v1/specs/nightly", NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(version_of(&r), 2);
+	tb_test_resp_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_push_and_refusals),
+		cmocka_unit_test(test_list_show_diff),
+		cmocka_unit_test(test_survives_restart),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
