@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "actions.h"
+#include "reserve.h"
 #include "services.h"
 #include "events.h"
 #include "hostsnap.h"
@@ -620,7 +621,11 @@ int tb_runner_submit(struct tb_runner *r, const struct tb_matrix_plan *plan, con
 			.params = params[i],
 		};
 	}
-	if ((rc = tb_store_matrix_insert(r->sv->store, &m, rows, plan->nruns, id, err)) != 0)
+	/* a host reserved by someone else: 409 now, not a matrix that waits (reserve.h) */
+	for (int i = 0; i < plan->nruns && rc == 0; i++)
+		if ((rc = tb_reserve_check(r->sv->reserve, plan->runs[i].client, actor, err)) == 0)
+			rc = tb_reserve_check(r->sv->reserve, plan->runs[i].server, actor, err);
+	if (rc != 0 || (rc = tb_store_matrix_insert(r->sv->store, &m, rows, plan->nruns, id, err)) != 0)
 		goto out;
 	if ((rc = enqueue(r, *id, err)) != 0)
 		tb_store_matrix_update(r->sv->store, *id, "failed", 0, tb_now(), "conflict", err->message, NULL);

@@ -3,8 +3,8 @@
  * (loopback inventory: nothing answers, which a hold does not need).
  *
  * Covered: operator alice reserves left and right (201 granted); operator
- * bob's boot of left gets 409 naming alice and the end, alice's own is
- * accepted (202); bob's reservation of left is queued (position 1) and
+ * bob's boot of left and his matrix on left and right get 409 naming alice
+ * and the end, alice's own boot is accepted (202) and her matrix too (201); bob's reservation of left is queued (position 1) and
  * carol's after it (position 2); alice releases: bob's is granted; bob's
  * ends by itself (2 s): carol's is granted; GET /hosts/left shows the
  * reservation; bob cannot end carol's (403), an admin breaks it (204,
@@ -23,6 +23,8 @@
 #include "daemon.h"
 
 static struct tb_test_daemon D;
+static const char MATRIX[] = "{\"name\": \"r\", \"pairs\": [{\"client\": \"right\", \"server\": \"left\"}],"
+			     " \"protocols\": [\"tcp\"], \"duration_s\": 1, \"repeats\": 1}";
 static char alice[128], bob[128], carol[128], viewer[128];
 
 static void req_as(const char *token, const char *method, const char *path, const char *body, struct tb_test_resp *r)
@@ -128,11 +130,19 @@ static void test_reserve_blocks_others_and_queues(void **state)
 	msg = json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
 	assert_non_null(strstr(msg, "left is reserved by alice until 20"));
 	tb_test_resp_free(&r);
+	/* and bob's matrix on left and right: 409 at once, naming alice */
+	req_as(bob, "POST", "/api/v1/matrices", MATRIX, &r);
+	assert_int_equal(r.status, 409);
+	assert_non_null(strstr(r.body, "reserved by alice until"));
+	tb_test_resp_free(&r);
 	/* alice's own goes through (it fails later: nothing listens) */
 	req_as(alice, "POST", "/api/v1/hosts/left/boot", "{\"os\": \"freebsd\"}", &r);
 	assert_int_equal(r.status, 202);
 	tb_test_resp_free(&r);
 
+	req_as(alice, "POST", "/api/v1/matrices", MATRIX, &r);
+	assert_int_equal(r.status, 201);
+	tb_test_resp_free(&r);
 	/* the hosts page sees it */
 	req_as(viewer, "GET", "/api/v1/hosts/right", NULL, &r);
 	assert_string_equal(json_string_value(json_object_get(
