@@ -100,16 +100,27 @@ static const char usage_matrix[] =
 	"                                     create, replace or delete a rule (the API's JSON)\n"
 	"  notify test ID                     queue a sample message through its sink\n"
 	"  notify deliveries ID               its delivery log: state, attempts, last error\n"
+	"  health                             is testbedd up, and its version (no token)\n"
+	"  help, --help, -h                   this text\n"
+	"  version, --version                 tbctl's version\n";
+
+/* Two strings: ISO C limits one literal to 4095 bytes. */
+static const char usage_shared[] =
+	"  reserve HOST... --for 2h [--note T] [--wait]\n"
+	"                                     reserve hosts for a while (operator): granted\n"
+	"                                     now or queued first come first served; --wait:\n"
+	"                                     until granted.  Others' actions and matrices\n"
+	"                                     on them get 409 meanwhile\n"
+	"  release [ID]                       end a reservation (no ID: all of yours); an\n"
+	"                                     admin may break another's\n"
+	"  reservations                       granted ones, then the queue\n"
 	"  inventory show                     the inventory loaded: file, load time, last\n"
 	"                                     reload, machines (admin)\n"
 	"  inventory check FILE               check a proposed inventory on the server\n"
 	"                                     (FILE:LINE:COL as --check-config; \"-\": stdin)\n"
 	"  inventory reload                   re-read the inventory file, as SIGHUP; a bad\n"
-	"                                     one is refused and the old kept (admin)\n"	"  health                             is testbedd up, and its version (no token)\n"
-	"  help, --help, -h                   this text\n"
-	"  version, --version                 tbctl's version\n";
+	"                                     one is refused and the old kept (admin)\n";
 
-/* Two strings: ISO C limits one literal to 4095 bytes. */
 static const char usage_options[] = "\n"
 				    "Options:\n"
 				    "  --json             print the server's JSON reply instead of a table\n"
@@ -149,6 +160,7 @@ static void usage(FILE *out)
 {
 	fputs(usage_commands, out);
 	fputs(usage_matrix, out);
+	fputs(usage_shared, out);
 	fputs(usage_options, out);
 }
 
@@ -211,6 +223,10 @@ static const struct command commands[] = {
 	 "matrix rerun ID [--wait] [--quiet]"},
 	{"notify", NULL, 2, 4, 0, 1, tbctl_cmd_notify, "notify list|add RULE.json|set ID RULE.json|rm ID|test ID|deliveries ID"},
 	{"inventory", NULL, 2, 3, 0, 1, tbctl_cmd_inventory, "inventory show|check FILE|reload"},
+	{"reserve", NULL, 2, TBCTL_MAX_POS, TBCTL_OPT_FOR | TBCTL_OPT_NOTE | TBCTL_OPT_WAIT, 1, tbctl_cmd_reserve,
+	 "reserve HOST... --for DURATION [--note TEXT] [--wait]"},
+	{"release", NULL, 1, 2, 0, 1, tbctl_cmd_release, "release [ID]"},
+	{"reservations", NULL, 1, 1, 0, 1, tbctl_cmd_reservations, "reservations"},
 	{"health", NULL, 1, 1, 0, 0, tbctl_cmd_health, "health"},
 };
 
@@ -249,6 +265,8 @@ static const struct option_def options[] = {
 	{"format", TBCTL_OPT_FORMAT, 1},
 	{"watch", TBCTL_OPT_WATCH, 0},
 	{"log", TBCTL_OPT_LOG, 1},
+	{"for", TBCTL_OPT_FOR, 1},
+	{"note", TBCTL_OPT_NOTE, 1},
 };
 
 enum parse_result { PARSE_OK, PARSE_HELP, PARSE_VERSION, PARSE_ERROR };
@@ -310,6 +328,8 @@ static int set_option(struct tbctl_args *a, const struct option_def *o, const ch
 	case TBCTL_OPT_JUNIT: slot = &a->junit; break;
 	case TBCTL_OPT_FORMAT: slot = &a->format; break;
 	case TBCTL_OPT_LOG: slot = &a->log; break;
+	case TBCTL_OPT_FOR: slot = &a->duration; break;
+	case TBCTL_OPT_NOTE: slot = &a->note; break;
 	default: return -1;
 	}
 	if (*value == '\0') {

@@ -59,8 +59,10 @@ enum tbctl_opt {
 	TBCTL_OPT_FORMAT = 1 << 20, /* --format md|html (matrix report) */
 	TBCTL_OPT_WATCH = 1 << 21,  /* --watch (console: read-only) */
 	TBCTL_OPT_LOG = 1 << 22,    /* --log ID|list (console: a kept boot log) */
+	TBCTL_OPT_FOR = 1 << 23,    /* --for DURATION (reserve) */
+	TBCTL_OPT_NOTE = 1 << 24,   /* --note TEXT (reserve) */
 };
-#define TBCTL_OPT_LAST TBCTL_OPT_LOG
+#define TBCTL_OPT_LAST TBCTL_OPT_NOTE
 
 /* Flags without a field of their own (--quiet, --csv, --runs, --cells) are
  * read from struct tbctl_args.seen. */
@@ -78,6 +80,7 @@ struct tbctl_args {
 	const char *metric, *junit;      /* --metric M, --junit FILE (matrix compare) */
 	const char *format;              /* --format md|html (matrix report) */
 	const char *log;                 /* --log ID|list (console) */
+	const char *duration, *note;     /* --for DURATION, --note TEXT (reserve) */
 	const char *pos[TBCTL_MAX_POS];  /* the command and its operands */
 	int npos;
 };
@@ -163,5 +166,8 @@ int tbctl_cmd_matrix_report(const struct tbctl_ctx *ctx);
 int tbctl_cmd_matrix_hosts(const struct tbctl_ctx *ctx);
 int tbctl_cmd_notify(const struct tbctl_ctx *ctx);
 int tbctl_cmd_inventory(const struct tbctl_ctx *ctx); /* tbctl_cmd_inventory.c */
+int tbctl_cmd_reserve(const struct tbctl_ctx *ctx); /* tbctl_cmd_reserve.c */
+int tbctl_cmd_release(const struct tbctl_ctx *ctx);
+int tbctl_cmd_reservations(const struct tbctl_ctx *ctx);
 
 #endif /* TBCTL_H */

@@ -127,6 +127,14 @@ static int add_host_row(struct tbctl_table *t, const json_t *host)
 	cells[2] = ans.s;
 	cells[3] = tbctl_jstr(state, "since");
 	tbctl_held_by_text(json_object_get(state, "held_by"), held, sizeof(held));
+	if (json_is_object(json_object_get(host, "reservation"))) { /* POST /reservations */
+		const json_t *rv = json_object_get(host, "reservation");
+		size_t n = strlen(held);
+
+		snprintf(held + n, sizeof(held) - n, "%sreserved %lld by %s until %s", n > 0 ? "; " : "",
+			 tbctl_jint(rv, "id", 0), tbctl_jstr(rv, "owner") ? tbctl_jstr(rv, "owner") : "?",
+			 tbctl_jstr(rv, "until") ? tbctl_jstr(rv, "until") : "?");
+	}
 	cells[4] = held[0] ? held : "-";
 	cells[5] = addr.s;
 	cells[6] = err.s;

@@ -8,15 +8,21 @@
  * carol's after it (position 2); alice releases: bob's is granted; bob's
  * ends by itself (2 s): carol's is granted; GET /hosts/left shows the
  * reservation; bob cannot end carol's (403), an admin breaks it (204,
- * audited as broken); a viewer cannot reserve; bad input names its field.
+ * audited as broken); a viewer cannot reserve; bad input names its field;
+ * tbctl reserve --for (granted, then queued at position 1), tbctl hosts
+ * shows it, tbctl release (all of one's own) grants the next, tbctl
+ * reservations lists it.
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -234,11 +240,80 @@ static void test_bad_input(void **state)
 	}
 }
 
+/* tbctl args... as the token secret, stdout and stderr to D.dir/tbctl.out
+ * (read back into out); its exit status. */
+static int tbctl(const char *secret, const char *const argv[], char *out, size_t outlen)
+{
+	const char *bin = getenv("TB_BINARY_DIR");
+	char exe[512], url[96], tokf[400], outf[400];
+	const char *args[16];
+	int n = 0, st = 0, fd;
+	pid_t pid;
+	FILE *f;
+
+	assert_non_null(bin);
+	snprintf(exe, sizeof(exe), "%s/tbctl", bin);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", D.port);
+	snprintf(tokf, sizeof(tokf), "%s/tok", D.dir);
+	snprintf(outf, sizeof(outf), "%s/tbctl.out", D.dir);
+	fd = open(tokf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, secret, strlen(secret)), (ssize_t)strlen(secret));
+	close(fd);
+	args[n++] = exe;
+	for (int i = 0; argv[i] != NULL && n < 15; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(outf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (o < 0 || dup2(o, 1) < 0 || dup2(o, 2) < 0)
+			_exit(127);
+		setenv("TESTBEDD_URL", url, 1);
+		setenv("TESTBEDD_TOKEN_FILE", tokf, 1);
+		unsetenv("http_proxy");
+		execv(exe, (char *const *)args);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	f = fopen(outf, "r");
+	assert_non_null(f);
+	out[fread(out, 1, outlen - 1, f)] = '\0';
+	fclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_tbctl(void **state)
+{
+	char out[8192];
+
+	(void)state;
+	assert_int_equal(tbctl(alice, (const char *const[]){"reserve", "right", "--for", "1h", "--note", "demo", NULL},
+			       out, sizeof(out)),
+			 0);
+	assert_non_null(strstr(out, " right granted to alice until "));
+	assert_int_equal(tbctl(bob, (const char *const[]){"reserve", "right", "--for", "10m", NULL}, out, sizeof(out)),
+			 0);
+	assert_non_null(strstr(out, " right queued for bob at position 1, estimated start "));
+	assert_int_equal(tbctl(bob, (const char *const[]){"hosts", NULL}, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "by alice until"));
+	assert_int_equal(tbctl(bob, (const char *const[]){"reserve", "right", NULL}, out, sizeof(out)), 1);
+	assert_int_equal(tbctl(alice, (const char *const[]){"release", NULL}, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "released reservation"));
+	assert_int_equal(tbctl(bob, (const char *const[]){"reservations", NULL}, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, " right granted to bob until "));
+	assert_int_equal(tbctl(bob, (const char *const[]){"release", NULL}, out, sizeof(out)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reserve_blocks_others_and_queues),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_tbctl),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
