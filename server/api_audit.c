@@ -7,6 +7,7 @@
 #include "services.h"
 #include "store.h"
 #include "timeutil.h"
+#include "validate.h"
 
 static void add_row(void *cls, const struct tb_audit_row *r)
 {
@@ -19,12 +20,17 @@ static void add_row(void *cls, const struct tb_audit_row *r)
 int api_audit_list(struct tb_request *rq, struct tb_reply *rp)
 {
 	struct tb_audit_filter f = {.limit = 100};
-	const char *since = tb_req_query(rq, "since"), *limit = tb_req_query(rq, "limit");
+	const char *since = tb_req_query(rq, "since"), *limit = tb_req_query(rq, "limit"), *before;
 	json_t *list;
 	int rc;
 
 	f.target = tb_req_query(rq, "host");
 	f.actor = tb_req_query(rq, "actor");
+	f.action = tb_req_query(rq, "action");
+	before = tb_req_query(rq, "before");
+	if (before != NULL && tb_parse_id(before, 1, &f.before) != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "before",
+			       "before must be an audit entry id (a positive whole number)");
 	if (since != NULL && tb_time_parse(since, &f.since) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "since", "since must be a time like 2026-12-02T16:00:00Z");
 	if (limit != NULL) {

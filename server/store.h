@@ -87,6 +87,8 @@ struct tb_audit_filter {
 	const char *actor;  /* NULL: any */
 	int64_t since;      /* 0: any */
 	int limit;          /* 1..1000 */
+	int64_t before;     /* 0: any; else only ids below it (the next page) */
+	const char *action; /* NULL: any */
 };
 
 typedef void (*tb_audit_fn)(void *cls, const struct tb_audit_row *row);

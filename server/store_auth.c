@@ -266,13 +266,16 @@ int tb_store_audit_list(struct tb_store *st, const struct tb_audit_filter *f, tb
 	if ((rc = st_prep(st,
 			  "SELECT id, at, actor, remote, method, path, action, target, status, result"
 			  " FROM audit WHERE (?1 IS NULL OR target = ?1) AND (?2 IS NULL OR actor = ?2)"
-			  " AND at >= ?3 ORDER BY id DESC LIMIT ?4",
+			  " AND at >= ?3 AND (?5 = 0 OR id < ?5) AND (?6 IS NULL OR action = ?6)"
+			  " ORDER BY id DESC LIMIT ?4",
 			  &s, err)) != 0)
 		return rc;
 	st_bind_text(s, 1, f->target);
 	st_bind_text(s, 2, f->actor);
 	sqlite3_bind_int64(s, 3, f->since);
 	sqlite3_bind_int(s, 4, f->limit);
+	sqlite3_bind_int64(s, 5, f->before);
+	st_bind_text(s, 6, f->action);
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		r.id = sqlite3_column_int64(s, 0);
 		r.at = sqlite3_column_int64(s, 1);

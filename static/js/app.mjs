@@ -5,6 +5,7 @@
 // page's render(main, ctx, rest) gets what follows its name ("new", "12").
 
 import { api, csrf, onUnauthorized } from './api.mjs';
+import { renderAdmin } from './admin.mjs';
 import { replace } from './dom.mjs';
 import { LiveStream } from './live.mjs';
 import { renderLogin } from './login.mjs';
@@ -24,6 +25,7 @@ const routes = {
   inventory: { title: 'Inventory', render: renderInventory },
   runs: { title: 'Run', render: renderRun, nav: 'matrices' },
   os: { title: 'OS side by side', render: renderOsView, nav: 'matrices' },
+  admin: { title: 'Admin', render: renderAdmin },
 };
 const DEFAULT_ROUTE = 'hosts';
 

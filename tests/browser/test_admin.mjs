@@ -1,0 +1,200 @@
+// The Admin page (#/admin) in Debian's Chromium (headless, driven by
+// playwright-core) against the real testbedd (no sim: one loopback machine
+// that answers nowhere).
+//
+// In order on one page: an admin opens Admin from the nav; a token made
+// with the form shows its secret once (the secret works as a bearer token;
+// after "Done", or after leaving and coming back, it is nowhere in the
+// page); revoking it from the list ends an event stream opened with it
+// (read here, over fetch) and the token is refused afterwards; the audit
+// log pages by 50 (Older shows the rows below the last id, Newer comes
+// back), and filters by action; the actions log says there are none; a
+// viewer is told the page is for admins.  Screenshots (1280x800 and a
+// 390x844 phone) go to $TB_BINARY_DIR/screenshots/admin-*.png; no page is
+// wider than the phone.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  Testbedd, binaryDir, eventually, freePort, launchChromium, removeDir, tempDir,
+} from './lib/testbed.mjs';
+
+const SOON = 20_000;
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+let dir;
+let tbd;
+let browser;
+let page;
+let shots;
+let viewerSecret;
+const pageErrors = [];
+
+before(async () => {
+  dir = tempDir('tb-admin-');
+  const tbDir = path.join(dir, 'tb');
+  mkdirSync(tbDir, { mode: 0o700 });
+  const closed = await freePort();
+  const keyPath = path.join(dir, 'ssh.key');
+  writeFileSync(keyPath, 'not a key\n', { mode: 0o600 });
+  tbd = new Testbedd(tbDir, `version: 1
+ssh:
+  user: root
+  key_file: ${keyPath}
+  connect_timeout_s: 2
+machines:
+  left:
+    role: host
+    os:
+      ubuntu: {address: 127.0.0.1, port: ${closed}}
+`);
+  await tbd.start();
+  viewerSecret = (await tbd.post('/api/v1/tokens', { name: 'adm-viewer', role: 'viewer' })).secret;
+  // 60 more audit rows: more than one page of 50
+  for (let i = 0; i < 60; i++) await tbd.post('/api/v1/tokens', { name: `bulk-${i}`, role: 'viewer' });
+  shots = path.join(binaryDir, 'screenshots');
+  mkdirSync(shots, { recursive: true });
+  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
+  page = browser.pages()[0] ?? await browser.newPage();
+  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+});
+
+after(async () => {
+  await browser?.close().catch(() => {});
+  await tbd?.stop();
+  removeDir(dir);
+});
+
+async function login(token) {
+  const input = page.getByLabel('API token');
+  await input.waitFor();
+  await input.fill(token);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+}
+
+async function shoot(name) {
+  await page.evaluate(() => document.activeElement?.blur());
+  await page.screenshot({ path: path.join(shots, `admin-${name}-desktop.png`), fullPage: true });
+  await page.screenshot({ path: path.join(shots, `admin-${name}-desktop-top.png`) });
+  await page.setViewportSize(PHONE);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  await page.screenshot({ path: path.join(shots, `admin-${name}-phone.png`), fullPage: true });
+  await page.screenshot({ path: path.join(shots, `admin-${name}-phone-top.png`) });
+  await page.setViewportSize(DESKTOP);
+  assert.ok(overflow <= 0, `${name}: the page is ${overflow} px wider than a 390 px phone`);
+}
+
+const tokenRow = (name) => page.locator('table.adm-tokens tbody tr', { hasText: name });
+let secret;
+
+test('an admin opens Admin from the nav and sees the tokens', async () => {
+  await page.goto(`${tbd.base}/`);
+  await login(tbd.adminToken);
+  await page.getByRole('link', { name: 'Admin' }).click();
+  await page.locator('h1', { hasText: 'Admin' }).waitFor();
+  await tokenRow('adm-viewer').waitFor();
+  assert.match(await tokenRow('adm-viewer').innerText(), /viewer[\s\S]*active/);
+});
+
+test('a new token is shown once', async () => {
+  await page.getByLabel('Name', { exact: true }).fill('phone-ci');
+  await page.getByLabel('Role', { exact: true }).selectOption('operator');
+  await page.getByRole('button', { name: 'Create token' }).click();
+  const box = page.locator('.adm-secret-value');
+  await box.waitFor();
+  secret = (await box.innerText()).trim();
+  assert.ok(secret.length >= 20, `a secret: "${secret}"`);
+  await page.getByText('It is shown this once').waitFor();
+  await tokenRow('phone-ci').waitFor();
+  assert.match(await tokenRow('phone-ci').innerText(), /operator/);
+  // it works
+  const res = await fetch(`${tbd.base}/api/v1/whoami`, { headers: { Authorization: `Bearer ${secret}` } });
+  assert.equal(res.status, 200);
+  assert.equal((await res.json()).token.name, 'phone-ci');
+  await shoot('token-shown');
+  // Done forgets it; so does leaving the page
+  await page.getByRole('button', { name: 'Done' }).click();
+  assert.equal(await page.locator('.adm-secret-value').count(), 0);
+  assert.ok(!(await page.content()).includes(secret), 'the secret is still in the page after Done');
+  await page.getByRole('button', { name: 'Create token' }).click(); // empty name: refused
+  await page.locator('.b-error', { hasText: 'name' }).waitFor();
+  await page.getByLabel('Name', { exact: true }).fill('once-more');
+  await page.getByRole('button', { name: 'Create token' }).click();
+  await page.locator('.adm-secret-value').waitFor();
+  const other = (await page.locator('.adm-secret-value').innerText()).trim();
+  await page.getByRole('link', { name: 'Hosts' }).click();
+  await page.getByRole('link', { name: 'Admin' }).click();
+  await tokenRow('once-more').waitFor();
+  assert.ok(!(await page.content()).includes(other), 'the secret survived leaving the page');
+});
+
+test('revoking a token ends its event stream', async () => {
+  const ctl = new AbortController();
+  const res = await fetch(`${tbd.base}/api/v1/events`, {
+    headers: { Authorization: `Bearer ${secret}`, Accept: 'text/event-stream' }, signal: ctl.signal,
+  });
+  assert.equal(res.status, 200);
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let text = '';
+  let ended = false;
+  const pump = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true }));
+      if (done) { ended = true; return; }
+      text += dec.decode(value);
+    }
+  })();
+  await eventually(() => text.includes('event: stream'), SOON, 'the stream did not start');
+  page.once('dialog', (d) => d.accept());
+  await tokenRow('phone-ci').getByRole('button', { name: 'Revoke' }).click();
+  await eventually(async () => /revoked/.test(await tokenRow('phone-ci').innerText()), SOON, 'the row did not say revoked');
+  await eventually(() => ended, SOON, 'the stream of the revoked token is still open');
+  await pump;
+  ctl.abort();
+  const after = await fetch(`${tbd.base}/api/v1/whoami`, { headers: { Authorization: `Bearer ${secret}` } });
+  assert.equal(after.status, 401);
+  assert.equal(await tokenRow('phone-ci').getByRole('button', { name: 'Revoke' }).count(), 0);
+});
+
+test('the audit log pages by 50 and filters', async () => {
+  await page.getByRole('link', { name: 'Audit log' }).click();
+  const rows = page.locator('table.adm-audit tbody tr');
+  await eventually(async () => (await rows.count()) === 50, SOON, 'not 50 rows on the first page');
+  const ids = async () => (await rows.evaluateAll((trs) => trs.map((tr) => Number(tr.dataset.id))));
+  const first = await ids();
+  assert.deepEqual(first, [...first].sort((a, b) => b - a), 'newest first');
+  assert.match(await rows.first().innerText(), /token\.revoke/);
+  assert.match(await rows.first().innerText(), /127\.0\.0\.1/);
+  await shoot('audit');
+  await page.getByRole('button', { name: 'Older' }).click();
+  await eventually(async () => (await ids())[0] < first[49], SOON, 'Older did not page');
+  const second = await ids();
+  assert.ok(second.length > 0 && second.every((id) => id < first[49]));
+  assert.equal(second[0], first[49] - 1, 'no row skipped between the pages');
+  await page.getByRole('button', { name: 'Newer' }).click();
+  await eventually(async () => (await ids())[0] === first[0], SOON, 'Newer did not come back');
+  await page.getByLabel('Action', { exact: true }).fill('token.revoke');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await eventually(async () => (await rows.count()) === 1, SOON, 'the action filter');
+  assert.match(await rows.first().innerText(), /phone-ci|\d+/);
+  assert.equal(await page.getByRole('button', { name: 'Older' }).isDisabled(), true);
+});
+
+test('the actions log', async () => {
+  await page.getByRole('link', { name: 'Actions' }).click();
+  await page.getByText('No actions.').waitFor();
+  await shoot('actions');
+});
+
+test('a viewer is told the page is for admins', async () => {
+  await page.locator('#logout').click();
+  await login(viewerSecret);
+  await page.goto(`${tbd.base}/#/admin`);
+  await page.getByText('These pages are for admins; you are viewer.').waitFor();
+  const unexpected = pageErrors.filter((e) => !/401|403|400/.test(e));
+  assert.deepEqual(unexpected, []);
+});
