@@ -66,8 +66,9 @@ static int open_all(struct fixture *f)
 	struct tb_error err = {0};
 
 	if (tb_events_new(f->ts.st, &f->ev, &err) != 0 ||
-	    tb_actions_new(f->ts.st, f->ev, NULL, &(struct tb_actions_hooks){on_use, f, on_hold, f}, &f->acts, &err) !=
-		    0) {
+	    tb_actions_new(f->ts.st, f->ev, NULL,
+			   &(struct tb_actions_hooks){.on_use = on_use, .cls = f, .on_hold = on_hold, .hold_cls = f},
+			   &f->acts, &err) != 0) {
 		fprintf(stderr, "set-up: %s\n", err.message);
 		return -1;
 	}
