@@ -12,6 +12,7 @@ import { refusedKey } from './hostkey.mjs';
 import { HostPersonas } from './hostpersonas.mjs';
 import { drawPower } from './hostpower.mjs';
 import { HostState } from './hoststate.mjs';
+import { absolute } from './time.mjs';
 
 export class HostCard {
   host;                    // the GET /api/v1/hosts entry, kept up to date
@@ -21,6 +22,7 @@ export class HostCard {
   #powerEl;
   #personas;
   #stateKey = null;        // the state drawn, as JSON
+  #resvEl;                 // the reservation line (POST /reservations)
 
   constructor(host, parts) {
     this.host = host;
@@ -54,13 +56,25 @@ export class HostCard {
     this.host.bmc = host.bmc;
     this.host.idle_poweroff = host.idle_poweroff;
     this.host.wake = host.wake;
+    this.host.reservation = host.reservation;
     drawPower(this.#powerEl, this.host);
+    this.#drawReservation();
+  }
+
+  /** "Reserved by alice until 18:00: note" (GET /hosts' reservation), or nothing. */
+  #drawReservation() {
+    const r = this.host.reservation;
+    this.#resvEl.hidden = !r;
+    this.el.dataset.reservedBy = r ? r.owner : '';
+    replace(this.#resvEl, r ? [h('strong', {}, 'Reserved'), ` by ${r.owner} until ${absolute(r.until)}`,
+      r.note ? ` — ${r.note}` : ''] : []);
   }
 
   draw() {
     const { host } = this;
     this.#state = new HostState();
     this.#powerEl = h('div', { class: 'power-block' });
+    this.#resvEl = h('p', { class: 'host-reservation', hidden: true });
     this.#personas = new HostPersonas(host);
     const parts = this.#parts.board.partsFor(host);
     replace(this.el,
@@ -72,6 +86,7 @@ export class HostCard {
           this.#state.badge,
           host.console_state ? h('a', { class: 'console-link', href: `console.html#${host.name}` }, 'Console') : null),
         this.#state.el,
+        this.#resvEl,
         this.#powerEl,
         parts.controls,
         parts.panel,
@@ -82,6 +97,7 @@ export class HostCard {
     this.#stateKey = null;
     this.#drawState();
     drawPower(this.#powerEl, host);
+    this.#drawReservation();
   }
 
   #drawState() {
