@@ -6,6 +6,7 @@
 
 import { api, csrf, onUnauthorized } from './api.mjs';
 import { renderAdmin } from './admin.mjs';
+import './pwa.mjs';
 import { replace } from './dom.mjs';
 import { LiveStream } from './live.mjs';
 import { renderLogin } from './login.mjs';
