@@ -81,6 +81,10 @@ int api_specs_list(struct tb_request *rq, struct tb_reply *rp);
 int api_spec_get(struct tb_request *rq, struct tb_reply *rp);
 int api_spec_version(struct tb_request *rq, struct tb_reply *rp);
 int api_spec_diff(struct tb_request *rq, struct tb_reply *rp);
+int api_spec_schedule_put(struct tb_request *rq, struct tb_reply *rp);
+int api_spec_schedule_delete(struct tb_request *rq, struct tb_reply *rp);
+int api_schedules_list(struct tb_request *rq, struct tb_reply *rp);
+int api_matrix_gate(struct tb_request *rq, struct tb_reply *rp);
 
 int api_events_stream(struct tb_request *rq, struct tb_reply *rp);
 int api_metrics(struct tb_request *rq, struct tb_reply *rp);

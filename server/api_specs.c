@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "inventory.h"
+#include "schedule.h"
 #include "services.h"
 #include "specs.h"
 #include "validate.h"
@@ -101,4 +102,52 @@ int api_spec_diff(struct tb_request *rq, struct tb_reply *rp)
 	return tb_reply_json(rp, 200,
 			     json_pack("{s:s, s:I, s:I, s:o}", "name", rq->args[0], "a", (json_int_t)a, "b",
 				       (json_int_t)b, "changes", changes));
+}
+
+/* PUT /api/v1/specs/{name}/schedule (schedule.h) */
+int api_spec_schedule_put(struct tb_request *rq, struct tb_reply *rp)
+{
+	json_t *j;
+	int rc;
+
+	snprintf(rp->audit_target, sizeof(rp->audit_target), "spec %.64s", rq->args[0]);
+	if ((rc = tb_schedule_put(rq->sv, rq->args[0], rq->body, rq->who->name, &j, &rp->err)) != 0)
+		return rc;
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "schedule", j));
+}
+
+/* DELETE /api/v1/specs/{name}/schedule */
+int api_spec_schedule_delete(struct tb_request *rq, struct tb_reply *rp)
+{
+	int rc;
+
+	snprintf(rp->audit_target, sizeof(rp->audit_target), "spec %.64s", rq->args[0]);
+	if ((rc = tb_schedule_delete(rq->sv, rq->args[0], &rp->err)) != 0)
+		return rc;
+	return tb_reply_json(rp, 204, NULL);
+}
+
+/* GET /api/v1/schedules: each with its next time and last verdicts. */
+int api_schedules_list(struct tb_request *rq, struct tb_reply *rp)
+{
+	json_t *list;
+	int rc;
+
+	if ((rc = tb_schedule_list_json(rq->sv, NULL, &list, &rp->err)) != 0)
+		return rc;
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "schedules", list));
+}
+
+/* GET /api/v1/matrices/{id}/gate: the verdict of a scheduled matrix. */
+int api_matrix_gate(struct tb_request *rq, struct tb_reply *rp)
+{
+	int64_t id;
+	json_t *j;
+	int rc;
+
+	if (tb_parse_id(rq->args[0], 1, &id) != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "a matrix id is a positive whole number");
+	if ((rc = tb_schedule_gate_json(rq->sv, id, &j, &rp->err)) != 0)
+		return rc;
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "gate", j));
 }

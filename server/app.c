@@ -27,6 +27,7 @@
 #include "metrics.h"
 #include "notify.h"
 #include "reserve.h"
+#include "schedule.h"
 #include "store.h"
 
 static int write_port_file(const char *path, unsigned int port, struct tb_error *err)
@@ -155,6 +156,8 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	    (rc = tb_wake_start(app->sv.wake, err)) != 0 ||
 	    (rc = tb_notify_new(&app->sv, &app->sv.notify, err)) != 0 ||
 	    (rc = tb_notify_start(app->sv.notify, err)) != 0 ||
+	    (rc = tb_schedule_new(&app->sv, &app->sv.schedule, err)) != 0 ||
+	    (rc = tb_schedule_start(app->sv.schedule, err)) != 0 ||
 	    (rc = tb_consoles_start(&app->sv, &app->sv.consoles, err)) != 0)
 		goto fail;
 	hc = (struct tb_http_config){
@@ -219,6 +222,7 @@ void tb_app_stop(struct tb_app *app)
 	tb_consoles_close(app->sv.consoles); /* ends the console streams likewise */
 	tb_http_stop(app->http);
 	tb_notify_stop(app->sv.notify); /* it reads the holders */
+	tb_schedule_stop(app->sv.schedule); /* it submits to the runner */
 	tb_runner_stop(app->sv.runner);
 	tb_idle_stop(app->sv.idle);         /* it starts actions and reads the BMC view */
 	tb_wake_stop(app->sv.wake);         /* as idle */
@@ -230,6 +234,7 @@ void tb_app_stop(struct tb_app *app)
 	tb_wake_free(app->sv.wake);
 	tb_consoles_free(app->sv.consoles); /* after the edge closed every console stream */
 	tb_notify_free(app->sv.notify);
+	tb_schedule_free(app->sv.schedule);
 	tb_events_free(app->sv.events);
 	tb_metrics_free(app->sv.metrics);
 	tb_auth_free(app->sv.auth);

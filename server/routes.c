@@ -64,6 +64,10 @@ const struct tb_route tb_routes[] = {
 	{"GET", "/api/v1/specs/{name}", TB_LEVEL_VIEWER, 0, NULL, api_spec_get},
 	{"GET", "/api/v1/specs/{name}/versions/{v}", TB_LEVEL_VIEWER, 0, NULL, api_spec_version},
 	{"GET", "/api/v1/specs/{name}/diff", TB_LEVEL_VIEWER, 0, NULL, api_spec_diff},
+	{"PUT", "/api/v1/specs/{name}/schedule", TB_LEVEL_OPERATOR, TB_ROUTE_BODY, "schedule.set", api_spec_schedule_put},
+	{"DELETE", "/api/v1/specs/{name}/schedule", TB_LEVEL_OPERATOR, 0, "schedule.delete", api_spec_schedule_delete},
+	{"GET", "/api/v1/schedules", TB_LEVEL_VIEWER, 0, NULL, api_schedules_list},
+	{"GET", "/api/v1/matrices/{id}/gate", TB_LEVEL_VIEWER, 0, NULL, api_matrix_gate},
 	{"GET", "/metrics", TB_LEVEL_VIEWER, 0, NULL, api_metrics},
 	{NULL, NULL, TB_LEVEL_NONE, 0, NULL, NULL},
 };

@@ -26,6 +26,7 @@ struct tb_metrics;
 struct tb_notify;
 struct tb_reserve;
 struct tb_runner;
+struct tb_schedule;
 struct tb_store;
 struct tb_wake;
 
@@ -66,6 +67,7 @@ struct tb_services {
 	struct tb_consoles *consoles; /* serial consoles (console.h) */
 	struct tb_notify *notify; /* notification rules and their sending */
 	struct tb_reserve *reserve; /* reservations of hosts (reserve.h) */
+	struct tb_schedule *schedule; /* recurring matrices and their gate (schedule.h) */
 };
 
 #endif /* TB_SERVICES_H */

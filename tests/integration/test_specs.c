@@ -10,7 +10,10 @@
  * GET /specs/{name}/versions/1 the first as pushed; a missing name or
  * version is 404; GET /specs/{name}/diff?a=1&b=2 lists exactly the keys
  * that changed (a JSON pointer, op, a, b); a bad a is 400 naming "a"; the
- * library survives a restart.
+ * library survives a restart.  Schedules: each bad field of PUT
+ * .../schedule is a 400 naming it, an unknown spec 404; a schedule is set,
+ * listed with its next time (null for a time that never comes) and
+ * deleted; a matrix no schedule started has no gate.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -187,12 +190,67 @@ static void test_survives_restart(void **state)
 	tb_test_resp_free(&r);
 }
 
+/* The schedule API (the sim test test_schedule.sh shows one firing). */
+static void test_schedule_api(void **state)
+{
+	static const struct {
+		const char *path, *body, *field;
+		long status;
+	} bad[] = {
+		{"/api/v1/specs/nightly/schedule", "{\"cron\":\"* * * *\"}", "cron", 400},
+		{"/api/v1/specs/nightly/schedule", "{\"cron\":\"* * * * *\",\"baseline\":\"first\"}", "baseline", 400},
+		{"/api/v1/specs/nightly/schedule", "{\"cron\":\"* * * * *\",\"metric\":\"speed\"}", "metric", 400},
+		{"/api/v1/specs/nightly/schedule", "{\"cron\":\"* * * * *\",\"max_drop\":101}", "max_drop", 400},
+		{"/api/v1/specs/nobody/schedule", "{\"cron\":\"* * * * *\"}", "name", 404},
+	};
+	struct tb_test_resp r;
+	json_t *sc;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		req("PUT", bad[i].path, bad[i].body, &r);
+		assert_int_equal(r.status, bad[i].status);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(r.json, "error"), "field")),
+				    bad[i].field);
+		tb_test_resp_free(&r);
+	}
+	/* 3 a.m. on 31 February never comes: no next time, nothing starts */
+	req("PUT", "/api/v1/specs/nightly/schedule", "{\"cron\":\"0 3 31 2 *\",\"baseline\":7,\"max_drop\":10}", &r);
+	assert_int_equal(r.status, 200);
+	sc = json_object_get(r.json, "schedule");
+	assert_string_equal(json_string_value(json_object_get(sc, "baseline")), "7");
+	assert_true(json_is_null(json_object_get(sc, "next_at")));
+	tb_test_resp_free(&r);
+	req("PUT", "/api/v1/specs/nightly/schedule", "{\"cron\":\"0 3 * * *\"}", &r);
+	assert_int_equal(r.status, 200);
+	sc = json_object_get(r.json, "schedule");
+	assert_string_equal(json_string_value(json_object_get(sc, "baseline")), "latest-passing");
+	assert_true(json_is_string(json_object_get(sc, "next_at")));
+	tb_test_resp_free(&r);
+	req("GET", "/api/v1/schedules", NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_array_size(json_object_get(r.json, "schedules")), 1);
+	sc = json_array_get(json_object_get(r.json, "schedules"), 0);
+	assert_int_equal(json_array_size(json_object_get(sc, "last")), 0);
+	tb_test_resp_free(&r);
+	req("GET", "/api/v1/matrices/1/gate", NULL, &r);
+	assert_int_equal(r.status, 404);
+	tb_test_resp_free(&r);
+	req("DELETE", "/api/v1/specs/nightly/schedule", NULL, &r);
+	assert_int_equal(r.status, 204);
+	tb_test_resp_free(&r);
+	req("DELETE", "/api/v1/specs/nightly/schedule", NULL, &r);
+	assert_int_equal(r.status, 404);
+	tb_test_resp_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_push_and_refusals),
 		cmocka_unit_test(test_list_show_diff),
 		cmocka_unit_test(test_survives_restart),
+		cmocka_unit_test(test_schedule_api),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

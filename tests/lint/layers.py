@@ -37,7 +37,7 @@ LAYERS = [
     # 6. policies and the parts of a run
     ("policies", "idle wake notify run matrixboot results compare osview history console report specs"),
     # 7. the matrix engine
-    ("engine", "runner"),
+    ("engine", "runner schedule"),
     # 8. the HTTP edge and the handlers
     ("edge", "http api routes"),
     # 9. the composition root: creates, starts, reloads and stops everything

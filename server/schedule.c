@@ -1,0 +1,439 @@
+/* schedule.c - recurring matrices and their CI gate: see schedule.h. */
+#include "schedule.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "compare.h"
+#include "cron.h"
+#include "events.h"
+#include "inventory.h"
+#include "log.h"
+#include "matrix.h"
+#include "results.h"
+#include "runner.h"
+#include "services.h"
+#include "specs.h"
+#include "store_specs.h"
+#include "ticker.h"
+#include "timeutil.h"
+
+#define TICK_MS 1000
+#define MAX_DUE 64 /* schedules started in one tick; the rest the next */
+#define LAST_SHOWN 20
+#define LATEST "latest-passing"
+
+struct tb_schedule {
+	struct tb_services *sv;
+	struct tb_ticker ticker;
+};
+
+/* A schedule copied out of the store's callback. */
+struct due {
+	char name[TB_MATRIX_NAME_MAX * 4 + 1];
+	char cron[TB_CRON_TEXT_MAX + 1];
+	char baseline[32];
+	char metric[32];
+	char author[128];
+	double max_drop;
+	int64_t next_at;
+};
+
+struct due_list {
+	struct due d[MAX_DUE];
+	int n;
+	int64_t now; /* 0: every schedule, else only those due by then */
+};
+
+static void copy_due(void *cls, const struct tb_schedule_row *r)
+{
+	struct due_list *l = cls;
+	struct due *d;
+
+	if (l->n >= MAX_DUE || (l->now != 0 && r->next_at > l->now))
+		return;
+	d = &l->d[l->n++];
+	snprintf(d->name, sizeof(d->name), "%s", r->name);
+	snprintf(d->cron, sizeof(d->cron), "%s", r->cron);
+	snprintf(d->baseline, sizeof(d->baseline), "%s", r->baseline);
+	snprintf(d->metric, sizeof(d->metric), "%s", r->metric);
+	snprintf(d->author, sizeof(d->author), "%s", r->author);
+	d->max_drop = r->max_drop;
+	d->next_at = r->next_at;
+}
+
+/* The next time of pattern after t (INT64_MAX: never). */
+static int64_t next_time(const char *pattern, int64_t t)
+{
+	struct tb_cron c;
+	char why[200];
+	time_t n;
+
+	if (tb_cron_parse(pattern, &c, why, sizeof(why)) != 0 || (n = tb_cron_next(&c, (time_t)t)) < 0)
+		return INT64_MAX;
+	return (int64_t)n;
+}
+
+static uint64_t seed_now(void)
+{
+	return (uint64_t)tb_now_ms() & ((1ULL << 53) - 1);
+}
+
+/* Start d's spec (its latest version) as a matrix and record its gate. */
+static int start_one(struct tb_schedule *sc, const struct due *d, int64_t *id, struct tb_error *err)
+{
+	struct tb_services *sv = sc->sv;
+	struct tb_matrix_plan *plan = NULL;
+	struct tb_inventory *inv;
+	json_t *j;
+	int64_t version, pinned = 0;
+	int rc;
+
+	if ((rc = tb_spec_get_json(sv->store, d->name, 0, &j, err)) != 0)
+		return rc;
+	version = (int64_t)json_integer_value(json_object_get(j, "version"));
+	inv = tb_inv_current_get(sv->invs);
+	rc = tb_matrix_plan_make(json_object_get(j, "spec"), inv, seed_now(), &plan, err);
+	tb_inv_current_put(sv->invs, inv);
+	json_decref(j);
+	if (rc != 0)
+		return rc;
+	rc = tb_runner_submit(sv->runner, plan, d->author, 0, id, err);
+	tb_matrix_plan_free(plan);
+	if (rc != 0)
+		return rc;
+	if (strcmp(d->baseline, LATEST) != 0)
+		pinned = strtoll(d->baseline, NULL, 10);
+	return tb_store_gate_insert(sv->store, *id, d->name, version, pinned, err);
+}
+
+static void fire_due(struct tb_schedule *sc)
+{
+	static struct due_list l; /* the ticker's thread only */
+	struct tb_error err = {0};
+	int64_t now = tb_now(), id = 0;
+
+	l.n = 0;
+	l.now = now;
+	if (tb_store_schedule_each(sc->sv->store, NULL, copy_due, &l, &err) != 0) {
+		tb_warn("schedule", "reading schedules: %s", err.message);
+		return;
+	}
+	for (int i = 0; i < l.n && !tb_ticker_stopping(&sc->ticker); i++) {
+		const struct due *d = &l.d[i];
+
+		/* the next time first: a spec that cannot start waits for it */
+		if (tb_store_schedule_set_next(sc->sv->store, d->name, next_time(d->cron, now), &err) != 0) {
+			tb_warn("schedule", "%s: %s", d->name, err.message);
+			continue;
+		}
+		if (start_one(sc, d, &id, &err) != 0)
+			tb_warn("schedule", "%s: not started: %s", d->name, err.message);
+		else
+			tb_info("schedule", "%s: \"%s\" started matrix %lld", d->name, d->cron, (long long)id);
+	}
+}
+
+/* ---- the gate ---- */
+
+struct ended {
+	int64_t matrix_id, version, baseline_id;
+	char spec[TB_MATRIX_NAME_MAX * 4 + 1];
+	char state[16];
+};
+
+struct ended_list {
+	struct ended e[MAX_DUE];
+	int n;
+};
+
+static void copy_ended(void *cls, const struct tb_gate_row *r)
+{
+	struct ended_list *l = cls;
+	struct ended *e;
+
+	if (l->n >= MAX_DUE)
+		return;
+	e = &l->e[l->n++];
+	e->matrix_id = r->matrix_id;
+	e->version = r->version;
+	e->baseline_id = r->baseline_id;
+	snprintf(e->spec, sizeof(e->spec), "%s", r->spec);
+	snprintf(e->state, sizeof(e->state), "%s", r->state);
+}
+
+/* Compare e with baseline into detail; the verdict. */
+static const char *verdict_of(struct tb_schedule *sc, const struct ended *e, int64_t baseline, const struct due *p,
+			      json_t *detail)
+{
+	struct tb_results_src src = {sc->sv->store, {0, -1}};
+	struct tb_error err = {0};
+	json_t *cmp = NULL;
+	const char *v;
+
+	if (strcmp(e->state, "canceled") == 0 || strcmp(e->state, "interrupted") == 0) {
+		json_object_set_new(detail, "message", json_sprintf("the matrix was %s", e->state));
+		return "error";
+	}
+	if (baseline == 0)
+		return "no_baseline";
+	tb_runner_now(sc->sv->runner, &src.now);
+	if (tb_compare_json(&src, e->matrix_id, baseline, p->max_drop, p->metric, &cmp, &err) != 0) {
+		json_object_set_new(detail, "message", json_string(err.message));
+		return "error";
+	}
+	v = json_is_true(json_object_get(cmp, "pass")) ? "pass" : "fail";
+	json_object_set(detail, "compared", json_object_get(cmp, "compared"));
+	json_object_set(detail, "dropped", json_object_get(cmp, "dropped"));
+	json_decref(cmp);
+	return v;
+}
+
+static void judge_one(struct tb_schedule *sc, const struct ended *e)
+{
+	struct due_list *pl = calloc(1, sizeof(*pl));
+	struct due p = {.metric = "receiver_bps", .max_drop = 5};
+	struct tb_error err = {0};
+	int64_t baseline = e->baseline_id;
+	const char *verdict;
+	json_t *detail;
+	char *text;
+
+	/* the schedule's gate settings now (defaults when it was deleted) */
+	if (pl != NULL && tb_store_schedule_each(sc->sv->store, e->spec, copy_due, pl, &err) == 0 && pl->n == 1)
+		p = pl->d[0];
+	free(pl);
+	if (baseline == 0 && tb_store_gate_latest_passing(sc->sv->store, e->spec, e->matrix_id, &baseline, &err) != 0)
+		baseline = 0;
+	detail = json_pack("{s:I, s:s, s:I, s:s, s:f, s:i, s:[]}", "matrix", (json_int_t)e->matrix_id, "spec", e->spec,
+			   "version", (json_int_t)e->version, "metric", p.metric, "max_drop", p.max_drop, "compared", 0,
+			   "dropped");
+	if (detail == NULL)
+		return;
+	verdict = verdict_of(sc, e, baseline, &p, detail);
+	json_object_set_new(detail, "verdict", json_string(verdict));
+	json_object_set_new(detail, "baseline", baseline > 0 ? json_integer((json_int_t)baseline) : json_null());
+	text = json_dumps(detail, JSON_COMPACT);
+	if (tb_store_gate_set(sc->sv->store, e->matrix_id, baseline, verdict, text, &err) != 0)
+		tb_warn("schedule", "matrix %lld: storing its gate: %s", (long long)e->matrix_id, err.message);
+	free(text);
+	tb_info("schedule", "%s: matrix %lld gate: %s", e->spec, (long long)e->matrix_id, verdict);
+	tb_events_publish(sc->sv->events, "matrix.gate", NULL, e->matrix_id, detail);
+}
+
+static void judge_ended(struct tb_schedule *sc)
+{
+	static struct ended_list l; /* the ticker's thread only */
+	struct tb_error err = {0};
+
+	l.n = 0;
+	if (tb_store_gate_each_ended(sc->sv->store, copy_ended, &l, &err) != 0) {
+		tb_warn("schedule", "reading gates: %s", err.message);
+		return;
+	}
+	for (int i = 0; i < l.n && !tb_ticker_stopping(&sc->ticker); i++)
+		judge_one(sc, &l.e[i]);
+}
+
+static void tick(void *cls)
+{
+	struct tb_schedule *sc = cls;
+
+	fire_due(sc);
+	judge_ended(sc);
+}
+
+int tb_schedule_new(struct tb_services *sv, struct tb_schedule **out, struct tb_error *err)
+{
+	struct tb_schedule *sc = calloc(1, sizeof(*sc));
+
+	*out = NULL;
+	if (sc == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	sc->sv = sv;
+	*out = sc;
+	return 0;
+}
+
+int tb_schedule_start(struct tb_schedule *sc, struct tb_error *err)
+{
+	if (tb_ticker_start(&sc->ticker, TICK_MS, tick, sc) != 0)
+		return tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the schedule thread");
+	return 0;
+}
+
+void tb_schedule_stop(struct tb_schedule *sc)
+{
+	if (sc != NULL)
+		tb_ticker_stop(&sc->ticker);
+}
+
+void tb_schedule_free(struct tb_schedule *sc)
+{
+	if (sc == NULL)
+		return;
+	tb_schedule_stop(sc);
+	free(sc);
+}
+
+/* ---- what the API reads and writes ---- */
+
+static int check_body(const json_t *body, struct due *d, struct tb_error *err)
+{
+	const json_t *v;
+	const char *key;
+	char why[200];
+	struct tb_cron c;
+
+	if (!json_is_object(body))
+		return tb_fail(err, TB_ERR_INVALID, "",
+			       "a schedule is a JSON object {cron, baseline, metric, max_drop}");
+	json_object_foreach((json_t *)body, key,
+			    v) if (strcmp(key, "cron") != 0 && strcmp(key, "baseline") != 0 &&
+				   strcmp(key, "metric") != 0 &&
+				   strcmp(key, "max_drop") != 0) return tb_fail(err, TB_ERR_UNKNOWN_FIELD, key,
+										"unknown field %.64s", key);
+	v = json_object_get(body, "cron");
+	if (!json_is_string(v) || json_string_length(v) > TB_CRON_TEXT_MAX)
+		return tb_fail(err, TB_ERR_INVALID, "cron",
+			       "cron is required: a five-field pattern such as \"0 3 * * *\"");
+	if (tb_cron_parse(json_string_value(v), &c, why, sizeof(why)) != 0)
+		return tb_fail(err, TB_ERR_INVALID, "cron", "cron: %s", why);
+	snprintf(d->cron, sizeof(d->cron), "%s", json_string_value(v));
+	v = json_object_get(body, "baseline");
+	if (v == NULL || (json_is_string(v) && strcmp(json_string_value(v), LATEST) == 0))
+		snprintf(d->baseline, sizeof(d->baseline), "%s", LATEST);
+	else if (json_is_integer(v) && json_integer_value(v) > 0)
+		snprintf(d->baseline, sizeof(d->baseline), "%lld", (long long)json_integer_value(v));
+	else
+		return tb_fail(err, TB_ERR_INVALID, "baseline", "baseline must be \"latest-passing\" or a matrix id");
+	v = json_object_get(body, "metric");
+	snprintf(d->metric, sizeof(d->metric), "%s",
+		 v == NULL              ? "receiver_bps"
+		 : json_string_value(v) ? json_string_value(v)
+					: "");
+	if (!tb_compare_metric_ok(d->metric))
+		return tb_fail(err, TB_ERR_INVALID, "metric",
+			       "metric must be receiver_bps, sender_bps, lost_percent, retransmits or jitter_ms");
+	v = json_object_get(body, "max_drop");
+	d->max_drop = v == NULL ? 5.0 : json_number_value(v);
+	if (v != NULL && (!json_is_number(v) || d->max_drop < 0 || d->max_drop > 100))
+		return tb_fail(err, TB_ERR_INVALID, "max_drop", "max_drop must be a percentage 0..100");
+	return 0;
+}
+
+int tb_schedule_put(struct tb_services *sv, const char *name, const json_t *body, const char *author, json_t **out,
+		    struct tb_error *err)
+{
+	struct due d = {0};
+	json_t *spec;
+	int rc;
+
+	if ((rc = check_body(body, &d, err)) != 0)
+		return rc;
+	if ((rc = tb_spec_get_json(sv->store, name, 0, &spec, err)) != 0)
+		return rc;
+	json_decref(spec);
+	rc = tb_store_schedule_put(sv->store,
+				   &(struct tb_schedule_row){name, d.cron, d.baseline, d.metric, d.max_drop, author,
+							     next_time(d.cron, tb_now()), 0},
+				   err);
+	return rc != 0 ? rc : tb_schedule_list_json(sv, name, out, err);
+}
+
+int tb_schedule_delete(struct tb_services *sv, const char *name, struct tb_error *err)
+{
+	return tb_store_schedule_delete(sv->store, name, err);
+}
+
+static void gate_into(void *cls, const struct tb_gate_row *r)
+{
+	json_t *arr = cls, *detail = r->detail != NULL ? json_loads(r->detail, 0, NULL) : NULL;
+
+	json_array_append_new(arr,
+			      json_pack("{s:I, s:s, s:I, s:o, s:o, s:o, s:o, s:s}", "matrix", (json_int_t)r->matrix_id,
+					"spec", r->spec, "version", (json_int_t)r->version, "baseline",
+					r->baseline_id > 0 ? json_integer((json_int_t)r->baseline_id) : json_null(),
+					"verdict", r->verdict != NULL ? json_string(r->verdict) : json_null(), "detail",
+					detail != NULL ? detail : json_null(), "at",
+					r->at > 0 ? tb_time_json(r->at) : json_null(), "state", r->state));
+}
+
+int tb_schedule_list_json(struct tb_services *sv, const char *name, json_t **out, struct tb_error *err)
+{
+	struct due_list *l = calloc(1, sizeof(*l));
+	json_t *arr = json_array();
+	int rc;
+
+	if (l == NULL || arr == NULL) {
+		free(l);
+		json_decref(arr);
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	if ((rc = tb_store_schedule_each(sv->store, name, copy_due, l, err)) != 0)
+		goto out;
+	if (name != NULL && l->n == 0) {
+		rc = tb_fail(err, TB_ERR_NOT_FOUND, "name", "spec %.64s has no schedule", name);
+		goto out;
+	}
+	for (int i = 0; i < l->n; i++) {
+		const struct due *d = &l->d[i];
+		json_t *last = json_array(), *o;
+
+		if (last == NULL ||
+		    (rc = tb_store_gate_each_recent(sv->store, d->name, LAST_SHOWN, gate_into, last, err)) != 0) {
+			json_decref(last);
+			rc = rc != 0 ? rc : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+			goto out;
+		}
+		/* oldest first: a row of squares, newest right */
+		for (size_t a = 0, b = json_array_size(last); b > 1 && a < b - 1; a++, b--) {
+			json_t *x = json_incref(json_array_get(last, a));
+
+			json_array_set(last, a, json_array_get(last, b - 1));
+			json_array_set_new(last, b - 1, x);
+		}
+		o = json_pack("{s:s, s:s, s:s, s:s, s:f, s:s, s:o, s:o}", "name", d->name, "cron", d->cron, "baseline",
+			      d->baseline, "metric", d->metric, "max_drop", d->max_drop, "author", d->author, "next_at",
+			      d->next_at < INT64_MAX ? tb_time_json(d->next_at) : json_null(), "last", last);
+		if (o == NULL || json_array_append_new(arr, o) != 0) {
+			rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+			goto out;
+		}
+	}
+	if (name != NULL) {
+		*out = json_incref(json_array_get(arr, 0));
+		json_decref(arr);
+	} else {
+		*out = arr;
+	}
+	free(l);
+	return 0;
+out:
+	free(l);
+	json_decref(arr);
+	return rc;
+}
+
+int tb_schedule_gate_json(struct tb_services *sv, int64_t matrix_id, json_t **out, struct tb_error *err)
+{
+	json_t *arr = json_array();
+	int rc;
+
+	if (arr == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	if ((rc = tb_store_gate_get(sv->store, matrix_id, gate_into, arr, err)) != 0) {
+		json_decref(arr);
+		return rc;
+	}
+	if (json_array_size(arr) == 0) {
+		json_decref(arr);
+		return tb_fail(err, TB_ERR_NOT_FOUND, "id", "matrix %lld was not started by a schedule",
+			       (long long)matrix_id);
+	}
+	*out = json_incref(json_array_get(arr, 0));
+	json_decref(arr);
+	return 0;
+}
