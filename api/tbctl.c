@@ -223,6 +223,7 @@ static const struct command commands[] = {
 	 "matrix rerun ID [--wait] [--quiet]"},
 	{"notify", NULL, 2, 4, 0, 1, tbctl_cmd_notify, "notify list|add RULE.json|set ID RULE.json|rm ID|test ID|deliveries ID"},
 	{"inventory", NULL, 2, 3, 0, 1, tbctl_cmd_inventory, "inventory show|check FILE|reload"},
+	{"spec", NULL, 2, 5, 0, 1, tbctl_cmd_spec, "spec push NAME FILE | list | show NAME [V] | diff NAME A B"},
 	{"reserve", NULL, 2, TBCTL_MAX_POS, TBCTL_OPT_FOR | TBCTL_OPT_NOTE | TBCTL_OPT_WAIT, 1, tbctl_cmd_reserve,
 	 "reserve HOST... --for DURATION [--note TEXT] [--wait]"},
 	{"release", NULL, 1, 2, 0, 1, tbctl_cmd_release, "release [ID]"},
