@@ -144,7 +144,7 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	/* idle first: actions touch it when they hold and release a host */
 	if ((rc = tb_hosts_start(&app->sv, tb_boot_menu_refresh, &app->sv.hosts, err)) != 0 ||
 	    (rc = tb_idle_new(&app->sv, &app->sv.idle, err)) != 0 ||
-	    (rc = tb_reserve_new(app->sv.events, &app->sv.reserve, err)) != 0 ||
+	    (rc = tb_reserve_new(app->sv.events, app->sv.store, &app->sv.reserve, err)) != 0 ||
 	    (rc = tb_actions_new(app->sv.store, app->sv.events, &app->sv,
 				 &(struct tb_actions_hooks){idle_use, app->sv.idle, hosts_held, app->sv.hosts,
 							    reserve_may_hold, app->sv.reserve},

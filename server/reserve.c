@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "events.h"
+#include "log.h"
+#include "store_reserve.h"
 #include "ticker.h"
 #include "timeutil.h"
 
@@ -25,22 +27,90 @@ struct resv {
 struct tb_reserve {
 	pthread_mutex_t lock;
 	struct tb_events *ev;
+	struct tb_store *st; /* NULL: not kept (tests) */
 	struct tb_ticker ticker;
 	struct resv v[TB_RESERVE_MAX];
 	int64_t next_id;
 	uint64_t next_seq;
 };
 
-int tb_reserve_new(struct tb_events *ev, struct tb_reserve **out, struct tb_error *err)
+/* Keep v's row (lock held); a failure is logged: the reservation holds in
+ * memory all the same. */
+static void save(struct tb_reserve *r, const struct resv *v)
+{
+	char hosts[TB_RESERVE_HOSTS_MAX * 65] = "";
+	struct tb_error e = {0};
+	size_t n = 0;
+
+	if (r->st == NULL)
+		return;
+	for (size_t i = 0; i < v->nhosts; i++)
+		n += (size_t)snprintf(hosts + n, sizeof(hosts) - n, "%s%s", i > 0 ? " " : "", v->hosts[i]);
+	if (tb_store_reserve_put(r->st,
+				 &(struct tb_reserve_row){v->id, (int64_t)v->seq, hosts, v->owner, v->note, v->granted,
+							  v->asked_at, v->granted_at, v->until, v->length_s},
+				 &e) != 0)
+		tb_warn("reserve", "reservation %lld not kept: %s", (long long)v->id, e.message);
+}
+
+static void drop(struct tb_reserve *r, int64_t id)
+{
+	struct tb_error e = {0};
+
+	if (r->st != NULL && tb_store_reserve_delete(r->st, id, &e) != 0)
+		tb_warn("reserve", "reservation %lld not forgotten: %s", (long long)id, e.message);
+}
+
+/* A kept row back into a free slot (at start, no lock needed yet). */
+static void load_row(void *cls, const struct tb_reserve_row *row)
+{
+	struct tb_reserve *r = cls;
+	struct resv *v = NULL;
+	const char *p = row->hosts;
+
+	for (size_t i = 0; i < TB_RESERVE_MAX && v == NULL; i++)
+		if (r->v[i].id == 0)
+			v = &r->v[i];
+	if (v == NULL)
+		return;
+	v->id = row->id;
+	v->seq = (uint64_t)row->seq;
+	v->granted = row->granted;
+	snprintf(v->owner, sizeof(v->owner), "%s", row->owner);
+	snprintf(v->note, sizeof(v->note), "%s", row->note);
+	v->asked_at = row->asked_at;
+	v->granted_at = row->granted_at;
+	v->until = row->until;
+	v->length_s = row->length_s;
+	while (*p != '\0' && v->nhosts < TB_RESERVE_HOSTS_MAX) {
+		size_t len = strcspn(p, " ");
+
+		snprintf(v->hosts[v->nhosts++], sizeof(v->hosts[0]), "%.*s", (int)len, p);
+		p += len;
+		p += *p == ' ';
+	}
+	if (v->id >= r->next_id)
+		r->next_id = v->id + 1;
+	if (v->seq >= r->next_seq)
+		r->next_seq = v->seq + 1;
+}
+
+int tb_reserve_new(struct tb_events *ev, struct tb_store *st, struct tb_reserve **out, struct tb_error *err)
 {
 	struct tb_reserve *r = calloc(1, sizeof(*r));
+	int rc;
 
 	*out = NULL;
 	if (r == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	pthread_mutex_init(&r->lock, NULL);
 	r->ev = ev;
+	r->st = st;
 	r->next_id = 1;
+	if (st != NULL && (rc = tb_store_reserve_each(st, load_row, r, err)) != 0) {
+		tb_reserve_free(r);
+		return rc;
+	}
 	*out = r;
 	return 0;
 }
@@ -159,6 +229,7 @@ static void grant_fitting(struct tb_reserve *r, int64_t now)
 		best->granted_at = now;
 		best->until = now + best->length_s;
 		publish(r, "reservation.granted", best, now);
+		save(r, best);
 	}
 }
 
@@ -203,8 +274,10 @@ int tb_reserve_request(struct tb_reserve *r, const char *const hosts[], size_t n
 		v->asked_at = now;
 		v->length_s = until - now;
 		grant_fitting(r, now);
-		if (!v->granted)
+		if (!v->granted) {
 			publish(r, "reservation.queued", v, now);
+			save(r, v);
+		}
 		*out = resv_json(r, v, now);
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -231,6 +304,7 @@ int tb_reserve_release(struct tb_reserve *r, int64_t id, const char *who, int ad
 		}
 		*broke = strcmp(v->owner, who) != 0;
 		publish(r, *broke ? "reservation.broken" : "reservation.released", v, now);
+		drop(r, v->id);
 		memset(v, 0, sizeof(*v));
 		grant_fitting(r, now);
 		pthread_mutex_unlock(&r->lock);
@@ -252,6 +326,7 @@ void tb_reserve_expire(struct tb_reserve *r, int64_t now)
 
 		if (v->id != 0 && v->granted && v->until <= now) {
 			publish(r, "reservation.expired", v, now);
+			drop(r, v->id);
 			memset(v, 0, sizeof(*v));
 			ended = 1;
 		}

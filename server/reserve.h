@@ -16,8 +16,9 @@
  * its may_hold hook (set by app.c), so power, boot and matrix holds all go
  * through it.
  *
- * Kept in memory: a restart forgets them (said in README).  Thread-safe:
- * one mutex, never held across anything but the bus's publish.
+ * Kept in the store (store_reserve.c) and come back on restart.
+ * Thread-safe: one mutex, held across the bus's publish and the store's
+ * write of the row that changed.
  */
 #ifndef TB_RESERVE_H
 #define TB_RESERVE_H
@@ -31,13 +32,16 @@
 
 struct tb_events;
 struct tb_reserve;
+struct tb_store;
 
 #define TB_RESERVE_HOSTS_MAX 16 /* hosts in one reservation */
 #define TB_RESERVE_MAX 64       /* reservations granted and queued at once */
 #define TB_RESERVE_MAX_S (7 * 86400)
 
-/* ev may be NULL (tests): nothing is published. */
-int tb_reserve_new(struct tb_events *ev, struct tb_reserve **out, struct tb_error *err);
+/* ev may be NULL (tests): nothing is published; st may be NULL: nothing is
+ * kept.  With st, the reservations kept by an earlier testbedd come back
+ * (one SELECT); what ended meanwhile ends at the first tick. */
+int tb_reserve_new(struct tb_events *ev, struct tb_store *st, struct tb_reserve **out, struct tb_error *err);
 /* Start the expiry ticker (every second). */
 int tb_reserve_start(struct tb_reserve *r, struct tb_error *err);
 /* Stop the ticker; free.  NULL is allowed. */

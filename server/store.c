@@ -104,6 +104,10 @@ static const char *const migrations[] = {
 	"CREATE TABLE matrix_gates (matrix_id INTEGER PRIMARY KEY REFERENCES matrices(id), spec TEXT NOT NULL,"
 	"  version INTEGER NOT NULL, baseline_id INTEGER, verdict TEXT, detail TEXT, at INTEGER);"
 	"CREATE INDEX matrix_gates_spec ON matrix_gates (spec, matrix_id);",
+	/* 6: reservations granted or queued (store_reserve.c, reserve.c) */
+	"CREATE TABLE reservations (id INTEGER PRIMARY KEY, seq INTEGER NOT NULL, hosts TEXT NOT NULL,"
+	"  owner TEXT NOT NULL, note TEXT NOT NULL, granted INTEGER NOT NULL, asked_at INTEGER NOT NULL,"
+	"  granted_at INTEGER NOT NULL, until INTEGER NOT NULL, length_s INTEGER NOT NULL);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

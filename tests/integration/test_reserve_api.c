@@ -11,7 +11,8 @@
  * audited as broken); a viewer cannot reserve; bad input names its field;
  * tbctl reserve --for (granted, then queued at position 1), tbctl hosts
  * shows it, tbctl release (all of one's own) grants the next, tbctl
- * reservations lists it.
+ * reservations lists it; a granted and a queued reservation come back as
+ * they were after a restart (kept in the store).
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -308,12 +309,51 @@ static void test_tbctl(void **state)
 	assert_int_equal(tbctl(bob, (const char *const[]){"release", NULL}, out, sizeof(out)), 0);
 }
 
+/* Kept across a restart: alice's granted one and bob's queued one come back
+ * as they were, and bob is still refused. */
+static void test_restart(void **state)
+{
+	struct tb_test_resp r;
+	long long a, b;
+	char st[32], path[64];
+
+	(void)state;
+	reserve(alice, "[\"left\"]", 3600, &r);
+	assert_int_equal(r.status, 201);
+	a = id_of(&r);
+	tb_test_resp_free(&r);
+	reserve(bob, "[\"left\"]", 600, &r);
+	assert_string_equal(state_of(&r), "queued");
+	b = id_of(&r);
+	tb_test_resp_free(&r);
+	assert_int_equal(tb_test_daemon_kill(&D), 0);
+	assert_int_equal(tb_test_daemon_launch(&D, NULL, 0), 0);
+	state_in_list(a, st, sizeof(st));
+	assert_string_equal(st, "granted");
+	state_in_list(b, st, sizeof(st));
+	assert_string_equal(st, "queued");
+	req_as(bob, "POST", "/api/v1/hosts/left/boot", "{\"os\": \"freebsd\"}", &r);
+	assert_int_equal(r.status, 409);
+	assert_non_null(strstr(r.body, "reserved by alice"));
+	tb_test_resp_free(&r);
+	snprintf(path, sizeof(path), "/api/v1/reservations/%lld", a);
+	req_as(alice, "DELETE", path, NULL, &r);
+	assert_int_equal(r.status, 204);
+	tb_test_resp_free(&r);
+	wait_state(b, "granted");
+	/* a new one after the restart does not reuse an id */
+	reserve(carol, "[\"right\"]", 60, &r);
+	assert_true(id_of(&r) > b);
+	tb_test_resp_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reserve_blocks_others_and_queues),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_tbctl),
+		cmocka_unit_test(test_restart),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -22,7 +22,7 @@ static struct tb_reserve *R;
 static int setup(void **state)
 {
 	(void)state;
-	return tb_reserve_new(NULL, &R, NULL);
+	return tb_reserve_new(NULL, NULL, &R, NULL);
 }
 
 static int teardown(void **state)
