@@ -310,6 +310,28 @@ const cases = [
     (b) => assert.equal(b.deliveries[0].trigger, 'test')],
   ['a delivery log, limit 0', 'GET', '/api/v1/notifications/RULE_ID/deliveries?limit=0', { who: 'admin' }, 400],
   ['delete a notification rule', 'DELETE', '/api/v1/notifications/RULE_ID', { who: 'admin' }, 204],
+  // the inventory over the API (nothing is written to the file)
+  ['the inventory', 'GET', '/api/v1/inventory', { who: 'admin' }, 200,
+    (b) => assert.deepEqual(b.inventory.machines.map((m) => m.name), ['left', 'right', 'pokeitwithastick', 'openwrt'])],
+  ['viewer reads the inventory', 'GET', '/api/v1/inventory', { who: 'viewer' }, 403],
+  ['check a broken inventory', 'POST', '/api/v1/inventory/check', { who: 'admin', ...json({
+    text: 'version: 1\nmachines:\n  x:\n    role: hots\n' }) }, 200,
+    (b) => { assert.equal(b.ok, false); assert.equal(b.errors[0].line, 4); assert.equal(b.errors[0].col, 11); }],
+  ['check without text', 'POST', '/api/v1/inventory/check', { who: 'admin', ...json({}) }, 400],
+  ['reload the inventory', 'POST', '/api/v1/inventory/reload', { who: 'admin' }, 200,
+    (b) => assert.equal(b.inventory.last_reload.ok, true)],
+  // reservations (of the relay: the matrices below use left and right)
+  ['reserve openwrt', 'POST', '/api/v1/reservations', { who: 'admin', ...json({
+    hosts: ['openwrt'], until: new Date(Date.now() + 3600_000).toISOString().replace(/\.\d+Z$/, 'Z'), note: 'conf' }) }, 201,
+    (b) => { ids.RESV_ID = b.reservation.id; assert.equal(b.reservation.state, 'granted'); }],
+  ['viewer reserves', 'POST', '/api/v1/reservations', { who: 'viewer', ...json({ hosts: ['openwrt'], until: '2099-01-01T00:00:00Z' }) }, 403],
+  ['reserve an unknown host', 'POST', '/api/v1/reservations', { who: 'admin', ...json({ hosts: ['nope'], until: '2099-01-01T00:00:00Z' }) }, 400],
+  ['reservations', 'GET', '/api/v1/reservations', { who: 'viewer' }, 200,
+    (b) => assert.ok(b.reservations.some((r) => r.id === ids.RESV_ID))],
+  ['a reserved host', 'GET', '/api/v1/hosts/openwrt', { who: 'viewer' }, 200,
+    (b) => assert.equal(b.host.reservation.owner, 'admin')],
+  ['release it', 'DELETE', '/api/v1/reservations/RESV_ID', { who: 'admin' }, 204],
+  ['release it again', 'DELETE', '/api/v1/reservations/RESV_ID', { who: 'admin' }, 404],
   // ---- matrices ----
   ['plan a matrix', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec() }, 200,
     (b) => {
