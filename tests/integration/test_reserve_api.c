@@ -11,7 +11,7 @@
  * audited as broken); a viewer cannot reserve; bad input names its field;
  * tbctl reserve --for (granted, then queued at position 1), tbctl hosts
  * shows it, tbctl release (all of one's own) grants the next, tbctl
- * reservations lists it; a granted and a queued reservation come back as
+ * reservations lists it, tbctl reserve --wait returns once granted; a granted and a queued reservation come back as
  * they were after a restart (kept in the store).
  */
 #include <fcntl.h>
@@ -242,8 +242,32 @@ static void test_bad_input(void **state)
 }
 
 /* tbctl args... as the token secret, stdout and stderr to D.dir/tbctl.out
- * (read back into out); its exit status. */
+ * (read back into out); its exit status.  nowait: return the child's pid
+ * at once (then tbctl_reap). */
+static int tbctl_run(const char *secret, const char *const argv[], char *out, size_t outlen, int nowait);
+
 static int tbctl(const char *secret, const char *const argv[], char *out, size_t outlen)
+{
+	return tbctl_run(secret, argv, out, outlen, 0);
+}
+
+/* Wait for a tbctl started with nowait; its output into out; its exit status. */
+static int tbctl_reap(pid_t pid, char *out, size_t outlen)
+{
+	char outf[400];
+	int st = 0;
+	FILE *f;
+
+	waitpid(pid, &st, 0);
+	snprintf(outf, sizeof(outf), "%s/tbctl.out", D.dir);
+	f = fopen(outf, "r");
+	assert_non_null(f);
+	out[fread(out, 1, outlen - 1, f)] = '\0';
+	fclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int tbctl_run(const char *secret, const char *const argv[], char *out, size_t outlen, int nowait)
 {
 	const char *bin = getenv("TB_BINARY_DIR");
 	char exe[512], url[96], tokf[400], outf[400];
@@ -279,6 +303,8 @@ static int tbctl(const char *secret, const char *const argv[], char *out, size_t
 		execv(exe, (char *const *)args);
 		_exit(127);
 	}
+	if (nowait)
+		return (int)pid;
 	waitpid(pid, &st, 0);
 	f = fopen(outf, "r");
 	assert_non_null(f);
@@ -307,6 +333,57 @@ static void test_tbctl(void **state)
 	assert_int_equal(tbctl(bob, (const char *const[]){"reservations", NULL}, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, " right granted to bob until "));
 	assert_int_equal(tbctl(bob, (const char *const[]){"release", NULL}, out, sizeof(out)), 0);
+
+	/* --wait: carol's tbctl waits behind alice's and ends when it is granted */
+	{
+		pid_t pid;
+		char tok[400], waited[1024];
+
+		assert_int_equal(
+			tbctl(alice, (const char *const[]){"reserve", "right", "--for", "1h", NULL}, out, sizeof(out)),
+			0);
+		pid = (pid_t)tbctl_run(carol, (const char *const[]){"reserve", "right", "--for", "1m", "--wait", NULL},
+				       out, sizeof(out), 1);
+		assert_true(pid > 0);
+		/* the child has read its token file when it is queued: wait for that before the next tbctl rewrites it */
+		for (int i = 0; i < 200; i++) {
+			struct tb_test_resp r;
+			int queued;
+
+			req_as(D.admin_token, "GET", "/api/v1/reservations", NULL, &r);
+			queued = strstr(r.body, "\"queued\"") != NULL;
+			tb_test_resp_free(&r);
+			if (queued)
+				break;
+			nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+		}
+		snprintf(tok, sizeof(tok), "%s", alice);
+		/* alice releases through the API (the tbctl output file is the waiting child's) */
+		{
+			struct tb_test_resp r;
+			json_t *v;
+			size_t i;
+
+			req_as(D.admin_token, "GET", "/api/v1/reservations", NULL, &r);
+			json_array_foreach(json_object_get(r.json, "reservations"), i, v)
+			{
+				char path[64];
+				struct tb_test_resp d;
+
+				if (strcmp(json_string_value(json_object_get(v, "owner")), "alice") != 0)
+					continue;
+				snprintf(path, sizeof(path), "/api/v1/reservations/%lld",
+					 (long long)json_integer_value(json_object_get(v, "id")));
+				req_as(tok, "DELETE", path, NULL, &d);
+				assert_int_equal(d.status, 204);
+				tb_test_resp_free(&d);
+			}
+			tb_test_resp_free(&r);
+		}
+		assert_int_equal(tbctl_reap(pid, waited, sizeof(waited)), 0);
+		assert_non_null(strstr(waited, " right granted to carol until "));
+		assert_int_equal(tbctl(carol, (const char *const[]){"release", NULL}, out, sizeof(out)), 0);
+	}
 }
 
 /* Kept across a restart: alice's granted one and bob's queued one come back
