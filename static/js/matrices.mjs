@@ -17,6 +17,7 @@ import { statePill } from './format.mjs';
 import { renderHistory } from './history.mjs';
 import { renderMatrix } from './matrix.mjs';
 import { renderNew } from './matrixnew.mjs';
+import { schedulesSection } from './schedules.mjs';
 import { absolute, since } from './time.mjs';
 
 const PAGE = 50;
@@ -102,7 +103,8 @@ function renderList(main, ctx) {
     form,
     h('div', { class: 'section-head' }, pager, downloads),
     status,
-    table);
+    table,
+    schedulesSection());
 
   /** The filters into the address (no reload: replaceState fires no hashchange). */
   function remember() {
