@@ -9,9 +9,16 @@
 // run.interval events (GET /api/v1/events?matrix=ID) and fetches the run
 // again when its state changes; IntervalChart keeps an interval once
 // whichever way it came.
+//
+// A run whose spec asked for "sample" also gets a CPU and memory chart per
+// host (RunSamplesChart) beside the bitrate: first what GET
+// /runs/{id}/samples holds, then the run.sample events of the live tail
+// (kept once per host and second whichever way they came).  A run that
+// sampled nothing shows no such chart.
 
 import { api } from './api.mjs';
 import { IntervalChart } from './charts.mjs';
+import { RunSamplesChart } from './runsamples.mjs';
 import { hostLine } from './hostmeta.mjs';
 import { h, replace } from './dom.mjs';
 import { bitrateNode, count, pairText, percent, RUN_ENDED, runTitle, statePill } from './format.mjs';
@@ -40,6 +47,11 @@ class RunPage {
   #chart = null;
   #live = null;
   #hosts = null;           // the matrix's /hosts list (a promise)
+  #samples = null;         // RunSamplesChart, made with the first sample
+  #samplesAsked = false;   // GET /runs/{id}/samples asked once (again after a reset)
+  #samplesBox = h('div', { class: 'run-samples-box', hidden: true },
+    h('h3', { id: 'run-samples-title' }, 'CPU and memory'));
+  #started = null;         // when the run started (ms; t = 0 of the samples)
 
   constructor(main, id) {
     this.#main = main;
@@ -53,6 +65,7 @@ class RunPage {
     this.#stopped = true;
     this.#live?.stop();
     this.#chart?.dispose();
+    this.#samples?.dispose();
   }
 
   async refresh() {
@@ -65,6 +78,7 @@ class RunPage {
       this.#draw(run, hosts);
       if (!RUN_ENDED.has(run.state)) this.#follow(run);
       else this.#live?.stop();
+      if (!this.#samplesAsked && run.started_at) this.#history(run);
     } catch (err) {
       if (ask !== this.#asked || this.#stopped || err.status === 401) return;
       document.title = 'Run · testbedd';
@@ -73,22 +87,53 @@ class RunPage {
     }
   }
 
+  /** The stored samples of the run (none: no chart). */
+  async #history(run) {
+    this.#samplesAsked = true;
+    try {
+      const { hosts } = await api('GET', `runs/${this.#id}/samples`);
+      if (this.#stopped) return;
+      for (const [host, x] of Object.entries(hosts ?? {})) {
+        for (const s of x.samples ?? []) this.#sample(run, host, x.side, Date.parse(s.at), s);
+      }
+    } catch (err) {
+      if (!this.#stopped && err.status !== 401) console.warn('testbedd: the run\'s samples:', err.message);
+    }
+  }
+
+  /** One sample of host: the chart is made (and shown) with the first. */
+  #sample(run, host, side, atMs, sample) {
+    if (this.#stopped || !sample?.cpu?.length) return;
+    if (!this.#samples) {
+      const start = (run?.started_at ? Date.parse(run.started_at) : null) ?? this.#started ?? atMs;
+      this.#samples = new RunSamplesChart(start, `Run ${this.#id}`, `run-${this.#id}-samples`);
+      this.#samplesBox.append(this.#samples.el);
+      this.#samplesBox.hidden = false;
+    }
+    this.#samples.add(host, side, atMs, sample);
+  }
+
   /** The run's events while it has not ended. */
   #follow(run) {
     if (this.#live) return;
-    this.#live = new LiveStream(['run.state', 'run.interval'], { matrix: run.matrix });
+    this.#live = new LiveStream(['run.state', 'run.interval', 'run.sample'], { matrix: run.matrix });
+    this.#live.addEventListener('run.sample', (e) => {
+      const d = e.detail.data;
+      if (d.run === this.#id) this.#sample(null, d.host, d.side, Date.parse(e.detail.at), d.sample);
+    });
     this.#live.addEventListener('run.state', (e) => { if (e.detail.data.run === this.#id) this.refresh(); });
     this.#live.addEventListener('run.interval', (e) => {
       const d = e.detail.data;
       if (d.run === this.#id) this.#chart?.add(d.side, d.n, d.interval);
     });
-    this.#live.addEventListener('reset', () => this.refresh());
+    this.#live.addEventListener('reset', () => { this.#samplesAsked = false; this.refresh(); });
     this.#live.start();
   }
 
   #draw(r, hosts) {
     const el = this.#main.querySelector('.run-page');
     el.dataset.state = r.state;
+    if (r.started_at) this.#started = Date.parse(r.started_at);
     const title = `Run ${r.seq} · ${runTitle(r)}`;
     this.#title.textContent = title;
     document.title = `${title} · testbedd`;
@@ -124,7 +169,9 @@ class RunPage {
     this.#chart.addAll(r.intervals);
     const charts = h('section', { class: 'run-charts', 'aria-labelledby': 'run-charts-title' },
       h('h2', { id: 'run-charts-title' }, 'Intervals'),
-      this.#chart.points > 0 || !RUN_ENDED.has(r.state) ? this.#chart.el : h('p', { class: 'muted' }, 'No intervals stored.'));
+      h('div', { class: 'run-charts-grid' },
+        this.#chart.points > 0 || !RUN_ENDED.has(r.state) ? this.#chart.el : h('p', { class: 'muted' }, 'No intervals stored.'),
+        this.#samplesBox));
 
     const command = (side, text) => (text
       ? h('pre', { class: 'cmd' }, h('code', { class: `${side}-command` }, text))

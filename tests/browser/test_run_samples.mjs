@@ -1,0 +1,206 @@
+// A run's CPU and memory on its page (issue 20 item 1), in Debian's Chromium
+// (headless, playwright-core) against the real testbedd and the simulated
+// testbed (deploy/sim, prefix tbrp, block 224).
+//
+// A 3 s run left -> right with "sample": ["cpu", "mem"]: its page, opened
+// before the run ends, shows a CPU/memory chart per host (left, right) fed by
+// the run.sample events of the live tail; opened again after the end it
+// draws them from GET /runs/{id}/samples, and each host's chart has as many
+// points as the API's summary counts samples, names the summary's busiest
+// core, and its busiest core's mean and memory's maximum are the summary's.
+// A run of a spec without "sample" shows no CPU/memory box at all.
+// Screenshots (1280x800 and a 390x844 phone) go to
+// $TB_BINARY_DIR/screenshots/run-samples-*.png.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  Testbedd, binaryDir, eventually, launchChromium, removeDir, sourceDir, tempDir,
+} from './lib/testbed.mjs';
+
+const PREFIX = 'tbrp';
+const BLOCK = '224';
+const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
+const SOON = 15_000;
+const SPEC = {
+  name: 'sampled',
+  pairs: [{ client: 'left', server: 'right' }],
+  protocols: ['tcp'],
+  directions: ['forward'],
+  duration_s: 3,
+  repeats: 1,
+  sample: ['cpu', 'mem'],
+};
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+let dir;
+let simUp = false;
+let tbd;
+let browser;
+let page;
+let shots;
+const pageErrors = [];
+
+function sim(...args) {
+  return execFileSync(SIM, args, { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+before(async () => {
+  dir = tempDir('tb-run-samples-');
+  const simDir = path.join(dir, 'sim');
+  let out;
+  try {
+    out = sim('up', '--prefix', PREFIX, '--block', BLOCK, '--dir', simDir);
+  } catch (err) {
+    throw new Error(`deploy/sim/sim up --prefix ${PREFIX} --block ${BLOCK} failed: ${err.stderr || err.message}`);
+  }
+  simUp = true;
+  assert.equal(out.trim().split('\n').pop(), simDir, `sim up printed ${out}`);
+  const tbDir = path.join(dir, 'tb');
+  mkdirSync(tbDir, { mode: 0o700 });
+  tbd = new Testbedd(tbDir, readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8'));
+  await tbd.start();
+  for (const name of ['left', 'right']) {
+    await eventually(async () => {
+      const st = (await tbd.get(`/api/v1/hosts/${name}`)).host.state;
+      return st.reachability === 'up' && st.os === 'ubuntu';
+    }, 30_000, `${name} is not up as ubuntu in testbedd`);
+  }
+  shots = path.join(binaryDir, 'screenshots');
+  mkdirSync(shots, { recursive: true });
+  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
+  page = browser.pages()[0] ?? await browser.newPage();
+  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+  await page.goto(`${tbd.base}/`);
+  const input = page.getByLabel('API token');
+  await input.waitFor();
+  await input.fill(tbd.adminToken);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+});
+
+after(async () => {
+  await browser?.close().catch(() => {});
+  await tbd?.stop();
+  if (tbd) { try { copyFileSync(tbd.proc.logPath, path.join(binaryDir, 'test_run_samples.testbedd.log')); } catch { /* none */ } }
+  if (simUp) {
+    try {
+      sim('down', '--prefix', PREFIX);
+    } catch (err) {
+      console.error(`sim down --prefix ${PREFIX} failed: ${err.stderr ?? err.message}`);
+    }
+  }
+  removeDir(dir);
+});
+
+/** Start spec: {matrix, run} ids once its run exists. */
+async function start(spec) {
+  const { matrix } = await tbd.post('/api/v1/matrices', spec);
+  let run = null;
+  await eventually(async () => {
+    const { matrix: m } = await tbd.get(`/api/v1/matrices/${matrix.id}`);
+    run = m.runs?.[0]?.id ?? null;
+    return run !== null;
+  }, SOON, `matrix ${matrix.id} has no run`);
+  return { matrix: matrix.id, run };
+}
+
+async function ended(id) {
+  await eventually(async () => {
+    const { matrix: m } = await tbd.get(`/api/v1/matrices/${id}?runs=0`);
+    if (m.state === 'failed' || m.state === 'canceled' || m.state === 'interrupted') {
+      throw new Error(`matrix ${id} ${m.state}: ${JSON.stringify(m.error)}`);
+    }
+    return m.state === 'succeeded';
+  }, 90_000, `matrix ${id} did not succeed`);
+}
+
+/** Per host chart on the page: {host: {points, busiest name, busiest mean, memory max}} from ECharts' own options. */
+async function drawn() {
+  return page.evaluate(async () => {
+    const echarts = await import(new URL('vendor/echarts.mjs', document.baseURI).href);
+    const out = {};
+    for (const box of document.querySelectorAll('.run-samples .chart-samples')) {
+      const host = box.previousElementSibling.textContent.split(' ')[0];
+      const chart = echarts.getInstanceByDom(box);
+      const series = chart?.getOption().series ?? [];
+      const busy = series.find((s) => / \(busiest\)$/.test(s.name));
+      const mem = series.find((s) => s.name === 'memory used');
+      const ys = (s) => (s?.data ?? []).map((p) => p[1]);
+      out[host] = {
+        points: busy?.data.length ?? 0,
+        busiest: busy ? Number(busy.name.match(/^cpu(\d+)/)[1]) : null,
+        mean: ys(busy).reduce((a, b) => a + b, 0) / Math.max(1, ys(busy).length),
+        memMax: Math.max(...ys(mem)),
+      };
+    }
+    return out;
+  });
+}
+
+async function shoot(name) {
+  await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
+  await page.screenshot({ path: path.join(shots, `run-samples-${name}-desktop.png`), fullPage: true });
+  await page.setViewportSize(PHONE);
+  await page.waitForTimeout(300);   // the charts follow their new width
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  await page.screenshot({ path: path.join(shots, `run-samples-${name}-phone.png`), fullPage: true });
+  await page.setViewportSize(DESKTOP);
+  assert.ok(overflow <= 0, `${name}: the page is ${overflow} px wider than a 390 px phone`);
+}
+
+test('a sampled run: CPU and memory per host, live then from the store, as the API sums them', { timeout: 150_000 }, async () => {
+  const { matrix, run } = await start(SPEC);
+  await page.goto(`${tbd.base}/#/runs/${run}`);
+  await page.locator('.run-page').waitFor();
+  // live: both hosts' charts appear while the run has not ended
+  await eventually(async () => (await page.locator('.run-samples .chart-samples').count()) === 2, 30_000,
+    'no CPU/memory chart per host while the run ran');
+  const liveState = await page.locator('.run-page').getAttribute('data-state');
+  const live = await drawn();
+  assert.deepEqual(Object.keys(live).sort(), ['left', 'right']);
+  await ended(matrix);
+  await eventually(async () => (await page.locator('.run-page').getAttribute('data-state')) === 'ok', SOON,
+    'the page did not follow the run to its end');
+  console.log(`# live: charts shown in state ${liveState} with ${JSON.stringify(live)}`);
+
+  // from the store: the page opened again after the end
+  const api = await tbd.get(`/api/v1/runs/${run}/samples`);
+  assert.deepEqual(Object.keys(api.hosts).sort(), ['left', 'right']);
+  await page.goto(`${tbd.base}/#/matrices/${matrix}`);
+  await page.goto(`${tbd.base}/#/runs/${run}`);
+  await eventually(async () => {
+    const d = await drawn();
+    return Object.keys(api.hosts).every((hst) => d[hst]?.points === api.hosts[hst].samples.length);
+  }, SOON, 'the charts do not show every stored sample');
+  const d = await drawn();
+  for (const [hst, x] of Object.entries(api.hosts)) {
+    const s = x.summary;
+    assert.equal(d[hst].points, s.samples, `${hst}: points`);
+    assert.equal(d[hst].busiest, s.busiest, `${hst}: the busiest core`);
+    assert.ok(Math.abs(d[hst].mean - s.cpu[s.busiest].busy_mean) < 0.2,
+      `${hst}: busiest core's mean ${d[hst].mean} against the summary's ${s.cpu[s.busiest].busy_mean}`);
+    assert.ok(Math.abs(d[hst].memMax - s.mem_used_max_pct) < 0.2,
+      `${hst}: memory max ${d[hst].memMax} against the summary's ${s.mem_used_max_pct}`);
+  }
+  assert.equal(await page.locator('.run-samples-box').isVisible(), true);
+  await shoot('sampled');
+});
+
+test('a run that did not sample shows no CPU/memory box', { timeout: 120_000 }, async () => {
+  const { sample, ...plain } = SPEC;
+  assert.ok(sample);
+  const { matrix, run } = await start({ ...plain, name: 'plain' });
+  await ended(matrix);
+  assert.deepEqual((await tbd.get(`/api/v1/runs/${run}/samples`)).hosts, {});
+  await page.goto(`${tbd.base}/#/runs/${run}`);
+  await page.locator('.run-page[data-state="ok"] .interval-chart').waitFor();
+  await page.waitForTimeout(500);   // the samples' reply has come
+  assert.equal(await page.locator('.run-samples-box').isVisible(), false);
+  assert.equal(await page.locator('.chart-samples').count(), 0);
+  // a 401 before the login, a stream cut by a page change: the browser's own notes, not the page's errors
+  assert.deepEqual(pageErrors.filter((e) => !/Failed to load resource|net::ERR_|EventSource/.test(e)), []);
+});
