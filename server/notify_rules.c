@@ -17,7 +17,7 @@ const char *const nf_trigger_names[] = {
 	"matrix.canceled",
 	"matrix.interrupted", /* testbedd stopped under it */
 	"run.failed",         /* run.state failed */
-	"gate.failed",        /* matrix.gate (a CI gate) failed: the event comes later */
+	"gate.failed",        /* matrix.gate with verdict "fail" (a schedule's CI gate, schedule.c) */
 	"host.down",          /* host.state up -> down, no action or matrix holding it */
 	"host.up",            /* down -> up, the same */
 	"bmc.mismatch",       /* host.bmc: the BMC says on, the OS does not answer */
@@ -91,7 +91,9 @@ unsigned nf_classify(const json_t *event, const struct nf_context *ctx)
 	if (is(type, "run.state"))
 		return is(state, "failed") ? nf_trigger_bit("run.failed") : 0;
 	if (is(type, "matrix.gate"))
-		return is(state, "failed") || json_is_false(json_object_get(data, "passed"))
+		/* schedule.c publishes {"verdict": "pass"|"fail"|"no_baseline"|"error", ...} */
+		return is(jstr(data, "verdict"), "fail") || is(state, "failed") ||
+				       json_is_false(json_object_get(data, "passed"))
 			       ? nf_trigger_bit("gate.failed")
 			       : 0;
 	if (is(type, "host.state"))
@@ -151,9 +153,12 @@ static void words(const char *trigger, const json_t *event, char *title, size_t 
 	json_int_t matrix = json_integer_value(json_object_get(event, "matrix"));
 	const char *err = event_error(data), *kind = jstr(data, "kind");
 
-	if (strncmp(trigger, "matrix.", 7) == 0 || is(trigger, "gate.failed"))
+	if (is(trigger, "gate.failed"))
+		snprintf(title, tlen, "testbedd: matrix %lld failed its CI gate (%zu cells dropped)", (long long)matrix,
+			 json_array_size(json_object_get(data, "dropped")));
+	else if (strncmp(trigger, "matrix.", 7) == 0)
 		snprintf(title, tlen, "testbedd: matrix %lld %s", (long long)matrix,
-			 is(trigger, "matrix.ended") ? "ended" : trigger + (is(trigger, "gate.failed") ? 0 : 7));
+			 is(trigger, "matrix.ended") ? "ended" : trigger + 7);
 	else if (is(trigger, "run.failed"))
 		snprintf(title, tlen, "testbedd: a run of matrix %lld failed", (long long)matrix);
 	else if (is(trigger, "host.down") || is(trigger, "host.up"))

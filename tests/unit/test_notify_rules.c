@@ -60,6 +60,11 @@ static const struct ev_case events[] = {
 	{"{\"type\":\"run.state\",\"matrix\":3,\"host\":\"left\",\"data\":{\"state\":\"ok\"}}", "", 0, ""},
 	{"{\"type\":\"matrix.gate\",\"matrix\":3,\"data\":{\"passed\":false}}", "", 0, "gate.failed"},
 	{"{\"type\":\"matrix.gate\",\"matrix\":3,\"data\":{\"passed\":true}}", "", 0, ""},
+	/* what schedule.c publishes */
+	{"{\"type\":\"matrix.gate\",\"matrix\":4,\"data\":{\"verdict\":\"fail\",\"dropped\":[1,3]}}", "", 0,
+	 "gate.failed"},
+	{"{\"type\":\"matrix.gate\",\"matrix\":4,\"data\":{\"verdict\":\"pass\",\"dropped\":[]}}", "", 0, ""},
+	{"{\"type\":\"matrix.gate\",\"matrix\":4,\"data\":{\"verdict\":\"no_baseline\"}}", "", 0, ""},
 	/* host.state: a change of reachability, with no holder */
 	{"{\"type\":\"host.state\",\"host\":\"left\",\"data\":{\"reachability\":\"down\"}}", "up", 0, "host.down"},
 	{"{\"type\":\"host.state\",\"host\":\"left\",\"data\":{\"reachability\":\"up\"}}", "down", 0, "host.up"},
