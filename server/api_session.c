@@ -13,17 +13,25 @@
 
 int api_session_create(struct tb_request *rq, struct tb_reply *rp)
 {
-	static const char *const fields[] = {"token", NULL};
+	static const char *const fields[] = {"token", "remember", NULL};
 	char cookie[TB_SECRET_MAX], csrf[TB_SECRET_MAX];
 	struct tb_principal who;
 	const char *token;
 	json_t *tv;
+	json_t *rv;
 	int64_t expires;
 	int rc;
 
 	if ((rc = tb_json_only(rq->body, fields, &rp->err)) != 0 ||
-	    (rc = tb_json_string(rq->body, "token", 1, &token, &rp->err)) != 0 ||
-	    (rc = tb_auth_session_create(rq->sv->auth, token, cookie, csrf, &expires, &who, &rp->err)) != 0)
+	    (rc = tb_json_string(rq->body, "token", 1, &token, &rp->err)) != 0)
+		goto out;
+	rv = json_object_get(rq->body, "remember");
+	if (rv != NULL && !json_is_boolean(rv)) {
+		rc = tb_fail(&rp->err, TB_ERR_INVALID, "remember", "remember must be true or false");
+		goto out;
+	}
+	if ((rc = tb_auth_session_create(rq->sv->auth, token, json_is_true(rv), cookie, csrf, &expires, &who,
+					 &rp->err)) != 0)
 		goto out;
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", who.name);
 	snprintf(rp->set_cookie, sizeof(rp->set_cookie),

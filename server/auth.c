@@ -299,8 +299,9 @@ int tb_auth_bootstrap(struct tb_auth *a, const char *state_dir, struct tb_error 
 	return rc;
 }
 
-int tb_auth_session_create(struct tb_auth *a, const char *token, char cookie[TB_SECRET_MAX], char csrf[TB_SECRET_MAX],
-			   int64_t *expires_at, struct tb_principal *who, struct tb_error *err)
+int tb_auth_session_create(struct tb_auth *a, const char *token, int remember, char cookie[TB_SECRET_MAX],
+			   char csrf[TB_SECRET_MAX], int64_t *expires_at, struct tb_principal *who,
+			   struct tb_error *err)
 {
 	struct tb_session_row row;
 	uint8_t hash[TB_SHA256_LEN];
@@ -316,7 +317,7 @@ int tb_auth_session_create(struct tb_auth *a, const char *token, char cookie[TB_
 	}
 	row.token_id = id;
 	tb_sha256(csrf, strlen(csrf), row.csrf_hash);
-	row.expires_at = (int64_t)time(NULL) + a->session_ttl_s;
+	row.expires_at = (int64_t)time(NULL) + (remember ? (int64_t)TB_SESSION_REMEMBER_TTL_S : a->session_ttl_s);
 	tb_sha256(cookie, strlen(cookie), hash);
 	tb_store_session_purge(a->st, (int64_t)time(NULL));
 	if ((rc = tb_store_session_insert(a->st, hash, &row, err)) != 0)

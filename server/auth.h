@@ -25,6 +25,8 @@ enum tb_level { TB_LEVEL_NONE = 0, TB_LEVEL_VIEWER = 1, TB_LEVEL_OPERATOR = 2, T
 
 #define TB_SECRET_MAX 96
 #define TB_SESSION_TTL_S (12 * 3600)
+/* "Remember this device": a session of a phone or laptop one logs in from often. */
+#define TB_SESSION_REMEMBER_TTL_S (30 * 24 * 3600)
 
 struct tb_principal {
 	int64_t token_id;
@@ -62,9 +64,12 @@ int tb_auth_token_revoke(struct tb_auth *a, int64_t id, struct tb_error *err);
 /* Check a bearer token.  TB_ERR_UNAUTHORIZED with a reason when it is not valid. */
 int tb_auth_bearer(struct tb_auth *a, const char *token, struct tb_principal *who, struct tb_error *err);
 
-/* Log in with a token: a new session.  cookie and csrf get the two secrets. */
-int tb_auth_session_create(struct tb_auth *a, const char *token, char cookie[TB_SECRET_MAX], char csrf[TB_SECRET_MAX],
-			   int64_t *expires_at, struct tb_principal *who, struct tb_error *err);
+/* Log in with a token: a new session.  cookie and csrf get the two secrets.
+ * remember != 0: the session lasts TB_SESSION_REMEMBER_TTL_S (not the test
+ * override), else the session TTL. */
+int tb_auth_session_create(struct tb_auth *a, const char *token, int remember, char cookie[TB_SECRET_MAX],
+			   char csrf[TB_SECRET_MAX], int64_t *expires_at, struct tb_principal *who,
+			   struct tb_error *err);
 
 /* Check a session cookie; when mutating, csrf (the X-CSRF-Token header, may be
  * NULL) must match the session's.  TB_ERR_UNAUTHORIZED or TB_ERR_CSRF. */

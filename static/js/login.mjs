@@ -12,6 +12,9 @@ export function renderLogin(main, { onLogin, notice }) {
     id: 'token', name: 'token', type: 'password', required: true, autocomplete: 'off',
     autocapitalize: 'off', spellcheck: 'false', class: 'mono', 'aria-describedby': 'token-help',
   });
+  // "Remember this device": a 30-day session (the server sets the cookie's
+  // Max-Age); unticked, the session lasts 12 h.
+  const remember = h('input', { id: 'remember', name: 'remember', type: 'checkbox' });
   const button = h('button', { type: 'submit', class: 'primary' }, 'Log in');
   const error = h('p', { id: 'login-error', class: 'alert', role: 'alert', hidden: true });
   const form = h('form', { class: 'login-form', novalidate: true },
@@ -20,6 +23,8 @@ export function renderLogin(main, { onLogin, notice }) {
     h('p', { id: 'token-help', class: 'help' },
       'The first admin token is in ', h('code', {}, 'STATE_DIR/admin.token'),
       '; an admin makes more with ', h('code', {}, 'tbctl token create NAME --role viewer'), '.'),
+    h('label', { class: 'check', for: 'remember' }, remember,
+      ' Remember this device for 30 days'),
     button,
     error);
 
@@ -58,7 +63,8 @@ export function renderLogin(main, { onLogin, notice }) {
     button.disabled = true;
     error.hidden = true;
     try {
-      const reply = await api('POST', 'session', { token }, { quiet401: true });
+      const reply = await api('POST', 'session', { token, remember: remember.checked },
+        { quiet401: true });
       input.value = '';
       onLogin(reply.session);
     } catch (err) {

@@ -207,7 +207,7 @@ static void test_session_principal(void **state)
 	assert_int_equal(tb_auth_bearer(f.a, secret, &who, &err), 0);
 	assert_int_equal(who.session_id, 0);
 	assert_int_equal(who.expires_at, 0);
-	assert_int_equal(tb_auth_session_create(f.a, secret, cookie, csrf, &expires, &who, &err), 0);
+	assert_int_equal(tb_auth_session_create(f.a, secret, 0, cookie, csrf, &expires, &who, &err), 0);
 	assert_true(expires - (int64_t)time(NULL) > TB_SESSION_TTL_S - 5);
 	assert_int_equal(who.session_id, tb_auth_session_id(cookie));
 	assert_true(who.session_id > 0);
@@ -217,8 +217,14 @@ static void test_session_principal(void **state)
 	assert_int_equal(who.expires_at, expires);
 	assert_int_equal(who.token_id, id);
 	/* two sessions of one token: two ids */
-	assert_int_equal(tb_auth_session_create(f.a, secret, cookie2, csrf, &expires, &who, &err), 0);
+	assert_int_equal(tb_auth_session_create(f.a, secret, 0, cookie2, csrf, &expires, &who, &err), 0);
 	assert_int_not_equal(tb_auth_session_id(cookie2), tb_auth_session_id(cookie));
+	/* "remember this device": a 30-day session, checked like any other */
+	assert_int_equal(tb_auth_session_create(f.a, secret, 1, cookie2, csrf, &expires, &who, &err), 0);
+	assert_true(expires - (int64_t)time(NULL) > TB_SESSION_REMEMBER_TTL_S - 5);
+	assert_true(expires - (int64_t)time(NULL) <= TB_SESSION_REMEMBER_TTL_S);
+	assert_int_equal(tb_auth_cookie(f.a, cookie2, NULL, 0, &who, &err), 0);
+	assert_int_equal(who.expires_at, expires);
 	/* logged out: gone */
 	tb_auth_session_delete(f.a, cookie);
 	assert_int_equal(tb_auth_cookie(f.a, cookie, NULL, 0, &who, &err), TB_ERR_UNAUTHORIZED);
@@ -226,7 +232,7 @@ static void test_session_principal(void **state)
 	/* a failed login leaves no secret in the caller's buffers */
 	memset(cookie, 'x', sizeof(cookie));
 	memset(csrf, 'x', sizeof(csrf));
-	assert_int_equal(tb_auth_session_create(f.a, "tbk_1_nope", cookie, csrf, &expires, &who, &err),
+	assert_int_equal(tb_auth_session_create(f.a, "tbk_1_nope", 0, cookie, csrf, &expires, &who, &err),
 			 TB_ERR_UNAUTHORIZED);
 	assert_int_equal(cookie[0], '\0');
 	assert_int_equal(csrf[0], '\0');
@@ -250,7 +256,7 @@ static void test_session_ttl_for_tests(void **state)
 	setenv("TESTBEDD_TEST_SESSION_TTL_S", "1", 1);
 	open_fixture(&f);
 	assert_int_equal(tb_auth_token_create(f.a, "web", TB_LEVEL_VIEWER, secret, &id, &err), 0);
-	assert_int_equal(tb_auth_session_create(f.a, secret, cookie, csrf, &expires, &who, &err), 0);
+	assert_int_equal(tb_auth_session_create(f.a, secret, 0, cookie, csrf, &expires, &who, &err), 0);
 	assert_true(expires - (int64_t)time(NULL) <= 1);
 	assert_int_equal(who.expires_at, expires);
 	while ((int64_t)time(NULL) < expires) {

@@ -1,0 +1,128 @@
+/*
+ * test_device_sessions.c - "Remember this device" logins against the real
+ * testbedd on port 0: POST /api/v1/session with "remember": true gives a
+ * 30-day session whose cookie has the matching Max-Age; without it the
+ * session and its cookie last the ordinary TTL; a non-boolean remember is
+ * refused.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "daemon.h"
+
+static struct tb_test_daemon D;
+static char viewer[128];
+
+static int setup(void **state)
+{
+	(void)state;
+	if (tb_test_daemon_start(&D, NULL, NULL) != 0)
+		return -1;
+	return tb_test_create_token(&D, "phone", "viewer", viewer, sizeof(viewer)) == 201 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return tb_test_daemon_stop(&D);
+}
+
+/* Log in (remember: "true", "false" or NULL for absent); the reply in r. */
+static void login(const char *remember, struct tb_test_resp *r)
+{
+	static const char *const h[] = {"Content-Type: application/json", NULL};
+	char url[256], body[512];
+
+	snprintf(url, sizeof(url), "%s/api/v1/session", D.url);
+	if (remember != NULL)
+		snprintf(body, sizeof(body), "{\"token\":\"%s\",\"remember\":%s}", viewer, remember);
+	else
+		snprintf(body, sizeof(body), "{\"token\":\"%s\"}", viewer);
+	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), r), 0);
+}
+
+/* The cookie's Max-Age, and that the cookie works for GET /whoami. */
+static long max_age_and_use(struct tb_test_resp *r)
+{
+	char buf[512], cookie[600], url[256];
+	const char *h[2] = {cookie, NULL};
+	struct tb_test_resp w;
+	const char *m;
+	long age;
+
+	assert_non_null(tb_test_header(r, "Set-Cookie", buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "HttpOnly"));
+	m = strstr(buf, "Max-Age=");
+	assert_non_null(m);
+	age = strtol(m + 8, NULL, 10);
+	buf[strcspn(buf, ";")] = '\0';
+	snprintf(cookie, sizeof(cookie), "Cookie: %s", buf);
+	snprintf(url, sizeof(url), "%s/api/v1/whoami", D.url);
+	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &w), 0);
+	assert_int_equal(w.status, 200);
+	tb_test_resp_free(&w);
+	return age;
+}
+
+static void test_remember_gives_a_30_day_cookie(void **state)
+{
+	struct tb_test_resp r;
+	long age;
+
+	(void)state;
+	login("true", &r);
+	assert_int_equal(r.status, 200);
+	age = max_age_and_use(&r);
+	assert_true(age > 30L * 24 * 3600 - 60);
+	assert_true(age <= 30L * 24 * 3600);
+	/* the secret is only in the cookie: the reply body has no cookie value */
+	assert_null(strstr(r.body, "tb_session"));
+	tb_test_resp_free(&r);
+}
+
+static void test_without_remember_the_ordinary_ttl(void **state)
+{
+	struct tb_test_resp r;
+	long age;
+
+	(void)state;
+	login("false", &r);
+	assert_int_equal(r.status, 200);
+	age = max_age_and_use(&r);
+	assert_true(age > 0 && age <= 12L * 3600);
+	tb_test_resp_free(&r);
+	login(NULL, &r);
+	assert_int_equal(r.status, 200);
+	age = max_age_and_use(&r);
+	assert_true(age > 0 && age <= 12L * 3600);
+	tb_test_resp_free(&r);
+}
+
+static void test_remember_must_be_boolean(void **state)
+{
+	struct tb_test_resp r;
+
+	(void)state;
+	login("\"yes\"", &r);
+	assert_int_equal(r.status, 400);
+	assert_string_equal(tb_test_error_code(&r), "invalid_field");
+	assert_null(tb_test_header(&r, "Set-Cookie", (char[8]){0}, 8));
+	tb_test_resp_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_remember_gives_a_30_day_cookie),
+		cmocka_unit_test(test_without_remember_the_ordinary_ttl),
+		cmocka_unit_test(test_remember_must_be_boolean),
+	};
+
+	return cmocka_run_group_tests_name("device_sessions", tests, setup, teardown);
+}
