@@ -2,9 +2,10 @@
 # Wake-on-LAN end to end through actions (POST /api/v1/hosts/right/power {"action":"on"}),
 # one way at a time (right's inventory entry has only that way, so nothing else can wake
 # it): limited broadcast (255.255.255.255 from a bound source), subnet broadcast, directed
-# unicast, a raw EtherType 0x0842 frame (AF_PACKET on the sim's bridge) and etherwake on
-# the relay; first without, then with a SecureOn password (the sim's hosts then ignore a
-# magic packet without the right password, so a wake proves the password was in it).
+# unicast, a raw EtherType 0x0842 frame (AF_PACKET on the sim's bridge), etherwake on the
+# relay and (without SecureOn) wakeonlan on the relay; first without, then with a SecureOn
+# password (the sim's hosts then ignore a magic packet without the right password, so a
+# wake proves the password was in it).
 # tcpdump on the sim's bridge records every frame; the bytes testbedd put on the wire are
 # compared with those of `wakeonlan` (UDP) and `etherwake` (raw frames), sent by hand for
 # the same MAC right after (right is on then: a packet for an on host changes nothing).
@@ -92,8 +93,8 @@ one_way() {
 	[ -z "${WOL_WAYS:-}" ] || [[ " $WOL_WAYS " == *" $name "* ]] || return 0
 	inventory "$inv" "$yaml"
 	check "$name: the inventory has only that way for right" "$BIN/testbedd" --check-config --inventory "$inv"
-	daemon_up "$inv" --probe-interval 2
-	check "$name: testbedd starts" test -n "$DPID"
+	daemon_up "$inv" --probe-interval 2 || sed 's/^/# testbedd: /' "$DD/log"
+	check "$name: testbedd starts" test -s "$DD/port"
 	cap_start "$name" || diag "tcpdump did not start"
 	check "$name: POST /hosts/right/power on succeeds (right answers ssh)" wake_by_action "$name"
 	check "$name: the step says $says" grep -qF "$says" "$TD/$name.action.json"
@@ -155,6 +156,16 @@ all_ways() {	# the ways, their reference commands with $1 as etherwake's extra o
         interface: mgmt0
         command: etherwake$so" "through the relay relay (etherwake)" "^raw [0-9a-f:]+ $MAC_right " \
 		"^raw [0-9a-f:]+ $MAC_right " "true"
+	# wakeonlan as the relay's command (no SecureOn: it cannot send one), to UDP port 7;
+	# the reference is wakeonlan from this machine
+	[ -n "$SO" ] || one_way relay-wakeonlan "      - driver: wol
+        via: relay
+        relay: relay
+        interface: mgmt0
+        command: wakeonlan
+        target: $NET.255
+        port: 7" "through the relay relay (wakeonlan)" "^udp $NET.2 $NET.255 7 " "^udp $NET.1 $NET.255 7 " \
+		"wakeonlan -i $NET.255 -p 7 $MAC_right"
 }
 
 sim_up tbwx 227 --off || { nok "sim up"; finish; }
@@ -170,6 +181,6 @@ ok "sim up with the hosts off and SecureOn $PW (prefix $PFX, $NET.0/24)"
 SO=${PW//:/}
 # the reference's UDP packets (wakeonlan) have no password: they cannot wake anything here
 all_ways "-p $PW"
-check "right's WoL listener ignored the packets without the password" \
+[ -n "${WOL_WAYS:-}" ] || check "right's WoL listener ignored the packets without the password" \
 	grep -q "wrong or missing SecureOn password" "$S/hosts/right/log"
 finish
