@@ -2,6 +2,7 @@
 #include "api.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "services.h"
@@ -50,6 +51,26 @@ out:
 	if (json_is_string(tv))
 		tb_wipe((char *)json_string_value(tv), json_string_length(tv));
 	return rc;
+}
+
+/* DELETE /api/v1/sessions: log out everywhere, i.e. every session of the
+ * caller's token (a bearer caller's too), and end their event streams. */
+int api_sessions_delete_all(struct tb_request *rq, struct tb_reply *rp)
+{
+	int64_t *ids;
+	size_t n;
+	int rc;
+
+	if ((rc = tb_auth_session_delete_all(rq->sv->auth, rq->who->token_id, &ids, &n, &rp->err)) != 0)
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		tb_events_drop_session(rq->sv->events, ids[i]);
+	free(ids);
+	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", rq->who->name);
+	if (rq->who->via_cookie)
+		snprintf(rp->set_cookie, sizeof(rp->set_cookie),
+			 "tb_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0%s", rq->https ? "; Secure" : "");
+	return tb_reply_json(rp, 204, NULL);
 }
 
 int api_session_delete(struct tb_request *rq, struct tb_reply *rp)

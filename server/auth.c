@@ -379,14 +379,63 @@ void tb_auth_session_delete(struct tb_auth *a, const char *cookie)
 	tb_store_session_delete(a->st, hash);
 }
 
-int64_t tb_auth_session_id(const char *cookie)
+/* The session id of a cookie hash (see tb_auth_session_id). */
+static int64_t hash_session_id(const uint8_t hash[TB_SHA256_LEN])
 {
-	uint8_t hash[TB_SHA256_LEN];
 	uint64_t v = 0;
 
-	tb_sha256(cookie, strlen(cookie), hash);
 	for (size_t i = 0; i < 8; i++)
 		v = v << 8 | hash[i];
 	v &= (uint64_t)INT64_MAX;
 	return v != 0 ? (int64_t)v : 1;
+}
+
+int64_t tb_auth_session_id(const char *cookie)
+{
+	uint8_t hash[TB_SHA256_LEN];
+
+	tb_sha256(cookie, strlen(cookie), hash);
+	return hash_session_id(hash);
+}
+
+struct hash_list {
+	uint8_t (*h)[TB_SHA256_LEN];
+	size_t n, cap;
+	int oom;
+};
+
+static void collect_hash(void *cls, const uint8_t hash[TB_SHA256_LEN])
+{
+	struct hash_list *l = cls;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 8;
+		uint8_t(*h)[TB_SHA256_LEN] = realloc(l->h, cap * sizeof(*h));
+
+		if (h == NULL) {
+			l->oom = 1;
+			return;
+		}
+		l->h = h, l->cap = cap;
+	}
+	memcpy(l->h[l->n++], hash, TB_SHA256_LEN);
+}
+
+int tb_auth_session_delete_all(struct tb_auth *a, int64_t token_id, int64_t **ids, size_t *n, struct tb_error *err)
+{
+	struct hash_list l = {0};
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	if ((rc = tb_store_session_hashes(a->st, token_id, collect_hash, &l, err)) == 0 && l.oom)
+		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory listing sessions");
+	if (rc == 0 && l.n > 0 && (*ids = malloc(l.n * sizeof(**ids))) == NULL)
+		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory listing sessions");
+	for (size_t i = 0; rc == 0 && i < l.n; i++) {
+		tb_store_session_delete(a->st, l.h[i]);
+		(*ids)[(*n)++] = hash_session_id(l.h[i]);
+	}
+	free(l.h);
+	return rc;
 }

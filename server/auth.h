@@ -78,6 +78,12 @@ int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int 
 
 void tb_auth_session_delete(struct tb_auth *a, const char *cookie);
 
+/* "Log out everywhere": delete every session of token_id (a session created
+ * while this runs may survive).  *ids gets the tb_auth_session_id of each
+ * deleted session (malloc'd, the caller frees; NULL when *n is 0), so that
+ * their event streams can be ended. */
+int tb_auth_session_delete_all(struct tb_auth *a, int64_t token_id, int64_t **ids, size_t *n, struct tb_error *err);
+
 /* A session's id, from its cookie: 63 bits of the cookie's SHA-256, never 0
  * (not a secret: the hash is what the store keeps).  Event streams opened with
  * the cookie carry it, so that logging out ends them.  No lock, no I/O. */

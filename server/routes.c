@@ -41,6 +41,7 @@ const struct tb_route tb_routes[] = {
 	{"POST", "/api/v1/session", TB_LEVEL_NONE, TB_ROUTE_PUBLIC | TB_ROUTE_BODY | TB_ROUTE_LOGIN, "session.create",
 	 api_session_create},
 	{"DELETE", "/api/v1/session", TB_LEVEL_VIEWER, 0, "session.delete", api_session_delete},
+	{"DELETE", "/api/v1/sessions", TB_LEVEL_VIEWER, 0, "session.delete_all", api_sessions_delete_all},
 	{"GET", "/api/v1/tokens", TB_LEVEL_ADMIN, 0, NULL, api_tokens_list},
 	{"POST", "/api/v1/tokens", TB_LEVEL_ADMIN, TB_ROUTE_BODY, "token.create", api_token_create},
 	{"DELETE", "/api/v1/tokens/{id}", TB_LEVEL_ADMIN, 0, "token.revoke", api_token_revoke},

@@ -65,6 +65,11 @@ int tb_store_session_insert(struct tb_store *st, const uint8_t hash[TB_SHA256_LE
 int tb_store_session_get(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], struct tb_session_row *row,
 			 struct tb_error *err);
 int tb_store_session_delete(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN]);
+/* Each session hash of a token, to fn (fn must not call the store: copy the
+ * hash and act after this returns). */
+typedef void (*tb_session_hash_fn)(void *cls, const uint8_t hash[TB_SHA256_LEN]);
+int tb_store_session_hashes(struct tb_store *st, int64_t token_id, tb_session_hash_fn fn, void *cls,
+			    struct tb_error *err);
 /* Delete sessions that expired before now and those of revoked tokens. */
 int tb_store_session_purge(struct tb_store *st, int64_t now);
 

@@ -190,6 +190,24 @@ int tb_store_session_delete(struct tb_store *st, const uint8_t hash[TB_SHA256_LE
 	return st_finish_write(st, s, NULL);
 }
 
+int tb_store_session_hashes(struct tb_store *st, int64_t token_id, tb_session_hash_fn fn, void *cls,
+			    struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc, step;
+
+	if ((rc = st_prep(st, "SELECT hash FROM sessions WHERE token_id = ?", &s, err)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, token_id);
+	while ((step = sqlite3_step(s)) == SQLITE_ROW)
+		if (sqlite3_column_bytes(s, 0) == TB_SHA256_LEN)
+			fn(cls, sqlite3_column_blob(s, 0));
+	if (step != SQLITE_DONE)
+		rc = st_db_fail(st, err, "listing sessions");
+	st_finish(st, s);
+	return rc;
+}
+
 int tb_store_session_purge(struct tb_store *st, int64_t now)
 {
 	sqlite3_stmt *s;

@@ -3,7 +3,9 @@
  * testbedd on port 0: POST /api/v1/session with "remember": true gives a
  * 30-day session whose cookie has the matching Max-Age; without it the
  * session and its cookie last the ordinary TTL; a non-boolean remember is
- * refused.
+ * refused.  DELETE /api/v1/sessions logs the caller's token out everywhere:
+ * every session of it ends, and so do the event streams opened with them,
+ * while its bearer use and another token's sessions go on.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,10 @@
 #include <cmocka.h>
 
 #include "daemon.h"
+#include "ssestream.h"
+
+/* the last chunk of a chunked reply: the daemon ended the stream */
+#define STREAM_END "\r\n0\r\n\r\n"
 
 static struct tb_test_daemon D;
 static char viewer[128];
@@ -116,12 +122,92 @@ static void test_remember_must_be_boolean(void **state)
 	tb_test_resp_free(&r);
 }
 
+/* A logged-in session of secret: "Cookie: ..." and "X-CSRF-Token: ..." headers. */
+static void session_of(const char *secret, char cookie[600], char csrf[300])
+{
+	static const char *const h[] = {"Content-Type: application/json", NULL};
+	char url[256], body[512], buf[512];
+	struct tb_test_resp r;
+
+	snprintf(url, sizeof(url), "%s/api/v1/session", D.url);
+	snprintf(body, sizeof(body), "{\"token\":\"%s\",\"remember\":true}", secret);
+	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), &r), 0);
+	assert_int_equal(r.status, 200);
+	assert_non_null(tb_test_header(&r, "Set-Cookie", buf, sizeof(buf)));
+	buf[strcspn(buf, ";")] = '\0';
+	snprintf(cookie, 600, "Cookie: %s", buf);
+	snprintf(csrf, 300, "X-CSRF-Token: %s",
+		 json_string_value(json_object_get(json_object_get(r.json, "session"), "csrf_token")));
+	tb_test_resp_free(&r);
+}
+
+static long whoami(const char *hdr)
+{
+	const char *h[2] = {hdr, NULL};
+	struct tb_test_resp r;
+	char url[256];
+	long status;
+
+	snprintf(url, sizeof(url), "%s/api/v1/whoami", D.url);
+	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
+	status = r.status;
+	tb_test_resp_free(&r);
+	return status;
+}
+
+static void test_log_out_everywhere(void **state)
+{
+	char phone[600], phone_csrf[300], laptop[600], laptop_csrf[300], other[600], other_csrf[300];
+	char secret[128], bearer[200], line[700], url[256];
+	const char *h[3];
+	struct tb_test_stream s_phone, s_other;
+	struct tb_test_resp r;
+
+	(void)state;
+	assert_int_equal(tb_test_create_token(&D, "everywhere", "viewer", secret, sizeof(secret)), 201);
+	session_of(secret, phone, phone_csrf);
+	session_of(secret, laptop, laptop_csrf);
+	session_of(viewer, other, other_csrf);
+	snprintf(line, sizeof(line), "%s\r\n", phone);
+	tb_test_stream_open(&s_phone, D.port, "/api/v1/events", line);
+	assert_true(tb_test_stream_read_until(&s_phone, "event: stream\n", 10000));
+	snprintf(line, sizeof(line), "%s\r\n", other);
+	tb_test_stream_open(&s_other, D.port, "/api/v1/events", line);
+	assert_true(tb_test_stream_read_until(&s_other, "event: stream\n", 10000));
+	/* a cookie caller needs the CSRF header */
+	h[0] = laptop, h[1] = NULL;
+	snprintf(url, sizeof(url), "%s/api/v1/sessions", D.url);
+	assert_int_equal(tb_test_http("DELETE", url, h, NULL, 0, &r), 0);
+	assert_int_equal(r.status, 403);
+	tb_test_resp_free(&r);
+	assert_int_equal(whoami(phone), 200);
+	/* from the laptop: log out everywhere */
+	h[1] = laptop_csrf, h[2] = NULL;
+	assert_int_equal(tb_test_http("DELETE", url, h, NULL, 0, &r), 0);
+	assert_int_equal(r.status, 204);
+	assert_non_null(tb_test_header(&r, "Set-Cookie", line, sizeof(line)));
+	assert_non_null(strstr(line, "Max-Age=0"));
+	tb_test_resp_free(&r);
+	assert_int_equal(whoami(laptop), 401);
+	assert_int_equal(whoami(phone), 401);
+	/* the phone's open stream ends at once; another token's goes on */
+	assert_true(tb_test_stream_read_until(&s_phone, STREAM_END, 5000));
+	assert_false(tb_test_stream_read_until(&s_other, STREAM_END, 1000));
+	assert_int_equal(whoami(other), 200);
+	/* the token itself still works as a bearer */
+	snprintf(bearer, sizeof(bearer), "Authorization: Bearer %s", secret);
+	assert_int_equal(whoami(bearer), 200);
+	tb_test_stream_close(&s_phone);
+	tb_test_stream_close(&s_other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_remember_gives_a_30_day_cookie),
 		cmocka_unit_test(test_without_remember_the_ordinary_ttl),
 		cmocka_unit_test(test_remember_must_be_boolean),
+		cmocka_unit_test(test_log_out_everywhere),
 	};
 
 	return cmocka_run_group_tests_name("device_sessions", tests, setup, teardown);
