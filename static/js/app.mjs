@@ -155,9 +155,26 @@ async function logout() {
   loggedOut('You are logged out.');
 }
 
+// Every session of this token ends (DELETE /api/v1/sessions), a remembered
+// phone's too; the token itself stays valid.
+async function logoutEverywhere() {
+  const button = document.getElementById('logout-all');
+  button.disabled = true;
+  try {
+    await api('DELETE', 'sessions', undefined, { quiet401: true });
+  } catch (err) {
+    console.warn('testbedd: logout everywhere:', err.message);
+    button.disabled = false;
+    if (err.status !== 401) return;
+  }
+  button.disabled = false;
+  loggedOut('You are logged out on every device.');
+}
+
 async function boot() {
   ctx.main = document.getElementById('main');
   document.getElementById('logout').addEventListener('click', logout);
+  document.getElementById('logout-all').addEventListener('click', logoutEverywhere);
   window.addEventListener('hashchange', () => render(true));
   onUnauthorized((err) => {
     if (ctx.session !== null) loggedOut(`${err.message}`);
