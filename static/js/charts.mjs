@@ -9,6 +9,14 @@
 // in seconds since the test started.  Drawing is coalesced to one per
 // animation frame however fast intervals arrive.
 //
+// A live chart stays cheap to update (issue 20 item 0: the page's main
+// thread, not the network, made the live chart's p99): a panel is built
+// whole (setOption with notMerge) only when its series, axes or note
+// change or the colours switch; a new interval otherwise sets only the
+// series' data (ECharts merges it into the chart it has), and the detail
+// panel is drawn one animation frame after the bitrate panel, so that no
+// frame does both.
+//
 // Two panels: bitrate (sender and receiver side; each stream too when there
 // are several), and for TCP the sender's retransmits, cwnd and RTT, for UDP
 // the receiver's jitter and loss.
@@ -44,6 +52,9 @@ export class IntervalChart {
   #scheme = null;
   #media = null;         // prefers-color-scheme, followed while the chart is shown
   #options = [];         // what each panel was last drawn from (the SVG export draws it again)
+  #shape = ['', ''];     // each panel's series names, axes and note when last built whole
+  #detailFrame = 0;      // the detail panel's frame, one after the bitrate panel's
+  #lastDraw = -1e9;      // performance.now() of the last draw
 
   /** protocol 'tcp' or 'udp'; label names the run (for screen readers); file: the downloads' name. */
   constructor(protocol, label, file = 'run-intervals') {
@@ -78,7 +89,10 @@ export class IntervalChart {
 
   /** Stop drawing and free the charts. */
   dispose() {
-    cancelAnimationFrame(this.#frame);
+    if (this.#frame > 0) cancelAnimationFrame(this.#frame);
+    this.#frame = 0;
+    cancelAnimationFrame(this.#detailFrame);
+    this.#detailFrame = 0;
     this.#observer?.disconnect();
     this.#media?.removeEventListener('change', this.#redraw);
     for (const c of this.#charts) c.dispose();
@@ -87,10 +101,24 @@ export class IntervalChart {
 
   #redraw = () => this.#schedule();
 
+  // Draw at the end of this task when nothing was drawn in the last frame
+  // (a live interval then reaches the screen with the next frame, not the
+  // one after), else in the next animation frame: one draw a frame at most.
   #schedule() {
     if (this.#frame) return;
+    if (performance.now() - this.#lastDraw >= 17) {
+      this.#frame = -1;
+      queueMicrotask(() => {
+        if (this.#frame !== -1) return;
+        this.#frame = 0;
+        this.#lastDraw = performance.now();
+        this.#draw();
+      });
+      return;
+    }
     this.#frame = requestAnimationFrame(() => {
       this.#frame = 0;
+      this.#lastDraw = performance.now();
       this.#draw();
     });
   }
@@ -109,6 +137,7 @@ export class IntervalChart {
       this.#scheme = scheme;
       this.#charts = [this.rate, this.detail].map((el) => echarts.init(el, scheme === 'dark' ? 'dark' : null,
         { renderer: 'canvas' }));
+      this.#shape = ['', ''];
       this.#observer ??= new ResizeObserver(() => { for (const c of this.#charts) c.resize(); });
       this.#observer.observe(this.el);
       // a switch to dark (or back) redraws an ended run's chart too
@@ -121,14 +150,18 @@ export class IntervalChart {
     this.el.dataset.fg = colours().fg;
     const s = this.#series();
     this.#options[0] = panel('bitrate (Gbit/s)', s.rate, [{ name: '' }]);
-    this.#charts[0].setOption(this.#options[0], { notMerge: true });
+    this.#apply(0, this.#options[0]);
     const detail = panel(this.#protocol === 'udp' ? 'jitter and loss' : 'retransmits, cwnd, RTT', s.detail, s.axes);
     if (s.detail.length === 0) {
       // iperf3 before 3.17 gives the client's intervals only when it ends
       detail.title.subtext = `None yet: they come with the ${this.#protocol === 'udp' ? 'receiver' : 'sender'}'s intervals.`;
     }
     this.#options[1] = detail;
-    this.#charts[1].setOption(detail, { notMerge: true });
+    cancelAnimationFrame(this.#detailFrame);
+    this.#detailFrame = requestAnimationFrame(() => {
+      this.#detailFrame = 0;
+      if (this.#charts[1]) this.#apply(1, detail);
+    });
     this.downloads.hidden = false;
     this.el.dataset.drawn = String(this.points);
     // When the points reached the screen: ECharts paints in its next animation
@@ -137,6 +170,23 @@ export class IntervalChart {
     requestAnimationFrame(() => this.el.dispatchEvent(new CustomEvent('tb-drawn', {
       bubbles: true, detail: { ...counts, at: performance.timeOrigin + performance.now() },
     })));
+  }
+
+  /**
+   * Draw option on panel i: whole when its shape (series, axes, note) changed
+   * since the last time, else only the series' data, merged.
+   */
+  #apply(i, option) {
+    const shape = JSON.stringify([option.series.map((x) => [x.name, x.type, x.yAxisIndex ?? 0]),
+      option.yAxis.map((a) => [a.name, a.position, a.offset]), option.title.subtext ?? '']);
+    if (shape !== this.#shape[i]) {
+      this.#shape[i] = shape;
+      this.#charts[i].setOption(option, { notMerge: true });
+      return;
+    }
+    this.#charts[i].setOption({
+      series: option.series.map((x) => ({ name: x.name, data: x.data, showSymbol: x.showSymbol, large: x.large })),
+    });
   }
 
   /** The series of both panels from the intervals held. */

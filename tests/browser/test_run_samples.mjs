@@ -166,6 +166,20 @@ test('a sampled run: CPU and memory per host, live then from the store, as the A
   await eventually(async () => (await page.locator('.run-page').getAttribute('data-state')) === 'ok', SOON,
     'the page did not follow the run to its end');
   console.log(`# live: charts shown in state ${liveState} with ${JSON.stringify(live)}`);
+  // the interval chart, updated in place by the live tail (charts.mjs merges
+  // new data into the panels it has): every interval of both sides is drawn
+  const { run: r } = await tbd.get(`/api/v1/runs/${run}`);
+  const want = [r.intervals.client.length, r.intervals.server.length];
+  await eventually(async () => {
+    const got = await page.evaluate(async () => {
+      const echarts = await import(new URL('vendor/echarts.mjs', document.baseURI).href);
+      const rate = echarts.getInstanceByDom(document.querySelector('.interval-chart .chart-rate'));
+      const detail = echarts.getInstanceByDom(document.querySelector('.interval-chart .chart-detail'));
+      const n = (c, re) => c?.getOption().series.find((x) => re.test(x.name))?.data.length ?? 0;
+      return [n(rate, /\(client\)$/), n(rate, /\(server\)$/), n(detail, /^retransmits \(client\)$/)];
+    });
+    return got[0] === want[0] && got[1] === want[1] && got[2] === want[0];
+  }, SOON, `the live interval chart does not show ${want} intervals`);
 
   // from the store: the page opened again after the end
   const api = await tbd.get(`/api/v1/runs/${run}/samples`);
