@@ -68,7 +68,7 @@ test('remember this device, then log out everywhere', async () => {
   await phone.screenshot({ path: path.join(shots, 'device-sessions-phone.png'), fullPage: true });
   assert.ok(overflow <= 0, `the page is ${overflow} px wider than a 390 px phone`);
 
-  await phone.getByRole('button', { name: 'Log out everywhere' }).click();
+  await phone.getByRole('button', { name: 'End all sessions', exact: true }).click();
   await phone.getByText('You are logged out on every device.').waitFor();
   await phone.getByLabel('API token').waitFor();
   const who = await phone.evaluate(async () => (await fetch('/api/v1/whoami')).status);
