@@ -153,8 +153,7 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	    (rc = tb_runner_new(&app->sv, &app->sv.runner, err)) != 0 ||
 	    (rc = tb_bmcwatch_start(&app->sv, &app->sv.bmcwatch, err)) != 0 ||
 	    (rc = tb_idle_start(app->sv.idle, err)) != 0 || (rc = tb_wake_new(&app->sv, &app->sv.wake, err)) != 0 ||
-	    (rc = tb_wake_start(app->sv.wake, err)) != 0 ||
-	    (rc = tb_notify_new(&app->sv, &app->sv.notify, err)) != 0 ||
+	    (rc = tb_wake_start(app->sv.wake, err)) != 0 || (rc = tb_notify_new(&app->sv, &app->sv.notify, err)) != 0 ||
 	    (rc = tb_notify_start(app->sv.notify, err)) != 0 ||
 	    (rc = tb_schedule_new(&app->sv, &app->sv.schedule, err)) != 0 ||
 	    (rc = tb_schedule_start(app->sv.schedule, err)) != 0 ||
@@ -221,7 +220,7 @@ void tb_app_stop(struct tb_app *app)
 	tb_events_close(app->sv.events);
 	tb_consoles_close(app->sv.consoles); /* ends the console streams likewise */
 	tb_http_stop(app->http);
-	tb_notify_stop(app->sv.notify); /* it reads the holders */
+	tb_notify_stop(app->sv.notify);     /* it reads the holders */
 	tb_schedule_stop(app->sv.schedule); /* it submits to the runner */
 	tb_runner_stop(app->sv.runner);
 	tb_idle_stop(app->sv.idle);         /* it starts actions and reads the BMC view */

@@ -83,7 +83,7 @@ struct tb_http_config {
 	size_t body_limit;
 	const char *tls_cert; /* PEM files; both NULL: plain HTTP */
 	const char *tls_key;
-	unsigned int threads; /* MHD's thread pool; 0: tb_http_threads(0) */
+	unsigned int threads;      /* MHD's thread pool; 0: tb_http_threads(0) */
 	const char *trusted_proxy; /* "ADDR[,ADDR]" (proxy.h) or NULL: trust no peer's X-Forwarded-* */
 };
 

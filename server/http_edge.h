@@ -49,8 +49,8 @@ struct conn_state {
 	int replied;      /* refused when the headers came: the rest is ignored */
 	size_t discarded; /* bytes of a chunked body past the limit */
 	struct MHD_Connection *conn;
-	char remote[64]; /* the client: the peer, or its client behind a trusted proxy */
-	int https;       /* TLS ends here or at a trusted proxy */
+	char remote[64];            /* the client: the peer, or its client behind a trusted proxy */
+	int https;                  /* TLS ends here or at a trusted proxy */
 	char *decoded[MAX_DECODED]; /* strings handed to handlers, freed at the end */
 	size_t ndecoded;
 	int bad_query;

@@ -31,10 +31,11 @@ void edge_add_headers(struct MHD_Response *r)
 void edge_allow_inline_styles(struct MHD_Response *r)
 {
 	MHD_del_response_header(r, security_headers[0][0], security_headers[0][1]);
-	MHD_add_response_header(r, security_headers[0][0],
-				"default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' "
-				"data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-				"frame-ancestors 'none'");
+	MHD_add_response_header(
+		r, security_headers[0][0],
+		"default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' "
+		"data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+		"frame-ancestors 'none'");
 }
 
 unsigned int tb_http_status_of(int code)

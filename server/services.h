@@ -56,17 +56,17 @@ struct tb_services {
 	struct tb_auth *auth;
 	struct tb_events *events;
 	struct tb_metrics *metrics;
-	struct tb_inv_current *invs; /* the inventory in force */
+	struct tb_inv_current *invs;  /* the inventory in force */
 	struct tb_invadmin *invadmin; /* its file, load time, last reload (invadmin.h) */
 	struct tb_hosts *hosts;
 	struct tb_actions *actions;
 	struct tb_runner *runner;
 	struct tb_bmcwatch *bmcwatch;
 	struct tb_idle *idle;
-	struct tb_wake *wake; /* the wake schedule */
+	struct tb_wake *wake;         /* the wake schedule */
 	struct tb_consoles *consoles; /* serial consoles (console.h) */
-	struct tb_notify *notify; /* notification rules and their sending */
-	struct tb_reserve *reserve; /* reservations of hosts (reserve.h) */
+	struct tb_notify *notify;     /* notification rules and their sending */
+	struct tb_reserve *reserve;   /* reservations of hosts (reserve.h) */
 	struct tb_schedule *schedule; /* recurring matrices and their gate (schedule.h) */
 };
 
