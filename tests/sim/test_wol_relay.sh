@@ -28,9 +28,10 @@ right, tail = rest.split("\n  router:\n", 1)
 right = re.sub(r"      - driver: wol\n        via: (broadcast|directed)\n(        \S.*\n)*", "", right + "\n")[:-1]
 t = head + "\n  right:\n" + right + "\n  router:\n" + tail
 # the relay: a first persona that is never up (the discard port: refused at once)
-old = "  relay:\n    role: relay\n    os:\n"
-assert t.count(old) == 1
-t = t.replace(old, old + '      ubuntu:\n        address: %s.2\n        port: 9\n        host_key: "%s"\n' % (net, other))
+# (the relay's block may have other keys, e.g. a console, between role and os)
+m = re.search(r"\n  relay:\n    role: relay\n(    (?!os:)\S.*\n)*    os:\n", t)
+assert m, "the relay's os: block"
+t = t[:m.end()] + '      ubuntu:\n        address: %s.2\n        port: 9\n        host_key: "%s"\n' % (net, other) + t[m.end():]
 open(dst, "w").write(t)
 EOF
 inv_ok() {

@@ -143,7 +143,9 @@ static void test_summary(void **state)
 	assert_true(json_number_value(json_object_get(sum, "interrupt_share")) == 20.0);
 	assert_true(json_number_value(json_object_get(sum, "mem_used_max_pct")) == 30.25);
 	json_decref(sum);
-	assert_null(tb_sample_summary(json_array()));
+	json_decref(samples);
+	samples = json_array();
+	assert_null(tb_sample_summary(samples));
 	json_decref(samples);
 }
 
