@@ -323,11 +323,34 @@ export async function launchChromium(dir, viewport = { width: 1280, height: 800 
     mkdirSync(path.dirname(prefs), { recursive: true });
     writeFileSync(prefs, JSON.stringify({ alternate_error_pages: { enabled: false } }));
   }
-  return chromium.launchPersistentContext(dir, {
+  const context = await chromium.launchPersistentContext(dir, {
     executablePath: CHROMIUM,
     headless: true,
     args: CHROMIUM_ARGS,
     viewport,
     timeout: 60_000,
+  });
+  for (const page of context.pages()) reloadOnNetworkChange(page);
+  context.on('page', reloadOnNetworkChange);
+  return context;
+}
+
+/*
+ * A sim host that boots (its veth's carrier comes up in this namespace) or
+ * any other test's sim going up or down makes Chromium abort what it is
+ * loading with ERR_NETWORK_CHANGED.  A module of the page that fails so
+ * leaves the app's module graph unrun (a blank page, no login): seen in
+ * test_power and test_matrix since the sim's boots print a console.  Only
+ * the page's own files (document, scripts, styles) are loaded again, by a
+ * reload; an API call that fails so is the test's to see.
+ */
+function reloadOnNetworkChange(page) {
+  let reloads = 0;
+  page.on('requestfailed', (req) => {
+    if (req.failure()?.errorText !== 'net::ERR_NETWORK_CHANGED') return;
+    if (!['document', 'script', 'stylesheet'].includes(req.resourceType()) || reloads >= 5) return;
+    reloads += 1;
+    console.error(`# ${req.url()}: ERR_NETWORK_CHANGED (a sim's link changed): reloading the page`);
+    page.reload().catch(() => {});
   });
 }
