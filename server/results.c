@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "matrix.h"
 #include "outbuf.h"
 #include "stats.h"
@@ -512,51 +513,6 @@ int tb_results_table_json_cv(const struct tb_results_src *src, int64_t id, doubl
 
 /* ---- CSV ---- */
 
-/* One field: quoted when it holds a comma, quote or line break (RFC 4180);
- * an array of numbers (a Stats' values) as the numbers separated by spaces. */
-static void csv_field(struct tb_outbuf *c, const json_t *v, int last)
-{
-	char num[64];
-	const char *s = "";
-
-	if (json_is_array(v)) {
-		size_t i;
-		json_t *x;
-
-		json_array_foreach(v, i, x)
-		{
-			int k = json_is_number(x)
-					? snprintf(num, sizeof(num), "%s%.17g", i > 0 ? " " : "", json_number_value(x))
-					: 0;
-
-			tb_outbuf_add(c, num, (size_t)(k > 0 ? k : 0));
-		}
-	} else if (json_is_string(v))
-		s = json_string_value(v);
-	else if (json_is_integer(v)) {
-		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
-		s = num;
-	} else if (json_is_real(v)) {
-		snprintf(num, sizeof(num), "%.17g", json_real_value(v));
-		s = num;
-	} else if (json_is_true(v))
-		s = "true";
-	else if (json_is_false(v))
-		s = "false";
-	if (strpbrk(s, ",\"\r\n") != NULL) {
-		tb_outbuf_add(c, "\"", 1);
-		for (const char *p = s; *p; p++) {
-			tb_outbuf_add(c, p, 1);
-			if (*p == '"')
-				tb_outbuf_add(c, "\"", 1);
-		}
-		tb_outbuf_add(c, "\"", 1);
-	} else {
-		tb_outbuf_add(c, s, strlen(s));
-	}
-	tb_outbuf_add(c, last ? "\r\n" : ",", last ? 2 : 1);
-}
-
 static const json_t *path_get(const json_t *o, const char *path)
 {
 	char key[64];
@@ -575,16 +531,13 @@ static void csv_rows(struct tb_outbuf *c, const json_t *rows, const char *const 
 	size_t i;
 	json_t *row;
 
-	for (int k = 0; cols[k] != NULL; k++) {
-		tb_outbuf_add(c, cols[k], strlen(cols[k]));
-		tb_outbuf_add(c, cols[k + 1] != NULL ? "," : "\r\n", cols[k + 1] != NULL ? 1 : 2);
-	}
+	tb_csv_header(c, cols);
 	json_array_foreach(rows, i, row)
 	{
 		if (json_is_null(row))
 			continue;
 		for (int k = 0; cols[k] != NULL; k++)
-			csv_field(c, path_get(row, cols[k]), cols[k + 1] == NULL);
+			tb_csv_field(c, path_get(row, cols[k]), cols[k + 1] == NULL);
 	}
 }
 
@@ -676,8 +629,7 @@ int tb_results_table_csv_cv(const struct tb_results_src *src, int64_t id, int ce
 		return rc;
 	if ((rc = build_table(src, id, noisy_cv, &t, err)) == 0) {
 		csv_rows(&c, cells ? t.cells : t.runs, cells ? cell_cols : run_cols);
-		*len = c.len;
-		if ((*out = tb_outbuf_take(&c)) == NULL)
+		if (tb_csv_take(&c, out, len) != 0)
 			rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	}
 	json_decref(t.runs);
