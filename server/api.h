@@ -57,6 +57,12 @@ int api_matrix_os(struct tb_request *rq, struct tb_reply *rp);
 /* The noisy_cv query parameter (absent: TB_STATS_NOISY_CV) into *cv; a 400
  * naming it when it is not a number 0..10. */
 int api_noisy_cv(struct tb_request *rq, struct tb_reply *rp, double *cv);
+/* The metric query parameter (absent: dflt, which may be NULL) into *metric;
+ * a 400 naming it when it is not a cell statistic (tb_compare_metric_ok). */
+int api_metric(struct tb_request *rq, struct tb_reply *rp, const char *dflt, const char **metric);
+/* The matrix id of the path (rq->args[0]) into *id, named as the audit
+ * target; a 400 naming "id" when it is not a positive whole number. */
+int api_matrix_id(struct tb_request *rq, struct tb_reply *rp, int64_t *id);
 int api_run_get(struct tb_request *rq, struct tb_reply *rp);
 int api_run_raw(struct tb_request *rq, struct tb_reply *rp);
 int api_run_samples(struct tb_request *rq, struct tb_reply *rp);

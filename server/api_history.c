@@ -17,22 +17,17 @@ int api_matrix_cell_history(struct tb_request *rq, struct tb_reply *rp)
 {
 	struct tb_results_src src = {rq->sv->store, {0, -1}};
 	struct tb_matrix_filter f = {0};
-	const char *metric = tb_req_query(rq, "metric"), *limit = tb_req_query(rq, "limit");
+	const char *metric, *limit = tb_req_query(rq, "limit");
 	int64_t id, cell, n = TB_HISTORY_DEFAULT;
 	json_t *j;
 	int rc;
 
-	if (tb_parse_id(rq->args[0], 1, &id) != 0)
-		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "a matrix id is a positive whole number");
+	if ((rc = api_matrix_id(rq, rp, &id)) != 0)
+		return rc;
 	if (tb_parse_id(rq->args[1], 0, &cell) != 0 || cell > 1000000)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "cell", "a cell is a whole number 0..1000000");
-	if (metric == NULL)
-		metric = "receiver_bps";
-	if (!tb_history_metric_ok(metric))
-		return tb_fail(&rp->err, TB_ERR_INVALID, "metric",
-			       "metric must be sender_bps, receiver_bps, retransmits, lost_percent or jitter_ms, got "
-			       "\"%.20s\"",
-			       metric);
+	if ((rc = api_metric(rq, rp, "receiver_bps", &metric)) != 0)
+		return rc;
 	if (limit != NULL && (tb_parse_id(limit, 1, &n) != 0 || n > TB_HISTORY_MAX))
 		return tb_fail(&rp->err, TB_ERR_INVALID, "limit", "limit must be a whole number 1..%d", TB_HISTORY_MAX);
 	if ((rc = tb_history_filter_parse(tb_req_query(rq, "name"), tb_req_query(rq, "state"),

@@ -57,7 +57,7 @@ static struct tb_results_src results_src(struct tb_request *rq)
 	return src;
 }
 
-static int matrix_id(struct tb_request *rq, struct tb_reply *rp, int64_t *id)
+int api_matrix_id(struct tb_request *rq, struct tb_reply *rp, int64_t *id)
 {
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "matrix %.40s", rq->args[0]);
 	if (tb_parse_id(rq->args[0], 1, id) != 0)
@@ -163,7 +163,7 @@ int api_matrix_get(struct tb_request *rq, struct tb_reply *rp)
 	int64_t id;
 	int rc;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0)
+	if ((rc = api_matrix_id(rq, rp, &id)) != 0)
 		return rc;
 	if (runs != NULL && strcmp(runs, "0") != 0 && strcmp(runs, "1") != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "runs", "runs must be 0 or 1");
@@ -175,7 +175,7 @@ int api_matrix_cancel(struct tb_request *rq, struct tb_reply *rp)
 	int64_t id;
 	int rc;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_runner_cancel(rq->sv->runner, id, &rp->err)) != 0)
+	if ((rc = api_matrix_id(rq, rp, &id)) != 0 || (rc = tb_runner_cancel(rq->sv->runner, id, &rp->err)) != 0)
 		return rc;
 	return reply_matrix(rq, rp, 200, id, 0);
 }
@@ -185,7 +185,7 @@ int api_matrix_resume(struct tb_request *rq, struct tb_reply *rp)
 	int64_t id;
 	int rc;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_runner_resume(rq->sv->runner, id, &rp->err)) != 0)
+	if ((rc = api_matrix_id(rq, rp, &id)) != 0 || (rc = tb_runner_resume(rq->sv->runner, id, &rp->err)) != 0)
 		return rc;
 	return reply_matrix(rq, rp, 200, id, 0);
 }
@@ -197,7 +197,7 @@ int api_matrix_rerun(struct tb_request *rq, struct tb_reply *rp)
 	int64_t id;
 	int rc;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_results_matrix_json(&src, id, 0, &m, &rp->err)) != 0)
+	if ((rc = api_matrix_id(rq, rp, &id)) != 0 || (rc = tb_results_matrix_json(&src, id, 0, &m, &rp->err)) != 0)
 		return rc;
 	rc = submit(rq, rp, json_object_get(m, "spec"), id);
 	json_decref(m);
@@ -212,7 +212,7 @@ int api_matrix_results(struct tb_request *rq, struct tb_reply *rp)
 	int64_t id;
 	int rc;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = api_noisy_cv(rq, rp, &cv)) != 0)
+	if ((rc = api_matrix_id(rq, rp, &id)) != 0 || (rc = api_noisy_cv(rq, rp, &cv)) != 0)
 		return rc;
 	if (format != NULL && strcmp(format, "json") != 0 && strcmp(format, "csv") != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "format", "format must be json or csv, got \"%.16s\"", format);
@@ -267,15 +267,14 @@ static int reply_json_or_csv(struct tb_reply *rp, int csv, const char *key, json
 int api_matrix_compare(struct tb_request *rq, struct tb_reply *rp)
 {
 	struct tb_results_src src = results_src(rq);
-	const char *b = tb_req_query(rq, "baseline"), *drop = tb_req_query(rq, "max_drop");
-	const char *metric = tb_req_query(rq, "metric");
+	const char *b = tb_req_query(rq, "baseline"), *drop = tb_req_query(rq, "max_drop"), *metric;
 	int csv;
 	double max_drop = 5.0;
 	int64_t id, base;
 	json_t *j;
 	int rc;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = csv_format(rq, rp, &csv)) != 0)
+	if ((rc = api_matrix_id(rq, rp, &id)) != 0 || (rc = csv_format(rq, rp, &csv)) != 0)
 		return rc;
 	if (b == NULL)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "baseline",
@@ -295,13 +294,8 @@ int api_matrix_compare(struct tb_request *rq, struct tb_reply *rp)
 				       "gate), got \"%.20s\"",
 				       drop);
 	}
-	if (metric == NULL)
-		metric = "receiver_bps";
-	if (!tb_compare_metric_ok(metric))
-		return tb_fail(&rp->err, TB_ERR_INVALID, "metric",
-			       "metric must be receiver_bps, sender_bps, lost_percent, retransmits or jitter_ms, got "
-			       "\"%.20s\"",
-			       metric);
+	if ((rc = api_metric(rq, rp, "receiver_bps", &metric)) != 0)
+		return rc;
 	if ((rc = tb_compare_json(&src, id, base, max_drop, metric, &j, &rp->err)) != 0)
 		return rc;
 	return reply_json_or_csv(rp, csv, "compare", j, tb_compare_csv);
@@ -314,7 +308,7 @@ int api_matrix_hosts(struct tb_request *rq, struct tb_reply *rp)
 	json_t *j;
 	int rc;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = tb_hostsnap_json(rq->sv, id, &j, &rp->err)) != 0)
+	if ((rc = api_matrix_id(rq, rp, &id)) != 0 || (rc = tb_hostsnap_json(rq->sv, id, &j, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, j);
 }
@@ -327,7 +321,7 @@ int api_matrix_hosts_diff(struct tb_request *rq, struct tb_reply *rp)
 	json_t *j;
 	int rc, csv;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0 || (rc = csv_format(rq, rp, &csv)) != 0)
+	if ((rc = api_matrix_id(rq, rp, &id)) != 0 || (rc = csv_format(rq, rp, &csv)) != 0)
 		return rc;
 	if (o == NULL)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "other",
@@ -349,7 +343,7 @@ int api_matrix_hosts_raw(struct tb_request *rq, struct tb_reply *rp)
 	int64_t id;
 	int rc;
 
-	if ((rc = matrix_id(rq, rp, &id)) != 0)
+	if ((rc = api_matrix_id(rq, rp, &id)) != 0)
 		return rc;
 	if (host == NULL || *host == '\0')
 		return tb_fail(&rp->err, TB_ERR_INVALID, "host", "host is required: a machine of the matrix");

@@ -17,26 +17,22 @@
 int api_matrix_report(struct tb_request *rq, struct tb_reply *rp)
 {
 	const char *format = tb_req_query(rq, "format"), *b = tb_req_query(rq, "baseline");
-	const char *metric = tb_req_query(rq, "metric");
+	const char *metric;
 	struct tb_results_src src = {rq->sv->store, {0, -1}};
 	struct tb_report r;
 	int64_t id, base = 0;
 	int md, rc;
 
-	snprintf(rp->audit_target, sizeof(rp->audit_target), "matrix %.40s", rq->args[0]);
-	if (tb_parse_id(rq->args[0], 1, &id) != 0)
-		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "a matrix id is a positive whole number");
+	if ((rc = api_matrix_id(rq, rp, &id)) != 0)
+		return rc;
 	if (format != NULL && strcmp(format, "html") != 0 && strcmp(format, "md") != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "format", "format must be html or md, got \"%.16s\"", format);
 	md = format != NULL && strcmp(format, "md") == 0;
 	if (b != NULL && tb_parse_id(b, 1, &base) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "baseline",
 			       "baseline must be a matrix id (a positive whole number), got \"%.20s\"", b);
-	if (metric != NULL && !tb_compare_metric_ok(metric))
-		return tb_fail(&rp->err, TB_ERR_INVALID, "metric",
-			       "metric must be receiver_bps, sender_bps, lost_percent, retransmits or jitter_ms, got "
-			       "\"%.20s\"",
-			       metric);
+	if ((rc = api_metric(rq, rp, NULL, &metric)) != 0)
+		return rc;
 	tb_runner_now(rq->sv->runner, &src.now);
 	if ((rc = tb_report_gather(rq->sv, &src, id, base, metric, &r, &rp->err)) != 0)
 		return rc;

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "compare.h"
 #include "osview.h"
 #include "results.h"
 #include "runner.h"
@@ -29,32 +30,38 @@ int api_noisy_cv(struct tb_request *rq, struct tb_reply *rp, double *cv)
 	return 0;
 }
 
+int api_metric(struct tb_request *rq, struct tb_reply *rp, const char *dflt, const char **metric)
+{
+	const char *s = tb_req_query(rq, "metric");
+
+	*metric = s != NULL ? s : dflt;
+	if (s != NULL && !tb_compare_metric_ok(s))
+		return tb_fail(&rp->err, TB_ERR_INVALID, "metric",
+			       "metric must be receiver_bps, sender_bps, lost_percent, retransmits or jitter_ms, got "
+			       "\"%.20s\"",
+			       s);
+	return 0;
+}
+
 /* GET /api/v1/matrices/{id}/os?a=C/S&b=C/S&metric=M&noisy_cv=X */
 int api_matrix_os(struct tb_request *rq, struct tb_reply *rp)
 {
 	struct tb_results_src src = {rq->sv->store, {0, -1}};
-	const char *a = tb_req_query(rq, "a"), *b = tb_req_query(rq, "b"), *metric = tb_req_query(rq, "metric");
+	const char *a = tb_req_query(rq, "a"), *b = tb_req_query(rq, "b"), *metric;
 	double cv;
 	int64_t id;
 	json_t *t, *j;
 	int rc;
 
-	if (tb_parse_id(rq->args[0], 1, &id) != 0)
-		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "a matrix id is a positive whole number");
+	if ((rc = api_matrix_id(rq, rp, &id)) != 0)
+		return rc;
 	if (a != NULL && !tb_osview_pair_ok(a))
 		return tb_fail(&rp->err, TB_ERR_INVALID, "a",
 			       "a must be an OS pair client_os/server_os (e.g. ubuntu/ubuntu), got \"%.40s\"", a);
 	if (b != NULL && !tb_osview_pair_ok(b))
 		return tb_fail(&rp->err, TB_ERR_INVALID, "b",
 			       "b must be an OS pair client_os/server_os (e.g. freebsd/freebsd), got \"%.40s\"", b);
-	if (metric == NULL)
-		metric = "receiver_bps";
-	if (!tb_osview_metric_ok(metric))
-		return tb_fail(&rp->err, TB_ERR_INVALID, "metric",
-			       "metric must be sender_bps, receiver_bps, retransmits, lost_percent or jitter_ms, got "
-			       "\"%.20s\"",
-			       metric);
-	if ((rc = api_noisy_cv(rq, rp, &cv)) != 0)
+	if ((rc = api_metric(rq, rp, "receiver_bps", &metric)) != 0 || (rc = api_noisy_cv(rq, rp, &cv)) != 0)
 		return rc;
 	tb_runner_now(rq->sv->runner, &src.now);
 	if ((rc = tb_results_table_json_cv(&src, id, cv, &t, &rp->err)) != 0)

@@ -20,7 +20,7 @@ static const struct {
 
 int tb_compare_metric_ok(const char *metric)
 {
-	for (int i = 0; metrics[i].name != NULL; i++)
+	for (int i = 0; metric != NULL && metrics[i].name != NULL; i++)
 		if (strcmp(metric, metrics[i].name) == 0)
 			return 1;
 	return 0;

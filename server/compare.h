@@ -43,8 +43,9 @@
 
 struct tb_results_src;
 
-/* The metrics a gate can compare: a cell statistic's name (receiver_bps,
- * sender_bps, lost_percent, retransmits, jitter_ms). */
+/* The metrics a gate, an OS view or a history can follow: a cell
+ * statistic's name (receiver_bps, sender_bps, lost_percent, retransmits,
+ * jitter_ms; NULL is none).  The one list of them. */
 int tb_compare_metric_ok(const char *metric);
 /* 1 when a higher value of metric is worse (lost_percent, retransmits,
  * jitter_ms), 0 for a bitrate or an unknown name. */

@@ -11,16 +11,6 @@
 #include "store.h"
 #include "timeutil.h"
 
-static const char *const metrics[] = {"sender_bps", "receiver_bps", "retransmits", "lost_percent", "jitter_ms", NULL};
-
-int tb_history_metric_ok(const char *metric)
-{
-	for (int i = 0; metrics[i] != NULL; i++)
-		if (strcmp(metric, metrics[i]) == 0)
-			return 1;
-	return 0;
-}
-
 static const char *const states[] = {"queued", "running", "succeeded", "failed", "canceled", "interrupted", NULL};
 
 int tb_history_filter_parse(const char *name, const char *state, const char *since, struct tb_matrix_filter *f,

@@ -33,10 +33,6 @@ struct tb_matrix_filter;
 #define TB_HISTORY_MAX 500
 #define TB_HISTORY_DEFAULT 50
 
-/* 1 when metric is a cell statistic a history can follow: sender_bps,
- * receiver_bps, retransmits, lost_percent, jitter_ms. */
-int tb_history_metric_ok(const char *metric);
-
 /* Fill f's name, state and since from query strings (NULL: absent): name
  * 1..128 bytes, state one of queued, running, succeeded, failed, canceled,
  * interrupted, since an RFC 3339 time.  TB_ERR_INVALID names the field. */

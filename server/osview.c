@@ -9,19 +9,9 @@
 #include "stats.h"
 #include "validate.h"
 
-static const char *const METRICS[] = {"sender_bps", "receiver_bps", "retransmits", "lost_percent", "jitter_ms", NULL};
-
 /* The slot a cell measures: what must be equal for two cells to face each
  * other (everything compare matches on but the OS). */
 static const char *const SLOT_KEYS[] = {"client", "server", "link", "protocol", "direction", "params", NULL};
-
-int tb_osview_metric_ok(const char *metric)
-{
-	for (int i = 0; metric != NULL && METRICS[i] != NULL; i++)
-		if (strcmp(metric, METRICS[i]) == 0)
-			return 1;
-	return 0;
-}
 
 int tb_osview_pair_ok(const char *s)
 {

@@ -28,10 +28,6 @@
 /* U test only with at least this many values on each side. */
 #define TB_OSVIEW_U_MIN_N 3
 
-/* Whether metric names a Stats of a cell: sender_bps, receiver_bps,
- * retransmits, lost_percent, jitter_ms. */
-int tb_osview_metric_ok(const char *metric);
-
 /* Whether s is an OS pair "client_os/server_os" of two names (validate.h
  * tb_valid_name). */
 int tb_osview_pair_ok(const char *s);

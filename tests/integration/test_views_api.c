@@ -1,6 +1,7 @@
 /*
- * test_views_api.c - the noisy_cv parameter of GET /api/v1/matrices/{id}/results
- * and the query of GET /api/v1/matrices/{id}/os against the real testbedd on
+ * test_views_api.c - the noisy_cv parameter of GET /api/v1/matrices/{id}/results,
+ * the query of GET /api/v1/matrices/{id}/os, and the matrix id and metric of
+ * compare, a cell's history and the report against the real testbedd on
  * port 0: each bad input is a 400 naming its field (a table: request ->
  * status, field), checked before the matrix is looked up; a matrix that does
  * not exist is a 404.  (The 200s with numbers: tests/browser/test_views_os.mjs
@@ -47,6 +48,18 @@ static const struct {
 	{"/api/v1/matrices/1/os?b=", 400, "b"},
 	{"/api/v1/matrices/1/os?metric=cpu", 400, "metric"},
 	{"/api/v1/matrices/1/os?noisy_cv=high", 400, "noisy_cv"},
+	/* the matrix id and metric every view over results parses alike
+	 * (api_matrix_id, api_metric): the same cell statistics everywhere */
+	{"/api/v1/matrices/1/compare?baseline=2&metric=lost_percent", 404, NULL},
+	{"/api/v1/matrices/1/compare?baseline=2&metric=cpu", 400, "metric"},
+	{"/api/v1/matrices/x/compare?baseline=2", 400, "id"},
+	{"/api/v1/matrices/1/cells/0/history?metric=jitter_ms", 404, NULL},
+	{"/api/v1/matrices/1/cells/0/history?metric=median", 400, "metric"},
+	{"/api/v1/matrices/0/cells/0/history", 400, "id"},
+	{"/api/v1/matrices/1/report?metric=retransmits", 404, NULL},
+	{"/api/v1/matrices/1/report?metric=cpu", 400, "metric"},
+	{"/api/v1/matrices/x/report", 400, "id"},
+	{"/api/v1/matrices/1/os?metric=sender_bps", 404, NULL},
 };
 
 static void test_table(void **state)

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "compare.h"
 #include "history.h"
 #include "results.h"
 #include "store.h"
@@ -250,8 +251,8 @@ static void test_cell_history(void **state)
 	assert_null(j);
 	assert_int_equal(tb_history_cell_json(&src, 999, 0, "receiver_bps", &flt, &j, &err), TB_ERR_NOT_FOUND);
 	assert_string_equal(err.field, "id");
-	assert_true(tb_history_metric_ok("lost_percent"));
-	assert_false(tb_history_metric_ok("median"));
+	assert_true(tb_compare_metric_ok("lost_percent"));
+	assert_false(tb_compare_metric_ok("median"));
 }
 
 int main(void)

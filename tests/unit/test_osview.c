@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "compare.h"
 #include "osview.h"
 #include "stats.h"
 
@@ -168,9 +169,9 @@ static void test_bad_input(void **state)
 		assert_true(tb_osview_pair_ok(good[i]));
 	for (int i = 0; bad[i] != NULL; i++)
 		assert_false(tb_osview_pair_ok(bad[i]));
-	assert_true(tb_osview_metric_ok("lost_percent"));
-	assert_false(tb_osview_metric_ok("cpu"));
-	assert_false(tb_osview_metric_ok(NULL));
+	assert_true(tb_compare_metric_ok("lost_percent"));
+	assert_false(tb_compare_metric_ok("cpu"));
+	assert_false(tb_compare_metric_ok(NULL));
 	assert_int_equal(tb_osview_json(t, "windows/windows", NULL, "receiver_bps", 0.05, &v, &err), TB_ERR_INVALID);
 	assert_string_equal(err.field, "a");
 	assert_null(v);
