@@ -51,13 +51,14 @@ const char *nf_first_trigger(unsigned bits);
 /* ---- secrets (notify_secret.c) ---- */
 
 #define NF_SECRET_MAX 4096
-/* Check a secret file without reading it: inside dir (the secrets
- * directory, symbolic links resolved: a rule cannot name any other file
- * testbedd can read), a regular file, owned by testbedd's user, not
- * readable or writable by group or others. */
+/* Check a secret file as nf_secret_read does, the secret itself wiped at
+ * once: inside dir (the secrets directory, by name or DIR/NAME, no symbolic
+ * link: a rule cannot name any other file testbedd can read), a regular
+ * file owned by testbedd's user, not readable or writable by group or
+ * others, one non-empty line. */
 int nf_secret_check(const char *path, const char *dir, const char *field, struct tb_error *err);
-/* Read a secret file (the same checks, on the open file) into buf, one line
- * without its newline.  The caller wipes buf. */
+/* Read a secret file (the same checks, on the open file: crypto_secret.h)
+ * into buf, one line without its newline.  The caller wipes buf. */
 int nf_secret_read(const char *path, const char *dir, const char *field, char *buf, size_t sz, struct tb_error *err);
 
 /* ---- a message as a request (notify_sink.c) ---- */

@@ -1,11 +1,10 @@
 /* power_secret.c - a BMC method's password, read at call time: see power.h. */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "crypto_secret.h"
 #include "power.h"
 
 void tb_power_cred_hint(const struct tb_power_method *pm, char *buf, size_t sz)
@@ -21,37 +20,19 @@ int tb_power_read_password(const struct tb_power_call *call, char *buf, size_t s
 {
 	const struct tb_power_method *pm = call->pm;
 	const char *m = call->m->name;
-	size_t len;
 
 	buf[0] = '\0';
 	if (pm->password_file != NULL) {
-		int fd = open(pm->password_file, O_RDONLY | O_CLOEXEC);
-		ssize_t n;
+		/* the inventory's path, written by the operator: a link is fine */
+		struct tb_secret_file f = {
+			AT_FDCWD, pm->password_file, pm->password_file, "the BMC password file", "password_file", 0};
+		char msg[TB_ERROR_MSG_MAX];
+		int rc = tb_secret_read(&f, buf, sz, err);
 
-		if (fd < 0)
-			return tb_fail(err, TB_ERR_CONFIG, "password_file",
-				       "%s: cannot read the BMC password file %s: %s; testbedd needs to "
-				       "read it (mode 0600, owned by testbedd's user)",
-				       m, pm->password_file, strerror(errno));
-		do
-			n = read(fd, buf, sz - 1);
-		while (n < 0 && errno == EINTR);
-		close(fd);
-		if (n < 0)
-			return tb_fail(err, TB_ERR_CONFIG, "password_file",
-				       "%s: cannot read the BMC password file %s: %s", m, pm->password_file,
-				       strerror(errno));
-		len = (size_t)n;
-		buf[len] = '\0';
-		if (len > 0 && buf[len - 1] == '\n')
-			buf[--len] = '\0';
-		if (len > 0 && buf[len - 1] == '\r')
-			buf[--len] = '\0';
-		if (memchr(buf, '\0', len) != NULL || memchr(buf, '\n', len) != NULL || (size_t)n == sz - 1)
-			return tb_fail(err, TB_ERR_CONFIG, "password_file",
-				       "%s: the BMC password file %s must hold the password on one line "
-				       "(at most %zu bytes)",
-				       m, pm->password_file, sz - 2);
+		if (rc != 0) {
+			snprintf(msg, sizeof(msg), "%s", err->message);
+			return tb_fail(err, rc, "password_file", "%s: %s", m, msg);
+		}
 	} else if (pm->password_env != NULL) {
 		const char *v = getenv(pm->password_env);
 
