@@ -46,35 +46,7 @@ static void on_brief(void *cls, const struct tb_matrix_brief *m)
 int tb_history_matrices_json(const struct tb_results_src *src, const struct tb_matrix_filter *f, json_t **out,
 			     int *total, struct tb_error *err)
 {
-	json_t *briefs = json_array(), *list = json_array(), *b;
-	size_t i;
-	int rc = 0;
-
-	*out = NULL;
-	if (briefs == NULL || list == NULL)
-		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	else
-		rc = tb_store_matrix_find(src->store, f, on_brief, briefs, total, err);
-	json_array_foreach(briefs, i, b)
-	{
-		json_t *m = NULL;
-		int r;
-
-		if (rc != 0)
-			break;
-		r = tb_results_matrix_json(src, json_integer_value(json_object_get(b, "id")), 0, &m, err);
-		if (r == TB_ERR_NOT_FOUND) /* deleted between the two reads */
-			continue;
-		if (r != 0 || json_array_append_new(list, m) != 0)
-			rc = r != 0 ? r : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	}
-	json_decref(briefs);
-	if (rc != 0) {
-		json_decref(list);
-		return rc;
-	}
-	*out = list;
-	return 0;
+	return tb_results_matrix_find_json(src, f, out, total, err);
 }
 
 /* from's member key, or null (a borrowed reference). */

@@ -41,7 +41,7 @@ int tb_history_filter_parse(const char *name, const char *state, const char *sin
 
 /* The matrices f selects, newest first, as GET /matrices/{id} without runs
  * (results.h), into *out (an array); *total how many match before paging.
- * Two queries, then one per matrix given (at most f->limit). */
+ * Two queries whatever the page's size (tb_results_matrix_find_json). */
 int tb_history_matrices_json(const struct tb_results_src *src, const struct tb_matrix_filter *f, json_t **out,
 			     int *total, struct tb_error *err);
 

@@ -203,13 +203,21 @@ int tb_results_matrix_json(const struct tb_results_src *src, int64_t id, unsigne
 
 int tb_results_matrix_list_json(const struct tb_results_src *src, int limit, json_t **out, struct tb_error *err)
 {
+	struct tb_matrix_filter f = {.limit = limit};
+
+	return tb_results_matrix_find_json(src, &f, out, NULL, err);
+}
+
+int tb_results_matrix_find_json(const struct tb_results_src *src, const struct tb_matrix_filter *f, json_t **out,
+				int *total, struct tb_error *err)
+{
 	struct mctx c = {src, json_array(), 1};
 	int rc;
 
 	*out = NULL;
 	if (c.out == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = tb_store_matrix_list(src->store, limit, on_matrix, &c, err)) != 0) {
+	if ((rc = tb_store_matrix_find(src->store, f, on_matrix, &c, total, err)) != 0) {
 		json_decref(c.out);
 		return rc;
 	}

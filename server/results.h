@@ -41,6 +41,12 @@ int tb_results_matrix_json(const struct tb_results_src *src, int64_t id, unsigne
 			   struct tb_error *err);
 /* Newest first, without runs. */
 int tb_results_matrix_list_json(const struct tb_results_src *src, int limit, json_t **out, struct tb_error *err);
+/* The matrices f selects (store.h tb_store_matrix_find), newest first,
+ * without runs, into *out (an array); *total (may be NULL) how many match
+ * before paging.  Two store queries whatever the page's size. */
+struct tb_matrix_filter;
+int tb_results_matrix_find_json(const struct tb_results_src *src, const struct tb_matrix_filter *f, json_t **out,
+				int *total, struct tb_error *err);
 /* One run with its commands, personas, versions, summary and intervals. */
 int tb_results_run_json(const struct tb_results_src *src, int64_t run_id, json_t **out, struct tb_error *err);
 /* {"matrix":ID,"name":..,"state":..,"runs":[row],"cells":[cell]}; each

@@ -312,10 +312,11 @@ struct tb_matrix_brief {
 	int64_t created_at;
 };
 typedef void (*tb_matrix_brief_fn)(void *cls, const struct tb_matrix_brief *m);
-/* The matrices f selects, newest first, each to fn; *total (may be NULL)
- * gets how many match before offset and limit.  Two queries (the count and
- * the page), each a scan of matrices. */
-int tb_store_matrix_find(struct tb_store *st, const struct tb_matrix_filter *f, tb_matrix_brief_fn fn, void *cls,
+/* The matrices f selects, newest first, each to fn as tb_store_matrix_get
+ * gives it (with its run counts); *total (may be NULL) gets how many match
+ * before offset and limit.  Two queries (the count, a scan of matrices,
+ * and the page with its runs), whatever the page's size. */
+int tb_store_matrix_find(struct tb_store *st, const struct tb_matrix_filter *f, tb_matrix_row_fn fn, void *cls,
 			 int *total, struct tb_error *err);
 /* The matrices f selects (offset ignored) that have a run of client to
  * server with protocol and direction (the cheap part of a cell's key: the

@@ -290,9 +290,10 @@ static void brief_rows(sqlite3_stmt *s, tb_matrix_brief_fn fn, void *cls)
 	}
 }
 
-int tb_store_matrix_find(struct tb_store *st, const struct tb_matrix_filter *f, tb_matrix_brief_fn fn, void *cls,
+int tb_store_matrix_find(struct tb_store *st, const struct tb_matrix_filter *f, tb_matrix_row_fn fn, void *cls,
 			 int *total, struct tb_error *err)
 {
+	struct tb_matrix_row m;
 	sqlite3_stmt *s;
 	int rc;
 
@@ -304,14 +305,17 @@ int tb_store_matrix_find(struct tb_store *st, const struct tb_matrix_filter *f, 
 		st_finish(st, s);
 	}
 	if ((rc = st_prep(st,
-			  "SELECT m.id, m.name, m.state, m.created_at FROM matrices m WHERE" FILTER_WHERE
-			  " ORDER BY m.id DESC LIMIT ?4 OFFSET ?5",
+			  "SELECT " MATRIX_COLS " WHERE m.id IN (SELECT m.id FROM matrices m WHERE" FILTER_WHERE
+			  " ORDER BY m.id DESC LIMIT ?4 OFFSET ?5) GROUP BY m.id ORDER BY m.id DESC",
 			  &s, err)) != 0)
 		return rc;
 	bind_filter(s, f);
 	sqlite3_bind_int(s, 4, f->limit);
 	sqlite3_bind_int(s, 5, f->offset);
-	brief_rows(s, fn, cls);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		matrix_row(s, &m);
+		fn(cls, &m);
+	}
 	st_finish(st, s);
 	return 0;
 }

@@ -147,6 +147,14 @@ static void list_is(struct fixture *f, const char *name, const char *st, const c
 	ids_of(j, got, sizeof(got));
 	assert_string_equal(got, exp);
 	assert_int_equal(total, want_total);
+	for (size_t i = 0; i < json_array_size(j); i++) { /* the page's rows are GET /matrices/{id}'s */
+		json_t *one = NULL, *m = json_array_get(j, i);
+
+		assert_int_equal(
+			tb_results_matrix_json(&src, json_integer_value(json_object_get(m, "id")), 0, &one, &err), 0);
+		assert_true(json_equal(m, one));
+		json_decref(one);
+	}
 	json_decref(j);
 }
 
