@@ -11,6 +11,7 @@
 #include "hostsnap.h"
 #include "report_internal.h"
 #include "results.h"
+#include "store.h"
 #include "timeutil.h"
 
 #ifndef TB_VERSION
@@ -199,48 +200,40 @@ void rp_host_values(const json_t *meta, char vals[][160])
 
 /* ---- gathering ---- */
 
-/* The commands of the first run of each cell, cell order, at most
- * TB_REPORT_MAX_COMMANDS (one store read each). */
-static int commands_of(const struct tb_results_src *src, struct tb_report *r, struct tb_error *err)
+/* A cell's first run and its commands onto the report's list, or counted
+ * in commands_left past TB_REPORT_MAX_COMMANDS (a failed append leaves
+ * nomem set). */
+struct commands_ctx {
+	struct tb_report *r;
+	int nomem;
+};
+
+static void on_commands(void *cls, const struct tb_run_commands *c)
 {
-	const json_t *cells = json_object_get(r->table, "cells"), *runs = json_object_get(r->table, "runs"), *row;
-	size_t ncell = json_array_size(cells), i;
-	int64_t *first = calloc(ncell + 1, sizeof(*first));
-	int rc = 0;
+	struct commands_ctx *x = cls;
 
-	if (first == NULL || (r->commands = json_array()) == NULL) {
-		free(first);
+	if (json_array_size(x->r->commands) >= TB_REPORT_MAX_COMMANDS) {
+		x->r->commands_left++;
+		return;
+	}
+	x->nomem |= json_array_append_new(x->r->commands,
+					  json_pack("{s:i, s:I, s:s?, s:s?}", "cell", c->cell, "run",
+						    (json_int_t)c->run_id, "client_command", c->client_command,
+						    "server_command", c->server_command)) != 0;
+}
+
+/* The commands of the first run of each cell, cell order, at most
+ * TB_REPORT_MAX_COMMANDS: one store query for them all. */
+static int commands_of(const struct tb_results_src *src, int64_t id, struct tb_report *r, struct tb_error *err)
+{
+	struct commands_ctx x = {r, 0};
+	int rc;
+
+	if ((r->commands = json_array()) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	}
-	json_array_foreach(runs, i, row)
-	{
-		json_int_t c = json_integer_value(json_object_get(row, "cell"));
-
-		if (c >= 0 && (size_t)c < ncell && first[c] == 0)
-			first[c] = json_integer_value(json_object_get(row, "id"));
-	}
-	for (i = 0; i < ncell && rc == 0; i++) {
-		json_t *run = NULL;
-
-		if (first[i] <= 0)
-			continue;
-		if (json_array_size(r->commands) >= TB_REPORT_MAX_COMMANDS) {
-			r->commands_left++;
-			continue;
-		}
-		if ((rc = tb_results_run_json(src, first[i], &run, err)) != 0)
-			break;
-		rc = json_array_append_new(r->commands,
-					   json_pack("{s:I, s:I, s:O?, s:O?}", "cell", (json_int_t)i, "run",
-						     (json_int_t)first[i], "client_command",
-						     json_object_get(run, "client_command"), "server_command",
-						     json_object_get(run, "server_command"))) != 0
-			     ? tb_fail(err, TB_ERR_NOMEM, "", "out of memory")
-			     : 0;
-		json_decref(run);
-	}
-	free(first);
-	return rc;
+	if ((rc = tb_store_run_first_commands(src->store, id, on_commands, &x, err)) != 0)
+		return rc;
+	return x.nomem ? tb_fail(err, TB_ERR_NOMEM, "", "out of memory") : 0;
 }
 
 int tb_report_gather(struct tb_services *sv, const struct tb_results_src *src, int64_t id, int64_t baseline,
@@ -254,7 +247,7 @@ int tb_report_gather(struct tb_services *sv, const struct tb_results_src *src, i
 	tb_time_format(tb_now(), r->generated);
 	if ((rc = tb_results_matrix_json(src, id, 0, &r->matrix, err)) != 0 ||
 	    (rc = tb_results_table_json(src, id, &r->table, err)) != 0 ||
-	    (rc = tb_hostsnap_json(sv, id, &snaps, err)) != 0 || (rc = commands_of(src, r, err)) != 0)
+	    (rc = tb_hostsnap_json(sv, id, &snaps, err)) != 0 || (rc = commands_of(src, id, r, err)) != 0)
 		goto fail;
 	r->hosts = json_incref(json_object_get(snaps, "hosts"));
 	json_decref(snaps);

@@ -335,6 +335,17 @@ int tb_store_matrix_interrupt(struct tb_store *st, const char *reason, int64_t n
 int tb_store_run_each(struct tb_store *st, int64_t matrix_id, const char *state, tb_run_row_fn fn, void *cls,
 		      struct tb_error *err);
 int tb_store_run_get(struct tb_store *st, int64_t run_id, tb_run_row_fn fn, void *cls, struct tb_error *err);
+/* The first run (lowest seq) of each cell of a matrix with its commands
+ * (NULL: not run yet), in cell order (strings valid during the call).  One
+ * query reading only those columns. */
+struct tb_run_commands {
+	int cell;
+	int64_t run_id;
+	const char *client_command, *server_command;
+};
+typedef void (*tb_run_commands_fn)(void *cls, const struct tb_run_commands *c);
+int tb_store_run_first_commands(struct tb_store *st, int64_t matrix_id, tb_run_commands_fn fn, void *cls,
+				struct tb_error *err);
 /* Write every mutable field of r (state, errors, personas, versions,
  * commands, port, pids, cookie, exits, times, attempts, summary, figures). */
 int tb_store_run_update(struct tb_store *st, const struct tb_run_row *r, struct tb_error *err);

@@ -442,6 +442,31 @@ int tb_store_run_get(struct tb_store *st, int64_t run_id, tb_run_row_fn fn, void
 	return rc;
 }
 
+int tb_store_run_first_commands(struct tb_store *st, int64_t matrix_id, tb_run_commands_fn fn, void *cls,
+				struct tb_error *err)
+{
+	struct tb_run_commands c;
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st,
+			  "SELECT r.cell, r.id, r.client_command, r.server_command FROM runs r WHERE r.matrix_id = ?1"
+			  " AND r.seq = (SELECT min(x.seq) FROM runs x WHERE x.matrix_id = ?1 AND x.cell = r.cell)"
+			  " ORDER BY r.cell",
+			  &s, err)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, matrix_id);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		c.cell = sqlite3_column_int(s, 0);
+		c.run_id = sqlite3_column_int64(s, 1);
+		c.client_command = st_col_text_or_null(s, 2);
+		c.server_command = st_col_text_or_null(s, 3);
+		fn(cls, &c);
+	}
+	st_finish(st, s);
+	return 0;
+}
+
 static const char update_run_sql[] =
 	"UPDATE runs SET state = ?, error_class = ?, error_message = ?, client_os = ?, server_os = ?,"
 	" client_version = ?, server_version = ?, client_command = ?, server_command = ?, port = ?,"

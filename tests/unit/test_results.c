@@ -187,12 +187,75 @@ static void test_spread(void **state)
 	free(csv);
 }
 
+static void on_commands(void *cls, const struct tb_run_commands *c)
+{
+	char *buf = cls;
+
+	snprintf(buf + strlen(buf), 512 - strlen(buf), "%d:%lld:%s:%s;", c->cell, (long long)c->run_id,
+		 c->client_command ? c->client_command : "-", c->server_command ? c->server_command : "-");
+}
+
+/* What a report lists as each cell's commands (one store query): the run of
+ * lowest seq of each cell, in cell order, whatever order the cells ran in;
+ * a first run without commands gives none; another matrix's runs not. */
+static void test_first_commands(void **state)
+{
+	struct fixture *f = *state;
+	struct tb_matrix_row m = {.name = "cmds", .spec = "{}", .state = "queued", .actor = "admin", .created_at = 1};
+	static const int cell_of[5] = {2, 0, 2, 1, 0}; /* by seq */
+	struct tb_run_row runs[5];
+	struct tb_error err = {0};
+	int64_t id, ids[5] = {0};
+	char got[512] = "", want[512];
+
+	for (int i = 0; i < 5; i++)
+		runs[i] = (struct tb_run_row){.seq = i,
+					      .cell = cell_of[i],
+					      .client = "left",
+					      .server = "right",
+					      .link = "lan",
+					      .server_address = "198.18.1.2",
+					      .protocol = "tcp",
+					      .direction = "forward",
+					      .params = "{}"};
+	assert_int_equal(tb_store_matrix_insert(f->st, &m, runs, 5, &id, &err), 0);
+	assert_int_equal(tb_store_run_each(f->st, id, NULL, take_ids, ids, &err), 0);
+	for (int i = 0; i < 5; i++) {
+		char c[32], s[32];
+		struct tb_run_row r = runs[i];
+
+		if (i == 3) /* cell 1's only run has not run */
+			continue;
+		snprintf(c, sizeof(c), "iperf3 -c seq%d", i);
+		snprintf(s, sizeof(s), "iperf3 -s seq%d", i);
+		r.id = ids[i];
+		r.matrix_id = id;
+		r.state = "ok";
+		r.client_command = c;
+		r.server_command = s;
+		r.client_exit = r.server_exit = 0;
+		r.sender_bps = r.receiver_bps = 1e9;
+		r.lost_percent = -1;
+		r.retransmits = 0;
+		assert_int_equal(tb_store_run_finish(f->st, &r, NULL, 0, NULL, 0, &err), 0);
+	}
+	assert_int_equal(tb_store_run_first_commands(f->st, id, on_commands, got, &err), 0);
+	snprintf(want, sizeof(want),
+		 "0:%lld:iperf3 -c seq1:iperf3 -s seq1;1:%lld:-:-;2:%lld:iperf3 -c seq0:iperf3 -s seq0;",
+		 (long long)ids[1], (long long)ids[3], (long long)ids[0]);
+	assert_string_equal(got, want);
+	got[0] = '\0';
+	assert_int_equal(tb_store_run_first_commands(f->st, id + 100, on_commands, got, &err), 0);
+	assert_string_equal(got, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_what_runs_now_comes_from_the_caller, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_and_gate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_first_commands, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
