@@ -81,29 +81,42 @@ static json_t *point(const json_t *b, const json_t *c, const char *metric)
 			 member(c, "n"), "stats", member(c, metric));
 }
 
-/* Matrix brief b's cell with target's key as a point appended to points, or
- * nothing when it has none.  one: [target]. */
-static int add_point(const struct tb_results_src *src, const json_t *b, const json_t *one, const char *metric,
-		     json_t *points, struct tb_error *err)
+/* Matrix brief b's cell with target's key (among its cells of the pair,
+ * tb_results_pair_cells' by_id) as a point appended to points, or nothing
+ * when it has none.  one: [target]. */
+static int add_point(const json_t *by_id, const json_t *b, const json_t *one, const char *metric, json_t *points,
+		     struct tb_error *err)
 {
-	json_t *t = NULL, *c;
+	char key[24];
+	const json_t *cells;
 	long match = -1;
-	int rc;
 
-	rc = tb_results_table_json(src, json_integer_value(json_object_get(b, "id")), &t, err);
-	if (rc == TB_ERR_NOT_FOUND) /* deleted meanwhile */
+	snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(json_object_get(b, "id")));
+	if ((cells = json_object_get(by_id, key)) == NULL) /* deleted meanwhile */
 		return 0;
-	if (rc != 0)
-		return rc;
-	if (tb_compare_match(one, json_object_get(t, "cells"), &match) != 0)
-		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	else if (match >= 0) {
-		c = json_array_get(json_object_get(t, "cells"), (size_t)match);
-		if (json_array_append_new(points, point(b, c, metric)) != 0)
-			rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	}
-	json_decref(t);
-	return rc;
+	if (tb_compare_match(one, cells, &match) != 0)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	if (match >= 0 && json_array_append_new(points, point(b, json_array_get(cells, (size_t)match), metric)) != 0)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	return 0;
+}
+
+/* The cells of the pair of target in the candidates cands (newest first)
+ * into *by_id: one store read for them all. */
+static int pair_cells_of(const struct tb_results_src *src, const struct tb_matrix_filter *scan, const json_t *target,
+			 const json_t *cands, json_t **by_id, struct tb_error *err)
+{
+	size_t n = json_array_size(cands);
+
+	*by_id = NULL;
+	if (n == 0)
+		return (*by_id = json_object()) != NULL ? 0 : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	return tb_results_pair_cells(src, scan, json_string_value(json_object_get(target, "client")),
+				     json_string_value(json_object_get(target, "server")),
+				     json_string_value(json_object_get(target, "protocol")),
+				     json_string_value(json_object_get(target, "direction")),
+				     json_integer_value(json_object_get(json_array_get(cands, n - 1), "id")),
+				     json_integer_value(json_object_get(json_array_get(cands, 0), "id")), by_id, err);
 }
 
 /* The target cell of matrix id (a new reference to its results table in
@@ -128,7 +141,8 @@ int tb_history_cell_json(const struct tb_results_src *src, int64_t id, int cell,
 			 const struct tb_matrix_filter *f, json_t **out, struct tb_error *err)
 {
 	struct tb_matrix_filter scan = *f;
-	json_t *table = NULL, *target = NULL, *cands = json_array(), *points = json_array(), *one = NULL, *b, *o;
+	json_t *table = NULL, *target = NULL, *cands = json_array(), *points = json_array(), *one = NULL, *by_id = NULL;
+	json_t *b, *o;
 	size_t i, scanned = 0;
 	int rc;
 
@@ -143,6 +157,7 @@ int tb_history_cell_json(const struct tb_results_src *src, int64_t id, int cell,
 			  json_string_value(json_object_get(target, "server")),
 			  json_string_value(json_object_get(target, "protocol")),
 			  json_string_value(json_object_get(target, "direction")), on_brief, cands, err)) == 0 &&
+		 (rc = pair_cells_of(src, &scan, target, cands, &by_id, err)) == 0 &&
 		 (one = json_pack("[O]", target)) == NULL)
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	json_array_foreach(cands, i, b)
@@ -155,7 +170,7 @@ int tb_history_cell_json(const struct tb_results_src *src, int64_t id, int cell,
 			if (json_array_append_new(points, point(b, target, metric)) != 0)
 				rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		} else {
-			rc = add_point(src, b, one, metric, points, err);
+			rc = add_point(by_id, b, one, metric, points, err);
 		}
 	}
 	o = rc != 0 ? NULL
@@ -173,6 +188,7 @@ int tb_history_cell_json(const struct tb_results_src *src, int64_t id, int cell,
 		*out = o;
 	}
 	json_decref(one);
+	json_decref(by_id);
 	json_decref(table);
 	json_decref(cands);
 	json_decref(points);

@@ -11,8 +11,8 @@
  * results add, quartiles included), with the matrix's id, name, state and
  * time.
  *
- * Reads the store only (blocking on it, a results table per matrix
- * looked at); every json_t returned is a new reference the caller owns.
+ * Reads the store only (blocking on it, a few queries per call); every
+ * json_t returned is a new reference the caller owns.
  * Errors follow error.h.
  */
 #ifndef TB_HISTORY_H
@@ -52,7 +52,9 @@ int tb_history_matrices_json(const struct tb_results_src *src, const struct tb_m
  *  "truncated":bool, "points":[{"matrix","name","state","created_at",
  *  "cell","runs","failed","n","stats":Stats|null}]} (points oldest first).
  * TB_ERR_NOT_FOUND names "id" (no such matrix) or "cell" (no such cell).
- * Costs a results table per matrix looked at (at most TB_HISTORY_SCAN). */
+ * Costs four store queries (the target's table, the candidates, and the
+ * runs of the cell's pair in them, read at once: at most TB_HISTORY_SCAN
+ * matrices' cells of that pair held in memory). */
 int tb_history_cell_json(const struct tb_results_src *src, int64_t id, int cell, const char *metric,
 			 const struct tb_matrix_filter *f, json_t **out, struct tb_error *err);
 

@@ -366,7 +366,7 @@ static double jitter_of(const char *summary)
 }
 
 struct table {
-	json_t *runs;
+	json_t *runs;  /* NULL: the cells only */
 	json_t *cells; /* array indexed by cell */
 };
 
@@ -379,16 +379,18 @@ static void add_cell_value(json_t *cell, const char *key, double v)
 static void on_row(void *cls, const struct tb_run_row *r)
 {
 	struct table *t = cls;
-	json_t *row = run_brief(r), *cell;
+	json_t *row, *cell;
 	double jit = jitter_of(r->summary);
 
-	if (row == NULL)
-		return;
-	json_object_del(row, "error_message");
-	json_object_set_new(row, "error_message", str_or_null(r->error_message));
-	json_object_set_new(row, "jitter_ms", num_or_null(jit));
-	json_object_set_new(row, "cookie", str_or_null(r->cookie));
-	json_array_append_new(t->runs, row);
+	if (t->runs != NULL) {
+		if ((row = run_brief(r)) == NULL)
+			return;
+		json_object_del(row, "error_message");
+		json_object_set_new(row, "error_message", str_or_null(r->error_message));
+		json_object_set_new(row, "jitter_ms", num_or_null(jit));
+		json_object_set_new(row, "cookie", str_or_null(r->cookie));
+		json_array_append_new(t->runs, row);
+	}
 	while ((int)json_array_size(t->cells) <= r->cell)
 		json_array_append_new(t->cells, json_null());
 	cell = json_array_get(t->cells, (size_t)r->cell);
@@ -462,20 +464,14 @@ static void os_of(json_t *cell, const char *key)
 	json_object_set_new(cell, key, buf[0] ? json_string(buf) : json_null());
 }
 
-static int build_table(const struct tb_results_src *src, int64_t id, double noisy_cv, struct table *t,
-		       struct tb_error *err)
+/* Each cell's lists of values replaced by their statistics (noisy by
+ * noisy_cv), its OS lists by the OS it ran in. */
+static void summarise_cells(json_t *cells, double noisy_cv)
 {
 	size_t i;
 	json_t *cell;
-	int rc;
 
-	t->runs = json_array();
-	t->cells = json_array();
-	if (t->runs == NULL || t->cells == NULL)
-		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = tb_store_run_each(src->store, id, NULL, on_row, t, err)) != 0)
-		return rc;
-	json_array_foreach(t->cells, i, cell)
+	json_array_foreach(cells, i, cell)
 	{
 		if (json_is_null(cell))
 			continue;
@@ -489,6 +485,76 @@ static int build_table(const struct tb_results_src *src, int64_t id, double nois
 		os_of(cell, "client_os");
 		os_of(cell, "server_os");
 	}
+}
+
+static int build_table(const struct tb_results_src *src, int64_t id, double noisy_cv, struct table *t,
+		       struct tb_error *err)
+{
+	int rc;
+
+	t->runs = json_array();
+	t->cells = json_array();
+	if (t->runs == NULL || t->cells == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	if ((rc = tb_store_run_each(src->store, id, NULL, on_row, t, err)) != 0)
+		return rc;
+	summarise_cells(t->cells, noisy_cv);
+	return 0;
+}
+
+/* The cells of one pair's runs, matrix by matrix (rows come by matrix). */
+struct pair_cells {
+	json_t *by_id; /* "ID" -> cells */
+	int64_t id;    /* the matrix whose rows come now, 0: none yet */
+	struct table t;
+	int nomem;
+};
+
+/* The cells of the matrix whose rows came, summarised, into by_id. */
+static void pair_flush(struct pair_cells *x)
+{
+	char key[24];
+
+	if (x->t.cells == NULL)
+		return;
+	summarise_cells(x->t.cells, TB_STATS_NOISY_CV);
+	snprintf(key, sizeof(key), "%lld", (long long)x->id);
+	x->nomem |= json_object_set_new(x->by_id, key, x->t.cells) != 0;
+	x->t.cells = NULL;
+}
+
+static void on_pair_row(void *cls, const struct tb_run_row *r)
+{
+	struct pair_cells *x = cls;
+
+	if (r->matrix_id != x->id) {
+		pair_flush(x);
+		x->id = r->matrix_id;
+		x->nomem |= (x->t.cells = json_array()) == NULL;
+	}
+	if (x->t.cells != NULL)
+		on_row(&x->t, r);
+}
+
+int tb_results_pair_cells(const struct tb_results_src *src, const struct tb_matrix_filter *f, const char *client,
+			  const char *server, const char *protocol, const char *direction, int64_t lo, int64_t hi,
+			  json_t **out, struct tb_error *err)
+{
+	struct pair_cells x = {json_object(), 0, {NULL, NULL}, 0};
+	int rc;
+
+	*out = NULL;
+	if (x.by_id == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	rc = tb_store_run_each_pair(src->store, f, client, server, protocol, direction, lo, hi, on_pair_row, &x, err);
+	pair_flush(&x);
+	if (rc == 0 && x.nomem)
+		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	if (rc != 0) {
+		json_decref(x.by_id);
+		return rc;
+	}
+	*out = x.by_id;
 	return 0;
 }
 

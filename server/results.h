@@ -55,6 +55,14 @@ int tb_results_run_json(const struct tb_results_src *src, int64_t run_id, json_t
 int tb_results_table_json(const struct tb_results_src *src, int64_t id, json_t **out, struct tb_error *err);
 int tb_results_table_json_cv(const struct tb_results_src *src, int64_t id, double noisy_cv, json_t **out,
 			     struct tb_error *err);
+/* The cells (as the table's "cells", summarised with TB_STATS_NOISY_CV)
+ * of the runs of client to server with protocol and direction, of each
+ * matrix f selects with an id lo..hi, as {"ID": [cell|null, ...]} into
+ * *out: what a history matches its cell in (cells of other pairs are null,
+ * as cells without runs are).  One store query (tb_store_run_each_pair). */
+int tb_results_pair_cells(const struct tb_results_src *src, const struct tb_matrix_filter *f, const char *client,
+			  const char *server, const char *protocol, const char *direction, int64_t lo, int64_t hi,
+			  json_t **out, struct tb_error *err);
 /* The same as CSV (RFC 4180, header line): cells 0 one row per run, 1 one
  * row per cell (a Stats' values as numbers separated by spaces). */
 int tb_results_table_csv(const struct tb_results_src *src, int64_t id, int cells, char **out, size_t *len,

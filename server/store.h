@@ -325,6 +325,13 @@ int tb_store_matrix_find(struct tb_store *st, const struct tb_matrix_filter *f, 
 int tb_store_matrix_find_pair(struct tb_store *st, const struct tb_matrix_filter *f, const char *client,
 			      const char *server, const char *protocol, const char *direction, tb_matrix_brief_fn fn,
 			      void *cls, struct tb_error *err);
+/* The runs of client to server with protocol and direction of the matrices
+ * f selects (offset and limit ignored) with ids lo..hi, by matrix newest
+ * first, then seq: what tb_store_matrix_find_pair's matrices measured of
+ * that pair, in one query. */
+int tb_store_run_each_pair(struct tb_store *st, const struct tb_matrix_filter *f, const char *client,
+			   const char *server, const char *protocol, const char *direction, int64_t lo, int64_t hi,
+			   tb_run_row_fn fn, void *cls, struct tb_error *err);
 /* Start-up: every run still running is passed to fn (its pids are what to
  * stop), then marked interrupted with reason, and every queued or running
  * matrix is marked interrupted. */

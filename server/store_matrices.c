@@ -467,6 +467,36 @@ int tb_store_run_first_commands(struct tb_store *st, int64_t matrix_id, tb_run_c
 	return 0;
 }
 
+int tb_store_run_each_pair(struct tb_store *st, const struct tb_matrix_filter *f, const char *client,
+			   const char *server, const char *protocol, const char *direction, int64_t lo, int64_t hi,
+			   tb_run_row_fn fn, void *cls, struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	struct tb_run_row r;
+	int rc;
+
+	if ((rc = st_prep(st,
+			  "SELECT " RUN_COLS " FROM runs WHERE client = ?4 AND server = ?5 AND protocol = ?6"
+			  " AND direction = ?7 AND matrix_id BETWEEN ?8 AND ?9 AND matrix_id IN"
+			  " (SELECT m.id FROM matrices m WHERE" FILTER_WHERE " AND m.id BETWEEN ?8 AND ?9)"
+			  " ORDER BY matrix_id DESC, seq",
+			  &s, err)) != 0)
+		return rc;
+	bind_filter(s, f);
+	st_bind_text(s, 4, client);
+	st_bind_text(s, 5, server);
+	st_bind_text(s, 6, protocol);
+	st_bind_text(s, 7, direction);
+	sqlite3_bind_int64(s, 8, lo);
+	sqlite3_bind_int64(s, 9, hi);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		run_row(s, &r);
+		fn(cls, &r);
+	}
+	st_finish(st, s);
+	return 0;
+}
+
 static const char update_run_sql[] =
 	"UPDATE runs SET state = ?, error_class = ?, error_message = ?, client_os = ?, server_os = ?,"
 	" client_version = ?, server_version = ?, client_command = ?, server_command = ?, port = ?,"

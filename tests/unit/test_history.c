@@ -232,6 +232,17 @@ static void test_cell_history(void **state)
 	assert_int_equal(json_integer_value(json_object_get(p, "matrix")), f->id[3]);
 	assert_true(point_median(p) == 8e9);
 	assert_false(json_is_true(json_object_get(j, "truncated")));
+	for (size_t i = 0; i < json_array_size(pts); i++) { /* each point is its matrix's results table's cell */
+		json_t *t = NULL, *c;
+
+		p = json_array_get(pts, i);
+		assert_int_equal(
+			tb_results_table_json(&src, json_integer_value(json_object_get(p, "matrix")), &t, &err), 0);
+		c = json_array_get(json_object_get(t, "cells"), (size_t)json_integer_value(json_object_get(p, "cell")));
+		assert_true(json_equal(json_object_get(p, "stats"), json_object_get(c, "receiver_bps")));
+		assert_true(json_equal(json_object_get(p, "runs"), json_object_get(c, "runs")));
+		json_decref(t);
+	}
 	json_decref(j);
 
 	/* a history per spec: by name and state; a limit keeps the newest */
