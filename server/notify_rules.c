@@ -24,6 +24,7 @@ const char *const nf_trigger_names[] = {
 	"action.failed",      /* a power or boot action failed */
 	"idle.poweroff",      /* an idle power-off went through */
 	"wake.failed",        /* a scheduled wake failed */
+	"schedule.failed",    /* a schedule could not start its matrix (schedule.c) */
 	NULL,
 };
 
@@ -96,6 +97,8 @@ unsigned nf_classify(const json_t *event, const struct nf_context *ctx)
 				       json_is_false(json_object_get(data, "passed"))
 			       ? nf_trigger_bit("gate.failed")
 			       : 0;
+	if (is(type, "schedule.failed"))
+		return nf_trigger_bit("schedule.failed");
 	if (is(type, "host.state"))
 		return classify_host(host, data, ctx);
 	if (is(type, "host.bmc"))
@@ -168,6 +171,9 @@ static void words(const char *trigger, const json_t *event, char *title, size_t 
 	else if (is(trigger, "action.failed") || is(trigger, "wake.failed"))
 		snprintf(title, tlen, "testbedd: %s %s failed on %s", is(trigger, "wake.failed") ? "scheduled" : "",
 			 kind != NULL ? kind : "action", host != NULL ? host : "?");
+	else if (is(trigger, "schedule.failed"))
+		snprintf(title, tlen, "testbedd: the schedule of spec %s did not start its matrix",
+			 jstr(data, "spec") != NULL ? jstr(data, "spec") : "?");
 	else if (is(trigger, "idle.poweroff"))
 		snprintf(title, tlen, "testbedd: %s powered off (idle)", host != NULL ? host : "?");
 	else
@@ -214,13 +220,15 @@ static int parse_triggers(const json_t *v, json_t **out, struct tb_error *err)
 	json_array_foreach(v, i, t)
 	{
 		unsigned b = json_is_string(t) ? nf_trigger_bit(json_string_value(t)) : 0;
+		char names[400] = "";
 
-		if (b == 0)
-			return tb_fail(err, TB_ERR_INVALID, "triggers",
-				       "unknown trigger \"%.40s\": one of matrix.ended, matrix.failed, "
-				       "matrix.canceled, matrix.interrupted, run.failed, gate.failed, host.down, "
-				       "host.up, bmc.mismatch, action.failed, idle.poweroff, wake.failed",
-				       json_is_string(t) ? json_string_value(t) : "(not a string)");
+		if (b == 0) {
+			for (unsigned k = 0; nf_trigger_names[k] != NULL; k++)
+				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+					 k > 0 ? ", " : "", nf_trigger_names[k]);
+			return tb_fail(err, TB_ERR_INVALID, "triggers", "unknown trigger \"%.40s\": one of %s",
+				       json_is_string(t) ? json_string_value(t) : "(not a string)", names);
+		}
 		seen |= b;
 	}
 	*out = json_array();

@@ -193,7 +193,8 @@ static void wake(void *cls)
 
 static void read_bus(struct tb_notify *n)
 {
-	static const char types[] = "matrix.state,run.state,matrix.gate,host.state,host.bmc,action.state";
+	static const char types[] =
+		"matrix.state,run.state,matrix.gate,schedule.failed,host.state,host.bmc,action.state";
 	struct tb_events_filter f = {.types = types};
 	int64_t before = n->cursor;
 	struct tb_error e = {0};

@@ -81,7 +81,8 @@ static uint64_t seed_now(void)
 	return (uint64_t)tb_now_ms() & ((1ULL << 53) - 1);
 }
 
-/* Start d's spec (its latest version) as a matrix and record its gate. */
+/* Start d's spec (its latest version) as a matrix and record its gate; an
+ * error: the matrix did not start (a gate not recorded is only logged). */
 static int start_one(struct tb_schedule *sc, const struct due *d, int64_t *id, struct tb_error *err)
 {
 	struct tb_services *sv = sc->sv;
@@ -106,14 +107,28 @@ static int start_one(struct tb_schedule *sc, const struct due *d, int64_t *id, s
 		return rc;
 	if (strcmp(d->baseline, LATEST) != 0)
 		pinned = strtoll(d->baseline, NULL, 10);
-	return tb_store_gate_insert(sv->store, *id, d->name, version, pinned, err);
+	if (tb_store_gate_insert(sv->store, *id, d->name, version, pinned, err) != 0)
+		tb_warn("schedule", "%s: matrix %lld started, its gate not recorded: %s", d->name, (long long)*id,
+			err->message);
+	return 0;
+}
+
+/* d could not start its matrix (err): a schedule.failed event, which a
+ * notification rule can deliver, beside the log line. */
+static void publish_failed(struct tb_schedule *sc, const struct due *d, int64_t next, const struct tb_error *err)
+{
+	tb_warn("schedule", "%s: not started: %s", d->name, err->message);
+	tb_events_publish(sc->sv->events, "schedule.failed", NULL, 0,
+			  json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:o}", "spec", d->name, "cron", d->cron, "error",
+				    "code", tb_err_name(err->code), "field", err->field, "message", err->message,
+				    "next_at", next < INT64_MAX ? tb_time_json(next) : json_null()));
 }
 
 static void fire_due(struct tb_schedule *sc)
 {
 	static struct due_list l; /* the ticker's thread only */
 	struct tb_error err = {0};
-	int64_t now = tb_now(), id = 0;
+	int64_t now = tb_now(), id = 0, next;
 
 	l.n = 0;
 	l.now = now;
@@ -125,12 +140,13 @@ static void fire_due(struct tb_schedule *sc)
 		const struct due *d = &l.d[i];
 
 		/* the next time first: a spec that cannot start waits for it */
-		if (tb_store_schedule_set_next(sc->sv->store, d->name, next_time(d->cron, now), &err) != 0) {
+		next = next_time(d->cron, now);
+		if (tb_store_schedule_set_next(sc->sv->store, d->name, next, &err) != 0) {
 			tb_warn("schedule", "%s: %s", d->name, err.message);
 			continue;
 		}
 		if (start_one(sc, d, &id, &err) != 0)
-			tb_warn("schedule", "%s: not started: %s", d->name, err.message);
+			publish_failed(sc, d, next, &err);
 		else
 			tb_info("schedule", "%s: \"%s\" started matrix %lld", d->name, d->cron, (long long)id);
 	}

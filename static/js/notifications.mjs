@@ -28,6 +28,7 @@ const TRIGGERS = [
   ['action.failed', 'a power or boot action failed'],
   ['idle.poweroff', 'an idle power-off'],
   ['wake.failed', 'a scheduled wake failed'],
+  ['schedule.failed', 'a schedule could not start its matrix'],
 ];
 const TEMPLATES = ['json', 'ntfy', 'slack', 'matrix'];
 const FILES = [

@@ -7,7 +7,8 @@
  * body (HMAC over "timestamp.body"), the templates' bodies, retries after a
  * 500 with the rule marked failing then cleared, the backlog kept in order
  * across a daemon restart, and a rule firing on a real event (a power action
- * whose command fails) with host filters.  Secrets never come back in a
+ * whose command fails) with host filters, a schedule that cannot start
+ * (schedule.failed).  Secrets never come back in a
  * reply or the log.  Retries are shortened with
  * TESTBEDD_TEST_NOTIFY_BACKOFF_MS; waits are bounds, not measurements.
  */
@@ -642,13 +643,75 @@ static void test_email(void **state)
 	tb_smtprx_stop(mx);
 }
 
+/* A schedule that cannot start its matrix (its spec, pushed while the
+ * inventory gave left a link, no longer plans on this one) publishes
+ * schedule.failed, and a rule for that trigger sends it, naming the spec
+ * and the reason.  The cron's first time is the next whole minute: the
+ * wait is a bound of 90 s, not a measure. */
+static void test_schedule_failed(void **state)
+{
+	static const char spec[] = "{\"name\":\"nightly\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}],"
+				   "\"duration_s\":1,\"repeats\":1}";
+	const struct tb_hookrx_req *q = NULL;
+	struct tb_test_resp r;
+	char path[128];
+	size_t seen;
+	long long rule;
+	json_t *b, *data;
+
+	(void)state;
+	rule = create("{\"name\":\"sched\",\"triggers\":[\"schedule.failed\"],\"sink\":{\"url\":"
+		      "\"http://127.0.0.1:%u/sched\",\"allow_private_host\":\"127.0.0.1\"}}",
+		      rx_port);
+	/* the default inventory gives left a link: the spec plans */
+	assert_int_equal(tb_test_daemon_write_inventory(&d, NULL), 0);
+	assert_int_equal(api("POST", "/api/v1/inventory/reload", NULL, &r), 200);
+	tb_test_resp_free(&r);
+	assert_int_equal(api("POST", "/api/v1/specs", spec, &r), 201);
+	tb_test_resp_free(&r);
+	/* back to this test's (left without links) before the schedule is set:
+	 * nothing ever starts */
+	assert_int_equal(tb_test_daemon_write_inventory(&d, inventory), 0);
+	assert_int_equal(api("POST", "/api/v1/inventory/reload", NULL, &r), 200);
+	tb_test_resp_free(&r);
+	seen = tb_hookrx_count(rx);
+	assert_int_equal(api("PUT", "/api/v1/specs/nightly/schedule", "{\"cron\":\"* * * * *\"}", &r), 200);
+	tb_test_resp_free(&r);
+	/* other rules' retries may arrive meanwhile: the first to /sched */
+	while (q == NULL) {
+		assert_int_equal(tb_hookrx_wait(rx, seen + 1, 90000), 0);
+		if (strcmp(tb_hookrx_get(rx, seen)->path, "/sched") == 0)
+			q = tb_hookrx_get(rx, seen);
+		seen++;
+	}
+	b = json_loads(q->body, 0, NULL);
+	assert_non_null(b);
+	assert_string_equal(json_string_value(json_object_get(b, "trigger")), "schedule.failed");
+	assert_string_equal(json_string_value(json_object_get(b, "title")),
+			    "testbedd: the schedule of spec nightly did not start its matrix");
+	data = json_object_get(json_object_get(b, "event"), "data");
+	assert_string_equal(json_string_value(json_object_get(data, "spec")), "nightly");
+	assert_string_equal(json_string_value(json_object_get(data, "cron")), "* * * * *");
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(data, "error"), "message")),
+			       "left has no links"));
+	assert_true(json_is_string(json_object_get(data, "next_at")));
+	json_decref(b);
+	/* gone: nothing fires after this test */
+	assert_int_equal(api("DELETE", "/api/v1/specs/nightly/schedule", NULL, &r), 204);
+	tb_test_resp_free(&r);
+	snprintf(path, sizeof(path), "/api/v1/notifications/%lld", rule);
+	assert_int_equal(api("DELETE", path, NULL, &r), 204);
+	tb_test_resp_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rules_api),   cmocka_unit_test(test_signed_and_retried),
-		cmocka_unit_test(test_templates),   cmocka_unit_test(test_guard),
-		cmocka_unit_test(test_event_fires), cmocka_unit_test(test_tbctl),
-		cmocka_unit_test(test_email),       cmocka_unit_test(test_backlog_across_restart),
+		cmocka_unit_test(test_rules_api),       cmocka_unit_test(test_signed_and_retried),
+		cmocka_unit_test(test_templates),       cmocka_unit_test(test_guard),
+		cmocka_unit_test(test_event_fires),     cmocka_unit_test(test_tbctl),
+		cmocka_unit_test(test_email),           cmocka_unit_test(test_backlog_across_restart),
+		cmocka_unit_test(test_schedule_failed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -89,6 +90,9 @@ static const struct ev_case events[] = {
 	 "idle.poweroff"},
 	{"{\"type\":\"action.state\",\"host\":\"left\",\"data\":{\"state\":\"succeeded\",\"actor\":\"admin\"}}", "", 0,
 	 ""},
+	/* a schedule that could not start its matrix (schedule.c) */
+	{"{\"type\":\"schedule.failed\",\"data\":{\"spec\":\"nightly\",\"error\":{\"message\":\"m\"}}}", "", 0,
+	 "schedule.failed"},
 	{"{\"type\":\"audit\",\"data\":{}}", "", 0, ""},
 	{NULL, NULL, 0, NULL},
 };
@@ -115,6 +119,34 @@ static void test_classify(void **state)
 				 c->want);
 		json_decref(ev);
 	}
+}
+
+/* The message of a schedule that could not start names the spec and why. */
+static void test_schedule_failed_message(void **state)
+{
+	struct nf_rule r = {.id = 7, .name = "ops", .enabled = 1, .triggers = nf_trigger_bit("schedule.failed")};
+	json_t *ev = json_loads("{\"id\":9,\"type\":\"schedule.failed\",\"data\":{\"spec\":\"nightly\","
+				"\"cron\":\"0 3 * * *\",\"error\":{\"code\":\"invalid\",\"message\":\"pairs[0]."
+				"client: no machine right\"}}}",
+				0, NULL),
+	       *m;
+	char *text;
+
+	(void)state;
+	assert_non_null(ev);
+	assert_int_not_equal(r.triggers, 0);
+	text = nf_message(&r, nf_classify(ev, &(struct nf_context){NULL, NULL, NULL}), ev, NULL);
+	assert_non_null(text);
+	m = json_loads(text, 0, NULL);
+	assert_non_null(m);
+	assert_string_equal(json_string_value(json_object_get(m, "trigger")), "schedule.failed");
+	assert_string_equal(json_string_value(json_object_get(m, "title")),
+			    "testbedd: the schedule of spec nightly did not start its matrix");
+	assert_string_equal(json_string_value(json_object_get(m, "text")),
+			    "the schedule of spec nightly did not start its matrix: pairs[0].client: no machine right");
+	json_decref(m);
+	free(text);
+	json_decref(ev);
 }
 
 /* ---- nf_addr_refused ---- */
@@ -285,9 +317,8 @@ static void test_rule_bodies(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_classify),
-		cmocka_unit_test(test_addr_refused),
-		cmocka_unit_test(test_url_check),
+		cmocka_unit_test(test_classify),     cmocka_unit_test(test_schedule_failed_message),
+		cmocka_unit_test(test_addr_refused), cmocka_unit_test(test_url_check),
 		cmocka_unit_test(test_rule_bodies),
 	};
 
