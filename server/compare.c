@@ -531,7 +531,7 @@ int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *
 int tb_compare_json(const struct tb_results_src *src, int64_t id, int64_t baseline, double max_drop_pct,
 		    const char *metric, json_t **out, struct tb_error *err)
 {
-	json_t *cur = NULL, *base = NULL, *o;
+	json_t *cur = NULL, *base = NULL;
 	int rc;
 
 	*out = NULL;
@@ -544,18 +544,25 @@ int tb_compare_json(const struct tb_results_src *src, int64_t id, int64_t baseli
 				       (long long)baseline);
 		return rc;
 	}
-	o = json_pack("{s:I, s:I, s:O, s:O, s:s, s:f}", "matrix", (json_int_t)id, "baseline", (json_int_t)baseline,
-		      "state", json_object_get(cur, "state"), "baseline_state", json_object_get(base, "state"),
-		      "metric", metric, "max_drop_pct", max_drop_pct);
+	rc = tb_compare_tables(cur, base, max_drop_pct, metric, out, err);
+	json_decref(cur);
+	json_decref(base);
+	return rc;
+}
+
+int tb_compare_tables(const json_t *cur, const json_t *base, double max_drop_pct, const char *metric, json_t **out,
+		      struct tb_error *err)
+{
+	json_t *o = json_pack("{s:O, s:O, s:O, s:O, s:s, s:f}", "matrix", json_object_get(cur, "matrix"), "baseline",
+			      json_object_get(base, "matrix"), "state", json_object_get(cur, "state"), "baseline_state",
+			      json_object_get(base, "state"), "metric", metric, "max_drop_pct", max_drop_pct);
+
+	*out = NULL;
 	if (o == NULL || tb_compare_cells(json_object_get(cur, "cells"), json_object_get(base, "cells"), metric,
 					  max_drop_pct, o) != 0) {
 		json_decref(o);
-		o = NULL;
-	}
-	json_decref(cur);
-	json_decref(base);
-	if (o == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	}
 	*out = o;
 	return 0;
 }

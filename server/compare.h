@@ -69,6 +69,10 @@ int tb_compare_cells(const json_t *cells, const json_t *base_cells, const char *
 /* Matrix id against baseline, both read through src (results.h). */
 int tb_compare_json(const struct tb_results_src *src, int64_t id, int64_t baseline, double max_drop_pct,
 		    const char *metric, json_t **out, struct tb_error *err);
+/* The same of two results tables already read (tb_results_table_json's;
+ * borrowed): for a caller that has cur's table anyway.  Reads nothing. */
+int tb_compare_tables(const json_t *cur, const json_t *base, double max_drop_pct, const char *metric, json_t **out,
+		      struct tb_error *err);
 
 /* ---- compare_csv.c ---- */
 

@@ -253,9 +253,16 @@ int tb_report_gather(struct tb_services *sv, const struct tb_results_src *src, i
 	json_decref(snaps);
 	snaps = NULL;
 	if (baseline > 0) {
-		if ((rc = tb_compare_json(src, id, baseline, 5.0, metric != NULL ? metric : "receiver_bps", &r->compare,
-					  err)) != 0 ||
-		    (rc = tb_hostsnap_diff(sv, id, baseline, &r->diff, err)) != 0) {
+		json_t *base = NULL;
+
+		/* this matrix's table is r->table: only the baseline's is read */
+		if ((rc = tb_results_table_json(src, baseline, &base, err)) == 0)
+			rc = tb_compare_tables(r->table, base, 5.0, metric != NULL ? metric : "receiver_bps",
+					       &r->compare, err);
+		json_decref(base);
+		if (rc == 0)
+			rc = tb_hostsnap_diff(sv, id, baseline, &r->diff, err);
+		if (rc != 0) {
 			if (rc == TB_ERR_NOT_FOUND)
 				snprintf(err->field, sizeof(err->field), "baseline");
 			goto fail;
