@@ -71,7 +71,8 @@ json_t *tb_notify_rule_json(const struct tb_notify_rule_row *r);
  * into *delivery.  TB_ERR_NOT_FOUND when there is no such rule.  Blocks on
  * the store only. */
 int tb_notify_test(struct tb_notify *n, int64_t id, const char *actor, int64_t *delivery, struct tb_error *err);
-/* Wake the thread (a rule changed). */
+/* A rule changed: the thread reads the rules again (it reads them only
+ * then) and wakes. */
 void tb_notify_kick(struct tb_notify *n);
 
 #endif /* TB_NOTIFY_H */

@@ -2,6 +2,7 @@
  * stopped, queue a message per matching rule in the store's outbox, send
  * each rule's oldest pending message, retry with jittered backoff, mark a
  * rule that keeps failing.  See notify.h. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,8 @@ struct tb_notify {
 	struct seen_host hosts[MAX_HOSTS];
 	size_t nhosts;
 	struct rules rules;
-	char before[8]; /* swap_reach's answer */
+	atomic_int rules_stale; /* a rule changed (tb_notify_kick): read them again */
+	char before[8];         /* swap_reach's answer */
 	char secrets_dir[1024];
 	long backoff_ms;
 	unsigned long ticks;
@@ -344,8 +346,11 @@ static void tick(void *cls)
 {
 	struct tb_notify *n = cls;
 
-	if (rules_load(n) != 0)
+	/* the rules change only through the API, which kicks: read once per change */
+	if (atomic_exchange(&n->rules_stale, 0) && rules_load(n) != 0) {
+		atomic_store(&n->rules_stale, 1);
 		return;
+	}
 	read_bus(n);
 	send_due(n);
 	if (++n->ticks % 600 == 1)
@@ -364,6 +369,7 @@ int tb_notify_new(struct tb_services *sv, struct tb_notify **out, struct tb_erro
 	if (n == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	n->sv = sv;
+	atomic_init(&n->rules_stale, 1);
 	tb_notify_secrets_dir(sv->cfg->state_dir, n->secrets_dir, sizeof(n->secrets_dir));
 	n->backoff_ms = TB_NOTIFY_BACKOFF_MS;
 	if (v != NULL) {
@@ -424,8 +430,10 @@ void tb_notify_free(struct tb_notify *n)
 
 void tb_notify_kick(struct tb_notify *n)
 {
-	if (n != NULL)
-		tb_ticker_kick(&n->ticker);
+	if (n == NULL)
+		return;
+	atomic_store(&n->rules_stale, 1);
+	tb_ticker_kick(&n->ticker);
 }
 
 int tb_notify_test(struct tb_notify *n, int64_t id, const char *actor, int64_t *delivery, struct tb_error *err)
