@@ -140,6 +140,87 @@ void rp_label(char *buf, size_t n, const json_t *c)
 			 *params ? " " : "", params);
 }
 
+const char *const rp_cell_cols[] = {"cell", "client → server",   "protocol", "direction", "params",
+				    "n",    "receiver (median)", "IQR",      "CV",        "sender (median)",
+				    "lost", "retransmits",       "jitter",   NULL};
+
+int rp_cell_num(int col)
+{
+	return col == 0 || col >= 5;
+}
+
+/* "q1 – q3" of metric's values in o (prefix "baseline_" or ""). */
+static void iqr(char *buf, size_t n, const json_t *o, const char *q1key, const char *q3key, const char *metric)
+{
+	char x[48], y[48];
+
+	rp_fmt(x, sizeof(x), metric, rp_num(o, q1key));
+	rp_fmt(y, sizeof(y), metric, rp_num(o, q3key));
+	snprintf(buf, n, "%s – %s", x, y);
+}
+
+int rp_cell_row(const json_t *c, const char *noisy_mark, char vals[RP_CELL_NCOLS][RP_TEXT])
+{
+	static const char *const medians[] = {"sender_bps", "lost_percent", "retransmits", "jitter_ms"};
+	const json_t *rx = json_object_get(c, "receiver_bps");
+	int noisy = json_is_true(json_object_get(rx, "noisy"));
+
+	snprintf(vals[0], RP_TEXT, "%lld", (long long)json_integer_value(json_object_get(c, "cell")));
+	rp_pair(vals[1], RP_TEXT, c);
+	snprintf(vals[2], RP_TEXT, "%s", rp_str(c, "protocol"));
+	snprintf(vals[3], RP_TEXT, "%s", rp_str(c, "direction"));
+	rp_params(vals[4], RP_TEXT, json_object_get(c, "params"));
+	snprintf(vals[5], RP_TEXT, "%lld of %lld", (long long)json_integer_value(json_object_get(c, "n")),
+		 (long long)json_integer_value(json_object_get(c, "runs")));
+	rp_fmt(vals[6], RP_TEXT, "receiver_bps", rp_num(rx, "median"));
+	iqr(vals[7], RP_TEXT, rx, "q1", "q3", "receiver_bps");
+	if (isnan(rp_num(rx, "cv")))
+		snprintf(vals[8], RP_TEXT, "—");
+	else
+		snprintf(vals[8], RP_TEXT, "%.1f %%%s", rp_num(rx, "cv") * 100, noisy ? noisy_mark : "");
+	for (int k = 0; k < 4; k++)
+		rp_fmt(vals[9 + k], RP_TEXT, medians[k], rp_num(json_object_get(c, medians[k]), "median"));
+	return noisy;
+}
+
+const char *const rp_ab_cols[] = {"cell", "what",   "baseline (median)", "baseline IQR", "now (median)",
+				  "IQR",  "change", "IQRs overlap",      "verdict",      NULL};
+
+int rp_ab_num(int col)
+{
+	return col == 0 || (col >= 2 && col <= 6);
+}
+
+int rp_ab_row(const json_t *row, const char *metric, char vals[RP_AB_NCOLS][RP_TEXT])
+{
+	const json_t *ov = json_object_get(row, "overlap");
+	const char *v = rp_str(row, "verdict"), *sp;
+	char label[RP_TEXT];
+
+	if (json_is_integer(json_object_get(row, "cell")))
+		snprintf(vals[0], RP_TEXT, "%lld", (long long)json_integer_value(json_object_get(row, "cell")));
+	else
+		snprintf(vals[0], RP_TEXT, "—");
+	rp_label(label, sizeof(label), row); /* without its "#N " */
+	sp = label[0] == '#' ? strchr(label, ' ') : NULL;
+	snprintf(vals[1], RP_TEXT, "%s", sp != NULL ? sp + 1 : label);
+	rp_fmt(vals[2], RP_TEXT, metric, rp_num(row, "baseline_median"));
+	iqr(vals[3], RP_TEXT, row, "baseline_q1", "baseline_q3", metric);
+	rp_fmt(vals[4], RP_TEXT, metric, rp_num(row, "median"));
+	iqr(vals[5], RP_TEXT, row, "q1", "q3", metric);
+	if (isnan(rp_num(row, "change_pct")))
+		snprintf(vals[6], RP_TEXT, "—");
+	else
+		snprintf(vals[6], RP_TEXT, "%+.2f %%", rp_num(row, "change_pct"));
+	snprintf(vals[7], RP_TEXT, "%s",
+		 json_is_true(ov)                                      ? "yes"
+		 : !json_is_false(ov)                                  ? "—"
+		 : json_is_true(json_object_get(row, "beyond_spread")) ? "no: beyond the spread"
+								       : "no (a change within the allowed)");
+	snprintf(vals[8], RP_TEXT, "%s", v);
+	return strcmp(v, "dropped") == 0 || strcmp(v, "failed") == 0;
+}
+
 const char *const rp_host_cols[] = {"host",     "OS",  "kernel",     "CPU",     "memory",      "NIC driver",
 				    "firmware", "MTU", "congestion", "buffers", "offloads on", NULL};
 

@@ -2,7 +2,6 @@
  * inline style, tables, inline SVG charts; no script, no link, no image
  * from anywhere, and its own CSP in a meta element for when it is opened
  * from a file. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,14 +30,6 @@ static void td(struct tb_outbuf *b, const char *cls, const char *text)
 	}
 	rp_esc(b, text);
 	tb_outbuf_puts(b, "</td>");
-}
-
-static void td_val(struct tb_outbuf *b, const char *metric, double v)
-{
-	char buf[48];
-
-	rp_fmt(buf, sizeof(buf), metric, v);
-	td(b, "num", buf);
 }
 
 static void thead(struct tb_outbuf *b, const char *id, const char *caption, const char *const cols[])
@@ -94,49 +85,24 @@ static void summary(struct tb_outbuf *b, const struct tb_report *r)
 
 static void cells_table(struct tb_outbuf *b, const json_t *cells)
 {
-	static const char *const cols[] = {"cell", "client → server",   "protocol", "direction", "params",
-					   "n",    "receiver (median)", "IQR",      "CV",        "sender (median)",
-					   "lost", "retransmits",       "jitter",   NULL};
 	const json_t *c;
 	size_t i;
 
 	thead(b, "cells",
 	      "Per cell, over the runs that ended ok: medians, interquartile range and coefficient of "
 	      "variation of the receiver bitrate (noisy cells marked)",
-	      cols);
+	      rp_cell_cols);
 	json_array_foreach(cells, i, c)
 	{
-		const json_t *rx = json_object_get(c, "receiver_bps");
-		int noisy = json_is_true(json_object_get(rx, "noisy"));
-		char buf[200], q1[48], q3[48];
+		char vals[RP_CELL_NCOLS][RP_TEXT];
+		int noisy;
 
 		if (json_is_null(c))
 			continue;
-		tb_outbuf_printf(b, "<tr%s><td class=\"num\">%lld</td>", noisy ? " class=\"noisy\"" : "",
-				 (long long)json_integer_value(json_object_get(c, "cell")));
-		rp_pair(buf, sizeof(buf), c);
-		td(b, NULL, buf);
-		td(b, NULL, rp_str(c, "protocol"));
-		td(b, NULL, rp_str(c, "direction"));
-		rp_params(buf, sizeof(buf), json_object_get(c, "params"));
-		td(b, NULL, buf);
-		snprintf(buf, sizeof(buf), "%lld of %lld", (long long)json_integer_value(json_object_get(c, "n")),
-			 (long long)json_integer_value(json_object_get(c, "runs")));
-		td(b, "num", buf);
-		td_val(b, "receiver_bps", rp_num(rx, "median"));
-		rp_fmt(q1, sizeof(q1), "receiver_bps", rp_num(rx, "q1"));
-		rp_fmt(q3, sizeof(q3), "receiver_bps", rp_num(rx, "q3"));
-		snprintf(buf, sizeof(buf), "%s – %s", q1, q3);
-		td(b, "num", buf);
-		if (isnan(rp_num(rx, "cv")))
-			snprintf(buf, sizeof(buf), "—");
-		else
-			snprintf(buf, sizeof(buf), "%.1f %%%s", rp_num(rx, "cv") * 100, noisy ? " noisy" : "");
-		td(b, "num", buf);
-		td_val(b, "sender_bps", rp_num(json_object_get(c, "sender_bps"), "median"));
-		td_val(b, "lost_percent", rp_num(json_object_get(c, "lost_percent"), "median"));
-		td_val(b, "retransmits", rp_num(json_object_get(c, "retransmits"), "median"));
-		td_val(b, "jitter_ms", rp_num(json_object_get(c, "jitter_ms"), "median"));
+		noisy = rp_cell_row(c, " noisy", vals);
+		tb_outbuf_puts(b, noisy ? "<tr class=\"noisy\">" : "<tr>");
+		for (int k = 0; k < RP_CELL_NCOLS; k++)
+			td(b, rp_cell_num(k) ? "num" : NULL, vals[k]);
 		tb_outbuf_puts(b, "</tr>\n");
 	}
 	tfoot(b);
@@ -161,12 +127,10 @@ static void figure(struct tb_outbuf *b, const json_t *cells, const char *metric,
 
 static void ab_part(struct tb_outbuf *b, const struct tb_report *r)
 {
-	static const char *const cols[] = {"cell", "what",   "baseline (median)", "baseline IQR", "now (median)",
-					   "IQR",  "change", "IQRs overlap",      "verdict",      NULL};
 	static const char *const dcols[] = {"host", "OS", "in", "what", "baseline", "this matrix", NULL};
 	const json_t *c = r->compare, *row, *h, *d;
 	const char *metric = rp_str(c, "metric");
-	char buf[240], x[48], y[48];
+	char buf[240];
 	size_t i, j, nrows = 0;
 
 	tb_outbuf_printf(b, "<h2 id=\"ab-title\">A/B: against baseline #%lld</h2>\n<p>",
@@ -182,42 +146,14 @@ static void ab_part(struct tb_outbuf *b, const struct tb_report *r)
 	tb_outbuf_puts(b, "</p>\n");
 	snprintf(buf, sizeof(buf), "Per cell: the baseline's and this matrix's %s (%s)", metric,
 		 json_is_true(json_object_get(c, "higher_is_worse")) ? "higher is worse" : "higher is better");
-	thead(b, "ab", buf, cols);
+	thead(b, "ab", buf, rp_ab_cols);
 	json_array_foreach(json_object_get(c, "cells"), i, row)
 	{
-		const char *v = rp_str(row, "verdict");
-		const json_t *ov = json_object_get(row, "overlap");
-		int bad = strcmp(v, "dropped") == 0 || strcmp(v, "failed") == 0;
+		char vals[RP_AB_NCOLS][RP_TEXT];
 
-		tb_outbuf_printf(b, "<tr%s>", bad ? " class=\"bad\"" : "");
-		if (json_is_integer(json_object_get(row, "cell")))
-			snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(json_object_get(row, "cell")));
-		else
-			snprintf(buf, sizeof(buf), "—");
-		td(b, "num", buf);
-		rp_label(buf, sizeof(buf), row);
-		td(b, NULL, strchr(buf, ' ') != NULL && buf[0] == '#' ? strchr(buf, ' ') + 1 : buf);
-		td_val(b, metric, rp_num(row, "baseline_median"));
-		rp_fmt(x, sizeof(x), metric, rp_num(row, "baseline_q1"));
-		rp_fmt(y, sizeof(y), metric, rp_num(row, "baseline_q3"));
-		snprintf(buf, sizeof(buf), "%s – %s", x, y);
-		td(b, "num", buf);
-		td_val(b, metric, rp_num(row, "median"));
-		rp_fmt(x, sizeof(x), metric, rp_num(row, "q1"));
-		rp_fmt(y, sizeof(y), metric, rp_num(row, "q3"));
-		snprintf(buf, sizeof(buf), "%s – %s", x, y);
-		td(b, "num", buf);
-		if (isnan(rp_num(row, "change_pct")))
-			snprintf(buf, sizeof(buf), "—");
-		else
-			snprintf(buf, sizeof(buf), "%+.2f %%", rp_num(row, "change_pct"));
-		td(b, "num", buf);
-		td(b, NULL,
-		   json_is_true(ov)                                      ? "yes"
-		   : !json_is_false(ov)                                  ? "—"
-		   : json_is_true(json_object_get(row, "beyond_spread")) ? "no: beyond the spread"
-									 : "no (a change within the allowed)");
-		td(b, NULL, v);
+		tb_outbuf_puts(b, rp_ab_row(row, metric, vals) ? "<tr class=\"bad\">" : "<tr>");
+		for (int k = 0; k < RP_AB_NCOLS; k++)
+			td(b, rp_ab_num(k) ? "num" : NULL, vals[k]);
 		tb_outbuf_puts(b, "</tr>\n");
 	}
 	tfoot(b);

@@ -35,6 +35,23 @@ void rp_pair(char *buf, size_t n, const json_t *cell);
 void rp_params(char *buf, size_t n, const json_t *params);
 /* One line of what a cell is: "#3 a → b udp reverse bitrate=10M". */
 void rp_label(char *buf, size_t n, const json_t *cell);
+/* The per-cell table's and the A/B table's columns, and a row of each as
+ * the texts of its columns (what both renderers show; each adds its own
+ * markup).  Numeric columns: rp_cell_num / rp_ab_num. */
+#define RP_TEXT 240
+#define RP_CELL_NCOLS 13
+#define RP_AB_NCOLS 9
+extern const char *const rp_cell_cols[]; /* RP_CELL_NCOLS names, then NULL */
+extern const char *const rp_ab_cols[];   /* RP_AB_NCOLS names, then NULL */
+int rp_cell_num(int col);
+int rp_ab_num(int col);
+/* Cell c's texts (medians, IQR and CV of the receiver bitrate, ...); the
+ * CV gets noisy_mark appended when the receiver bitrate is noisy.  Returns
+ * 1 when it is. */
+int rp_cell_row(const json_t *c, const char *noisy_mark, char vals[RP_CELL_NCOLS][RP_TEXT]);
+/* A compared row's texts (metric's medians, IQRs, change, overlap,
+ * verdict).  Returns 1 when its verdict is dropped or failed. */
+int rp_ab_row(const json_t *row, const char *metric, char vals[RP_AB_NCOLS][RP_TEXT]);
 /* A host's metadata as the report's columns (rp_host_cols; each a string). */
 extern const char *const rp_host_cols[];
 void rp_host_values(const json_t *meta, char vals[][160]);

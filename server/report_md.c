@@ -1,7 +1,6 @@
 /* report_md.c - the report as Markdown (report.h): the HTML report's tables
  * as pipe tables, the commands and the spec in fenced blocks; the charts
  * are left out with a note (they are SVG in the HTML report). */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,14 +37,6 @@ static void cell(struct tb_outbuf *b, const char *s)
 	tb_outbuf_puts(b, " |");
 }
 
-static void val(struct tb_outbuf *b, const char *metric, double v)
-{
-	char buf[48];
-
-	rp_fmt(buf, sizeof(buf), metric, v);
-	cell(b, buf);
-}
-
 static void head(struct tb_outbuf *b, const char *const cols[])
 {
 	tb_outbuf_puts(b, "\n|");
@@ -75,59 +66,37 @@ static void fenced(struct tb_outbuf *b, const char *lang, const char *text)
 	tb_outbuf_puts(b, "\n");
 }
 
+/* A row of texts. */
+static void row_of(struct tb_outbuf *b, const char vals[][RP_TEXT], int n)
+{
+	tb_outbuf_puts(b, "|");
+	for (int k = 0; k < n; k++)
+		cell(b, vals[k]);
+	tb_outbuf_puts(b, "\n");
+}
+
 static void cells_table(struct tb_outbuf *b, const json_t *cells)
 {
-	static const char *const cols[] = {"cell", "client → server",   "protocol", "direction", "params",
-					   "n",    "receiver (median)", "IQR",      "CV",        "sender (median)",
-					   "lost", "retransmits",       "jitter",   NULL};
 	const json_t *c;
 	size_t i;
 
-	head(b, cols);
+	head(b, rp_cell_cols);
 	json_array_foreach(cells, i, c)
 	{
-		const json_t *rx = json_object_get(c, "receiver_bps");
-		char buf[200], q1[48], q3[48];
+		char vals[RP_CELL_NCOLS][RP_TEXT];
 
 		if (json_is_null(c))
 			continue;
-		tb_outbuf_printf(b, "| %lld |", (long long)json_integer_value(json_object_get(c, "cell")));
-		rp_pair(buf, sizeof(buf), c);
-		cell(b, buf);
-		cell(b, rp_str(c, "protocol"));
-		cell(b, rp_str(c, "direction"));
-		rp_params(buf, sizeof(buf), json_object_get(c, "params"));
-		cell(b, buf);
-		snprintf(buf, sizeof(buf), "%lld of %lld", (long long)json_integer_value(json_object_get(c, "n")),
-			 (long long)json_integer_value(json_object_get(c, "runs")));
-		cell(b, buf);
-		val(b, "receiver_bps", rp_num(rx, "median"));
-		rp_fmt(q1, sizeof(q1), "receiver_bps", rp_num(rx, "q1"));
-		rp_fmt(q3, sizeof(q3), "receiver_bps", rp_num(rx, "q3"));
-		snprintf(buf, sizeof(buf), "%s – %s", q1, q3);
-		cell(b, buf);
-		if (isnan(rp_num(rx, "cv")))
-			snprintf(buf, sizeof(buf), "—");
-		else
-			snprintf(buf, sizeof(buf), "%.1f %%%s", rp_num(rx, "cv") * 100,
-				 json_is_true(json_object_get(rx, "noisy")) ? " **noisy**" : "");
-		cell(b, buf);
-		val(b, "sender_bps", rp_num(json_object_get(c, "sender_bps"), "median"));
-		val(b, "lost_percent", rp_num(json_object_get(c, "lost_percent"), "median"));
-		val(b, "retransmits", rp_num(json_object_get(c, "retransmits"), "median"));
-		val(b, "jitter_ms", rp_num(json_object_get(c, "jitter_ms"), "median"));
-		tb_outbuf_puts(b, "\n");
+		rp_cell_row(c, " **noisy**", vals);
+		row_of(b, (const char(*)[RP_TEXT])vals, RP_CELL_NCOLS);
 	}
 }
 
 static void ab_part(struct tb_outbuf *b, const struct tb_report *r)
 {
-	static const char *const cols[] = {"cell", "what",   "baseline (median)", "baseline IQR", "now (median)",
-					   "IQR",  "change", "IQRs overlap",      "verdict",      NULL};
 	static const char *const dcols[] = {"host", "OS", "what", "baseline", "this matrix", NULL};
 	const json_t *c = r->compare, *row, *h, *d;
 	const char *metric = rp_str(c, "metric");
-	char buf[240], x[48], y[48];
 	size_t i, j;
 
 	tb_outbuf_printf(b,
@@ -138,38 +107,13 @@ static void ab_part(struct tb_outbuf *b, const struct tb_report *r)
 			 (long long)json_integer_value(json_object_get(c, "compared")),
 			 json_array_size(json_object_get(c, "dropped")), rp_num(c, "max_drop_pct"),
 			 json_array_size(json_object_get(c, "beyond_spread")));
-	head(b, cols);
+	head(b, rp_ab_cols);
 	json_array_foreach(json_object_get(c, "cells"), i, row)
 	{
-		const json_t *ov = json_object_get(row, "overlap");
+		char vals[RP_AB_NCOLS][RP_TEXT];
 
-		if (json_is_integer(json_object_get(row, "cell")))
-			tb_outbuf_printf(b, "| %lld |", (long long)json_integer_value(json_object_get(row, "cell")));
-		else
-			tb_outbuf_puts(b, "| — |");
-		rp_label(buf, sizeof(buf), row);
-		cell(b, buf[0] == '#' && strchr(buf, ' ') != NULL ? strchr(buf, ' ') + 1 : buf);
-		val(b, metric, rp_num(row, "baseline_median"));
-		rp_fmt(x, sizeof(x), metric, rp_num(row, "baseline_q1"));
-		rp_fmt(y, sizeof(y), metric, rp_num(row, "baseline_q3"));
-		snprintf(buf, sizeof(buf), "%s – %s", x, y);
-		cell(b, buf);
-		val(b, metric, rp_num(row, "median"));
-		rp_fmt(x, sizeof(x), metric, rp_num(row, "q1"));
-		rp_fmt(y, sizeof(y), metric, rp_num(row, "q3"));
-		snprintf(buf, sizeof(buf), "%s – %s", x, y);
-		cell(b, buf);
-		if (isnan(rp_num(row, "change_pct")))
-			snprintf(buf, sizeof(buf), "—");
-		else
-			snprintf(buf, sizeof(buf), "%+.2f %%", rp_num(row, "change_pct"));
-		cell(b, buf);
-		cell(b, json_is_true(ov)                                      ? "yes"
-			: !json_is_false(ov)                                  ? "—"
-			: json_is_true(json_object_get(row, "beyond_spread")) ? "no: beyond the spread"
-									      : "no (a change within the allowed)");
-		cell(b, rp_str(row, "verdict"));
-		tb_outbuf_puts(b, "\n");
+		rp_ab_row(row, metric, vals);
+		row_of(b, (const char(*)[RP_TEXT])vals, RP_AB_NCOLS);
 	}
 	tb_outbuf_puts(b, "\n### What changed on the hosts\n");
 	head(b, dcols);

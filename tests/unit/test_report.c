@@ -20,6 +20,7 @@
 
 #include "compare.h"
 #include "report.h"
+#include "report_internal.h"
 
 #define EVIL "<script>alert(1)</script>"
 
@@ -187,12 +188,46 @@ static void test_md(void **state)
 	tb_report_free(&r);
 }
 
+/* The HTML and the Markdown show each row of the cells and A/B tables with
+ * the same texts (one source: rp_cell_row, rp_ab_row). */
+static void test_same_rows(void **state)
+{
+	struct tb_report r;
+	char *html, *md, vals[RP_CELL_NCOLS][RP_TEXT], ab[RP_AB_NCOLS][RP_TEXT];
+	size_t hl, ml, i;
+	json_t *c;
+
+	(void)state;
+	make(&r, 1);
+	assert_int_equal(tb_report_html(&r, &html, &hl), 0);
+	assert_int_equal(tb_report_md(&r, &md, &ml), 0);
+	json_array_foreach(json_object_get(r.table, "cells"), i, c)
+	{
+		rp_cell_row(c, "", vals);
+		for (int k = 1; k < RP_CELL_NCOLS; k++) {
+			if (strstr(html, vals[k]) == NULL || strstr(md, vals[k]) == NULL)
+				fail_msg("cell %zu column %s: \"%s\" not in both", i, rp_cell_cols[k], vals[k]);
+		}
+	}
+	json_array_foreach(json_object_get(r.compare, "cells"), i, c)
+	{
+		rp_ab_row(c, "receiver_bps", ab);
+		for (int k = 1; k < RP_AB_NCOLS; k++)
+			if (strstr(html, ab[k]) == NULL || strstr(md, ab[k]) == NULL)
+				fail_msg("A/B row %zu column %s: \"%s\" not in both", i, rp_ab_cols[k], ab[k]);
+	}
+	free(html);
+	free(md);
+	tb_report_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_html_ab),
 		cmocka_unit_test(test_md),
+		cmocka_unit_test(test_same_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
