@@ -62,13 +62,16 @@ static void join(const json_t *arr, char *buf, size_t len)
 		snprintf(buf, len, "any");
 }
 
-static int list(const struct tbctl_ctx *ctx)
+/* GET path and print the array under key as a table (header: 7 columns),
+ * a row per element by row (0, or -1: out of memory); with --json the
+ * reply as it came. */
+static int table_of(const struct tbctl_ctx *ctx, const char *path, const char *key, const char *const header[7],
+		    int (*row)(struct tbctl_table *t, const json_t *v))
 {
-	static const char *const header[] = {"ID", "NAME", "SINK", "TRIGGERS", "HOSTS", "STATE", "PENDING"};
-	json_t *reply = NULL, *r;
+	json_t *reply = NULL, *v;
 	struct tbctl_table *t;
 	size_t i;
-	int oom = 0, rc = tbctl_api_call(ctx, "GET", "/api/v1/notifications", NULL, &reply);
+	int oom = 0, rc = tbctl_api_call(ctx, "GET", path, NULL, &reply);
 
 	if (rc != TBCTL_EXIT_OK || ctx->args->json) {
 		json_decref(reply);
@@ -78,25 +81,9 @@ static int list(const struct tbctl_ctx *ctx)
 		json_decref(reply);
 		return nomem();
 	}
-	json_array_foreach(json_object_get(reply, "rules"), i, r)
+	json_array_foreach(json_object_get(reply, key), i, v)
 	{
-		char id[24], pending[24], trig[512], hosts[256];
-		const char *cells[7];
-
-		snprintf(id, sizeof(id), "%lld", tbctl_jint(r, "id", 0));
-		snprintf(pending, sizeof(pending), "%lld", tbctl_jint(r, "pending", 0));
-		join(json_object_get(r, "triggers"), trig, sizeof(trig));
-		join(json_object_get(r, "hosts"), hosts, sizeof(hosts));
-		cells[0] = id;
-		cells[1] = tbctl_jstr(r, "name");
-		cells[2] = tbctl_jstr(json_object_get(r, "sink"), "template");
-		cells[3] = trig;
-		cells[4] = hosts;
-		cells[5] = json_is_true(json_object_get(r, "failing"))    ? "FAILING"
-			   : json_is_false(json_object_get(r, "enabled")) ? "disabled"
-									  : "ok";
-		cells[6] = pending;
-		if (tbctl_table_add(t, cells) != 0)
+		if (row(t, v) != 0)
 			oom = 1;
 	}
 	if (!oom)
@@ -104,6 +91,34 @@ static int list(const struct tbctl_ctx *ctx)
 	tbctl_table_free(t);
 	json_decref(reply);
 	return oom ? nomem() : TBCTL_EXIT_OK;
+}
+
+static int rule_row(struct tbctl_table *t, const json_t *r)
+{
+	char id[24], pending[24], trig[512], hosts[256];
+	const char *cells[7];
+
+	snprintf(id, sizeof(id), "%lld", tbctl_jint(r, "id", 0));
+	snprintf(pending, sizeof(pending), "%lld", tbctl_jint(r, "pending", 0));
+	join(json_object_get(r, "triggers"), trig, sizeof(trig));
+	join(json_object_get(r, "hosts"), hosts, sizeof(hosts));
+	cells[0] = id;
+	cells[1] = tbctl_jstr(r, "name");
+	cells[2] = tbctl_jstr(json_object_get(r, "sink"), "template");
+	cells[3] = trig;
+	cells[4] = hosts;
+	cells[5] = json_is_true(json_object_get(r, "failing"))    ? "FAILING"
+		   : json_is_false(json_object_get(r, "enabled")) ? "disabled"
+								  : "ok";
+	cells[6] = pending;
+	return tbctl_table_add(t, cells);
+}
+
+static int list(const struct tbctl_ctx *ctx)
+{
+	static const char *const header[] = {"ID", "NAME", "SINK", "TRIGGERS", "HOSTS", "STATE", "PENDING"};
+
+	return table_of(ctx, "/api/v1/notifications", "rules", header, rule_row);
 }
 
 /* add FILE (POST) or set ID FILE (PUT). */
@@ -150,54 +165,38 @@ static int simple(const struct tbctl_ctx *ctx, const char *method, const char *i
 	return rc;
 }
 
+static int delivery_row(struct tbctl_table *t, const json_t *d)
+{
+	char did[24], att[16], st[16];
+	const char *cells[7];
+
+	snprintf(did, sizeof(did), "%lld", tbctl_jint(d, "id", 0));
+	snprintf(att, sizeof(att), "%lld", tbctl_jint(d, "attempts", 0));
+	if (json_is_integer(json_object_get(d, "last_status")))
+		snprintf(st, sizeof(st), "%lld", tbctl_jint(d, "last_status", 0));
+	else
+		snprintf(st, sizeof(st), "-");
+	cells[0] = did;
+	cells[1] = tbctl_jstr(d, "trigger");
+	cells[2] = tbctl_jstr(d, "state");
+	cells[3] = att;
+	cells[4] = st;
+	cells[5] = tbctl_jstr(d, "created_at");
+	cells[6] = tbctl_jstr(d, "last_error") != NULL ? tbctl_jstr(d, "last_error") : "";
+	return tbctl_table_add(t, cells);
+}
+
 static int deliveries(const struct tbctl_ctx *ctx, const char *id)
 {
 	static const char *const header[] = {"ID", "TRIGGER", "STATE", "ATTEMPTS", "STATUS", "CREATED", "LAST-ERROR"};
-	json_t *reply = NULL, *d;
-	struct tbctl_table *t;
 	char path[96];
 	long long v;
-	size_t i;
-	int rc, oom = 0;
+	int rc;
 
 	if ((rc = rule_id(id, &v)) != TBCTL_EXIT_OK)
 		return rc;
 	snprintf(path, sizeof(path), "/api/v1/notifications/%lld/deliveries", v);
-	rc = tbctl_api_call(ctx, "GET", path, NULL, &reply);
-	if (rc != TBCTL_EXIT_OK || ctx->args->json) {
-		json_decref(reply);
-		return rc;
-	}
-	if ((t = tbctl_table_new(7, header)) == NULL) {
-		json_decref(reply);
-		return nomem();
-	}
-	json_array_foreach(json_object_get(reply, "deliveries"), i, d)
-	{
-		char did[24], att[16], st[16];
-		const char *cells[7];
-
-		snprintf(did, sizeof(did), "%lld", tbctl_jint(d, "id", 0));
-		snprintf(att, sizeof(att), "%lld", tbctl_jint(d, "attempts", 0));
-		if (json_is_integer(json_object_get(d, "last_status")))
-			snprintf(st, sizeof(st), "%lld", tbctl_jint(d, "last_status", 0));
-		else
-			snprintf(st, sizeof(st), "-");
-		cells[0] = did;
-		cells[1] = tbctl_jstr(d, "trigger");
-		cells[2] = tbctl_jstr(d, "state");
-		cells[3] = att;
-		cells[4] = st;
-		cells[5] = tbctl_jstr(d, "created_at");
-		cells[6] = tbctl_jstr(d, "last_error") != NULL ? tbctl_jstr(d, "last_error") : "";
-		if (tbctl_table_add(t, cells) != 0)
-			oom = 1;
-	}
-	if (!oom)
-		tbctl_table_print(t, stdout);
-	tbctl_table_free(t);
-	json_decref(reply);
-	return oom ? nomem() : TBCTL_EXIT_OK;
+	return table_of(ctx, path, "deliveries", header, delivery_row);
 }
 
 int tbctl_cmd_notify(const struct tbctl_ctx *ctx)
