@@ -14,16 +14,12 @@
 // 390x844 phone) go to $TB_BINARY_DIR/screenshots/history-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  Testbedd, binaryDir, eventually, launchChromium, removeDir, sourceDir, tempDir,
-} from './lib/testbed.mjs';
+import { Bed, eventually, login, shoot } from './lib/testbed.mjs';
 
 const PREFIX = 'tbhi';
 const BLOCK = '204';
-const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
 const SOON = 15_000;
 const SPEC = {
   name: 'hist-nightly',
@@ -33,101 +29,33 @@ const SPEC = {
   duration_s: 1,
   repeats: 2,
 };
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-let dir;
-let simUp = false;
+const bed = new Bed('history');
+const pageErrors = bed.errors;
 let tbd;
-let browser;
 let page;
-let shots;
 const ids = [];          // the three matrices of SPEC, oldest first
 let other;               // a matrix of another name
-const pageErrors = [];
-
-function sim(...args) {
-  return execFileSync(SIM, args, { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
-}
 
 before(async () => {
-  dir = tempDir('tb-history-');
-  const simDir = path.join(dir, 'sim');
-  let out;
-  try {
-    out = sim('up', '--prefix', PREFIX, '--block', BLOCK, '--dir', simDir);
-  } catch (err) {
-    throw new Error(`deploy/sim/sim up --prefix ${PREFIX} --block ${BLOCK} failed: ${err.stderr || err.message}`);
-  }
-  simUp = true;
-  assert.equal(out.trim().split('\n').pop(), simDir, `sim up printed ${out}`);
-  const tbDir = path.join(dir, 'tb');
-  mkdirSync(tbDir, { mode: 0o700 });
-  tbd = new Testbedd(tbDir, readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8'));
-  await tbd.start();
-  for (const name of ['left', 'right']) {
-    await eventually(async () => {
-      const st = (await tbd.get(`/api/v1/hosts/${name}`)).host.state;
-      return st.reachability === 'up' && st.os === 'ubuntu';
-    }, 30_000, `${name} is not up as ubuntu in testbedd`);
-  }
-  shots = path.join(binaryDir, 'screenshots');
-  mkdirSync(shots, { recursive: true });
-  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
-  page = browser.pages()[0] ?? await browser.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+  tbd = await bed.startTestbedd(bed.upSim(PREFIX, BLOCK));
+  await bed.hostsUp();
+  page = await bed.openPage();
 });
 
-after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
-  if (tbd) { try { copyFileSync(tbd.proc.logPath, path.join(binaryDir, 'test_history.testbedd.log')); } catch { /* none */ } }
-  if (simUp) {
-    try {
-      sim('down', '--prefix', PREFIX);
-    } catch (err) {
-      console.error(`sim down --prefix ${PREFIX} failed: ${err.stderr ?? err.message}`);
-    }
-  }
-  removeDir(dir);
-});
-
-/** Start spec and wait until the matrix has ended: its id. */
-async function runMatrix(spec) {
-  const { matrix } = await tbd.post('/api/v1/matrices', spec);
-  await eventually(async () => {
-    const { matrix: m } = await tbd.get(`/api/v1/matrices/${matrix.id}?runs=0`);
-    if (m.state === 'failed' || m.state === 'canceled' || m.state === 'interrupted') {
-      throw new Error(`matrix ${matrix.id} ${m.state}: ${JSON.stringify(m.error)}`);
-    }
-    return m.state === 'succeeded';
-  }, 90_000, `matrix ${matrix.id} did not succeed`);
-  return matrix.id;
-}
-
-async function shoot(name) {
-  await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
-  await page.screenshot({ path: path.join(shots, `history-${name}-desktop.png`), fullPage: true });
-  await page.setViewportSize(PHONE);
-  await page.waitForTimeout(300);   // the charts follow their new width
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  await page.screenshot({ path: path.join(shots, `history-${name}-phone.png`), fullPage: true });
-  await page.setViewportSize(DESKTOP);
-  assert.ok(overflow <= 0, `${name}: the page is ${overflow} px wider than a 390 px phone`);
-}
+after(() => bed.close());
 
 /** Click what locator finds and read the file it downloads: {name, text, bytes}. */
 async function downloaded(locator) {
   const [dl] = await Promise.all([page.waitForEvent('download'), locator.click()]);
-  const file = path.join(dir, `dl-${Date.now()}-${dl.suggestedFilename()}`);
+  const file = path.join(bed.root, `dl-${Date.now()}-${dl.suggestedFilename()}`);
   await dl.saveAs(file);
   const bytes = readFileSync(file);
   return { name: dl.suggestedFilename(), bytes, text: bytes.toString('utf8') };
 }
 
 test('three matrices of one spec and one of another name run', { timeout: 300_000 }, async () => {
-  for (let i = 0; i < 3; i++) ids.push(await runMatrix(SPEC));
-  other = await runMatrix({ ...SPEC, name: 'adhoc' });
+  for (let i = 0; i < 3; i++) ids.push(await tbd.runMatrix(SPEC));
+  other = await tbd.runMatrix({ ...SPEC, name: 'adhoc' });
 });
 
 test('GET /matrices filters by name, state and time, and pages', { timeout: 30_000 }, async () => {
@@ -164,11 +92,7 @@ test('the history of the cell has a point per matrix, as their results say', { t
 
 test('the history page: a chart and a table, linked to each matrix\'s grid', { timeout: 90_000 }, async () => {
   await page.goto(`${tbd.base}/`);
-  const input = page.getByLabel('API token');
-  await input.waitFor();
-  await input.fill(tbd.adminToken);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+  await login(page, tbd.adminToken);
 
   await page.goto(`${tbd.base}/#/matrices/${ids[2]}/cells/0/history?same_name=1`);
   const rows = page.locator('.history-table tbody tr');
@@ -187,7 +111,7 @@ test('the history page: a chart and a table, linked to each matrix\'s grid', { t
   assert.ok(await chart.locator('canvas').count() >= 1, 'the chart is drawn on a canvas');
   assert.deepEqual(await rows.locator('a.grid-as-of').evaluateAll((as) => as.map((a) => a.getAttribute('href'))),
     ids.map((id) => `#/matrices/${id}?cell=0`));
-  await shoot('page');
+  await shoot(page, 'history-page');
 
   // all matrices with the cell, then one "grid as of" link: that matrix's page with the cell marked
   await page.locator('input[name="same_name"]').uncheck();
@@ -200,7 +124,7 @@ test('the history page: a chart and a table, linked to each matrix\'s grid', { t
   assert.ok(page.url().endsWith(`#/matrices/${ids[0]}?cell=0`), page.url());
   assert.equal(await focus.locator('ul.cell-runs li').count(), 2, 'the cell\'s 2 runs are listed');
   assert.equal(await focus.locator('a.cell-history').getAttribute('href'), `#/matrices/${ids[0]}/cells/0/history`);
-  await shoot('cell');
+  await shoot(page, 'history-cell');
 });
 
 test('a run\'s page opened by its URL shows the commands and the raw output', { timeout: 60_000 }, async () => {
@@ -228,7 +152,7 @@ test('a run\'s page opened by its URL shows the commands and the raw output', { 
   }
   await eventually(async () => Number(await runPage.locator('.interval-chart').getAttribute('data-drawn')) > 0, SOON,
     'the run\'s intervals are not charted');
-  await shoot('run');
+  await shoot(page, 'history-run');
 
   // the chart's downloads: a PNG and an SVG of both panels
   const png = await downloaded(runPage.locator('.interval-chart button.export-png'));
@@ -281,7 +205,7 @@ test('the downloads of the tables are CSV and JSON of what they show', { timeout
   assert.deepEqual(list.map((m) => m.id), [...ids].reverse());
   const listCsv = await downloaded(page.locator('.export-bar button.export-csv'));
   assert.equal(listCsv.text.trimEnd().split('\r\n').length, 4);
-  await shoot('list');
+  await shoot(page, 'history-list');
 
   // the matrix page's tables: the per-cell summary as shown, the runs as testbedd gives them
   await page.goto(`${tbd.base}/#/matrices/${ids[0]}`);

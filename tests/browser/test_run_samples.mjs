@@ -13,16 +13,10 @@
 // $TB_BINARY_DIR/screenshots/run-samples-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import {
-  Testbedd, binaryDir, eventually, launchChromium, removeDir, sourceDir, tempDir,
-} from './lib/testbed.mjs';
+import { Bed, eventually, login, shoot } from './lib/testbed.mjs';
 
 const PREFIX = 'tbrp';
 const BLOCK = '224';
-const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
 const SOON = 15_000;
 const SPEC = {
   name: 'sampled',
@@ -33,68 +27,20 @@ const SPEC = {
   repeats: 1,
   sample: ['cpu', 'mem'],
 };
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-let dir;
-let simUp = false;
+const bed = new Bed('run-samples');
+const pageErrors = bed.errors;
 let tbd;
-let browser;
 let page;
-let shots;
-const pageErrors = [];
-
-function sim(...args) {
-  return execFileSync(SIM, args, { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
-}
 
 before(async () => {
-  dir = tempDir('tb-run-samples-');
-  const simDir = path.join(dir, 'sim');
-  let out;
-  try {
-    out = sim('up', '--prefix', PREFIX, '--block', BLOCK, '--dir', simDir);
-  } catch (err) {
-    throw new Error(`deploy/sim/sim up --prefix ${PREFIX} --block ${BLOCK} failed: ${err.stderr || err.message}`);
-  }
-  simUp = true;
-  assert.equal(out.trim().split('\n').pop(), simDir, `sim up printed ${out}`);
-  const tbDir = path.join(dir, 'tb');
-  mkdirSync(tbDir, { mode: 0o700 });
-  tbd = new Testbedd(tbDir, readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8'));
-  await tbd.start();
-  for (const name of ['left', 'right']) {
-    await eventually(async () => {
-      const st = (await tbd.get(`/api/v1/hosts/${name}`)).host.state;
-      return st.reachability === 'up' && st.os === 'ubuntu';
-    }, 30_000, `${name} is not up as ubuntu in testbedd`);
-  }
-  shots = path.join(binaryDir, 'screenshots');
-  mkdirSync(shots, { recursive: true });
-  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
-  page = browser.pages()[0] ?? await browser.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+  tbd = await bed.startTestbedd(bed.upSim(PREFIX, BLOCK));
+  await bed.hostsUp();
+  page = await bed.openPage();
   await page.goto(`${tbd.base}/`);
-  const input = page.getByLabel('API token');
-  await input.waitFor();
-  await input.fill(tbd.adminToken);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+  await login(page, tbd.adminToken);
 });
 
-after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
-  if (tbd) { try { copyFileSync(tbd.proc.logPath, path.join(binaryDir, 'test_run_samples.testbedd.log')); } catch { /* none */ } }
-  if (simUp) {
-    try {
-      sim('down', '--prefix', PREFIX);
-    } catch (err) {
-      console.error(`sim down --prefix ${PREFIX} failed: ${err.stderr ?? err.message}`);
-    }
-  }
-  removeDir(dir);
-});
+after(() => bed.close());
 
 /** Start spec: {matrix, run} ids once its run exists. */
 async function start(spec) {
@@ -106,16 +52,6 @@ async function start(spec) {
     return run !== null;
   }, SOON, `matrix ${matrix.id} has no run`);
   return { matrix: matrix.id, run };
-}
-
-async function ended(id) {
-  await eventually(async () => {
-    const { matrix: m } = await tbd.get(`/api/v1/matrices/${id}?runs=0`);
-    if (m.state === 'failed' || m.state === 'canceled' || m.state === 'interrupted') {
-      throw new Error(`matrix ${id} ${m.state}: ${JSON.stringify(m.error)}`);
-    }
-    return m.state === 'succeeded';
-  }, 90_000, `matrix ${id} did not succeed`);
 }
 
 /** Per host chart on the page: {host: {points, busiest name, busiest mean, memory max}} from ECharts' own options. */
@@ -141,17 +77,6 @@ async function drawn() {
   });
 }
 
-async function shoot(name) {
-  await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
-  await page.screenshot({ path: path.join(shots, `run-samples-${name}-desktop.png`), fullPage: true });
-  await page.setViewportSize(PHONE);
-  await page.waitForTimeout(300);   // the charts follow their new width
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  await page.screenshot({ path: path.join(shots, `run-samples-${name}-phone.png`), fullPage: true });
-  await page.setViewportSize(DESKTOP);
-  assert.ok(overflow <= 0, `${name}: the page is ${overflow} px wider than a 390 px phone`);
-}
-
 test('a sampled run: CPU and memory per host, live then from the store, as the API sums them', { timeout: 150_000 }, async () => {
   const { matrix, run } = await start(SPEC);
   await page.goto(`${tbd.base}/#/runs/${run}`);
@@ -162,7 +87,7 @@ test('a sampled run: CPU and memory per host, live then from the store, as the A
   const liveState = await page.locator('.run-page').getAttribute('data-state');
   const live = await drawn();
   assert.deepEqual(Object.keys(live).sort(), ['left', 'right']);
-  await ended(matrix);
+  await tbd.matrixSucceeded(matrix);
   await eventually(async () => (await page.locator('.run-page').getAttribute('data-state')) === 'ok', SOON,
     'the page did not follow the run to its end');
   console.log(`# live: charts shown in state ${liveState} with ${JSON.stringify(live)}`);
@@ -201,14 +126,14 @@ test('a sampled run: CPU and memory per host, live then from the store, as the A
       `${hst}: memory max ${d[hst].memMax} against the summary's ${s.mem_used_max_pct}`);
   }
   assert.equal(await page.locator('.run-samples-box').isVisible(), true);
-  await shoot('sampled');
+  await shoot(page, 'run-samples-sampled');
 });
 
 test('a run that did not sample shows no CPU/memory box', { timeout: 120_000 }, async () => {
   const { sample, ...plain } = SPEC;
   assert.ok(sample);
   const { matrix, run } = await start({ ...plain, name: 'plain' });
-  await ended(matrix);
+  await tbd.matrixSucceeded(matrix);
   assert.deepEqual((await tbd.get(`/api/v1/runs/${run}/samples`)).hosts, {});
   await page.goto(`${tbd.base}/#/runs/${run}`);
   await page.locator('.run-page[data-state="ok"] .interval-chart').waitFor();

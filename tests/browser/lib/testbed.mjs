@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import {
   mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync, openSync, closeSync,
-  readdirSync, unlinkSync,
+  readdirSync, unlinkSync, copyFileSync,
 } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import http from 'node:http';
@@ -260,6 +260,24 @@ export class Testbedd {
     return JSON.parse(text);
   }
 
+  /** Wait until matrix id has succeeded (one that failed, was canceled or interrupted: its state and error in the failure). */
+  async matrixSucceeded(id, ms = 90_000) {
+    await eventually(async () => {
+      const { matrix: m } = await this.get(`/api/v1/matrices/${id}?runs=0`);
+      if (m.state === 'failed' || m.state === 'canceled' || m.state === 'interrupted') {
+        throw new Error(`matrix ${id} ${m.state}: ${JSON.stringify(m.error)}`);
+      }
+      return m.state === 'succeeded';
+    }, ms, `matrix ${id} did not succeed`);
+  }
+
+  /** POST spec to /matrices and wait until the matrix has succeeded: its id. */
+  async runMatrix(spec, ms = 90_000) {
+    const { matrix } = await this.post('/api/v1/matrices', spec);
+    await this.matrixSucceeded(matrix.id, ms);
+    return matrix.id;
+  }
+
   /**
    * The ids and types of the events the stream replays after `since`,
    * read until the stream has been quiet for quietMs.
@@ -353,4 +371,189 @@ function reloadOnNetworkChange(page) {
     console.error(`# ${req.url()}: ERR_NETWORK_CHANGED (a sim's link changed): reloading the page`);
     page.reload().catch(() => {});
   });
+}
+
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
+
+/** deploy/sim/sim with args: its stdout (throws with stderr on failure). */
+export function sim(...args) {
+  return execFileSync(SIM, args, { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/**
+ * An inventory of loopback machines that nothing answers (ssh with a key
+ * file that is no key): the header, then machines, the YAML of the
+ * `machines:` map as the test writes it (indented by two).
+ */
+export function deadInventory(dir, machines) {
+  const keyPath = path.join(dir, 'ssh.key');
+  writeFileSync(keyPath, 'not a key\n', { mode: 0o600 });
+  return `version: 1
+ssh:
+  user: root
+  key_file: ${keyPath}
+  connect_timeout_s: 2
+machines:
+${machines}`;
+}
+
+/**
+ * Log in on the login page page shows (or is about to show) with token:
+ * waits for the form, ticks "Remember this device" if asked, and waits for
+ * the Hosts page the app lands on.
+ */
+export async function login(page, token, { remember = false } = {}) {
+  const input = page.getByLabel('API token');
+  await input.waitFor();
+  await input.fill(token);
+  if (remember) await page.getByLabel('Remember this device for 30 days').check();
+  await page.getByRole('button', { name: 'Log in', exact: true }).click();
+  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+}
+
+/** How many px the page is wider than its viewport (> 0: it scrolls sideways). */
+export function sideways(page) {
+  return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+}
+
+/** The screenshots directory, $TB_BINARY_DIR/screenshots (made if missing). */
+export function shotsDir() {
+  const shots = path.join(binaryDir, 'screenshots');
+  mkdirSync(shots, { recursive: true });
+  return shots;
+}
+
+/**
+ * Screenshots of page as it is, at the desktop size and on a PHONE, to
+ * $TB_BINARY_DIR/screenshots/<base>-desktop.png and <base>-phone.png
+ * (with dark: <base>-phone-dark.png too; with top: <base>-desktop-top.png
+ * and <base>-phone-top.png of the viewport alone), and the check every page
+ * makes: on the phone the page does not scroll sideways.  fullPage false (a
+ * modal dialog): the viewport only, focus and scroll left as they are.
+ * The page is back at size desktop afterwards.
+ */
+export async function shoot(page, base, { dark = false, top = false, fullPage = true, desktop = DESKTOP } = {}) {
+  const shots = shotsDir();
+  const file = (suffix) => path.join(shots, `${base}-${suffix}.png`);
+  if (fullPage) {
+    await page.evaluate(() => {
+      document.activeElement?.blur();
+      window.scrollTo(0, 0);
+      for (const w of document.querySelectorAll('.table-wrap')) w.scrollLeft = 0;
+    });
+  }
+  await page.screenshot({ path: file('desktop'), fullPage });
+  if (top) await page.screenshot({ path: file('desktop-top') });
+  await page.setViewportSize(PHONE);
+  await page.waitForTimeout(300); // the charts follow the new width (ResizeObserver)
+  const overflow = await sideways(page);
+  await page.screenshot({ path: file('phone'), fullPage });
+  if (top) await page.screenshot({ path: file('phone-top') });
+  if (dark) {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: file('phone-dark'), fullPage });
+    await page.emulateMedia({ colorScheme: 'light' });
+  }
+  await page.setViewportSize(desktop);
+  assert.ok(overflow <= 0, `${base}: the page is ${overflow} px wider than a ${PHONE.width} px phone`);
+}
+
+/**
+ * What a browser test runs against, brought up step by step in before()
+ * and taken down by close() in after(), whichever steps were reached: a
+ * temporary dir, the sim (deploy/sim) if asked, testbedd, Chromium with one
+ * page whose errors (uncaught exceptions, console errors) collect in
+ * errors.  name names the temporary dir (tb-NAME-) and the copy of
+ * testbedd's log close() keeps ($TB_BINARY_DIR/test_NAME.testbedd.log,
+ * '-' in NAME as '_').
+ */
+export class Bed {
+  constructor(name) {
+    this.name = name;
+    this.errors = [];
+    this.dir = null;
+    this.simPrefix = null;
+    this.tbd = null;
+    this.browser = null;
+    this.page = null;
+  }
+
+  /** The temporary dir (made on first use). */
+  get root() {
+    if (!this.dir) this.dir = tempDir(`tb-${this.name}-`);
+    return this.dir;
+  }
+
+  /**
+   * deploy/sim/sim up --prefix prefix --block block (and args) in ROOT/sim:
+   * the sim's inventory text.  `up` refuses, changing nothing, while a sim
+   * of this prefix runs or left traces (then close() leaves that sim alone);
+   * a failed `up` cleans up after itself.
+   */
+  upSim(prefix, block, args = []) {
+    const simDir = path.join(this.root, 'sim');
+    let out;
+    try {
+      out = sim('up', '--prefix', prefix, '--block', block, '--dir', simDir, ...args);
+    } catch (err) {
+      throw new Error(`deploy/sim/sim up --prefix ${prefix} --block ${block} failed: ${err.stderr || err.message}`);
+    }
+    this.simPrefix = prefix;
+    assert.equal(out.trim().split('\n').pop(), simDir, `sim up printed ${out}`);
+    return readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8');
+  }
+
+  /** testbedd started on inventory (text) with extraArgs, in ROOT/tb. */
+  async startTestbedd(inventory, extraArgs = []) {
+    const tbDir = path.join(this.root, 'tb');
+    mkdirSync(tbDir, { mode: 0o700 });
+    this.tbd = new Testbedd(tbDir, inventory, extraArgs);
+    await this.tbd.start();
+    return this.tbd;
+  }
+
+  /** Wait until testbedd sees each of names reachable and running os. */
+  async hostsUp(names = ['left', 'right'], os = 'ubuntu', ms = 30_000) {
+    for (const name of names) {
+      await eventually(async () => {
+        const st = (await this.tbd.get(`/api/v1/hosts/${name}`)).host.state;
+        return st.reachability === 'up' && st.os === os;
+      }, ms, `${name} is not up as ${os} in testbedd`);
+    }
+  }
+
+  /**
+   * Chromium (profile ROOT/chromium) at viewport and its first page, whose
+   * errors collect in this.errors; timeout, if given, is the page's default
+   * for waits.
+   */
+  async openPage(viewport = DESKTOP, { timeout } = {}) {
+    this.browser = await launchChromium(path.join(this.root, 'chromium'), viewport);
+    const page = this.browser.pages()[0] ?? await this.browser.newPage();
+    if (timeout) page.setDefaultTimeout(timeout);
+    page.on('pageerror', (err) => this.errors.push(`pageerror: ${err.message}`));
+    page.on('console', (msg) => { if (msg.type() === 'error') this.errors.push(`console: ${msg.text()}`); });
+    this.page = page;
+    return page;
+  }
+
+  /** Chromium closed, testbedd stopped (its log kept), the sim down, ROOT removed. */
+  async close() {
+    await this.browser?.close().catch(() => {});
+    if (this.tbd) {
+      await this.tbd.stop();
+      // testbedd's log outlives the run, for a look at what it did
+      try { copyFileSync(this.tbd.proc.logPath, path.join(binaryDir, `test_${this.name.replaceAll('-', '_')}.testbedd.log`)); } catch { /* none */ }
+    }
+    if (this.simPrefix) {
+      try {
+        sim('down', '--prefix', this.simPrefix);
+      } catch (err) {
+        console.error(`sim down --prefix ${this.simPrefix} failed: ${err.stderr ?? err.message}`);
+      }
+    }
+    removeDir(this.dir);
+  }
 }
