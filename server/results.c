@@ -201,13 +201,6 @@ int tb_results_matrix_json(const struct tb_results_src *src, int64_t id, unsigne
 	return 0;
 }
 
-int tb_results_matrix_list_json(const struct tb_results_src *src, int limit, json_t **out, struct tb_error *err)
-{
-	struct tb_matrix_filter f = {.limit = limit};
-
-	return tb_results_matrix_find_json(src, &f, out, NULL, err);
-}
-
 int tb_results_matrix_find_json(const struct tb_results_src *src, const struct tb_matrix_filter *f, json_t **out,
 				int *total, struct tb_error *err)
 {

@@ -39,8 +39,6 @@ struct tb_results_src {
 #define TB_MX_JSON_BOOTS 2u
 int tb_results_matrix_json(const struct tb_results_src *src, int64_t id, unsigned int parts, json_t **out,
 			   struct tb_error *err);
-/* Newest first, without runs. */
-int tb_results_matrix_list_json(const struct tb_results_src *src, int limit, json_t **out, struct tb_error *err);
 /* The matrices f selects (store.h tb_store_matrix_find), newest first,
  * without runs, into *out (an array); *total (may be NULL) how many match
  * before paging.  Two store queries whatever the page's size. */

@@ -108,7 +108,7 @@ static void test_what_runs_now_comes_from_the_caller(void **state)
 	assert_true(json_is_null(json_object_get(json_object_get(j, "progress"), "current_seq")));
 	json_decref(j);
 	src.now = (struct tb_mx_now){0, -1};
-	assert_int_equal(tb_results_matrix_list_json(&src, 10, &j, &err), 0);
+	assert_int_equal(tb_results_matrix_find_json(&src, &(struct tb_matrix_filter){.limit = 10}, &j, NULL, &err), 0);
 	assert_int_equal(json_array_size(j), 2);
 	json_decref(j);
 	assert_int_equal(tb_results_matrix_json(&src, 999, 0, &j, &err), TB_ERR_NOT_FOUND);
