@@ -19,6 +19,7 @@
 #include "store_specs.h"
 #include "ticker.h"
 #include "timeutil.h"
+#include "validate.h"
 
 #define TICK_MS 1000
 #define MAX_DUE 64 /* schedules started in one tick; the rest the next */
@@ -298,19 +299,17 @@ void tb_schedule_free(struct tb_schedule *sc)
 
 static int check_body(const json_t *body, struct due *d, struct tb_error *err)
 {
+	static const char *const fields[] = {"cron", "baseline", "metric", "max_drop", NULL};
 	const json_t *v;
-	const char *key;
 	char why[200];
 	struct tb_cron c;
+	int rc;
 
 	if (!json_is_object(body))
 		return tb_fail(err, TB_ERR_INVALID, "",
 			       "a schedule is a JSON object {cron, baseline, metric, max_drop}");
-	json_object_foreach((json_t *)body, key,
-			    v) if (strcmp(key, "cron") != 0 && strcmp(key, "baseline") != 0 &&
-				   strcmp(key, "metric") != 0 &&
-				   strcmp(key, "max_drop") != 0) return tb_fail(err, TB_ERR_UNKNOWN_FIELD, key,
-										"unknown field %.64s", key);
+	if ((rc = tb_json_only(body, fields, err)) != 0)
+		return rc;
 	v = json_object_get(body, "cron");
 	if (!json_is_string(v) || json_string_length(v) > TB_CRON_TEXT_MAX)
 		return tb_fail(err, TB_ERR_INVALID, "cron",

@@ -204,6 +204,7 @@ static void test_schedule_api(void **state)
 		{"/api/v1/specs/nightly/schedule", "{\"cron\":\"* * * * *\",\"baseline\":\"first\"}", "baseline", 400},
 		{"/api/v1/specs/nightly/schedule", "{\"cron\":\"* * * * *\",\"metric\":\"speed\"}", "metric", 400},
 		{"/api/v1/specs/nightly/schedule", "{\"cron\":\"* * * * *\",\"max_drop\":101}", "max_drop", 400},
+		{"/api/v1/specs/nightly/schedule", "{\"cron\":\"* * * * *\",\"colour\":1}", "colour", 400},
 		{"/api/v1/specs/nobody/schedule", "{\"cron\":\"* * * * *\"}", "name", 404},
 	};
 	struct tb_test_resp r;
