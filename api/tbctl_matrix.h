@@ -36,6 +36,9 @@ void mx_print_boot(const json_t *d); /* a matrix.boot event's data as a line */
 void mx_fmt_metric(char *buf, size_t n, const char *metric, double v); /* by the metric's unit */
 
 /* ---- tbctl_matrix_compare.c ---- */
+/* 1 when metric is NULL or a cell statistic the API compares on, else 0
+ * after saying so on stderr (checked before it goes into a URL). */
+int mx_metric_ok(const char *metric);
 /* --baseline, --max-drop and --metric as "/compare?..." into q, or -1 after
  * saying why on stderr. */
 int mx_gate_query(const struct tbctl_args *a, char *q, size_t n);

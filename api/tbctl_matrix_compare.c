@@ -14,12 +14,25 @@
 
 static const char *const metrics[] = {"receiver_bps", "sender_bps", "lost_percent", "retransmits", "jitter_ms", NULL};
 
+int mx_metric_ok(const char *metric)
+{
+	int known = metric == NULL;
+
+	for (int i = 0; !known && metrics[i] != NULL; i++)
+		known = strcmp(metric, metrics[i]) == 0;
+	if (!known)
+		fprintf(stderr,
+			"tbctl: --metric must be receiver_bps, sender_bps, lost_percent, retransmits or jitter_ms, "
+			"got \"%s\"\n",
+			metric);
+	return known;
+}
+
 int mx_gate_query(const struct tbctl_args *a, char *q, size_t n)
 {
 	long long base;
 	char *end = NULL;
 	double drop = 5;
-	int known = a->metric == NULL;
 
 	if (a->baseline == NULL) {
 		fprintf(stderr, "tbctl: --baseline ID is required: the matrix to compare against\n");
@@ -34,15 +47,8 @@ int mx_gate_query(const struct tbctl_args *a, char *q, size_t n)
 			return -1;
 		}
 	}
-	for (int i = 0; !known && metrics[i] != NULL; i++)
-		known = strcmp(a->metric, metrics[i]) == 0;
-	if (!known) {
-		fprintf(stderr,
-			"tbctl: --metric must be receiver_bps, sender_bps, lost_percent, retransmits or jitter_ms, "
-			"got \"%s\"\n",
-			a->metric);
+	if (!mx_metric_ok(a->metric))
 		return -1;
-	}
 	snprintf(q, n, "/compare?baseline=%lld&max_drop=%g&metric=%s", base, drop,
 		 a->metric != NULL ? a->metric : "receiver_bps");
 	return 0;
@@ -267,14 +273,15 @@ int tbctl_cmd_matrix_report(const struct tbctl_ctx *ctx)
 	size_t len = 0;
 	int rc;
 
-	if (mx_parse_id(a->pos[2], &id) != 0 || (a->baseline != NULL && mx_parse_id(a->baseline, &base) != 0))
+	if (mx_parse_id(a->pos[2], &id) != 0 || (a->baseline != NULL && mx_parse_id(a->baseline, &base) != 0) ||
+	    !mx_metric_ok(a->metric))
 		return TBCTL_EXIT_USAGE;
 	if (strcmp(format, "html") != 0 && strcmp(format, "md") != 0) {
 		fprintf(stderr, "tbctl: --format must be html or md, got \"%s\"\n", format);
 		return TBCTL_EXIT_USAGE;
 	}
 	if (base > 0 && a->metric != NULL)
-		snprintf(q, sizeof(q), "/report?format=%s&baseline=%lld&metric=%.20s", format, base, a->metric);
+		snprintf(q, sizeof(q), "/report?format=%s&baseline=%lld&metric=%s", format, base, a->metric);
 	else if (base > 0)
 		snprintf(q, sizeof(q), "/report?format=%s&baseline=%lld", format, base);
 	else

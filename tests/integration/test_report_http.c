@@ -272,6 +272,10 @@ static void test_tbctl(void **state)
 	assert_null(strstr(text, "<script"));
 	free(text);
 	assert_int_equal(tbctl(out, (const char *const[]){"matrix", "report", id, "--format", "pdf", NULL}), 1);
+	/* --metric is checked before it goes into the URL (no second parameter through it) */
+	assert_int_equal(tbctl(out, (const char *const[]){"matrix", "report", id, "--baseline", base, "--metric",
+							  "jitter_ms&format=md", NULL}),
+			 1);
 
 	/* nothing could be compared (no result on either side): the gate fails,
 	 * exit 7, and the JUnit file says so cell by cell (skipped) */
