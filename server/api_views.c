@@ -1,5 +1,6 @@
 /* api_views.c - views computed over a matrix's results: the OS side by side
- * (osview.h), and the noisy_cv query parameter the results share. */
+ * (osview.h), and the query parameters the views over results share
+ * (noisy_cv, metric; api.h). */
 #include "api.h"
 
 #include <math.h>
