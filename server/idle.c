@@ -16,6 +16,7 @@
 #include "log.h"
 #include "machtab.h"
 #include "power.h"
+#include "reserve.h"
 #include "ticker.h"
 #include "timeutil.h"
 
@@ -97,10 +98,16 @@ static enum tb_idle_state decide(struct tb_idle *idle, const struct tb_machine *
 				 char *holder, size_t hlen)
 {
 	int64_t now = tb_now_ms();
+	struct tb_error e = {0};
 
 	*last = last_use(idle, m->name);
 	*off_at = tb_idle_off_at_ms(*last, m->idle_poweroff_min, idle->sv->cfg->idle_minute_s);
 	tb_actions_holder(idle->sv->actions, m->name, holder, hlen);
+	/* someone's reservation holds it too (idle is "anyone else"): held,
+	 * not a power-off that the hold hook refuses every second */
+	if (holder[0] == '\0' && idle->sv->reserve != NULL &&
+	    tb_reserve_check(idle->sv->reserve, m->name, "idle", &e) != 0)
+		snprintf(holder, hlen, "%s", e.message);
 	return tb_idle_decide(m->idle_poweroff_min, tb_machine_is_on(idle->sv->hosts, idle->sv->bmcwatch, m->name),
 			      holder[0] != '\0', *off_at, now);
 }
