@@ -14,85 +14,36 @@
 // wider than the phone.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import {
-  Testbedd, binaryDir, eventually, freePort, launchChromium, removeDir, tempDir,
-} from './lib/testbed.mjs';
+import { Bed, deadInventory, eventually, freePort, login, shoot } from './lib/testbed.mjs';
 
 const SOON = 20_000;
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-let dir;
+const bed = new Bed('admin');
+const pageErrors = bed.errors;
 let tbd;
-let browser;
 let page;
-let shots;
 let viewerSecret;
-const pageErrors = [];
 
 before(async () => {
-  dir = tempDir('tb-admin-');
-  const tbDir = path.join(dir, 'tb');
-  mkdirSync(tbDir, { mode: 0o700 });
   const closed = await freePort();
-  const keyPath = path.join(dir, 'ssh.key');
-  writeFileSync(keyPath, 'not a key\n', { mode: 0o600 });
-  tbd = new Testbedd(tbDir, `version: 1
-ssh:
-  user: root
-  key_file: ${keyPath}
-  connect_timeout_s: 2
-machines:
-  left:
+  tbd = await bed.startTestbedd(deadInventory(bed.root, `  left:
     role: host
     os:
       ubuntu: {address: 127.0.0.1, port: ${closed}}
-`);
-  await tbd.start();
+`));
   viewerSecret = (await tbd.post('/api/v1/tokens', { name: 'adm-viewer', role: 'viewer' })).secret;
   // 60 more audit rows: more than one page of 50
   for (let i = 0; i < 60; i++) await tbd.post('/api/v1/tokens', { name: `bulk-${i}`, role: 'viewer' });
-  shots = path.join(binaryDir, 'screenshots');
-  mkdirSync(shots, { recursive: true });
-  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
-  page = browser.pages()[0] ?? await browser.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+  page = await bed.openPage();
 });
 
-after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
-  removeDir(dir);
-});
-
-async function login(token) {
-  const input = page.getByLabel('API token');
-  await input.waitFor();
-  await input.fill(token);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
-}
-
-async function shoot(name) {
-  await page.evaluate(() => document.activeElement?.blur());
-  await page.screenshot({ path: path.join(shots, `admin-${name}-desktop.png`), fullPage: true });
-  await page.screenshot({ path: path.join(shots, `admin-${name}-desktop-top.png`) });
-  await page.setViewportSize(PHONE);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  await page.screenshot({ path: path.join(shots, `admin-${name}-phone.png`), fullPage: true });
-  await page.screenshot({ path: path.join(shots, `admin-${name}-phone-top.png`) });
-  await page.setViewportSize(DESKTOP);
-  assert.ok(overflow <= 0, `${name}: the page is ${overflow} px wider than a 390 px phone`);
-}
+after(() => bed.close());
 
 const tokenRow = (name) => page.locator('table.adm-tokens tbody tr', { hasText: name });
 let secret;
 
 test('an admin opens Admin from the nav and sees the tokens', async () => {
   await page.goto(`${tbd.base}/`);
-  await login(tbd.adminToken);
+  await login(page, tbd.adminToken);
   await page.getByRole('link', { name: 'Admin' }).click();
   await page.locator('h1', { hasText: 'Admin' }).waitFor();
   await tokenRow('adm-viewer').waitFor();
@@ -114,7 +65,7 @@ test('a new token is shown once', async () => {
   const res = await fetch(`${tbd.base}/api/v1/whoami`, { headers: { Authorization: `Bearer ${secret}` } });
   assert.equal(res.status, 200);
   assert.equal((await res.json()).token.name, 'phone-ci');
-  await shoot('token-shown');
+  await shoot(page, 'admin-token-shown', { top: true });
   // Done forgets it; so does leaving the page
   await page.getByRole('button', { name: 'Done' }).click();
   assert.equal(await page.locator('.adm-secret-value').count(), 0);
@@ -169,7 +120,7 @@ test('the audit log pages by 50 and filters', async () => {
   assert.deepEqual(first, [...first].sort((a, b) => b - a), 'newest first');
   assert.match(await rows.first().innerText(), /token\.revoke/);
   assert.match(await rows.first().innerText(), /127\.0\.0\.1/);
-  await shoot('audit');
+  await shoot(page, 'admin-audit', { top: true });
   await page.getByRole('button', { name: 'Older' }).click();
   await eventually(async () => (await ids())[0] < first[49], SOON, 'Older did not page');
   const second = await ids();
@@ -187,12 +138,12 @@ test('the audit log pages by 50 and filters', async () => {
 test('the actions log', async () => {
   await page.getByRole('link', { name: 'Actions' }).click();
   await page.getByText('No actions.').waitFor();
-  await shoot('actions');
+  await shoot(page, 'admin-actions', { top: true });
 });
 
 test('a viewer is told the page is for admins', async () => {
   await page.locator('#logout').click();
-  await login(viewerSecret);
+  await login(page, viewerSecret);
   await page.goto(`${tbd.base}/#/admin`);
   await page.getByText('These pages are for admins; you are viewer.').waitFor();
   const unexpected = pageErrors.filter((e) => !/401|403|400/.test(e));

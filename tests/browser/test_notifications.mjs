@@ -20,29 +20,22 @@ import { createHmac } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import {
-  Testbedd, binaryDir, eventually, freePort, launchChromium, removeDir, tempDir,
-} from './lib/testbed.mjs';
+import { Bed, deadInventory, eventually, freePort, login, shoot } from './lib/testbed.mjs';
 
 const SOON = 20_000;
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 const KEY = 'browser-test-hmac-key';
-let dir;
+const bed = new Bed('notifications');
+const pageErrors = bed.errors;
 let tbd;
-let browser;
 let page;
-let shots;
 let rx;
 let rxPort;
 let rxStatus = 200;
 let keyFile;
 let viewerSecret;
 const received = [];
-const pageErrors = [];
 
 before(async () => {
-  dir = tempDir('tb-notify-');
   process.env.TESTBEDD_TEST_NOTIFY_BACKOFF_MS = '200';
   rx = http.createServer((req, res) => {
     let body = '';
@@ -56,69 +49,30 @@ before(async () => {
   });
   rxPort = await freePort();
   await new Promise((resolve) => rx.listen(rxPort, '127.0.0.1', resolve));
-  const tbDir = path.join(dir, 'tb');
-  mkdirSync(tbDir, { mode: 0o700 });
   const closed = await freePort();
-  const keyPath = path.join(dir, 'ssh.key');
-  writeFileSync(keyPath, 'not a key\n', { mode: 0o600 });
-  tbd = new Testbedd(tbDir, `version: 1
-ssh:
-  user: root
-  key_file: ${keyPath}
-  connect_timeout_s: 2
-machines:
-  left:
+  tbd = await bed.startTestbedd(deadInventory(bed.root, `  left:
     role: host
     os:
       ubuntu: {address: 127.0.0.1, port: ${closed}}
-`);
-  await tbd.start();
+`));
   // a rule's secrets live in STATE_DIR/notify-secrets
   mkdirSync(path.join(tbd.stateDir, 'notify-secrets'), { mode: 0o700 });
   keyFile = path.join(tbd.stateDir, 'notify-secrets', 'hmac.key');
   writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
   viewerSecret = (await tbd.post('/api/v1/tokens', { name: 'nf-viewer', role: 'viewer' })).secret;
-  shots = path.join(binaryDir, 'screenshots');
-  mkdirSync(shots, { recursive: true });
-  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
-  page = browser.pages()[0] ?? await browser.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+  page = await bed.openPage();
 });
 
 after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
+  await bed.close();
   rx?.close();
-  removeDir(dir);
 });
-
-async function login(token) {
-  const input = page.getByLabel('API token');
-  await input.waitFor();
-  await input.fill(token);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
-}
-
-async function shoot(name) {
-  await page.evaluate(() => document.activeElement?.blur());
-  await page.screenshot({ path: path.join(shots, `notifications-${name}-desktop.png`), fullPage: true });
-  await page.setViewportSize(PHONE);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  await page.screenshot({ path: path.join(shots, `notifications-${name}-phone.png`), fullPage: true });
-  await page.emulateMedia({ colorScheme: 'dark' });
-  await page.screenshot({ path: path.join(shots, `notifications-${name}-phone-dark.png`), fullPage: true });
-  await page.emulateMedia({ colorScheme: 'light' });
-  await page.setViewportSize(DESKTOP);
-  assert.ok(overflow <= 0, `${name}: the page is ${overflow} px wider than a 390 px phone`);
-}
 
 const row = (name) => page.locator('table.nf-rules tbody tr', { hasText: name });
 
 test('an admin opens Notifications from the nav: no rules yet', async () => {
   await page.goto(`${tbd.base}/`);
-  await login(tbd.adminToken);
+  await login(page, tbd.adminToken);
   await page.getByRole('link', { name: 'Notifications' }).click();
   await page.locator('h1', { hasText: 'Notifications' }).waitFor();
   await page.getByText('No rules yet').waitFor();
@@ -160,7 +114,7 @@ test('Test sends a signed message; the log shows it delivered', async () => {
   assert.equal(r.headers['x-testbedd-signature'], `sha256=${sig}`);
   const log = page.locator('table.nf-deliveries');
   await log.locator(`tr[data-delivery="${body.delivery}"][data-state="delivered"]`).waitFor({ timeout: SOON });
-  await shoot('list');
+  await shoot(page, 'notifications-list', { dark: true });
 });
 
 test('a receiver answering 500 makes the rule FAILING, then ok again', async () => {
@@ -168,7 +122,7 @@ test('a receiver answering 500 makes the rule FAILING, then ok again', async () 
   await row('phone').getByRole('button', { name: 'Test' }).click();
   await row('phone').getByText('FAILING').waitFor({ timeout: SOON });
   assert.match(await row('phone').innerText(), /HTTP 500/);
-  await shoot('failing');
+  await shoot(page, 'notifications-failing', { dark: true });
   // the failing message is retried (or given up on after 8 attempts); a new
   // one that goes through clears the mark
   rxStatus = 200;
@@ -226,7 +180,7 @@ test('an email rule: the form switches to the mail fields, Edit brings them back
 
 test('a viewer is told the page is for admins', async () => {
   await page.getByRole('button', { name: 'Log out' }).click();
-  await login(viewerSecret);
+  await login(page, viewerSecret);
   await page.goto(`${tbd.base}/#/notifications`);
   await page.getByText('Notification rules are for admins').waitFor();
   assert.deepEqual(pageErrors.filter((e) => !/status of 40[013]/.test(e)), []);

@@ -13,16 +13,14 @@
 // and phone) go to $TB_BINARY_DIR/screenshots/report-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  CHROMIUM, CHROMIUM_ARGS, Testbedd, binaryDir, eventually, launchChromium, need, removeDir, sourceDir, tempDir,
+  Bed, CHROMIUM, CHROMIUM_ARGS, DESKTOP, PHONE, login, need, shotsDir,
 } from './lib/testbed.mjs';
 
 const PREFIX = 'tbar';
 const BLOCK = '203';
-const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
 const SOON = 15_000;
 const SPEC = {
   name: 'report-ab',
@@ -33,100 +31,40 @@ const SPEC = {
   repeats: 3,
   iperf: { bitrate: '10M', udp_bitrate: '10M' },
 };
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-let dir;
-let simUp = false;
+const bed = new Bed('report');
+const pageErrors = bed.errors;
 let tbd;
-let browser;
 let page;
-let shots;
 let A;
 let B;
 let reportFile;
-const pageErrors = [];
-
-function sim(...args) {
-  return execFileSync(SIM, args, { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
-}
 
 before(async () => {
-  dir = tempDir('tb-report-');
-  const simDir = path.join(dir, 'sim');
-  let out;
-  try {
-    out = sim('up', '--prefix', PREFIX, '--block', BLOCK, '--dir', simDir);
-  } catch (err) {
-    throw new Error(`deploy/sim/sim up --prefix ${PREFIX} --block ${BLOCK} failed: ${err.stderr || err.message}`);
-  }
-  simUp = true;
-  assert.equal(out.trim().split('\n').pop(), simDir, `sim up printed ${out}`);
-  const tbDir = path.join(dir, 'tb');
-  mkdirSync(tbDir, { mode: 0o700 });
-  tbd = new Testbedd(tbDir, readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8'));
-  await tbd.start();
-  for (const name of ['left', 'right']) {
-    await eventually(async () => {
-      const st = (await tbd.get(`/api/v1/hosts/${name}`)).host.state;
-      return st.reachability === 'up' && st.os === 'ubuntu';
-    }, 30_000, `${name} is not up as ubuntu in testbedd`);
-  }
-  shots = path.join(binaryDir, 'screenshots');
-  mkdirSync(shots, { recursive: true });
-  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
-  page = browser.pages()[0] ?? await browser.newPage();
-  page.setDefaultTimeout(SOON);
-  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+  tbd = await bed.startTestbedd(bed.upSim(PREFIX, BLOCK));
+  await bed.hostsUp();
+  page = await bed.openPage(DESKTOP, { timeout: SOON });
 });
 
-after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
-  if (tbd) { try { copyFileSync(tbd.proc.logPath, path.join(binaryDir, 'test_report.testbedd.log')); } catch { /* none */ } }
-  if (simUp) {
-    try {
-      sim('down', '--prefix', PREFIX);
-    } catch (err) {
-      console.error(`sim down --prefix ${PREFIX} failed: ${err.stderr ?? err.message}`);
-    }
-  }
-  removeDir(dir);
-});
+after(() => bed.close());
 
-async function runMatrix(spec) {
-  const { matrix } = await tbd.post('/api/v1/matrices', spec);
-  await eventually(async () => {
-    const { matrix: m } = await tbd.get(`/api/v1/matrices/${matrix.id}?runs=0`);
-    if (m.state === 'failed' || m.state === 'canceled' || m.state === 'interrupted') {
-      throw new Error(`matrix ${matrix.id} ${m.state}: ${JSON.stringify(m.error)}`);
-    }
-    return m.state === 'succeeded';
-  }, 120_000, `matrix ${matrix.id} did not succeed`);
-  return matrix.id;
-}
-
+/** Screenshots of p at both sizes (no sideways check: the report from disk was never asked to fit a phone). */
 async function shoot(p, name) {
   await p.evaluate(() => window.scrollTo(0, 0)).catch(() => {});
-  await p.screenshot({ path: path.join(shots, `report-${name}-desktop.png`), fullPage: true });
+  await p.screenshot({ path: path.join(shotsDir(), `report-${name}-desktop.png`), fullPage: true });
   await p.setViewportSize(PHONE);
   await p.waitForTimeout(300);
-  await p.screenshot({ path: path.join(shots, `report-${name}-phone.png`), fullPage: true });
+  await p.screenshot({ path: path.join(shotsDir(), `report-${name}-phone.png`), fullPage: true });
   await p.setViewportSize(DESKTOP);
 }
 
 test('two matrices of one spec run on the sim', { timeout: 300_000 }, async () => {
-  A = await runMatrix(SPEC);
-  B = await runMatrix(SPEC);
+  A = await tbd.runMatrix(SPEC, 120_000);
+  B = await tbd.runMatrix(SPEC, 120_000);
 });
 
 test('the A/B section: both medians and IQRs as the API gives them, the hosts diff beside, CSV and report links', { timeout: 60_000 }, async () => {
   await page.goto(`${tbd.base}/`);
-  const input = page.getByLabel('API token');
-  await input.waitFor();
-  await input.fill(tbd.adminToken);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+  await login(page, tbd.adminToken);
   pageErrors.length = 0;   // the login page's whoami before logging in is a 401
   await page.goto(`${tbd.base}/#/matrices/${B}`);
   const section = page.locator('section.mx-compare');
@@ -166,14 +104,14 @@ test('the A/B section: both medians and IQRs as the API gives them, the hosts di
     `api/v1/matrices/${B}/compare?baseline=${A}&max_drop=50&metric=receiver_bps&format=csv`);
   assert.equal(await section.locator('a.cmp-report').getAttribute('href'), `api/v1/matrices/${B}/report?baseline=${A}`);
   await section.scrollIntoViewIfNeeded();
-  await page.screenshot({ path: path.join(shots, 'report-ab-section-desktop.png'), fullPage: true });
+  await page.screenshot({ path: path.join(shotsDir(), 'report-ab-section-desktop.png'), fullPage: true });
 
   // the head's Report link downloads the report as an attachment
   const link = page.locator('a.mx-report-html');
   assert.equal(await link.getAttribute('href'), `api/v1/matrices/${B}/report`);
   const [dl] = await Promise.all([page.waitForEvent('download'), link.click()]);
   assert.equal(dl.suggestedFilename(), `matrix-${B}-report.html`);
-  reportFile = path.join(dir, 'report.html');
+  reportFile = path.join(bed.root, 'report.html');
   await dl.saveAs(reportFile);
   assert.deepEqual(pageErrors, []);
 });
@@ -185,11 +123,11 @@ test('the report opens from disk, offline and without JavaScript: every table an
   // the A/B report too, saved beside it (from the API as tbctl gets it)
   const ab = await (await fetch(`${tbd.base}/api/v1/matrices/${B}/report?baseline=${A}`,
     { headers: { Authorization: `Bearer ${tbd.adminToken}` } })).text();
-  const abFile = path.join(dir, 'report-ab.html');
+  const abFile = path.join(bed.root, 'report-ab.html');
   writeFileSync(abFile, ab);
 
   const { chromium } = await need('playwright-core');
-  const profile = path.join(dir, 'chromium-nojs');
+  const profile = path.join(bed.root, 'chromium-nojs');
   mkdirSync(path.join(profile, 'Default'), { recursive: true });
   writeFileSync(path.join(profile, 'Default', 'Preferences'), JSON.stringify({ alternate_error_pages: { enabled: false } }));
   const ctx = await chromium.launchPersistentContext(profile, {
