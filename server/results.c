@@ -556,16 +556,24 @@ int tb_results_table_json(const struct tb_results_src *src, int64_t id, json_t *
 	return tb_results_table_json_cv(src, id, TB_STATS_NOISY_CV, out, err);
 }
 
+/* A matrix's brief as {"name","state"}. */
+static void on_brief(void *cls, const struct tb_matrix_brief *b)
+{
+	*(json_t **)cls = json_pack("{s:s, s:s}", "name", b->name, "state", b->state);
+}
+
 int tb_results_table_json_cv(const struct tb_results_src *src, int64_t id, double noisy_cv, json_t **out,
 			     struct tb_error *err)
 {
 	struct table t = {0};
-	json_t *m;
+	json_t *m = NULL;
 	int rc;
 
 	*out = NULL;
-	if ((rc = tb_results_matrix_json(src, id, 0, &m, err)) != 0)
+	if ((rc = tb_store_matrix_brief_get(src->store, id, on_brief, &m, err)) != 0)
 		return rc;
+	if (m == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	if ((rc = build_table(src, id, noisy_cv, &t, err)) != 0) {
 		json_decref(t.runs);
 		json_decref(t.cells);

@@ -312,6 +312,10 @@ struct tb_matrix_brief {
 	int64_t created_at;
 };
 typedef void (*tb_matrix_brief_fn)(void *cls, const struct tb_matrix_brief *m);
+/* Matrix id's brief to fn, else TB_ERR_NOT_FOUND (field "id").  One
+ * primary-key lookup (no counts of its runs: tb_store_matrix_get has them). */
+int tb_store_matrix_brief_get(struct tb_store *st, int64_t id, tb_matrix_brief_fn fn, void *cls,
+			      struct tb_error *err);
 /* The matrices f selects, newest first, each to fn as tb_store_matrix_get
  * gives it (with its run counts); *total (may be NULL) gets how many match
  * before offset and limit.  Two queries (the count, a scan of matrices,

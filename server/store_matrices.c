@@ -290,6 +290,25 @@ static void brief_rows(sqlite3_stmt *s, tb_matrix_brief_fn fn, void *cls)
 	}
 }
 
+int tb_store_matrix_brief_get(struct tb_store *st, int64_t id, tb_matrix_brief_fn fn, void *cls, struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc, found = 0;
+
+	if ((rc = st_prep(st, "SELECT id, name, state, created_at FROM matrices WHERE id = ?", &s, err)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, id);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		struct tb_matrix_brief b = {sqlite3_column_int64(s, 0), st_col_text(s, 1), st_col_text(s, 2),
+					    sqlite3_column_int64(s, 3)};
+
+		fn(cls, &b);
+		found = 1;
+	}
+	st_finish(st, s);
+	return found ? 0 : tb_fail(err, TB_ERR_NOT_FOUND, "id", "no matrix with id %lld", (long long)id);
+}
+
 int tb_store_matrix_find(struct tb_store *st, const struct tb_matrix_filter *f, tb_matrix_row_fn fn, void *cls,
 			 int *total, struct tb_error *err)
 {

@@ -124,6 +124,9 @@ static void test_table_and_gate(void **state)
 	size_t len = 0;
 
 	assert_int_equal(tb_results_table_json(&src, f->fast, &t, &err), 0);
+	assert_int_equal(json_integer_value(json_object_get(t, "matrix")), f->fast);
+	assert_string_equal(json_string_value(json_object_get(t, "name")), "fast");
+	assert_string_equal(json_string_value(json_object_get(t, "state")), "queued");
 	assert_int_equal(json_array_size(json_object_get(t, "runs")), 2);
 	cell = json_array_get(json_object_get(t, "cells"), 0);
 	assert_int_equal(json_integer_value(json_object_get(cell, "runs")), 2);
@@ -133,6 +136,9 @@ static void test_table_and_gate(void **state)
 	assert_non_null(strstr(csv, "left"));
 	free(csv);
 	assert_int_equal(tb_results_table_csv(&src, 999, 0, &csv, &len, &err), TB_ERR_NOT_FOUND);
+	assert_int_equal(tb_results_table_json(&src, 999, &t, &err), TB_ERR_NOT_FOUND);
+	assert_string_equal(err.field, "id");
+	assert_null(t);
 	assert_null(csv);
 	assert_string_equal(err.field, "id");
 	/* slow against fast: the cell dropped by half, the gate fails */
