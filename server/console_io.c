@@ -21,7 +21,6 @@
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 8000
 #define CONNECT_TIMEOUT_MS 5000
-#define HEARTBEAT_MS 5000
 
 void console_wake_all(struct console *c)
 {
@@ -213,7 +212,6 @@ static int flush_input(struct console *c, int fd, char *why, size_t whylen)
 static void serve(struct console *c, int fd, char *why, size_t whylen)
 {
 	unsigned char buf[4096];
-	int64_t beat = tb_monotonic_ms();
 
 	while (!c->cs->closing) {
 		int r;
@@ -248,10 +246,6 @@ static void serve(struct console *c, int fd, char *why, size_t whylen)
 		}
 		pthread_mutex_lock(&c->mu);
 		r = flush_input(c, fd, why, whylen);
-		if (tb_monotonic_ms() - beat >= HEARTBEAT_MS) {
-			beat = tb_monotonic_ms();
-			console_wake_all(c);
-		}
 		pthread_mutex_unlock(&c->mu);
 		if (r != 0)
 			return;
@@ -285,13 +279,9 @@ void *console_thread(void *arg)
 		pthread_mutex_lock(&c->mu);
 		console_set_state(c, 0, why);
 		pthread_mutex_unlock(&c->mu);
-		/* wait out the backoff, waking the viewers for their heartbeat */
-		for (int64_t until = tb_monotonic_ms() + backoff; !c->cs->closing && tb_monotonic_ms() < until;) {
+		/* wait out the backoff (a stop pokes the pipe) */
+		for (int64_t until = tb_monotonic_ms() + backoff; !c->cs->closing && tb_monotonic_ms() < until;)
 			wait_fd(c, -1, 0, 1000);
-			pthread_mutex_lock(&c->mu);
-			console_wake_all(c);
-			pthread_mutex_unlock(&c->mu);
-		}
 		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
 	}
 	return NULL;

@@ -355,6 +355,7 @@ int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, stru
 		tls_opts[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, h->tls_cert};
 	}
 	h->limiter = tb_ratelimit_new(TB_RATE_MAX_FAILURES, TB_RATE_WINDOW_S);
+	pthread_mutex_init(&h->streams_mu, NULL); /* streams start with the daemon */
 	h->d = h->limiter == NULL ? NULL
 				  : MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, h,
 						     /* first, so that MHD's own start-up messages use it too */
@@ -369,6 +370,7 @@ int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, stru
 						     MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_ARRAY,
 						     tls_opts, MHD_OPTION_END);
 	if (h->d == NULL) {
+		pthread_mutex_destroy(&h->streams_mu);
 		tb_ratelimit_free(h->limiter);
 		free(h->tls_cert);
 		free(h->tls_key);
@@ -410,6 +412,7 @@ void tb_http_stop(struct tb_http *h)
 	edge_sse_stop(h); /* a ticker never started is fine */
 	/* app.c closed the bus first: every stream was woken and ends. */
 	MHD_stop_daemon(h->d);
+	pthread_mutex_destroy(&h->streams_mu); /* no stream left */
 	if (h->tls_key != NULL)
 		tb_wipe(h->tls_key, strlen(h->tls_key));
 	free(h->tls_key);

@@ -20,6 +20,8 @@
 #include "ratelimit.h"
 #include "proxy.h"
 
+struct sse_client;
+
 struct tb_http {
 	struct MHD_Daemon *d;
 	struct tb_services *sv;
@@ -27,7 +29,9 @@ struct tb_http {
 	char static_root[PATH_MAX];
 	int have_static;
 	char *tls_cert, *tls_key;     /* PEM text, kept while the daemon runs */
-	struct tb_ticker heartbeat;   /* wakes the event streams every few seconds */
+	struct tb_ticker heartbeat;   /* wakes the streams every few seconds */
+	pthread_mutex_t streams_mu;   /* guards streams */
+	struct sse_client *streams;   /* every stream being served (http_sse.c) */
 	struct tb_ratelimit *limiter; /* failed authentications per address */
 	struct tb_proxies proxies;    /* peers whose X-Forwarded-* are believed */
 };
@@ -87,12 +91,12 @@ int edge_is_mutation(const char *method);
 enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const char *method, const char *raw_path,
 			       char *seg[], size_t nseg);
 
-/* http_sse.c */
-enum MHD_Result edge_start_stream(struct tb_http *h, struct conn_state *cs, struct tb_reply *rp);
-
-/* http_feed.c: serve a module's own stream (it is the edge's from here on) */
+/* http_sse.c: the streams.  A module's own feed (it is the edge's from here
+ * on, also when this fails), or the bus's events from rp's since and filter;
+ * both served the same way (suspend while idle, heartbeat). */
 struct tb_feed;
-enum MHD_Result edge_start_feed(struct conn_state *cs, struct tb_feed *feed);
+enum MHD_Result edge_start_feed(struct tb_http *h, struct conn_state *cs, struct tb_feed *feed);
+enum MHD_Result edge_start_stream(struct tb_http *h, struct conn_state *cs, struct tb_reply *rp);
 int edge_sse_start(struct tb_http *h); /* the heartbeat thread; 0 or -1 */
 void edge_sse_stop(struct tb_http *h); /* before MHD_stop_daemon */
 

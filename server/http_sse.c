@@ -1,5 +1,9 @@
-/* http_sse.c - event streams (server-sent events) with suspend/resume and
- * heartbeats.  See http_edge.h. */
+/* http_sse.c - the one way the edge serves a stream (server-sent events):
+ * a struct tb_feed (feed.h) read into a response, the connection suspended
+ * while the feed has nothing and resumed on its wake, a heartbeat comment
+ * when idle, a client that went away found.  Two kinds of feed: a module's
+ * own (a console's viewers: edge_start_feed) and the bus's (a subscription,
+ * wrapped here: edge_start_stream).  See http_edge.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +15,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "feed.h"
 #include "services.h"
 #include "metrics.h"
 #include "ticker.h"
@@ -22,20 +27,24 @@
  * clients x 16 KiB was a quarter of the daemon's memory). */
 #define SSE_BLOCK 4096
 
-/* One event-stream client: its subscription and its connection's state.
- * mu orders suspend (in the reader) before resume (in the waker). */
+/* One stream's connection: its feed and its suspended state, in h->streams
+ * (under h->streams_mu) from its start to its end so that the heartbeat
+ * wakes it.  mu orders suspend (in the reader) before resume (in a waker). */
 struct sse_client {
 	struct tb_http *h;
-	struct tb_sub *sub;
+	struct tb_feed *feed;
 	struct MHD_Connection *conn;
+	struct sse_client *prev, *next;
+	int listed; /* in h->streams */
 	pthread_mutex_t mu;
 	int suspended;
 	int wake_pending;
 	int64_t last_write_ms;
 };
 
-/* Called by the bus (publisher's thread, bus lock held) when an event for
- * this client arrives while it waits.  Never blocks for long. */
+/* The feed's wake (any thread, maybe under the producer's lock), and the
+ * heartbeat's: resume a suspended connection, or have its reader look
+ * again.  Never blocks on anything but c->mu. */
 static void sse_wake(void *cls)
 {
 	struct sse_client *c = cls;
@@ -82,15 +91,14 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 
 	(void)pos;
 	for (;;) {
-		size_t n = 0;
-		enum tb_sub_status st = tb_sub_next(c->sub, buf, max, &n);
+		long n = c->feed->next(c->feed, buf, max);
 		int64_t now = tb_monotonic_ms();
 
-		if (st == TB_SUB_DATA) {
+		if (n > 0) {
 			c->last_write_ms = now;
 			return (ssize_t)n;
 		}
-		if (st == TB_SUB_CLOSED)
+		if (n < 0)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		if (client_gone(c))
 			return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -113,35 +121,59 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 	}
 }
 
+/* Out of the heartbeat's list first (nothing wakes c after), then the feed
+ * closed (its producer stops waking c), then c freed. */
 static void sse_free(void *cls)
 {
 	struct sse_client *c = cls;
+	struct tb_http *h = c->h;
 
-	tb_events_unsubscribe(c->sub);
-	tb_metrics_sse(c->h->sv->metrics, -1);
+	pthread_mutex_lock(&h->streams_mu);
+	if (c->listed) {
+		if (c->prev != NULL)
+			c->prev->next = c->next;
+		else
+			h->streams = c->next;
+		if (c->next != NULL)
+			c->next->prev = c->prev;
+	}
+	pthread_mutex_unlock(&h->streams_mu);
+	if (c->feed != NULL)
+		c->feed->close(c->feed);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
 
-enum MHD_Result edge_start_stream(struct tb_http *h, struct conn_state *cs, struct tb_reply *rp)
+/* A stream's connection state for cs, not yet serving (sse_serve) and in no
+ * list: NULL when out of memory. */
+static struct sse_client *sse_new(struct tb_http *h, struct conn_state *cs)
 {
 	struct sse_client *c = calloc(1, sizeof(*c));
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-	struct tb_error e = {0};
 
 	if (c == NULL)
-		return MHD_NO;
+		return NULL;
 	c->h = h;
 	c->conn = cs->conn;
 	c->last_write_ms = tb_monotonic_ms();
 	pthread_mutex_init(&c->mu, NULL);
-	if (tb_events_subscribe(h->sv->events, rp->stream_since, &rp->stream_filter, sse_wake, c, &c->sub, &e) != 0) {
-		pthread_mutex_destroy(&c->mu);
-		free(c);
-		return edge_send_error(cs->conn, &e, NULL, 0);
-	}
-	tb_metrics_sse(h->sv->metrics, +1);
+	return c;
+}
+
+/* Serve c's feed (set, its wake attached to c) as the reply: c and the feed
+ * are the response's from here on, also when this fails. */
+static enum MHD_Result sse_serve(struct sse_client *c)
+{
+	struct tb_http *h = c->h;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	pthread_mutex_lock(&h->streams_mu);
+	c->next = h->streams;
+	if (h->streams != NULL)
+		h->streams->prev = c;
+	h->streams = c;
+	c->listed = 1;
+	pthread_mutex_unlock(&h->streams_mu);
 	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK, sse_read, c, sse_free);
 	if (r == NULL) {
 		sse_free(c);
@@ -152,19 +184,99 @@ enum MHD_Result edge_start_stream(struct tb_http *h, struct conn_state *cs, stru
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	MHD_add_response_header(r, "X-Accel-Buffering", "no");
 	/* Idle streams are kept alive by heartbeats, not by the daemon's timeout. */
-	MHD_set_connection_option(cs->conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
-	ret = MHD_queue_response(cs->conn, MHD_HTTP_OK, r);
+	MHD_set_connection_option(c->conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+	ret = MHD_queue_response(c->conn, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return ret;
 }
 
-/* Every few seconds (on a ticker) wake the waiting streams, so that idle
- * ones send their heartbeat (and dead clients are found) on time. */
+enum MHD_Result edge_start_feed(struct tb_http *h, struct conn_state *cs, struct tb_feed *feed)
+{
+	struct sse_client *c = sse_new(h, cs);
+
+	if (c == NULL) {
+		feed->close(feed);
+		return MHD_NO;
+	}
+	c->feed = feed;
+	feed->attach(feed, sse_wake, c);
+	return sse_serve(c);
+}
+
+/* ---- the bus's streams: a subscription as a feed ---- */
+
+struct bus_feed {
+	struct tb_feed f; /* first */
+	struct tb_sub *sub;
+	struct tb_metrics *metrics;
+};
+
+/* Never called: the subscription was made with sse_wake. */
+static void bus_attach(struct tb_feed *tf, void (*wake)(void *cls), void *cls)
+{
+	(void)tf;
+	(void)wake;
+	(void)cls;
+}
+
+static long bus_next(struct tb_feed *tf, char *buf, size_t max)
+{
+	struct bus_feed *b = (struct bus_feed *)tf;
+	size_t n = 0;
+
+	switch (tb_sub_next(b->sub, buf, max, &n)) {
+	case TB_SUB_DATA: return (long)n;
+	case TB_SUB_CLOSED: return -1;
+	default: return 0;
+	}
+}
+
+static void bus_close(struct tb_feed *tf)
+{
+	struct bus_feed *b = (struct bus_feed *)tf;
+
+	tb_events_unsubscribe(b->sub);
+	tb_metrics_sse(b->metrics, -1);
+	free(b);
+}
+
+enum MHD_Result edge_start_stream(struct tb_http *h, struct conn_state *cs, struct tb_reply *rp)
+{
+	struct sse_client *c = sse_new(h, cs);
+	struct bus_feed *b = calloc(1, sizeof(*b));
+	struct tb_error e = {0};
+
+	if (c == NULL || b == NULL) {
+		free(b);
+		if (c != NULL)
+			sse_free(c);
+		return MHD_NO;
+	}
+	if (tb_events_subscribe(h->sv->events, rp->stream_since, &rp->stream_filter, sse_wake, c, &b->sub, &e) != 0) {
+		free(b);
+		sse_free(c);
+		return edge_send_error(cs->conn, &e, NULL, 0);
+	}
+	b->f = (struct tb_feed){bus_attach, bus_next, bus_close};
+	b->metrics = h->sv->metrics;
+	tb_metrics_sse(b->metrics, +1);
+	c->feed = &b->f;
+	return sse_serve(c);
+}
+
+/* ---- the heartbeat ---- */
+
+/* Every few seconds (on a ticker) wake every stream, so that idle ones send
+ * their heartbeat and dead clients are found on time, and a feed that ends
+ * by time (a bus subscription's session) hears of it. */
 static void wake_streams(void *cls)
 {
 	struct tb_http *h = cls;
 
-	tb_events_wake_all(h->sv->events);
+	pthread_mutex_lock(&h->streams_mu);
+	for (struct sse_client *c = h->streams; c != NULL; c = c->next)
+		sse_wake(c);
+	pthread_mutex_unlock(&h->streams_mu);
 }
 
 int edge_sse_start(struct tb_http *h)
