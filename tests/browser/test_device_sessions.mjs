@@ -7,65 +7,37 @@
 // Screenshot (phone) goes to $TB_BINARY_DIR/screenshots/device-sessions-phone.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  Testbedd, binaryDir, launchChromium, removeDir, tempDir,
+  Bed, PHONE, deadInventory, login, shotsDir, sideways,
 } from './lib/testbed.mjs';
 
-const PHONE = { width: 390, height: 844 };
-let dir;
+const bed = new Bed('device-sessions');
 let tbd;
-let browser;
-let shots;
+let phone;
 
 before(async () => {
-  dir = tempDir('tb-devsess-');
-  const tbDir = path.join(dir, 'tb');
-  mkdirSync(tbDir, { mode: 0o700 });
-  const keyPath = path.join(dir, 'ssh.key');
-  writeFileSync(keyPath, 'not a key\n', { mode: 0o600 });
-  tbd = new Testbedd(tbDir, `version: 1
-ssh:
-  user: root
-  key_file: ${keyPath}
-  connect_timeout_s: 2
-machines:
-  left:
+  tbd = await bed.startTestbedd(deadInventory(bed.root, `  left:
     role: host
     os:
       ubuntu: {address: 127.0.0.1, port: 9}
-`);
-  await tbd.start();
-  shots = path.join(binaryDir, 'screenshots');
-  mkdirSync(shots, { recursive: true });
-  browser = await launchChromium(path.join(dir, 'chromium'), PHONE);
+`));
+  phone = await bed.openPage(PHONE);
 });
 
-after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
-  removeDir(dir);
-});
-
-async function login(page, remember) {
-  await page.goto(`${tbd.base}/`);
-  await page.getByLabel('API token').fill(tbd.adminToken);
-  if (remember) await page.getByLabel('Remember this device for 30 days').check();
-  await page.getByRole('button', { name: 'Log in', exact: true }).click();
-  await page.locator('#logout').waitFor({ state: 'visible' });
-}
+after(() => bed.close());
 
 test('remember this device, then log out everywhere', async () => {
-  const phone = browser.pages()[0] ?? await browser.newPage();
-  await login(phone, true);
+  await phone.goto(`${tbd.base}/`);
+  await login(phone, tbd.adminToken, { remember: true });
+  await phone.locator('#logout').waitFor({ state: 'visible' });
   const [cookie] = await phone.context().cookies();
   assert.equal(cookie.name, 'tb_session');
   const days = (cookie.expires - Date.now() / 1000) / 86400;
   assert.ok(days > 29.9 && days <= 30, `the cookie lasts ${days} days`);
 
-  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  await phone.screenshot({ path: path.join(shots, 'device-sessions-phone.png'), fullPage: true });
+  const overflow = await sideways(phone);
+  await phone.screenshot({ path: path.join(shotsDir(), 'device-sessions-phone.png'), fullPage: true });
   assert.ok(overflow <= 0, `the page is ${overflow} px wider than a 390 px phone`);
 
   await phone.getByRole('button', { name: 'End all sessions', exact: true }).click();

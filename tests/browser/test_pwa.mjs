@@ -11,46 +11,26 @@
 // login page saying testbedd did not answer).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import {
-  Testbedd, eventually, freePort, launchChromium, removeDir, tempDir,
-} from './lib/testbed.mjs';
+import { Bed, deadInventory, eventually, freePort, login } from './lib/testbed.mjs';
 
 const SOON = 20_000;
-let dir;
+const bed = new Bed('pwa');
 let tbd;
 let browser;
 let page;
 
 before(async () => {
-  dir = tempDir('tb-pwa-');
-  const tbDir = path.join(dir, 'tb');
-  mkdirSync(tbDir, { mode: 0o700 });
   const closed = await freePort();
-  const keyPath = path.join(dir, 'ssh.key');
-  writeFileSync(keyPath, 'not a key\n', { mode: 0o600 });
-  tbd = new Testbedd(tbDir, `version: 1
-ssh:
-  user: root
-  key_file: ${keyPath}
-  connect_timeout_s: 2
-machines:
-  left:
+  tbd = await bed.startTestbedd(deadInventory(bed.root, `  left:
     role: host
     os:
       ubuntu: {address: 127.0.0.1, port: ${closed}}
-`);
-  await tbd.start();
-  browser = await launchChromium(path.join(dir, 'chromium'));
-  page = browser.pages()[0] ?? await browser.newPage();
+`));
+  page = await bed.openPage();
+  browser = bed.browser;
 });
 
-after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
-  removeDir(dir);
-});
+after(() => bed.close());
 
 test('the manifest and its icons are served with their types', async () => {
   const res = await fetch(`${tbd.base}/manifest.webmanifest`);
@@ -69,11 +49,7 @@ test('the manifest and its icons are served with their types', async () => {
 
 test('the service worker controls the page and Chromium finds it installable', async () => {
   await page.goto(`${tbd.base}/`);
-  const input = page.getByLabel('API token');
-  await input.waitFor();
-  await input.fill(tbd.adminToken);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+  await login(page, tbd.adminToken);
   await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
   await eventually(() => page.evaluate(() => navigator.serviceWorker.controller !== null), SOON,
     'the service worker does not control the page');

@@ -7,19 +7,11 @@
 // phone) go to $TB_BINARY_DIR/screenshots/reserve-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import {
-  Testbedd, binaryDir, freePort, launchChromium, removeDir, tempDir,
-} from './lib/testbed.mjs';
+import { Bed, deadInventory, freePort, login, shoot } from './lib/testbed.mjs';
 
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-let dir;
+const bed = new Bed('reserve');
 let tbd;
-let browser;
 let page;
-let shots;
 let alice;
 let bob;
 
@@ -34,19 +26,8 @@ async function call(token, method, urlPath, body) {
 }
 
 before(async () => {
-  dir = tempDir('tb-reserve-');
-  const tbDir = path.join(dir, 'tb');
-  mkdirSync(tbDir, { mode: 0o700 });
   const closed = await freePort();
-  const keyPath = path.join(dir, 'ssh.key');
-  writeFileSync(keyPath, 'not a key\n', { mode: 0o600 });
-  tbd = new Testbedd(tbDir, `version: 1
-ssh:
-  user: root
-  key_file: ${keyPath}
-  connect_timeout_s: 2
-machines:
-  left:
+  tbd = await bed.startTestbedd(deadInventory(bed.root, `  left:
     role: host
     boot: {loader: grub, default: ubuntu, entries: {ubuntu: "0", freebsd: "freebsd"}}
     os:
@@ -56,21 +37,13 @@ machines:
     role: host
     os:
       ubuntu: {address: 127.0.0.3, port: ${closed}}
-`);
-  await tbd.start();
+`));
   alice = (await tbd.post('/api/v1/tokens', { name: 'alice', role: 'operator' })).secret;
   bob = (await tbd.post('/api/v1/tokens', { name: 'bob', role: 'operator' })).secret;
-  shots = path.join(binaryDir, 'screenshots');
-  mkdirSync(shots, { recursive: true });
-  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
-  page = browser.pages()[0] ?? await browser.newPage();
+  page = await bed.openPage();
 });
 
-after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
-  removeDir(dir);
-});
+after(() => bed.close());
 
 test('a reservation shows on its host card and refuses another operator', async () => {
   const until = new Date(Date.now() + 3600_000).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -82,19 +55,12 @@ test('a reservation shows on its host card and refuses another operator', async 
   assert.match(refused.json.error.message, /left is reserved by alice until/);
 
   await page.goto(`${tbd.base}/`);
-  await page.getByLabel('API token').fill(tbd.adminToken);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+  await login(page, tbd.adminToken);
   const line = page.locator('#host-left .host-reservation');
   await line.waitFor();
   assert.match(await line.textContent(), /^Reserved by alice until .* — kernel bisect$/);
   assert.equal(await page.locator('#host-right .host-reservation').isVisible(), false);
-  await page.screenshot({ path: path.join(shots, 'reserve-hosts-desktop.png'), fullPage: true });
-  await page.setViewportSize(PHONE);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  await page.screenshot({ path: path.join(shots, 'reserve-hosts-phone.png'), fullPage: true });
-  await page.setViewportSize(DESKTOP);
-  assert.ok(overflow <= 0, `the page is ${overflow} px wider than a 390 px phone`);
+  await shoot(page, 'reserve-hosts');
 
   assert.equal((await call(alice, 'DELETE', `/api/v1/reservations/${r.json.reservation.id}`)).status, 204);
   await page.reload();

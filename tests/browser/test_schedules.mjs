@@ -8,19 +8,11 @@
 // Screenshots (desktop and phone) go to $TB_BINARY_DIR/screenshots/schedules-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import {
-  Testbedd, binaryDir, freePort, launchChromium, removeDir, tempDir,
-} from './lib/testbed.mjs';
+import { Bed, deadInventory, freePort, login, shoot } from './lib/testbed.mjs';
 
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-let dir;
+const bed = new Bed('schedules');
 let tbd;
-let browser;
 let page;
-let shots;
 
 async function call(method, urlPath, body) {
   const res = await fetch(`${tbd.base}${urlPath}`, {
@@ -33,19 +25,8 @@ async function call(method, urlPath, body) {
 }
 
 before(async () => {
-  dir = tempDir('tb-schedules-');
-  const tbDir = path.join(dir, 'tb');
-  mkdirSync(tbDir, { mode: 0o700 });
   const closed = await freePort();
-  const keyPath = path.join(dir, 'ssh.key');
-  writeFileSync(keyPath, 'not a key\n', { mode: 0o600 });
-  tbd = new Testbedd(tbDir, `version: 1
-ssh:
-  user: root
-  key_file: ${keyPath}
-  connect_timeout_s: 2
-machines:
-  left:
+  tbd = await bed.startTestbedd(deadInventory(bed.root, `  left:
     role: host
     os:
       ubuntu: {address: 127.0.0.1, port: ${closed}}
@@ -55,24 +36,15 @@ machines:
     role: host
     os:
       ubuntu: {address: 127.0.0.3, port: ${closed}}
-`);
-  await tbd.start();
-  shots = path.join(binaryDir, 'screenshots');
-  mkdirSync(shots, { recursive: true });
-  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
-  page = browser.pages()[0] ?? await browser.newPage();
+`));
+  page = await bed.openPage();
 });
 
-after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
-  removeDir(dir);
-});
+after(() => bed.close());
 
 test('a schedule lists with its next time, then a square per verdict', async () => {
   await page.goto(`${tbd.base}/`);
-  await page.getByLabel('API token').fill(tbd.adminToken);
-  await page.getByRole('button', { name: 'Log in' }).click();
+  await login(page, tbd.adminToken);
   await page.goto(`${tbd.base}/#/matrices`);
   await page.locator('h1', { hasText: 'Matrices' }).waitFor();
   await page.waitForTimeout(500);
@@ -103,10 +75,5 @@ test('a schedule lists with its next time, then a square per verdict', async () 
   assert.equal(await sq.getAttribute('href'), `#/matrices/${gate.matrix}`);
   assert.match(await sq.getAttribute('class'), /gate-no_baseline/);
   assert.match(await sq.getAttribute('aria-label'), new RegExp(`matrix ${gate.matrix}: no baseline`));
-  await page.screenshot({ path: path.join(shots, 'schedules-desktop.png'), fullPage: true });
-  await page.setViewportSize(PHONE);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  await page.screenshot({ path: path.join(shots, 'schedules-phone.png'), fullPage: true });
-  await page.setViewportSize(DESKTOP);
-  assert.ok(overflow <= 0, `the page is ${overflow} px wider than a 390 px phone`);
+  await shoot(page, 'schedules');
 });
