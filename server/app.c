@@ -157,7 +157,7 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	    (rc = tb_notify_start(app->sv.notify, err)) != 0 ||
 	    (rc = tb_schedule_new(&app->sv, &app->sv.schedule, err)) != 0 ||
 	    (rc = tb_schedule_start(app->sv.schedule, err)) != 0 ||
-	    (rc = tb_consoles_start(&app->sv, &app->sv.consoles, err)) != 0)
+	    (rc = tb_consoles_start(app->cfg.state_dir, app->sv.invs, app->sv.idle, &app->sv.consoles, err)) != 0)
 		goto fail;
 	hc = (struct tb_http_config){
 		.bind_address = cfg->listen_address,

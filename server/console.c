@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "services.h"
 #include "idle.h"
 #include "log.h"
 #include "timeutil.h"
@@ -47,7 +46,7 @@ static int setup(struct tb_consoles *cs, struct console *c, const struct tb_mach
 	snprintf(c->device, sizeof(c->device), "%s", m->console.device != NULL ? m->console.device : "");
 	c->speed = m->console.speed;
 	c->since = tb_now();
-	snprintf(dir, sizeof(dir), "%s/console/%s", cs->sv->cfg->state_dir, m->name);
+	snprintf(dir, sizeof(dir), "%s/console/%s", cs->state_dir, m->name);
 	if ((rc = tb_conlog_init(&c->log, dir, err)) != 0)
 		return rc;
 	if (tb_ring_init(&c->ring, TB_CONSOLE_RING) != 0)
@@ -64,7 +63,8 @@ static int setup(struct tb_consoles *cs, struct console *c, const struct tb_mach
 	return 0;
 }
 
-int tb_consoles_start(struct tb_services *sv, struct tb_consoles **out, struct tb_error *err)
+int tb_consoles_start(const char *state_dir, struct tb_inv_current *invs, struct tb_idle *idle,
+		      struct tb_consoles **out, struct tb_error *err)
 {
 	struct tb_consoles *cs = calloc(1, sizeof(*cs));
 	struct tb_inventory *inv;
@@ -73,8 +73,9 @@ int tb_consoles_start(struct tb_services *sv, struct tb_consoles **out, struct t
 	*out = NULL;
 	if (cs == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	cs->sv = sv;
-	inv = tb_inv_current_get(sv->invs);
+	snprintf(cs->state_dir, sizeof(cs->state_dir), "%s", state_dir);
+	cs->idle = idle;
+	inv = tb_inv_current_get(invs);
 	if (inv->nmachines > 0 && (cs->c = calloc(inv->nmachines, sizeof(*cs->c))) == NULL)
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	for (size_t i = 0; rc == 0 && i < inv->nmachines; i++) {
@@ -84,7 +85,7 @@ int tb_consoles_start(struct tb_services *sv, struct tb_consoles **out, struct t
 			continue;
 		rc = setup(cs, &cs->c[cs->n++], m, err);
 	}
-	tb_inv_current_put(sv->invs, inv);
+	tb_inv_current_put(invs, inv);
 	if (rc != 0) {
 		tb_consoles_close(cs);
 		tb_consoles_free(cs);
@@ -163,7 +164,8 @@ static json_t *state_json_locked(struct console *c)
 			 (json_int_t)c->nfeeds, "bytes", (json_int_t)c->ring.end);
 }
 
-json_t *tb_console_state_json(struct tb_consoles *cs, const char *host)
+/* fn(host's console) under its lock; JSON null when host has none. */
+static json_t *json_locked(struct tb_consoles *cs, const char *host, json_t *(*fn)(struct console *c))
 {
 	struct console *c = find(cs, host);
 	json_t *j;
@@ -171,9 +173,14 @@ json_t *tb_console_state_json(struct tb_consoles *cs, const char *host)
 	if (c == NULL)
 		return json_null();
 	pthread_mutex_lock(&c->mu);
-	j = state_json_locked(c);
+	j = fn(c);
 	pthread_mutex_unlock(&c->mu);
 	return j;
+}
+
+json_t *tb_console_state_json(struct tb_consoles *cs, const char *host)
+{
+	return json_locked(cs, host, state_json_locked);
 }
 
 void tb_console_boot_mark(struct tb_consoles *cs, const char *host, const char *why)
@@ -288,7 +295,7 @@ int tb_console_open_feed(struct tb_consoles *cs, const char *host, int64_t from,
 		free(f);
 		return rc;
 	}
-	tb_idle_touch(cs->sv->idle, host);
+	tb_idle_touch(cs->idle, host);
 	*out = &f->f;
 	return 0;
 }
@@ -335,7 +342,7 @@ int tb_console_lease_take(struct tb_consoles *cs, const char *host, const struct
 	}
 	pthread_mutex_unlock(&c->mu);
 	if (rc == 0)
-		tb_idle_touch(cs->sv->idle, host);
+		tb_idle_touch(cs->idle, host);
 	return rc;
 }
 
@@ -363,15 +370,7 @@ int tb_console_lease_drop(struct tb_consoles *cs, const char *host, const struct
 
 json_t *tb_console_lease_json(struct tb_consoles *cs, const char *host)
 {
-	struct console *c = find(cs, host);
-	json_t *j;
-
-	if (c == NULL)
-		return json_null();
-	pthread_mutex_lock(&c->mu);
-	j = lease_json_locked(c);
-	pthread_mutex_unlock(&c->mu);
-	return j;
+	return json_locked(cs, host, lease_json_locked);
 }
 
 /* Under c->mu: may who type now? */
@@ -416,7 +415,7 @@ int tb_console_input(struct tb_consoles *cs, const char *host, const struct tb_c
 	pthread_mutex_unlock(&c->mu);
 	if (rc == 0) {
 		console_poke(c);
-		tb_idle_touch(cs->sv->idle, host);
+		tb_idle_touch(cs->idle, host);
 	}
 	return rc;
 }
@@ -441,7 +440,7 @@ int tb_console_break(struct tb_consoles *cs, const char *host, const struct tb_c
 	pthread_mutex_unlock(&c->mu);
 	if (rc == 0) {
 		console_poke(c);
-		tb_idle_touch(cs->sv->idle, host);
+		tb_idle_touch(cs->idle, host);
 	}
 	return rc;
 }

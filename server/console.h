@@ -37,8 +37,9 @@
 
 #include "error.h"
 
-struct tb_services;
 struct tb_consoles;
+struct tb_idle;
+struct tb_inv_current;
 struct tb_feed;
 
 #define TB_CONSOLE_RING (64 * 1024)
@@ -50,10 +51,12 @@ struct tb_feed;
 #define TB_CONSOLE_LEASE_IDLE_S 900
 #define TB_CONSOLE_VIEWERS 16 /* streams per console */
 
-/* Make a console for every machine of the inventory in force that has one of
- * a kind read here (tcp, device) and start its thread.  Log files go under
- * sv->cfg->state_dir/console/. */
-int tb_consoles_start(struct tb_services *sv, struct tb_consoles **out, struct tb_error *err);
+/* Make a console for every machine of the inventory in force in invs that
+ * has one of a kind read here (tcp, device) and start its thread.  Log files
+ * go under state_dir/console/ (copied); idle (kept, may be NULL for none) is
+ * touched on every use of a console. */
+int tb_consoles_start(const char *state_dir, struct tb_inv_current *invs, struct tb_idle *idle,
+		      struct tb_consoles **out, struct tb_error *err);
 /* End every viewer's stream (they read end of stream) and stop the threads;
  * the feeds stay valid until the edge closes them. */
 void tb_consoles_close(struct tb_consoles *cs);

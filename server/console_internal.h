@@ -3,6 +3,7 @@
 #ifndef TB_CONSOLE_INTERNAL_H
 #define TB_CONSOLE_INTERNAL_H
 
+#include <limits.h>
 #include <pthread.h>
 
 #include "console.h"
@@ -56,7 +57,8 @@ struct console {
 };
 
 struct tb_consoles {
-	struct tb_services *sv;
+	char state_dir[PATH_MAX]; /* logs under state_dir/console/ */
+	struct tb_idle *idle;     /* told of every use */
 	volatile int closing;
 	struct console *c;
 	size_t n;
