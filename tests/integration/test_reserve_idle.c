@@ -5,7 +5,10 @@
  * for tests).  While alice reserves it, GET /hosts/left shows its idle
  * power-off "held" (the reservation holds it as an action would), not a
  * countdown that the hold hook refuses at its end, every second; once she
- * releases it, the countdown is back.  Waits are bounds, not measurements.
+ * releases it, the countdown is back.  right is off with a wake schedule
+ * every minute: while alice reserves it, its wake is refused and GET
+ * /hosts/right's wake.last says why (naming her).  Waits are bounds (up to
+ * the next whole minute for the wake), not measurements.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,7 +39,17 @@ static const char inventory[] = "version: 1\n"
 				"        status: [echo, \"on\"]\n"
 				"        off_pattern: \"^off$\"\n"
 				"    os:\n"
-				"      ubuntu: {address: 127.0.0.1, port: 9}\n";
+				"      ubuntu: {address: 127.0.0.1, port: 9}\n"
+				"  right:\n"
+				"    role: host\n"
+				"    wake_schedule: \"* * * * *\"\n"
+				"    power:\n"
+				"      - driver: command\n"
+				"        on: [\"true\"]\n"
+				"        status: [echo, \"off\"]\n"
+				"        off_pattern: \"^off$\"\n"
+				"    os:\n"
+				"      ubuntu: {address: 127.0.0.3, port: 9}\n";
 
 static struct tb_test_daemon D;
 static char alice[128];
@@ -87,7 +100,8 @@ static int teardown(void **state)
 
 static void test_reserved_host_is_held(void **state)
 {
-	char body[256], until[32], path[64], st[32];
+	char body[256], until[32], path[64], st[32], wake[512] = "";
+	const json_t *last;
 	time_t t = time(NULL) + 3600;
 	struct tb_test_resp r;
 	struct tm tm;
@@ -96,7 +110,8 @@ static void test_reserved_host_is_held(void **state)
 	(void)state;
 	gmtime_r(&t, &tm);
 	strftime(until, sizeof(until), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	snprintf(body, sizeof(body), "{\"hosts\": [\"left\"], \"until\": \"%s\", \"note\": \"bisect\"}", until);
+	snprintf(body, sizeof(body), "{\"hosts\": [\"left\", \"right\"], \"until\": \"%s\", \"note\": \"bisect\"}",
+		 until);
 	req_as(alice, "POST", "/api/v1/reservations", body, &r);
 	assert_int_equal(r.status, 201);
 	id = (long long)json_integer_value(json_object_get(json_object_get(r.json, "reservation"), "id"));
@@ -106,6 +121,19 @@ static void test_reserved_host_is_held(void **state)
 	nanosleep(&(struct timespec){4, 0}, NULL); /* past its 3 s: still held */
 	idle_state("held", st, sizeof(st));
 	assert_string_equal(st, "held");
+	/* right's wake at the next whole minute is refused, and says why */
+	for (int i = 0; i < 900 && wake[0] == '\0'; i++) {
+		req_as(D.admin_token, "GET", "/api/v1/hosts/right", NULL, &r);
+		assert_int_equal(r.status, 200);
+		last = json_object_get(json_object_get(json_object_get(r.json, "host"), "wake"), "last");
+		if (json_is_string(last))
+			snprintf(wake, sizeof(wake), "%s", json_string_value(last));
+		tb_test_resp_free(&r);
+		if (wake[0] == '\0')
+			nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+	}
+	if (strstr(wake, "not powered on: right is reserved by alice until") == NULL)
+		fail_msg("right's wake.last: \"%s\"", wake);
 
 	snprintf(path, sizeof(path), "/api/v1/reservations/%lld", id);
 	req_as(alice, "DELETE", path, NULL, &r);
