@@ -8,9 +8,10 @@
 // the last page.  Screenshot: $TB_BINARY_DIR/screenshots/plan-pages-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Testbedd, binaryDir, launchChromium, removeDir, tempDir } from './lib/testbed.mjs';
+import {
+  Bed, DESKTOP, deadInventory, login, shotsDir,
+} from './lib/testbed.mjs';
 
 const SOON = 15_000;
 // right -> left (left has the link): 4 durations x 300 repeats = 1200 runs, shuffled without a seed
@@ -21,20 +22,13 @@ const SPEC = {
   repeats: 300,
   order: 'shuffled',
 };
-let dir;
+const bed = new Bed('plan-pages');
+const pageErrors = bed.errors;
 let tbd;
-let browser;
 let page;
-const pageErrors = [];
 
 before(async () => {
-  dir = tempDir('tb-plan-pages-');
-  // a key file that is not a key: nothing listens where it would be used
-  writeFileSync(path.join(dir, 'key'), 'not a key\n', { mode: 0o600 });
-  tbd = new Testbedd(dir, `version: 1
-ssh: {user: root, key_file: ${path.join(dir, 'key')}, connect_timeout_s: 1}
-machines:
-  left:
+  tbd = await bed.startTestbedd(deadInventory(bed.root, `  left:
     role: host
     os:
       ubuntu: {address: 127.0.0.1, port: 9}
@@ -44,33 +38,18 @@ machines:
     role: host
     os:
       ubuntu: {address: 127.0.0.3, port: 9}
-`);
-  await tbd.start();
-  const profile = path.join(dir, 'chromium');
-  mkdirSync(profile);
-  browser = await launchChromium(profile);
-  page = browser.pages()[0] ?? await browser.newPage();
-  page.setDefaultTimeout(SOON);
-  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+`));
+  page = await bed.openPage(DESKTOP, { timeout: SOON });
 });
 
-after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
-  removeDir(dir);
-});
+after(() => bed.close());
 
 const planRows = () => page.locator('.plan-table tbody tr');
 const more = () => page.getByRole('button', { name: 'Show the next 500 runs' });
 
 test('a plan of 1200 runs shows 500, then the next pages of the same plan', { timeout: 90_000 }, async () => {
   await page.goto(`${tbd.base}/`);
-  const input = page.getByLabel('API token');
-  await input.waitFor();
-  await input.fill(tbd.adminToken);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+  await login(page, tbd.adminToken);
   await page.goto(`${tbd.base}/#/matrices/new`);
   await page.locator('textarea#spec[data-ready="yes"]').waitFor();
   await page.locator('textarea#spec').fill(JSON.stringify(SPEC, null, 2));
@@ -105,9 +84,7 @@ test('a plan of 1200 runs shows 500, then the next pages of the same plan', { ti
   const shown = await planRows().evaluateAll((trs) => trs.map((tr) => [tr.cells[0].textContent.trim(), tr.cells[5].textContent.trim()]));
   assert.deepEqual(shown, whole.map((r) => [String(r.seq), r.iperf_args]), 'the rows are the plan of the stored spec, in order');
 
-  const shots = path.join(binaryDir, 'screenshots');
-  mkdirSync(shots, { recursive: true });
-  await page.screenshot({ path: path.join(shots, 'plan-pages-desktop.png') });
+  await page.screenshot({ path: path.join(shotsDir(), 'plan-pages-desktop.png') });
   // (the page's first request before the login is a 401 in the console: not an error of the page)
   assert.deepEqual(pageErrors.filter((e) => !/status of 401/.test(e)), []);
 });
