@@ -13,29 +13,21 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  Testbedd, binaryDir, eventually, launchChromium, removeDir, sourceDir, tempDir,
+  Bed, PHONE, eventually, login, shotsDir, sideways,
 } from './lib/testbed.mjs';
 
 const PREFIX = 'tbcb';
 const BLOCK = '207';
 const NET = `198.18.${BLOCK}`;
-const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
 const SOON = 20_000;
-let dir;
+const bed = new Bed('console');
+const pageErrors = bed.errors;
 let simDir;
-let simUp = false;
 let tbd;
-let browser;
 let page;
-let shots;
-const pageErrors = [];
-
-function sim(...args) {
-  return execFileSync(SIM, args, { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
-}
 
 function ssh(addr, cmd) {
   return execFileSync('ssh', ['-F', '/dev/null', '-i', path.join(simDir, 'id_ed25519'), '-o', 'IdentitiesOnly=yes',
@@ -50,37 +42,14 @@ before(async () => {
   } catch {
     throw new Error('no ser2net: deploy/setup installs it (the sim serves its consoles with it)');
   }
-  dir = tempDir('tb-console-');
-  simDir = path.join(dir, 'sim');
-  try {
-    sim('up', '--prefix', PREFIX, '--block', BLOCK, '--dir', simDir);
-  } catch (err) {
-    throw new Error(`deploy/sim/sim up --prefix ${PREFIX} --block ${BLOCK} failed: ${err.stderr || err.message}`);
-  }
-  simUp = true;
-  const tbDir = path.join(dir, 'tb');
-  mkdirSync(tbDir, { mode: 0o700 });
-  const { readFileSync } = await import('node:fs');
-  tbd = new Testbedd(tbDir, readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8'));
-  await tbd.start();
+  tbd = await bed.startTestbedd(bed.upSim(PREFIX, BLOCK));
+  simDir = bed.simDir;
   await eventually(async () => (await tbd.get('/api/v1/hosts/left')).host.console_state?.connected === true,
     SOON, 'left\'s console is not connected in testbedd');
-  shots = path.join(binaryDir, 'screenshots');
-  mkdirSync(shots, { recursive: true });
-  browser = await launchChromium(path.join(dir, 'chromium'), { width: 390, height: 844 });
-  page = browser.pages()[0] ?? await browser.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+  page = await bed.openPage(PHONE);
 });
 
-after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
-  if (simUp) {
-    try { sim('down', '--prefix', PREFIX); } catch (err) { console.error(`sim down failed: ${err.stderr ?? err.message}`); }
-  }
-  removeDir(dir);
-});
+after(() => bed.close());
 
 const screen = () => page.locator('#term .xterm-rows').innerText();
 const lastRow = (text) => text.trimEnd().split('\n').pop();
@@ -95,12 +64,10 @@ test('a hung boot unstuck with the Ctrl-C button, at phone size', { timeout: 120
   await page.getByLabel('API token').waitFor({ timeout: SOON }).catch((err) => {
     throw new Error(`no login form: ${err.message}; page errors: ${pageErrors.join('; ')}`);
   });
-  await page.getByLabel('API token').fill(tbd.adminToken);
-  await page.getByRole('button', { name: 'Log in' }).click();
+  await login(page, tbd.adminToken);
   const link = page.locator('li.host[data-host="left"] a.console-link');
   await link.waitFor();
   pageErrors.length = 0; // the shell's whoami before the login is a 401 in the console: not the page's
-  const noOverflow = async () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
   await link.click();
   await page.waitForURL(/console\.html#left$/);
   await page.locator('#title', { hasText: 'left console' }).waitFor();
@@ -123,8 +90,8 @@ test('a hung boot unstuck with the Ctrl-C button, at phone size', { timeout: 120
   await page.getByRole('button', { name: 'Take the lease' }).click();
   await eventually(async () => (await page.locator('#status').innerText()).includes('you hold the lease'), SOON,
     async () => `the page does not say who holds the lease: ${await page.locator('#status').innerText()}`);
-  await page.screenshot({ path: path.join(shots, 'console-phone-hung.png') });
-  assert.equal(await noOverflow(), true, 'the page fits the phone\'s width (no sideways scrolling)');
+  await page.screenshot({ path: path.join(shotsDir(), 'console-phone-hung.png') });
+  assert.ok((await sideways(page)) <= 0, 'the page fits the phone\'s width (no sideways scrolling)');
   await page.locator('#keys [data-key="ctrl-c"]').click();
   await waitScreen('^C');
   await eventually(async () => (await screen()).split('Using 16 TX rings').pop().includes('left login:'), SOON,
@@ -133,11 +100,12 @@ test('a hung boot unstuck with the Ctrl-C button, at phone size', { timeout: 120
     const st = (await tbd.get('/api/v1/hosts/left')).host.state;
     return st.reachability === 'up' && st.os === 'ubuntu';
   }, 60_000, 'left does not answer ssh after Ctrl-C');
-  await page.screenshot({ path: path.join(shots, 'console-phone-booted.png') });
+  await page.screenshot({ path: path.join(shotsDir(), 'console-phone-booted.png') });
 
   // typing goes to the console (the sim echoes)
   await page.locator('#term').click();
   await page.keyboard.type('root');
   await waitScreen('left login: root');
+
   assert.deepEqual(pageErrors, [], 'no page error, nothing refused by the CSP');
 });
