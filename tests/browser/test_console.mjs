@@ -6,7 +6,10 @@
 // at the mlx4_en line (the sim's console-hang fault): the page shows the boot
 // live and stops at that line; the admin takes the lease (the page names the
 // holder), presses the Ctrl-C button: the boot goes on, the login prompt
-// arrives and left answers ssh again (testbedd says up).  No script or style
+// arrives and left answers ssh again (testbedd says up).  The key row sends
+// each key (Break, Esc, Tab, arrows; the sticky Ctrl makes the next letter a
+// control character, once), and the kept boot logs are the API's, each a
+// download, the hung boot's among them.  No script or style
 // is refused by the CSP (console.html may use inline styles; scripts stay
 // 'self').  Screenshots: console-phone-hung.png, console-phone-booted.png in
 // $TB_BINARY_DIR/screenshots/.
@@ -107,5 +110,33 @@ test('a hung boot unstuck with the Ctrl-C button, at phone size', { timeout: 120
   await page.keyboard.type('root');
   await waitScreen('left login: root');
 
+  // the key row for phones: with the lease every key is enabled and each
+  // click is sent as that key; the sticky Ctrl holds for the next letter only
+  const keys = ['break', 'esc', 'tab', 'left', 'up', 'down', 'right', 'enter'];
+  for (const k of keys) {
+    assert.equal(await page.locator(`#keys [data-key="${k}"]`).isDisabled(), false, `${k} needs only the lease`);
+  }
+  const sent = (body) => page.waitForResponse((r) => r.url().endsWith('/api/v1/hosts/left/console/input') &&
+    r.request().method() === 'POST' && r.request().postData() === body);
+  for (const k of ['break', 'esc', 'tab', 'left', 'up', 'down', 'right']) {
+    const [reply] = await Promise.all([sent(JSON.stringify({ key: k })), page.locator(`#keys [data-key="${k}"]`).click()]);
+    assert.equal(reply.ok(), true, `the ${k} key: ${reply.status()}`);
+  }
+  const ctrl = page.locator('#ctrl');
+  await ctrl.click();
+  assert.equal(await ctrl.getAttribute('aria-pressed'), 'true');
+  const [ctrlU] = await Promise.all([sent(JSON.stringify({ text: '\u0015' })), page.keyboard.type('u')]);
+  assert.equal(ctrlU.ok(), true, `Ctrl then u is ^U: ${ctrlU.status()}`);
+  assert.equal(await ctrl.getAttribute('aria-pressed'), 'false', 'the sticky Ctrl holds for one key only');
+
+  // the kept boot logs, each a download of the API's log: the hung boot's has the mlx4_en line
+  await page.locator('#logs summary').click();
+  const links = page.locator('#loglist a');
+  await links.first().waitFor();
+  const { logs } = await tbd.get('/api/v1/hosts/left/console/logs');
+  assert.deepEqual(await links.evaluateAll((as) => as.map((a) => [a.getAttribute('href'), a.getAttribute('download')])),
+    logs.map((l) => [`api/v1/hosts/left/console/logs/${l.id}`, `left-${l.id}.log`]));
+  const texts = await links.evaluateAll((as) => Promise.all(as.map(async (a) => (await fetch(a.href)).text())));
+  assert.ok(texts.some((t) => t.includes('Using 16 TX rings')), 'no kept log has the hung boot');
   assert.deepEqual(pageErrors, [], 'no page error, nothing refused by the CSP');
 });
