@@ -475,6 +475,7 @@ export class Bed {
     this.errors = [];
     this.dir = null;
     this.simPrefix = null;
+    this.simDir = null;
     this.tbd = null;
     this.browser = null;
     this.page = null;
@@ -487,8 +488,8 @@ export class Bed {
   }
 
   /**
-   * deploy/sim/sim up --prefix prefix --block block (and args) in ROOT/sim:
-   * the sim's inventory text.  `up` refuses, changing nothing, while a sim
+   * deploy/sim/sim up --prefix prefix --block block (and args) in ROOT/sim
+   * (this.simDir): the sim's inventory text.  `up` refuses, changing nothing, while a sim
    * of this prefix runs or left traces (then close() leaves that sim alone);
    * a failed `up` cleans up after itself.
    */
@@ -501,6 +502,7 @@ export class Bed {
       throw new Error(`deploy/sim/sim up --prefix ${prefix} --block ${block} failed: ${err.stderr || err.message}`);
     }
     this.simPrefix = prefix;
+    this.simDir = simDir;
     assert.equal(out.trim().split('\n').pop(), simDir, `sim up printed ${out}`);
     return readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8');
   }
