@@ -87,9 +87,11 @@ static int parse_ipmi_wol(struct inv_ctx *c, const struct tb_ynode *map, const c
 
 		if (pm->relay == NULL)
 			return inv_bad(c, map, path, "via relay needs relay: the name of a machine with role relay");
-		if (pm->interface == NULL)
-			return inv_bad(c, map, path,
-				       "via relay needs interface: the relay's interface towards the host");
+		if (pm->interface == NULL && strcmp(pm->command, "etherwake") == 0)
+			return inv_bad(
+				c, map, path,
+				"via relay with etherwake needs interface: the relay's interface towards the host"
+				" (wakeonlan sends to target, or to the broadcast address, and needs none)");
 		rm = tb_ynode_get(machines, pm->relay);
 		role = tb_ynode_get(rm, "role");
 		if (rm == NULL || role == NULL || role->kind != TB_Y_SCALAR || strcmp(role->scalar, "relay") != 0)

@@ -113,6 +113,8 @@ static const struct bad_case bad[] = {
 	{HEAD HOST
 	 "    mac: \"02:00:00:00:00:01\"\n    power:\n      - driver: wol\n        via: relay\n        relay: openwrt\n        interface: br-lan\n",
 	 "t.yaml:12:16: machines.left.power[0]: relay \"openwrt\" is not a machine with role relay"},
+	{HEAD HOST "    mac: \"02:00:00:00:00:01\"\n    power:\n      - {driver: wol, via: relay, relay: openwrt}\n",
+	 "machines.left.power[0]: via relay with etherwake needs interface"},
 	{HEAD HOST
 	 "    mac: \"02:00:00:00:00:01\"\n    power:\n      - driver: wol\n        via: broadcast\n        target: 198.18.0.255\n",
 	 "machines.left.power[0]: via broadcast needs source"},
@@ -307,6 +309,30 @@ static void test_redfish_and_command(void **state)
 	tb_inventory_free(inv);
 }
 
+/* A relay that runs wakeonlan needs no interface (it sends to target, or to
+ * the broadcast address); one that runs etherwake does (the bad table). */
+static void test_relay_wakeonlan_without_interface(void **state)
+{
+	static const char text[] = HEAD HOST "    mac: \"02:00:00:00:00:01\"\n"
+					     "    power:\n"
+					     "      - {driver: wol, via: relay, relay: openwrt, command: wakeonlan}\n"
+					     "  openwrt:\n"
+					     "    role: relay\n"
+					     "    os:\n"
+					     "      openwrt: {address: 198.18.0.1}\n";
+	struct tb_inventory *inv = NULL;
+	struct tb_error err = {0};
+	const struct tb_machine *m;
+
+	(void)state;
+	assert_int_equal(tb_inventory_load_buffer("t.yaml", text, strlen(text), 0, &inv, &err), 0);
+	m = tb_inventory_find(inv, "left");
+	assert_int_equal(m->power[0].via, TB_WOL_RELAY);
+	assert_string_equal(m->power[0].command, "wakeonlan");
+	assert_null(m->power[0].interface);
+	tb_inventory_free(inv);
+}
+
 /* With TB_INV_CHECK_FILES a key file must exist and be private. */
 static void test_secret_file_modes(void **state)
 {
@@ -366,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_bad_inventories),
 		cmocka_unit_test(test_redfish_and_command),
 		cmocka_unit_test(test_secret_file_modes),
+		cmocka_unit_test(test_relay_wakeonlan_without_interface),
 	};
 
 	return cmocka_run_group_tests_name("inventory", tests, NULL, NULL);
