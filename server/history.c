@@ -101,22 +101,49 @@ static int add_point(const json_t *by_id, const json_t *b, const json_t *one, co
 	return 0;
 }
 
-/* The cells of the pair of target in the candidates cands (newest first)
- * into *by_id: one store read for them all. */
+/* The cells of the pair of target in candidates from..to-1 of cands
+ * (newest first) into *by_id: one store read for them all. */
 static int pair_cells_of(const struct tb_results_src *src, const struct tb_matrix_filter *scan, const json_t *target,
-			 const json_t *cands, json_t **by_id, struct tb_error *err)
+			 const json_t *cands, size_t from, size_t to, json_t **by_id, struct tb_error *err)
 {
-	size_t n = json_array_size(cands);
-
-	*by_id = NULL;
-	if (n == 0)
-		return (*by_id = json_object()) != NULL ? 0 : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	return tb_results_pair_cells(src, scan, json_string_value(json_object_get(target, "client")),
 				     json_string_value(json_object_get(target, "server")),
 				     json_string_value(json_object_get(target, "protocol")),
 				     json_string_value(json_object_get(target, "direction")),
-				     json_integer_value(json_object_get(json_array_get(cands, n - 1), "id")),
-				     json_integer_value(json_object_get(json_array_get(cands, 0), "id")), by_id, err);
+				     json_integer_value(json_object_get(json_array_get(cands, to - 1), "id")),
+				     json_integer_value(json_object_get(json_array_get(cands, from), "id")), by_id,
+				     err);
+}
+
+/* The points of target (one: [target]) in the candidates, newest first,
+ * until limit points: the candidates' cells read limit matrices at a time
+ * (one store read each), *scanned how many were looked at. */
+static int scan_points(const struct tb_results_src *src, const struct tb_matrix_filter *scan, int64_t id,
+		       const json_t *target, const json_t *one, const json_t *cands, const char *metric, int limit,
+		       json_t *points, size_t *scanned, struct tb_error *err)
+{
+	size_t n = json_array_size(cands), i = 0, batch = limit > 0 ? (size_t)limit : 1;
+	int rc = 0;
+
+	while (rc == 0 && i < n && (int)json_array_size(points) < limit) {
+		size_t to = i + batch < n ? i + batch : n;
+		json_t *by_id = NULL;
+
+		if ((rc = pair_cells_of(src, scan, target, cands, i, to, &by_id, err)) != 0)
+			break;
+		for (; rc == 0 && i < to && (int)json_array_size(points) < limit; i++) {
+			const json_t *b = json_array_get(cands, i);
+
+			(*scanned)++;
+			if (json_integer_value(json_object_get(b, "id")) != id)
+				rc = add_point(by_id, b, one, metric, points, err);
+			else if (json_array_append_new(points, point(b, target, metric)) != 0)
+				/* the matrix asked about: its own cell, whatever its twins */
+				rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+		}
+		json_decref(by_id);
+	}
+	return rc;
 }
 
 /* The target cell of matrix id (a new reference to its results table in
@@ -141,8 +168,7 @@ int tb_history_cell_json(const struct tb_results_src *src, int64_t id, int cell,
 			 const struct tb_matrix_filter *f, json_t **out, struct tb_error *err)
 {
 	struct tb_matrix_filter scan = *f;
-	json_t *table = NULL, *target = NULL, *cands = json_array(), *points = json_array(), *one = NULL, *by_id = NULL;
-	json_t *b, *o;
+	json_t *table = NULL, *target = NULL, *cands = json_array(), *points = json_array(), *one = NULL, *o;
 	size_t i, scanned = 0;
 	int rc;
 
@@ -156,22 +182,11 @@ int tb_history_cell_json(const struct tb_results_src *src, int64_t id, int cell,
 			  src->store, &scan, json_string_value(json_object_get(target, "client")),
 			  json_string_value(json_object_get(target, "server")),
 			  json_string_value(json_object_get(target, "protocol")),
-			  json_string_value(json_object_get(target, "direction")), on_brief, cands, err)) == 0 &&
-		 (rc = pair_cells_of(src, &scan, target, cands, &by_id, err)) == 0 &&
-		 (one = json_pack("[O]", target)) == NULL)
-		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	json_array_foreach(cands, i, b)
-	{
-		if (rc != 0 || (int)json_array_size(points) >= f->limit)
-			break;
-		scanned++;
-		if (json_integer_value(json_object_get(b, "id")) == id) {
-			/* the matrix asked about: its own cell, whatever its twins */
-			if (json_array_append_new(points, point(b, target, metric)) != 0)
-				rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-		} else {
-			rc = add_point(by_id, b, one, metric, points, err);
-		}
+			  json_string_value(json_object_get(target, "direction")), on_brief, cands, err)) == 0) {
+		if ((one = json_pack("[O]", target)) == NULL)
+			rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+		else
+			rc = scan_points(src, &scan, id, target, one, cands, metric, f->limit, points, &scanned, err);
 	}
 	o = rc != 0 ? NULL
 		    : json_pack("{s:I, s:i, s:s, s:o, s:i, s:b, s:[]}", "matrix", (json_int_t)id, "cell", cell,
@@ -188,7 +203,6 @@ int tb_history_cell_json(const struct tb_results_src *src, int64_t id, int cell,
 		*out = o;
 	}
 	json_decref(one);
-	json_decref(by_id);
 	json_decref(table);
 	json_decref(cands);
 	json_decref(points);

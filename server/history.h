@@ -52,9 +52,9 @@ int tb_history_matrices_json(const struct tb_results_src *src, const struct tb_m
  *  "truncated":bool, "points":[{"matrix","name","state","created_at",
  *  "cell","runs","failed","n","stats":Stats|null}]} (points oldest first).
  * TB_ERR_NOT_FOUND names "id" (no such matrix) or "cell" (no such cell).
- * Costs four store queries (the target's table, the candidates, and the
- * runs of the cell's pair in them, read at once: at most TB_HISTORY_SCAN
- * matrices' cells of that pair held in memory). */
+ * Costs the target's results table, a query for the candidates (at most
+ * TB_HISTORY_SCAN matrices with a run of the cell's pair), and one for the
+ * runs of that pair in each f->limit of them looked at. */
 int tb_history_cell_json(const struct tb_results_src *src, int64_t id, int cell, const char *metric,
 			 const struct tb_matrix_filter *f, json_t **out, struct tb_error *err);
 
