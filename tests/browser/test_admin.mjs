@@ -3,7 +3,8 @@
 // that answers nowhere).
 //
 // In order on one page: an admin opens Admin from the nav; a token made
-// with the form shows its secret once (the secret works as a bearer token;
+// with the form shows its secret once (the secret works as a bearer token,
+// Copy puts it on the clipboard;
 // after "Done", or after leaving and coming back, it is nowhere in the
 // page); revoking it from the list ends an event stream opened with it
 // (read here, over fetch) and the token is refused afterwards; the audit
@@ -65,6 +66,11 @@ test('a new token is shown once', async () => {
   const res = await fetch(`${tbd.base}/api/v1/whoami`, { headers: { Authorization: `Bearer ${secret}` } });
   assert.equal(res.status, 200);
   assert.equal((await res.json()).token.name, 'phone-ci');
+  // Copy puts the secret on the clipboard whole (without the page's wrap points)
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: tbd.base });
+  await page.getByRole('button', { name: 'Copy', exact: true }).click();
+  await page.getByRole('button', { name: 'Copied', exact: true }).waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
   await shoot(page, 'admin-token-shown', { top: true });
   // Done forgets it; so does leaving the page
   await page.getByRole('button', { name: 'Done' }).click();
