@@ -108,7 +108,66 @@ daemon_down() {
 	DPID=""
 }
 daemon_clean() { daemon_down; [ -n "$DD" ] && rm -rf "$DD"; }
-trap 'daemon_clean; sim_down' EXIT
+
+# The event stream of the testbedd of daemon_up, recorded in the background
+# by sse_stamp.py to $DD/events.jsonl (a JSON line per event with the time it
+# came).  stamp_start TYPES (the ?type= list) returns once the stream's first
+# record ("stream": where it starts) is there, 1 if not within 10 s;
+# stamp_stop ends the recorder by its pid.
+SPID=""
+stamp_start() {
+	python3 "$TOP/tests/sim/sse_stamp.py" "$TESTBEDD_URL/api/v1/events?type=$1" "$TESTBEDD_TOKEN_FILE" >"$DD/events.jsonl" 2>/dev/null &
+	SPID=$!
+	for _ in $(seq 1 100); do grep -q '"event": "stream"' "$DD/events.jsonl" 2>/dev/null && return 0; sleep 0.1; done
+	return 1
+}
+stamp_stop() { [ -n "$SPID" ] && kill "$SPID" 2>/dev/null; [ -n "$SPID" ] && wait "$SPID" 2>/dev/null; SPID=""; }
+
+# scratch_dir: D, a temporary dir of the test's own, removed at exit.
+SCRATCH=""
+scratch_dir() { D=$(mktemp -d /tmp/tbscratch-XXXXXX) && SCRATCH=$D; }
+trap 'stamp_stop; daemon_clean; sim_down; [ -z "$SCRATCH" ] || rm -rf "$SCRATCH"' EXIT
+
+# sim_testbedd PREFIX BLOCK PROBE-INTERVAL: the sim up (the test ends at once
+# if it does not come up) and testbedd started on its inventory (daemon_up),
+# each a check.
+sim_testbedd() {
+	sim_up "$1" "$2" || { nok "sim up"; finish; }
+	ok "sim up (prefix $PFX)"
+	daemon_up "$S/inventory.yaml" --probe-interval "$3"
+	check "testbedd starts on the sim's inventory" test -n "$DPID"
+}
+both_answer() {	# left and right are reachable in testbedd, each a check
+	check "left answers" wait_up left
+	check "right answers" wait_up right
+}
+
+# tbctl against the testbedd of daemon_up, at most 180 s
+tb() { timeout 180 "$BIN/tbctl" "$@"; }
+answers() {	# machine: the OS testbedd sees it answer as (tbctl --json host), "down" when unreachable
+	tb --json host "$1" 2>/dev/null | python3 -c 'import json,sys; s=json.load(sys.stdin)["host"]["state"]; print(s["os"] if s["reachability"]=="up" else "down")'
+}
+
+# grub_entry HOST OS ENTRY: in the sim's inventory, HOST's GRUB entry for OS
+# (the sim's is named OS) becomes ENTRY; reload_inventory N then has
+# testbedd read it (SIGHUP) and is true once its log says "reloaded " N times.
+grub_entry() {
+	python3 - "$S/inventory.yaml" "$1" "$2" "$3" <<'PY'
+import sys
+p, host, os_, entry = sys.argv[1:]
+s = open(p).read()
+i = s.index("  %s:\n" % host)
+old = '%s: "%s"' % (os_, os_)
+j = s.index(old, i)
+s = s[:j] + '%s: "%s"' % (os_, entry) + s[j + len(old):]
+open(p, "w").write(s)
+PY
+}
+reload_inventory() {
+	kill -HUP "$DPID"
+	for _ in $(seq 50); do [ "$(grep -c 'reloaded ' "$DD/log")" -ge "$1" ] && return 0; sleep 0.1; done
+	return 1
+}
 
 # ---- the API of the testbedd started by daemon_up (the matrix tests) ----
 api() {	# method path [body]: the reply body on stdout, the status in $DD/status (see st)

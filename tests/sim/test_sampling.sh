@@ -8,25 +8,14 @@
 # refused naming the field; a spec without it samples nothing.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
-HERE=$(cd "$(dirname "$0")" && pwd)
-SPID=""
-stamp_stop() { [ -n "$SPID" ] && kill "$SPID" 2>/dev/null; [ -n "$SPID" ] && wait "$SPID" 2>/dev/null; SPID=""; }
-trap 'stamp_stop; daemon_clean; sim_down' EXIT
-
-sim_up tbex 210 || { nok "sim up"; finish; }
-ok "sim up (prefix $PFX)"
-daemon_up "$S/inventory.yaml" --probe-interval 2
-check "testbedd starts on the sim's inventory" test -n "$DPID"
-check "left answers" wait_up left
-check "right answers" wait_up right
+sim_testbedd tbex 210 2
+both_answer
 
 body=$(api POST /api/v1/matrices/plan '{"name":"bad","pairs":[{"client":"left","server":"right"}],"sample":["cpu","disk"]}')
 check "a bad sample kind is refused (400) naming sample[1]" \
 	test "$(st)" = 400 -a -n "$(echo "$body" | grep '"field": *"sample\[1\]"')"
 
-python3 "$HERE/sse_stamp.py" "$TESTBEDD_URL/api/v1/events?type=run.sample,run.interval" "$TESTBEDD_TOKEN_FILE" >"$DD/events.jsonl" 2>/dev/null &
-SPID=$!
-for i in $(seq 1 100); do grep -q '"event": "stream"' "$DD/events.jsonl" 2>/dev/null && break; sleep 0.1; done
+stamp_start run.sample,run.interval
 spec='{"name":"sampled","pairs":[{"client":"left","server":"right"}],"protocols":["tcp"],"directions":["forward"],
  "duration_s":5,"repeats":1,"sample":["cpu","mem"]}'
 body=$(api POST /api/v1/matrices "$spec")

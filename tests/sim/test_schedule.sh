@@ -8,17 +8,8 @@
 # publishes it as a matrix.gate event; a bad cron is a 400 naming cron.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
-HERE=$(cd "$(dirname "$0")" && pwd)
-SPID=""
-stamp_stop() { [ -n "$SPID" ] && kill "$SPID" 2>/dev/null; [ -n "$SPID" ] && wait "$SPID" 2>/dev/null; SPID=""; }
-trap 'stamp_stop; daemon_clean; sim_down' EXIT
-
-sim_up tbsc 218 || { nok "sim up"; finish; }
-ok "sim up (prefix $PFX)"
-daemon_up "$S/inventory.yaml" --probe-interval 2
-check "testbedd starts on the sim's inventory" test -n "$DPID"
-check "left answers" wait_up left
-check "right answers" wait_up right
+sim_testbedd tbsc 218 2
+both_answer
 
 spec='{"name":"sched","pairs":[{"client":"left","server":"right"}],"protocols":["tcp"],"directions":["forward"],"duration_s":1,"repeats":1}'
 body=$(api POST /api/v1/specs "$spec")
@@ -30,9 +21,7 @@ WAIT=60 check "the baseline matrix $B succeeds" wait_state "$B" succeeded
 body=$(api PUT /api/v1/specs/sched/schedule '{"cron":"* * 31 2 x","baseline":"latest-passing"}')
 check "a bad cron: 400 naming cron" test "$(st)" = 400 -a -n "$(echo "$body" | grep '"field": *"cron"')"
 
-python3 "$HERE/sse_stamp.py" "$TESTBEDD_URL/api/v1/events?type=matrix.gate" "$TESTBEDD_TOKEN_FILE" >"$DD/events.jsonl" 2>/dev/null &
-SPID=$!
-for i in $(seq 1 100); do grep -q '"event": "stream"' "$DD/events.jsonl" 2>/dev/null && break; sleep 0.1; done
+stamp_start matrix.gate
 body=$(api PUT /api/v1/specs/sched/schedule '{"cron":"* * * * *","baseline":"latest-passing","metric":"receiver_bps","max_drop":95}')
 check "the schedule is set (200) with a next time" pyck "$body" 'sys.exit(not (d["schedule"]["next_at"] and d["schedule"]["cron"] == "* * * * *"))'
 
