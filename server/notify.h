@@ -42,7 +42,6 @@ struct tb_notify_rule_row;
 #define TB_NOTIFY_MAX_ATTEMPTS 8        /* then the message is given up on (state failed) */
 #define TB_NOTIFY_BACKOFF_MS 5000       /* first retry after 2.5..5 s, doubling ... */
 #define TB_NOTIFY_BACKOFF_MAX_MS 900000 /* ... up to 7.5..15 min */
-#define TB_NOTIFY_FAILING_AFTER 3       /* failed attempts in a row that mark a rule failing */
 #define TB_NOTIFY_KEEP 200              /* finished deliveries kept per rule */
 
 /* Make the notifier (not started).  TESTBEDD_TEST_NOTIFY_BACKOFF_MS (1..60000,

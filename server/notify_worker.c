@@ -307,13 +307,11 @@ static void send_one(struct tb_notify *n, const struct nf_rule *rule, const stru
 	}
 	if (rc == 0) {
 		tb_debug("notify", "rule %lld: message %lld delivered", (long long)rule->id, (long long)h->id);
-		tb_store_notify_rule_mark(n->sv->store, rule->id, 0, NULL, NULL);
 		return;
 	}
+	/* the rule's failing mark follows from the outbox (store_notify.h) */
 	tb_info("notify", "rule %lld: message %lld, attempt %d: %s%s", (long long)rule->id, (long long)h->id, attempts,
 		e.message, strcmp(state, "failed") == 0 ? " (given up)" : "");
-	if (attempts >= TB_NOTIFY_FAILING_AFTER || strcmp(state, "failed") == 0)
-		tb_store_notify_rule_mark(n->sv->store, rule->id, 1, e.message, NULL);
 }
 
 /* Send each rule's oldest pending message that is due, again and again

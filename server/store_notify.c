@@ -83,40 +83,35 @@ int tb_store_notify_rule_each(struct tb_store *st, int64_t id, tb_notify_rule_fn
 	struct tb_notify_rule_row r;
 	int rc;
 
-	if ((rc = st_prep(st,
-			  "SELECT id, name, spec, created_at, updated_at, failing, last_error,"
-			  " (SELECT count(*) FROM notify_deliveries d WHERE d.rule_id = r.id AND d.state = 'pending')"
-			  " FROM notify_rules r WHERE ?1 = 0 OR id = ?1 ORDER BY id",
-			  &s, err)) != 0)
+	/* failing, from the outbox (sent in order per rule: every finished
+	 * message is older than the pending ones): the newest message that was
+	 * given up on, delivered, or is pending after ?2 failed attempts, is not
+	 * a delivered one; its error (NULL: not failing, '': none said) */
+	if ((rc = st_prep(
+		     st,
+		     "SELECT id, name, spec, created_at, updated_at,"
+		     " (SELECT CASE WHEN d.state = 'delivered' THEN NULL ELSE coalesce(d.last_error, '') END"
+		     " FROM notify_deliveries d WHERE d.rule_id = r.id AND (d.state != 'pending' OR d.attempts >= ?2)"
+		     " ORDER BY d.id DESC LIMIT 1),"
+		     " (SELECT count(*) FROM notify_deliveries d WHERE d.rule_id = r.id AND d.state = 'pending')"
+		     " FROM notify_rules r WHERE ?1 = 0 OR id = ?1 ORDER BY id",
+		     &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int(s, 2, TB_NOTIFY_FAILING_AFTER);
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		r.id = sqlite3_column_int64(s, 0);
 		r.name = st_col_text(s, 1);
 		r.spec = st_col_text(s, 2);
 		r.created_at = sqlite3_column_int64(s, 3);
 		r.updated_at = sqlite3_column_int64(s, 4);
-		r.failing = sqlite3_column_int(s, 5);
-		r.last_error = st_col_text_or_null(s, 6);
-		r.pending = sqlite3_column_int64(s, 7);
+		r.failing = sqlite3_column_type(s, 5) != SQLITE_NULL;
+		r.last_error = r.failing && *st_col_text(s, 5) != '\0' ? st_col_text(s, 5) : NULL;
+		r.pending = sqlite3_column_int64(s, 6);
 		fn(cls, &r);
 	}
 	st_finish(st, s);
 	return 0;
-}
-
-int tb_store_notify_rule_mark(struct tb_store *st, int64_t id, int failing, const char *last_error,
-			      struct tb_error *err)
-{
-	sqlite3_stmt *s;
-	int rc;
-
-	if ((rc = st_prep(st, "UPDATE notify_rules SET failing = ?, last_error = ? WHERE id = ?", &s, err)) != 0)
-		return rc;
-	sqlite3_bind_int(s, 1, failing);
-	st_bind_text(s, 2, last_error);
-	sqlite3_bind_int64(s, 3, id);
-	return st_finish_write(st, s, err);
 }
 
 /* ---- deliveries ---- */

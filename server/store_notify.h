@@ -14,13 +14,16 @@
 
 #include "store.h"
 
+#define TB_NOTIFY_FAILING_AFTER 3 /* failed attempts of a message that mark its rule failing */
+
 struct tb_notify_rule_row {
 	int64_t id;
 	const char *name;
 	const char *spec; /* the rule's JSON (triggers, filters, sink) */
 	int64_t created_at, updated_at;
-	int failing;            /* its last message was given up on */
-	const char *last_error; /* NULL: none */
+	int failing;            /* its newest message given up on or failed TB_NOTIFY_FAILING_AFTER times, none
+				 * delivered since: derived from the outbox, not kept */
+	const char *last_error; /* that message's last error; NULL: none */
 	int64_t pending;        /* messages not sent yet */
 };
 typedef void (*tb_notify_rule_fn)(void *cls, const struct tb_notify_rule_row *r);
@@ -34,9 +37,6 @@ int tb_store_notify_rule_update(struct tb_store *st, int64_t id, const char *nam
 int tb_store_notify_rule_delete(struct tb_store *st, int64_t id, struct tb_error *err);
 /* Every rule by id (id 0), or one: fn is not called when there is none. */
 int tb_store_notify_rule_each(struct tb_store *st, int64_t id, tb_notify_rule_fn fn, void *cls, struct tb_error *err);
-/* Set the failing mark and the last error (NULL clears it). */
-int tb_store_notify_rule_mark(struct tb_store *st, int64_t id, int failing, const char *last_error,
-			      struct tb_error *err);
 
 struct tb_notify_delivery_row {
 	int64_t id, rule_id;
