@@ -204,21 +204,31 @@ int api_matrix_rerun(struct tb_request *rq, struct tb_reply *rp)
 	return rc;
 }
 
+/* ?format= json (the default) or csv: 1 for csv, 0 for json, or an error. */
+static int csv_format(struct tb_request *rq, struct tb_reply *rp, int *csv)
+{
+	const char *format = tb_req_query(rq, "format");
+
+	*csv = format != NULL && strcmp(format, "csv") == 0;
+	if (format != NULL && !*csv && strcmp(format, "json") != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "format", "format must be json or csv, got \"%.16s\"", format);
+	return 0;
+}
+
 int api_matrix_results(struct tb_request *rq, struct tb_reply *rp)
 {
 	struct tb_results_src src = results_src(rq);
-	const char *format = tb_req_query(rq, "format"), *view = tb_req_query(rq, "view");
+	const char *view = tb_req_query(rq, "view");
 	double cv;
 	int64_t id;
-	int rc;
+	int rc, csv;
 
-	if ((rc = api_matrix_id(rq, rp, &id)) != 0 || (rc = api_noisy_cv(rq, rp, &cv)) != 0)
+	if ((rc = api_matrix_id(rq, rp, &id)) != 0 || (rc = api_noisy_cv(rq, rp, &cv)) != 0 ||
+	    (rc = csv_format(rq, rp, &csv)) != 0)
 		return rc;
-	if (format != NULL && strcmp(format, "json") != 0 && strcmp(format, "csv") != 0)
-		return tb_fail(&rp->err, TB_ERR_INVALID, "format", "format must be json or csv, got \"%.16s\"", format);
 	if (view != NULL && strcmp(view, "runs") != 0 && strcmp(view, "cells") != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "view", "view must be runs or cells, got \"%.16s\"", view);
-	if (format != NULL && strcmp(format, "csv") == 0) {
+	if (csv) {
 		if ((rc = tb_results_table_csv_cv(&src, id, view != NULL && strcmp(view, "cells") == 0, cv, &rp->text,
 						  &rp->text_len, &rp->err)) != 0)
 			return rc;
@@ -233,17 +243,6 @@ int api_matrix_results(struct tb_request *rq, struct tb_reply *rp)
 			return rc;
 		return tb_reply_json(rp, 200, t);
 	}
-}
-
-/* ?format= json (the default) or csv: 1 for csv, 0 for json, or an error. */
-static int csv_format(struct tb_request *rq, struct tb_reply *rp, int *csv)
-{
-	const char *format = tb_req_query(rq, "format");
-
-	*csv = format != NULL && strcmp(format, "csv") == 0;
-	if (format != NULL && !*csv && strcmp(format, "json") != 0)
-		return tb_fail(&rp->err, TB_ERR_INVALID, "format", "format must be json or csv, got \"%.16s\"", format);
-	return 0;
 }
 
 /* Reply j (stolen) as CSV by to_csv, or under key as JSON. */

@@ -60,6 +60,11 @@ static const struct {
 	{"/api/v1/matrices/1/report?metric=cpu", 400, "metric"},
 	{"/api/v1/matrices/x/report", 400, "id"},
 	{"/api/v1/matrices/1/os?metric=sender_bps", 404, NULL},
+	/* format, one parser for results, compare and hosts diff */
+	{"/api/v1/matrices/1/results?format=xml", 400, "format"},
+	{"/api/v1/matrices/1/results?format=json&view=cells", 404, NULL},
+	{"/api/v1/matrices/1/compare?baseline=2&format=xml", 400, "format"},
+	{"/api/v1/matrices/1/hosts/diff?other=2&format=CSV", 400, "format"},
 };
 
 static void test_table(void **state)
