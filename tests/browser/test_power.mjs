@@ -23,82 +23,33 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  Testbedd, binaryDir, eventually, launchChromium, removeDir, sleep, sourceDir, tempDir,
+  Bed, DESKTOP, PHONE, eventually, login as logIn, shotsDir, sideways, sleep,
 } from './lib/testbed.mjs';
 
 const PREFIX = 'tbwb';
 const BLOCK = '236';
-const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
 const SOON = 15_000;
 const BOOT = 90_000;     // a boot switch on the sim takes ~10 s; the limit is generous
-let dir;
-let simUp = false;
+const bed = new Bed('power');
+const pageErrors = bed.errors;
 let tbd;
-let browser;
 let page;
-let shots;
 let viewerSecret;
-const pageErrors = [];
-
-function sim(...args) {
-  return execFileSync(SIM, args, { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
-}
 
 before(async () => {
-  dir = tempDir('tb-power-');
-  const simDir = path.join(dir, 'sim');
-  // `up` refuses, changing nothing, while a sim of this prefix runs (another
-  // run of this test) or left traces: then the message says what to do, and
-  // after() leaves that sim alone.  A failed `up` cleans up after itself.
-  let out;
-  try {
-    out = sim('up', '--prefix', PREFIX, '--block', BLOCK, '--dir', simDir, '--boot-delay', '5');
-  } catch (err) {
-    throw new Error(`deploy/sim/sim up --prefix ${PREFIX} --block ${BLOCK} failed: ${err.stderr || err.message}`);
-  }
-  simUp = true;
-  const state = out.trim().split('\n').pop();
-  assert.equal(state, simDir, `sim up printed ${out}`);
-  const tbDir = path.join(dir, 'tb');
-  mkdirSync(tbDir, { mode: 0o700 });
   // right idles for an hour (never reached here): its countdown is shown
-  const inventory = readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8')
+  const inventory = bed.upSim(PREFIX, BLOCK, ['--boot-delay', '5'])
     .replace('  right:\n    role: host\n', '  right:\n    role: host\n    idle_poweroff_min: 60\n    wake_schedule: "30 7 * * mon-fri"\n');
   assert.match(inventory, /idle_poweroff_min: 60\n    wake_schedule/);
-  tbd = new Testbedd(tbDir, inventory, ['--bmc-interval', '5']);
-  await tbd.start();
-  for (const name of ['left', 'right']) {
-    await eventually(async () => {
-      const st = (await tbd.get(`/api/v1/hosts/${name}`)).host.state;
-      return st.reachability === 'up' && st.os === 'ubuntu';
-    }, 30_000, `${name} is not up as ubuntu in testbedd`);
-  }
+  tbd = await bed.startTestbedd(inventory, ['--bmc-interval', '5']);
+  await bed.hostsUp();
   viewerSecret = (await tbd.post('/api/v1/tokens', { name: 'power-viewer', role: 'viewer' })).secret;
-  shots = path.join(binaryDir, 'screenshots');
-  mkdirSync(shots, { recursive: true });
-  browser = await launchChromium(path.join(dir, 'chromium'));
-  page = browser.pages()[0] ?? await browser.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+  page = await bed.openPage();
 });
 
-after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
-  // testbedd's log outlives the run, for a look at what the actions did.
-  if (tbd) { try { copyFileSync(tbd.proc.logPath, path.join(binaryDir, 'test_power.testbedd.log')); } catch { /* none */ } }
-  if (simUp) {
-    try {
-      sim('down', '--prefix', PREFIX);
-    } catch (err) {
-      console.error(`sim down --prefix ${PREFIX} failed: ${err.stderr ?? err.message}`);
-    }
-  }
-  removeDir(dir);
-});
+after(() => bed.close());
 
 const card = (name) => page.locator(`li.host[data-host="${name}"]`);
 const reach = (name) => card(name).getAttribute('data-reachability');
@@ -111,7 +62,7 @@ async function shootCard(name, file) {
     const r = el.getBoundingClientRect();
     return { x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height };
   });
-  await page.screenshot({ path: path.join(shots, file), fullPage: true, clip });
+  await page.screenshot({ path: path.join(shotsDir(), file), fullPage: true, clip });
 }
 
 async function waitReach(name, want, ms = SOON) {
@@ -133,11 +84,7 @@ async function waitAction(name, want, ms = BOOT) {
 }
 
 async function login(token) {
-  const input = page.getByLabel('API token');
-  await input.waitFor();
-  await input.fill(token);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+  await logIn(page, token);
   await eventually(async () => (await page.locator('#live').getAttribute('data-state')) === 'live', SOON,
     'the live stream did not open');
 }
@@ -242,14 +189,14 @@ test('"Boot FreeBSD" on left: the steps arrive live, a second click gets 409, le
     if (await panel('left').getAttribute('data-state') === 'running') {
       await page.evaluate(() => document.activeElement?.blur());
       await shootCard('left', 'action-running-desktop.png');
-      await page.setViewportSize({ width: 390, height: 844 });
+      await page.setViewportSize(PHONE);
       await shootCard('left', 'action-running-phone.png');
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      const overflow = await sideways(page);
       assert.ok(overflow <= 0, `with a running action the page is ${overflow} px wider than a 390 px phone`);
       await page.emulateMedia({ colorScheme: 'dark' });
       await shootCard('left', 'action-running-phone-dark.png');
       await page.emulateMedia({ colorScheme: 'light' });
-      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.setViewportSize(DESKTOP);
       // The elapsed time ticks while it runs.
       const e1 = await panel('left').locator('.act-elapsed').innerText();
       const t1 = Date.now();
@@ -268,7 +215,7 @@ test('"Boot FreeBSD" on left: the steps arrive live, a second click gets 409, le
     }
 
     // A page opened now (another tab) shows the action too, with the steps so far.
-    const other = await browser.newPage();
+    const other = await bed.browser.newPage();
     try {
       await other.goto(`${tbd.base}/`);
       const otherPanel = other.locator('li.host[data-host="left"] section.action');
@@ -362,9 +309,9 @@ test('recent actions: the list per host, each with its steps', { timeout: 60_000
   await lh.locator('summary').first().click();
   await eventually(async () => (await lh.locator('.past-title').allInnerTexts()).includes('Boot FreeBSD'), SOON,
     'left\'s boot is not listed');
-  await page.setViewportSize({ width: 390, height: 844 });
+  await page.setViewportSize(PHONE);
   await shootCard('right', 'actions-history-phone.png');
-  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.setViewportSize(DESKTOP);
 });
 
 test('a viewer sees the states and the actions, but no button', { timeout: 60_000 }, async () => {
@@ -406,11 +353,11 @@ test('an OS that stops answering on a chassis the BMC says is on: the mismatch w
   assert.equal(await card('left').locator('.power-block').getAttribute('data-mismatch'), 'yes');
   await page.evaluate(() => document.activeElement?.blur());
   await shootCard('left', 'bmc-mismatch-desktop.png');
-  await page.setViewportSize({ width: 390, height: 844 });
+  await page.setViewportSize(PHONE);
   await shootCard('left', 'bmc-mismatch-phone.png');
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  const overflow = await sideways(page);
   assert.ok(overflow <= 0, `with the mismatch warning the page is ${overflow} px wider than a 390 px phone`);
-  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.setViewportSize(DESKTOP);
 });
 
 test('no script errors on the page', () => {
