@@ -127,6 +127,8 @@ int tb_store_run_interval_events(struct tb_store *st, int64_t matrix_id, int64_t
 	return 0;
 }
 
+/* Through events_by_matrix (matrix_id, type): the run's matrix's samples,
+ * then the run's among them; not a scan of every event. */
 int tb_store_run_sample_events(struct tb_store *st, int64_t run_id, tb_event_fn fn, void *cls, struct tb_error *err)
 {
 	sqlite3_stmt *s;
@@ -134,7 +136,8 @@ int tb_store_run_sample_events(struct tb_store *st, int64_t run_id, tb_event_fn 
 
 	if ((rc = st_prep(st,
 			  "SELECT id, at, type, host, coalesce(matrix_id, 0), data FROM events"
-			  " WHERE type = 'run.sample' AND json_extract(data, '$.data.run') = ? ORDER BY id",
+			  " WHERE matrix_id = (SELECT matrix_id FROM runs WHERE id = ?1) AND type = 'run.sample'"
+			  " AND json_extract(data, '$.data.run') = ?1 ORDER BY id",
 			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, run_id);

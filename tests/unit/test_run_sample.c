@@ -17,6 +17,8 @@
 #include <cmocka.h>
 
 #include "run_sample.h"
+#include "store.h"
+#include "tmpstore.h"
 
 static const char linux1[] = "@@tb-sample\n"
 			     "cpu0 1000 0 500 10000 100 0 0 0 0 0\n"
@@ -149,12 +151,91 @@ static void test_summary(void **state)
 	json_decref(samples);
 }
 
+static void count_event(void *cls, const struct tb_event_row *ev)
+{
+	json_t *ids = cls;
+
+	json_array_append_new(ids, json_integer(ev->id));
+}
+
+static void take_run_id(void *cls, const struct tb_run_row *r)
+{
+	((int64_t *)cls)[r->seq] = r->id;
+}
+
+/* A run's samples are its matrix's run.sample events of that run, oldest
+ * first: not another run's of the same matrix, not another matrix's, not
+ * another type's (tb_store_run_sample_events, through events_by_matrix). */
+static void test_sample_events_of_a_run(void **state)
+{
+	struct tb_test_store ts;
+	struct tb_matrix_row m = {.name = "m", .spec = "{}", .state = "queued", .actor = "admin", .created_at = 1};
+	struct tb_run_row runs[2];
+	struct tb_error err = {0};
+	int64_t mx[2], rid[2][2];
+	json_t *ids = json_array();
+	char text[160];
+
+	(void)state;
+	tb_test_store_open(&ts, "runsample");
+	for (int i = 0; i < 2; i++)
+		runs[i] = (struct tb_run_row){.seq = i,
+					      .repeat = i,
+					      .client = "left",
+					      .server = "right",
+					      .link = "lan",
+					      .server_address = "198.18.1.2",
+					      .protocol = "tcp",
+					      .direction = "forward",
+					      .params = "{}"};
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(tb_store_matrix_insert(ts.st, &m, runs, 2, &mx[k], &err), 0);
+		assert_int_equal(tb_store_run_each(ts.st, mx[k], NULL, take_run_id, rid[k], &err), 0);
+	}
+	/* ids 1..12: each run of each matrix gets three, interleaved, and a
+	 * run.done of run rid[0][0] between */
+	for (int64_t id = 1, i = 0; i < 3; i++)
+		for (int k = 0; k < 2; k++)
+			for (int r = 0; r < 2; r++, id++) {
+				struct tb_event_row row = {.id = id,
+							   .at = 1,
+							   .type = "run.sample",
+							   .host = "left",
+							   .matrix = mx[k],
+							   .json = text};
+
+				snprintf(text, sizeof(text), "{\"data\":{\"run\":%lld,\"host\":\"left\"}}",
+					 (long long)rid[k][r]);
+				assert_int_equal(tb_store_event_insert(ts.st, &row, &err), 0);
+			}
+	{
+		struct tb_event_row row = {.id = 100, .at = 1, .type = "run.done", .matrix = mx[0], .json = text};
+
+		snprintf(text, sizeof(text), "{\"data\":{\"run\":%lld}}", (long long)rid[0][0]);
+		assert_int_equal(tb_store_event_insert(ts.st, &row, &err), 0);
+	}
+	assert_int_equal(tb_store_run_sample_events(ts.st, rid[1][0], count_event, ids, &err), 0);
+	assert_int_equal(json_array_size(ids), 3);
+	assert_int_equal(json_integer_value(json_array_get(ids, 0)), 3);
+	assert_int_equal(json_integer_value(json_array_get(ids, 1)), 7);
+	assert_int_equal(json_integer_value(json_array_get(ids, 2)), 11);
+	json_array_clear(ids);
+	assert_int_equal(tb_store_run_sample_events(ts.st, rid[0][0], count_event, ids, &err), 0);
+	assert_int_equal(json_array_size(ids), 3); /* not the run.done */
+	json_array_clear(ids);
+	assert_int_equal(tb_store_run_sample_events(ts.st, 99, count_event, ids, &err), 0);
+	assert_int_equal(json_array_size(ids), 0);
+	json_decref(ids);
+	tb_test_store_remove(&ts);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_linux_stream),
 		cmocka_unit_test(test_freebsd_frames),
 		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_sample_events_of_a_run),
 	};
 
 	return cmocka_run_group_tests_name("run_sample", tests, NULL, NULL);
