@@ -111,7 +111,7 @@ int api_spec_schedule_put(struct tb_request *rq, struct tb_reply *rp)
 	int rc;
 
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "spec %.64s", rq->args[0]);
-	if ((rc = tb_schedule_put(rq->sv, rq->args[0], rq->body, rq->who->name, &j, &rp->err)) != 0)
+	if ((rc = tb_schedule_put(rq->sv->store, rq->args[0], rq->body, rq->who->name, &j, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "schedule", j));
 }
@@ -122,7 +122,7 @@ int api_spec_schedule_delete(struct tb_request *rq, struct tb_reply *rp)
 	int rc;
 
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "spec %.64s", rq->args[0]);
-	if ((rc = tb_schedule_delete(rq->sv, rq->args[0], &rp->err)) != 0)
+	if ((rc = tb_schedule_delete(rq->sv->store, rq->args[0], &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 204, NULL);
 }
@@ -133,7 +133,7 @@ int api_schedules_list(struct tb_request *rq, struct tb_reply *rp)
 	json_t *list;
 	int rc;
 
-	if ((rc = tb_schedule_list_json(rq->sv, NULL, &list, &rp->err)) != 0)
+	if ((rc = tb_schedule_list_json(rq->sv->store, NULL, &list, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "schedules", list));
 }
@@ -147,7 +147,7 @@ int api_matrix_gate(struct tb_request *rq, struct tb_reply *rp)
 
 	if (tb_parse_id(rq->args[0], 1, &id) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "a matrix id is a positive whole number");
-	if ((rc = tb_schedule_gate_json(rq->sv, id, &j, &rp->err)) != 0)
+	if ((rc = tb_schedule_gate_json(rq->sv->store, id, &j, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "gate", j));
 }

@@ -339,7 +339,7 @@ static int check_body(const json_t *body, struct due *d, struct tb_error *err)
 	return 0;
 }
 
-int tb_schedule_put(struct tb_services *sv, const char *name, const json_t *body, const char *author, json_t **out,
+int tb_schedule_put(struct tb_store *st, const char *name, const json_t *body, const char *author, json_t **out,
 		    struct tb_error *err)
 {
 	struct due d = {0};
@@ -348,19 +348,19 @@ int tb_schedule_put(struct tb_services *sv, const char *name, const json_t *body
 
 	if ((rc = check_body(body, &d, err)) != 0)
 		return rc;
-	if ((rc = tb_spec_get_json(sv->store, name, 0, &spec, err)) != 0)
+	if ((rc = tb_spec_get_json(st, name, 0, &spec, err)) != 0)
 		return rc;
 	json_decref(spec);
-	rc = tb_store_schedule_put(sv->store,
+	rc = tb_store_schedule_put(st,
 				   &(struct tb_schedule_row){name, d.cron, d.baseline, d.metric, d.max_drop, author,
 							     next_time(d.cron, tb_now()), 0},
 				   err);
-	return rc != 0 ? rc : tb_schedule_list_json(sv, name, out, err);
+	return rc != 0 ? rc : tb_schedule_list_json(st, name, out, err);
 }
 
-int tb_schedule_delete(struct tb_services *sv, const char *name, struct tb_error *err)
+int tb_schedule_delete(struct tb_store *st, const char *name, struct tb_error *err)
 {
-	return tb_store_schedule_delete(sv->store, name, err);
+	return tb_store_schedule_delete(st, name, err);
 }
 
 static void gate_into(void *cls, const struct tb_gate_row *r)
@@ -376,7 +376,7 @@ static void gate_into(void *cls, const struct tb_gate_row *r)
 					r->at > 0 ? tb_time_json(r->at) : json_null(), "state", r->state));
 }
 
-int tb_schedule_list_json(struct tb_services *sv, const char *name, json_t **out, struct tb_error *err)
+int tb_schedule_list_json(struct tb_store *st, const char *name, json_t **out, struct tb_error *err)
 {
 	struct due_list *l = calloc(1, sizeof(*l));
 	json_t *arr = json_array();
@@ -387,7 +387,7 @@ int tb_schedule_list_json(struct tb_services *sv, const char *name, json_t **out
 		json_decref(arr);
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	}
-	if ((rc = tb_store_schedule_each(sv->store, name, copy_due, l, err)) != 0)
+	if ((rc = tb_store_schedule_each(st, name, copy_due, l, err)) != 0)
 		goto out;
 	if (name != NULL && l->n == 0) {
 		rc = tb_fail(err, TB_ERR_NOT_FOUND, "name", "spec %.64s has no schedule", name);
@@ -398,7 +398,7 @@ int tb_schedule_list_json(struct tb_services *sv, const char *name, json_t **out
 		json_t *last = json_array(), *o;
 
 		if (last == NULL ||
-		    (rc = tb_store_gate_each_recent(sv->store, d->name, LAST_SHOWN, gate_into, last, err)) != 0) {
+		    (rc = tb_store_gate_each_recent(st, d->name, LAST_SHOWN, gate_into, last, err)) != 0) {
 			json_decref(last);
 			rc = rc != 0 ? rc : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 			goto out;
@@ -432,14 +432,14 @@ out:
 	return rc;
 }
 
-int tb_schedule_gate_json(struct tb_services *sv, int64_t matrix_id, json_t **out, struct tb_error *err)
+int tb_schedule_gate_json(struct tb_store *st, int64_t matrix_id, json_t **out, struct tb_error *err)
 {
 	json_t *arr = json_array();
 	int rc;
 
 	if (arr == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = tb_store_gate_get(sv->store, matrix_id, gate_into, arr, err)) != 0) {
+	if ((rc = tb_store_gate_get(st, matrix_id, gate_into, arr, err)) != 0) {
 		json_decref(arr);
 		return rc;
 	}

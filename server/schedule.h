@@ -14,12 +14,15 @@
  *    "max_drop":PCT, "compared":N, "dropped":[cell...], "message":TEXT?}
  *
  * A time missed while testbedd was down starts once at the next tick.  A
- * spec that cannot start (a host reserved, the inventory changed) is logged
- * and waits for its next time.
+ * spec that cannot start (a host reserved, the inventory changed) waits for
+ * its next time and says why in a "schedule.failed" event:
+ *
+ *   {"spec":NAME, "cron":PATTERN, "error":{"code", "field", "message"},
+ *    "next_at":TIME|null}
  *
  * Threads: one ticker (each second) does the starting and the judging; the
  * HTTP threads only read and write the store through the calls below
- * (blocking on disk I/O only).  JSON returned is the caller's.
+ * (given the store only: blocking on disk I/O only).  JSON returned is the caller's.
  */
 #ifndef TB_SCHEDULE_H
 #define TB_SCHEDULE_H
@@ -32,6 +35,7 @@
 
 struct tb_services;
 struct tb_schedule;
+struct tb_store;
 
 /* Make (not started) and start the ticker; stop joins it; free after stop.
  * NULL is allowed in stop and free. */
@@ -43,16 +47,16 @@ void tb_schedule_free(struct tb_schedule *sc);
 /* Set name's schedule from body {"cron", "baseline": "latest-passing" | ID,
  * "metric"?, "max_drop"?}; the spec must exist.  400s name the field.  The
  * schedule as tb_schedule_list_json shows one into *out. */
-int tb_schedule_put(struct tb_services *sv, const char *name, const json_t *body, const char *author, json_t **out,
+int tb_schedule_put(struct tb_store *st, const char *name, const json_t *body, const char *author, json_t **out,
 		    struct tb_error *err);
-int tb_schedule_delete(struct tb_services *sv, const char *name, struct tb_error *err);
+int tb_schedule_delete(struct tb_store *st, const char *name, struct tb_error *err);
 /* [{name, cron, baseline, metric, max_drop, author, next_at, last:[{matrix,
  * verdict, baseline, at}] oldest first (up to 20)}] by name; name NULL: all,
  * else that one (TB_ERR_NOT_FOUND when it has none). */
-int tb_schedule_list_json(struct tb_services *sv, const char *name, json_t **out, struct tb_error *err);
+int tb_schedule_list_json(struct tb_store *st, const char *name, json_t **out, struct tb_error *err);
 /* The gate of a matrix started by a schedule: {matrix, spec, version,
  * baseline, verdict (null: not judged yet), detail, at}; TB_ERR_NOT_FOUND
  * for a matrix no schedule started. */
-int tb_schedule_gate_json(struct tb_services *sv, int64_t matrix_id, json_t **out, struct tb_error *err);
+int tb_schedule_gate_json(struct tb_store *st, int64_t matrix_id, json_t **out, struct tb_error *err);
 
 #endif /* TB_SCHEDULE_H */
