@@ -1,25 +1,18 @@
 /* hookrx.c - a recording HTTP receiver for webhook tests: see hookrx.h. */
 #include "hookrx.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "loopsrv.h"
+
 struct tb_hookrx {
-	int fd;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int stop;
+	struct tb_loopsrv srv; /* its lock guards the fields below */
 	int fail_n, fail_status;
 	struct tb_hookrx_req reqs[TB_HOOKRX_MAX];
 	size_t n;
@@ -67,68 +60,47 @@ static int read_request(int c, struct tb_hookrx_req *r)
 	return r->headers != NULL && r->body != NULL ? 0 : -1;
 }
 
-static void *serve(void *arg)
+/* One connection (on the listener's thread): read the request, record it
+ * with the status it gets, answer. */
+static void serve_one(int c, void *arg)
 {
 	struct tb_hookrx *rx = arg;
+	struct tb_hookrx_req r;
+	char reply[128];
+	int status = 200;
 
-	for (;;) {
-		struct pollfd p = {rx->fd, POLLIN, 0};
-		struct tb_hookrx_req r;
-		char reply[128];
-		int c, status = 200;
-
-		pthread_mutex_lock(&rx->lock);
-		if (rx->stop) {
-			pthread_mutex_unlock(&rx->lock);
-			return NULL;
-		}
-		pthread_mutex_unlock(&rx->lock);
-		if (poll(&p, 1, 100) <= 0 || (c = accept(rx->fd, NULL, NULL)) < 0)
-			continue;
-		memset(&r, 0, sizeof(r));
-		if (read_request(c, &r) != 0) {
-			close(c);
-			continue;
-		}
-		pthread_mutex_lock(&rx->lock);
-		if (rx->fail_n > 0) {
-			rx->fail_n--;
-			status = rx->fail_status;
-		}
-		r.answered = status;
-		if (rx->n < TB_HOOKRX_MAX)
-			rx->reqs[rx->n++] = r;
-		pthread_cond_broadcast(&rx->cond);
-		pthread_mutex_unlock(&rx->lock);
-		snprintf(reply, sizeof(reply), "HTTP/1.1 %d X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-			 status);
-		if (write(c, reply, strlen(reply)) < 0)
-			perror("hookrx: write");
-		close(c);
+	memset(&r, 0, sizeof(r));
+	if (read_request(c, &r) != 0) {
+		free(r.headers);
+		free(r.body);
+		return;
 	}
+	pthread_mutex_lock(&rx->srv.lock);
+	if (rx->fail_n > 0) {
+		rx->fail_n--;
+		status = rx->fail_status;
+	}
+	r.answered = status;
+	if (rx->n < TB_HOOKRX_MAX) {
+		rx->reqs[rx->n++] = r;
+	} else {
+		free(r.headers);
+		free(r.body);
+	}
+	pthread_cond_broadcast(&rx->srv.cond);
+	pthread_mutex_unlock(&rx->srv.lock);
+	snprintf(reply, sizeof(reply), "HTTP/1.1 %d X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", status);
+	if (write(c, reply, strlen(reply)) < 0)
+		perror("hookrx: write");
 }
 
 int tb_hookrx_start(struct tb_hookrx **out, unsigned int *port)
 {
 	struct tb_hookrx *rx = calloc(1, sizeof(*rx));
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-	socklen_t al = sizeof(a);
 
 	if (rx == NULL)
 		return -1;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	rx->fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (rx->fd < 0 || bind(rx->fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(rx->fd, 16) != 0 ||
-	    getsockname(rx->fd, (struct sockaddr *)&a, &al) != 0) {
-		perror("hookrx");
-		free(rx);
-		return -1;
-	}
-	*port = ntohs(a.sin_port);
-	pthread_mutex_init(&rx->lock, NULL);
-	pthread_cond_init(&rx->cond, NULL);
-	if (pthread_create(&rx->thread, NULL, serve, rx) != 0) {
-		close(rx->fd);
+	if (tb_loopsrv_start(&rx->srv, "hookrx", serve_one, rx, port) != 0) {
 		free(rx);
 		return -1;
 	}
@@ -138,49 +110,29 @@ int tb_hookrx_start(struct tb_hookrx **out, unsigned int *port)
 
 void tb_hookrx_fail_next(struct tb_hookrx *rx, int n, int status)
 {
-	pthread_mutex_lock(&rx->lock);
+	pthread_mutex_lock(&rx->srv.lock);
 	rx->fail_n = n;
 	rx->fail_status = status;
-	pthread_mutex_unlock(&rx->lock);
+	pthread_mutex_unlock(&rx->srv.lock);
 }
 
 size_t tb_hookrx_count(struct tb_hookrx *rx)
 {
-	size_t n;
-
-	pthread_mutex_lock(&rx->lock);
-	n = rx->n;
-	pthread_mutex_unlock(&rx->lock);
-	return n;
+	return tb_loopsrv_get(&rx->srv, &rx->n);
 }
 
 int tb_hookrx_wait(struct tb_hookrx *rx, size_t n, long ms)
 {
-	struct timespec until;
-	int rc = 0;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&rx->lock);
-	while (rx->n < n && rc == 0)
-		rc = pthread_cond_timedwait(&rx->cond, &rx->lock, &until);
-	rc = rx->n >= n ? 0 : -1;
-	pthread_mutex_unlock(&rx->lock);
-	return rc;
+	return tb_loopsrv_wait(&rx->srv, &rx->n, n, ms);
 }
 
 const struct tb_hookrx_req *tb_hookrx_get(struct tb_hookrx *rx, size_t i)
 {
 	const struct tb_hookrx_req *r;
 
-	pthread_mutex_lock(&rx->lock);
+	pthread_mutex_lock(&rx->srv.lock);
 	r = i < rx->n ? &rx->reqs[i] : NULL;
-	pthread_mutex_unlock(&rx->lock);
+	pthread_mutex_unlock(&rx->srv.lock);
 	return r;
 }
 
@@ -206,11 +158,7 @@ void tb_hookrx_stop(struct tb_hookrx *rx)
 {
 	if (rx == NULL)
 		return;
-	pthread_mutex_lock(&rx->lock);
-	rx->stop = 1;
-	pthread_mutex_unlock(&rx->lock);
-	pthread_join(rx->thread, NULL);
-	close(rx->fd);
+	tb_loopsrv_stop(&rx->srv);
 	for (size_t i = 0; i < rx->n; i++) {
 		free(rx->reqs[i].headers);
 		free(rx->reqs[i].body);

@@ -1,25 +1,18 @@
 /* smtprx.c - a recording SMTP receiver for the email sink's tests: see smtprx.h. */
 #include "smtprx.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "loopsrv.h"
+
 struct tb_smtprx {
-	int fd;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int stop;
-	size_t sessions;
+	struct tb_loopsrv srv; /* its lock guards the fields below */
 	struct tb_smtprx_mail mails[TB_SMTPRX_MAX];
 	size_t n;
 };
@@ -52,8 +45,10 @@ static int read_line(int c, char *buf, size_t len)
 	}
 }
 
-static void session(struct tb_smtprx *rx, int c)
+/* One SMTP session on connection c (on the listener's thread). */
+static void session(int c, void *arg)
 {
+	struct tb_smtprx *rx = arg;
 	struct tb_smtprx_mail m;
 	char line[2048];
 
@@ -87,13 +82,13 @@ static void session(struct tb_smtprx *rx, int c)
 				return;
 			d[len] = '\0';
 			m.data = d;
-			pthread_mutex_lock(&rx->lock);
+			pthread_mutex_lock(&rx->srv.lock);
 			if (rx->n < TB_SMTPRX_MAX)
 				rx->mails[rx->n++] = m;
 			else
 				free(d);
-			pthread_cond_broadcast(&rx->cond);
-			pthread_mutex_unlock(&rx->lock);
+			pthread_cond_broadcast(&rx->srv.cond);
+			pthread_mutex_unlock(&rx->srv.lock);
 			memset(&m, 0, sizeof(m));
 			say(c, "250 queued\r\n");
 		} else if (strncasecmp(line, "RSET", 4) == 0) {
@@ -110,51 +105,13 @@ static void session(struct tb_smtprx *rx, int c)
 	free(m.data);
 }
 
-static void *serve(void *arg)
-{
-	struct tb_smtprx *rx = arg;
-
-	for (;;) {
-		struct pollfd p = {rx->fd, POLLIN, 0};
-		int c;
-
-		pthread_mutex_lock(&rx->lock);
-		if (rx->stop) {
-			pthread_mutex_unlock(&rx->lock);
-			return NULL;
-		}
-		pthread_mutex_unlock(&rx->lock);
-		if (poll(&p, 1, 100) <= 0 || (c = accept(rx->fd, NULL, NULL)) < 0)
-			continue;
-		pthread_mutex_lock(&rx->lock);
-		rx->sessions++;
-		pthread_mutex_unlock(&rx->lock);
-		session(rx, c);
-		close(c);
-	}
-}
-
 int tb_smtprx_start(struct tb_smtprx **out, unsigned int *port)
 {
 	struct tb_smtprx *rx = calloc(1, sizeof(*rx));
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-	socklen_t al = sizeof(a);
 
 	if (rx == NULL)
 		return -1;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	rx->fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (rx->fd < 0 || bind(rx->fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(rx->fd, 16) != 0 ||
-	    getsockname(rx->fd, (struct sockaddr *)&a, &al) != 0) {
-		perror("smtprx");
-		free(rx);
-		return -1;
-	}
-	*port = ntohs(a.sin_port);
-	pthread_mutex_init(&rx->lock, NULL);
-	pthread_cond_init(&rx->cond, NULL);
-	if (pthread_create(&rx->thread, NULL, serve, rx) != 0) {
-		close(rx->fd);
+	if (tb_loopsrv_start(&rx->srv, "smtprx", session, rx, port) != 0) {
 		free(rx);
 		return -1;
 	}
@@ -164,51 +121,26 @@ int tb_smtprx_start(struct tb_smtprx **out, unsigned int *port)
 
 size_t tb_smtprx_sessions(struct tb_smtprx *rx)
 {
-	size_t n;
-
-	pthread_mutex_lock(&rx->lock);
-	n = rx->sessions;
-	pthread_mutex_unlock(&rx->lock);
-	return n;
+	return tb_loopsrv_get(&rx->srv, &rx->srv.accepted);
 }
 
 size_t tb_smtprx_count(struct tb_smtprx *rx)
 {
-	size_t n;
-
-	pthread_mutex_lock(&rx->lock);
-	n = rx->n;
-	pthread_mutex_unlock(&rx->lock);
-	return n;
+	return tb_loopsrv_get(&rx->srv, &rx->n);
 }
 
 int tb_smtprx_wait(struct tb_smtprx *rx, size_t n, long ms)
 {
-	struct timespec until;
-	int rc = 0;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&rx->lock);
-	while (rx->n < n && rc == 0)
-		rc = pthread_cond_timedwait(&rx->cond, &rx->lock, &until);
-	rc = rx->n >= n ? 0 : -1;
-	pthread_mutex_unlock(&rx->lock);
-	return rc;
+	return tb_loopsrv_wait(&rx->srv, &rx->n, n, ms);
 }
 
 const struct tb_smtprx_mail *tb_smtprx_get(struct tb_smtprx *rx, size_t i)
 {
 	const struct tb_smtprx_mail *m;
 
-	pthread_mutex_lock(&rx->lock);
+	pthread_mutex_lock(&rx->srv.lock);
 	m = i < rx->n ? &rx->mails[i] : NULL;
-	pthread_mutex_unlock(&rx->lock);
+	pthread_mutex_unlock(&rx->srv.lock);
 	return m;
 }
 
@@ -216,11 +148,7 @@ void tb_smtprx_stop(struct tb_smtprx *rx)
 {
 	if (rx == NULL)
 		return;
-	pthread_mutex_lock(&rx->lock);
-	rx->stop = 1;
-	pthread_mutex_unlock(&rx->lock);
-	pthread_join(rx->thread, NULL);
-	close(rx->fd);
+	tb_loopsrv_stop(&rx->srv);
 	for (size_t i = 0; i < rx->n; i++)
 		free(rx->mails[i].data);
 	free(rx);
