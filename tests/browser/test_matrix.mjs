@@ -24,16 +24,14 @@
 // $TB_BINARY_DIR/screenshots/matrix-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  Testbedd, binaryDir, eventually, launchChromium, removeDir, sourceDir, tempDir,
+  Bed, eventually, login as logIn, shoot as shootPage, sourceDir,
 } from './lib/testbed.mjs';
 
 const PREFIX = 'tbwm';
 const BLOCK = '232';
-const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
 const SOON = 15_000;
 const SMALL = {
   name: 'small',
@@ -44,103 +42,40 @@ const SMALL = {
   repeats: 1,
 };
 const BAD = { name: 'bad', pairs: [{ client: 'left', server: 'nosuch' }] };
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-let dir;
-let simUp = false;
+const bed = new Bed('matrix');
+const pageErrors = bed.errors;
 let tbd;
-let browser;
 let page;
-let shots;
 let viewerSecret;
 let matrixId;
 let rerunId;      // the rerun of matrixId (canceled, then resumed to the end)
-const pageErrors = [];
-
-function sim(...args) {
-  return execFileSync(SIM, args, { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
-}
 
 before(async () => {
-  dir = tempDir('tb-matrix-');
-  const simDir = path.join(dir, 'sim');
-  // `up` refuses, changing nothing, while a sim of this prefix runs or left
-  // traces: then after() leaves that sim alone.
-  let out;
-  try {
-    out = sim('up', '--prefix', PREFIX, '--block', BLOCK, '--dir', simDir);
-  } catch (err) {
-    throw new Error(`deploy/sim/sim up --prefix ${PREFIX} --block ${BLOCK} failed: ${err.stderr || err.message}`);
-  }
-  simUp = true;
-  assert.equal(out.trim().split('\n').pop(), simDir, `sim up printed ${out}`);
-  const tbDir = path.join(dir, 'tb');
-  mkdirSync(tbDir, { mode: 0o700 });
+  const simInventory = bed.upSim(PREFIX, BLOCK);
   // a second pair for the rounds: the router and the relay, over the management network
-  const inventory = readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8')
+  const inventory = simInventory
     .replace('        ifname: {freebsd: ix1}\n', `        ifname: {freebsd: ix1}\n      mgmt:\n        address: 198.18.${BLOCK}.50/24\n`)
     .replace('  relay:\n    role: relay\n', `  relay:\n    role: relay\n    links:\n      mgmt:\n        address: 198.18.${BLOCK}.2/24\n`)
     // right's data link has a rate: the grid shades against it
     .replace('      lan20:\n        address: 198.19.20.2/24\n', '      lan20:\n        address: 198.19.20.2/24\n        rate: 40G\n');
   assert.match(inventory, /rate: 40G/, 'right\'s link got its rate');
   assert.match(inventory, /mgmt:\n {8}address: 198\.18\.\d+\.2\//, 'the relay got its link');
-  tbd = new Testbedd(tbDir, inventory);
-  await tbd.start();
-  for (const name of ['left', 'right']) {
-    await eventually(async () => {
-      const st = (await tbd.get(`/api/v1/hosts/${name}`)).host.state;
-      return st.reachability === 'up' && st.os === 'ubuntu';
-    }, 30_000, `${name} is not up as ubuntu in testbedd`);
-  }
+  tbd = await bed.startTestbedd(inventory);
+  await bed.hostsUp();
   viewerSecret = (await tbd.post('/api/v1/tokens', { name: 'matrix-viewer', role: 'viewer' })).secret;
-  shots = path.join(binaryDir, 'screenshots');
-  mkdirSync(shots, { recursive: true });
-  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
-  page = browser.pages()[0] ?? await browser.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+  page = await bed.openPage();
 });
 
-after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
-  if (tbd) { try { copyFileSync(tbd.proc.logPath, path.join(binaryDir, 'test_matrix.testbedd.log')); } catch { /* none */ } }
-  if (simUp) {
-    try {
-      sim('down', '--prefix', PREFIX);
-    } catch (err) {
-      console.error(`sim down --prefix ${PREFIX} failed: ${err.stderr ?? err.message}`);
-    }
-  }
-  removeDir(dir);
-});
+after(() => bed.close());
 
-async function login(token) {
-  const input = page.getByLabel('API token');
-  await input.waitFor();
-  await input.fill(token);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
-}
+const login = (token) => logIn(page, token);
 
 /**
  * Screenshots at the desktop and phone sizes (and dark on the phone if
- * asked): of the full page, or of the viewport for a modal dialog.
+ * asked): of the full page, or of the viewport for a modal dialog; the page
+ * fits the phone.
  */
-async function shoot(name, { dark = false, fullPage = true } = {}) {
-  if (fullPage) await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
-  await page.screenshot({ path: path.join(shots, `matrix-${name}-desktop.png`), fullPage });
-  await page.setViewportSize(PHONE);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  await page.screenshot({ path: path.join(shots, `matrix-${name}-phone.png`), fullPage });
-  if (dark) {
-    await page.emulateMedia({ colorScheme: 'dark' });
-    await page.screenshot({ path: path.join(shots, `matrix-${name}-phone-dark.png`), fullPage });
-    await page.emulateMedia({ colorScheme: 'light' });
-  }
-  await page.setViewportSize(DESKTOP);
-  assert.ok(overflow <= 0, `${name}: the page is ${overflow} px wider than a 390 px phone`);
-}
+const shoot = (name, options) => shootPage(page, `matrix-${name}`, options);
 
 /** POST a spec to the API with the admin token: {status, body}. */
 async function apiPost(urlPath, body) {
