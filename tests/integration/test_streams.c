@@ -10,7 +10,12 @@
  *     its sessions and its bearer use, gets 429 with the JSON error; another
  *     token is not affected; ended streams give their place back;
  *   - a client that closed its side is found at the next heartbeat wake,
- *     without a write to it (before the first ping), and its place is free.
+ *     without a write to it (before the first ping), and its place is free;
+ *   - a console's stream (its own source, the edge's one stream mechanism):
+ *     its state first, the console's bytes in base64 with their end offset
+ *     as id, a reconnect with Last-Event-ID gets only what came after, and
+ *     an idle one gets the edge's heartbeat like the bus's streams.  The
+ *     console server is the test's own TCP listener (as ser2net's would be).
  * (Revoking a token ends its streams: test_events_http.c.)
  */
 #include <arpa/inet.h>
@@ -275,6 +280,91 @@ static void test_closed_clients_give_their_place_back(void **state)
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
+/* A console server on 127.0.0.1 (what ser2net is to the sim): listen, and
+ * the daemon's console thread connects to it. */
+static int console_listen(unsigned int *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* The daemon's connection to the console server (bounded wait). */
+static int console_accept(int lfd)
+{
+	struct pollfd p = {.fd = lfd, .events = POLLIN};
+	int fd;
+
+	assert_int_equal(poll(&p, 1, 15000), 1);
+	fd = accept(lfd, NULL, NULL);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static void console_write(int fd, const char *text)
+{
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+}
+
+/* A console's stream is served by the edge's one stream mechanism: the
+ * console's framing (state, then output: base64 with the end offset as id),
+ * Last-Event-ID, and the heartbeat (the edge wakes every stream it serves;
+ * nothing of the console's own does any more: without that wake an idle
+ * console stream never pings). */
+static void test_console_stream(void **state)
+{
+	static const char inv[] = "version: 1\n"
+				  "ssh:\n"
+				  "  user: root\n"
+				  "  key_file: %%s\n"
+				  "  connect_timeout_s: 2\n"
+				  "machines:\n"
+				  "  left:\n"
+				  "    role: host\n"
+				  "    console: {type: tcp, address: 127.0.0.1, port: %u}\n"
+				  "    os:\n"
+				  "      ubuntu: {address: 127.0.0.1, port: 9}\n";
+	struct tb_test_daemon d;
+	struct tb_test_stream s, again;
+	char text[1024], hdr[512];
+	unsigned int port;
+	int lfd, cfd;
+
+	(void)state;
+	lfd = console_listen(&port);
+	snprintf(text, sizeof(text), inv, port);
+	assert_int_equal(tb_test_daemon_start(&d, text, NULL), 0);
+	cfd = console_accept(lfd);
+	console_write(cfd, "hello console\r\n"); /* 15 bytes */
+	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s\r\n", d.admin_token);
+	tb_test_stream_open(&s, d.port, "/api/v1/hosts/left/console?from=0", hdr);
+	assert_true(tb_test_stream_read_until(&s, "event: state\ndata: {", 10000));
+	assert_non_null(strstr(s.buf, "HTTP/1.1 200"));
+	assert_non_null(strstr(s.buf, "Content-Type: text/event-stream"));
+	assert_true(tb_test_stream_read_until(&s, "id: 15\nevent: output\ndata: aGVsbG8gY29uc29sZQ0K\n\n", 10000));
+	/* reconnecting after offset 15: only what came later */
+	console_write(cfd, "more");
+	assert_true(tb_test_stream_read_until(&s, "id: 19\nevent: output\ndata: bW9yZQ==\n\n", 10000));
+	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s\r\nLast-Event-ID: 15\r\n", d.admin_token);
+	tb_test_stream_open(&again, d.port, "/api/v1/hosts/left/console", hdr);
+	assert_true(tb_test_stream_read_until(&again, "id: 19\nevent: output\ndata: bW9yZQ==\n\n", 10000));
+	assert_null(strstr(again.buf, "aGVsbG8"));
+	tb_test_stream_close(&again);
+	/* idle: the heartbeat comment (15 s), as on the bus's streams */
+	assert_true(tb_test_stream_read_until(&s, ": ping\n\n", 30000));
+	tb_test_stream_close(&s);
+	close(cfd);
+	close(lfd);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_streams_per_token_cap),
 		cmocka_unit_test(test_streams_per_token_option),
 		cmocka_unit_test(test_closed_clients_give_their_place_back),
+		cmocka_unit_test(test_console_stream),
 	};
 
 	return cmocka_run_group_tests_name("streams", tests, NULL, NULL);
