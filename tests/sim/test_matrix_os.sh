@@ -14,12 +14,8 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 
-sim_up tbmo 233 || { nok "sim up"; finish; }
-ok "sim up (prefix $PFX)"
-daemon_up "$S/inventory.yaml" --probe-interval 2
-check "testbedd starts on the sim's inventory" test -n "$DPID"
-check "left answers" wait_up left
-check "right answers" wait_up right
+sim_testbedd tbmo 233 2
+both_answer
 
 SPEC='{"name":"os","pairs":[{"client":"left","server":"right"}],"duration_s":2,
  "os":[{"left":"freebsd","right":"freebsd"},{"left":"ubuntu","right":"ubuntu"}]}'
@@ -92,18 +88,8 @@ check "tbctl matrix plan lists each boot with its estimate" sh -c 'printf "%s" "
 	printf "%s" "$1" | grep -q "boot after the last run: right freebsd -> ubuntu"' _ "$out" || diag "$out"
 
 # ---- a boot that cannot happen: the runs of its combination fail as boot_error, nothing else breaks ----
-python3 - "$S/inventory.yaml" <<'PY'
-import sys
-p = sys.argv[1]
-s = open(p).read()
-i = s.index("  right:\n")
-j = s.index('freebsd: "freebsd"', i)
-s = s[:j] + 'freebsd: "nosuch"' + s[j + len('freebsd: "freebsd"'):]
-open(p, "w").write(s)
-PY
-kill -HUP "$DPID"
-check "the inventory is reloaded (right's GRUB entry for freebsd is one its menu does not have)" \
-	sh -c "for i in \$(seq 50); do [ \$(grep -c 'reloaded ' $DD/log) -ge 1 ] && exit 0; sleep 0.1; done; exit 1"
+grub_entry right freebsd nosuch
+check "the inventory is reloaded (right's GRUB entry for freebsd is one its menu does not have)" reload_inventory 1
 M2=$(api POST /api/v1/matrices '{"name":"noboot","pairs":[{"client":"left","server":"right"}],"duration_s":2,
  "os":[{"right":"freebsd"}],"os_after":"leave"}' | jq_ 'd["matrix"]["id"]')
 timeout 300 "$BIN/tbctl" matrix watch "$M2" >"$S/watch2.out" 2>&1 </dev/null
