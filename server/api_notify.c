@@ -161,26 +161,33 @@ static void add_delivery(void *cls, const struct tb_notify_delivery_row *r)
 	json_array_append_new(cls, j);
 }
 
+static void count_rule(void *cls, const struct tb_notify_rule_row *r)
+{
+	(void)r;
+	++*(int *)cls;
+}
+
 int api_notify_deliveries(struct tb_request *rq, struct tb_reply *rp)
 {
 	const char *lim = tb_req_query(rq, "limit");
 	int64_t id, limit = 50;
 	json_t *list;
-	int rc;
+	int rc, found = 0;
 
 	if ((rc = rule_id(rq, rp, &id)) != 0)
 		return rc;
 	if (lim != NULL && (tb_parse_id(lim, 1, &limit) != 0 || limit > TB_NOTIFY_KEEP))
 		return tb_fail(&rp->err, TB_ERR_INVALID, "limit", "limit must be 1..%d", TB_NOTIFY_KEEP);
+	/* a rule that does not exist has no log: 404, not an empty one */
+	if ((rc = tb_store_notify_rule_each(rq->sv->store, id, count_rule, &found, &rp->err)) != 0)
+		return rc;
+	if (found == 0)
+		return tb_fail(&rp->err, TB_ERR_NOT_FOUND, "id", "no notification rule %lld", (long long)id);
 	if ((list = json_array()) == NULL)
 		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
-	/* a rule that does not exist has no log: 404, not an empty one */
-	if ((rc = reply_rule(rq, rp, id, 200)) != 0 ||
-	    (rc = tb_store_notify_delivery_each(rq->sv->store, id, (int)limit, add_delivery, list, &rp->err)) != 0) {
+	if ((rc = tb_store_notify_delivery_each(rq->sv->store, id, (int)limit, add_delivery, list, &rp->err)) != 0) {
 		json_decref(list);
 		return rc;
 	}
-	json_decref(rp->body);
-	rp->body = NULL;
 	return tb_reply_json(rp, 200, json_pack("{s:I, s:o}", "rule", (json_int_t)id, "deliveries", list));
 }
