@@ -54,21 +54,6 @@ static char *broken_text(void)
 	return t;
 }
 
-static void req_as(const char *token, const char *method, const char *path, const char *body, struct tb_test_resp *r)
-{
-	char url[1024], auth[256];
-	const char *h[3] = {auth, "Content-Type: application/json", NULL};
-
-	snprintf(url, sizeof(url), "%s%s", D.url, path);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-	assert_int_equal(tb_test_http(method, url, h, body, body != NULL ? strlen(body) : 0, r), 0);
-}
-
-static void req(const char *method, const char *path, const char *body, struct tb_test_resp *r)
-{
-	req_as(D.admin_token, method, path, body, r);
-}
-
 /* {"text": t} as a JSON string (malloc'd). */
 static char *text_body(const char *t)
 {
@@ -102,19 +87,16 @@ static void test_show(void **state)
 	json_t *inv;
 
 	(void)state;
-	req("GET", "/api/v1/inventory", NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/inventory", NULL, 200, &r);
 	inv = json_object_get(r.json, "inventory");
 	assert_string_equal(json_string_value(json_object_get(inv, "file")), D.inventory);
 	assert_non_null(json_string_value(json_object_get(inv, "loaded_at")));
 	assert_int_equal(json_array_size(json_object_get(inv, "machines")), 2);
 	assert_null(strstr(r.body, D.key_file)); /* a secret's path is never shown */
 	tb_test_resp_free(&r);
-	req_as(viewer, "GET", "/api/v1/inventory", NULL, &r);
-	assert_int_equal(r.status, 403);
+	tb_test_api_expect(&D, viewer, "GET", "/api/v1/inventory", NULL, 403, &r);
 	tb_test_resp_free(&r);
-	req_as(operator_, "POST", "/api/v1/inventory/reload", NULL, &r);
-	assert_int_equal(r.status, 403);
+	tb_test_api_expect(&D, operator_, "POST", "/api/v1/inventory/reload", NULL, 403, &r);
 	tb_test_resp_free(&r);
 }
 
@@ -126,8 +108,7 @@ static void test_check(void **state)
 
 	(void)state;
 	body = text_body(bad);
-	req("POST", "/api/v1/inventory/check", body, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "POST", "/api/v1/inventory/check", body, 200, &r);
 	assert_false(json_boolean_value(json_object_get(r.json, "ok")));
 	e = json_array_get(json_object_get(r.json, "errors"), 0);
 	assert_int_equal(json_integer_value(json_object_get(e, "line")), 18);
@@ -139,18 +120,15 @@ static void test_check(void **state)
 
 	good = fmt(tb_test_default_inventory, D.key_file);
 	body = text_body(good);
-	req("POST", "/api/v1/inventory/check", body, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "POST", "/api/v1/inventory/check", body, 200, &r);
 	assert_true(json_boolean_value(json_object_get(r.json, "ok")));
 	assert_int_equal(json_integer_value(json_object_get(r.json, "machines")), 2);
 	tb_test_resp_free(&r);
 	free(body);
 
-	req("POST", "/api/v1/inventory/check", "{\"txt\": \"x\"}", &r);
-	assert_int_equal(r.status, 400);
+	tb_test_api_expect(&D, NULL, "POST", "/api/v1/inventory/check", "{\"txt\": \"x\"}", 400, &r);
 	tb_test_resp_free(&r);
-	req("POST", "/api/v1/inventory/check", "{\"text\": 3}", &r);
-	assert_int_equal(r.status, 400);
+	tb_test_api_expect(&D, NULL, "POST", "/api/v1/inventory/check", "{\"text\": 3}", 400, &r);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(r.json, "error"), "field")), "text");
 	tb_test_resp_free(&r);
 	free(bad);
@@ -178,14 +156,13 @@ static void test_reload(void **state)
 
 	(void)state;
 	assert_int_equal(tb_test_daemon_write_inventory(&D, bad), 0);
-	req("POST", "/api/v1/inventory/reload", NULL, &r);
-	assert_int_equal(r.status, 400);
+	tb_test_api_expect(&D, NULL, "POST", "/api/v1/inventory/reload", NULL, 400, &r);
 	snprintf(want, sizeof(want), "%s:18:11:", D.inventory);
 	if (strstr(json_string_value(json_object_get(json_object_get(r.json, "error"), "message")), want) == NULL)
 		fail_msg("reload: %ld %s (want %s)", r.status, r.body, want);
 	tb_test_resp_free(&r);
 	/* the old inventory is kept, and the mistake is the last reload's */
-	req("GET", "/api/v1/inventory", NULL, &r);
+	tb_test_api(&D, NULL, "GET", "/api/v1/inventory", NULL, &r);
 	inv = json_object_get(r.json, "inventory");
 	assert_int_equal(json_array_size(json_object_get(inv, "machines")), 2);
 	last = json_object_get(inv, "last_reload");
@@ -193,8 +170,7 @@ static void test_reload(void **state)
 	assert_string_equal(json_string_value(json_object_get(last, "by")), "admin");
 	assert_non_null(strstr(json_string_value(json_object_get(last, "error")), want));
 	tb_test_resp_free(&r);
-	req("GET", "/api/v1/hosts/right", NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/hosts/right", NULL, 200, &r);
 	tb_test_resp_free(&r);
 	/* testbedd never rewrites the file */
 	ondisk = slurp(D.inventory);
@@ -205,19 +181,16 @@ static void test_reload(void **state)
 	good = fmt("%s  third:\n    role: host\n    os:\n      ubuntu: {address: 127.0.0.4, port: 9}\n",
 		   tb_test_default_inventory);
 	assert_int_equal(tb_test_daemon_write_inventory(&D, good), 0);
-	req("POST", "/api/v1/inventory/reload", NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "POST", "/api/v1/inventory/reload", NULL, 200, &r);
 	inv = json_object_get(r.json, "inventory");
 	assert_int_equal(json_array_size(json_object_get(inv, "machines")), 3);
 	assert_true(json_boolean_value(json_object_get(json_object_get(inv, "last_reload"), "ok")));
 	tb_test_resp_free(&r);
-	req("GET", "/api/v1/hosts/third", NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/hosts/third", NULL, 200, &r);
 	tb_test_resp_free(&r);
 
 	/* both reloads are in the audit log, with their outcome */
-	req("GET", "/api/v1/audit?limit=20", NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/audit?limit=20", NULL, 200, &r);
 	assert_non_null(strstr(r.body, "inventory.reload"));
 	tb_test_resp_free(&r);
 
@@ -226,7 +199,7 @@ static void test_reload(void **state)
 	for (int i = 0; i < 100; i++) {
 		const char *by;
 
-		req("GET", "/api/v1/inventory", NULL, &r);
+		tb_test_api(&D, NULL, "GET", "/api/v1/inventory", NULL, &r);
 		by = json_string_value(
 			json_object_get(json_object_get(json_object_get(r.json, "inventory"), "last_reload"), "by"));
 		if (by != NULL && strcmp(by, "SIGHUP") == 0) {

@@ -17,16 +17,6 @@
 
 static struct tb_test_daemon D;
 
-static void get(const char *path, struct tb_test_resp *r)
-{
-	char url[1024], auth[256];
-	const char *h[2] = {auth, NULL};
-
-	snprintf(url, sizeof(url), "%s%s", D.url, path);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", D.admin_token);
-	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, r), 0);
-}
-
 static const struct {
 	const char *path;
 	long status;
@@ -60,19 +50,10 @@ static void test_table(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct tb_test_resp r;
-		json_t *e;
 
-		get(cases[i].path, &r);
-		if (r.status != cases[i].status)
-			fail_msg("%s: status %ld, want %ld: %.300s", cases[i].path, r.status, cases[i].status,
-				 r.body != NULL ? r.body : "");
-		e = json_object_get(r.json, "error");
-		if (cases[i].field != NULL) {
-			assert_string_equal(json_string_value(json_object_get(e, "code")), "invalid_field");
-			if (strcmp(json_string_value(json_object_get(e, "field")), cases[i].field) != 0)
-				fail_msg("%s: field %s, want %s", cases[i].path,
-					 json_string_value(json_object_get(e, "field")), cases[i].field);
-		}
+		tb_test_api_expect(&D, NULL, "GET", cases[i].path, NULL, cases[i].status, &r);
+		if (cases[i].field != NULL)
+			tb_test_expect_field(&r, cases[i].path, cases[i].field);
 		if (r.status == 200) {
 			assert_true(json_is_array(json_object_get(r.json, "matrices")));
 			assert_true(json_is_integer(json_object_get(r.json, "total")));

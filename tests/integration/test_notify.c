@@ -77,18 +77,6 @@ static void write_file(const char *path, const char *text, mode_t mode)
 	assert_int_equal(chmod(path, mode), 0);
 }
 
-/* METHOD path with an optional JSON body as the admin; the reply in r. */
-static long api(const char *method, const char *path, const char *body, struct tb_test_resp *r)
-{
-	char auth[200], url[256];
-	const char *h[] = {auth, "Content-Type: application/json", NULL};
-
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d.admin_token);
-	snprintf(url, sizeof(url), "%s%s", d.url, path);
-	assert_int_equal(tb_test_http(method, url, h, body, body != NULL ? strlen(body) : 0, r), 0);
-	return r->status;
-}
-
 /* Create a rule; its id. */
 static long long create(const char *fmt, ...)
 {
@@ -100,7 +88,7 @@ static long long create(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(body, sizeof(body), fmt, ap);
 	va_end(ap);
-	if (api("POST", "/api/v1/notifications", body, &r) != 201)
+	if (tb_test_api(&d, NULL, "POST", "/api/v1/notifications", body, &r) != 201)
 		fprintf(stderr, "create: %ld %s\n", r.status, r.body);
 	assert_int_equal(r.status, 201);
 	id = (long long)json_integer_value(json_object_get(r.json, "id"));
@@ -116,7 +104,7 @@ static long long send_test(long long rule)
 	long long id;
 
 	snprintf(path, sizeof(path), "/api/v1/notifications/%lld/test", rule);
-	assert_int_equal(api("POST", path, NULL, &r), 202);
+	tb_test_api_expect(&d, NULL, "POST", path, NULL, 202, &r);
 	id = (long long)json_integer_value(json_object_get(r.json, "delivery"));
 	tb_test_resp_free(&r);
 	return id;
@@ -134,7 +122,7 @@ static json_t *wait_delivery(long long rule, long long id, const char *state, in
 		json_t *v, *hit = NULL;
 		size_t k;
 
-		assert_int_equal(api("GET", path, NULL, &r), 200);
+		tb_test_api_expect(&d, NULL, "GET", path, NULL, 200, &r);
 		json_array_foreach(json_object_get(r.json, "deliveries"), k, v)
 		{
 			if (json_integer_value(json_object_get(v, "id")) == id &&
@@ -158,7 +146,7 @@ static json_t *get_rule(long long rule)
 	json_t *j;
 
 	snprintf(path, sizeof(path), "/api/v1/notifications/%lld", rule);
-	assert_int_equal(api("GET", path, NULL, &r), 200);
+	tb_test_api_expect(&d, NULL, "GET", path, NULL, 200, &r);
 	j = json_incref(r.json);
 	tb_test_resp_free(&r);
 	return j;
@@ -262,7 +250,7 @@ static void test_rules_api(void **state)
 		 "\"token_file\":\"%s/notify-secrets/../admin.token\"}}",
 		 d.state_dir);
 	for (const struct refusal *b = bad; b->body != NULL; b++) {
-		assert_int_equal(api("POST", "/api/v1/notifications", b->body, &r), 400);
+		tb_test_api_expect(&d, NULL, "POST", "/api/v1/notifications", b->body, 400, &r);
 		if (strcmp(json_string_value(json_object_get(json_object_get(r.json, "error"), "field")), b->field) !=
 		    0)
 			fail_msg("%s: %s", b->body, r.body);
@@ -282,21 +270,21 @@ static void test_rules_api(void **state)
 		 "{\"name\":\"phone2\",\"enabled\":false,\"triggers\":[\"host.up\"],"
 		 "\"sink\":{\"template\":\"slack\",\"url\":\"https://hooks.example/x\"}}");
 	snprintf(loose, sizeof(loose), "/api/v1/notifications/%lld", id);
-	assert_int_equal(api("PUT", loose, body, &r), 200);
+	tb_test_api_expect(&d, NULL, "PUT", loose, body, 200, &r);
 	assert_string_equal(json_string_value(json_object_get(r.json, "name")), "phone2");
 	assert_true(json_is_false(json_object_get(r.json, "enabled")));
 	tb_test_resp_free(&r);
-	assert_int_equal(api("GET", "/api/v1/notifications", NULL, &r), 200);
+	tb_test_api_expect(&d, NULL, "GET", "/api/v1/notifications", NULL, 200, &r);
 	assert_non_null(strstr(r.body, "phone2"));
 	assert_null(strstr(r.body, TOKEN));
 	tb_test_resp_free(&r);
-	assert_int_equal(api("DELETE", loose, NULL, &r), 204);
+	tb_test_api_expect(&d, NULL, "DELETE", loose, NULL, 204, &r);
 	tb_test_resp_free(&r);
-	assert_int_equal(api("GET", loose, NULL, &r), 404);
+	tb_test_api_expect(&d, NULL, "GET", loose, NULL, 404, &r);
 	tb_test_resp_free(&r);
-	assert_int_equal(api("PUT", "/api/v1/notifications/999", body, &r), 404);
+	tb_test_api_expect(&d, NULL, "PUT", "/api/v1/notifications/999", body, 404, &r);
 	tb_test_resp_free(&r);
-	assert_int_equal(api("POST", "/api/v1/notifications/999/test", NULL, &r), 404);
+	tb_test_api_expect(&d, NULL, "POST", "/api/v1/notifications/999/test", NULL, 404, &r);
 	tb_test_resp_free(&r);
 }
 
@@ -444,7 +432,7 @@ static void test_event_fires(void **state)
 	left = create("{\"name\":\"left\",\"triggers\":[\"action.failed\"],\"hosts\":[\"left\"],\"sink\":{\"url\":"
 		      "\"http://127.0.0.1:%u/left\",\"allow_private_host\":\"127.0.0.1\"}}",
 		      rx_port);
-	assert_int_equal(api("POST", "/api/v1/hosts/left/power", "{\"action\":\"on\"}", &r), 202);
+	tb_test_api_expect(&d, NULL, "POST", "/api/v1/hosts/left/power", "{\"action\":\"on\"}", 202, &r);
 	tb_test_resp_free(&r);
 	assert_int_equal(tb_hookrx_wait(rx, base + 1, 60000), 0);
 	q = tb_hookrx_get(rx, base);
@@ -456,7 +444,7 @@ static void test_event_fires(void **state)
 	json_decref(b);
 	/* both rules saw the event in the same pass: right queued nothing */
 	snprintf(path, sizeof(path), "/api/v1/notifications/%lld/deliveries", right);
-	assert_int_equal(api("GET", path, NULL, &r), 200);
+	tb_test_api_expect(&d, NULL, "GET", path, NULL, 200, &r);
 	assert_int_equal(json_array_size(json_object_get(r.json, "deliveries")), 0);
 	tb_test_resp_free(&r);
 	(void)left;
@@ -593,7 +581,7 @@ static void test_email(void **state)
 		 "\"password_file\":\"%s\"}}",
 		 token_file);
 	for (const struct refusal *b = bad; b->body != NULL; b++) {
-		assert_int_equal(api("POST", "/api/v1/notifications", b->body, &r), 400);
+		tb_test_api_expect(&d, NULL, "POST", "/api/v1/notifications", b->body, 400, &r);
 		if (strcmp(json_string_value(json_object_get(json_object_get(r.json, "error"), "field")), b->field) !=
 		    0)
 			fail_msg("%s: %s", b->body, r.body);
@@ -665,17 +653,17 @@ static void test_schedule_failed(void **state)
 		      rx_port);
 	/* the default inventory gives left a link: the spec plans */
 	assert_int_equal(tb_test_daemon_write_inventory(&d, NULL), 0);
-	assert_int_equal(api("POST", "/api/v1/inventory/reload", NULL, &r), 200);
+	tb_test_api_expect(&d, NULL, "POST", "/api/v1/inventory/reload", NULL, 200, &r);
 	tb_test_resp_free(&r);
-	assert_int_equal(api("POST", "/api/v1/specs", spec, &r), 201);
+	tb_test_api_expect(&d, NULL, "POST", "/api/v1/specs", spec, 201, &r);
 	tb_test_resp_free(&r);
 	/* back to this test's (left without links) before the schedule is set:
 	 * nothing ever starts */
 	assert_int_equal(tb_test_daemon_write_inventory(&d, inventory), 0);
-	assert_int_equal(api("POST", "/api/v1/inventory/reload", NULL, &r), 200);
+	tb_test_api_expect(&d, NULL, "POST", "/api/v1/inventory/reload", NULL, 200, &r);
 	tb_test_resp_free(&r);
 	seen = tb_hookrx_count(rx);
-	assert_int_equal(api("PUT", "/api/v1/specs/nightly/schedule", "{\"cron\":\"* * * * *\"}", &r), 200);
+	tb_test_api_expect(&d, NULL, "PUT", "/api/v1/specs/nightly/schedule", "{\"cron\":\"* * * * *\"}", 200, &r);
 	tb_test_resp_free(&r);
 	/* other rules' retries may arrive meanwhile: the first to /sched */
 	while (q == NULL) {
@@ -697,10 +685,10 @@ static void test_schedule_failed(void **state)
 	assert_true(json_is_string(json_object_get(data, "next_at")));
 	json_decref(b);
 	/* gone: nothing fires after this test */
-	assert_int_equal(api("DELETE", "/api/v1/specs/nightly/schedule", NULL, &r), 204);
+	tb_test_api_expect(&d, NULL, "DELETE", "/api/v1/specs/nightly/schedule", NULL, 204, &r);
 	tb_test_resp_free(&r);
 	snprintf(path, sizeof(path), "/api/v1/notifications/%lld", rule);
-	assert_int_equal(api("DELETE", path, NULL, &r), 204);
+	tb_test_api_expect(&d, NULL, "DELETE", path, NULL, 204, &r);
 	tb_test_resp_free(&r);
 }
 

@@ -34,16 +34,6 @@ static long long mx_a, mx_b; /* the baseline and the matrix */
 static const char spec[] = "{\"name\": \"report\", \"pairs\": [{\"client\": \"right\", \"server\": \"left\"}],"
 			   " \"protocols\": [\"tcp\", \"udp\"], \"duration_s\": 1, \"repeats\": 2}";
 
-static void req(const char *method, const char *path, const char *body, struct tb_test_resp *r)
-{
-	char url[1024], auth[256];
-	const char *h[3] = {auth, "Content-Type: application/json", NULL};
-
-	snprintf(url, sizeof(url), "%s%s", D.url, path);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", D.admin_token);
-	assert_int_equal(tb_test_http(method, url, h, body, body != NULL ? strlen(body) : 0, r), 0);
-}
-
 /* Start the spec and wait (at most 60 s) until the matrix has ended. */
 static long long run_matrix(void)
 {
@@ -51,7 +41,7 @@ static long long run_matrix(void)
 	long long id;
 	char path[96];
 
-	req("POST", "/api/v1/matrices", spec, &r);
+	tb_test_api(&D, NULL, "POST", "/api/v1/matrices", spec, &r);
 	if (r.status != 201 && r.status != 200)
 		fail_msg("POST matrix: %ld %s", r.status, r.body);
 	id = json_integer_value(json_object_get(json_object_get(r.json, "matrix"), "id"));
@@ -63,7 +53,7 @@ static long long run_matrix(void)
 		const char *st;
 		int ended;
 
-		req("GET", path, NULL, &r);
+		tb_test_api(&D, NULL, "GET", path, NULL, &r);
 		st = json_string_value(json_object_get(json_object_get(r.json, "matrix"), "state"));
 		ended = st != NULL && strcmp(st, "queued") != 0 && strcmp(st, "running") != 0;
 		tb_test_resp_free(&r);
@@ -82,8 +72,7 @@ static void test_report_html(void **state)
 
 	(void)state;
 	snprintf(path, sizeof(path), "/api/v1/matrices/%lld/report", mx_b);
-	req("GET", path, NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", path, NULL, 200, &r);
 	assert_non_null(tb_test_header(&r, "Content-Type", buf, sizeof(buf)));
 	assert_string_equal(buf, "text/html; charset=utf-8");
 	assert_non_null(tb_test_header(&r, "Content-Security-Policy", buf, sizeof(buf)));
@@ -105,8 +94,7 @@ static void test_report_html(void **state)
 	tb_test_resp_free(&r);
 
 	snprintf(path, sizeof(path), "/api/v1/matrices/%lld/report?format=html&baseline=%lld", mx_b, mx_a);
-	req("GET", path, NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", path, NULL, 200, &r);
 	assert_non_null(tb_test_header(&r, "Content-Disposition", buf, sizeof(buf)));
 	snprintf(want, sizeof(want), "attachment; filename=\"matrix-%lld-vs-%lld-report.html\"", mx_b, mx_a);
 	assert_string_equal(buf, want);
@@ -116,14 +104,12 @@ static void test_report_html(void **state)
 	tb_test_resp_free(&r);
 
 	snprintf(path, sizeof(path), "/api/v1/matrices/%lld/report?baseline=%lld&metric=lost_percent", mx_b, mx_a);
-	req("GET", path, NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", path, NULL, 200, &r);
 	assert_non_null(strstr(r.body, "this matrix&#39;s lost_percent (higher is worse)"));
 	tb_test_resp_free(&r);
 
 	snprintf(path, sizeof(path), "/api/v1/matrices/%lld/report?format=md&baseline=%lld", mx_b, mx_a);
-	req("GET", path, NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", path, NULL, 200, &r);
 	assert_non_null(tb_test_header(&r, "Content-Type", buf, sizeof(buf)));
 	assert_string_equal(buf, "text/markdown; charset=utf-8");
 	assert_non_null(tb_test_header(&r, "Content-Disposition", buf, sizeof(buf)));
@@ -161,7 +147,7 @@ static void test_bad_input(void **state)
 		const char *field;
 
 		snprintf(path, sizeof(path), cases[i].fmt, mx_b);
-		req("GET", path, NULL, &r);
+		tb_test_api(&D, NULL, "GET", path, NULL, &r);
 		field = json_string_value(json_object_get(json_object_get(r.json, "error"), "field"));
 		if (r.status != cases[i].status || field == NULL || strcmp(field, cases[i].field) != 0)
 			fail_msg("%s: %ld field %s, want %ld %s", path, r.status, field ? field : "-", cases[i].status,
@@ -178,8 +164,7 @@ static void test_csv(void **state)
 	(void)state;
 	snprintf(path, sizeof(path), "/api/v1/matrices/%lld/compare?baseline=%lld&format=csv&metric=lost_percent", mx_b,
 		 mx_a);
-	req("GET", path, NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", path, NULL, 200, &r);
 	assert_non_null(tb_test_header(&r, "Content-Type", buf, sizeof(buf)));
 	assert_true(strncmp(buf, "text/csv", 8) == 0);
 	assert_true(strncmp(r.body, "cell,baseline_cell,client,client_os,server,server_os,link,protocol,", 67) == 0);
@@ -189,15 +174,13 @@ static void test_csv(void **state)
 	tb_test_resp_free(&r);
 
 	snprintf(path, sizeof(path), "/api/v1/matrices/%lld/compare?baseline=%lld&metric=jitter_ms", mx_b, mx_a);
-	req("GET", path, NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", path, NULL, 200, &r);
 	assert_true(json_is_true(json_object_get(json_object_get(r.json, "compare"), "higher_is_worse")));
 	assert_true(json_is_array(json_object_get(json_object_get(r.json, "compare"), "beyond_spread")));
 	tb_test_resp_free(&r);
 
 	snprintf(path, sizeof(path), "/api/v1/matrices/%lld/hosts/diff?other=%lld&format=csv", mx_b, mx_a);
-	req("GET", path, NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", path, NULL, 200, &r);
 	assert_true(strncmp(r.body, "host,os,in,path,matrix,other\r\n", 30) == 0);
 	tb_test_resp_free(&r);
 }

@@ -34,16 +34,6 @@ static const char MATRIX[] = "{\"name\": \"r\", \"pairs\": [{\"client\": \"right
 			     " \"protocols\": [\"tcp\"], \"duration_s\": 1, \"repeats\": 1}";
 static char alice[128], bob[128], carol[128], viewer[128];
 
-static void req_as(const char *token, const char *method, const char *path, const char *body, struct tb_test_resp *r)
-{
-	char url[1024], auth[256];
-	const char *h[3] = {auth, "Content-Type: application/json", NULL};
-
-	snprintf(url, sizeof(url), "%s%s", D.url, path);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-	assert_int_equal(tb_test_http(method, url, h, body, body != NULL ? strlen(body) : 0, r), 0);
-}
-
 /* POST /reservations for hosts (a JSON list) ending in s seconds. */
 static void reserve(const char *token, const char *hosts, long s, struct tb_test_resp *r)
 {
@@ -54,7 +44,7 @@ static void reserve(const char *token, const char *hosts, long s, struct tb_test
 	gmtime_r(&t, &tm);
 	strftime(until, sizeof(until), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	snprintf(body, sizeof(body), "{\"hosts\": %s, \"until\": \"%s\", \"note\": \"test\"}", hosts, until);
-	req_as(token, "POST", "/api/v1/reservations", body, r);
+	tb_test_api(&D, token, "POST", "/api/v1/reservations", body, r);
 }
 
 static long long id_of(const struct tb_test_resp *r)
@@ -75,8 +65,7 @@ static void state_in_list(long long id, char *st, size_t len)
 	size_t i;
 
 	st[0] = '\0';
-	req_as(D.admin_token, "GET", "/api/v1/reservations", NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/reservations", NULL, 200, &r);
 	json_array_foreach(json_object_get(r.json, "reservations"), i, v)
 	{
 		if (json_integer_value(json_object_get(v, "id")) == id)
@@ -132,26 +121,22 @@ static void test_reserve_blocks_others_and_queues(void **state)
 	tb_test_resp_free(&r);
 
 	/* bob's action on left: 409 naming alice and the end */
-	req_as(bob, "POST", "/api/v1/hosts/left/boot", "{\"os\": \"freebsd\"}", &r);
-	assert_int_equal(r.status, 409);
+	tb_test_api_expect(&D, bob, "POST", "/api/v1/hosts/left/boot", "{\"os\": \"freebsd\"}", 409, &r);
 	msg = json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
 	assert_non_null(strstr(msg, "left is reserved by alice until 20"));
 	tb_test_resp_free(&r);
 	/* and bob's matrix on left and right: 409 at once, naming alice */
-	req_as(bob, "POST", "/api/v1/matrices", MATRIX, &r);
-	assert_int_equal(r.status, 409);
+	tb_test_api_expect(&D, bob, "POST", "/api/v1/matrices", MATRIX, 409, &r);
 	assert_non_null(strstr(r.body, "reserved by alice until"));
 	tb_test_resp_free(&r);
 	/* alice's own goes through (it fails later: nothing listens) */
-	req_as(alice, "POST", "/api/v1/hosts/left/boot", "{\"os\": \"freebsd\"}", &r);
-	assert_int_equal(r.status, 202);
+	tb_test_api_expect(&D, alice, "POST", "/api/v1/hosts/left/boot", "{\"os\": \"freebsd\"}", 202, &r);
 	tb_test_resp_free(&r);
 
-	req_as(alice, "POST", "/api/v1/matrices", MATRIX, &r);
-	assert_int_equal(r.status, 201);
+	tb_test_api_expect(&D, alice, "POST", "/api/v1/matrices", MATRIX, 201, &r);
 	tb_test_resp_free(&r);
 	/* the hosts page sees it */
-	req_as(viewer, "GET", "/api/v1/hosts/right", NULL, &r);
+	tb_test_api(&D, viewer, "GET", "/api/v1/hosts/right", NULL, &r);
 	assert_string_equal(json_string_value(json_object_get(
 				    json_object_get(json_object_get(r.json, "host"), "reservation"), "owner")),
 			    "alice");
@@ -171,23 +156,20 @@ static void test_reserve_blocks_others_and_queues(void **state)
 	tb_test_resp_free(&r);
 
 	/* bob cannot end alice's; alice releases: bob's is granted */
-	req_as(bob, "DELETE", "/api/v1/reservations/1", NULL, &r);
-	assert_int_equal(r.status, 403);
+	tb_test_api_expect(&D, bob, "DELETE", "/api/v1/reservations/1", NULL, 403, &r);
 	tb_test_resp_free(&r);
 	{
 		char path[64];
 
 		snprintf(path, sizeof(path), "/api/v1/reservations/%lld", a);
-		req_as(alice, "DELETE", path, NULL, &r);
-		assert_int_equal(r.status, 204);
+		tb_test_api_expect(&D, alice, "DELETE", path, NULL, 204, &r);
 		tb_test_resp_free(&r);
 	}
 	wait_state(b, "granted");
 	state_in_list(c, (char[32]){0}, 32);
 	/* bob's 2 s end by themselves: carol's is granted */
 	wait_state(c, "granted");
-	req_as(bob, "POST", "/api/v1/hosts/left/boot", "{\"os\": \"freebsd\"}", &r);
-	assert_int_equal(r.status, 409);
+	tb_test_api_expect(&D, bob, "POST", "/api/v1/hosts/left/boot", "{\"os\": \"freebsd\"}", 409, &r);
 	assert_non_null(strstr(r.body, "reserved by carol"));
 	tb_test_resp_free(&r);
 
@@ -196,14 +178,12 @@ static void test_reserve_blocks_others_and_queues(void **state)
 		char path[64];
 
 		snprintf(path, sizeof(path), "/api/v1/reservations/%lld", c);
-		req_as(bob, "DELETE", path, NULL, &r);
-		assert_int_equal(r.status, 403);
+		tb_test_api_expect(&D, bob, "DELETE", path, NULL, 403, &r);
 		tb_test_resp_free(&r);
-		req_as(D.admin_token, "DELETE", path, NULL, &r);
-		assert_int_equal(r.status, 204);
+		tb_test_api_expect(&D, NULL, "DELETE", path, NULL, 204, &r);
 		tb_test_resp_free(&r);
 	}
-	req_as(D.admin_token, "GET", "/api/v1/audit?limit=50", NULL, &r);
+	tb_test_api(&D, NULL, "GET", "/api/v1/audit?limit=50", NULL, &r);
 	assert_non_null(strstr(r.body, "(broken)"));
 	tb_test_resp_free(&r);
 }
@@ -229,8 +209,8 @@ static void test_bad_input(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct tb_test_resp r;
 
-		req_as(strcmp(cases[i].token_name, "viewer") == 0 ? viewer : bob, "POST", "/api/v1/reservations",
-		       cases[i].body, &r);
+		tb_test_api(&D, strcmp(cases[i].token_name, "viewer") == 0 ? viewer : bob, "POST",
+			    "/api/v1/reservations", cases[i].body, &r);
 		if (r.status != cases[i].status)
 			fail_msg("case %zu: %ld %s", i, r.status, r.body);
 		if (cases[i].field != NULL)
@@ -350,7 +330,7 @@ static void test_tbctl(void **state)
 			struct tb_test_resp r;
 			int queued;
 
-			req_as(D.admin_token, "GET", "/api/v1/reservations", NULL, &r);
+			tb_test_api(&D, NULL, "GET", "/api/v1/reservations", NULL, &r);
 			queued = strstr(r.body, "\"queued\"") != NULL;
 			tb_test_resp_free(&r);
 			if (queued)
@@ -364,7 +344,7 @@ static void test_tbctl(void **state)
 			json_t *v;
 			size_t i;
 
-			req_as(D.admin_token, "GET", "/api/v1/reservations", NULL, &r);
+			tb_test_api(&D, NULL, "GET", "/api/v1/reservations", NULL, &r);
 			json_array_foreach(json_object_get(r.json, "reservations"), i, v)
 			{
 				char path[64];
@@ -374,8 +354,7 @@ static void test_tbctl(void **state)
 					continue;
 				snprintf(path, sizeof(path), "/api/v1/reservations/%lld",
 					 (long long)json_integer_value(json_object_get(v, "id")));
-				req_as(tok, "DELETE", path, NULL, &d);
-				assert_int_equal(d.status, 204);
+				tb_test_api_expect(&D, tok, "DELETE", path, NULL, 204, &d);
 				tb_test_resp_free(&d);
 			}
 			tb_test_resp_free(&r);
@@ -409,13 +388,11 @@ static void test_restart(void **state)
 	assert_string_equal(st, "granted");
 	state_in_list(b, st, sizeof(st));
 	assert_string_equal(st, "queued");
-	req_as(bob, "POST", "/api/v1/hosts/left/boot", "{\"os\": \"freebsd\"}", &r);
-	assert_int_equal(r.status, 409);
+	tb_test_api_expect(&D, bob, "POST", "/api/v1/hosts/left/boot", "{\"os\": \"freebsd\"}", 409, &r);
 	assert_non_null(strstr(r.body, "reserved by alice"));
 	tb_test_resp_free(&r);
 	snprintf(path, sizeof(path), "/api/v1/reservations/%lld", a);
-	req_as(alice, "DELETE", path, NULL, &r);
-	assert_int_equal(r.status, 204);
+	tb_test_api_expect(&D, alice, "DELETE", path, NULL, 204, &r);
 	tb_test_resp_free(&r);
 	wait_state(b, "granted");
 	/* a new one after the restart does not reuse an id */

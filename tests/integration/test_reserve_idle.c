@@ -54,16 +54,6 @@ static const char inventory[] = "version: 1\n"
 static struct tb_test_daemon D;
 static char alice[128];
 
-static void req_as(const char *token, const char *method, const char *path, const char *body, struct tb_test_resp *r)
-{
-	char url[1024], auth[256];
-	const char *h[3] = {auth, "Content-Type: application/json", NULL};
-
-	snprintf(url, sizeof(url), "%s%s", D.url, path);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-	assert_int_equal(tb_test_http(method, url, h, body, body != NULL ? strlen(body) : 0, r), 0);
-}
-
 /* left's idle_poweroff.state once it is not "off" (the BMC's first read
  * says on), polled for at most 20 s; a state in want ends the wait early. */
 static void idle_state(const char *want, char *st, size_t len)
@@ -71,8 +61,7 @@ static void idle_state(const char *want, char *st, size_t len)
 	for (int i = 0; i < 200; i++) {
 		struct tb_test_resp r;
 
-		req_as(D.admin_token, "GET", "/api/v1/hosts/left", NULL, &r);
-		assert_int_equal(r.status, 200);
+		tb_test_api_expect(&D, NULL, "GET", "/api/v1/hosts/left", NULL, 200, &r);
 		snprintf(st, len, "%s",
 			 json_string_value(json_object_get(
 				 json_object_get(json_object_get(r.json, "host"), "idle_poweroff"), "state")));
@@ -112,8 +101,7 @@ static void test_reserved_host_is_held(void **state)
 	strftime(until, sizeof(until), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	snprintf(body, sizeof(body), "{\"hosts\": [\"left\", \"right\"], \"until\": \"%s\", \"note\": \"bisect\"}",
 		 until);
-	req_as(alice, "POST", "/api/v1/reservations", body, &r);
-	assert_int_equal(r.status, 201);
+	tb_test_api_expect(&D, alice, "POST", "/api/v1/reservations", body, 201, &r);
 	id = (long long)json_integer_value(json_object_get(json_object_get(r.json, "reservation"), "id"));
 	tb_test_resp_free(&r);
 	/* left is on and idle for far longer than 3 "minutes": held, not counting */
@@ -123,8 +111,7 @@ static void test_reserved_host_is_held(void **state)
 	assert_string_equal(st, "held");
 	/* right's wake at the next whole minute is refused, and says why */
 	for (int i = 0; i < 900 && wake[0] == '\0'; i++) {
-		req_as(D.admin_token, "GET", "/api/v1/hosts/right", NULL, &r);
-		assert_int_equal(r.status, 200);
+		tb_test_api_expect(&D, NULL, "GET", "/api/v1/hosts/right", NULL, 200, &r);
 		last = json_object_get(json_object_get(json_object_get(r.json, "host"), "wake"), "last");
 		if (json_is_string(last))
 			snprintf(wake, sizeof(wake), "%s", json_string_value(last));
@@ -136,8 +123,7 @@ static void test_reserved_host_is_held(void **state)
 		fail_msg("right's wake.last: \"%s\"", wake);
 
 	snprintf(path, sizeof(path), "/api/v1/reservations/%lld", id);
-	req_as(alice, "DELETE", path, NULL, &r);
-	assert_int_equal(r.status, 204);
+	tb_test_api_expect(&D, alice, "DELETE", path, NULL, 204, &r);
 	tb_test_resp_free(&r);
 	idle_state("counting", st, sizeof(st));
 	assert_string_equal(st, "counting");

@@ -32,21 +32,6 @@
 
 static struct tb_test_daemon D;
 
-static void req_as(const char *token, const char *method, const char *path, const char *body, struct tb_test_resp *r)
-{
-	char url[1024], auth[256];
-	const char *h[3] = {auth, "Content-Type: application/json", NULL};
-
-	snprintf(url, sizeof(url), "%s%s", D.url, path);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-	assert_int_equal(tb_test_http(method, url, h, body, body != NULL ? strlen(body) : 0, r), 0);
-}
-
-static void req(const char *method, const char *path, const char *body, struct tb_test_resp *r)
-{
-	req_as(D.admin_token, method, path, body, r);
-}
-
 static const char v1[] = "{\"name\":\"nightly\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}],"
 			 "\"duration_s\":1,\"repeats\":1}";
 static const char v2[] = "{\"name\":\"nightly\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}],"
@@ -75,12 +60,10 @@ static void test_push_and_refusals(void **state)
 	char viewer[128];
 
 	(void)state;
-	req("POST", "/api/v1/specs", v1, &r);
-	assert_int_equal(r.status, 201);
+	tb_test_api_expect(&D, NULL, "POST", "/api/v1/specs", v1, 201, &r);
 	assert_int_equal(version_of(&r), 1);
 	tb_test_resp_free(&r);
-	req("POST", "/api/v1/specs", v2, &r);
-	assert_int_equal(r.status, 201);
+	tb_test_api_expect(&D, NULL, "POST", "/api/v1/specs", v2, 201, &r);
 	assert_int_equal(version_of(&r), 2);
 	tb_test_resp_free(&r);
 
@@ -95,27 +78,23 @@ static void test_push_and_refusals(void **state)
 		{"{\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}]}", "name"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		req("POST", "/api/v1/specs", bad[i].body, &r);
-		assert_int_equal(r.status, 400);
+		tb_test_api_expect(&D, NULL, "POST", "/api/v1/specs", bad[i].body, 400, &r);
 		assert_string_equal(json_string_value(json_object_get(json_object_get(r.json, "error"), "field")),
 				    bad[i].field);
 		tb_test_resp_free(&r);
 	}
-	req("GET", "/api/v1/specs/nightly", NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/specs/nightly", NULL, 200, &r);
 	assert_int_equal(version_of(&r), 2);
 	assert_int_equal(json_array_size(json_object_get(r.json, "versions")), 2);
 	tb_test_resp_free(&r);
 
 	assert_int_equal(tb_test_create_token(&D, "v", "viewer", viewer, sizeof(viewer)), 201);
-	req_as(viewer, "POST", "/api/v1/specs", v1, &r);
-	assert_int_equal(r.status, 403);
+	tb_test_api_expect(&D, viewer, "POST", "/api/v1/specs", v1, 403, &r);
 	tb_test_resp_free(&r);
-	req_as(viewer, "GET", "/api/v1/specs", NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, viewer, "GET", "/api/v1/specs", NULL, 200, &r);
 	tb_test_resp_free(&r);
 
-	req("GET", "/api/v1/audit", NULL, &r);
+	tb_test_api(&D, NULL, "GET", "/api/v1/audit", NULL, &r);
 	assert_non_null(strstr(r.body, "spec.push"));
 	assert_non_null(strstr(r.body, "spec nightly v2"));
 	tb_test_resp_free(&r);
@@ -129,8 +108,7 @@ static void test_list_show_diff(void **state)
 	int seen_dur = 0, seen_proto = 0;
 
 	(void)state;
-	req("GET", "/api/v1/specs", NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/specs", NULL, 200, &r);
 	assert_int_equal(json_array_size(json_object_get(r.json, "specs")), 1);
 	spec = json_array_get(json_object_get(r.json, "specs"), 0);
 	assert_string_equal(json_string_value(json_object_get(spec, "name")), "nightly");
@@ -138,26 +116,21 @@ static void test_list_show_diff(void **state)
 	assert_int_equal(json_integer_value(json_object_get(spec, "versions")), 2);
 	tb_test_resp_free(&r);
 
-	req("GET", "/api/v1/specs/nightly/versions/1", NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/specs/nightly/versions/1", NULL, 200, &r);
 	spec = json_object_get(json_object_get(r.json, "spec"), "spec");
 	assert_int_equal(json_integer_value(json_object_get(spec, "duration_s")), 1);
 	assert_null(json_object_get(spec, "protocols"));
 	tb_test_resp_free(&r);
 
-	req("GET", "/api/v1/specs/nightly/versions/3", NULL, &r);
-	assert_int_equal(r.status, 404);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/specs/nightly/versions/3", NULL, 404, &r);
 	tb_test_resp_free(&r);
-	req("GET", "/api/v1/specs/nobody", NULL, &r);
-	assert_int_equal(r.status, 404);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/specs/nobody", NULL, 404, &r);
 	tb_test_resp_free(&r);
-	req("GET", "/api/v1/specs/nightly/diff?a=x&b=2", NULL, &r);
-	assert_int_equal(r.status, 400);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/specs/nightly/diff?a=x&b=2", NULL, 400, &r);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(r.json, "error"), "field")), "a");
 	tb_test_resp_free(&r);
 
-	req("GET", "/api/v1/specs/nightly/diff?a=1&b=2", NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/specs/nightly/diff?a=1&b=2", NULL, 200, &r);
 	changes = json_object_get(r.json, "changes");
 	assert_int_equal(json_array_size(changes), 2);
 	json_array_foreach(changes, i, c)
@@ -187,8 +160,7 @@ static void test_survives_restart(void **state)
 	(void)state;
 	assert_int_equal(tb_test_daemon_kill(&D), 0);
 	assert_int_equal(tb_test_daemon_launch(&D, NULL, 0), 0);
-	req("GET", "/api/v1/specs/nightly", NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/specs/nightly", NULL, 200, &r);
 	assert_int_equal(version_of(&r), 2);
 	tb_test_resp_free(&r);
 }
@@ -212,39 +184,34 @@ static void test_schedule_api(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		req("PUT", bad[i].path, bad[i].body, &r);
+		tb_test_api(&D, NULL, "PUT", bad[i].path, bad[i].body, &r);
 		assert_int_equal(r.status, bad[i].status);
 		assert_string_equal(json_string_value(json_object_get(json_object_get(r.json, "error"), "field")),
 				    bad[i].field);
 		tb_test_resp_free(&r);
 	}
 	/* 3 a.m. on 31 February never comes: no next time, nothing starts */
-	req("PUT", "/api/v1/specs/nightly/schedule", "{\"cron\":\"0 3 31 2 *\",\"baseline\":7,\"max_drop\":10}", &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "PUT", "/api/v1/specs/nightly/schedule",
+			   "{\"cron\":\"0 3 31 2 *\",\"baseline\":7,\"max_drop\":10}", 200, &r);
 	sc = json_object_get(r.json, "schedule");
 	assert_string_equal(json_string_value(json_object_get(sc, "baseline")), "7");
 	assert_true(json_is_null(json_object_get(sc, "next_at")));
 	tb_test_resp_free(&r);
-	req("PUT", "/api/v1/specs/nightly/schedule", "{\"cron\":\"0 3 * * *\"}", &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "PUT", "/api/v1/specs/nightly/schedule", "{\"cron\":\"0 3 * * *\"}", 200, &r);
 	sc = json_object_get(r.json, "schedule");
 	assert_string_equal(json_string_value(json_object_get(sc, "baseline")), "latest-passing");
 	assert_true(json_is_string(json_object_get(sc, "next_at")));
 	tb_test_resp_free(&r);
-	req("GET", "/api/v1/schedules", NULL, &r);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/schedules", NULL, 200, &r);
 	assert_int_equal(json_array_size(json_object_get(r.json, "schedules")), 1);
 	sc = json_array_get(json_object_get(r.json, "schedules"), 0);
 	assert_int_equal(json_array_size(json_object_get(sc, "last")), 0);
 	tb_test_resp_free(&r);
-	req("GET", "/api/v1/matrices/1/gate", NULL, &r);
-	assert_int_equal(r.status, 404);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/matrices/1/gate", NULL, 404, &r);
 	tb_test_resp_free(&r);
-	req("DELETE", "/api/v1/specs/nightly/schedule", NULL, &r);
-	assert_int_equal(r.status, 204);
+	tb_test_api_expect(&D, NULL, "DELETE", "/api/v1/specs/nightly/schedule", NULL, 204, &r);
 	tb_test_resp_free(&r);
-	req("DELETE", "/api/v1/specs/nightly/schedule", NULL, &r);
-	assert_int_equal(r.status, 404);
+	tb_test_api_expect(&D, NULL, "DELETE", "/api/v1/specs/nightly/schedule", NULL, 404, &r);
 	tb_test_resp_free(&r);
 }
 

@@ -4,7 +4,9 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "children.h"
 
@@ -334,6 +338,40 @@ void tb_test_resp_free(struct tb_test_resp *r)
 	free(r->headers);
 	json_decref(r->json);
 	memset(r, 0, sizeof(*r));
+}
+
+long tb_test_api(const struct tb_test_daemon *d, const char *token, const char *method, const char *path,
+		 const char *body, struct tb_test_resp *r)
+{
+	char url[1024], auth[256];
+	const char *h[] = {auth, "Content-Type: application/json", NULL};
+
+	snprintf(url, sizeof(url), "%s%s", d->url, path);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token != NULL ? token : d->admin_token);
+	if (tb_test_http(method, url, h, body, body != NULL ? strlen(body) : 0, r) != 0)
+		fail_msg("%s %s: no reply", method, path);
+	return r->status;
+}
+
+json_t *tb_test_api_expect(const struct tb_test_daemon *d, const char *token, const char *method, const char *path,
+			   const char *body, long want, struct tb_test_resp *r)
+{
+	if (tb_test_api(d, token, method, path, body, r) != want)
+		fail_msg("%s %s: status %ld, want %ld: %.300s", method, path, r->status, want, r->body);
+	return r->json;
+}
+
+void tb_test_expect_field(const struct tb_test_resp *r, const char *what, const char *field)
+{
+	json_t *e = json_object_get(r->json, "error");
+	const char *code = json_string_value(json_object_get(e, "code"));
+	const char *got = json_string_value(json_object_get(e, "field"));
+
+	if (code == NULL || strcmp(code, "invalid_field") != 0)
+		fail_msg("%s: error code %s, want invalid_field: %.300s", what, code != NULL ? code : "(none)",
+			 r->body);
+	if (got == NULL || strcmp(got, field) != 0)
+		fail_msg("%s: field %s, want %s", what, got != NULL ? got : "(none)", field);
 }
 
 const char *tb_test_header(const struct tb_test_resp *r, const char *name, char *buf, size_t len)

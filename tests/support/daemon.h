@@ -64,6 +64,21 @@ int tb_test_http(const char *method, const char *url, const char *const headers[
 		 struct tb_test_resp *out);
 void tb_test_resp_free(struct tb_test_resp *r);
 
+/* METHOD d->url + path as token (NULL: the admin's) with an optional JSON
+ * body (sent as application/json); the reply in r (free it).  Fails the test
+ * on a transport error.  Returns the status. */
+long tb_test_api(const struct tb_test_daemon *d, const char *token, const char *method, const char *path,
+		 const char *body, struct tb_test_resp *r);
+
+/* tb_test_api, and fails the test (method, path, status and body shown)
+ * unless the status is want.  Returns r->json (NULL for a reply that is not JSON). */
+json_t *tb_test_api_expect(const struct tb_test_daemon *d, const char *token, const char *method, const char *path,
+			   const char *body, long want, struct tb_test_resp *r);
+
+/* Fails the test (what names the request) unless r's error is
+ * {"code": "invalid_field", "field": field}. */
+void tb_test_expect_field(const struct tb_test_resp *r, const char *what, const char *field);
+
 /* The value of a response header (case-insensitive name) into buf, or NULL. */
 const char *tb_test_header(const struct tb_test_resp *r, const char *name, char *buf, size_t len);
 
