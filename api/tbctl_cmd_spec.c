@@ -6,6 +6,7 @@
  */
 #include "tbctl.h"
 #include "tbctl_http.h"
+#include "tbctl_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,19 +42,31 @@ static int push(const struct tbctl_ctx *ctx, const char *name, const char *file)
 	return rc;
 }
 
-static void print_list(const json_t *specs)
+/* The specs as an aligned table (tbctl_table: the server's strings with
+ * control characters replaced).  0, or -1 when out of memory. */
+static int print_list(const json_t *specs)
 {
+	static const char *const header[] = {"NAME", "LATEST", "VERSIONS", "AUTHOR", "CREATED"};
+	struct tbctl_table *t = tbctl_table_new(5, header);
 	const json_t *s;
 	size_t i;
+	int rc = t != NULL ? 0 : -1;
 
-	printf("%-24s %7s %8s  %-16s %s\n", "NAME", "LATEST", "VERSIONS", "AUTHOR", "CREATED");
 	json_array_foreach(specs, i, s)
 	{
-		printf("%-24s %7lld %8lld  %-16s %s\n", tbctl_jstr(s, "name") ? tbctl_jstr(s, "name") : "?",
-		       tbctl_jint(s, "version", 0), tbctl_jint(s, "versions", 0),
-		       tbctl_jstr(s, "author") ? tbctl_jstr(s, "author") : "?",
-		       tbctl_jstr(s, "created_at") ? tbctl_jstr(s, "created_at") : "?");
+		char version[24], versions[24];
+		const char *cells[5] = {tbctl_jstr(s, "name"), version, versions, tbctl_jstr(s, "author"),
+					tbctl_jstr(s, "created_at")};
+
+		snprintf(version, sizeof(version), "%lld", tbctl_jint(s, "version", 0));
+		snprintf(versions, sizeof(versions), "%lld", tbctl_jint(s, "versions", 0));
+		if (rc == 0)
+			rc = tbctl_table_add(t, cells);
 	}
+	if (rc == 0)
+		tbctl_table_print(t, stdout);
+	tbctl_table_free(t);
+	return rc;
 }
 
 static void print_value(const char *label, const json_t *v)
@@ -91,8 +104,11 @@ int tbctl_cmd_spec(const struct tbctl_ctx *ctx)
 	if (strcmp(sub, "push") == 0 && n == 4)
 		return push(ctx, ctx->args->pos[2], ctx->args->pos[3]);
 	if (strcmp(sub, "list") == 0 && n == 2) {
-		if ((rc = tbctl_api_call(ctx, "GET", "/api/v1/specs", NULL, &out)) == TBCTL_EXIT_OK && !ctx->args->json)
-			print_list(json_object_get(out, "specs"));
+		if ((rc = tbctl_api_call(ctx, "GET", "/api/v1/specs", NULL, &out)) == TBCTL_EXIT_OK &&
+		    !ctx->args->json && print_list(json_object_get(out, "specs")) != 0) {
+			fprintf(stderr, "tbctl: out of memory\n");
+			rc = TBCTL_EXIT_SERVER;
+		}
 		json_decref(out);
 		return rc;
 	}
