@@ -30,11 +30,10 @@ struct run_sampler {
 	pthread_t th;
 	bool started;
 	pthread_mutex_t lock;
-	long pid; /* the remote loop's shell, once it said so */
+	long pid; /* the remote loop's shell, once tb_ssh_spawn said it (lock) */
+	enum tb_sample_os os;
+	long timeout_ms;
 	struct tb_sample_reader *reader;
-	char line[32]; /* the first line (the pid), read apart */
-	size_t line_len;
-	bool past_pid;
 	int published;
 };
 
