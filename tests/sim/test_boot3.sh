@@ -14,17 +14,8 @@
 # boot from FreeBSD into ubuntu is refused at once from grubenv's word.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
-D=$(mktemp -d /tmp/tbscratch-XXXXXX)
-trap 'daemon_clean; sim_down; rm -rf "$D"' EXIT
-
-sim_up tbbt 212 || { nok "sim up"; finish; }
-ok "sim up (prefix $PFX)"
-daemon_up "$S/inventory.yaml" --probe-interval 2
-check "testbedd starts" test -n "$DPID"
-tb() { timeout 180 "$BIN/tbctl" "$@"; }
-answers() {
-	tb --json host "$1" 2>/dev/null | python3 -c 'import json,sys; s=json.load(sys.stdin)["host"]["state"]; print(s["os"] if s["reachability"]=="up" else "down")'
-}
+scratch_dir
+sim_testbedd tbbt 212 2
 held() {	# host: "kind id by" of state.held_by, "-" when nobody holds it
 	api GET "/api/v1/hosts/$1" | jq_ '(lambda b: "-" if b is None else "%s %s %s" % (b["kind"], b["id"], b["by"]))(d["host"]["state"]["held_by"])'
 }
@@ -98,18 +89,8 @@ sys.exit(not (len(b) == 1 and b[0]["machine"] == "left" and 0 < b[0]["estimated_
 tb boot left ubuntu --wait >"$D/back" 2>&1
 check "left boots back into ubuntu" test "$(answers left)" = ubuntu
 cp "$S/inventory.yaml" "$D/inventory.orig"
-python3 - "$S/inventory.yaml" <<'PY'
-import sys
-p = sys.argv[1]
-s = open(p).read()
-i = s.index("  left:\n")
-j = s.index('freebsd: "freebsd"', i)
-s = s[:j] + 'freebsd: "1>0"' + s[j + len('freebsd: "freebsd"'):]
-open(p, "w").write(s)
-PY
-kill -HUP "$DPID"
-check "the inventory is reloaded (left's freebsd entry is one of Ubuntu's kernels)" \
-	sh -c "for i in \$(seq 50); do [ \$(grep -c 'reloaded ' $DD/log) -ge 1 ] && exit 0; sleep 0.1; done; exit 1"
+grub_entry left freebsd '1>0'
+check "the inventory is reloaded (left's freebsd entry is one of Ubuntu's kernels)" reload_inventory 1
 tb boot left freebsd --wait >"$D/wrong" 2>&1
 rc=$?
 sed 's/^/# /' "$D/wrong" | tail -4

@@ -9,10 +9,7 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 
-sim_up tbrs 214 || { nok "sim up"; finish; }
-ok "sim up (prefix $PFX)"
-daemon_up "$S/inventory.yaml" --probe-interval 1
-check "testbedd starts" test -n "$DPID"
+sim_testbedd tbrs 214 1
 ADMIN=$TESTBEDD_TOKEN_FILE
 token() {	# name: an operator token in $DD/name.token (0600)
 	api POST /api/v1/tokens "{\"name\":\"$1\",\"role\":\"operator\"}" | jq_ 'd["secret"]' >"$DD/$1.token"
