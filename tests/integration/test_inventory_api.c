@@ -214,65 +214,31 @@ static void test_reload(void **state)
 	free(good);
 }
 
-/* tbctl args... with stdout and stderr to out_path; its exit status. */
-static int tbctl(const char *out_path, const char *const argv[])
-{
-	const char *bin = getenv("TB_BINARY_DIR");
-	char exe[512], url[96];
-	const char *args[16];
-	int n = 0, st = 0;
-	pid_t pid;
-
-	assert_non_null(bin);
-	snprintf(exe, sizeof(exe), "%s/tbctl", bin);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u", D.port);
-	args[n++] = exe;
-	for (int i = 0; argv[i] != NULL && n < 15; i++)
-		args[n++] = argv[i];
-	args[n] = NULL;
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		if (o < 0 || dup2(o, 1) < 0 || dup2(o, 2) < 0)
-			_exit(127);
-		setenv("TESTBEDD_URL", url, 1);
-		setenv("TESTBEDD_TOKEN_FILE", D.admin_token_file, 1);
-		unsetenv("http_proxy");
-		execv(exe, (char *const *)args);
-		_exit(127);
-	}
-	waitpid(pid, &st, 0);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+enum { TEXT_MAX = 65536 };
 
 static void test_tbctl(void **state)
 {
-	char out[400], proposed[400], *bad = broken_text(), *text;
+	char proposed[400], *bad = broken_text(), text[TEXT_MAX];
 	FILE *f;
 
 	(void)state;
-	snprintf(out, sizeof(out), "%s/tbctl.out", D.dir);
 	snprintf(proposed, sizeof(proposed), "%s/proposed.yaml", D.dir);
 	f = fopen(proposed, "w");
 	assert_non_null(f);
 	fputs(bad, f);
 	fclose(f);
-	assert_int_equal(tbctl(out, (const char *const[]){"inventory", "check", proposed, NULL}), 2);
-	text = slurp(out);
+	assert_int_equal(
+		tb_test_tbctl(&D, NULL, (const char *const[]){"inventory", "check", proposed, NULL}, text, TEXT_MAX),
+		2);
 	assert_non_null(strstr(text, proposed));
 	assert_non_null(strstr(text, ":18:11: machines.right.role:"));
 	assert_null(strstr(text, D.inventory)); /* the user's file name, not the server's */
-	free(text);
-	assert_int_equal(tbctl(out, (const char *const[]){"inventory", "show", NULL}), 0);
-	text = slurp(out);
+	assert_int_equal(tb_test_tbctl(&D, NULL, (const char *const[]){"inventory", "show", NULL}, text, TEXT_MAX), 0);
 	assert_non_null(strstr(text, D.inventory));
 	assert_non_null(strstr(text, "right"));
-	free(text);
-	assert_int_equal(tbctl(out, (const char *const[]){"inventory", "reload", NULL}), 0);
-	assert_int_equal(tbctl(out, (const char *const[]){"inventory", "frob", NULL}), 1);
+	assert_int_equal(tb_test_tbctl(&D, NULL, (const char *const[]){"inventory", "reload", NULL}, text, TEXT_MAX),
+			 0);
+	assert_int_equal(tb_test_tbctl(&D, NULL, (const char *const[]){"inventory", "frob", NULL}, text, TEXT_MAX), 1);
 	free(bad);
 }
 

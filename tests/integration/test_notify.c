@@ -487,34 +487,9 @@ static void test_backlog_across_restart(void **state)
 	assert_int_equal(seen, 3);
 }
 
-/* tbctl notify add|list|test|deliveries|rm against the daemon (its stdout
- * into out); the exit status. */
-static int tbctl(char *out, size_t len, const char *fmt, ...)
-{
-	char args[1024], cmd[2048];
-	const char *bin = getenv("TB_BINARY_DIR");
-	size_t n = 0;
-	va_list ap;
-	FILE *p;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "TESTBEDD_URL='%s' TESTBEDD_TOKEN_FILE='%s' '%s/tbctl' %s", d.url,
-		 d.admin_token_file, bin != NULL ? bin : ".", args);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while (n + 1 < len && fgets(out + n, (int)(len - n), p) != NULL)
-		n += strlen(out + n);
-	out[n] = '\0';
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void test_tbctl(void **state)
 {
-	char out[8192], rule[400], cmd[600];
+	char out[8192], rule[400], cmd[600], ids[32];
 	size_t base = tb_hookrx_count(rx);
 	long long id;
 
@@ -525,21 +500,28 @@ static void test_tbctl(void **state)
 		 "\"allow_private_host\":\"127.0.0.1\"}}",
 		 rx_port);
 	write_file(rule, cmd, 0600);
-	assert_int_equal(tbctl(out, sizeof(out), "notify add '%s'", rule), 0);
+	assert_int_equal(tb_test_tbctl(&d, NULL, (const char *const[]){"notify", "add", rule, NULL}, out, sizeof(out)),
+			 0);
 	assert_int_equal(sscanf(out, "created notification rule %lld", &id), 1);
-	assert_int_equal(tbctl(out, sizeof(out), "notify list"), 0);
+	snprintf(ids, sizeof(ids), "%lld", id);
+	assert_int_equal(tb_test_tbctl(&d, NULL, (const char *const[]){"notify", "list", NULL}, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "cli"));
 	assert_non_null(strstr(out, "run.failed"));
-	assert_int_equal(tbctl(out, sizeof(out), "notify test %lld", id), 0);
+	assert_int_equal(tb_test_tbctl(&d, NULL, (const char *const[]){"notify", "test", ids, NULL}, out, sizeof(out)),
+			 0);
 	assert_non_null(strstr(out, "queued test message"));
 	assert_int_equal(tb_hookrx_wait(rx, base + 1, 30000), 0);
 	assert_string_equal(tb_hookrx_get(rx, base)->path, "/cli");
 	json_decref(wait_delivery(id, atoll(strstr(out, "message ") + 8), "delivered", 1));
-	assert_int_equal(tbctl(out, sizeof(out), "notify deliveries %lld", id), 0);
+	assert_int_equal(
+		tb_test_tbctl(&d, NULL, (const char *const[]){"notify", "deliveries", ids, NULL}, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "delivered"));
-	assert_int_equal(tbctl(out, sizeof(out), "notify rm %lld", id), 0);
-	assert_int_equal(tbctl(out, sizeof(out), "notify rm %lld", id), 2);
-	assert_int_equal(tbctl(out, sizeof(out), "notify rm x"), 1);
+	assert_int_equal(tb_test_tbctl(&d, NULL, (const char *const[]){"notify", "rm", ids, NULL}, out, sizeof(out)),
+			 0);
+	assert_int_equal(tb_test_tbctl(&d, NULL, (const char *const[]){"notify", "rm", ids, NULL}, out, sizeof(out)),
+			 2);
+	assert_int_equal(tb_test_tbctl(&d, NULL, (const char *const[]){"notify", "rm", "x", NULL}, out, sizeof(out)),
+			 1);
 	unlink(rule);
 }
 

@@ -185,40 +185,6 @@ static void test_csv(void **state)
 	tb_test_resp_free(&r);
 }
 
-/* tbctl args... with stdout to out_path; its exit status. */
-static int tbctl(const char *out_path, const char *const argv[])
-{
-	const char *bin = getenv("TB_BINARY_DIR");
-	char exe[512], url[96];
-	const char *args[24];
-	int n = 0, st = 0;
-	pid_t pid;
-
-	assert_non_null(bin);
-	snprintf(exe, sizeof(exe), "%s/tbctl", bin);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u", D.port);
-	args[n++] = exe;
-	for (int i = 0; argv[i] != NULL && n < 23; i++)
-		args[n++] = argv[i];
-	args[n] = NULL;
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		if (o < 0 || dup2(o, 1) < 0)
-			_exit(127);
-		setenv("TESTBEDD_URL", url, 1);
-		setenv("TESTBEDD_TOKEN_FILE", D.admin_token_file, 1);
-		unsetenv("http_proxy");
-		execv(exe, (char *const *)args);
-		_exit(127);
-	}
-	waitpid(pid, &st, 0);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -233,53 +199,60 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+enum { TEXT_MAX = 1 << 20 };
+
 static void test_tbctl(void **state)
 {
-	char out[400], junit[400], id[32], base[32], *text;
+	static char text[TEXT_MAX];
+	char junit[400], id[32], base[32], *xml;
 
 	(void)state;
-	snprintf(out, sizeof(out), "%s/report.md", D.dir);
 	snprintf(junit, sizeof(junit), "%s/junit.xml", D.dir);
 	snprintf(id, sizeof(id), "%lld", mx_b);
 	snprintf(base, sizeof(base), "%lld", mx_a);
 	assert_int_equal(
-		tbctl(out, (const char *const[]){"matrix", "report", id, "--baseline", base, "--format", "md", NULL}),
+		tb_test_tbctl(&D, NULL,
+			      (const char *const[]){"matrix", "report", id, "--baseline", base, "--format", "md", NULL},
+			      text, TEXT_MAX),
 		0);
-	text = slurp(out);
 	assert_true(strncmp(text, "# report", 8) == 0);
 	assert_non_null(strstr(text, "## A/B: against baseline"));
-	free(text);
-	assert_int_equal(tbctl(out, (const char *const[]){"matrix", "report", id, NULL}), 0);
-	text = slurp(out);
+	assert_int_equal(tb_test_tbctl(&D, NULL, (const char *const[]){"matrix", "report", id, NULL}, text, TEXT_MAX),
+			 0);
 	assert_true(strncmp(text, "<!DOCTYPE html>", 15) == 0);
 	assert_null(strstr(text, "<script"));
-	free(text);
-	assert_int_equal(tbctl(out, (const char *const[]){"matrix", "report", id, "--format", "pdf", NULL}), 1);
+	assert_int_equal(tb_test_tbctl(&D, NULL, (const char *const[]){"matrix", "report", id, "--format", "pdf", NULL},
+				       text, TEXT_MAX),
+			 1);
 	/* --metric is checked before it goes into the URL (no second parameter through it) */
-	assert_int_equal(tbctl(out, (const char *const[]){"matrix", "report", id, "--baseline", base, "--metric",
-							  "jitter_ms&format=md", NULL}),
+	assert_int_equal(tb_test_tbctl(&D, NULL,
+				       (const char *const[]){"matrix", "report", id, "--baseline", base, "--metric",
+							     "jitter_ms&format=md", NULL},
+				       text, TEXT_MAX),
 			 1);
 
 	/* nothing could be compared (no result on either side): the gate fails,
 	 * exit 7, and the JUnit file says so cell by cell (skipped) */
-	assert_int_equal(tbctl(out, (const char *const[]){"matrix", "compare", id, "--baseline", base, "--spread",
-							  "--metric", "lost_percent", "--junit", junit, NULL}),
+	assert_int_equal(tb_test_tbctl(&D, NULL,
+				       (const char *const[]){"matrix", "compare", id, "--baseline", base, "--spread",
+							     "--metric", "lost_percent", "--junit", junit, NULL},
+				       text, TEXT_MAX),
 			 7);
-	text = slurp(out);
 	assert_non_null(strstr(text, "BASE IQR"));
 	assert_non_null(strstr(text, "OVERLAP"));
 	assert_non_null(strstr(text, "(lost_percent, a rise of more than 5% fails)"));
-	free(text);
-	text = slurp(junit);
-	assert_true(strncmp(text, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites", 50) == 0);
-	assert_non_null(strstr(text, "tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"2\""));
-	assert_non_null(strstr(text, "<testcase classname=\"testbedd.matrix"));
-	assert_non_null(strstr(text, "<skipped message=\"no_baseline: lost_percent"));
-	assert_non_null(strstr(text, "name=\"cell 0: right -&gt; left tcp forward"));
-	free(text);
-	assert_int_equal(
-		tbctl(out, (const char *const[]){"matrix", "compare", id, "--baseline", base, "--metric", "cpu", NULL}),
-		1);
+	xml = slurp(junit);
+	assert_true(strncmp(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites", 50) == 0);
+	assert_non_null(strstr(xml, "tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"2\""));
+	assert_non_null(strstr(xml, "<testcase classname=\"testbedd.matrix"));
+	assert_non_null(strstr(xml, "<skipped message=\"no_baseline: lost_percent"));
+	assert_non_null(strstr(xml, "name=\"cell 0: right -&gt; left tcp forward"));
+	free(xml);
+	assert_int_equal(tb_test_tbctl(&D, NULL,
+				       (const char *const[]){"matrix", "compare", id, "--baseline", base, "--metric",
+							     "cpu", NULL},
+				       text, TEXT_MAX),
+			 1);
 }
 
 static int setup(void **state)

@@ -221,124 +221,53 @@ static void test_bad_input(void **state)
 	}
 }
 
-/* tbctl args... as the token secret, stdout and stderr to D.dir/tbctl.out
- * (read back into out); its exit status.  nowait: return the child's pid
- * at once (then tbctl_reap). */
-static int tbctl_run(const char *secret, const char *const argv[], char *out, size_t outlen, int nowait);
-
-static int tbctl(const char *secret, const char *const argv[], char *out, size_t outlen)
-{
-	return tbctl_run(secret, argv, out, outlen, 0);
-}
-
-/* Wait for a tbctl started with nowait; its output into out; its exit status. */
-static int tbctl_reap(pid_t pid, char *out, size_t outlen)
-{
-	char outf[400];
-	int st = 0;
-	FILE *f;
-
-	waitpid(pid, &st, 0);
-	snprintf(outf, sizeof(outf), "%s/tbctl.out", D.dir);
-	f = fopen(outf, "r");
-	assert_non_null(f);
-	out[fread(out, 1, outlen - 1, f)] = '\0';
-	fclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int tbctl_run(const char *secret, const char *const argv[], char *out, size_t outlen, int nowait)
-{
-	const char *bin = getenv("TB_BINARY_DIR");
-	char exe[512], url[96], tokf[400], outf[400];
-	const char *args[16];
-	int n = 0, st = 0, fd;
-	pid_t pid;
-	FILE *f;
-
-	assert_non_null(bin);
-	snprintf(exe, sizeof(exe), "%s/tbctl", bin);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u", D.port);
-	snprintf(tokf, sizeof(tokf), "%s/tok", D.dir);
-	snprintf(outf, sizeof(outf), "%s/tbctl.out", D.dir);
-	fd = open(tokf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, secret, strlen(secret)), (ssize_t)strlen(secret));
-	close(fd);
-	args[n++] = exe;
-	for (int i = 0; argv[i] != NULL && n < 15; i++)
-		args[n++] = argv[i];
-	args[n] = NULL;
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(outf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		if (o < 0 || dup2(o, 1) < 0 || dup2(o, 2) < 0)
-			_exit(127);
-		setenv("TESTBEDD_URL", url, 1);
-		setenv("TESTBEDD_TOKEN_FILE", tokf, 1);
-		unsetenv("http_proxy");
-		execv(exe, (char *const *)args);
-		_exit(127);
-	}
-	if (nowait)
-		return (int)pid;
-	waitpid(pid, &st, 0);
-	f = fopen(outf, "r");
-	assert_non_null(f);
-	out[fread(out, 1, outlen - 1, f)] = '\0';
-	fclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void test_tbctl(void **state)
 {
 	char out[8192];
 
 	(void)state;
-	assert_int_equal(tbctl(alice, (const char *const[]){"reserve", "right", "--for", "1h", "--note", "demo", NULL},
-			       out, sizeof(out)),
+	assert_int_equal(tb_test_tbctl(&D, alice,
+				       (const char *const[]){"reserve", "right", "--for", "1h", "--note", "demo", NULL},
+				       out, sizeof(out)),
 			 0);
 	assert_non_null(strstr(out, " right granted to alice until "));
-	assert_int_equal(tbctl(bob, (const char *const[]){"reserve", "right", "--for", "10m", NULL}, out, sizeof(out)),
+	assert_int_equal(tb_test_tbctl(&D, bob, (const char *const[]){"reserve", "right", "--for", "10m", NULL}, out,
+				       sizeof(out)),
 			 0);
 	assert_non_null(strstr(out, " right queued for bob at position 1, estimated start "));
-	assert_int_equal(tbctl(bob, (const char *const[]){"hosts", NULL}, out, sizeof(out)), 0);
+	assert_int_equal(tb_test_tbctl(&D, bob, (const char *const[]){"hosts", NULL}, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "by alice until"));
-	assert_int_equal(tbctl(bob, (const char *const[]){"reserve", "right", NULL}, out, sizeof(out)), 1);
-	assert_int_equal(tbctl(alice, (const char *const[]){"release", NULL}, out, sizeof(out)), 0);
+	assert_int_equal(tb_test_tbctl(&D, bob, (const char *const[]){"reserve", "right", NULL}, out, sizeof(out)), 1);
+	assert_int_equal(tb_test_tbctl(&D, alice, (const char *const[]){"release", NULL}, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "released reservation"));
-	assert_int_equal(tbctl(bob, (const char *const[]){"reservations", NULL}, out, sizeof(out)), 0);
+	assert_int_equal(tb_test_tbctl(&D, bob, (const char *const[]){"reservations", NULL}, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, " right granted to bob until "));
-	assert_int_equal(tbctl(bob, (const char *const[]){"release", NULL}, out, sizeof(out)), 0);
+	assert_int_equal(tb_test_tbctl(&D, bob, (const char *const[]){"release", NULL}, out, sizeof(out)), 0);
 
 	/* --wait: carol's tbctl waits behind alice's and ends when it is granted */
 	{
-		pid_t pid;
-		char tok[400], waited[1024];
+		struct tb_test_tbctl t;
+		char waited[1024];
+		int queued = 0;
 
-		assert_int_equal(
-			tbctl(alice, (const char *const[]){"reserve", "right", "--for", "1h", NULL}, out, sizeof(out)),
-			0);
-		pid = (pid_t)tbctl_run(carol, (const char *const[]){"reserve", "right", "--for", "1m", "--wait", NULL},
-				       out, sizeof(out), 1);
-		assert_true(pid > 0);
-		/* the child has read its token file when it is queued: wait for that before the next tbctl rewrites it */
-		for (int i = 0; i < 200; i++) {
+		assert_int_equal(tb_test_tbctl(&D, alice,
+					       (const char *const[]){"reserve", "right", "--for", "1h", NULL}, out,
+					       sizeof(out)),
+				 0);
+		tb_test_tbctl_spawn(&D, carol, (const char *const[]){"reserve", "right", "--for", "1m", "--wait", NULL},
+				    &t);
+		/* carol's is queued behind alice's before alice releases (else nothing waited) */
+		for (int i = 0; i < 200 && !queued; i++) {
 			struct tb_test_resp r;
-			int queued;
 
 			tb_test_api(&D, NULL, "GET", "/api/v1/reservations", NULL, &r);
 			queued = strstr(r.body, "\"queued\"") != NULL;
 			tb_test_resp_free(&r);
-			if (queued)
-				break;
-			nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+			if (!queued)
+				nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
 		}
-		snprintf(tok, sizeof(tok), "%s", alice);
-		/* alice releases through the API (the tbctl output file is the waiting child's) */
+		assert_true(queued);
+		/* alice releases through the API */
 		{
 			struct tb_test_resp r;
 			json_t *v;
@@ -354,14 +283,14 @@ static void test_tbctl(void **state)
 					continue;
 				snprintf(path, sizeof(path), "/api/v1/reservations/%lld",
 					 (long long)json_integer_value(json_object_get(v, "id")));
-				tb_test_api_expect(&D, tok, "DELETE", path, NULL, 204, &d);
+				tb_test_api_expect(&D, alice, "DELETE", path, NULL, 204, &d);
 				tb_test_resp_free(&d);
 			}
 			tb_test_resp_free(&r);
 		}
-		assert_int_equal(tbctl_reap(pid, waited, sizeof(waited)), 0);
+		assert_int_equal(tb_test_tbctl_wait(&t, waited, sizeof(waited)), 0);
 		assert_non_null(strstr(waited, " right granted to carol until "));
-		assert_int_equal(tbctl(carol, (const char *const[]){"release", NULL}, out, sizeof(out)), 0);
+		assert_int_equal(tb_test_tbctl(&D, carol, (const char *const[]){"release", NULL}, out, sizeof(out)), 0);
 	}
 }
 

@@ -215,47 +215,6 @@ static void test_schedule_api(void **state)
 	tb_test_resp_free(&r);
 }
 
-/* Run the real tbctl (TB_BINARY_DIR/tbctl) against the daemon with argv
- * (NULL-terminated, no argv[0]); its stdout into out; its exit status. */
-static int tbctl(const char *const *argv, char *out, size_t outsz)
-{
-	const char *bin = getenv("TB_BINARY_DIR");
-	char exe[512];
-	const char *args[16];
-	size_t n = 0, got = 0;
-	ssize_t r;
-	int fd[2], st;
-	pid_t pid;
-
-	assert_non_null(bin);
-	snprintf(exe, sizeof(exe), "%s/tbctl", bin);
-	args[n++] = exe;
-	for (size_t i = 0; argv[i] != NULL && n < 15; i++)
-		args[n++] = argv[i];
-	args[n] = NULL;
-	assert_int_equal(pipe(fd), 0);
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		setenv("TESTBEDD_URL", D.url, 1);
-		setenv("TESTBEDD_TOKEN_FILE", D.admin_token_file, 1);
-		unsetenv("http_proxy");
-		unsetenv("HTTP_PROXY");
-		dup2(fd[1], 1);
-		close(fd[0]);
-		execv(exe, (char *const *)args);
-		_exit(127);
-	}
-	close(fd[1]);
-	while (got + 1 < outsz && (r = read(fd[0], out + got, outsz - 1 - got)) > 0)
-		got += (size_t)r;
-	out[got] = '\0';
-	close(fd[0]);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* tbctl spec push|list|show|diff (after the two versions pushed above). */
 static void test_tbctl_spec(void **state)
 {
@@ -268,18 +227,26 @@ static void test_tbctl_spec(void **state)
 	assert_non_null(f);
 	fputs("{\"name\":\"other\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}],\"duration_s\":2}", f);
 	fclose(f);
-	assert_int_equal(tbctl((const char *const[]){"spec", "push", "nightly", file, NULL}, out, sizeof(out)), 0);
+	assert_int_equal(
+		tb_test_tbctl(&D, NULL, (const char *const[]){"spec", "push", "nightly", file, NULL}, out, sizeof(out)),
+		0);
 	assert_non_null(strstr(out, "nightly version 3"));
-	assert_int_equal(tbctl((const char *const[]){"spec", "list", NULL}, out, sizeof(out)), 0);
+	assert_int_equal(tb_test_tbctl(&D, NULL, (const char *const[]){"spec", "list", NULL}, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "nightly"));
-	assert_int_equal(tbctl((const char *const[]){"spec", "show", "nightly", "1", NULL}, out, sizeof(out)), 0);
+	assert_int_equal(
+		tb_test_tbctl(&D, NULL, (const char *const[]){"spec", "show", "nightly", "1", NULL}, out, sizeof(out)),
+		0);
 	assert_non_null(strstr(out, "nightly version 1"));
 	assert_non_null(strstr(out, "\"duration_s\": 1"));
-	assert_int_equal(tbctl((const char *const[]){"spec", "diff", "nightly", "1", "3", NULL}, out, sizeof(out)), 0);
+	assert_int_equal(tb_test_tbctl(&D, NULL, (const char *const[]){"spec", "diff", "nightly", "1", "3", NULL}, out,
+				       sizeof(out)),
+			 0);
 	assert_non_null(strstr(out, "changed  /duration_s: 1 -> 2"));
-	assert_int_not_equal(tbctl((const char *const[]){"spec", "diff", "nightly", "1", "x", NULL}, out, sizeof(out)),
+	assert_int_not_equal(tb_test_tbctl(&D, NULL, (const char *const[]){"spec", "diff", "nightly", "1", "x", NULL},
+					   out, sizeof(out)),
 			     0);
-	assert_int_not_equal(tbctl((const char *const[]){"spec", "show", "nobody", NULL}, out, sizeof(out)), 0);
+	assert_int_not_equal(
+		tb_test_tbctl(&D, NULL, (const char *const[]){"spec", "show", "nobody", NULL}, out, sizeof(out)), 0);
 }
 
 int main(void)

@@ -450,3 +450,79 @@ int tb_test_wait_action(const struct tb_test_daemon *d, long long id, long ms, c
 		sleep_ms(100);
 	}
 }
+
+void tb_test_tbctl_spawn(const struct tb_test_daemon *d, const char *token, const char *const argv[],
+			 struct tb_test_tbctl *t)
+{
+	static unsigned int seq;
+	const char *bin = getenv("TB_BINARY_DIR");
+	const char *args[32];
+	char exe[512], tok[400];
+	size_t n = 0;
+	int fd;
+
+	if (bin == NULL)
+		fail_msg("TB_BINARY_DIR is not set (ctest sets it)");
+	snprintf(exe, sizeof(exe), "%s/tbctl", bin);
+	seq++;
+	snprintf(tok, sizeof(tok), "%s/tbctl-%u.tok", d->dir, seq);
+	snprintf(t->out_path, sizeof(t->out_path), "%s/tbctl-%u.out", d->dir, seq);
+	if (token != NULL) {
+		fd = open(tok, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || write(fd, token, strlen(token)) != (ssize_t)strlen(token) || close(fd) != 0)
+			fail_msg("%s: %s", tok, strerror(errno));
+	} else {
+		snprintf(tok, sizeof(tok), "%s", d->admin_token_file);
+	}
+	args[n++] = exe;
+	for (size_t i = 0; argv[i] != NULL; i++) {
+		if (n + 1 >= sizeof(args) / sizeof(args[0]))
+			fail_msg("tbctl: too many arguments");
+		args[n++] = argv[i];
+	}
+	args[n] = NULL;
+	fflush(NULL);
+	t->pid = fork();
+	if (t->pid < 0)
+		fail_msg("fork: %s", strerror(errno));
+	if (t->pid == 0) {
+		int o = open(t->out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (o < 0 || dup2(o, 1) < 0 || dup2(o, 2) < 0)
+			_exit(127);
+		setenv("TESTBEDD_URL", d->url, 1);
+		setenv("TESTBEDD_TOKEN_FILE", tok, 1);
+		unsetenv("http_proxy");
+		unsetenv("HTTP_PROXY");
+		execv(exe, (char *const *)args);
+		_exit(127);
+	}
+}
+
+int tb_test_tbctl_wait(struct tb_test_tbctl *t, char *out, size_t outsz)
+{
+	FILE *f;
+	size_t n;
+	int st = 0;
+
+	if (waitpid(t->pid, &st, 0) != t->pid)
+		fail_msg("waitpid %d: %s", (int)t->pid, strerror(errno));
+	f = fopen(t->out_path, "r");
+	if (f == NULL)
+		fail_msg("%s: %s", t->out_path, strerror(errno));
+	n = fread(out, 1, outsz - 1, f);
+	out[n] = '\0';
+	if (fgetc(f) != EOF)
+		fail_msg("tbctl's output is longer than %zu bytes", outsz - 1);
+	fclose(f);
+	unlink(t->out_path);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int tb_test_tbctl(const struct tb_test_daemon *d, const char *token, const char *const argv[], char *out, size_t outsz)
+{
+	struct tb_test_tbctl t;
+
+	tb_test_tbctl_spawn(d, token, argv, &t);
+	return tb_test_tbctl_wait(&t, out, outsz);
+}

@@ -92,6 +92,25 @@ long tb_test_create_token(const struct tb_test_daemon *d, const char *name, cons
 int tb_test_wait_action(const struct tb_test_daemon *d, long long id, long ms, char *st, size_t stsz,
 			struct tb_test_resp *r);
 
+/* A tbctl started by tb_test_tbctl_spawn. */
+struct tb_test_tbctl {
+	pid_t pid;
+	char out_path[400]; /* its stdout and stderr */
+};
+
+/* Start the real tbctl (TB_BINARY_DIR/tbctl) with argv (NULL-terminated, at
+ * most 30) against d as token (NULL: the admin's), through TESTBEDD_URL and a
+ * 0600 TESTBEDD_TOKEN_FILE of its own, no proxy; its stdout and stderr go to a
+ * file of its own under d->dir, so several may run at once.  Fails the test
+ * when it cannot start it. */
+void tb_test_tbctl_spawn(const struct tb_test_daemon *d, const char *token, const char *const argv[],
+			 struct tb_test_tbctl *t);
+/* Wait for t: its output into out (fails the test when it does not fit in
+ * outsz); its exit status, or -1 when it did not exit. */
+int tb_test_tbctl_wait(struct tb_test_tbctl *t, char *out, size_t outsz);
+/* Spawn and wait: tbctl's exit status, its output in out. */
+int tb_test_tbctl(const struct tb_test_daemon *d, const char *token, const char *const argv[], char *out, size_t outsz);
+
 /* error.code of a JSON error reply, or "". */
 const char *tb_test_error_code(const struct tb_test_resp *r);
 
