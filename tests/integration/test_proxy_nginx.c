@@ -127,61 +127,24 @@ static void nginx_stop(struct nginx *n)
 	tb_test_child_untrack(n->pid);
 }
 
-struct grow {
-	char *p;
-	size_t len;
-};
-
-static size_t collect(char *data, size_t size, size_t nmemb, void *cls)
-{
-	struct grow *g = cls;
-	size_t add = size * nmemb;
-	char *p = realloc(g->p, g->len + add + 1);
-
-	if (p == NULL)
-		return 0;
-	memcpy(p + g->len, data, add);
-	g->len += add;
-	p[g->len] = '\0';
-	g->p = p;
-	return add;
-}
-
 /* One request from the source address src ("127.0.0.2"); the status, the
  * raw headers then the body into *hdrs (free it) when hdrs is not NULL. */
 static long req_from(const char *src, const char *method, const char *url, const char *const headers[],
 		     const char *body, char **hdrs)
 {
-	CURL *c = curl_easy_init();
-	struct curl_slist *hl = NULL;
-	struct grow b = {0}, h = {0};
-	long status = 0;
+	struct tb_test_resp r;
+	long status;
 
-	assert_non_null(c);
-	for (size_t i = 0; headers != NULL && headers[i] != NULL; i++)
-		hl = curl_slist_append(hl, headers[i]);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(c, CURLOPT_INTERFACE, src);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, &h);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
-	if (body != NULL)
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	assert_int_equal(curl_easy_perform(c), CURLE_OK);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(hl);
-	curl_easy_cleanup(c);
-	if (hdrs != NULL && b.p != NULL)
-		collect(b.p, 1, b.len, &h);
-	free(b.p);
-	if (hdrs != NULL)
-		*hdrs = h.p != NULL ? h.p : strdup("");
-	else
-		free(h.p);
+	assert_int_equal(tb_test_http_from(src, method, url, headers, body, body != NULL ? strlen(body) : 0, &r), 0);
+	status = r.status;
+	if (hdrs != NULL) {
+		size_t n = strlen(r.headers) + r.len + 1;
+
+		*hdrs = malloc(n);
+		assert_non_null(*hdrs);
+		snprintf(*hdrs, n, "%s%s", r.headers, r.body);
+	}
+	tb_test_resp_free(&r);
 	return status;
 }
 
@@ -202,15 +165,10 @@ static void create_from(const struct tb_test_daemon *d, const char *src, const c
 static void audit_remote(const struct tb_test_daemon *d, const char *name, char *out, size_t len)
 {
 	struct tb_test_resp r;
-	char url[256], auth[200];
-	const char *h[] = {auth, NULL};
 	json_t *row;
 	size_t i;
 
-	snprintf(url, sizeof(url), "%s/api/v1/audit?limit=100", d->url);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d->admin_token);
-	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
-	assert_int_equal(r.status, 200);
+	tb_test_api_expect(d, NULL, "GET", "/api/v1/audit?limit=100", NULL, 200, &r);
 	out[0] = '\0';
 	json_array_foreach(json_object_get(r.json, "audit"), i, row)
 	{

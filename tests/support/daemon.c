@@ -294,6 +294,12 @@ static size_t collect(char *data, size_t size, size_t n, void *cls)
 int tb_test_http(const char *method, const char *url, const char *const headers[], const char *body, size_t body_len,
 		 struct tb_test_resp *out)
 {
+	return tb_test_http_from(NULL, method, url, headers, body, body_len, out);
+}
+
+int tb_test_http_from(const char *src, const char *method, const char *url, const char *const headers[],
+		      const char *body, size_t body_len, struct tb_test_resp *out)
+{
 	CURL *c = curl_easy_init();
 	struct curl_slist *hl = NULL;
 	struct grow b = {0}, h = {0};
@@ -315,6 +321,8 @@ int tb_test_http(const char *method, const char *url, const char *const headers[
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, &h);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
 	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+	if (src != NULL)
+		curl_easy_setopt(c, CURLOPT_INTERFACE, src);
 	if (body != NULL) {
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)body_len);

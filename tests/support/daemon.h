@@ -62,6 +62,10 @@ struct tb_test_resp {
  * body may be NULL.  0 or -1 (transport error). */
 int tb_test_http(const char *method, const char *url, const char *const headers[], const char *body, size_t body_len,
 		 struct tb_test_resp *out);
+/* tb_test_http from the local address src (e.g. "127.0.0.2": loopback holds
+ * all of 127/8; NULL: the system's choice). */
+int tb_test_http_from(const char *src, const char *method, const char *url, const char *const headers[],
+		      const char *body, size_t body_len, struct tb_test_resp *out);
 void tb_test_resp_free(struct tb_test_resp *r);
 
 /* METHOD d->url + path as token (NULL: the admin's) with an optional JSON
