@@ -39,26 +39,39 @@ static int teardown(void **state)
 	return tb_test_daemon_stop(&D);
 }
 
-/* Log in (remember: "true", "false" or NULL for absent); the reply in r. */
-static void login(const char *remember, struct tb_test_resp *r)
+/* GET /whoami with the header hdr ("Cookie: ..."); the status. */
+static long whoami(const char *hdr)
+{
+	const char *h[2] = {hdr, NULL};
+	struct tb_test_resp r;
+	char url[256];
+	long status;
+
+	snprintf(url, sizeof(url), "%s/api/v1/whoami", D.url);
+	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
+	status = r.status;
+	tb_test_resp_free(&r);
+	return status;
+}
+
+/* Log in as secret (remember: "true", "false" or NULL for absent); the reply in r. */
+static void login(const char *secret, const char *remember, struct tb_test_resp *r)
 {
 	static const char *const h[] = {"Content-Type: application/json", NULL};
 	char url[256], body[512];
 
 	snprintf(url, sizeof(url), "%s/api/v1/session", D.url);
 	if (remember != NULL)
-		snprintf(body, sizeof(body), "{\"token\":\"%s\",\"remember\":%s}", viewer, remember);
+		snprintf(body, sizeof(body), "{\"token\":\"%s\",\"remember\":%s}", secret, remember);
 	else
-		snprintf(body, sizeof(body), "{\"token\":\"%s\"}", viewer);
+		snprintf(body, sizeof(body), "{\"token\":\"%s\"}", secret);
 	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), r), 0);
 }
 
 /* The cookie's Max-Age, and that the cookie works for GET /whoami. */
 static long max_age_and_use(struct tb_test_resp *r)
 {
-	char buf[512], cookie[600], url[256];
-	const char *h[2] = {cookie, NULL};
-	struct tb_test_resp w;
+	char buf[512], cookie[600];
 	const char *m;
 	long age;
 
@@ -69,10 +82,7 @@ static long max_age_and_use(struct tb_test_resp *r)
 	age = strtol(m + 8, NULL, 10);
 	buf[strcspn(buf, ";")] = '\0';
 	snprintf(cookie, sizeof(cookie), "Cookie: %s", buf);
-	snprintf(url, sizeof(url), "%s/api/v1/whoami", D.url);
-	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &w), 0);
-	assert_int_equal(w.status, 200);
-	tb_test_resp_free(&w);
+	assert_int_equal(whoami(cookie), 200);
 	return age;
 }
 
@@ -82,7 +92,7 @@ static void test_remember_gives_a_30_day_cookie(void **state)
 	long age;
 
 	(void)state;
-	login("true", &r);
+	login(viewer, "true", &r);
 	assert_int_equal(r.status, 200);
 	age = max_age_and_use(&r);
 	assert_true(age > 30L * 24 * 3600 - 60);
@@ -98,12 +108,12 @@ static void test_without_remember_the_ordinary_ttl(void **state)
 	long age;
 
 	(void)state;
-	login("false", &r);
+	login(viewer, "false", &r);
 	assert_int_equal(r.status, 200);
 	age = max_age_and_use(&r);
 	assert_true(age > 0 && age <= 12L * 3600);
 	tb_test_resp_free(&r);
-	login(NULL, &r);
+	login(viewer, NULL, &r);
 	assert_int_equal(r.status, 200);
 	age = max_age_and_use(&r);
 	assert_true(age > 0 && age <= 12L * 3600);
@@ -115,7 +125,7 @@ static void test_remember_must_be_boolean(void **state)
 	struct tb_test_resp r;
 
 	(void)state;
-	login("\"yes\"", &r);
+	login(viewer, "\"yes\"", &r);
 	assert_int_equal(r.status, 400);
 	assert_string_equal(tb_test_error_code(&r), "invalid_field");
 	assert_null(tb_test_header(&r, "Set-Cookie", (char[8]){0}, 8));
@@ -125,13 +135,10 @@ static void test_remember_must_be_boolean(void **state)
 /* A logged-in session of secret: "Cookie: ..." and "X-CSRF-Token: ..." headers. */
 static void session_of(const char *secret, char cookie[600], char csrf[300])
 {
-	static const char *const h[] = {"Content-Type: application/json", NULL};
-	char url[256], body[512], buf[512];
+	char buf[512];
 	struct tb_test_resp r;
 
-	snprintf(url, sizeof(url), "%s/api/v1/session", D.url);
-	snprintf(body, sizeof(body), "{\"token\":\"%s\",\"remember\":true}", secret);
-	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), &r), 0);
+	login(secret, "true", &r);
 	assert_int_equal(r.status, 200);
 	assert_non_null(tb_test_header(&r, "Set-Cookie", buf, sizeof(buf)));
 	buf[strcspn(buf, ";")] = '\0';
@@ -139,20 +146,6 @@ static void session_of(const char *secret, char cookie[600], char csrf[300])
 	snprintf(csrf, 300, "X-CSRF-Token: %s",
 		 json_string_value(json_object_get(json_object_get(r.json, "session"), "csrf_token")));
 	tb_test_resp_free(&r);
-}
-
-static long whoami(const char *hdr)
-{
-	const char *h[2] = {hdr, NULL};
-	struct tb_test_resp r;
-	char url[256];
-	long status;
-
-	snprintf(url, sizeof(url), "%s/api/v1/whoami", D.url);
-	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, &r), 0);
-	status = r.status;
-	tb_test_resp_free(&r);
-	return status;
 }
 
 static void test_log_out_everywhere(void **state)
