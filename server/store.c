@@ -329,6 +329,16 @@ int st_finish_write(struct tb_store *st, sqlite3_stmt *s, struct tb_error *err)
 	return rc;
 }
 
+int st_finish_insert(struct tb_store *st, sqlite3_stmt *s, const char *what, int64_t *id, struct tb_error *err)
+{
+	int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : st_db_fail(st, err, what);
+
+	if (rc == 0 && id != NULL)
+		*id = sqlite3_last_insert_rowid(st->db);
+	st_finish(st, s);
+	return rc;
+}
+
 void st_finish(struct tb_store *st, sqlite3_stmt *s)
 {
 	release(st, s);

@@ -36,6 +36,9 @@ int st_db_fail(struct tb_store *st, struct tb_error *err, const char *what);
 int st_prep(struct tb_store *st, const char *sql, sqlite3_stmt **s, struct tb_error *err);
 /* Step a write statement to completion, reset it, unlock. */
 int st_finish_write(struct tb_store *st, sqlite3_stmt *s, struct tb_error *err);
+/* Step an INSERT to completion, the new row's id into *id (NULL: not
+ * wanted), reset, unlock; what names it in an error. */
+int st_finish_insert(struct tb_store *st, sqlite3_stmt *s, const char *what, int64_t *id, struct tb_error *err);
 /* Reset (or finalize, if not kept) and unlock. */
 void st_finish(struct tb_store *st, sqlite3_stmt *s);
 /* A text column ("" for NULL), or NULL for NULL; valid until the next step. */

@@ -23,14 +23,7 @@ int tb_store_notify_rule_insert(struct tb_store *st, const char *name, const cha
 	st_bind_text(s, 2, spec);
 	sqlite3_bind_int64(s, 3, tb_now());
 	sqlite3_bind_int64(s, 4, tb_now());
-	if (sqlite3_step(s) != SQLITE_DONE) {
-		rc = st_db_fail(st, err, "recording a notification rule");
-		st_finish(st, s);
-		return rc;
-	}
-	*id = sqlite3_last_insert_rowid(st->db);
-	st_finish(st, s);
-	return 0;
+	return st_finish_insert(st, s, "recording a notification rule", id, err);
 }
 
 /* Step a write of one row by id: TB_ERR_NOT_FOUND when none changed. */
@@ -136,15 +129,7 @@ int tb_store_notify_delivery_add(struct tb_store *st, int64_t rule_id, int64_t e
 	st_bind_text(s, 4, message);
 	sqlite3_bind_int64(s, 5, tb_now_ms());
 	sqlite3_bind_int64(s, 6, tb_now());
-	if (sqlite3_step(s) != SQLITE_DONE) {
-		rc = st_db_fail(st, err, "queueing a notification");
-		st_finish(st, s);
-		return rc;
-	}
-	if (id != NULL)
-		*id = sqlite3_last_insert_rowid(st->db);
-	st_finish(st, s);
-	return 0;
+	return st_finish_insert(st, s, "queueing a notification", id, err);
 }
 
 #define DELIVERY_COLS                                                                                    \

@@ -11,33 +11,26 @@ int tb_store_spec_insert(struct tb_store *st, const char *name, const char *spec
 			 struct tb_error *err)
 {
 	sqlite3_stmt *s;
-	int64_t rowid;
 	int rc;
 
-	/* one statement: the number is taken and used under the same lock */
+	/* one statement: the number is taken, used and given back under the
+	 * same lock */
 	if ((rc = st_prep(st,
 			  "INSERT INTO spec_versions (name, version, spec, author, created_at)"
-			  " SELECT ?1, COALESCE(MAX(version), 0) + 1, ?2, ?3, ?4 FROM spec_versions WHERE name = ?1",
+			  " SELECT ?1, COALESCE(MAX(version), 0) + 1, ?2, ?3, ?4 FROM spec_versions WHERE name = ?1"
+			  " RETURNING version",
 			  &s, err)) != 0)
 		return rc;
 	st_bind_text(s, 1, name);
 	st_bind_text(s, 2, spec);
 	st_bind_text(s, 3, author);
 	sqlite3_bind_int64(s, 4, tb_now());
-	if (sqlite3_step(s) != SQLITE_DONE) {
-		rc = st_db_fail(st, err, "recording a spec version");
-		st_finish(st, s);
-		return rc;
-	}
-	rowid = sqlite3_last_insert_rowid(st->db);
-	st_finish(st, s);
-	if ((rc = st_prep(st, "SELECT version FROM spec_versions WHERE rowid = ?", &s, err)) != 0)
-		return rc;
-	sqlite3_bind_int64(s, 1, rowid);
-	if (sqlite3_step(s) == SQLITE_ROW)
+	if (sqlite3_step(s) == SQLITE_ROW) {
 		*version = sqlite3_column_int64(s, 0);
-	else
-		rc = st_db_fail(st, err, "reading a spec version back");
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : st_db_fail(st, err, "recording a spec version");
+	} else {
+		rc = st_db_fail(st, err, "recording a spec version");
+	}
 	st_finish(st, s);
 	return rc;
 }
