@@ -32,8 +32,6 @@ struct host_state {
 	char presented_fp[64];
 	char detail[TB_ERROR_MSG_MAX]; /* last log-only detail, to log each once */
 	char phase[16];                /* set by an action, "" when none */
-	int held;                      /* held_by below is set */
-	struct tb_hold_info held_by;   /* told by actions (tb_hosts_set_held) */
 };
 TB_MACHTAB_SLOT(struct host_state, machine);
 
@@ -248,19 +246,12 @@ void tb_hosts_set_phase(struct tb_hosts *h, const char *machine, const char *pha
 		tb_events_publish(h->sv->events, "host.state", machine, 0, tb_hosts_state_json(h, machine));
 }
 
+static json_t *state_json(struct tb_hosts *h, const char *machine, const struct tb_hold_info *held);
+
 void tb_hosts_set_held(struct tb_hosts *h, const char *machine, const struct tb_hold_info *held)
 {
-	struct host_state *s;
-
-	pthread_mutex_lock(&h->lock);
-	s = slot(h, machine, 1);
-	if (s != NULL) {
-		s->held = held != NULL;
-		if (held != NULL)
-			s->held_by = *held;
-	}
-	pthread_mutex_unlock(&h->lock);
-	tb_events_publish(h->sv->events, "host.state", machine, 0, tb_hosts_state_json(h, machine));
+	/* actions' lock is held: held is what it says, not asked again */
+	tb_events_publish(h->sv->events, "host.state", machine, 0, state_json(h, machine, held));
 }
 
 static void publish_state(struct tb_hosts *h, const char *machine)
@@ -449,7 +440,8 @@ void tb_hosts_inventory_changed(struct tb_hosts *h)
 	tb_hosts_probe_now(h);
 }
 
-json_t *tb_hosts_state_json(struct tb_hosts *h, const char *machine)
+/* The state of machine with held_by from held (NULL: nobody holds it). */
+static json_t *state_json(struct tb_hosts *h, const char *machine, const struct tb_hold_info *held)
 {
 	struct host_state s, *p;
 	json_t *err = json_null(), *presented = json_null(), *j;
@@ -460,8 +452,9 @@ json_t *tb_hosts_state_json(struct tb_hosts *h, const char *machine)
 		s = *p;
 	pthread_mutex_unlock(&h->lock);
 	if (p == NULL)
-		return json_pack("{s:s, s:n, s:n, s:n, s:n, s:n, s:s, s:n}", "reachability", "unknown", "os", "since",
-				 "checked_at", "last_error", "presented_host_key", "phase", "unknown", "held_by");
+		return json_pack("{s:s, s:n, s:n, s:n, s:n, s:n, s:s, s:o}", "reachability", "unknown", "os", "since",
+				 "checked_at", "last_error", "presented_host_key", "phase", "unknown", "held_by",
+				 tb_hold_info_json(held));
 	if (s.err_code[0])
 		err = json_pack("{s:s, s:s}", "code", s.err_code, "message", s.err_msg);
 	if (s.presented_fp[0])
@@ -474,8 +467,17 @@ json_t *tb_hosts_state_json(struct tb_hosts *h, const char *machine)
 				    : strcmp(s.reach, "down") == 0 ? "down"
 								   : "unknown"));
 	if (j != NULL)
-		json_object_set_new(j, "held_by", tb_hold_info_json(s.held ? &s.held_by : NULL));
+		json_object_set_new(j, "held_by", tb_hold_info_json(held));
 	return j;
+}
+
+json_t *tb_hosts_state_json(struct tb_hosts *h, const char *machine)
+{
+	struct tb_hold_info held;
+	int is_held = h->sv->actions != NULL && tb_actions_held_by(h->sv->actions, machine, &held);
+
+	/* who holds it is actions' to say (kept there only) */
+	return state_json(h, machine, is_held ? &held : NULL);
 }
 
 json_t *tb_hosts_machine_json(struct tb_hosts *h, const struct tb_machine *m)

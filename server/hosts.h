@@ -53,7 +53,9 @@ void tb_hosts_probe_now(struct tb_hosts *h);
  * the prober itself).  Blocks for up to the slowest persona's timeouts. */
 void tb_hosts_probe_all(struct tb_hosts *h);
 
-/* The "state" object of a machine for the API (new reference). */
+/* The "state" object of a machine for the API (new reference).  Its
+ * held_by is asked of actions (their lock, briefly): never call this with
+ * actions' lock held. */
 json_t *tb_hosts_state_json(struct tb_hosts *h, const char *machine);
 
 /* A machine for the API: the inventory's public view, each persona's
@@ -97,9 +99,10 @@ int tb_hosts_reach(struct tb_hosts *h, const char *machine, int64_t *since, int6
  * "shutting_down"; NULL when nothing): shown as state.phase. */
 void tb_hosts_set_phase(struct tb_hosts *h, const char *machine, const char *phase);
 
-/* Who holds the machine now (actions' on_hold, wired in app.c; NULL:
- * nobody): shown as state.held_by and published as host.state.  Takes the
- * hosts lock; publishes an event. */
+/* Who holds the machine now (actions' on_hold, wired in app.c, called with
+ * actions' lock held; NULL: nobody): published as host.state with that
+ * held_by.  Nothing is kept here: tb_hosts_state_json asks actions
+ * (tb_actions_held_by) each time.  Takes the hosts lock; publishes an event. */
 struct tb_hold_info;
 void tb_hosts_set_held(struct tb_hosts *h, const char *machine, const struct tb_hold_info *held);
 
