@@ -7,18 +7,8 @@
 # nowhere in replies, events, the audit log or the daemon's log.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
-D=$(mktemp -d /tmp/tbscratch-XXXXXX)
-trap 'daemon_clean; sim_down; rm -rf "$D"' EXIT
-
-
-sim_up tbpb 237 || { nok "sim up"; finish; }
-ok "sim up (prefix $PFX)"
-daemon_up "$S/inventory.yaml" --probe-interval 2
-check "testbedd starts" test -n "$DPID"
-tb() { timeout 180 "$BIN/tbctl" "$@"; }
-answers() {
-	tb --json host "$1" 2>/dev/null | python3 -c 'import json,sys; s=json.load(sys.stdin)["host"]["state"]; print(s["os"] if s["reachability"]=="up" else "down")'
-}
+scratch_dir
+sim_testbedd tbpb 237 2
 for _ in $(seq 60); do [ "$(answers left)" = ubuntu ] && [ "$(answers right)" = ubuntu ] && break; sleep 0.5; done
 check "left and right answer as ubuntu" test "$(answers left)/$(answers right)" = ubuntu/ubuntu
 

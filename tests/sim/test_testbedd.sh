@@ -6,19 +6,8 @@
 # "left answers freebsd" without anyone telling testbedd.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
-D=$(mktemp -d /tmp/tbscratch-XXXXXX)
-trap 'daemon_clean; sim_down; rm -rf "$D"' EXIT
+sim_testbedd tbtd 239 1
 
-
-sim_up tbtd 239 || { nok "sim up"; finish; }
-ok "sim up (prefix $PFX)"
-
-daemon_up "$S/inventory.yaml" --probe-interval 1
-check "testbedd starts on the sim's inventory" test -n "$DPID"
-
-answers() {	# machine: the OS that answers, as tbctl --json says
-	"$BIN/tbctl" --json host "$1" 2>/dev/null | python3 -c 'import json,sys; s=json.load(sys.stdin)["host"]["state"]; print(s["os"] if s["reachability"]=="up" else "down")'
-}
 wait_answers() {	# machine os [seconds]
 	for _ in $(seq $((${3:-30} * 2))); do
 		[ "$(answers "$1")" = "$2" ] && return 0
