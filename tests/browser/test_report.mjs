@@ -13,10 +13,10 @@
 // and phone) go to $TB_BINARY_DIR/screenshots/report-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  Bed, CHROMIUM, CHROMIUM_ARGS, DESKTOP, PHONE, login, need, shotsDir,
+  Bed, DESKTOP, PHONE, launchChromium, login, shotsDir,
 } from './lib/testbed.mjs';
 
 const PREFIX = 'tbar';
@@ -126,14 +126,7 @@ test('the report opens from disk, offline and without JavaScript: every table an
   const abFile = path.join(bed.root, 'report-ab.html');
   writeFileSync(abFile, ab);
 
-  const { chromium } = await need('playwright-core');
-  const profile = path.join(bed.root, 'chromium-nojs');
-  mkdirSync(path.join(profile, 'Default'), { recursive: true });
-  writeFileSync(path.join(profile, 'Default', 'Preferences'), JSON.stringify({ alternate_error_pages: { enabled: false } }));
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: DESKTOP, timeout: 60_000,
-    javaScriptEnabled: false, offline: true,
-  });
+  const ctx = await launchChromium(path.join(bed.root, 'chromium-nojs'), DESKTOP, { javaScriptEnabled: false, offline: true });
   try {
     const p = ctx.pages()[0] ?? await ctx.newPage();
     const requests = [];

@@ -15,15 +15,7 @@ let page;
 let alice;
 let bob;
 
-async function call(token, method, urlPath, body) {
-  const res = await fetch(`${tbd.base}${urlPath}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : null };
-}
+const call = (token, method, urlPath, body) => tbd.call(method, urlPath, body, token);
 
 before(async () => {
   const closed = await freePort();

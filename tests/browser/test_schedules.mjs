@@ -8,21 +8,15 @@
 // Screenshots (desktop and phone) go to $TB_BINARY_DIR/screenshots/schedules-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Bed, deadInventory, freePort, login, shoot } from './lib/testbed.mjs';
+import {
+  Bed, deadInventory, eventually, freePort, login, shoot,
+} from './lib/testbed.mjs';
 
 const bed = new Bed('schedules');
 let tbd;
 let page;
 
-async function call(method, urlPath, body) {
-  const res = await fetch(`${tbd.base}${urlPath}`, {
-    method,
-    headers: { Authorization: `Bearer ${tbd.adminToken}`, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : null };
-}
+const call = (method, urlPath, body) => tbd.call(method, urlPath, body);
 
 before(async () => {
   const closed = await freePort();
@@ -56,13 +50,8 @@ test('a schedule lists with its next time, then a square per verdict', async () 
   const put = await call('PUT', '/api/v1/specs/nightly/schedule', { cron: '* * * * *', max_drop: 10 });
   assert.equal(put.status, 200);
 
-  let gate = null;
-  for (let i = 0; i < 400 && !gate; i++) {
-    const r = await call('GET', '/api/v1/schedules');
-    gate = r.json.schedules[0].last.find((g) => g.verdict) ?? null;
-    if (!gate) await new Promise((res) => setTimeout(res, 200));
-  }
-  assert.ok(gate, 'the schedule started and judged a matrix within 80 s');
+  const gate = await eventually(async () => (await call('GET', '/api/v1/schedules')).json.schedules[0].last.find((g) => g.verdict),
+    80_000, 'the schedule started and judged no matrix');
   assert.equal(gate.verdict, 'no_baseline');
 
   await page.reload();

@@ -260,15 +260,30 @@ export class Testbedd {
     return JSON.parse(text);
   }
 
-  /** Wait until matrix id has succeeded (one that failed, was canceled or interrupted: its state and error in the failure). */
+  /** method urlPath with a JSON body (if any) as token (the admin's by default): {status, json} (json null if empty). */
+  async call(method, urlPath, body, token = this.adminToken) {
+    const res = await fetch(`${this.base}${urlPath}`, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : null };
+  }
+
+  /**
+   * Wait until matrix id has ended (at most ms), then check it succeeded:
+   * one that failed, was canceled or interrupted fails the wait at once,
+   * with its state and error.
+   */
   async matrixSucceeded(id, ms = 90_000) {
+    const ended = ['succeeded', 'failed', 'canceled', 'interrupted'];
+    let m = null;
     await eventually(async () => {
-      const { matrix: m } = await this.get(`/api/v1/matrices/${id}?runs=0`);
-      if (m.state === 'failed' || m.state === 'canceled' || m.state === 'interrupted') {
-        throw new Error(`matrix ${id} ${m.state}: ${JSON.stringify(m.error)}`);
-      }
-      return m.state === 'succeeded';
-    }, ms, `matrix ${id} did not succeed`);
+      m = (await this.get(`/api/v1/matrices/${id}?runs=0`)).matrix;
+      return ended.includes(m.state);
+    }, ms, () => `matrix ${id} did not end (${m?.state})`);
+    assert.equal(m.state, 'succeeded', `matrix ${id} ${m.state}: ${JSON.stringify(m.error)}`);
   }
 
   /** POST spec to /matrices and wait until the matrix has succeeded: its id. */
@@ -330,8 +345,8 @@ export function removeDir(dir) {
   if (dir) rmSync(dir, { recursive: true, force: true });
 }
 
-/** Headless Chromium with a fresh profile in dir. */
-export async function launchChromium(dir, viewport = { width: 1280, height: 800 }) {
+/** Headless Chromium with a fresh profile in dir; options: more of launchPersistentContext's (e.g. offline). */
+export async function launchChromium(dir, viewport = { width: 1280, height: 800 }, options = {}) {
   const { chromium } = await need('playwright-core');
   // After a failed navigation Chromium probes google.com through the system
   // resolver and 8.8.8.8 (its DNS probe, outside --host-resolver-rules) unless
@@ -347,6 +362,7 @@ export async function launchChromium(dir, viewport = { width: 1280, height: 800 
     args: CHROMIUM_ARGS,
     viewport,
     timeout: 60_000,
+    ...options,
   });
   for (const page of context.pages()) reloadOnNetworkChange(page);
   context.on('page', reloadOnNetworkChange);
