@@ -184,8 +184,7 @@ static void test_schedule_api(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		tb_test_api(&D, NULL, "PUT", bad[i].path, bad[i].body, &r);
-		assert_int_equal(r.status, bad[i].status);
+		tb_test_api_expect(&D, NULL, "PUT", bad[i].path, bad[i].body, bad[i].status, &r);
 		assert_string_equal(json_string_value(json_object_get(json_object_get(r.json, "error"), "field")),
 				    bad[i].field);
 		tb_test_resp_free(&r);
