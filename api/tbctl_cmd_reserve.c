@@ -11,22 +11,24 @@
 #include <string.h>
 #include <time.h>
 
-/* "90", "90s", "45m", "2h", "1d" into seconds; -1 when not one. */
+#define FOR_MAX_S (3660L * 86400) /* ten years: beyond any reservation, within time_t and a calendar year */
+
+/* "90", "90s", "45m", "2h", "1d" into seconds (at most FOR_MAX_S); -1 when
+ * not one. */
 static long parse_for(const char *s)
 {
+	static const struct {
+		const char *unit;
+		long secs;
+	} units[] = {{"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}};
 	char *end;
 	long v = s != NULL ? strtol(s, &end, 10) : -1;
 
 	if (s == NULL || *s < '0' || *s > '9' || v <= 0)
 		return -1;
-	if (*end == '\0' || strcmp(end, "s") == 0)
-		return v;
-	if (strcmp(end, "m") == 0)
-		return v * 60;
-	if (strcmp(end, "h") == 0)
-		return v * 3600;
-	if (strcmp(end, "d") == 0)
-		return v * 86400;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].unit) == 0)
+			return v <= FOR_MAX_S / units[i].secs ? v * units[i].secs : -1;
 	return -1;
 }
 
@@ -83,7 +85,7 @@ int tbctl_cmd_reserve(const struct tbctl_ctx *ctx)
 	int rc;
 
 	if (secs <= 0) {
-		fprintf(stderr, "tbctl: reserve needs --for DURATION (90s, 45m, 2h, 1d)\n");
+		fprintf(stderr, "tbctl: reserve needs --for DURATION (90s, 45m, 2h, 1d; under ten years)\n");
 		json_decref(hosts);
 		return TBCTL_EXIT_USAGE;
 	}

@@ -238,6 +238,11 @@ static void test_tbctl(void **state)
 	assert_int_equal(tb_test_tbctl(&D, bob, (const char *const[]){"hosts", NULL}, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "by alice until"));
 	assert_int_equal(tb_test_tbctl(&D, bob, (const char *const[]){"reserve", "right", NULL}, out, sizeof(out)), 1);
+	/* a length past any calendar is a usage mistake, not a garbage time sent */
+	assert_int_equal(tb_test_tbctl(&D, bob,
+				       (const char *const[]){"reserve", "right", "--for", "9999999999999d", NULL}, out,
+				       sizeof(out)),
+			 1);
 	assert_int_equal(tb_test_tbctl(&D, alice, (const char *const[]){"release", NULL}, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "released reservation"));
 	assert_int_equal(tb_test_tbctl(&D, bob, (const char *const[]){"reservations", NULL}, out, sizeof(out)), 0);
