@@ -88,9 +88,7 @@ static long long create(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(body, sizeof(body), fmt, ap);
 	va_end(ap);
-	if (tb_test_api(&d, NULL, "POST", "/api/v1/notifications", body, &r) != 201)
-		fprintf(stderr, "create: %ld %s\n", r.status, r.body);
-	assert_int_equal(r.status, 201);
+	tb_test_api_expect(&d, NULL, "POST", "/api/v1/notifications", body, 201, &r);
 	id = (long long)json_integer_value(json_object_get(r.json, "id"));
 	assert_null(strstr(r.body, KEY));
 	tb_test_resp_free(&r);
