@@ -42,10 +42,14 @@ struct due {
 	int64_t next_at;
 };
 
+/* Schedules copied out of the store's callback (it may not call the store
+ * again), as many as there are; d is malloc'd (free it). */
 struct due_list {
-	struct due d[MAX_DUE];
-	int n;
+	struct due *d;
+	int n, cap;
+	int max;     /* 0: no limit */
 	int64_t now; /* 0: every schedule, else only those due by then */
+	int nomem;
 };
 
 static void copy_due(void *cls, const struct tb_schedule_row *r)
@@ -53,8 +57,19 @@ static void copy_due(void *cls, const struct tb_schedule_row *r)
 	struct due_list *l = cls;
 	struct due *d;
 
-	if (l->n >= MAX_DUE || (l->now != 0 && r->next_at > l->now))
+	if ((l->max != 0 && l->n >= l->max) || (l->now != 0 && r->next_at > l->now))
 		return;
+	if (l->n == l->cap) {
+		int cap = l->cap != 0 ? l->cap * 2 : 8;
+		struct due *grown = realloc(l->d, (size_t)cap * sizeof(*grown));
+
+		if (grown == NULL) {
+			l->nomem = 1;
+			return;
+		}
+		l->d = grown;
+		l->cap = cap;
+	}
 	d = &l->d[l->n++];
 	snprintf(d->name, sizeof(d->name), "%s", r->name);
 	snprintf(d->cron, sizeof(d->cron), "%s", r->cron);
@@ -127,14 +142,13 @@ static void publish_failed(struct tb_schedule *sc, const struct due *d, int64_t 
 
 static void fire_due(struct tb_schedule *sc)
 {
-	static struct due_list l; /* the ticker's thread only */
 	struct tb_error err = {0};
 	int64_t now = tb_now(), id = 0, next;
+	struct due_list l = {.max = MAX_DUE, .now = now};
 
-	l.n = 0;
-	l.now = now;
 	if (tb_store_schedule_each(sc->sv->store, NULL, copy_due, &l, &err) != 0) {
 		tb_warn("schedule", "reading schedules: %s", err.message);
+		free(l.d);
 		return;
 	}
 	for (int i = 0; i < l.n && !tb_ticker_stopping(&sc->ticker); i++) {
@@ -151,6 +165,7 @@ static void fire_due(struct tb_schedule *sc)
 		else
 			tb_info("schedule", "%s: \"%s\" started matrix %lld", d->name, d->cron, (long long)id);
 	}
+	free(l.d);
 }
 
 /* ---- the gate ---- */
@@ -210,7 +225,7 @@ static const char *verdict_of(struct tb_schedule *sc, const struct ended *e, int
 
 static void judge_one(struct tb_schedule *sc, const struct ended *e)
 {
-	struct due_list *pl = calloc(1, sizeof(*pl));
+	struct due_list pl = {.max = 1};
 	struct due p = {.metric = "receiver_bps", .max_drop = 5};
 	struct tb_error err = {0};
 	int64_t baseline = e->baseline_id;
@@ -219,9 +234,9 @@ static void judge_one(struct tb_schedule *sc, const struct ended *e)
 	char *text;
 
 	/* the schedule's gate settings now (defaults when it was deleted) */
-	if (pl != NULL && tb_store_schedule_each(sc->sv->store, e->spec, copy_due, pl, &err) == 0 && pl->n == 1)
-		p = pl->d[0];
-	free(pl);
+	if (tb_store_schedule_each(sc->sv->store, e->spec, copy_due, &pl, &err) == 0 && pl.n == 1)
+		p = pl.d[0];
+	free(pl.d);
 	if (baseline == 0 && tb_store_gate_latest_passing(sc->sv->store, e->spec, e->matrix_id, &baseline, &err) != 0)
 		baseline = 0;
 	detail = json_pack("{s:I, s:s, s:I, s:s, s:f, s:i, s:[]}", "matrix", (json_int_t)e->matrix_id, "spec", e->spec,
@@ -378,17 +393,18 @@ static void gate_into(void *cls, const struct tb_gate_row *r)
 
 int tb_schedule_list_json(struct tb_store *st, const char *name, json_t **out, struct tb_error *err)
 {
-	struct due_list *l = calloc(1, sizeof(*l));
+	struct due_list all = {0}, *l = &all;
 	json_t *arr = json_array();
 	int rc;
 
-	if (l == NULL || arr == NULL) {
-		free(l);
-		json_decref(arr);
+	if (arr == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	}
 	if ((rc = tb_store_schedule_each(st, name, copy_due, l, err)) != 0)
 		goto out;
+	if (l->nomem) {
+		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+		goto out;
+	}
 	if (name != NULL && l->n == 0) {
 		rc = tb_fail(err, TB_ERR_NOT_FOUND, "name", "spec %.64s has no schedule", name);
 		goto out;
@@ -424,10 +440,10 @@ int tb_schedule_list_json(struct tb_store *st, const char *name, json_t **out, s
 	} else {
 		*out = arr;
 	}
-	free(l);
+	free(l->d);
 	return 0;
 out:
-	free(l);
+	free(l->d);
 	json_decref(arr);
 	return rc;
 }

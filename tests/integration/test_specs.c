@@ -248,12 +248,43 @@ static void test_tbctl_spec(void **state)
 		tb_test_tbctl(&D, NULL, (const char *const[]){"spec", "show", "nobody", NULL}, out, sizeof(out)), 0);
 }
 
+/* GET /schedules lists every schedule: more than the 64 the ticker starts
+ * in one second (they were cut there). */
+static void test_many_schedules(void **state)
+{
+	char body[256], path[128];
+	struct tb_test_resp r;
+	json_t *sc;
+	size_t i, many = 0;
+
+	(void)state;
+	for (int k = 0; k < 70; k++) {
+		snprintf(body, sizeof(body),
+			 "{\"name\":\"many%02d\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}],"
+			 "\"duration_s\":1,\"repeats\":1}",
+			 k);
+		tb_test_api_expect(&D, NULL, "POST", "/api/v1/specs", body, 201, &r);
+		tb_test_resp_free(&r);
+		snprintf(path, sizeof(path), "/api/v1/specs/many%02d/schedule", k);
+		tb_test_api_expect(&D, NULL, "PUT", path, "{\"cron\":\"0 3 31 2 *\"}", 200, &r); /* never due */
+		tb_test_resp_free(&r);
+	}
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/schedules", NULL, 200, &r);
+	json_array_foreach(json_object_get(r.json, "schedules"), i, sc)
+	{
+		if (strncmp(json_string_value(json_object_get(sc, "name")), "many", 4) == 0)
+			many++;
+	}
+	tb_test_resp_free(&r);
+	assert_int_equal(many, 70);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_push_and_refusals), cmocka_unit_test(test_list_show_diff),
 		cmocka_unit_test(test_survives_restart),  cmocka_unit_test(test_schedule_api),
-		cmocka_unit_test(test_tbctl_spec),
+		cmocka_unit_test(test_tbctl_spec),        cmocka_unit_test(test_many_schedules),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
