@@ -23,32 +23,29 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import {
-  Sshd, Testbedd, binaryDir, eventually, freePort, launchChromium, removeDir, sleep, tempDir,
+  Bed, DESKTOP, PHONE, Sshd, eventually, freePort, shoot, shotsDir, sleep,
 } from './lib/testbed.mjs';
 
 // pokeitwithastick's pin: not the key its sshd presents (a changed key).
 const WRONG_KEY = 'SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 const SOON = 15_000;   // probes run every second; a change shows within a few
-let dir;
+const bed = new Bed('web');
+const pageErrors = bed.errors;
 let sshd;
 let tbd;
 let browser;
 let page;
 let shots;
 let closedPort;
-const pageErrors = [];
 
 before(async () => {
-  dir = tempDir('tb-browser-');
-  const sshDir = path.join(dir, 'ssh');
+  const sshDir = path.join(bed.root, 'ssh');
   mkdirSync(sshDir, { mode: 0o700 });
   const closed = await freePort();
   closedPort = closed;
   sshd = new Sshd(sshDir, await freePort());
   await sshd.start();
-  const tbDir = path.join(dir, 'tb');
-  mkdirSync(tbDir, { mode: 0o700 });
-  tbd = new Testbedd(tbDir, `version: 1
+  tbd = await bed.startTestbedd(`version: 1
 ssh:
   user: root
   key_file: ${sshd.clientKey}
@@ -84,16 +81,9 @@ machines:
     os:
       openwrt: {address: 127.0.0.1, port: ${closed}}
 `);
-  await tbd.start();
-  shots = path.join(binaryDir, 'screenshots');
-  mkdirSync(shots, { recursive: true });
-  const profile = path.join(dir, 'chromium');
-  mkdirSync(profile);
-  browser = await launchChromium(profile);
-  page = browser.pages()[0] ?? await browser.newPage();
-  page.setDefaultTimeout(SOON);
-  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+  shots = shotsDir();
+  page = await bed.openPage(DESKTOP, { timeout: SOON });
+  browser = bed.browser;
   // Record every event the page's EventSources deliver (id and type), to
   // check later that the page saw each event of the stream exactly once.
   await page.addInitScript(() => {
@@ -112,10 +102,9 @@ machines:
 });
 
 after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
+  await bed.browser?.close().catch(() => {});
   await sshd?.stop();
-  removeDir(dir);
+  await bed.close();
 });
 
 const card = (name) => page.locator(`li.host[data-host="${name}"]`);
@@ -180,9 +169,9 @@ test('a wrong token is refused with a message; the admin token logs in', async (
   await error.waitFor({ state: 'visible' });
   assert.match(await error.innerText(), /refused/i);
   assert.equal(await page.locator('#session').isVisible(), false, 'no session is shown after a refused token');
-  await page.setViewportSize({ width: 390, height: 844 });
+  await page.setViewportSize(PHONE);
   await page.screenshot({ path: path.join(shots, 'login-phone.png') });
-  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.setViewportSize(DESKTOP);
 
   await input.fill(tbd.adminToken);
   await page.keyboard.press('Enter');
@@ -230,16 +219,7 @@ test('the hosts page lists the machines; left is up as ubuntu, right shows its r
   assert.match(changed, /differs from the pinned one/);
   assert.ok(changed.includes(sshd.fingerprint) && changed.includes(WRONG_KEY), `both keys are shown: ${changed}`);
 
-  await page.evaluate(() => document.activeElement?.blur());
-  await page.screenshot({ path: path.join(shots, 'hosts-desktop.png'), fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: path.join(shots, 'hosts-phone.png'), fullPage: true });
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  assert.ok(overflow <= 0, `the page is ${overflow} px wider than a 390 px phone screen`);
-  await page.emulateMedia({ colorScheme: 'dark' });
-  await page.screenshot({ path: path.join(shots, 'hosts-phone-dark.png'), fullPage: true });
-  await page.emulateMedia({ colorScheme: 'light' });
-  await page.setViewportSize({ width: 1280, height: 800 });
+  await shoot(page, 'hosts', { dark: true });
   await sameDocument();
 });
 
