@@ -189,6 +189,10 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* A rule whose HMAC key is in the file %s. */
+#define KEY_RULE \
+	"{\"name\":\"x\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h.example/\",\"hmac_key_file\":\"%s\"}}"
+
 /* A request to the API -> its status and error field. */
 struct refusal {
 	const char *body;
@@ -230,18 +234,10 @@ static void test_rules_api(void **state)
 	json_t *j;
 
 	(void)state;
-	snprintf(loose, sizeof(loose),
-		 "{\"name\":\"x\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h.example/\","
-		 "\"hmac_key_file\":\"%s\"}}",
-		 loose_file);
-	snprintf(outside, sizeof(outside),
-		 "{\"name\":\"x\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h.example/\","
-		 "\"hmac_key_file\":\"%s\"}}",
-		 outside_file);
-	snprintf(link, sizeof(link),
-		 "{\"name\":\"x\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h.example/\","
-		 "\"hmac_key_file\":\"%s\"}}",
-		 link_file);
+	/* the same rule with each refused key file */
+	snprintf(loose, sizeof(loose), KEY_RULE, loose_file);
+	snprintf(outside, sizeof(outside), KEY_RULE, outside_file);
+	snprintf(link, sizeof(link), KEY_RULE, link_file);
 	/* admin.token is a 0600 one-line file testbedd can read: not a rule's */
 	snprintf(dotdot, sizeof(dotdot),
 		 "{\"name\":\"x\",\"triggers\":[\"host.down\"],\"sink\":{\"url\":\"https://h.example/\","
