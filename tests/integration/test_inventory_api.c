@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "daemon.h"
+#include "datafile.h"
 
 static struct tb_test_daemon D;
 static char viewer[128], operator_[128];
@@ -135,19 +136,6 @@ static void test_check(void **state)
 	free(good);
 }
 
-/* The file as it is on disk (malloc'd). */
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *s = calloc(1, 65536);
-
-	assert_non_null(f);
-	assert_non_null(s);
-	assert_true(fread(s, 1, 65535, f) > 0);
-	fclose(f);
-	return s;
-}
-
 static void test_reload(void **state)
 {
 	struct tb_test_resp r;
@@ -173,7 +161,8 @@ static void test_reload(void **state)
 	tb_test_api_expect(&D, NULL, "GET", "/api/v1/hosts/right", NULL, 200, &r);
 	tb_test_resp_free(&r);
 	/* testbedd never rewrites the file */
-	ondisk = slurp(D.inventory);
+	ondisk = tb_test_read_file(D.dir, "inventory.yaml", NULL);
+	assert_non_null(ondisk);
 	assert_non_null(strstr(ondisk, "role: hots"));
 	free(ondisk);
 

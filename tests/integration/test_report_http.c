@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "daemon.h"
+#include "datafile.h"
 
 static struct tb_test_daemon D;
 static long long mx_a, mx_b; /* the baseline and the matrix */
@@ -185,20 +186,6 @@ static void test_csv(void **state)
 	tb_test_resp_free(&r);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = calloc(1, 1 << 20);
-	size_t n;
-
-	assert_non_null(f);
-	assert_non_null(buf);
-	n = fread(buf, 1, (1 << 20) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 enum { TEXT_MAX = 1 << 20 };
 
 static void test_tbctl(void **state)
@@ -241,7 +228,8 @@ static void test_tbctl(void **state)
 	assert_non_null(strstr(text, "BASE IQR"));
 	assert_non_null(strstr(text, "OVERLAP"));
 	assert_non_null(strstr(text, "(lost_percent, a rise of more than 5% fails)"));
-	xml = slurp(junit);
+	xml = tb_test_read_file(D.dir, "junit.xml", NULL);
+	assert_non_null(xml);
 	assert_true(strncmp(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites", 50) == 0);
 	assert_non_null(strstr(xml, "tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"2\""));
 	assert_non_null(strstr(xml, "<testcase classname=\"testbedd.matrix"));
