@@ -208,14 +208,10 @@ enum { TEXT_MAX = 65536 };
 static void test_tbctl(void **state)
 {
 	char proposed[400], *bad = broken_text(), text[TEXT_MAX];
-	FILE *f;
 
 	(void)state;
 	snprintf(proposed, sizeof(proposed), "%s/proposed.yaml", D.dir);
-	f = fopen(proposed, "w");
-	assert_non_null(f);
-	fputs(bad, f);
-	fclose(f);
+	assert_int_equal(tb_test_write_file(proposed, bad, 0600), 0);
 	assert_int_equal(
 		tb_test_tbctl(&D, NULL, (const char *const[]){"inventory", "check", proposed, NULL}, text, TEXT_MAX),
 		2);

@@ -29,6 +29,7 @@
 
 #include "crypto.h"
 #include "daemon.h"
+#include "datafile.h"
 #include "hookrx.h"
 #include "smtprx.h"
 
@@ -65,16 +66,6 @@ static void sleep_ms(long ms)
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
 	nanosleep(&ts, NULL);
-}
-
-static void write_file(const char *path, const char *text, mode_t mode)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	assert_int_equal(chmod(path, mode), 0);
 }
 
 /* Create a rule; its id. */
@@ -169,10 +160,10 @@ static int setup(void **state)
 	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/tbnotifyXXXXXX");
 	assert_non_null(mkdtemp(tmp_dir));
 	snprintf(outside_file, sizeof(outside_file), "%s/outside.key", tmp_dir);
-	write_file(key_file, KEY "\n", 0600);
-	write_file(token_file, TOKEN "\n", 0600);
-	write_file(loose_file, KEY "\n", 0644);
-	write_file(outside_file, KEY "\n", 0600);
+	assert_int_equal(tb_test_write_file(key_file, KEY "\n", 0600), 0);
+	assert_int_equal(tb_test_write_file(token_file, TOKEN "\n", 0600), 0);
+	assert_int_equal(tb_test_write_file(loose_file, KEY "\n", 0644), 0);
+	assert_int_equal(tb_test_write_file(outside_file, KEY "\n", 0600), 0);
 	assert_int_equal(symlink(outside_file, link_file), 0);
 	return 0;
 }
@@ -493,7 +484,7 @@ static void test_tbctl(void **state)
 		 "{\"name\":\"cli\",\"triggers\":[\"run.failed\"],\"sink\":{\"url\":\"http://127.0.0.1:%u/cli\","
 		 "\"allow_private_host\":\"127.0.0.1\"}}",
 		 rx_port);
-	write_file(rule, cmd, 0600);
+	assert_int_equal(tb_test_write_file(rule, cmd, 0600), 0);
 	assert_int_equal(tb_test_tbctl(&d, NULL, (const char *const[]){"notify", "add", rule, NULL}, out, sizeof(out)),
 			 0);
 	assert_int_equal(sscanf(out, "created notification rule %lld", &id), 1);

@@ -34,6 +34,7 @@
 
 #include "children.h"
 #include "daemon.h"
+#include "datafile.h"
 #include "ssestream.h"
 
 #define NGINX "/usr/sbin/nginx"
@@ -82,7 +83,6 @@ static void nginx_start(struct nginx *n, const struct tb_test_daemon *d)
 {
 	char conf[400], snippet[400], text[2048];
 	const char *src = getenv("TB_SOURCE_DIR");
-	FILE *f;
 
 	snprintf(n->dir, sizeof(n->dir), "%s/nginx", d->dir);
 	assert_int_equal(mkdir(n->dir, 0700), 0);
@@ -98,10 +98,7 @@ static void nginx_start(struct nginx *n, const struct tb_test_daemon *d)
 		 " server { listen 127.0.0.1:%u; include %s; }\n}\n",
 		 n->dir, n->dir, n->dir, n->dir, n->dir, n->dir, n->dir, d->port, n->port, snippet);
 	snprintf(conf, sizeof(conf), "%s/nginx.conf", n->dir);
-	f = fopen(conf, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(tb_test_write_file(conf, text, 0600), 0);
 	n->pid = fork();
 	assert_true(n->pid >= 0);
 	if (n->pid == 0) {

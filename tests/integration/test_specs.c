@@ -29,6 +29,7 @@
 #include <jansson.h>
 
 #include "daemon.h"
+#include "datafile.h"
 
 static struct tb_test_daemon D;
 
@@ -218,14 +219,15 @@ static void test_schedule_api(void **state)
 static void test_tbctl_spec(void **state)
 {
 	char out[8192], file[400];
-	FILE *f;
 
 	(void)state;
 	snprintf(file, sizeof(file), "%s/spec.json", D.dir);
-	f = fopen(file, "w");
-	assert_non_null(f);
-	fputs("{\"name\":\"other\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}],\"duration_s\":2}", f);
-	fclose(f);
+	assert_int_equal(
+		tb_test_write_file(
+			file,
+			"{\"name\":\"other\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}],\"duration_s\":2}",
+			0600),
+		0);
 	assert_int_equal(
 		tb_test_tbctl(&D, NULL, (const char *const[]){"spec", "push", "nightly", file, NULL}, out, sizeof(out)),
 		0);

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "children.h"
+#include "datafile.h"
 
 char *mkdtemp(char *template);
 
@@ -51,21 +52,6 @@ const char tb_test_default_inventory[] =
 	"    os:\n"
 	"      ubuntu: {address: 127.0.0.3, port: 9}\n";
 
-static int write_file(const char *path, const char *text, mode_t mode)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
-	size_t len = strlen(text);
-
-	if (fd < 0)
-		return -1;
-	if (write(fd, text, len) != (ssize_t)len) {
-		close(fd);
-		return -1;
-	}
-	fchmod(fd, mode);
-	return close(fd);
-}
-
 int tb_test_daemon_write_inventory(struct tb_test_daemon *d, const char *inventory)
 {
 	char *text;
@@ -82,7 +68,7 @@ int tb_test_daemon_write_inventory(struct tb_test_daemon *d, const char *invento
 		snprintf(text, n, inventory, d->key_file);
 	else
 		snprintf(text, n, "%s", inventory);
-	rc = write_file(d->inventory, text, 0644);
+	rc = tb_test_write_file(d->inventory, text, 0644);
 	free(text);
 	return rc;
 }
@@ -112,7 +98,7 @@ int tb_test_daemon_start(struct tb_test_daemon *d, const char *inventory, const 
 	snprintf(d->key_file, sizeof(d->key_file), "%s/id_test", d->dir);
 	snprintf(d->log, sizeof(d->log), "%s/testbedd.log", d->dir);
 	snprintf(d->admin_token_file, sizeof(d->admin_token_file), "%s/admin.token", d->state_dir);
-	if (write_file(d->key_file, "not a key: nothing listens where it would be used\n", 0600) != 0 ||
+	if (tb_test_write_file(d->key_file, "not a key: nothing listens where it would be used\n", 0600) != 0 ||
 	    tb_test_daemon_write_inventory(d, inventory) != 0)
 		return -1;
 	return tb_test_daemon_launch(d, extra, 0);

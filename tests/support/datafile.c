@@ -1,9 +1,12 @@
 /* datafile.c - read a test's data file whole: see datafile.h. */
 #include "datafile.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void tb_test_data_dir(const char *sub, char *out, size_t len)
 {
@@ -49,4 +52,18 @@ char *tb_test_read_file(const char *dir, const char *name, size_t *len)
 	if (len != NULL)
 		*len = n;
 	return buf;
+}
+
+int tb_test_write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, len) != (ssize_t)len || fchmod(fd, mode) != 0) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
 }
