@@ -7,8 +7,10 @@
  * countdown that the hold hook refuses at its end, every second; once she
  * releases it, the countdown is back.  right is off with a wake schedule
  * every minute: while alice reserves it, its wake is refused and GET
- * /hosts/right's wake.last says why (naming her).  Waits are bounds (up to
- * the next whole minute for the wake), not measurements.
+ * /hosts/right's wake.last says why (naming her); in the same minute bob's
+ * schedule of a matrix on left and right does not start, naming her too
+ * (a schedule's matrices are its author's).  Waits are bounds (up to the
+ * next whole minute for the wake and the schedule), not measurements.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,6 +42,8 @@ static const char inventory[] = "version: 1\n"
 				"        off_pattern: \"^off$\"\n"
 				"    os:\n"
 				"      ubuntu: {address: 127.0.0.1, port: 9}\n"
+				"    links:\n"
+				"      lan10: {address: 198.19.10.2/24, ifname: {ubuntu: data0}}\n"
 				"  right:\n"
 				"    role: host\n"
 				"    wake_schedule: \"* * * * *\"\n"
@@ -52,7 +56,7 @@ static const char inventory[] = "version: 1\n"
 				"      ubuntu: {address: 127.0.0.3, port: 9}\n";
 
 static struct tb_test_daemon D;
-static char alice[128];
+static char alice[128], bob[128];
 
 /* left's idle_poweroff.state once it is not "off" (the BMC's first read
  * says on), polled for at most 20 s; a state in want ends the wait early. */
@@ -78,7 +82,10 @@ static int setup(void **state)
 	setenv("TESTBEDD_TEST_IDLE_MINUTE_S", "1", 1);
 	if (tb_test_daemon_start(&D, inventory, NULL) != 0)
 		return -1;
-	return tb_test_create_token(&D, "alice", "operator", alice, sizeof(alice)) == 201 ? 0 : -1;
+	return tb_test_create_token(&D, "alice", "operator", alice, sizeof(alice)) == 201 &&
+			       tb_test_create_token(&D, "bob", "operator", bob, sizeof(bob)) == 201
+		       ? 0
+		       : -1;
 }
 
 static int teardown(void **state)
@@ -104,6 +111,14 @@ static void test_reserved_host_is_held(void **state)
 	tb_test_api_expect(&D, alice, "POST", "/api/v1/reservations", body, 201, &r);
 	id = (long long)json_integer_value(json_object_get(json_object_get(r.json, "reservation"), "id"));
 	tb_test_resp_free(&r);
+	/* bob's schedule, every minute, of a matrix on alice's hosts */
+	tb_test_api_expect(
+		&D, bob, "POST", "/api/v1/specs",
+		"{\"name\":\"nightly\",\"pairs\":[{\"client\":\"right\",\"server\":\"left\"}],\"duration_s\":1}", 201,
+		&r);
+	tb_test_resp_free(&r);
+	tb_test_api_expect(&D, bob, "PUT", "/api/v1/specs/nightly/schedule", "{\"cron\":\"* * * * *\"}", 200, &r);
+	tb_test_resp_free(&r);
 	/* left is on and idle for far longer than 3 "minutes": held, not counting */
 	idle_state("held", st, sizeof(st));
 	nanosleep(&(struct timespec){4, 0}, NULL); /* past its 3 s: still held */
@@ -121,6 +136,11 @@ static void test_reserved_host_is_held(void **state)
 	}
 	if (strstr(wake, "not powered on: right is reserved by alice until") == NULL)
 		fail_msg("right's wake.last: \"%s\"", wake);
+	for (int i = 0; i < 900 && !tb_test_daemon_log_contains(&D, "nightly: not started: "); i++)
+		nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+	assert_true(tb_test_daemon_log_contains(&D, "nightly: not started: right is reserved by alice until"));
+	tb_test_api_expect(&D, bob, "DELETE", "/api/v1/specs/nightly/schedule", NULL, 204, &r);
+	tb_test_resp_free(&r);
 
 	snprintf(path, sizeof(path), "/api/v1/reservations/%lld", id);
 	tb_test_api_expect(&D, alice, "DELETE", path, NULL, 204, &r);
