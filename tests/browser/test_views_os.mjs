@@ -20,16 +20,10 @@
 // $TB_BINARY_DIR/screenshots/views-os-*.png; no page is wider than the phone.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import {
-  Testbedd, binaryDir, eventually, launchChromium, removeDir, sourceDir, tempDir,
-} from './lib/testbed.mjs';
+import { Bed, eventually, login, shoot } from './lib/testbed.mjs';
 
 const PREFIX = 'tbos';
 const BLOCK = '200';
-const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
 const SOON = 15_000;
 const SPEC = {
   name: 'os-views',
@@ -41,71 +35,19 @@ const SPEC = {
   iperf: { udp_bitrate: '0' },
   os: [{ left: 'ubuntu', right: 'ubuntu' }, { left: 'freebsd', right: 'freebsd' }],
 };
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-let dir;
-let simUp = false;
+const bed = new Bed('views-os');
+const pageErrors = bed.errors;
 let tbd;
-let browser;
 let page;
-let shots;
 let matrixId;
-const pageErrors = [];
-
-function sim(...args) {
-  return execFileSync(SIM, args, { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
-}
 
 before(async () => {
-  dir = tempDir('tb-views-os-');
-  const simDir = path.join(dir, 'sim');
-  let out;
-  try {
-    out = sim('up', '--prefix', PREFIX, '--block', BLOCK, '--dir', simDir);
-  } catch (err) {
-    throw new Error(`deploy/sim/sim up --prefix ${PREFIX} --block ${BLOCK} failed: ${err.stderr || err.message}`);
-  }
-  simUp = true;
-  assert.equal(out.trim().split('\n').pop(), simDir, `sim up printed ${out}`);
-  const tbDir = path.join(dir, 'tb');
-  mkdirSync(tbDir, { mode: 0o700 });
-  tbd = new Testbedd(tbDir, readFileSync(path.join(simDir, 'inventory.yaml'), 'utf8'), ['--probe-interval', '2']);
-  await tbd.start();
-  for (const name of ['left', 'right']) {
-    await eventually(async () => {
-      const st = (await tbd.get(`/api/v1/hosts/${name}`)).host.state;
-      return st.reachability === 'up' && st.os === 'ubuntu';
-    }, 30_000, `${name} is not up as ubuntu in testbedd`);
-  }
-  shots = path.join(binaryDir, 'screenshots');
-  mkdirSync(shots, { recursive: true });
-  browser = await launchChromium(path.join(dir, 'chromium'), DESKTOP);
-  page = browser.pages()[0] ?? await browser.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+  tbd = await bed.startTestbedd(bed.upSim(PREFIX, BLOCK), ['--probe-interval', '2']);
+  await bed.hostsUp();
+  page = await bed.openPage();
 });
 
-after(async () => {
-  await browser?.close().catch(() => {});
-  await tbd?.stop();
-  if (tbd) { try { copyFileSync(tbd.proc.logPath, path.join(binaryDir, 'test_views_os.testbedd.log')); } catch { /* none */ } }
-  if (simUp) {
-    try {
-      sim('down', '--prefix', PREFIX);
-    } catch (err) {
-      console.error(`sim down --prefix ${PREFIX} failed: ${err.stderr ?? err.message}`);
-    }
-  }
-  removeDir(dir);
-});
-
-async function login(token) {
-  const input = page.getByLabel('API token');
-  await input.waitFor();
-  await input.fill(token);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('h1', { hasText: 'Hosts' }).waitFor();
-}
+after(() => bed.close());
 
 /** Every box plot of the page scrolled into view (they draw when seen), then all drawn. */
 async function boxesDrawn(selector, n) {
@@ -114,27 +56,6 @@ async function boxesDrawn(selector, n) {
   for (let i = 0; i < n; i++) await boxes.nth(i).scrollIntoViewIfNeeded();
   await eventually(async () => (await page.locator(`${selector}[data-drawn="1"]`).count()) === n, SOON,
     `all ${n} box plots drawn (${selector}): is the chart library installed (deploy/setup)?`);
-}
-
-/** Screenshots at both sizes (dark on the phone if asked); the page must fit the phone. */
-async function shoot(name, { dark = false } = {}) {
-  await page.evaluate(() => {
-    document.activeElement?.blur();
-    window.scrollTo(0, 0);
-    for (const w of document.querySelectorAll('.table-wrap')) w.scrollLeft = 0;
-  });
-  await page.screenshot({ path: path.join(shots, `views-os-${name}-desktop.png`), fullPage: true });
-  await page.setViewportSize(PHONE);
-  await page.waitForTimeout(300); // the charts follow the new width (ResizeObserver)
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  await page.screenshot({ path: path.join(shots, `views-os-${name}-phone.png`), fullPage: true });
-  if (dark) {
-    await page.emulateMedia({ colorScheme: 'dark' });
-    await page.screenshot({ path: path.join(shots, `views-os-${name}-phone-dark.png`), fullPage: true });
-    await page.emulateMedia({ colorScheme: 'light' });
-  }
-  await page.setViewportSize(DESKTOP);
-  assert.ok(overflow <= 0, `${name}: the page is ${overflow} px wider than a 390 px phone`);
 }
 
 /** "3.11 Gbit/s" -> 3.11e9 */
@@ -153,11 +74,7 @@ const pText = (p) => (typeof p !== 'number' ? '—' : p < 0.001 ? '<0.001' : p.t
 test('an OS-combination matrix of 3 repeats runs on the sim', { timeout: 300_000 }, async () => {
   const res = await tbd.post('/api/v1/matrices', SPEC);
   matrixId = res.matrix.id;
-  const ended = ['succeeded', 'failed', 'canceled', 'interrupted'];
-  await eventually(async () => ended.includes((await tbd.get(`/api/v1/matrices/${matrixId}`)).matrix.state), 280_000,
-    'the matrix ends');
-  const m = (await tbd.get(`/api/v1/matrices/${matrixId}`)).matrix;
-  assert.equal(m.state, 'succeeded', `the matrix ${m.state}`);
+  await tbd.matrixSucceeded(matrixId, 280_000);
 });
 
 test('the matrix page: the OS link, noisy cells marked in the grid, cv and a box plot per cell', { timeout: 90_000 }, async () => {
@@ -171,7 +88,7 @@ test('the matrix page: the OS link, noisy cells marked in the grid, cv and a box
     assert.equal(c.receiver_bps.noisy, c.receiver_bps.cv > 0.05, `cell ${c.cell}: noisy is cv > 5 %`);
   }
   await page.goto(`${tbd.base}/`);
-  await login(tbd.adminToken);
+  await login(page, tbd.adminToken);
   await page.goto(`${tbd.base}/#/matrices/${matrixId}`);
   const grid = page.locator('.mx-grid');
   await eventually(async () => (await grid.locator('.grid-cell[data-state="ok"]').count()) === 4, SOON, 'the grid shows 4 ok cells');
@@ -189,7 +106,7 @@ test('the matrix page: the OS link, noisy cells marked in the grid, cv and a box
   await boxesDrawn('.cells-table .boxplot', 4);
   assert.deepEqual(await page.locator('.cells-table .boxplot').evaluateAll((els) => els.map((e) => e.dataset.points)),
     cells.map((c) => String(c.sender_bps.values.length + c.receiver_bps.values.length)), 'a dot per run, sender and receiver');
-  await shoot('matrix');
+  await shoot(page, 'views-os-matrix');
   await page.locator('a.os-link', { hasText: 'OS side by side' }).click();
   await page.locator('h1', { hasText: 'OS side by side' }).waitFor();
   assert.match(page.url(), new RegExp(`#/os/${matrixId}$`));
@@ -247,7 +164,7 @@ test('the OS page shows the API\'s numbers; A and B are chosen in the form and k
     r.diff_percent, r.iqr_overlap, r.mann_whitney?.p, r.verdict, r.a.gap_percent, r.b.gap_percent])));
   await boxesDrawn('.os-table .boxplot', 2);
   assert.match(await page.locator('.os-method').textContent(), /Mann-Whitney/);
-  await shoot('page', { dark: true });
+  await shoot(page, 'views-os-page', { dark: true });
 
   // another metric: the address keeps it, the API is asked again
   await page.locator('select[name="metric"]').selectOption('sender_bps');
