@@ -12,11 +12,6 @@
 # two disjoint pairs run in rounds, at once.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
-HERE=$(cd "$(dirname "$0")" && pwd)
-SPID=""
-stamp_stop() { [ -n "$SPID" ] && kill "$SPID" 2>/dev/null; [ -n "$SPID" ] && wait "$SPID" 2>/dev/null; SPID=""; }
-trap 'stamp_stop; daemon_clean; sim_down' EXIT
-
 sim_up tbmx 231 || { nok "sim up"; finish; }
 ok "sim up (prefix $PFX)"
 # a second pair for the rounds (section 6): the router and the relay, over the management network
@@ -44,10 +39,8 @@ check "a spec naming an unknown machine is refused (400) naming the field" \
 check "nothing was created" test "$(api GET /api/v1/matrices | jq_ 'len(d["matrices"])')" = 0
 
 # ---- 1. tcp/udp x forward/reverse x 2, live intervals ----
-python3 "$HERE/sse_stamp.py" "$TESTBEDD_URL/api/v1/events?type=run.,matrix." "$TESTBEDD_TOKEN_FILE" >"$DD/events.jsonl" 2>/dev/null &
-SPID=$!
 # the stream's first record ("stream": where it starts) says it is subscribed
-for i in $(seq 1 100); do grep -q '"event": "stream"' "$DD/events.jsonl" 2>/dev/null && break; sleep 0.1; done
+stamp_start run.,matrix.
 check "the event stream starts with where it starts" grep -q '"event": "stream"' "$DD/events.jsonl"
 spec='{"name":"basic","pairs":[{"client":"left","server":"right"}],"protocols":["tcp","udp"],
  "directions":["forward","reverse"],"duration_s":2,"repeats":2,"order":"interleaved","iperf":{"udp_bitrate":"200M"}}'
