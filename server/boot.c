@@ -255,37 +255,6 @@ int tb_boot_menu_read(struct tb_hosts *h, const struct tb_machine *m, const char
 	return rc;
 }
 
-/* Read grubenv's saved_entry from m's Linux persona os (`grub-editenv -
- * list` over ssh, up to 10 s) into the menus; nothing stored when it cannot
- * be read (the last read stays). */
-static void saved_refresh(struct tb_hosts *h, const struct tb_machine *m, const char *os)
-{
-	static const char *const argv[] = {"grub-editenv", "-", "list", NULL};
-	const struct tb_persona *p = tb_machine_persona(m, os);
-	struct tb_ssh_capture cap;
-	struct tb_ssh_target t;
-	struct tb_error e = {0};
-	char pin[96], saved[TB_BOOTMENU_ENTRY_MAX] = "";
-
-	if (p == NULL)
-		return;
-	tb_hosts_target(h, m, p, &t, pin, sizeof(pin));
-	if (tb_ssh_run_capture(tb_hosts_pool(h), &t, argv, 10000, 64 * 1024, &cap, &e) == 0 &&
-	    cap.res.exit_status == 0 && cap.out != NULL) {
-		for (char *l = cap.out; l != NULL && *l;) {
-			char *eol = strchr(l, '\n');
-
-			if (eol != NULL)
-				*eol = '\0';
-			if (strncmp(l, "saved_entry=", 12) == 0)
-				snprintf(saved, sizeof(saved), "%s", l + 12);
-			l = eol != NULL ? eol + 1 : NULL;
-		}
-		tb_bootmenus_put_saved(tb_hosts_menus(h), m->name, saved, tb_now());
-	}
-	tb_ssh_capture_free(&cap);
-}
-
 void tb_boot_menu_refresh(struct tb_hosts *h, const struct tb_machine *m)
 {
 	struct tb_bootmenus *menus = tb_hosts_menus(h);
@@ -297,7 +266,7 @@ void tb_boot_menu_refresh(struct tb_hosts *h, const struct tb_machine *m)
 	if (m->boot.loader == NULL || menus == NULL || !tb_hosts_answering(h, m->name, os, sizeof(os)) ||
 	    strcmp(tb_boot_kernel_of(os), "Linux") != 0)
 		return;
-	saved_refresh(h, m, os);
+	/* GRUB's saved default came with the probe itself (hosts.c) */
 	tb_hosts_reach(h, m->name, &since, &checked);
 	if (!tb_bootmenus_due(menus, m->name, os, since, tb_now()))
 		return;

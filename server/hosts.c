@@ -186,11 +186,65 @@ static int err_rank(int code)
 	}
 }
 
-/* Probe one persona: connect, check the key, log in, `uname -s`. */
+/* What a probe of a machine with GRUB runs: `uname -s` (its exit status is
+ * the probe's) and, in the same command, GRUB's environment after a marker
+ * line when grub-editenv could read it (a Linux persona), so that the saved
+ * default is read at every probe without a second round trip.  sh -c: the
+ * same under any login shell. */
+#define GRUBENV_MARK "@@tb-grubenv"
+static const char probe_grubenv[] = "uname -s || exit; e=$(grub-editenv - list 2>/dev/null) && printf '" GRUBENV_MARK
+				    "\\n%s\\n' \"$e\"; exit 0";
+
+/* The probe's stdout (uname's line and grubenv: at most a few KiB). */
+struct probe_out {
+	char buf[4096];
+	size_t len;
+};
+
+static int probe_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
+{
+	struct probe_out *o = cls;
+
+	if (stream == TB_SSH_STDOUT && len < sizeof(o->buf) - 1 - o->len) {
+		memcpy(o->buf + o->len, data, len);
+		o->len += len;
+	}
+	return 0;
+}
+
+/* GRUB's saved_entry from a Linux persona's probe output into the menus
+ * ("" when grubenv has none); nothing when grubenv was not read (the last
+ * read stays). */
+static void keep_saved_default(struct tb_hosts *h, const struct tb_machine *m, struct probe_out *o)
+{
+	char saved[TB_BOOTMENU_ENTRY_MAX] = "", *l;
+
+	o->buf[o->len] = '\0';
+	if (strncmp(o->buf, "Linux\n", 6) != 0 || (l = strstr(o->buf, "\n" GRUBENV_MARK "\n")) == NULL)
+		return;
+	for (l += strlen(GRUBENV_MARK) + 2; *l != '\0';) {
+		char *eol = strchr(l, '\n');
+
+		if (eol != NULL)
+			*eol = '\0';
+		if (strncmp(l, "saved_entry=", 12) == 0)
+			snprintf(saved, sizeof(saved), "%s", l + 12);
+		if (eol == NULL)
+			break;
+		l = eol + 1;
+	}
+	tb_bootmenus_put_saved(h->menus, m->name, saved, tb_now());
+}
+
+/* Probe one persona: connect, check the key, log in, `uname -s` (with
+ * grubenv on a machine with GRUB: probe_grubenv). */
 static int probe_persona(struct tb_hosts *h, const struct tb_machine *m, const struct tb_persona *p, long max_connect_s,
 			 struct probe_result *res)
 {
-	static const char *const argv[] = {"uname", "-s", NULL};
+	static const char *const uname_argv[] = {"uname", "-s", NULL};
+	static const char *const grub_argv[] = {"sh", "-c", probe_grubenv, NULL};
+	const int grub = m->boot.loader != NULL && h->menus != NULL;
+	struct probe_out out = {.len = 0};
 	char pin[80], presented[80] = "";
 	struct tb_ssh_target t;
 	struct tb_ssh_result r;
@@ -201,9 +255,12 @@ static int probe_persona(struct tb_hosts *h, const struct tb_machine *m, const s
 	if (max_connect_s > 0 && t.connect_timeout_s > max_connect_s)
 		t.connect_timeout_s = max_connect_s;
 	memset(&r, 0, sizeof(r));
-	rc = tb_ssh_exec(h->pool, &t, argv, p->command_timeout_s * 1000, NULL, NULL, &r, &e);
+	rc = tb_ssh_exec(h->pool, &t, grub ? grub_argv : uname_argv, p->command_timeout_s * 1000,
+			 grub ? probe_output : NULL, &out, &r, &e);
 	snprintf(presented, sizeof(presented), "%s", r.host_fp);
 	if (rc == 0 && r.exit_status == 0) {
+		if (grub)
+			keep_saved_default(h, m, &out);
 		res->answered = 1;
 		snprintf(res->os, sizeof(res->os), "%s", p->os);
 		return 0;
