@@ -4,7 +4,7 @@
 // the sim boots a host into its other persona as tests/sim/test_matrix_os.sh
 // shows).
 //
-// The sim runs under prefix tbos, block 200 (198.18.200.0/24).  One small
+// The sim runs under prefix tbos, block 205 (198.18.205.0/24; 200 is the demo's).  One small
 // OS-combination matrix: left -> right, TCP and UDP (unlimited), forward,
 // 1 s, 3 repeats (the least the U test takes), under ubuntu/ubuntu and
 // freebsd/freebsd.  Then: the matrix page links "OS side by side"; its grid
@@ -23,7 +23,7 @@ import assert from 'node:assert/strict';
 import { Bed, eventually, login, shoot } from './lib/testbed.mjs';
 
 const PREFIX = 'tbos';
-const BLOCK = '200';
+const BLOCK = '205';
 const SOON = 15_000;
 const SPEC = {
   name: 'os-views',
