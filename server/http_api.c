@@ -281,7 +281,7 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 				rp.feed->close(rp.feed);
 			ret = edge_send_error(cs->conn, &rp.err, extra, 2);
 		} else if (rp.feed != NULL) {
-			ret = edge_start_feed(h, cs, rp.feed);
+			ret = edge_start_feed(h, cs, rp.feed, rq.who);
 		} else if (rp.stream) {
 			ret = edge_start_stream(h, cs, &rp);
 		} else if (rp.text != NULL) {

@@ -92,10 +92,12 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 			       char *seg[], size_t nseg);
 
 /* http_sse.c: the streams.  A module's own feed (it is the edge's from here
- * on, also when this fails), or the bus's events from rp's since and filter;
- * both served the same way (suspend while idle, heartbeat). */
+ * on, also when this fails; opened by who, with a session: it ends with it),
+ * or the bus's events from rp's since and filter; both served the same way
+ * (suspend while idle, heartbeat). */
 struct tb_feed;
-enum MHD_Result edge_start_feed(struct tb_http *h, struct conn_state *cs, struct tb_feed *feed);
+enum MHD_Result edge_start_feed(struct tb_http *h, struct conn_state *cs, struct tb_feed *feed,
+				const struct tb_principal *who);
 enum MHD_Result edge_start_stream(struct tb_http *h, struct conn_state *cs, struct tb_reply *rp);
 int edge_sse_start(struct tb_http *h); /* the heartbeat thread; 0 or -1 */
 void edge_sse_stop(struct tb_http *h); /* before MHD_stop_daemon */

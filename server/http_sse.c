@@ -34,6 +34,7 @@ struct sse_client {
 	struct tb_http *h;
 	struct tb_feed *feed;
 	struct MHD_Connection *conn;
+	struct tb_sub *leash; /* or NULL: ends a feed with its session (below) */
 	struct sse_client *prev, *next;
 	int listed; /* in h->streams */
 	pthread_mutex_t mu;
@@ -84,6 +85,23 @@ static int client_gone(struct sse_client *c)
 	return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
+/* 1 when the session c's feed was opened under has ended (logged out, out
+ * everywhere, expired, its token revoked): the bus ends its subscriptions
+ * then, and the leash is one that shows no event (its type is none), only
+ * that end.  Never blocks but on the bus's lock. */
+static int leash_ended(struct sse_client *c)
+{
+	char skip[256]; /* the leash's own records: "stream", "reset" */
+	size_t n;
+	enum tb_sub_status st;
+
+	if (c->leash == NULL)
+		return 0;
+	while ((st = tb_sub_next(c->leash, skip, sizeof(skip), &n)) == TB_SUB_DATA) {
+	}
+	return st == TB_SUB_CLOSED;
+}
+
 static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	static const char ping[] = ": ping\n\n";
@@ -91,7 +109,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 
 	(void)pos;
 	for (;;) {
-		long n = c->feed->next(c->feed, buf, max);
+		long n = leash_ended(c) ? -1 : c->feed->next(c->feed, buf, max);
 		int64_t now = tb_monotonic_ms();
 
 		if (n > 0) {
@@ -138,6 +156,8 @@ static void sse_free(void *cls)
 			c->next->prev = c->prev;
 	}
 	pthread_mutex_unlock(&h->streams_mu);
+	if (c->leash != NULL)
+		tb_events_unsubscribe(c->leash);
 	if (c->feed != NULL)
 		c->feed->close(c->feed);
 	pthread_mutex_destroy(&c->mu);
@@ -190,13 +210,31 @@ static enum MHD_Result sse_serve(struct sse_client *c)
 	return ret;
 }
 
-enum MHD_Result edge_start_feed(struct tb_http *h, struct conn_state *cs, struct tb_feed *feed)
+enum MHD_Result edge_start_feed(struct tb_http *h, struct conn_state *cs, struct tb_feed *feed,
+				const struct tb_principal *who)
 {
 	struct sse_client *c = sse_new(h, cs);
+	struct tb_error e = {0};
 
 	if (c == NULL) {
 		feed->close(feed);
 		return MHD_NO;
+	}
+	if (who != NULL && who->via_cookie) {
+		/* A browser's (an EventSource resumes when the leash's hour is
+		 * up).  A bearer's stream (tbctl console, which does not) has
+		 * none: it goes on after its token is revoked. */
+		const struct tb_events_filter leash = {.types = "-",
+						       .hide_audit = 1,
+						       .owner = who->token_id,
+						       .session = who->session_id,
+						       .ends_at = who->expires_at};
+
+		if (tb_events_subscribe(h->sv->events, -1, &leash, sse_wake, c, &c->leash, &e) != 0) {
+			feed->close(feed);
+			sse_free(c);
+			return edge_send_error(cs->conn, &e, NULL, 0);
+		}
 	}
 	c->feed = feed;
 	feed->attach(feed, sse_wake, c);

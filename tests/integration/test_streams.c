@@ -313,12 +313,9 @@ static void console_write(int fd, const char *text)
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 }
 
-/* A console's stream is served by the edge's one stream mechanism: the
- * console's framing (state, then output: base64 with the end offset as id),
- * Last-Event-ID, and the heartbeat (the edge wakes every stream it serves;
- * nothing of the console's own does any more: without that wake an idle
- * console stream never pings). */
-static void test_console_stream(void **state)
+/* A daemon whose host left has a console on the test's console server; cfd
+ * is the daemon's connection to it. */
+static void console_daemon(struct tb_test_daemon *d, int *lfd, int *cfd)
 {
 	static const char inv[] = "version: 1\n"
 				  "ssh:\n"
@@ -331,17 +328,29 @@ static void test_console_stream(void **state)
 				  "    console: {type: tcp, address: 127.0.0.1, port: %u}\n"
 				  "    os:\n"
 				  "      ubuntu: {address: 127.0.0.1, port: 9}\n";
+	char text[1024];
+	unsigned int port;
+
+	*lfd = console_listen(&port);
+	snprintf(text, sizeof(text), inv, port);
+	assert_int_equal(tb_test_daemon_start(d, text, NULL), 0);
+	*cfd = console_accept(*lfd);
+}
+
+/* A console's stream is served by the edge's one stream mechanism: the
+ * console's framing (state, then output: base64 with the end offset as id),
+ * Last-Event-ID, and the heartbeat (the edge wakes every stream it serves;
+ * nothing of the console's own does any more: without that wake an idle
+ * console stream never pings). */
+static void test_console_stream(void **state)
+{
 	struct tb_test_daemon d;
 	struct tb_test_stream s, again;
-	char text[1024], hdr[512];
-	unsigned int port;
+	char hdr[512];
 	int lfd, cfd;
 
 	(void)state;
-	lfd = console_listen(&port);
-	snprintf(text, sizeof(text), inv, port);
-	assert_int_equal(tb_test_daemon_start(&d, text, NULL), 0);
-	cfd = console_accept(lfd);
+	console_daemon(&d, &lfd, &cfd);
 	console_write(cfd, "hello console\r\n"); /* 15 bytes */
 	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s\r\n", d.admin_token);
 	tb_test_stream_open(&s, d.port, "/api/v1/hosts/left/console?from=0", hdr);
@@ -365,6 +374,56 @@ static void test_console_stream(void **state)
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
+/* A console's stream opened with a session ends with it, as the bus's do:
+ * logged out (also "log out everywhere"), and its token revoked.  Before,
+ * a console's viewer read on after both. */
+static void test_console_stream_ends_with_its_session(void **state)
+{
+	struct tb_test_daemon d;
+	struct session one, two;
+	struct tb_test_stream s1, s2;
+	struct tb_test_resp r;
+	char secret[128], url[256], auth[300];
+	const char *h[] = {auth, "Content-Type: application/json", NULL};
+	const char *body = "{\"name\":\"web\",\"role\":\"viewer\"}";
+	long id;
+	int lfd, cfd;
+
+	(void)state;
+	console_daemon(&d, &lfd, &cfd);
+	snprintf(url, sizeof(url), "%s/api/v1/tokens", d.url);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d.admin_token);
+	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), &r), 0);
+	assert_int_equal(r.status, 201);
+	snprintf(secret, sizeof(secret), "%s", json_string_value(json_object_get(r.json, "secret")));
+	id = (long)json_integer_value(json_object_get(json_object_get(r.json, "token"), "id"));
+	tb_test_resp_free(&r);
+	login(&d, secret, &one);
+	login(&d, secret, &two);
+	tb_test_stream_open(&s1, d.port, "/api/v1/hosts/left/console", one.cookie);
+	tb_test_stream_open(&s2, d.port, "/api/v1/hosts/left/console", two.cookie);
+	assert_true(tb_test_stream_read_until(&s1, "event: state\n", 10000));
+	assert_true(tb_test_stream_read_until(&s2, "event: state\n", 10000));
+	logout(&d, &one);
+	assert_true(tb_test_stream_read_until(&s1, STREAM_END, 5000));
+	/* the other session's goes on, and reads the console */
+	console_write(cfd, "still here");
+	assert_true(tb_test_stream_read_until(&s2, "data: c3RpbGwgaGVyZQ==\n\n", 10000));
+	assert_null(strstr(s2.buf, STREAM_END));
+	/* revoking the token ends it */
+	assert_true(id > 0);
+	snprintf(url, sizeof(url), "%s/api/v1/tokens/%ld", d.url, id);
+	assert_int_equal(tb_test_http("DELETE", url, h, NULL, 0, &r), 0);
+	assert_int_equal(r.status, 204);
+	tb_test_resp_free(&r);
+	assert_true(tb_test_stream_read_until(&s2, STREAM_END, 5000));
+	tb_test_stream_close(&s1);
+	tb_test_stream_close(&s2);
+	close(cfd);
+	close(lfd);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_streams_per_token_option),
 		cmocka_unit_test(test_closed_clients_give_their_place_back),
 		cmocka_unit_test(test_console_stream),
+		cmocka_unit_test(test_console_stream_ends_with_its_session),
 	};
 
 	return cmocka_run_group_tests_name("streams", tests, NULL, NULL);
