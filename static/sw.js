@@ -6,11 +6,12 @@
 // replies carry hosts, tokens' names and the audit, and must be live; they
 // go straight to the network, untouched.  The shell is network first (an
 // update shows at once when testbedd answers) and falls back to the cached
-// copy when it does not, so an installed app opens offline and says so.
+// copy when it does not (or answers 5xx), so an installed app opens offline
+// and says so.
 // A new version of this file replaces the old cache (CACHE's name).
 
 const CACHE = 'testbedd-shell-v1';
-const PRECACHE = ['./', 'index.html', 'app.css', 'js/app.mjs', 'manifest.webmanifest', 'icons/icon.svg',
+const PRECACHE = ['./', 'index.html', 'app.css', 'js/boot.js', 'js/app.mjs', 'manifest.webmanifest', 'icons/icon.svg',
   'icons/icon-192.png', 'icons/icon-512.png'];
 
 self.addEventListener('install', (event) => {
@@ -42,7 +43,9 @@ self.addEventListener('fetch', (event) => {
     try {
       const res = await fetch(request);
       if (res.ok && res.type === 'basic') await cache.put(request, res.clone());
-      return res;
+      if (res.status < 500) return res;
+      // a 5xx (testbedd or a proxy in trouble): the cached copy if there is one
+      return (await cache.match(request, { ignoreSearch: true })) ?? res;
     } catch (err) {
       const hit = await cache.match(request, { ignoreSearch: true });
       if (hit) return hit;
