@@ -16,8 +16,10 @@
  *	@@testbedd-rc N
  *
  * Section names: linux: uname_a, os_release, cpu_model, nproc, meminfo,
- * sysctl, ethtool_i, ethtool_k, ip_link; freebsd: uname_a, freebsd_version,
- * os_release, sysctl, ifconfig, pciconf, dev_desc, dev_fw.  The NIC sections
+ * sysctl, shaping, ethtool_i, ethtool_k, ip_link; freebsd: uname_a,
+ * freebsd_version, os_release, sysctl, shaping, ifconfig, pciconf, dev_desc,
+ * dev_fw (shaping: `tc qdisc show`; `ipfw pipe show` when kldstat says
+ * dummynet is loaded, else empty).  The NIC sections
  * are left out when no interface is given.  A command that fails or is
  * missing only gives its section a non-zero rc (and its message as text).
  *
@@ -38,6 +40,11 @@
  *	         "rmem": [4096, 131072, 6291456], "wmem": [...], "rmem_max": N, "wmem_max": N,
  *	         "maxsockbuf": N, "sendbuf_max": N, "recvbuf_max": N, "sendspace": N, "recvspace": N},
  *	 "forwarding": {"ipv4": true|false},
+ *	 "shaping": {"pipes": {"1": {"bw_bps": 50000000 (0: unlimited), "delay_ms": 0,
+ *	                             "plr": 0.02, "queue": "50 sl."}}}            (freebsd)
+ *	          | {"qdiscs": {"ix0 root": {"kind": "tbf",
+ *	                                     "options": "rate 100Mbit burst 125000b lat 50ms"}}},
+ *	            (linux: only qdiscs with a handle other than 0:, the kernel's defaults left out)
  *	 "sysctl": {"name": "value as printed (trimmed)", ...},
  *	 "errors": [{"section": "dev_fw", "rc": 1, "message": "sysctl: unknown oid ..."}]}
  *
@@ -109,5 +116,12 @@ json_t *tb_hostmeta_pciconf(const char *text);
 /* A congestion-control list: FreeBSD 13 "newreno, cubic", FreeBSD 14's
  * table (CCmod D PCB count), Linux "reno cubic": an array of names. */
 json_t *tb_hostmeta_cc_list(const char *value);
+
+/* FreeBSD ipfw pipe show (hostmeta_shape.c): {"N": {"bw_bps", "delay_ms",
+ * "plr", "queue"}} per pipe (plr 0 when dummynet prints none). */
+json_t *tb_hostmeta_ipfw_pipes(const char *text);
+/* Linux tc qdisc show: {"DEV root" | "DEV parent P": {"kind", "options"}}
+ * for the qdiscs whose handle is not 0: (options: after refcnt). */
+json_t *tb_hostmeta_tc_qdisc(const char *text);
 
 #endif

@@ -48,6 +48,10 @@ json_t *hm_nonempty(json_t *o, int *oom);
 json_t *hm_angle_list(struct span w, int *oom);
 /* "key value key value ..." into obj, numbers as integers. */
 void hm_put_pairs(json_t *obj, struct span s, int *oom);
+/* hostmeta_shape.c: `ipfw pipe show` and `tc qdisc show` (hostmeta.h's
+ * "shaping"), as section parsers that set *oom. */
+json_t *hm_ipfw_pipes_parse(const char *text, int *oom);
+json_t *hm_tc_qdisc_parse(const char *text, int *oom);
 /* A section parser's result, NULL when it ran out of memory. */
 json_t *hm_run(json_t *(*parse)(const char *, int *), const char *text);
 

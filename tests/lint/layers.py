@@ -55,6 +55,7 @@ MODULE_OF = {
     "runner_internal": "runner",
     "runner_par": "runner",
     "hostmeta_text": "hostmeta",
+    "hostmeta_shape": "hostmeta",
     "hostmeta_internal": "hostmeta",
     "hostsnap": "hostsnap",
     "boot_check": "bootcheck",

@@ -1115,6 +1115,109 @@ static void test_parser_cases(void **state)
 	assert_null(tb_hostmeta_sysctl(NULL));
 }
 
+/* ---- link shaping ---- */
+
+/* `ipfw pipe show`, constructed (no FreeBSD capture is at hand) from the
+ * printf formats of FreeBSD's sbin/ipfw/dummynet.c, list_pipes() and
+ * print_flowset_parms(): pipes 1-3 as FreeBSD 8..15 print them (a pipe with
+ * a flow mask has its flow table after it), then one pipe as the pre-8
+ * dummynet printed it, queue and plr on the link line. */
+#define IPFW_NEW                                                                                       \
+	"00001:  50.000 Mbit/s    0 ms burst 0\n"                                                      \
+	"q131073  50 sl.plr 0.020000 0 flows (1 buckets) sched 65537 weight 0 lmax 0 pri 0 droptail\n" \
+	" sched 65537 type FIFO flags 0x0 0 buckets 0 active\n"                                        \
+	"00002: unlimited       300 ms burst 0\n"                                                      \
+	"q131074  64 KB 0 flows (1 buckets) sched 65538 weight 0 lmax 0 pri 0 droptail\n"              \
+	" sched 65538 type FIFO flags 0x0 0 buckets 0 active\n"                                        \
+	"00003: 500.000 Kbit/s    0 ms burst 0\n"                                                      \
+	"q131075  50 sl. 0 flows (64 buckets) sched 65539 weight 0 lmax 0 pri 0 droptail\n"            \
+	"    mask:  0x00 0x00000000/0x0000 -> 0xffffffff/0x0000\n"                                     \
+	"BKT Prot ___Source IP/port____ ____Dest. IP/port____ Tot_pkt/bytes Pkt/Byte Drp\n"            \
+	" 12 ip           0.0.0.0/0         198.19.20.2/0     123    45678  0    0   0\n"
+#define IPFW_OLD "00007:  10.000 Mbit/s   20 ms   50 sl.plr 0.100000 0 queues (1 buckets) droptail\n"
+/* `tc qdisc show` captured on Debian 12 (kernel 6.18) in a network namespace
+ * with a tbf on ix0 and an ingress qdisc on lo; then a constructed netem with
+ * a tbf below it (this kernel has no netem), as iproute2's tc prints them. */
+#define TC_SHOW                                                                                                 \
+	"qdisc noqueue 0: dev lo root refcnt 2 \n"                                                              \
+	"qdisc ingress ffff: dev lo parent ffff:fff1 ---------------- \n"                                       \
+	"qdisc noqueue 0: dev ix1 root refcnt 2 \n"                                                             \
+	"qdisc tbf 8025: dev ix0 root refcnt 3 rate 100Mbit burst 125000b lat 50ms \n"                          \
+	"qdisc mq 0: dev eth0 root \n"                                                                          \
+	"qdisc fq_codel 0: dev eth0 parent :1 limit 10240p flows 1024 quantum 1514 target 5ms interval 100ms\n" \
+	"qdisc netem 1: dev ix2 root refcnt 2 limit 1000 delay 300ms\n"                                         \
+	"qdisc tbf 10: dev ix2 parent 1:1 rate 50Mbit burst 62500b lat 50ms\n"
+
+static void check_pipe(const json_t *pipes, const char *n, json_int_t bw, json_int_t delay, double plr,
+		       const char *queue)
+{
+	const json_t *p = json_object_get(pipes, n);
+
+	if (p == NULL)
+		fail_msg("pipe %s absent", n);
+	assert_int_equal(json_integer_value(json_object_get(p, "bw_bps")), bw);
+	assert_int_equal(json_integer_value(json_object_get(p, "delay_ms")), delay);
+	assert_true(json_is_real(json_object_get(p, "plr")));
+	assert_float_equal(json_real_value(json_object_get(p, "plr")), plr, 1e-9);
+	assert_string_equal(json_string_value(json_object_get(p, "queue")), queue);
+}
+
+static void check_qdisc(const json_t *q, const char *key, const char *kind, const char *options)
+{
+	const json_t *e = json_object_get(q, key);
+
+	if (e == NULL)
+		fail_msg("qdisc \"%s\" absent", key);
+	assert_string_equal(json_string_value(json_object_get(e, "kind")), kind);
+	assert_string_equal(json_string_value(json_object_get(e, "options")), options);
+}
+
+static void test_shaping(void **state)
+{
+	static const char bsd_out[] = TB_HOSTMETA_SECTION "shaping\n" IPFW_NEW TB_HOSTMETA_RC "0\n";
+	static const char lx_out[] = TB_HOSTMETA_SECTION "shaping\n" TC_SHOW TB_HOSTMETA_RC "0\n";
+	/* dummynet not loaded: the script's `if kldstat` prints nothing, rc 0 */
+	static const char bsd_none[] = TB_HOSTMETA_SECTION "shaping\n" TB_HOSTMETA_RC "0\n";
+	json_t *j;
+
+	(void)state;
+	j = tb_hostmeta_ipfw_pipes(IPFW_NEW IPFW_OLD);
+	assert_non_null(j);
+	assert_int_equal(json_object_size(j), 4);
+	check_pipe(j, "1", 50000000, 0, 0.02, "50 sl.");
+	check_pipe(j, "2", 0, 300, 0, "64 KB");
+	check_pipe(j, "3", 500000, 0, 0, "50 sl.");
+	check_pipe(j, "7", 10000000, 20, 0.1, "50 sl.");
+	json_decref(j);
+	assert_null(tb_hostmeta_ipfw_pipes(""));
+	assert_null(tb_hostmeta_ipfw_pipes("ipfw: socket: Protocol not available\n"));
+	assert_null(tb_hostmeta_ipfw_pipes(" sched 65537 type FIFO flags 0x0 0 buckets 0 active\n"));
+
+	j = tb_hostmeta_tc_qdisc(TC_SHOW);
+	assert_non_null(j);
+	assert_int_equal(json_object_size(j), 4);
+	check_qdisc(j, "ix0 root", "tbf", "rate 100Mbit burst 125000b lat 50ms");
+	check_qdisc(j, "lo parent ffff:fff1", "ingress", "----------------");
+	check_qdisc(j, "ix2 root", "netem", "limit 1000 delay 300ms");
+	check_qdisc(j, "ix2 parent 1:1", "tbf", "rate 50Mbit burst 62500b lat 50ms");
+	json_decref(j);
+	assert_null(tb_hostmeta_tc_qdisc("qdisc noqueue 0: dev lo root refcnt 2 \n"));
+	assert_null(tb_hostmeta_tc_qdisc("Cannot find device \"x\"\nqdisc tbf 1: dev\n"));
+
+	/* through the whole parser: "shaping" of each kind, none when nothing is shaped */
+	j = parse_ok("freebsd", NULL, bsd_out, sizeof(bsd_out) - 1);
+	check_pipe(tb_test_walk(j, "shaping/pipes", '/'), "1", 50000000, 0, 0.02, "50 sl.");
+	json_decref(j);
+	j = parse_ok("linux", NULL, lx_out, sizeof(lx_out) - 1);
+	check_qdisc(tb_test_walk(j, "shaping/qdiscs", '/'), "ix0 root", "tbf", "rate 100Mbit burst 125000b lat 50ms");
+	assert_null(json_object_get(j, "errors"));
+	json_decref(j);
+	j = parse_ok("freebsd", NULL, bsd_none, sizeof(bsd_none) - 1);
+	assert_null(json_object_get(j, "shaping"));
+	assert_null(json_object_get(j, "errors"));
+	json_decref(j);
+}
+
 /* ---- the script ---- */
 
 static void test_script_refused(void **state)
@@ -1182,22 +1285,23 @@ static void test_script_shape(void **state)
 	} cases[] = {
 		{"linux",
 		 NULL,
-		 "uname_a os_release cpu_model nproc meminfo sysctl",
+		 "uname_a os_release cpu_model nproc meminfo sysctl shaping",
 		 {"uname -a </dev/null 2>&1", "grep -m1 'model name' /proc/cpuinfo", "net.ipv4.ip_forward"},
 		 {"ethtool", "ip -d", "\n"}},
 		{"linux",
 		 "lo",
-		 "uname_a os_release cpu_model nproc meminfo sysctl ethtool_i ethtool_k ip_link",
+		 "uname_a os_release cpu_model nproc meminfo sysctl shaping ethtool_i ethtool_k ip_link",
 		 {"ethtool -i 'lo'", "ethtool -k 'lo'", "ip -d link show 'lo'"},
 		 {"ifconfig", "\n"}},
 		{"freebsd",
 		 NULL,
-		 "uname_a freebsd_version os_release sysctl",
-		 {"freebsd-version -ku", "net.inet.tcp.cc.available hw.model", "net.inet.ip.forwarding"},
+		 "uname_a freebsd_version os_release sysctl shaping",
+		 {"freebsd-version -ku", "net.inet.tcp.cc.available hw.model",
+		  "kldstat -q -m dummynet; then ipfw pipe show"},
 		 {"ifconfig", "pciconf", "dev."}},
 		{"freebsd",
 		 "ix0",
-		 "uname_a freebsd_version os_release sysctl ifconfig pciconf dev_desc dev_fw",
+		 "uname_a freebsd_version os_release sysctl shaping ifconfig pciconf dev_desc dev_fw",
 		 {"ifconfig 'ix0'", "pciconf -lv", "sysctl 'dev.ix.0.%desc'", "sysctl 'dev.ix.0.fw_version'"},
 		 {"ethtool", "\n"}},
 		{"freebsd",
@@ -1208,12 +1312,12 @@ static void test_script_shape(void **state)
 		{"freebsd", "mce12", NULL, {"ifconfig 'mce12'", "'dev.mlx5_core.12.%desc'"}, {"dev.mce"}},
 		{"freebsd",
 		 "bridge",
-		 "uname_a freebsd_version os_release sysctl ifconfig pciconf",
+		 "uname_a freebsd_version os_release sysctl shaping ifconfig pciconf",
 		 {"ifconfig 'bridge'"},
 		 {"dev."}},
 		{"freebsd",
 		 "vlan0.100",
-		 "uname_a freebsd_version os_release sysctl ifconfig pciconf",
+		 "uname_a freebsd_version os_release sysctl shaping ifconfig pciconf",
 		 {NULL},
 		 {"dev."}},
 	};
@@ -1316,8 +1420,8 @@ static void test_script_runs(void **state)
 			out = run_capture(argv, &len);
 		}
 		ran++;
-		assert_int_equal(count(out, TB_HOSTMETA_SECTION), 9);
-		assert_int_equal(count(out, TB_HOSTMETA_RC), 9);
+		assert_int_equal(count(out, TB_HOSTMETA_SECTION), 10);
+		assert_int_equal(count(out, TB_HOSTMETA_RC), 10);
 		r = parse_ok("linux", "lo", out, len);
 		{
 			const char *facts[] = {"kind=\"linux\"", "kernel=\"Linux\"", "nic/interface=\"lo\"",
@@ -1349,7 +1453,7 @@ static void test_script_runs(void **state)
 		size_t i;
 		bool saw = false;
 
-		assert_int_equal(count(out, TB_HOSTMETA_RC), 8);
+		assert_int_equal(count(out, TB_HOSTMETA_RC), 9);
 		assert_string_equal(json_string_value(json_object_get(r, "kernel")), "Linux");
 		json_array_foreach(json_object_get(r, "errors"), i,
 				   e) if (strcmp(json_string_value(json_object_get(e, "section")), "freebsd_version") ==
@@ -1608,7 +1712,7 @@ int main(void)
 		cmocka_unit_test(test_parser_cases),  cmocka_unit_test(test_script_refused),
 		cmocka_unit_test(test_script_shape),  cmocka_unit_test(test_script_runs),
 		cmocka_unit_test(test_truncated),     cmocka_unit_test(test_garbage),
-		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_shaping),
 	};
 
 	tb_test_data_dir("hosts", data_dir, sizeof(data_dir));
