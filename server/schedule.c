@@ -47,8 +47,7 @@ struct due {
 struct due_list {
 	struct due *d;
 	int n, cap;
-	int max;     /* 0: no limit */
-	int64_t now; /* 0: every schedule, else only those due by then */
+	int max; /* 0: no limit */
 	int nomem;
 };
 
@@ -57,7 +56,7 @@ static void copy_due(void *cls, const struct tb_schedule_row *r)
 	struct due_list *l = cls;
 	struct due *d;
 
-	if ((l->max != 0 && l->n >= l->max) || (l->now != 0 && r->next_at > l->now))
+	if (l->max != 0 && l->n >= l->max)
 		return;
 	if (l->n == l->cap) {
 		int cap = l->cap != 0 ? l->cap * 2 : 8;
@@ -144,9 +143,9 @@ static void fire_due(struct tb_schedule *sc)
 {
 	struct tb_error err = {0};
 	int64_t now = tb_now(), id = 0, next;
-	struct due_list l = {.max = MAX_DUE, .now = now};
+	struct due_list l = {.max = MAX_DUE};
 
-	if (tb_store_schedule_each(sc->sv->store, NULL, copy_due, &l, &err) != 0) {
+	if (tb_store_schedule_each(sc->sv->store, NULL, now, copy_due, &l, &err) != 0) {
 		tb_warn("schedule", "reading schedules: %s", err.message);
 		free(l.d);
 		return;
@@ -234,7 +233,7 @@ static void judge_one(struct tb_schedule *sc, const struct ended *e)
 	char *text;
 
 	/* the schedule's gate settings now (defaults when it was deleted) */
-	if (tb_store_schedule_each(sc->sv->store, e->spec, copy_due, &pl, &err) == 0 && pl.n == 1)
+	if (tb_store_schedule_each(sc->sv->store, e->spec, 0, copy_due, &pl, &err) == 0 && pl.n == 1)
 		p = pl.d[0];
 	free(pl.d);
 	if (baseline == 0 && tb_store_gate_latest_passing(sc->sv->store, e->spec, e->matrix_id, &baseline, &err) != 0)
@@ -399,7 +398,7 @@ int tb_schedule_list_json(struct tb_store *st, const char *name, json_t **out, s
 
 	if (arr == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = tb_store_schedule_each(st, name, copy_due, l, err)) != 0)
+	if ((rc = tb_store_schedule_each(st, name, 0, copy_due, l, err)) != 0)
 		goto out;
 	if (l->nomem) {
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");

@@ -156,7 +156,7 @@ int tb_store_schedule_delete(struct tb_store *st, const char *name, struct tb_er
 	return rc;
 }
 
-int tb_store_schedule_each(struct tb_store *st, const char *name, tb_schedule_row_fn fn, void *cls,
+int tb_store_schedule_each(struct tb_store *st, const char *name, int64_t due_by, tb_schedule_row_fn fn, void *cls,
 			   struct tb_error *err)
 {
 	struct tb_schedule_row r;
@@ -166,10 +166,11 @@ int tb_store_schedule_each(struct tb_store *st, const char *name, tb_schedule_ro
 	if ((rc = st_prep(
 		     st,
 		     "SELECT name, cron, baseline, metric, max_drop, author, next_at, created_at FROM spec_schedules"
-		     " WHERE ?1 IS NULL OR name = ?1 ORDER BY name",
+		     " WHERE (?1 IS NULL OR name = ?1) AND (?2 = 0 OR next_at <= ?2) ORDER BY name",
 		     &s, err)) != 0)
 		return rc;
 	st_bind_text(s, 1, name);
+	sqlite3_bind_int64(s, 2, due_by);
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
 		r = (struct tb_schedule_row){st_col_text(s, 0),          st_col_text(s, 1),           st_col_text(s, 2),
 					     st_col_text(s, 3),          sqlite3_column_double(s, 4), st_col_text(s, 5),

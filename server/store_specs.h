@@ -55,8 +55,9 @@ typedef void (*tb_schedule_row_fn)(void *cls, const struct tb_schedule_row *r);
 int tb_store_schedule_put(struct tb_store *st, const struct tb_schedule_row *r, struct tb_error *err);
 /* TB_ERR_NOT_FOUND when name has none. */
 int tb_store_schedule_delete(struct tb_store *st, const char *name, struct tb_error *err);
-/* Every schedule by name (name NULL) or name's. */
-int tb_store_schedule_each(struct tb_store *st, const char *name, tb_schedule_row_fn fn, void *cls,
+/* Every schedule by name (name NULL) or name's; due_by not 0: only those
+ * whose next time is at due_by or before. */
+int tb_store_schedule_each(struct tb_store *st, const char *name, int64_t due_by, tb_schedule_row_fn fn, void *cls,
 			   struct tb_error *err);
 int tb_store_schedule_set_next(struct tb_store *st, const char *name, int64_t next_at, struct tb_error *err);
 
