@@ -9,7 +9,7 @@
 // so a table of hundreds of cells does not start hundreds of charts at once;
 // dispose() frees it.  el.dataset: drawn ("1" once drawn), boxes, points.
 
-import { chartColours, loadECharts } from './charts.mjs';
+import { chartColours, loadECharts, sizedChart } from './charts.mjs';
 import { h } from './dom.mjs';
 
 const COLOURS = ['#1f5fbf', '#c2571a', '#2e8540', '#8a3ffc'];
@@ -122,11 +122,8 @@ export class MiniBox {
   async show() {
     const echarts = await loadECharts();
     if (!echarts || this.#gone || this.#chart || !this.el.isConnected) return;
-    const dark = window.matchMedia?.('(prefers-color-scheme: dark)').matches;
-    this.#chart = echarts.init(this.el, dark ? 'dark' : null, { renderer: 'canvas' });
+    ({ chart: this.#chart, observer: this.#resize } = sizedChart(echarts, this.el));
     this.#chart.setOption(this.#option, { notMerge: true });
-    this.#resize = new ResizeObserver(() => this.#chart?.resize());
-    this.#resize.observe(this.el);
     this.el.dataset.drawn = '1';
   }
 

@@ -40,7 +40,33 @@ export function loadECharts() {
   return lib;
 }
 
+/**
+ * The ECharts module, or null after saying in note (a hidden <p>) that the
+ * chart library is missing.
+ */
+export async function chartLibrary(note) {
+  const echarts = await loadECharts();
+  if (!echarts) {
+    note.hidden = false;
+    note.textContent = 'Charts need the chart library: run deploy/setup on the testbedd host.';
+  }
+  return echarts;
+}
+
 const dark = () => window.matchMedia?.('(prefers-color-scheme: dark)').matches;
+
+/**
+ * One chart on el in the page's colour scheme that follows el's size:
+ * {chart, observer}; the caller disconnects the observer when it disposes
+ * of the chart.
+ */
+export function sizedChart(echarts, el) {
+  const chart = echarts.init(el, dark() ? 'dark' : null, { renderer: 'canvas' });
+  const observer = new ResizeObserver(() => { if (!chart.isDisposed()) chart.resize(); });
+  observer.observe(el);
+  return { chart, observer };
+}
+
 const GBIT = 1e9;
 
 export class IntervalChart {
@@ -124,13 +150,8 @@ export class IntervalChart {
   }
 
   async #draw() {
-    const echarts = await loadECharts();
-    if (!echarts) {
-      this.note.hidden = false;
-      this.note.textContent = 'Charts need the chart library: run deploy/setup on the testbedd host.';
-      return;
-    }
-    if (!this.el.isConnected) return;
+    const echarts = await chartLibrary(this.note);
+    if (!echarts || !this.el.isConnected) return;
     const scheme = dark() ? 'dark' : 'light';
     if (this.#charts.length === 0 || scheme !== this.#scheme) {
       for (const c of this.#charts) c.dispose();

@@ -10,7 +10,7 @@
 // address, so the view is a link.  Chart: PNG and SVG; table: CSV and JSON.
 
 import { api } from './api.mjs';
-import { chartColours, chartExportBar, loadECharts } from './charts.mjs';
+import { chartColours, chartExportBar, loadECharts, sizedChart } from './charts.mjs';
 import { h, replace } from './dom.mjs';
 import { exportBar } from './export.mjs';
 import { bitrate, count, pairText, percent, statePill } from './format.mjs';
@@ -193,11 +193,7 @@ class HistoryPage {
       ].filter(Boolean),
     };
     this.#chartEl.setAttribute('aria-label', `${m.label} of cell ${this.#cell} in ${withData.length} matrices`);
-    if (!this.#chart) {
-      this.#chart = echarts.init(this.#chartEl, dark ? 'dark' : null, { renderer: 'canvas' });
-      this.#observer = new ResizeObserver(() => this.#chart?.resize());
-      this.#observer.observe(this.#chartEl);
-    }
+    if (!this.#chart) ({ chart: this.#chart, observer: this.#observer } = sizedChart(echarts, this.#chartEl));
     this.#chart.setOption(this.#option, { notMerge: true });
     this.#chartEl.dataset.points = String(withData.length);
   }

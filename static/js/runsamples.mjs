@@ -1,6 +1,7 @@
 // runsamples.mjs - CPU and memory of the hosts of one run, sampled once a
 // second beside iperf3's intervals (issue 20 item 1), drawn with ECharts
-// like charts.mjs's IntervalChart, one chart per host.
+// like charts.mjs's IntervalChart (its loading and sizing), one chart per
+// host, each following its box's width.
 //
 // A sample is what server/run_sample.c makes of two readings a second apart
 // (tb_sample_delta): {cpu: [{user, system, interrupt, softirq, idle} in % per
@@ -23,9 +24,8 @@
 //   samples.dispose() when the page goes.
 
 import { h } from './dom.mjs';
-import { loadECharts, chartExportBar } from './charts.mjs';
+import { chartExportBar, chartLibrary, sizedChart } from './charts.mjs';
 
-const dark = () => window.matchMedia?.('(prefers-color-scheme: dark)').matches;
 const round1 = (x) => Math.round(x * 10) / 10;
 
 /**
@@ -57,7 +57,7 @@ export function sampleSeries(points) {
 export class RunSamplesChart {
   #startMs;
   #label;
-  #hosts = new Map();   // host -> {side, points: Map(second -> {t, sample}), chart, box}
+  #hosts = new Map();   // host -> {side, points: Map(second -> {t, sample}), chart, observer, option, box}
   #frame = 0;
 
   /** startMs: the run's started_ms (t = 0 of the interval chart); label names the run. */
@@ -78,7 +78,7 @@ export class RunSamplesChart {
     let x = this.#hosts.get(host);
     if (!x) {
       const box = h('div', { class: 'chart chart-samples', role: 'img', 'aria-label': `${this.#label}: CPU and memory of ${host}` });
-      x = { side, points: new Map(), chart: null, option: null, box };
+      x = { side, points: new Map(), chart: null, observer: null, option: null, box };
       this.#hosts.set(host, x);
       this.el.append(h('h4', {}, `${host} (${side})`), box);
     }
@@ -92,7 +92,10 @@ export class RunSamplesChart {
 
   dispose() {
     cancelAnimationFrame(this.#frame);
-    for (const x of this.#hosts.values()) x.chart?.dispose();
+    for (const x of this.#hosts.values()) {
+      x.observer?.disconnect();
+      x.chart?.dispose();
+    }
     this.#hosts.clear();
   }
 
@@ -102,15 +105,10 @@ export class RunSamplesChart {
   }
 
   async #draw() {
-    const echarts = await loadECharts();
-    if (!echarts) {
-      this.note.hidden = false;
-      this.note.textContent = 'Charts need the chart library: run deploy/setup on the testbedd host.';
-      return;
-    }
-    if (!this.el.isConnected) return;
+    const echarts = await chartLibrary(this.note);
+    if (!echarts || !this.el.isConnected) return;
     for (const [host, x] of this.#hosts) {
-      x.chart ??= echarts.init(x.box, dark() ? 'dark' : null, { renderer: 'canvas' });
+      if (!x.chart) Object.assign(x, sizedChart(echarts, x.box));
       x.option = option(host, sampleSeries([...x.points.values()]));
       x.chart.setOption(x.option, { notMerge: true });
     }

@@ -13,7 +13,7 @@
 // $TB_BINARY_DIR/screenshots/run-samples-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Bed, eventually, login, shoot } from './lib/testbed.mjs';
+import { Bed, DESKTOP, PHONE, eventually, login, shoot } from './lib/testbed.mjs';
 
 const PREFIX = 'tbrp';
 const BLOCK = '224';
@@ -127,6 +127,16 @@ test('a sampled run: CPU and memory per host, live then from the store, as the A
   }
   assert.equal(await page.locator('.run-samples-box').isVisible(), true);
   await shoot(page, 'run-samples-sampled');
+  // each host's chart follows its box's width (a phone's), not the width it was drawn at
+  await page.setViewportSize(PHONE);
+  try {
+    await eventually(() => page.evaluate(() => [...document.querySelectorAll('.run-samples .chart-samples')]
+      .every((box) => box.querySelector('canvas')?.clientWidth === box.clientWidth)), 5_000,
+    async () => `the samples' charts did not follow the phone's width: ${await page.evaluate(() => JSON.stringify(
+      [...document.querySelectorAll('.run-samples .chart-samples')].map((b) => [b.clientWidth, b.querySelector('canvas')?.clientWidth])))}`);
+  } finally {
+    await page.setViewportSize(DESKTOP);
+  }
 });
 
 test('a run that did not sample shows no CPU/memory box', { timeout: 120_000 }, async () => {
