@@ -140,41 +140,33 @@ function loggedOut(notice) {
   render(true);
 }
 
-async function logout() {
-  const button = document.getElementById('logout');
+/**
+ * DELETE path with button disabled meanwhile, then the login page saying
+ * notice.  session (this one): logged out even when that fails (the session
+ * may be gone already, expired or revoked: the cookie is useless either
+ * way).  sessions (every session of this token, a remembered phone's too;
+ * the token stays valid): only when it worked or the session is gone (401),
+ * else the other devices' sessions live on and the page stays.
+ */
+async function endSessions(button, path, notice) {
   button.disabled = true;
   try {
-    await api('DELETE', 'session', undefined, { quiet401: true });
+    await api('DELETE', path, undefined, { quiet401: true });
   } catch (err) {
-    // The session may be gone already (expired, revoked): the cookie is
-    // useless either way, so still show the login page.
-    console.warn('testbedd: logout:', err.message);
+    console.warn(`testbedd: DELETE ${path}:`, err.message);
+    if (path === 'sessions' && err.status !== 401) return;
   } finally {
     button.disabled = false;
   }
-  loggedOut('You are logged out.');
-}
-
-// Every session of this token ends (DELETE /api/v1/sessions), a remembered
-// phone's too; the token itself stays valid.
-async function logoutEverywhere() {
-  const button = document.getElementById('logout-all');
-  button.disabled = true;
-  try {
-    await api('DELETE', 'sessions', undefined, { quiet401: true });
-  } catch (err) {
-    console.warn('testbedd: logout everywhere:', err.message);
-    button.disabled = false;
-    if (err.status !== 401) return;
-  }
-  button.disabled = false;
-  loggedOut('You are logged out on every device.');
+  loggedOut(notice);
 }
 
 async function boot() {
   ctx.main = document.getElementById('main');
-  document.getElementById('logout').addEventListener('click', logout);
-  document.getElementById('logout-all').addEventListener('click', logoutEverywhere);
+  document.getElementById('logout').addEventListener('click',
+    (e) => endSessions(e.currentTarget, 'session', 'You are logged out.'));
+  document.getElementById('logout-all').addEventListener('click',
+    (e) => endSessions(e.currentTarget, 'sessions', 'You are logged out on every device.'));
   window.addEventListener('hashchange', () => render(true));
   onUnauthorized((err) => {
     if (ctx.session !== null) loggedOut(`${err.message}`);
