@@ -63,6 +63,30 @@ static int setup(struct tb_consoles *cs, struct console *c, const struct tb_mach
 	return 0;
 }
 
+/* TB_CONSOLE_LEASE_IDLE_S, or N seconds when the environment has
+ * TESTBEDD_TEST_CONSOLE_LEASE_IDLE_S=N (1..TB_CONSOLE_LEASE_IDLE_S; for tests
+ * only, logged as a warning; anything else is refused). */
+static int lease_idle_s(int *out, struct tb_error *err)
+{
+	const char *v = getenv("TESTBEDD_TEST_CONSOLE_LEASE_IDLE_S");
+	char *end;
+	long n;
+
+	*out = TB_CONSOLE_LEASE_IDLE_S;
+	if (v == NULL)
+		return 0;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (end == v || *end != '\0' || errno != 0 || n < 1 || n > TB_CONSOLE_LEASE_IDLE_S)
+		return tb_fail(err, TB_ERR_INVALID, "TESTBEDD_TEST_CONSOLE_LEASE_IDLE_S",
+			       "TESTBEDD_TEST_CONSOLE_LEASE_IDLE_S must be 1..%d, got \"%.32s\"",
+			       TB_CONSOLE_LEASE_IDLE_S, v);
+	tb_warn("console", "a console lease lapses after %ld s (TESTBEDD_TEST_CONSOLE_LEASE_IDLE_S): for tests only",
+		n);
+	*out = (int)n;
+	return 0;
+}
+
 int tb_consoles_start(const char *state_dir, struct tb_inv_current *invs, struct tb_idle *idle,
 		      struct tb_consoles **out, struct tb_error *err)
 {
@@ -73,6 +97,10 @@ int tb_consoles_start(const char *state_dir, struct tb_inv_current *invs, struct
 	*out = NULL;
 	if (cs == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	if ((rc = lease_idle_s(&cs->lease_idle_s, err)) != 0) {
+		free(cs);
+		return rc;
+	}
 	snprintf(cs->state_dir, sizeof(cs->state_dir), "%s", state_dir);
 	cs->idle = idle;
 	inv = tb_inv_current_get(invs);
@@ -135,12 +163,13 @@ void tb_consoles_free(struct tb_consoles *cs)
 	free(cs);
 }
 
-/* Under c->mu: a lease unused for TB_CONSOLE_LEASE_IDLE_S is gone. */
+/* Under c->mu: a lease unused for cs->lease_idle_s (TB_CONSOLE_LEASE_IDLE_S)
+ * is gone; the viewers are told (a state event). */
 static void lease_expire(struct console *c)
 {
-	if (c->holder[0] && tb_monotonic_ms() - c->holder_use_ms > (int64_t)TB_CONSOLE_LEASE_IDLE_S * 1000) {
+	if (c->holder[0] && tb_monotonic_ms() - c->holder_use_ms > (int64_t)c->cs->lease_idle_s * 1000) {
 		tb_info("console", "%s: the lease of %s lapsed (no input for %d s)", c->name, c->holder,
-			TB_CONSOLE_LEASE_IDLE_S);
+			c->cs->lease_idle_s);
 		c->holder[0] = '\0';
 		c->gen++;
 		console_wake_all(c);
@@ -207,7 +236,8 @@ static void feed_attach(struct tb_feed *tf, void (*wake)(void *cls), void *cls)
 }
 
 /* "id: N\nevent: output\ndata: BASE64\n\n", or a state event first when the
- * state changed since the last one sent. */
+ * state changed since the last one sent.  A lease that lapsed is found here
+ * too (the edge reads every stream at its heartbeat), so viewers see it go. */
 static long feed_next(struct tb_feed *tf, char *buf, size_t max)
 {
 	struct cfeed *f = (struct cfeed *)tf;
@@ -215,6 +245,7 @@ static long feed_next(struct tb_feed *tf, char *buf, size_t max)
 	long n = 0;
 
 	pthread_mutex_lock(&c->mu);
+	lease_expire(c);
 	if (c->cs->closing) {
 		n = -1;
 	} else if (f->seen_gen != c->gen) {

@@ -59,6 +59,7 @@ struct console {
 struct tb_consoles {
 	char state_dir[PATH_MAX]; /* logs under state_dir/console/ */
 	struct tb_idle *idle;     /* told of every use */
+	int lease_idle_s;         /* a lease lapses after this long without input */
 	volatile int closing;
 	struct console *c;
 	size_t n;

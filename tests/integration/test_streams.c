@@ -15,7 +15,9 @@
  *     its state first, the console's bytes in base64 with their end offset
  *     as id, a reconnect with Last-Event-ID gets only what came after, and
  *     an idle one gets the edge's heartbeat like the bus's streams.  The
- *     console server is the test's own TCP listener (as ser2net's would be).
+ *     console server is the test's own TCP listener (as ser2net's would be);
+ *   - a console stream opened with a session ends with it (logout, revoke);
+ *   - a console lease without input lapses, and its viewers are told.
  * (Revoking a token ends its streams: test_events_http.c.)
  */
 #include <arpa/inet.h>
@@ -424,6 +426,47 @@ static void test_console_stream_ends_with_its_session(void **state)
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
+/* A lease without input lapses (README: 15 minutes; made 2 s with the
+ * test-only TESTBEDD_TEST_CONSOLE_LEASE_IDLE_S, which the daemon warns of),
+ * and the viewers are told by a state event without anyone asking (the
+ * console's feed looks at the edge's heartbeat wake): then nobody may type. */
+static void test_console_lease_lapses(void **state)
+{
+	struct tb_test_daemon d;
+	struct tb_test_stream s;
+	struct tb_test_resp r;
+	char url[256], auth[300], hdr[320];
+	const char *h[] = {auth, "Content-Type: application/json", NULL};
+	int lfd, cfd;
+
+	(void)state;
+	setenv("TESTBEDD_TEST_CONSOLE_LEASE_IDLE_S", "2", 1);
+	console_daemon(&d, &lfd, &cfd);
+	unsetenv("TESTBEDD_TEST_CONSOLE_LEASE_IDLE_S");
+	assert_true(tb_test_daemon_log_contains(&d, "TESTBEDD_TEST_CONSOLE_LEASE_IDLE_S"));
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d.admin_token);
+	snprintf(url, sizeof(url), "%s/api/v1/hosts/left/console/lease", d.url);
+	assert_int_equal(tb_test_http("POST", url, h, "{}", 2, &r), 0);
+	assert_int_equal(r.status, 200);
+	tb_test_resp_free(&r);
+	/* opened with the lease held: its first state names the holder */
+	snprintf(hdr, sizeof(hdr), "%s\r\n", auth);
+	tb_test_stream_open(&s, d.port, "/api/v1/hosts/left/console", hdr);
+	assert_true(tb_test_stream_read_until(&s, "\"lease\":{\"holder\":", 10000));
+	assert_null(strstr(s.buf, "\"lease\":null"));
+	/* lapsed at 2 s, seen at a heartbeat wake (every 5 s) */
+	assert_true(tb_test_stream_read_until(&s, "\"lease\":null", 20000));
+	snprintf(url, sizeof(url), "%s/api/v1/hosts/left/console/input", d.url);
+	assert_int_equal(tb_test_http("POST", url, h, "{\"text\":\"x\"}", 12, &r), 0);
+	assert_int_equal(r.status, 409);
+	assert_non_null(strstr(r.body, "nobody holds"));
+	tb_test_resp_free(&r);
+	tb_test_stream_close(&s);
+	close(cfd);
+	close(lfd);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -434,6 +477,7 @@ int main(void)
 		cmocka_unit_test(test_closed_clients_give_their_place_back),
 		cmocka_unit_test(test_console_stream),
 		cmocka_unit_test(test_console_stream_ends_with_its_session),
+		cmocka_unit_test(test_console_lease_lapses),
 	};
 
 	return cmocka_run_group_tests_name("streams", tests, NULL, NULL);
