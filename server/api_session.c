@@ -12,6 +12,15 @@
 #include "timeutil.h"
 #include "wipe.h"
 
+/* The session cookie's Set-Cookie (Secure when the client came over TLS, ours
+ * or a trusted proxy's); value "" with max_age 0 clears it. */
+static void set_session_cookie(const struct tb_request *rq, struct tb_reply *rp, const char *value, long long max_age)
+{
+	snprintf(rp->set_cookie, sizeof(rp->set_cookie),
+		 "tb_session=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%lld%s", value, max_age,
+		 rq->https ? "; Secure" : "");
+}
+
 int api_session_create(struct tb_request *rq, struct tb_reply *rp)
 {
 	static const char *const fields[] = {"token", "remember", NULL};
@@ -35,9 +44,7 @@ int api_session_create(struct tb_request *rq, struct tb_reply *rp)
 					 &rp->err)) != 0)
 		goto out;
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", who.name);
-	snprintf(rp->set_cookie, sizeof(rp->set_cookie),
-		 "tb_session=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%lld%s", cookie,
-		 (long long)(expires - (int64_t)time(NULL)), rq->https ? "; Secure" : "");
+	set_session_cookie(rq, rp, cookie, (long long)(expires - (int64_t)time(NULL)));
 	/* the reply holds copies now (the edge's set_cookie, jansson's string) */
 	rc = tb_reply_json(rp, 200,
 			   json_pack("{s:{s:s, s:s, s:o, s:s}}", "session", "role", tb_level_name(who.level), "name",
@@ -68,8 +75,7 @@ int api_sessions_delete_all(struct tb_request *rq, struct tb_reply *rp)
 	free(ids);
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", rq->who->name);
 	if (rq->who->via_cookie)
-		snprintf(rp->set_cookie, sizeof(rp->set_cookie),
-			 "tb_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0%s", rq->https ? "; Secure" : "");
+		set_session_cookie(rq, rp, "", 0);
 	return tb_reply_json(rp, 204, NULL);
 }
 
@@ -82,7 +88,6 @@ int api_session_delete(struct tb_request *rq, struct tb_reply *rp)
 		/* and the event streams opened with it end now */
 		tb_events_drop_session(rq->sv->events, tb_auth_session_id(cookie));
 	}
-	snprintf(rp->set_cookie, sizeof(rp->set_cookie), "tb_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0%s",
-		 rq->https ? "; Secure" : "");
+	set_session_cookie(rq, rp, "", 0);
 	return tb_reply_json(rp, 204, NULL);
 }
