@@ -11,7 +11,7 @@
 
 import { api } from './api.mjs';
 import { announce, h, replace } from './dom.mjs';
-import { errorText, statePill } from './format.mjs';
+import { errorAlert, errorText, refusedToNonAdmin, statePill } from './format.mjs';
 import { absolute } from './time.mjs';
 
 const TABS = [['tokens', 'Tokens'], ['audit', 'Audit log'], ['actions', 'Actions']];
@@ -24,11 +24,7 @@ export function renderAdmin(main, ctx, rest) {
     h('nav', { class: 'pager', 'aria-label': 'Admin sections' }, TABS.map(([t, label]) => h('a', {
       href: `#/admin/${t}`, 'aria-current': t === tab ? 'page' : undefined,
     }, label)))];
-  if (!ctx.isAdmin()) {
-    replace(main, h('h1', {}, 'Admin'),
-      h('p', { class: 'alert' }, `These pages are for admins; you are ${ctx.session?.role}.`));
-    return null;
-  }
+  if (refusedToNonAdmin(main, ctx, 'Admin', 'These pages are')) return null;
   const section = h('section', { 'aria-label': TABS.find(([t]) => t === tab)[1] });
   replace(main, ...head, section);
   if (tab === 'audit') return renderAudit(section);
@@ -57,7 +53,7 @@ const when = (t) => (t ? h('time', { datetime: t, title: t }, absolute(t)) : '�
 function renderTokens(section, ctx) {
   let gone = false;
   const status = h('p', { class: 'muted', role: 'status' }, 'Loading the tokens…');
-  const error = h('p', { class: 'alert', role: 'alert', hidden: true });
+  const { el: error, show: showError } = errorAlert();
   const { el, body } = table('API tokens', ['ID', 'Name', 'Role', 'Created', 'Last used', 'State', ''], 'adm-tokens');
   const name = h('input', { type: 'text', name: 'name', maxlength: 63, autocomplete: 'off', required: true });
   const role = h('select', { name: 'role' }, ROLES.map((r) => h('option', { value: r }, r)));
@@ -107,14 +103,13 @@ function renderTokens(section, ctx) {
     try {
       const { tokens } = await api('GET', 'tokens');
       if (gone) return;
-      error.hidden = true;
+      showError(null);
       replace(body, tokens.map((t) => tokenRow(t)));
       el.hidden = tokens.length === 0;
       status.textContent = tokens.length === 0 ? 'No tokens.' : `${tokens.length} tokens`;
     } catch (err) {
       if (gone) return;
-      error.textContent = errorText(err, 'Loading the tokens');
-      error.hidden = false;
+      showError(err, 'Loading the tokens');
     }
   }
 
@@ -130,8 +125,7 @@ function renderTokens(section, ctx) {
         await load();
       } catch (err) {
         revoke.disabled = false;
-        error.textContent = errorText(err, 'Revoking');
-        error.hidden = false;
+        showError(err, 'Revoking');
       }
     });
     return h('tr', { dataset: { id: String(t.id), revoked: String(t.revoked) } },
@@ -180,7 +174,7 @@ function renderAudit(section) {
     since: h('input', { type: 'text', name: 'since', autocomplete: 'off', placeholder: '2026-12-04T10:00:00Z' }),
   };
   const status = h('p', { class: 'muted', role: 'status' }, 'Loading the audit log…');
-  const error = h('p', { class: 'alert', role: 'alert', hidden: true });
+  const { el: error, show: showError } = errorAlert();
   const { el, body } = table('Audit log', ['When', 'Actor', 'Client', 'Action', 'Target', 'Status', 'Result'], 'adm-audit');
   const newer = h('button', { type: 'button', disabled: true }, 'Newer');
   const older = h('button', { type: 'button', disabled: true }, 'Older');
@@ -201,7 +195,7 @@ function renderAudit(section) {
     try {
       const { audit } = await api('GET', `audit?${q}`);
       if (gone) return;
-      error.hidden = true;
+      showError(null);
       replace(body, audit.map((r) => h('tr', { dataset: { id: String(r.id) } },
         h('td', {}, when(r.at)), h('td', {}, r.actor), h('td', {}, r.remote),
         h('td', {}, h('span', { title: `${r.method} ${r.path}` }, r.action)), h('td', {}, r.target),
@@ -214,8 +208,7 @@ function renderAudit(section) {
       status.textContent = audit.length === 0 ? 'No entries.' : `${audit.length} entries, ids ${audit[0].id}…${last}`;
     } catch (err) {
       if (gone) return;
-      error.textContent = errorText(err, 'Loading the audit log');
-      error.hidden = false;
+      showError(err, 'Loading the audit log');
     }
   }
   older.addEventListener('click', () => { pages.push(last); load(last); });
@@ -234,7 +227,7 @@ function renderActions(section) {
   let gone = false;
   const host = h('input', { type: 'text', name: 'host', autocomplete: 'off' });
   const status = h('p', { class: 'muted', role: 'status' }, 'Loading the actions…');
-  const error = h('p', { class: 'alert', role: 'alert', hidden: true });
+  const { el: error, show: showError } = errorAlert();
   const { el, body } = table('Power and boot actions', ['ID', 'Host', 'What', 'State', 'By', 'Created', 'Took', 'Error'], 'adm-actions');
   const form = h('form', { class: 'builder adm-filters', novalidate: true },
     h('div', { class: 'b-row' }, field('act-host', 'Host', host, 'empty: every host'),
@@ -247,7 +240,7 @@ function renderActions(section) {
     try {
       const { actions } = await api('GET', `actions?${q}`);
       if (gone) return;
-      error.hidden = true;
+      showError(null);
       replace(body, actions.map((a) => h('tr', { dataset: { id: String(a.id) } },
         h('td', { class: 'num' }, String(a.id)), h('td', {}, a.host), h('td', {}, what(a)),
         h('td', {}, statePill(a.state)), h('td', {}, a.actor), h('td', {}, when(a.created_at)),
@@ -257,8 +250,7 @@ function renderActions(section) {
       status.textContent = actions.length === 0 ? 'No actions.' : `${actions.length} actions, newest first`;
     } catch (err) {
       if (gone) return;
-      error.textContent = errorText(err, 'Loading the actions');
-      error.hidden = false;
+      showError(err, 'Loading the actions');
     }
   }
   form.addEventListener('submit', (e) => { e.preventDefault(); load(); });

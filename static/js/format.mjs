@@ -2,7 +2,7 @@
 // pair a run measures, a spec as JSON that people can edit, and the texts
 // of refusals.
 
-import { h } from './dom.mjs';
+import { h, replace } from './dom.mjs';
 
 const BITRATE_UNITS = [['Tbit/s', 1e12], ['Gbit/s', 1e9], ['Mbit/s', 1e6], ['kbit/s', 1e3]];
 
@@ -73,6 +73,40 @@ function compact(v) {
 export function errorText(err, what) {
   if (err.code === 'csrf_required') return 'This tab has no CSRF token for your session: log out and log in again to make changes.';
   return `${what}: ${err.message}`;
+}
+
+/**
+ * A page's alert for refusals: el, a hidden <p role=alert>; show(err, what)
+ * says errorText(err, what) in it, show(null) hides it again.
+ */
+export function errorAlert() {
+  const el = h('p', { class: 'alert', role: 'alert', hidden: true });
+  const show = (err, what) => {
+    el.hidden = err === null;
+    el.textContent = err === null ? '' : errorText(err, what);
+  };
+  return { el, show };
+}
+
+/**
+ * A page for admins only: true after main says so to anyone else
+ * ("<subject> for admins; you are viewer."), false for an admin.
+ */
+export function refusedToNonAdmin(main, ctx, title, subject) {
+  if (ctx.isAdmin()) return false;
+  replace(main, h('h1', {}, title), h('p', { class: 'alert' }, `${subject} for admins; you are ${ctx.session?.role}.`));
+  return true;
+}
+
+/**
+ * A page of matrix id that could not load: content hidden, status (a <p>)
+ * an alert saying text and linking back to the matrix.
+ */
+export function matrixPageFailed(status, content, text, id) {
+  content.hidden = true;
+  status.hidden = false;
+  status.className = 'alert';
+  replace(status, text, h('a', { href: `#/matrices/${id}` }, `back to matrix #${id}`), '.');
 }
 
 /** The title of a button a viewer sees disabled. */

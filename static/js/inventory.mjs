@@ -7,17 +7,13 @@
 
 import { api } from './api.mjs';
 import { announce, h, replace } from './dom.mjs';
-import { errorText } from './format.mjs';
+import { errorAlert, errorText, refusedToNonAdmin } from './format.mjs';
 import { absolute } from './time.mjs';
 
 export function renderInventory(main, ctx) {
-  if (!ctx.isAdmin()) {
-    replace(main, h('h1', {}, 'Inventory'),
-      h('p', { class: 'alert' }, `The inventory is for admins; you are ${ctx.session?.role}.`));
-    return null;
-  }
+  if (refusedToNonAdmin(main, ctx, 'Inventory', 'The inventory is')) return null;
   let gone = false;
-  const error = h('p', { class: 'alert', role: 'alert', hidden: true });
+  const { el: error, show: showError } = errorAlert();
   const summary = h('dl', { class: 'inv-summary' });
   const body = h('tbody');
   const table = h('table', { class: 'mx-table inv-machines' },
@@ -43,37 +39,12 @@ export function renderInventory(main, ctx) {
     h('label', { for: 'inv-text', class: 'visually-hidden' }, 'Proposed inventory file'),
     text, h('p', {}, checkBtn), verdict);
 
-  function showError(err, what) {
-    error.hidden = err === null;
-    error.textContent = err === null ? '' : errorText(err, what);
-  }
-
-  function draw(inv) {
-    const last = inv.last_reload;
-    const lastNode = last === null ? h('span', { class: 'muted' }, 'none since testbedd started')
-      : h('span', {},
-        h('span', { class: `pill pill-${last.ok ? 'ok' : 'failed'}` }, last.ok ? 'ok' : 'refused'), ' ',
-        absolute(last.at), ' by ', last.by,
-        last.ok ? null : h('pre', { class: 'inv-error' }, `${last.error}\n(the old inventory was kept)`));
-    replace(summary,
-      h('dt', {}, 'File'), h('dd', {}, h('code', {}, inv.file)),
-      h('dt', {}, 'Loaded'), h('dd', {}, absolute(inv.loaded_at)),
-      h('dt', {}, 'Last reload'), h('dd', { class: 'inv-last' }, lastNode),
-      h('dt', {}, 'Machines'), h('dd', {}, String(inv.machines.length)));
-    replace(body, inv.machines.map((m) => h('tr', {},
-      h('th', { scope: 'row' }, m.name),
-      h('td', {}, m.role),
-      h('td', {}, Object.entries(m.os ?? {}).map(([os, p]) => `${os} ${p.address}:${p.port}`).join(', ')),
-      h('td', {}, (m.power ?? []).map((p) => p.driver).join(', ') || '—'),
-      h('td', {}, Object.entries(m.links ?? {}).map(([n, l]) => `${n} ${l.address}`).join(', ') || '—'))));
-  }
-
   async function load() {
     try {
       const reply = await api('GET', 'inventory');
       if (gone) return;
       showError(null);
-      draw(reply.inventory);
+      draw(summary, body, reply.inventory);
     } catch (err) {
       if (!gone) showError(err, 'Reading the inventory');
     }
@@ -84,7 +55,7 @@ export function renderInventory(main, ctx) {
     try {
       const reply = await api('POST', 'inventory/reload');
       showError(null);
-      draw(reply.inventory);
+      draw(summary, body, reply.inventory);
       announce('Inventory reloaded');
     } catch (err) {
       await load(); // the last reload's record: refused, the old inventory kept
@@ -125,4 +96,25 @@ export function renderInventory(main, ctx) {
 
   load();
   return () => { gone = true; };
+}
+
+/** Show inventory inv: its file and last reload in summary (a <dl>), its machines in body (a <tbody>). */
+function draw(summary, body, inv) {
+  const last = inv.last_reload;
+  const lastNode = last === null ? h('span', { class: 'muted' }, 'none since testbedd started')
+    : h('span', {},
+      h('span', { class: `pill pill-${last.ok ? 'ok' : 'failed'}` }, last.ok ? 'ok' : 'refused'), ' ',
+      absolute(last.at), ' by ', last.by,
+      last.ok ? null : h('pre', { class: 'inv-error' }, `${last.error}\n(the old inventory was kept)`));
+  replace(summary,
+    h('dt', {}, 'File'), h('dd', {}, h('code', {}, inv.file)),
+    h('dt', {}, 'Loaded'), h('dd', {}, absolute(inv.loaded_at)),
+    h('dt', {}, 'Last reload'), h('dd', { class: 'inv-last' }, lastNode),
+    h('dt', {}, 'Machines'), h('dd', {}, String(inv.machines.length)));
+  replace(body, inv.machines.map((m) => h('tr', {},
+    h('th', { scope: 'row' }, m.name),
+    h('td', {}, m.role),
+    h('td', {}, Object.entries(m.os ?? {}).map(([os, p]) => `${os} ${p.address}:${p.port}`).join(', ')),
+    h('td', {}, (m.power ?? []).map((p) => p.driver).join(', ') || '—'),
+    h('td', {}, Object.entries(m.links ?? {}).map(([n, l]) => `${n} ${l.address}`).join(', ') || '—'))));
 }

@@ -12,7 +12,7 @@
 
 import { api } from './api.mjs';
 import { announce, h, replace } from './dom.mjs';
-import { errorText } from './format.mjs';
+import { errorAlert, errorText, refusedToNonAdmin } from './format.mjs';
 import { absolute } from './time.mjs';
 
 const TRIGGERS = [
@@ -39,18 +39,14 @@ const FILES = [
 const POLL_MS = 5000;
 
 export function renderNotifications(main, ctx) {
-  if (!ctx.isAdmin()) {
-    replace(main, h('h1', {}, 'Notifications'),
-      h('p', { class: 'alert' }, `Notification rules are for admins; you are ${ctx.session?.role}.`));
-    return null;
-  }
+  if (refusedToNonAdmin(main, ctx, 'Notifications', 'Notification rules are')) return null;
   let rules = [];
   let logRule = null;   // the rule whose log is open
   let editing = null;   // the rule being edited (null: a new one)
   let timer = null;
   let gone = false;
   const status = h('p', { class: 'muted', role: 'status' }, 'Loading the rules…');
-  const error = h('p', { class: 'alert', role: 'alert', hidden: true });
+  const { el: error, show: showError } = errorAlert();
   const body = h('tbody');
   const table = h('table', { class: 'mx-table nf-rules', hidden: true },
     h('caption', { class: 'visually-hidden' }, 'Notification rules'),
@@ -66,11 +62,6 @@ export function renderNotifications(main, ctx) {
       'a matrix ends, a host drops or hangs. Messages go out in order and are retried; a rule whose messages keep failing is marked FAILING.'),
     error, status, h('div', { class: 'table-wrap' }, table),
     h('h2', { id: 'nf-form-title' }, 'New rule'), form.el, log);
-
-  function showError(err, what) {
-    error.hidden = err === null;
-    error.textContent = err === null ? '' : errorText(err, what);
-  }
 
   async function load() {
     try {
@@ -156,31 +147,11 @@ export function renderNotifications(main, ctx) {
     try {
       const reply = await api('GET', `notifications/${r.id}/deliveries`);
       if (gone || logRule !== r) return;
-      drawLog(r, reply.deliveries);
+      drawLog(log, r, reply.deliveries);
     } catch (err) {
       if (err.status === 404) { logRule = null; log.hidden = true; return; }
       showError(err, 'Cannot read the delivery log');
     }
-  }
-
-  function drawLog(r, list) {
-    log.hidden = false;
-    replace(log,
-      h('h2', {}, `Delivery log of ${r.name}`),
-      list.length === 0 ? h('p', { class: 'muted' }, 'Nothing sent yet.')
-        : h('div', { class: 'table-wrap' }, h('table', { class: 'mx-table nf-deliveries' },
-          h('caption', { class: 'visually-hidden' }, `Deliveries of ${r.name}, newest first`),
-          h('thead', {}, h('tr', {}, ['#', 'Trigger', 'Message', 'State', 'Attempts', 'HTTP', 'Created', 'Last error'].map(
-            (t) => h('th', { scope: 'col' }, t)))),
-          h('tbody', {}, list.map((d) => h('tr', { dataset: { delivery: d.id, state: d.state } },
-            h('td', { 'data-label': '#', class: 'num' }, String(d.id)),
-            h('td', { 'data-label': 'Trigger' }, d.trigger),
-            h('td', { 'data-label': 'Message' }, d.title ?? ''),
-            h('td', { 'data-label': 'State' }, deliveryState(d)),
-            h('td', { 'data-label': 'Attempts', class: 'num' }, String(d.attempts)),
-            h('td', { 'data-label': 'HTTP', class: 'num' }, d.last_status === null ? '–' : String(d.last_status)),
-            h('td', { 'data-label': 'Created' }, absolute(d.created_at)),
-            h('td', { 'data-label': 'Last error' }, d.last_error ?? '')))))));
   }
 
   const tick = () => {
@@ -189,6 +160,27 @@ export function renderNotifications(main, ctx) {
   };
   tick();
   return () => { gone = true; clearTimeout(timer); };
+}
+
+/** Show rule r's deliveries (list, newest first) in log, a section. */
+function drawLog(log, r, list) {
+  log.hidden = false;
+  replace(log,
+    h('h2', {}, `Delivery log of ${r.name}`),
+    list.length === 0 ? h('p', { class: 'muted' }, 'Nothing sent yet.')
+      : h('div', { class: 'table-wrap' }, h('table', { class: 'mx-table nf-deliveries' },
+        h('caption', { class: 'visually-hidden' }, `Deliveries of ${r.name}, newest first`),
+        h('thead', {}, h('tr', {}, ['#', 'Trigger', 'Message', 'State', 'Attempts', 'HTTP', 'Created', 'Last error'].map(
+          (t) => h('th', { scope: 'col' }, t)))),
+        h('tbody', {}, list.map((d) => h('tr', { dataset: { delivery: d.id, state: d.state } },
+          h('td', { 'data-label': '#', class: 'num' }, String(d.id)),
+          h('td', { 'data-label': 'Trigger' }, d.trigger),
+          h('td', { 'data-label': 'Message' }, d.title ?? ''),
+          h('td', { 'data-label': 'State' }, deliveryState(d)),
+          h('td', { 'data-label': 'Attempts', class: 'num' }, String(d.attempts)),
+          h('td', { 'data-label': 'HTTP', class: 'num' }, d.last_status === null ? '–' : String(d.last_status)),
+          h('td', { 'data-label': 'Created' }, absolute(d.created_at)),
+          h('td', { 'data-label': 'Last error' }, d.last_error ?? '')))))));
 }
 
 function sinkText(s) {
