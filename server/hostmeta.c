@@ -385,9 +385,11 @@ static const struct {
 	 "net.inet.tcp.recvbuf_max net.inet.tcp.cc.algorithm net.inet.tcp.cc.available hw.model hw.ncpu "
 	 "hw.physmem net.inet.ip.forwarding",
 	 0, ""},
-	/* link shaping: qdiscs someone added; dummynet's pipes where it is loaded (none: nothing) */
-	{1, "shaping", "if command -v tc >/dev/null 2>&1; then tc qdisc show; fi", 0, ""},
-	{2, "shaping", "if kldstat -q -m dummynet; then ipfw pipe show; fi", 0, ""},
+	/* link shaping: the qdiscs; dummynet's pipes where it is loaded (else TB_HOSTMETA_NO_SHAPER) */
+	{1, "shaping",
+	 "if command -v tc >/dev/null 2>&1; then tc qdisc show; else echo '" TB_HOSTMETA_NO_SHAPER "'; fi", 0, ""},
+	{2, "shaping", "if kldstat -q -m dummynet; then ipfw pipe show; else echo '" TB_HOSTMETA_NO_SHAPER "'; fi", 0,
+	 ""},
 	{1, "ethtool_i", "ethtool -i '", 'i', "'"},
 	{1, "ethtool_k", "ethtool -k '", 'i', "'"},
 	{1, "ip_link", "ip -d link show '", 'i', "'"},
@@ -821,9 +823,12 @@ int tb_hostmeta_parse(const char *kind, const char *iface, const char *text, siz
 	v = json_object_get(sc, k == 1 ? "net.ipv4.ip_forward" : "net.inet.ip.forwarding");
 	if (k != 0 && v != NULL && hm_to_int(hm_span_of(json_string_value(v)), &fwd))
 		hm_put(o, "forwarding", json_pack("{s:b}", "ipv4", fwd == 1), oom);
-	if (k != 0 && usable(&ps, S_SHAPING) != NULL &&
-	    (v = (k == 1 ? hm_tc_qdisc_parse : hm_ipfw_pipes_parse)(usable(&ps, S_SHAPING), oom)) != NULL)
-		hm_put(o, "shaping", json_pack("{s:o}", k == 1 ? "qdiscs" : "pipes", v), oom);
+	/* a shaper without pipes or qdiscs: an empty map, so that a new one is a row of the diff */
+	if (k != 0 && usable(&ps, S_SHAPING) != NULL && strstr(usable(&ps, S_SHAPING), TB_HOSTMETA_NO_SHAPER) == NULL) {
+		v = (k == 1 ? hm_tc_qdisc_parse : hm_ipfw_pipes_parse)(usable(&ps, S_SHAPING), oom);
+		hm_put(o, "shaping", json_pack("{s:o}", k == 1 ? "qdiscs" : "pipes", v != NULL ? v : json_object()),
+		       oom);
+	}
 	if (sc != NULL)
 		hm_put(o, "sysctl", sc, oom);
 	if (json_array_size(ps.errors) > 0)

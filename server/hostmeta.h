@@ -19,7 +19,7 @@
  * sysctl, shaping, ethtool_i, ethtool_k, ip_link; freebsd: uname_a,
  * freebsd_version, os_release, sysctl, shaping, ifconfig, pciconf, dev_desc,
  * dev_fw (shaping: `tc qdisc show`; `ipfw pipe show` when kldstat says
- * dummynet is loaded, else empty).  The NIC sections
+ * dummynet is loaded; TB_HOSTMETA_NO_SHAPER without tc or dummynet).  The NIC sections
  * are left out when no interface is given.  A command that fails or is
  * missing only gives its section a non-zero rc (and its message as text).
  *
@@ -44,7 +44,8 @@
  *	                             "plr": 0.02, "queue": "50 sl."}}}            (freebsd)
  *	          | {"qdiscs": {"ix0 root": {"kind": "tbf",
  *	                                     "options": "rate 100Mbit burst 125000b lat 50ms"}}},
- *	            (linux: only qdiscs with a handle other than 0:, the kernel's defaults left out)
+ *	            (linux: only qdiscs with a handle other than 0:, the kernel's defaults left out;
+ *	             an empty map when none; "shaping" absent without tc or dummynet)
  *	 "sysctl": {"name": "value as printed (trimmed)", ...},
  *	 "errors": [{"section": "dev_fw", "rc": 1, "message": "sysctl: unknown oid ..."}]}
  *
@@ -64,6 +65,8 @@
 
 #define TB_HOSTMETA_SECTION "@@testbedd-section "
 #define TB_HOSTMETA_RC "@@testbedd-rc "
+/* The shaping section's whole text where the host has no tc or no dummynet. */
+#define TB_HOSTMETA_NO_SHAPER "@@testbedd-no-shaper"
 
 /*
  * The script for a host whose persona is of kind "linux" or "freebsd" (as

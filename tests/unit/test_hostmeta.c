@@ -1176,8 +1176,12 @@ static void test_shaping(void **state)
 {
 	static const char bsd_out[] = TB_HOSTMETA_SECTION "shaping\n" IPFW_NEW TB_HOSTMETA_RC "0\n";
 	static const char lx_out[] = TB_HOSTMETA_SECTION "shaping\n" TC_SHOW TB_HOSTMETA_RC "0\n";
-	/* dummynet not loaded: the script's `if kldstat` prints nothing, rc 0 */
-	static const char bsd_none[] = TB_HOSTMETA_SECTION "shaping\n" TB_HOSTMETA_RC "0\n";
+	/* dummynet not loaded: the script's `if kldstat` prints the no-shaper line, rc 0 */
+	static const char bsd_none[] = TB_HOSTMETA_SECTION "shaping\n" TB_HOSTMETA_NO_SHAPER "\n" TB_HOSTMETA_RC "0\n";
+	/* loaded without pipes; tc with the kernel's default qdiscs only */
+	static const char bsd_empty[] = TB_HOSTMETA_SECTION "shaping\n" TB_HOSTMETA_RC "0\n";
+	static const char lx_empty[] = TB_HOSTMETA_SECTION
+		"shaping\nqdisc noqueue 0: dev lo root refcnt 2 \n" TB_HOSTMETA_RC "0\n";
 	json_t *j;
 
 	(void)state;
@@ -1215,6 +1219,14 @@ static void test_shaping(void **state)
 	j = parse_ok("freebsd", NULL, bsd_none, sizeof(bsd_none) - 1);
 	assert_null(json_object_get(j, "shaping"));
 	assert_null(json_object_get(j, "errors"));
+	json_decref(j);
+	j = parse_ok("freebsd", NULL, bsd_empty, sizeof(bsd_empty) - 1);
+	assert_int_equal(json_object_size(tb_test_walk(j, "shaping/pipes", '/')), 0);
+	assert_true(json_is_object(tb_test_walk(j, "shaping/pipes", '/')));
+	json_decref(j);
+	j = parse_ok("linux", NULL, lx_empty, sizeof(lx_empty) - 1);
+	assert_true(json_is_object(tb_test_walk(j, "shaping/qdiscs", '/')));
+	assert_int_equal(json_object_size(tb_test_walk(j, "shaping/qdiscs", '/')), 0);
 	json_decref(j);
 }
 
