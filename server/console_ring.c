@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nettle/base64.h>
+
 /* ---- ring ---- */
 
 int tb_ring_init(struct tb_ring *r, size_t cap)
@@ -73,55 +75,34 @@ size_t tb_ring_read(const struct tb_ring *r, uint64_t *pos, void *out, size_t ma
 	return done;
 }
 
-/* ---- base64 ---- */
+/* ---- base64: nettle's (crypto.c's base64url comes from it too) ---- */
 
 static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 size_t tb_b64_encode(const void *in, size_t len, char *out)
 {
-	const unsigned char *p = in;
-	size_t o = 0;
+	size_t o = BASE64_ENCODE_RAW_LENGTH(len);
 
-	for (size_t i = 0; i < len; i += 3) {
-		unsigned v = (unsigned)p[i] << 16;
-
-		if (i + 1 < len)
-			v |= (unsigned)p[i + 1] << 8;
-		if (i + 2 < len)
-			v |= p[i + 2];
-		out[o++] = B64[(v >> 18) & 63];
-		out[o++] = B64[(v >> 12) & 63];
-		out[o++] = i + 1 < len ? B64[(v >> 6) & 63] : '=';
-		out[o++] = i + 2 < len ? B64[v & 63] : '=';
-	}
+	base64_encode_raw(out, len, (const uint8_t *)in);
 	out[o] = '\0';
 	return o;
 }
 
 long tb_b64_decode(const char *s, unsigned char *out)
 {
-	unsigned v = 0;
-	int bits = 0;
-	long o = 0;
-	size_t n = strlen(s);
+	struct base64_decode_ctx ctx;
+	size_t n = strlen(s), o = 0;
 
 	while (n > 0 && s[n - 1] == '=')
 		n--;
-	if (n % 4 == 1)
+	/* nettle skips blanks and takes '=' inside: here only the alphabet, and
+	 * no length that leaves a lone 6 bits */
+	if (n % 4 == 1 || strspn(s, B64) != n)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		const char *c = strchr(B64, s[i]);
-
-		if (c == NULL || s[i] == '\0')
-			return -1;
-		v = (v << 6) | (unsigned)(c - B64);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (unsigned char)((v >> bits) & 0xff);
-		}
-	}
-	return o;
+	base64_decode_init(&ctx);
+	if (!base64_decode_update(&ctx, &o, out, n, s))
+		return -1;
+	return (long)o; /* not _final: the padding is optional */
 }
 
 /* ---- log files ---- */
