@@ -268,6 +268,19 @@ static int parse_console(struct inv_ctx *c, const struct tb_ynode *map, const ch
 	return 0;
 }
 
+/* An ipmi-sol console is read through the machine's BMC: it needs an ipmi
+ * power: entry (parsed before the console), whose address and login it uses. */
+static int console_has_bmc(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const struct tb_machine *m)
+{
+	if (m->console.type != TB_CONSOLE_IPMI_SOL)
+		return 0;
+	for (size_t i = 0; i < m->npower; i++)
+		if (m->power[i].driver == TB_POWER_IPMI)
+			return 0;
+	return inv_bad(c, tb_ynode_get(map, "type"), path,
+		       "an ipmi-sol console needs an ipmi power: entry (its BMC's address and login)");
+}
+
 static int parse_boot(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const struct tb_ynode *os,
 		      struct tb_boot *b)
 {
@@ -536,6 +549,8 @@ static int parse_machine(struct inv_ctx *c, const char *name, const struct tb_yn
 	if ((n = tb_ynode_get(map, "console")) != NULL) {
 		snprintf(sub, sizeof(sub), "%s.console", path);
 		if ((rc = parse_console(c, n, sub, &m->console)) != 0)
+			return rc;
+		if ((rc = console_has_bmc(c, n, sub, m)) != 0)
 			return rc;
 	}
 	if ((n = tb_ynode_get(map, "boot")) != NULL) {

@@ -207,6 +207,8 @@ static const struct bad_case bad[] = {
 	 "    links:\n      lan10: {address: 10.0.10.2/24, ifname: {ubuntu: \"this-name-is-far-too-long\"}}\n",
 	 "machines.left.links.lan10.ifname.ubuntu: expected an interface name"},
 	{HEAD HOST "    console: {type: tcp, address: 127.0.0.1}\n", "machines.left.console: a tcp console needs port"},
+	{HEAD HOST "    console: {type: ipmi-sol}\n",
+	 "t.yaml:8:21: machines.left.console: an ipmi-sol console needs an ipmi power: entry"},
 	{HEAD HOST "    idle_poweroff_min: -5\n", "machines.left.idle_poweroff_min: expected a whole number 0..10080"},
 	{HEAD HOST "    idle_poweroff_min: \"60\"\n", "machines.left.idle_poweroff_min: expected a whole number"},
 	{HEAD HOST "    wake_schedule: \"30 7 * *\"\n",
@@ -333,6 +335,23 @@ static void test_relay_wakeonlan_without_interface(void **state)
 	tb_inventory_free(inv);
 }
 
+/* An ipmi-sol console with an ipmi power entry (its BMC) loads; without one
+ * it is refused (test_bad_inventories). */
+static void test_ipmi_sol_with_its_bmc(void **state)
+{
+	static const char text[] = HEAD HOST
+		"    power:\n"
+		"      - {driver: ipmi, address: 1.2.3.4, user: ADMIN, password_env: BMC_PW}\n"
+		"    console: {type: ipmi-sol}\n";
+	struct tb_inventory *inv = NULL;
+	struct tb_error err = {0};
+
+	(void)state;
+	assert_int_equal(tb_inventory_load_buffer("t.yaml", text, strlen(text), 0, &inv, &err), 0);
+	assert_int_equal(tb_inventory_find(inv, "left")->console.type, TB_CONSOLE_IPMI_SOL);
+	tb_inventory_free(inv);
+}
+
 /* With TB_INV_CHECK_FILES a key file must exist and be private. */
 static void test_secret_file_modes(void **state)
 {
@@ -393,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_redfish_and_command),
 		cmocka_unit_test(test_secret_file_modes),
 		cmocka_unit_test(test_relay_wakeonlan_without_interface),
+		cmocka_unit_test(test_ipmi_sol_with_its_bmc),
 	};
 
 	return cmocka_run_group_tests_name("inventory", tests, NULL, NULL);
