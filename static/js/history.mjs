@@ -10,10 +10,11 @@
 // address, so the view is a link.  Chart: PNG and SVG; table: CSV and JSON.
 
 import { api } from './api.mjs';
+import { boxData } from './boxplot.mjs';
 import { chartColours, chartExportBar, loadECharts, sizedChart } from './charts.mjs';
 import { h, replace } from './dom.mjs';
 import { exportBar } from './export.mjs';
-import { bitrate, count, pairText, percent, statePill } from './format.mjs';
+import { bitrate, count, matrixPageFailed, pairText, percent, statePill } from './format.mjs';
 import { absolute } from './time.mjs';
 
 const METRICS = {
@@ -117,11 +118,8 @@ class HistoryPage {
       this.#draw(hist);
     } catch (err) {
       if (ask !== this.#asked || this.#stopped || err.status === 401) return;
-      this.#content.hidden = true;
-      this.#status.hidden = false;
-      this.#status.className = 'alert';
-      replace(this.#status, err.status === 404 ? `${err.message}: ` : `Could not load the history: ${err.message}. `,
-        h('a', { href: `#/matrices/${this.#id}` }, `back to matrix #${this.#id}`), '.');
+      matrixPageFailed(this.#status, this.#content,
+        err.status === 404 ? `${err.message}: ` : `Could not load the history: ${err.message}. `, this.#id);
     }
   }
 
@@ -171,10 +169,7 @@ class HistoryPage {
     const v = (x) => (typeof x === 'number' ? x * m.scale : null);
     const withData = hist.points.filter((pt) => pt.stats);
     const cats = withData.map((pt) => `#${pt.matrix}`);
-    const boxes = withData.map((pt) => {
-      const s = pt.stats;
-      return [v(s.min), v(s.q1 ?? s.median), v(s.median), v(s.q3 ?? s.median), v(s.max)];
-    });
+    const boxes = withData.map((pt) => boxData(pt.stats, m.scale) ?? []);
     const dots = withData.flatMap((pt, i) => (Array.isArray(pt.stats.values) ? pt.stats.values.map((x) => [i, v(x)]) : []));
     const axis = { axisLine: { lineStyle: { color: c.muted } }, axisLabel: { color: c.muted }, nameTextStyle: { color: c.muted } };
     this.#option = {
@@ -188,7 +183,7 @@ class HistoryPage {
       yAxis: { type: 'value', scale: true, splitLine: { lineStyle: { color: c.line } }, ...axis },
       series: [
         { name: 'spread', type: 'boxplot', data: boxes, itemStyle: { borderColor: '#1f5fbf', color: dark ? '#1d2a44' : '#e6f0ff' } },
-        { name: 'median', type: 'line', data: boxes.map((b) => b[2]), symbolSize: 6, lineStyle: { width: 2 } },
+        { name: 'median', type: 'line', data: boxes.map((b) => b[2] ?? null), symbolSize: 6, lineStyle: { width: 2 } },
         dots.length ? { name: 'runs', type: 'scatter', data: dots, symbolSize: 5, itemStyle: { opacity: 0.6 } } : null,
       ].filter(Boolean),
     };

@@ -13,7 +13,7 @@ import { api } from './api.mjs';
 import { MiniBox, rangeOf } from './boxplot.mjs';
 import { h, replace } from './dom.mjs';
 import { exportBar } from './export.mjs';
-import { bitrate, count, percent } from './format.mjs';
+import { bitrate, count, matrixPageFailed, percent } from './format.mjs';
 
 const METRICS = {
   receiver_bps: { label: 'receiver bitrate', unit: 'Gbit/s', scale: 1e-9, text: bitrate },
@@ -128,11 +128,7 @@ class OsPage {
       this.#draw(os);
     } catch (err) {
       if (ask !== this.#asked || this.#stopped || err.status === 401) return;
-      this.#content.hidden = true;
-      this.#status.hidden = false;
-      this.#status.className = 'alert';
-      replace(this.#status, `Could not load the view: ${err.message}. `,
-        h('a', { href: `#/matrices/${this.#id}` }, `back to matrix #${this.#id}`), '.');
+      matrixPageFailed(this.#status, this.#content, `Could not load the view: ${err.message}. `, this.#id);
     }
   }
 

@@ -8,11 +8,13 @@
 // says "Could not load testbedd's page: ..." with a Retry button, which
 // brings the app up once the module loads again).  The service worker is
 // blocked: with its cache it would answer for the failed module itself,
-// hiding what boot.js does (test_pwa covers the worker).  No sim.
+// hiding what boot.js does; the last test lets a worker in a browser of its
+// own answer a module's 503 with its cached copy.  And the history and OS
+// pages of a matrix that is not there (their load failure).  No sim.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { Bed, DESKTOP, deadInventory, freePort, launchChromium, login, shoot } from './lib/testbed.mjs';
+import { Bed, DESKTOP, deadInventory, eventually, freePort, launchChromium, login, shoot } from './lib/testbed.mjs';
 
 const bed = new Bed('shell');
 let tbd;
@@ -85,5 +87,37 @@ test('a module that never loads: the page says so and Retry brings the app up', 
   }
   await failed.getByRole('button', { name: 'Retry' }).click();
   await page.locator('h1', { hasText: 'Hosts' }).waitFor();
+  assert.deepEqual(pageErrors, []);
+});
+
+test("the service worker answers a module's 503 with its cached copy", async () => {
+  const other = await launchChromium(path.join(bed.root, 'chromium-sw'), DESKTOP);
+  try {
+    const p = other.pages()[0] ?? await other.newPage();
+    p.setDefaultTimeout(30_000);
+    await p.goto(`${tbd.base}/`);
+    await p.getByLabel('API token').waitFor();
+    await eventually(() => p.evaluate(() => navigator.serviceWorker.controller !== null), 20_000,
+      'the service worker does not control the page');
+    await p.reload(); // through the worker: its cache gets every module
+    await p.getByLabel('API token').waitFor();
+    let served = 0;
+    // the browser context's route sees the worker's own fetches too
+    await other.route('**/js/login.mjs', (route) => { served += 1; return route.fulfill({ status: 503, body: 'busy' }); });
+    await p.reload();
+    await p.getByLabel('API token').waitFor();
+    assert.equal(served, 1, 'the worker asked testbedd once, got the 503 and answered from its cache');
+  } finally {
+    await other.close();
+  }
+});
+
+test('a matrix that is not there: the history and OS pages say so and link back to it', async () => {
+  for (const route of ['#/matrices/999/cells/0/history', '#/os/999']) {
+    await page.goto(`${tbd.base}/${route}`);
+    const back = page.locator('p.alert').getByRole('link', { name: 'back to matrix #999' });
+    await back.waitFor();
+    assert.equal(await back.getAttribute('href'), '#/matrices/999', route);
+  }
   assert.deepEqual(pageErrors, []);
 });
