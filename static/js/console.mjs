@@ -56,6 +56,14 @@ function drawState() {
   else lease.textContent = 'Take the lease';
   lease.disabled = Boolean(state.lease && !holding() && me?.role !== 'admin');
   for (const b of document.querySelectorAll('#keys [data-key], #ctrl')) b.disabled = !holding();
+  // raw TCP carries bytes only: no Break (a device console has one; telnet with RFC 2217 would)
+  const brk = document.querySelector('#keys [data-key="break"]');
+  if (brk && state.type === 'tcp') {
+    brk.disabled = true;
+    brk.title = 'This console is raw TCP, which has no Break (a serial device console has one)';
+  } else if (brk) {
+    brk.title = 'Send a serial Break';
+  }
 }
 
 /** Send input in order, one request at a time. */

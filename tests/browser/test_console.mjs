@@ -112,13 +112,18 @@ test('a hung boot unstuck with the Ctrl-C button, at phone size', { timeout: 120
 
   // the key row for phones: with the lease every key is enabled and each
   // click is sent as that key; the sticky Ctrl holds for the next letter only
-  const keys = ['break', 'esc', 'tab', 'left', 'up', 'down', 'right', 'enter'];
+  const keys = ['esc', 'tab', 'left', 'up', 'down', 'right', 'enter'];
   for (const k of keys) {
     assert.equal(await page.locator(`#keys [data-key="${k}"]`).isDisabled(), false, `${k} needs only the lease`);
   }
+  // the sim's consoles are raw TCP (ser2net raw): no Break there, and the button says why
+  // (the API refuses it with 400: sim/test_console.sh)
+  const brk = page.locator('#keys [data-key="break"]');
+  assert.equal(await brk.isDisabled(), true, 'Break is offered on a raw TCP console');
+  assert.match(await brk.getAttribute('title'), /raw TCP, which has no Break/);
   const sent = (body) => page.waitForResponse((r) => r.url().endsWith('/api/v1/hosts/left/console/input') &&
     r.request().method() === 'POST' && r.request().postData() === body);
-  for (const k of ['break', 'esc', 'tab', 'left', 'up', 'down', 'right']) {
+  for (const k of ['esc', 'tab', 'left', 'up', 'down', 'right']) {
     const [reply] = await Promise.all([sent(JSON.stringify({ key: k })), page.locator(`#keys [data-key="${k}"]`).click()]);
     assert.equal(reply.ok(), true, `the ${k} key: ${reply.status()}`);
   }
