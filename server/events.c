@@ -733,22 +733,6 @@ void tb_events_drop_session(struct tb_events *ev, int64_t session)
 		drop_where(ev, 1, session);
 }
 
-size_t tb_events_wake_all(struct tb_events *ev)
-{
-	size_t woken = 0;
-
-	pthread_mutex_lock(&ev->lock);
-	for (struct tb_sub *s = ev->subs; s != NULL; s = s->next) {
-		if (s->waiting) {
-			s->waiting = 0;
-			s->wake(s->cls);
-			woken++;
-		}
-	}
-	pthread_mutex_unlock(&ev->lock);
-	return woken;
-}
-
 void tb_events_stats(struct tb_events *ev, struct tb_events_stats *out)
 {
 	pthread_mutex_lock(&ev->lock);

@@ -113,7 +113,7 @@ enum tb_sub_status { TB_SUB_DATA, TB_SUB_WAIT, TB_SUB_CLOSED };
  * this answer).  TB_SUB_CLOSED: the bus is closing, the subscriber was
  * dropped (lagging, its token revoked, its session ended) or its end time
  * passed; end the stream.  A waiting subscriber hears of its end time only
- * when woken: tb_events_wake_all (the heartbeat) does it. */
+ * when woken: the edge's heartbeat (http_sse.c) wakes every stream it serves. */
 enum tb_sub_status tb_sub_next(struct tb_sub *sub, char *buf, size_t len, size_t *n);
 
 /* End every subscription of owner (a revoked token): its next read says
@@ -121,9 +121,6 @@ enum tb_sub_status tb_sub_next(struct tb_sub *sub, char *buf, size_t len, size_t
 void tb_events_drop_owner(struct tb_events *ev, int64_t owner);
 /* The same for the subscriptions of a session (logged out).  0 does nothing. */
 void tb_events_drop_session(struct tb_events *ev, int64_t session);
-
-/* Wake every waiting subscriber (heartbeats), and count them. */
-size_t tb_events_wake_all(struct tb_events *ev);
 
 /* Counters for /metrics. */
 struct tb_events_stats {
