@@ -43,7 +43,8 @@ int tb_hostsnap_json(struct tb_services *sv, int64_t id, json_t **out, struct tb
 /* The differences between the snapshots of matrix id and those of other,
  * host by host and OS by OS: {"matrix", "other", "hosts": [{"host", "os",
  * "in": "both"|"matrix"|"other", "differences": [{"path", "matrix",
- * "other"}]}]} (paths like "tcp.congestion_control", "nic.offloads.TSO4";
+ * "other"}]}]} (paths like "tcp.congestion_control", "nic.offloads.TSO4",
+ * "shaping.pipes.1" for a router's new dummynet pipe, "shaping.pipes.1.plr";
  * the raw sysctl map and errors are left out: every sysctl that matters is
  * in a named member). */
 int tb_hostsnap_diff(struct tb_services *sv, int64_t id, int64_t other, json_t **out, struct tb_error *err);

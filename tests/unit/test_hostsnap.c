@@ -109,10 +109,54 @@ static void test_views_from_the_store(void **state)
 	tb_test_store_remove(&ts);
 }
 
+/* A router's link profile (hostmeta's "shaping") between two matrices: a
+ * pipe that appeared is one row naming it, a changed plr one row of its own. */
+static void test_shaping_diff(void **state)
+{
+	struct tb_test_store ts;
+	struct tb_services sv = {0};
+	struct tb_error err = {0};
+	int64_t a, b, c;
+	json_t *j = NULL;
+	const json_t *x;
+
+	(void)state;
+	tb_test_store_open(&ts, "snapshape");
+	sv.store = ts.st;
+	a = matrix(sv.store, "no profile");
+	b = matrix(sv.store, "loss 2");
+	c = matrix(sv.store, "loss 5");
+	snapshot(sv.store, a, "router", "freebsd", "{\"kind\":\"freebsd\",\"shaping\":{\"pipes\":{}}}");
+	snapshot(sv.store, b, "router", "freebsd",
+		 "{\"kind\":\"freebsd\",\"shaping\":{\"pipes\":{\"1\":{\"bw_bps\":0,\"delay_ms\":0,\"plr\":0.02,"
+		 "\"queue\":\"50 sl.\"}}}}");
+	snapshot(sv.store, c, "router", "freebsd",
+		 "{\"kind\":\"freebsd\",\"shaping\":{\"pipes\":{\"1\":{\"bw_bps\":0,\"delay_ms\":0,\"plr\":0.05,"
+		 "\"queue\":\"50 sl.\"}}}}");
+
+	assert_int_equal(tb_hostsnap_diff(&sv, b, a, &j, &err), 0);
+	x = tb_test_walk(j, "hosts[0].differences", '.');
+	assert_int_equal(json_array_size(x), 1);
+	assert_string_equal(json_string_value(tb_test_walk(x, "[0].path", '.')), "shaping.pipes.1");
+	assert_true(json_is_null(tb_test_walk(x, "[0].other", '.')));
+	assert_float_equal(json_real_value(tb_test_walk(x, "[0].matrix.plr", '.')), 0.02, 1e-9);
+	json_decref(j);
+
+	assert_int_equal(tb_hostsnap_diff(&sv, c, b, &j, &err), 0);
+	x = tb_test_walk(j, "hosts[0].differences", '.');
+	assert_int_equal(json_array_size(x), 1);
+	assert_string_equal(json_string_value(tb_test_walk(x, "[0].path", '.')), "shaping.pipes.1.plr");
+	assert_float_equal(json_real_value(tb_test_walk(x, "[0].matrix", '.')), 0.05, 1e-9);
+	assert_float_equal(json_real_value(tb_test_walk(x, "[0].other", '.')), 0.02, 1e-9);
+	json_decref(j);
+	tb_test_store_remove(&ts);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_views_from_the_store),
+		cmocka_unit_test(test_shaping_diff),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
