@@ -295,8 +295,6 @@ int tb_store_matrix_get(struct tb_store *st, int64_t id, tb_matrix_row_fn fn, vo
 /* 0 when matrix id exists, else TB_ERR_NOT_FOUND (field "id").  One
  * primary-key lookup (no counts of its runs). */
 int tb_store_matrix_exists(struct tb_store *st, int64_t id, struct tb_error *err);
-/* Newest first. */
-int tb_store_matrix_list(struct tb_store *st, int limit, tb_matrix_row_fn fn, void *cls, struct tb_error *err);
 /* Which matrices a list or a cell's history takes: a field NULL or 0 is no
  * filter. */
 struct tb_matrix_filter {
@@ -314,8 +312,7 @@ struct tb_matrix_brief {
 typedef void (*tb_matrix_brief_fn)(void *cls, const struct tb_matrix_brief *m);
 /* Matrix id's brief to fn, else TB_ERR_NOT_FOUND (field "id").  One
  * primary-key lookup (no counts of its runs: tb_store_matrix_get has them). */
-int tb_store_matrix_brief_get(struct tb_store *st, int64_t id, tb_matrix_brief_fn fn, void *cls,
-			      struct tb_error *err);
+int tb_store_matrix_brief_get(struct tb_store *st, int64_t id, tb_matrix_brief_fn fn, void *cls, struct tb_error *err);
 /* The matrices f selects, newest first, each to fn as tb_store_matrix_get
  * gives it (with its run counts); *total (may be NULL) gets how many match
  * before offset and limit.  Two queries (the count, a scan of matrices,

@@ -246,26 +246,6 @@ int tb_store_matrix_exists(struct tb_store *st, int64_t id, struct tb_error *err
 	return rc;
 }
 
-int tb_store_matrix_list(struct tb_store *st, int limit, tb_matrix_row_fn fn, void *cls, struct tb_error *err)
-{
-	sqlite3_stmt *s;
-	struct tb_matrix_row m;
-	int rc;
-
-	if ((rc = st_prep(st,
-			  "SELECT " MATRIX_COLS " WHERE m.id IN (SELECT id FROM matrices ORDER BY id DESC LIMIT ?)"
-			  " GROUP BY m.id ORDER BY m.id DESC",
-			  &s, err)) != 0)
-		return rc;
-	sqlite3_bind_int(s, 1, limit);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		matrix_row(s, &m);
-		fn(cls, &m);
-	}
-	st_finish(st, s);
-	return 0;
-}
-
 /* The filter's WHERE: ?1 name part, ?2 state, ?3 since (matrices m). */
 #define FILTER_WHERE \
 	" (?1 IS NULL OR instr(m.name, ?1) > 0) AND (?2 IS NULL OR m.state = ?2) AND (?3 IS NULL OR m.created_at >= ?3)"
