@@ -36,12 +36,16 @@
  *           iperf3 did not print are absent (not 0).
  * result:   {"cookie":"...", "version":"iperf 3.12", "system_info":"Linux ...",
  *            "timesecs":N, "test_start":{...as iperf3 prints it...},
+ *            "connected":N  (how many streams start.connected lists: 0
+ *            when none connected, e.g. a UDP connect datagram lost),
  *            "intervals":[interval...], "end":end or null,
  *            "error":"iperf3's error text" or null,
  *            "server_output":result  (only with --get-server-output: the
  *            server's -J object or text, parsed the same way)}
  *           Missing start fields are null; "end" is null when iperf3's end
- *           is {} (the test never ran).
+ *           is {} (the test never ran).  A sum of 0 bytes in 0 seconds with
+ *           a null bits_per_second (cJSON's NaN: iperf3 stopped before a
+ *           stream connected) is left out of end, not a parse error.
  *
  * Two things every parser does to what iperf3 prints:
  *  - an interval equal to the one before it (same start, end, bytes and

@@ -193,7 +193,19 @@ static bool same_interval(const json_t *a, const json_t *b)
 	       json_integer_value(json_object_get(sa, "bytes")) == json_integer_value(json_object_get(sb, "bytes"));
 }
 
-/* end (iperf.h) from -J's end; json null when iperf3's is {} or absent. */
+/* A sum of nothing: 0 bytes in 0 seconds, which iperf3 divides into a NaN
+ * bits_per_second that cJSON prints as null (3.12: a UDP client stopped
+ * before its stream connected).  Not a measurement: left out of end. */
+static bool empty_sum(const json_t *o)
+{
+	const json_t *bytes = json_object_get(o, "bytes"), *secs = json_object_get(o, "seconds");
+
+	return json_is_null(json_object_get(o, "bits_per_second")) && json_is_number(bytes) &&
+	       json_number_value(bytes) == 0 && json_is_number(secs) && json_number_value(secs) == 0;
+}
+
+/* end (iperf.h) from -J's end; json null when iperf3's is {} or absent (or
+ * has only empty sums and no cpu). */
 static json_t *end_of(const json_t *e, struct tb_error *err)
 {
 	static const struct {
@@ -226,7 +238,7 @@ static json_t *end_of(const json_t *e, struct tb_error *err)
 	for (size_t i = 0; i < sizeof(sums) / sizeof(sums[0]); i++) {
 		const json_t *o = json_object_get(e, sums[i].from);
 
-		if (o == NULL)
+		if (o == NULL || empty_sum(o))
 			continue;
 		if (!json_is_object(o) || (x = json_object()) == NULL) {
 			bad |= -1;
@@ -323,6 +335,7 @@ static json_t *result_of(const json_t *start, json_t *intervals, const json_t *e
 	const json_t *ts = json_object_get(start, "test_start");
 	const json_t *secs = json_object_get(json_object_get(start, "timestamp"), "timesecs");
 	const json_t *sys = json_object_get(start, "system_info");
+	const json_t *conn = json_object_get(start, "connected");
 	json_t *r = json_object(), *e, *timesecs;
 	bool oom = r == NULL;
 
@@ -339,6 +352,9 @@ static json_t *result_of(const json_t *start, json_t *intervals, const json_t *e
 		timesecs = json_is_integer(secs) ? json_integer(json_integer_value(secs)) : json_null();
 		oom |= json_object_set_new(r, "timesecs", timesecs) != 0;
 		oom |= json_object_set_new(r, "test_start", json_is_object(ts) ? json_deep_copy(ts) : json_null()) != 0;
+		oom |= json_object_set_new(r, "connected",
+					   json_is_array(conn) ? json_integer((json_int_t)json_array_size(conn))
+							       : json_null()) != 0;
 		oom |= json_object_set_new(r, "intervals", intervals) != 0;
 		oom |= json_object_set_new(r, "end", e) != 0;
 		oom |= json_object_set_new(r, "error", string_or_null(error)) != 0;

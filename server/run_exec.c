@@ -23,6 +23,7 @@
 #define BUSY_TRIES 4
 #define PORT_BASE 5201
 #define PORT_SPAN 800
+#define TIMEOUT_EXIT 124 /* timeout(1): the command ran out of time */
 
 /* ---- events ---- */
 
@@ -381,7 +382,26 @@ static void parse_client(struct client *c, int rc, struct outcome *o)
 	}
 }
 
-/* The class of a run whose client ran: the ssh result, then iperf3's error. */
+/* The client's timeout(1) stopped it (exit 124): that is the cause, with
+ * iperf3's own words (its "interrupt - the client has terminated" is the
+ * SIGTERM) and whether any stream connected (none: iperf3 waited for its UDP
+ * connect datagram's reply, or a stream's connect, until the end). */
+static void timed_out(struct outcome *o, long wall_s)
+{
+	const char *etext = json_string_value(json_object_get(o->client_result, "error"));
+	const json_t *conn = json_object_get(o->client_result, "connected");
+	char was[200] = "";
+
+	if (etext != NULL)
+		snprintf(was, sizeof(was), "; iperf3: %s", etext);
+	else if (o->klass != NULL)
+		snprintf(was, sizeof(was), "; %s", o->message);
+	outcome_set(o, "timeout", "the client was stopped by timeout after %ld s (exit %d)%s%s", wall_s, TIMEOUT_EXIT,
+		    json_is_integer(conn) && json_integer_value(conn) == 0 ? " with no stream connected" : "", was);
+}
+
+/* The class of a run whose client ran: the ssh result, timeout(1), then
+ * iperf3's error. */
 static void classify(const struct tb_run_ctl *ctl, const struct tb_run_host *ch, int rc, const struct tb_error *e,
 		     const struct tb_ssh_result *res, const struct client *c, long wall_s, struct outcome *o)
 {
@@ -395,6 +415,9 @@ static void classify(const struct tb_run_ctl *ctl, const struct tb_run_host *ch,
 		outcome_set(o, "timeout", "the client did not end within %ld s: %s", wall_s + 5, e->message);
 	} else if (rc != 0) {
 		outcome_set(o, "ssh_error", "client %s: %s", ch->m->name, e->message);
+	} else if (res->exit_status == TIMEOUT_EXIT && !ctl->signaled &&
+		   (o->klass == NULL || strcmp(o->klass, "parse_error") == 0)) {
+		timed_out(o, wall_s);
 	} else if (ctl->signaled && o->client_result == NULL &&
 		   (o->klass == NULL || strcmp(o->klass, "parse_error") == 0)) {
 		/* stopped before iperf3 printed a whole result (SIGINT right at its

@@ -90,14 +90,15 @@ static const struct sample samples[] = {
 	 1,
 	 false,
 	 TB_IPERF_ERR_REFUSED,
-	 {"error=\"unable to connect to server: Connection refused\"", "intervals#=0", "end=null", "cookie=null"}},
+	 {"error=\"unable to connect to server: Connection refused\"", "intervals#=0", "end=null", "cookie=null",
+	  "connected=0"}},
 	{"sigint_json_312.json",
 	 P_JSON,
 	 1,
 	 false,
 	 TB_IPERF_ERR_INTERRUPT,
 	 {"error=\"interrupt - the client has terminated\"", "cookie=\"ixgnriyecwz6ebnwutqliiepwmgpjzds574k\"",
-	  "intervals#=3", "intervals[2].start=2.000521", "intervals[2].end=2.500027",
+	  "connected=1", "intervals#=3", "intervals[2].start=2.000521", "intervals[2].end=2.500027",
 	  "intervals[2].sum.bytes=873857024", "end.sender.bytes=4064149504", "end.sender.retransmits=12",
 	  "end.receiver.bytes=0", "end.receiver.bits_per_second=0", "end.sender_tcp_congestion=\"bbr\"",
 	  "end.receiver_tcp_congestion=absent"}},
@@ -161,6 +162,17 @@ static const struct sample samples[] = {
 	 TB_IPERF_ERR_TIMEOUT,
 	 {"error=\"idle timeout for receiving data\"", "intervals#=1", "intervals[0].sum.sender=false",
 	  "intervals[0].sum.bytes=3199729558", "end=null", "cookie=\"tolke3qnofi2zcp3ehxjkh2uas2nujmmv7ny\""}},
+	/* a UDP client whose connect datagram was dropped, stopped by timeout(1):
+	 * its sum_sent/sum_received are 0 bytes in 0 s with a null (NaN)
+	 * bits_per_second, which is no measurement, not a parse error */
+	{"udplost_json_312.json",
+	 P_JSON,
+	 1,
+	 false,
+	 TB_IPERF_ERR_INTERRUPT,
+	 {"error=\"interrupt - the client has terminated\"", "connected=0", "test_start=null", "intervals#=0",
+	  "end.sender=absent", "end.receiver=absent", "end.cpu.host_total=0.0040210120403449323",
+	  "cookie=\"wqilvp63r2nwwhqecuoy65d2uv6smxgappnt\""}},
 
 	/* ---- iperf 3.21 -J ---- */
 	{"tcp_json_321.json",
@@ -276,7 +288,7 @@ static const struct sample samples[] = {
 	 TB_IPERF_ERR_REFUSED,
 	 {"error=\"unable to connect to server - server may have stopped running or use a different port, firewall "
 	  "issue, etc.: Connection refused\"",
-	  "intervals#=0", "end=null", "cookie=null"}},
+	  "intervals#=0", "end=null", "cookie=null", "connected=null"}},
 	{"sigint_jsonstream_321.jsonl",
 	 P_STREAM,
 	 1,
@@ -1083,6 +1095,19 @@ static void test_odd_inputs(void **state)
 		 "intervals[0].sum.bytes=2"},
 		{P_JSON, "{\"start\":{},\"end\":{\"sum_sent\":{\"bytes\":1,\"bits_per_second\":8,\"seconds\":1}}}", 0,
 		 "end.sender.bytes=1"},
+		/* an empty sum (0 bytes, 0 s, NaN printed as null) is left out; a null
+		 * rate over real bytes or seconds is still unreadable */
+		{P_JSON, "{\"end\":{\"sum_sent\":{\"bytes\":0,\"bits_per_second\":null,\"seconds\":0}}}", 0,
+		 "end=null"},
+		{P_JSON, "{\"end\":{\"sum_sent\":{\"bytes\":9,\"bits_per_second\":null,\"seconds\":0}}}",
+		 TB_ERR_INVALID, NULL},
+		{P_JSON, "{\"end\":{\"sum_sent\":{\"bytes\":0,\"bits_per_second\":null,\"seconds\":1}}}",
+		 TB_ERR_INVALID, NULL},
+		{P_JSON, "{\"start\":{\"connected\":[{},{}]}}", 0, "connected=2"},
+		{P_STREAM,
+		 "{\"event\":\"start\",\"data\":{\"connected\":[]}}\n{\"event\":\"error\",\"data\":\"interrupt - x\"}\n"
+		 "{\"event\":\"end\",\"data\":{\"sum_sent\":{\"bytes\":0,\"bits_per_second\":null,\"seconds\":0}}}\n",
+		 0, "connected=0"},
 		{P_STREAM, "", TB_ERR_INVALID, NULL},
 		{P_STREAM, "\n\n  \n", TB_ERR_INVALID, NULL},
 		{P_STREAM, "not json\n{\"event\":\"end\",\"data\":{}}\n", TB_ERR_INVALID, NULL},
