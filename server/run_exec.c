@@ -21,6 +21,7 @@
 #define LISTEN_WAIT_MS 8000 /* server started -> listening */
 #define SLACK_S 15          /* client watchdog: omit + duration + this */
 #define BUSY_TRIES 4
+#define LOST_TRIES 2 /* a client stopped by timeout(1) with no stream connected */
 #define PORT_BASE 5201
 #define PORT_SPAN 800
 #define TIMEOUT_EXIT 124 /* timeout(1): the command ran out of time */
@@ -244,6 +245,7 @@ struct outcome {
 	const char *klass; /* NULL: ok */
 	char message[512];
 	bool retry_busy; /* busy, or the port was taken: try again */
+	bool retry_lost; /* no stream connected (a lost UDP connect datagram): once more */
 };
 
 static void outcome_free(struct outcome *o)
@@ -385,7 +387,8 @@ static void parse_client(struct client *c, int rc, struct outcome *o)
 /* The client's timeout(1) stopped it (exit 124): that is the cause, with
  * iperf3's own words (its "interrupt - the client has terminated" is the
  * SIGTERM) and whether any stream connected (none: iperf3 waited for its UDP
- * connect datagram's reply, or a stream's connect, until the end). */
+ * connect datagram's reply, or a stream's connect, until the end; nothing was
+ * measured and one datagram lost on a lossy link is chance: tried again). */
 static void timed_out(struct outcome *o, long wall_s)
 {
 	const char *etext = json_string_value(json_object_get(o->client_result, "error"));
@@ -396,8 +399,9 @@ static void timed_out(struct outcome *o, long wall_s)
 		snprintf(was, sizeof(was), "; iperf3: %s", etext);
 	else if (o->klass != NULL)
 		snprintf(was, sizeof(was), "; %s", o->message);
+	o->retry_lost = json_is_integer(conn) && json_integer_value(conn) == 0;
 	outcome_set(o, "timeout", "the client was stopped by timeout after %ld s (exit %d)%s%s", wall_s, TIMEOUT_EXIT,
-		    json_is_integer(conn) && json_integer_value(conn) == 0 ? " with no stream connected" : "", was);
+		    o->retry_lost ? " with no stream connected" : "", was);
 }
 
 /* The class of a run whose client ran: the ssh result, timeout(1), then
@@ -623,7 +627,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	json_t *pj = json_loads(planned->params, 0, NULL);
 	long backoff = 500;
 	bool sample = false;
-	int rc;
+	int rc, max;
 
 	r.client_os = client->os;
 	r.server_os = server->os;
@@ -644,13 +648,14 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 		r.attempts = tries;
 		r.port = PORT_BASE + (int)((r.id * 7 + tries) % PORT_SPAN);
 		attempt(sv, ctl, &r, &p, client, server, sample, &o);
-		if (!o.retry_busy || tries >= BUSY_TRIES || ctl->stop)
+		max = o.retry_busy ? BUSY_TRIES : o.retry_lost ? LOST_TRIES : 1;
+		if (tries >= max || ctl->stop)
 			break;
 		{
 			long wait = backoff / 2 + rand() % (backoff + 1);
 
 			tb_info("runner", "matrix %lld run %d: %s; retrying in %ld ms (attempt %d of %d)",
-				(long long)r.matrix_id, r.seq, o.message, wait, tries, BUSY_TRIES);
+				(long long)r.matrix_id, r.seq, o.message, wait, tries, max);
 			outcome_free(&o);
 			for (long t = 0; t < wait && !ctl->stop; t += 50)
 				tb_sleep_ms(50, NULL);

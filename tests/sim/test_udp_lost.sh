@@ -5,7 +5,9 @@
 # client waits until the run's remote timeout(1) stops it (exit 124).  The run
 # must say so, error class timeout, "stopped by timeout ... with no stream
 # connected" and iperf3's own words, not a parse error of iperf3's empty sums
-# (0 bytes in 0 s, bits_per_second null).
+# (0 bytes in 0 s, bits_per_second null).  Nothing was measured and one
+# datagram lost on a lossy link is chance: the run is tried once more
+# (attempts 2); when the loss was passing, the second attempt is the result.
 #
 # Only UDP is dropped (an nftables table of this test's own in the sim's
 # router namespace, gone with the sim): `sim link --loss 100` would drop the
@@ -17,8 +19,14 @@
 sim_testbedd tbul 252 2
 both_answer
 udp_drop() { ip netns exec "$PFX-router" nft -f - <<'NFT'
-table ip tbul_udp { chain udplost { type filter hook forward priority 0; policy accept; meta l4proto udp drop; }; }
+table ip tbul_udp { chain udplost { type filter hook forward priority 0; policy accept; meta l4proto udp counter drop; }; }
 NFT
+}
+udp_dropped() { ip netns exec "$PFX-router" nft list table ip tbul_udp | sed -n 's/.*counter packets \([0-9]*\) .*/\1/p'; }
+udp_undrop() { ip netns exec "$PFX-router" nft delete table ip tbul_udp; }
+wait_dropped() {	# the first UDP datagram (iperf3's connect) was dropped
+	for _ in $(seq 300); do [ "$(udp_dropped)" -gt 0 ] 2>/dev/null && return 0; sleep 0.1; done
+	return 1
 }
 spec='{"name":"udplost","pairs":[{"client":"left","server":"right"}],"protocols":["udp"],"duration_s":2,"repeats":1,"iperf":{"udp_bitrate":"0"}}'
 
@@ -45,5 +53,19 @@ check "... and iperf3's own words" \
 	sh -c 'printf "%s" "$1" | grep -q "iperf3: interrupt - the client has terminated"' _ "$msg"
 check "the run's summary keeps iperf3's error" \
 	test "$(echo "$run" | jq_ 'd["run"]["summary"]["error"]')" = "interrupt - the client has terminated"
+check "it was tried twice (attempts 2)" test "$(echo "$run" | jq_ 'd["run"]["attempts"]')" = 2
+check "no iperf3 left on the hosts" no_iperf_left
+
+# ---- a passing loss: the connect datagram of the first attempt is lost ----
+check "UDP passes" udp_undrop
+check "UDP dropped again (the counter from 0)" udp_drop
+C=$(api POST /api/v1/matrices "$spec" | jq_ 'd["matrix"]["id"]')
+check "the first attempt's connect datagram is dropped" wait_dropped
+check "then UDP passes again" udp_undrop
+WAIT=90 check "matrix $C succeeds" wait_state "$C" succeeded
+run=$(api GET "/api/v1/runs/$(api GET "/api/v1/matrices/$C" | jq_ 'd["matrix"]["runs"][0]["id"]')")
+diag "$(echo "$run" | jq_ '(d["run"]["state"], d["run"]["attempts"], d["run"]["receiver_bps"])')"
+check "its run is ok on the second attempt, with a rate" \
+	test "$(echo "$run" | jq_ '(d["run"]["state"], d["run"]["attempts"], d["run"]["receiver_bps"] > 0)')" = "('ok', 2, True)"
 check "no iperf3 left on the hosts" no_iperf_left
 finish
