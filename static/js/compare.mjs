@@ -12,7 +12,7 @@
 
 import { api } from './api.mjs';
 import { h, replace } from './dom.mjs';
-import { bitrateNode, count, pairText, percent } from './format.mjs';
+import { bitrate, bitrateNode, count, pairText, percent } from './format.mjs';
 
 const VERDICT_TEXT = {
   ok: 'ok', dropped: 'dropped', failed: 'failed', no_baseline: 'no baseline', new: 'new', missing: 'missing',
@@ -46,10 +46,22 @@ function changeKind(path) {
   if (/^tcp\.congestion/.test(path)) return 'congestion control';
   if (/^tcp\./.test(path)) return 'buffers';
   if (/^nic\./.test(path)) return 'NIC';
+  if (/^shaping\./.test(path)) return 'link shaping';
   return 'other';
 }
 
-const shown = (v) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+// A dummynet pipe as ipfw's words: "bw 20.0 Mbit/s, plr 0.02 (2 %), delay 0 ms, queue 50 sl."
+function pipeText(p) {
+  return [`bw ${p.bw_bps ? bitrate(p.bw_bps) : 'unlimited'}`,
+    typeof p.plr === 'number' ? `plr ${p.plr} (${+(p.plr * 100).toFixed(2)} %)` : null,
+    typeof p.delay_ms === 'number' ? `delay ${p.delay_ms} ms` : null,
+    p.queue ? `queue ${p.queue}` : null].filter(Boolean).join(', ');
+}
+
+const shown = (v, path = '') => (v === null || v === undefined ? '—'
+  : /^shaping\.pipes\.[^.]+$/.test(path) && typeof v === 'object' ? pipeText(v)
+    : /^shaping\.qdiscs\./.test(path) && typeof v === 'object' && v.kind ? `${v.kind} ${v.options ?? ''}`.trim()
+      : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
 /** The section for matrix id; refresh() compares again (when runs ended) if a comparison is shown. */
 export function compareSection(id) {
@@ -69,9 +81,9 @@ export function compareSection(id) {
   const command = h('pre', { class: 'cmd cmp-command', hidden: true });
   const body = h('tbody');
   const table = h('table', { class: 'mx-table cmp-table', hidden: true },
-    h('caption', { class: 'visually-hidden' }, 'Per cell: the baseline and this matrix\'s medians and interquartile ranges'),
-    h('thead', {}, h('tr', {}, ['cell', 'client → server', 'protocol', 'direction', 'baseline (median)', 'baseline IQR',
-      'this matrix (median)', 'IQR', 'change', 'IQRs overlap', 'verdict'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('caption', { class: 'visually-hidden' }, 'Per cell: the baseline and this matrix\'s medians, each with its interquartile range below'),
+    h('thead', {}, h('tr', {}, ['cell', 'client → server', 'baseline', 'this matrix', 'change', 'IQRs overlap',
+      'verdict'].map((c) => h('th', { scope: 'col' }, c)))),
     body);
   const diffBody = h('tbody');
   const diffNote = h('p', { class: 'muted cmp-diff-note' });
@@ -79,7 +91,7 @@ export function compareSection(id) {
     h('h3', { id: 'cmp-diff-title' }, 'What changed on the hosts'), diffNote,
     h('div', { class: 'table-wrap' }, h('table', { class: 'mx-table cmp-diff-table' },
       h('caption', { class: 'visually-hidden' }, 'Host metadata that differs between the baseline and this matrix'),
-      h('thead', {}, h('tr', {}, ['host', 'kind', 'what', 'baseline', 'this matrix'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('thead', {}, h('tr', {}, ['host', 'what', 'baseline → now'].map((c) => h('th', { scope: 'col' }, c)))),
       diffBody)));
   const form = h('form', { class: 'cmp-form', novalidate: true },
     h('div', { class: 'field' }, h('label', { for: 'cmp-baseline' }, 'Baseline matrix'), baseline, options,
@@ -171,13 +183,13 @@ export function compareSection(id) {
       },
     },
     h('td', { 'data-label': 'cell', class: 'num' }, r.cell === null ? '—' : String(r.cell)),
-    h('td', { 'data-label': 'client → server', class: 'pair' }, pairText(r)),
-    h('td', { 'data-label': 'protocol' }, r.protocol),
-    h('td', { 'data-label': 'direction' }, r.direction),
-    h('td', { 'data-label': 'baseline (median)', class: 'num cmp-base' }, valueNode(m, r.baseline_median)),
-    h('td', { 'data-label': 'baseline IQR', class: 'cmp-iqr-cell' }, iqrNode(m, r.baseline_q1, r.baseline_q3)),
-    h('td', { 'data-label': 'this matrix (median)', class: 'num cmp-now' }, valueNode(m, r.median)),
-    h('td', { 'data-label': 'IQR', class: 'cmp-iqr-cell' }, iqrNode(m, r.q1, r.q3)),
+    h('td', { 'data-label': 'measurement', class: 'pair' }, pairText(r),
+      h('div', { class: 'muted' }, `${r.protocol} ${r.direction}`)),
+    // a side's median, its interquartile range below it: seven columns fit beside the hosts diff
+    h('td', { 'data-label': 'baseline', class: 'num cmp-base' }, h('span', { class: 'cmp-median' }, valueNode(m, r.baseline_median)),
+      h('div', { class: 'cmp-iqr-cell muted' }, 'IQR ', iqrNode(m, r.baseline_q1, r.baseline_q3))),
+    h('td', { 'data-label': 'this matrix', class: 'num cmp-now' }, h('span', { class: 'cmp-median' }, valueNode(m, r.median)),
+      h('div', { class: 'cmp-iqr-cell muted' }, 'IQR ', iqrNode(m, r.q1, r.q3))),
     h('td', { 'data-label': 'change', class: 'num cmp-change' },
       typeof r.change_pct === 'number' ? `${r.change_pct > 0 ? '+' : ''}${r.change_pct.toFixed(2)} %` : '—'),
     h('td', { 'data-label': 'IQRs overlap', class: 'cmp-overlap' },
@@ -209,18 +221,19 @@ export function compareSection(id) {
     const rows = [];
     for (const host of d.hosts) {
       if (host.in !== 'both') {
-        rows.push(h('tr', { dataset: { kind: 'host' } }, h('td', { 'data-label': 'host' }, `${host.host}@${host.os}`),
-          h('td', { 'data-label': 'kind' }, 'host'), h('td', { 'data-label': 'what', colspan: 3 },
-            host.in === 'matrix' ? 'only in this matrix' : 'only in the baseline')));
+        rows.push(h('tr', { dataset: { kind: 'host' } }, h('td', { 'data-label': 'host' }, `${host.host}@${host.os}`,
+          h('div', { class: 'muted' }, 'host')), h('td', { 'data-label': 'what', colspan: 2 },
+          host.in === 'matrix' ? 'only in this matrix' : 'only in the baseline')));
         continue;
       }
       for (const x of host.differences) {
+        // three columns, to fit beside the comparison: the kind under the host, the values under the path
         rows.push(h('tr', { dataset: { kind: changeKind(x.path) } },
-          h('td', { 'data-label': 'host' }, `${host.host}@${host.os}`),
-          h('td', { 'data-label': 'kind' }, changeKind(x.path)),
-          h('td', { 'data-label': 'what' }, h('code', {}, x.path)),
-          h('td', { 'data-label': 'baseline', class: 'cmp-diff-val' }, shown(x.other)),
-          h('td', { 'data-label': 'this matrix', class: 'cmp-diff-val' }, shown(x.matrix))));
+          h('td', { 'data-label': 'host' }, `${host.host}@${host.os}`, h('div', { class: 'muted cmp-diff-kind' }, changeKind(x.path))),
+          // a path breaks at its dots only
+          h('td', { 'data-label': 'what' }, h('code', {}, x.path.split('.').flatMap((p, i) => (i ? [h('wbr'), `.${p}`] : [p])))),
+          h('td', { 'data-label': 'baseline → now' }, h('span', { class: 'cmp-diff-val cmp-diff-was' }, shown(x.other, x.path)),
+            ' → ', h('span', { class: 'cmp-diff-val cmp-diff-now' }, shown(x.matrix, x.path)))));
       }
     }
     diffNote.textContent = rows.length === 0

@@ -472,7 +472,7 @@ test('Compare with a baseline: the rerun against the first matrix, cell by cell,
   const api = (await tbd.get(`/api/v1/matrices/${rerunId}/compare?baseline=${matrixId}&max_drop=100`)).compare;
   assert.equal(api.pass, true, `the API's comparison: ${JSON.stringify(api)}`);
   const shown = await section.locator('table.cmp-table tbody tr').evaluateAll((trs) => trs.map((tr) => ({
-    verdict: tr.dataset.verdict, medians: [...tr.querySelectorAll('td.num span[title]')].map((x) => x.title),
+    verdict: tr.dataset.verdict, medians: [...tr.querySelectorAll('td.num .cmp-median span[title]')].map((x) => x.title),
   })));
   assert.deepEqual(shown, api.cells.map((c) => ({
     verdict: c.verdict,

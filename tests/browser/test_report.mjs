@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  Bed, DESKTOP, PHONE, launchChromium, login, shotsDir,
+  Bed, DESKTOP, PHONE, eventually, launchChromium, login, shotsDir, sim,
 } from './lib/testbed.mjs';
 
 const PREFIX = 'tbar';
@@ -79,8 +79,8 @@ test('the A/B section: both medians and IQRs as the API gives them, the hosts di
   const shown = await section.locator('table.cmp-table tbody tr').evaluateAll((trs) => trs.map((tr) => ({
     verdict: tr.dataset.verdict,
     overlap: tr.dataset.overlap,
-    medians: [...tr.querySelectorAll('td.num span[title]')].map((x) => x.title),
-    iqrs: [...tr.querySelectorAll('td.cmp-iqr-cell span[title]')].map((x) => x.title),
+    medians: [...tr.querySelectorAll('td.num .cmp-median span[title]')].map((x) => x.title),
+    iqrs: [...tr.querySelectorAll('td .cmp-iqr-cell span[title]')].map((x) => x.title),
   })));
   const bits = (v) => `${Math.round(v)} bit/s`;
   assert.deepEqual(shown, api.cells.map((c) => ({
@@ -100,6 +100,9 @@ test('the A/B section: both medians and IQRs as the API gives them, the hosts di
   // beside the table on a desktop: the two boxes share a row
   const [t, d] = await Promise.all([section.locator('.cmp-main').boundingBox(), diff.boundingBox()]);
   assert.ok(d.x > t.x && Math.abs(d.y - t.y) < 40, `the hosts diff is beside the table: ${JSON.stringify([t, d])}`);
+  // and the whole table shows beside it, the change and verdict columns too, without a sideways scroll
+  assert.ok(await section.locator('.cmp-main').evaluate((w) => w.scrollWidth <= w.clientWidth + 1),
+    'the comparison table needs a sideways scroll beside the hosts diff');
   assert.equal(await section.locator('a.cmp-csv').getAttribute('href'),
     `api/v1/matrices/${B}/compare?baseline=${A}&max_drop=50&metric=receiver_bps&format=csv`);
   assert.equal(await section.locator('a.cmp-report').getAttribute('href'), `api/v1/matrices/${B}/report?baseline=${A}`);
@@ -164,4 +167,30 @@ test('the report opens from disk, offline and without JavaScript: every table an
   } finally {
     await ctx.close();
   }
+});
+
+// What changed, when it is the link: a rate profile put on the router (sim link, the
+// same pipe its ipfw stand-in shows) between B and C is a "link shaping" row in ipfw's words
+test('a rate put on the router between two matrices shows as link shaping in what changed', { timeout: 180_000 }, async () => {
+  sim('link', '--prefix', PREFIX, '--dir', bed.simDir, '--rate', '50mbit');
+  try {
+    const C = await tbd.runMatrix(SPEC, 120_000);
+    await page.goto(`${tbd.base}/#/matrices/${C}`);
+    const section = page.locator('section.mx-compare');
+    await page.getByLabel('Baseline matrix').fill(String(B));
+    await section.getByRole('button', { name: 'Compare' }).click();
+    const row = section.locator('.cmp-diff tbody tr[data-kind="link shaping"]');
+    await eventually(async () => (await row.count()) === 1, SOON, 'no link shaping row in what changed');
+    assert.equal(await row.locator('td').first().innerText(), 'router@freebsd\nlink shaping');
+    assert.equal(await row.locator('td code').innerText(), 'shaping.pipes.1');
+    assert.equal(await row.locator('.cmp-diff-was').innerText(), '—', 'the baseline had no pipe');
+    assert.match(await row.locator('.cmp-diff-now').innerText(), /^bw 50\.0 Mbit\/s, plr 0 \(0 %\), delay 0 ms/);
+    await section.locator('.cmp-side').screenshot({ path: path.join(shotsDir(), 'report-link-shaping-desktop.png') });
+    // beside the comparison, the whole diff shows without a sideways scroll
+    assert.ok(await section.locator('.cmp-diff .table-wrap').evaluate((w) => w.scrollWidth <= w.clientWidth + 1),
+      'the hosts diff needs a sideways scroll');
+  } finally {
+    sim('link', '--prefix', PREFIX, '--dir', bed.simDir, '--rate', 'none');
+  }
+  assert.deepEqual(pageErrors, []);
 });
