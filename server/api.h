@@ -18,6 +18,8 @@ int api_host_trust(struct tb_request *rq, struct tb_reply *rp);
 int api_session_create(struct tb_request *rq, struct tb_reply *rp);
 int api_session_delete(struct tb_request *rq, struct tb_reply *rp);
 int api_sessions_delete_all(struct tb_request *rq, struct tb_reply *rp);
+int api_sessions_list(struct tb_request *rq, struct tb_reply *rp);
+int api_session_end(struct tb_request *rq, struct tb_reply *rp);
 
 int api_tokens_list(struct tb_request *rq, struct tb_reply *rp);
 int api_token_create(struct tb_request *rq, struct tb_reply *rp);

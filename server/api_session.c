@@ -1,8 +1,10 @@
 /* api_session.c - browser login (token -> HttpOnly cookie + CSRF token) and logout. */
 #include "api.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "services.h"
@@ -21,8 +23,55 @@ static void set_session_cookie(const struct tb_request *rq, struct tb_reply *rp,
 		 rq->https ? "; Secure" : "");
 }
 
+/* Does s contain w (ASCII, case as given)? */
+static int has(const char *s, const char *w)
+{
+	return strstr(s, w) != NULL;
+}
+
+/* A short, harmless label for "Your devices" from a User-Agent: "Firefox on
+ * Android", "curl", else the product's first word (letters, digits, ._- only). */
+static void device_summary(const char *ua, char *out, size_t size)
+{
+	const char *browser = NULL, *os = NULL;
+	size_t i = 0;
+
+	out[0] = '\0';
+	if (ua == NULL || *ua == '\0')
+		return;
+	if (has(ua, "Edg/"))
+		browser = "Edge";
+	else if (has(ua, "Firefox/"))
+		browser = "Firefox";
+	else if (has(ua, "Chrome/") || has(ua, "Chromium/") || has(ua, "CriOS/"))
+		browser = "Chrome";
+	else if (has(ua, "Safari/"))
+		browser = "Safari";
+	if (has(ua, "Android"))
+		os = "Android";
+	else if (has(ua, "iPhone") || has(ua, "iPad"))
+		os = "iOS";
+	else if (has(ua, "Windows"))
+		os = "Windows";
+	else if (has(ua, "Mac OS X"))
+		os = "macOS";
+	else if (has(ua, "Linux") || has(ua, "X11"))
+		os = "Linux";
+	if (browser != NULL) {
+		snprintf(out, size, "%s%s%s", browser, os != NULL ? " on " : "", os != NULL ? os : "");
+		return;
+	}
+	for (; ua[i] != '\0' && i + 1 < size && i < 32; i++) {
+		if (!isalnum((unsigned char)ua[i]) && ua[i] != '.' && ua[i] != '_' && ua[i] != '-')
+			break;
+		out[i] = ua[i];
+	}
+	out[i] = '\0';
+}
+
 int api_session_create(struct tb_request *rq, struct tb_reply *rp)
 {
+	char device[48];
 	static const char *const fields[] = {"token", "remember", NULL};
 	char cookie[TB_SECRET_MAX], csrf[TB_SECRET_MAX];
 	struct tb_principal who;
@@ -44,6 +93,9 @@ int api_session_create(struct tb_request *rq, struct tb_reply *rp)
 					 &rp->err)) != 0)
 		goto out;
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", who.name);
+	device_summary(tb_req_header(rq, "User-Agent"), device, sizeof(device));
+	if (device[0] != '\0')
+		tb_auth_session_set_device(rq->sv->auth, cookie, device);
 	set_session_cookie(rq, rp, cookie, (long long)(expires - (int64_t)time(NULL)));
 	/* the reply holds copies now (the edge's set_cookie, jansson's string) */
 	rc = tb_reply_json(rp, 200,
@@ -89,5 +141,54 @@ int api_session_delete(struct tb_request *rq, struct tb_reply *rp)
 		tb_events_drop_session(rq->sv->events, tb_auth_session_id(cookie));
 	}
 	set_session_cookie(rq, rp, "", 0);
+	return tb_reply_json(rp, 204, NULL);
+}
+
+/* GET /api/v1/sessions: "Your devices", the sessions of the caller's token
+ * (ids, times, remembered or not, the browser; never a secret or a hash),
+ * the caller's own marked current. */
+int api_sessions_list(struct tb_request *rq, struct tb_reply *rp)
+{
+	struct tb_session_view *v;
+	json_t *arr, *o;
+	size_t n;
+	int rc;
+
+	if ((rc = tb_auth_session_list(rq->sv->auth, rq->who->token_id, &v, &n, &rp->err)) != 0)
+		return rc;
+	if ((arr = json_array()) == NULL) {
+		free(v);
+		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		o = json_pack("{s:I, s:o, s:b, s:b}", "id", (json_int_t)v[i].id, "expires_at",
+			      tb_time_json(v[i].expires_at), "remember", v[i].remember, "current",
+			      rq->who->via_cookie && v[i].session_id == rq->who->session_id);
+		if (o != NULL && v[i].created_at > 0)
+			json_object_set_new(o, "created_at", tb_time_json(v[i].created_at));
+		if (o != NULL && v[i].device[0] != '\0')
+			json_object_set_new(o, "device", json_string(v[i].device));
+		json_array_append_new(arr, o);
+	}
+	free(v);
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "sessions", arr));
+}
+
+/* DELETE /api/v1/sessions/{id}: end one session of the caller's token (404
+ * for another token's, an admin's call included) and its event streams. */
+int api_session_end(struct tb_request *rq, struct tb_reply *rp)
+{
+	int64_t id, sid;
+	int rc;
+
+	if (tb_parse_id(rq->args[0], 1, &id) != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "a session id is a positive whole number, got \"%.32s\"",
+			       rq->args[0]);
+	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s session %lld", rq->who->name, (long long)id);
+	if ((rc = tb_auth_session_end(rq->sv->auth, rq->who->token_id, id, &sid, &rp->err)) != 0)
+		return rc;
+	tb_events_drop_session(rq->sv->events, sid);
+	if (rq->who->via_cookie && sid == rq->who->session_id)
+		set_session_cookie(rq, rp, "", 0);
 	return tb_reply_json(rp, 204, NULL);
 }

@@ -317,7 +317,9 @@ int tb_auth_session_create(struct tb_auth *a, const char *token, int remember, c
 	}
 	row.token_id = id;
 	tb_sha256(csrf, strlen(csrf), row.csrf_hash);
-	row.expires_at = (int64_t)time(NULL) + (remember ? (int64_t)TB_SESSION_REMEMBER_TTL_S : a->session_ttl_s);
+	row.created_at = (int64_t)time(NULL);
+	row.remember = remember != 0;
+	row.expires_at = row.created_at + (remember ? (int64_t)TB_SESSION_REMEMBER_TTL_S : a->session_ttl_s);
 	tb_sha256(cookie, strlen(cookie), hash);
 	tb_store_session_purge(a->st, (int64_t)time(NULL));
 	if ((rc = tb_store_session_insert(a->st, hash, &row, err)) != 0)
@@ -438,4 +440,72 @@ int tb_auth_session_delete_all(struct tb_auth *a, int64_t token_id, int64_t **id
 	}
 	free(l.h);
 	return rc;
+}
+
+struct view_list {
+	struct tb_session_view *v;
+	size_t n, cap;
+	int oom;
+};
+
+static void collect_view(void *cls, const struct tb_session_info *s)
+{
+	struct view_list *l = cls;
+	struct tb_session_view *v;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 8;
+
+		if ((v = realloc(l->v, cap * sizeof(*v))) == NULL) {
+			l->oom = 1;
+			return;
+		}
+		l->v = v, l->cap = cap;
+	}
+	v = &l->v[l->n++];
+	v->id = s->id;
+	v->created_at = s->created_at;
+	v->expires_at = s->expires_at;
+	v->remember = s->remember;
+	v->session_id = hash_session_id(s->hash);
+	snprintf(v->device, sizeof(v->device), "%s", s->device != NULL ? s->device : "");
+}
+
+int tb_auth_session_list(struct tb_auth *a, int64_t token_id, struct tb_session_view **out, size_t *n,
+			 struct tb_error *err)
+{
+	struct view_list l = {0};
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = tb_store_session_list(a->st, token_id, (int64_t)time(NULL), collect_view, &l, err)) == 0 && l.oom)
+		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory listing sessions");
+	if (rc != 0) {
+		free(l.v);
+		return rc;
+	}
+	*out = l.v;
+	*n = l.n;
+	return 0;
+}
+
+int tb_auth_session_end(struct tb_auth *a, int64_t token_id, int64_t id, int64_t *session_id, struct tb_error *err)
+{
+	uint8_t hash[TB_SHA256_LEN];
+	int rc;
+
+	if ((rc = tb_store_session_find(a->st, id, token_id, hash, err)) != 0)
+		return rc;
+	tb_store_session_delete(a->st, hash);
+	*session_id = hash_session_id(hash);
+	return 0;
+}
+
+void tb_auth_session_set_device(struct tb_auth *a, const char *cookie, const char *device)
+{
+	uint8_t hash[TB_SHA256_LEN];
+
+	tb_sha256(cookie, strlen(cookie), hash);
+	tb_store_session_set_device(a->st, hash, device);
 }

@@ -84,6 +84,31 @@ void tb_auth_session_delete(struct tb_auth *a, const char *cookie);
  * their event streams can be ended. */
 int tb_auth_session_delete_all(struct tb_auth *a, int64_t token_id, int64_t **ids, size_t *n, struct tb_error *err);
 
+/* "Your devices": one session of a token.  id is the store's (what
+ * DELETE /sessions/{id} takes); session_id is tb_auth_session_id's (to match
+ * the caller's own and to end its streams; never shown). */
+struct tb_session_view {
+	int64_t id;
+	int64_t session_id;
+	int64_t created_at; /* 0: unknown */
+	int64_t expires_at;
+	int remember;
+	char device[80]; /* "" when unknown */
+};
+
+/* The unexpired sessions of token_id, oldest first: *out malloc'd (the caller
+ * frees; NULL when *n is 0). */
+int tb_auth_session_list(struct tb_auth *a, int64_t token_id, struct tb_session_view **out, size_t *n,
+			 struct tb_error *err);
+
+/* End session id when it is token_id's (TB_ERR_NOT_FOUND else, also for
+ * another token's); *session_id gets its tb_auth_session_id, so that its
+ * event streams can be ended. */
+int tb_auth_session_end(struct tb_auth *a, int64_t token_id, int64_t id, int64_t *session_id, struct tb_error *err);
+
+/* Label the session of cookie with a browser summary (best effort). */
+void tb_auth_session_set_device(struct tb_auth *a, const char *cookie, const char *device);
+
 /* A session's id, from its cookie: 63 bits of the cookie's SHA-256, never 0
  * (not a secret: the hash is what the store keeps).  Event streams opened with
  * the cookie carry it, so that logging out ends them.  No lock, no I/O. */

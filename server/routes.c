@@ -45,6 +45,8 @@ const struct tb_route tb_routes[] = {
 	 api_session_create},
 	{"DELETE", "/api/v1/session", TB_LEVEL_VIEWER, 0, "session.delete", api_session_delete},
 	{"DELETE", "/api/v1/sessions", TB_LEVEL_VIEWER, 0, "session.delete_all", api_sessions_delete_all},
+	{"GET", "/api/v1/sessions", TB_LEVEL_VIEWER, 0, NULL, api_sessions_list},
+	{"DELETE", "/api/v1/sessions/{id}", TB_LEVEL_VIEWER, 0, "session.end", api_session_end},
 	{"GET", "/api/v1/tokens", TB_LEVEL_ADMIN, 0, NULL, api_tokens_list},
 	{"POST", "/api/v1/tokens", TB_LEVEL_ADMIN, TB_ROUTE_BODY, "token.create", api_token_create},
 	{"DELETE", "/api/v1/tokens/{id}", TB_LEVEL_ADMIN, 0, "token.revoke", api_token_revoke},

@@ -111,6 +111,10 @@ static const char *const migrations[] = {
 	/* 7: a rule's failing mark is read from its outbox (store_notify.c), not kept */
 	"ALTER TABLE notify_rules DROP COLUMN failing;"
 	"ALTER TABLE notify_rules DROP COLUMN last_error;",
+	/* 8: "Your devices": when a session began, remembered or not, its browser */
+	"ALTER TABLE sessions ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE sessions ADD COLUMN remember INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE sessions ADD COLUMN device TEXT;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

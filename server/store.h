@@ -58,6 +58,8 @@ struct tb_session_row {
 	int64_t token_id;
 	uint8_t csrf_hash[TB_SHA256_LEN];
 	int64_t expires_at;
+	int64_t created_at; /* 0: unknown (made before migration 8) */
+	int remember;	    /* "Remember this device" */
 };
 
 int tb_store_session_insert(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], const struct tb_session_row *row,
@@ -70,6 +72,26 @@ int tb_store_session_delete(struct tb_store *st, const uint8_t hash[TB_SHA256_LE
 typedef void (*tb_session_hash_fn)(void *cls, const uint8_t hash[TB_SHA256_LEN]);
 int tb_store_session_hashes(struct tb_store *st, int64_t token_id, tb_session_hash_fn fn, void *cls,
 			    struct tb_error *err);
+/* A session as "Your devices" lists it: id is the row's id (not derived from
+ * the hash); hash and device (NULL when unknown) live for the callback only. */
+struct tb_session_info {
+	int64_t id;
+	int64_t created_at; /* 0: unknown */
+	int64_t expires_at;
+	int remember;
+	const char *device;
+	const uint8_t *hash;
+};
+typedef void (*tb_session_info_fn)(void *cls, const struct tb_session_info *s);
+/* Each session of token_id not expired at now, oldest first, to fn (fn must
+ * not call the store). */
+int tb_store_session_list(struct tb_store *st, int64_t token_id, int64_t now, tb_session_info_fn fn, void *cls,
+			  struct tb_error *err);
+/* The hash of session id when it belongs to token_id; TB_ERR_NOT_FOUND else. */
+int tb_store_session_find(struct tb_store *st, int64_t id, int64_t token_id, uint8_t hash[TB_SHA256_LEN],
+			  struct tb_error *err);
+/* Label the session of hash with its browser (a short summary, not secret). */
+int tb_store_session_set_device(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], const char *device);
 /* Delete sessions that expired before now and those of revoked tokens. */
 int tb_store_session_purge(struct tb_store *st, int64_t now);
 

@@ -148,14 +148,79 @@ int tb_store_session_insert(struct tb_store *st, const uint8_t hash[TB_SHA256_LE
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "INSERT INTO sessions (hash, token_id, csrf_hash, expires_at) VALUES (?, ?, ?, ?)", &s,
-			  err)) != 0)
+	if ((rc = st_prep(st,
+			  "INSERT INTO sessions (hash, token_id, csrf_hash, expires_at, created_at, remember)"
+			  " VALUES (?, ?, ?, ?, ?, ?)",
+			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_blob(s, 1, hash, TB_SHA256_LEN, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 2, row->token_id);
 	sqlite3_bind_blob(s, 3, row->csrf_hash, TB_SHA256_LEN, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 4, row->expires_at);
+	sqlite3_bind_int64(s, 5, row->created_at);
+	sqlite3_bind_int(s, 6, row->remember != 0);
 	return st_finish_write(st, s, err);
+}
+
+int tb_store_session_list(struct tb_store *st, int64_t token_id, int64_t now, tb_session_info_fn fn, void *cls,
+			  struct tb_error *err)
+{
+	struct tb_session_info info;
+	sqlite3_stmt *s;
+	int rc, step;
+
+	if ((rc = st_prep(st,
+			  "SELECT rowid, created_at, expires_at, remember, device, hash FROM sessions"
+			  " WHERE token_id = ? AND expires_at > ? ORDER BY created_at, rowid",
+			  &s, err)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, token_id);
+	sqlite3_bind_int64(s, 2, now);
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		if (sqlite3_column_bytes(s, 5) != TB_SHA256_LEN)
+			continue;
+		info.id = sqlite3_column_int64(s, 0);
+		info.created_at = sqlite3_column_int64(s, 1);
+		info.expires_at = sqlite3_column_int64(s, 2);
+		info.remember = sqlite3_column_int(s, 3) != 0;
+		info.device = (const char *)sqlite3_column_text(s, 4);
+		info.hash = sqlite3_column_blob(s, 5);
+		fn(cls, &info);
+	}
+	if (step != SQLITE_DONE)
+		rc = st_db_fail(st, err, "listing sessions");
+	st_finish(st, s);
+	return rc;
+}
+
+int tb_store_session_find(struct tb_store *st, int64_t id, int64_t token_id, uint8_t hash[TB_SHA256_LEN],
+			  struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st, "SELECT hash FROM sessions WHERE rowid = ? AND token_id = ?", &s, err)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, token_id);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_bytes(s, 0) == TB_SHA256_LEN)
+		memcpy(hash, sqlite3_column_blob(s, 0), TB_SHA256_LEN);
+	else
+		rc = tb_fail(err, TB_ERR_NOT_FOUND, "id", "you have no session with id %lld", (long long)id);
+	st_finish(st, s);
+	return rc;
+}
+
+int tb_store_session_set_device(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], const char *device)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st, "UPDATE sessions SET device = ? WHERE hash = ?", &s, NULL)) != 0)
+		return rc;
+	st_bind_text(s, 1, device);
+	sqlite3_bind_blob(s, 2, hash, TB_SHA256_LEN, SQLITE_TRANSIENT);
+	return st_finish_write(st, s, NULL);
 }
 
 int tb_store_session_get(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], struct tb_session_row *row,
