@@ -6,6 +6,7 @@
 
 import { api, csrf, onUnauthorized } from './api.mjs';
 import { renderAdmin } from './admin.mjs';
+import { renderDevices } from './devices.mjs';
 import './pwa.mjs';
 import { replace } from './dom.mjs';
 import { LiveStream } from './live.mjs';
@@ -27,6 +28,7 @@ const routes = {
   runs: { title: 'Run', render: renderRun, nav: 'matrices' },
   os: { title: 'OS side by side', render: renderOsView, nav: 'matrices' },
   admin: { title: 'Admin', render: renderAdmin },
+  devices: { title: 'Your devices', render: renderDevices },
 };
 const DEFAULT_ROUTE = 'hosts';
 
@@ -67,7 +69,7 @@ function setTopBar() {
         className: `role role-${ctx.session.role}`, textContent: ctx.session.role,
       }));
     document.getElementById('who').setAttribute('aria-label',
-      `Logged in as ${ctx.session.name}, role ${ctx.session.role}`);
+      `Logged in as ${ctx.session.name}, role ${ctx.session.role}: your devices`);
   }
   const current = routes[route()]?.nav ?? (route() || DEFAULT_ROUTE);
   for (const a of document.querySelectorAll('#nav a')) {

@@ -4,12 +4,17 @@
 // in the header ends this browser's session (and, the integration test
 // test_device_sessions shows, every other session of the token), back on the
 // login page; the header fits a phone with the extra button.
-// Screenshot (phone) goes to $TB_BINARY_DIR/screenshots/device-sessions-phone.png.
+// "Your devices" (#/devices, the user name in the top bar links there) lists
+// this browser's session, marked "This device", and one made elsewhere (a
+// phone's Firefox: its browser summarized from the User-Agent); "End" ends
+// that one (its cookie gets 401 then) and the list shrinks to this device.
+// Screenshots (phone) go to $TB_BINARY_DIR/screenshots/device-sessions-phone.png
+// and devices-{desktop,phone}.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import {
-  Bed, PHONE, deadInventory, login, shotsDir, sideways,
+  Bed, DESKTOP, PHONE, deadInventory, login, shoot, shotsDir, sideways,
 } from './lib/testbed.mjs';
 
 const bed = new Bed('device-sessions');
@@ -45,4 +50,45 @@ test('remember this device, then log out everywhere', async () => {
   await phone.getByLabel('API token').waitFor();
   const who = await phone.evaluate(async () => (await fetch('/api/v1/whoami')).status);
   assert.equal(who, 401);
+});
+
+test('your devices: this one marked, end the other', async () => {
+  await phone.setViewportSize(DESKTOP);
+  await phone.goto(`${tbd.base}/`);
+  await login(phone, tbd.adminToken);
+  // another device logs in with the same token
+  const res = await fetch(`${tbd.base}/api/v1/session`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      'User-Agent': 'Mozilla/5.0 (Android 14; Mobile; rv:125.0) Gecko/125.0 Firefox/125.0',
+    },
+    body: JSON.stringify({ token: tbd.adminToken, remember: true }),
+  });
+  assert.equal(res.status, 200);
+  const other = res.headers.get('set-cookie').split(';')[0];
+  const otherWho = async () => (await fetch(`${tbd.base}/api/v1/whoami`, { headers: { Cookie: other } })).status;
+  assert.equal(await otherWho(), 200);
+
+  await phone.locator('#who').click();
+  await phone.locator('h1', { hasText: 'Your devices' }).waitFor();
+  const items = phone.locator('li.device');
+  await phone.waitForFunction(() => document.querySelectorAll('li.device').length === 2);
+  const mine = phone.locator('li.device[data-current="true"]');
+  const theirs = phone.locator('li.device[data-current="false"]');
+  assert.equal(await mine.count(), 1);
+  assert.match(await mine.textContent(), /This device/);
+  assert.equal(await mine.getByRole('button').count(), 0);
+  assert.match(await theirs.innerText(), /Firefox on Android/);
+  assert.match(await theirs.innerText(), /remembered until/);
+  assert.doesNotMatch(await theirs.textContent(), /This device/);
+  await shoot(phone, 'devices');
+
+  await theirs.getByRole('button', { name: /^End the session of Firefox on Android/ }).click();
+  await phone.getByText('Only this device is logged in.').waitFor();
+  assert.equal(await items.count(), 1);
+  assert.equal(await otherWho(), 401);
+  // this browser goes on
+  const who = await phone.evaluate(async () => (await fetch('/api/v1/whoami')).status);
+  assert.equal(who, 200);
 });
