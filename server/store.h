@@ -59,7 +59,7 @@ struct tb_session_row {
 	uint8_t csrf_hash[TB_SHA256_LEN];
 	int64_t expires_at;
 	int64_t created_at; /* 0: unknown (made before migration 8) */
-	int remember;	    /* "Remember this device" */
+	int remember;       /* "Remember this device" */
 };
 
 int tb_store_session_insert(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], const struct tb_session_row *row,
