@@ -31,6 +31,8 @@ static void usage(FILE *f)
 		"  --tls-key FILE        and this PEM key (mode 0600)\n"
 		"  --trusted-proxy ADDR[,ADDR]  reverse proxies (address or address/prefix) whose\n"
 		"                        X-Forwarded-For and X-Forwarded-Proto are believed\n"
+		"  --public-url URL      the http(s) URL people reach testbedd by (behind a proxy: its\n"
+		"                        URL); notifications and reports link to pages under it\n"
 		"  --probe-interval S    seconds between reachability probes (default 10)\n"
 		"  --bmc-interval S      seconds between two readings of a BMC's chassis power\n"
 		"                        (default 30, at least 5; 0: never read)\n"
@@ -119,6 +121,38 @@ static int test_timing(struct tb_app_config *cfg)
 	return 0;
 }
 
+/* --public-url: an http(s) URL with a host, a path at most, no query,
+ * fragment, user or control character; kept without its trailing slashes
+ * (in a static buffer).  0, or -1 after saying what is wrong. */
+static int public_url(const char *v, struct tb_app_config *cfg)
+{
+	static char buf[512];
+	const char *host = NULL;
+	size_t n = strlen(v), hl;
+
+	if (strncmp(v, "https://", 8) == 0)
+		host = v + 8;
+	else if (strncmp(v, "http://", 7) == 0)
+		host = v + 7;
+	hl = host != NULL ? strcspn(host, "/") : 0;
+	for (size_t i = 0; host != NULL && i < n; i++)
+		if ((unsigned char)v[i] <= 0x20 || v[i] == 0x7f || v[i] == '?' || v[i] == '#' || v[i] == '"' ||
+		    v[i] == '<' || v[i] == '>' || v[i] == '\\')
+			host = NULL;
+	if (host == NULL || hl == 0 || memchr(host, '@', hl) != NULL || host[0] == ':' || n >= sizeof(buf)) {
+		fprintf(stderr,
+			"testbedd: --public-url must be an http:// or https:// URL with a host and no query or "
+			"fragment (e.g. https://testbed.example.org/tb), got \"%.200s\"\n",
+			v);
+		return -1;
+	}
+	memcpy(buf, v, n + 1);
+	while (n > 0 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	cfg->public_url = buf;
+	return 0;
+}
+
 /* An option a with value v into cfg: 1 taken, 0 not an option with a value,
  * -1 after saying what is wrong. */
 static int value_option(const char *a, const char *v, struct tb_app_config *cfg)
@@ -141,6 +175,8 @@ static int value_option(const char *a, const char *v, struct tb_app_config *cfg)
 		*(unsigned int *)(void *)((char *)cfg + number_opts[i].off) = n;
 		return 1;
 	}
+	if (strcmp(a, "--public-url") == 0)
+		return public_url(v, cfg) == 0 ? 1 : -1;
 	if (strcmp(a, "--log-level") == 0) {
 		static const char *const levels[] = {"debug", "info", "warn", "error"};
 

@@ -43,8 +43,10 @@ struct nf_rule {
 /* 1 when the rule wants an event that fired bits. */
 int nf_rule_wants(const struct nf_rule *r, const json_t *event, unsigned bits);
 /* The message (a JSON text, malloc'd) for the first trigger of bits the
- * rule has, with the event (NULL for a test message from actor). */
-char *nf_message(const struct nf_rule *r, unsigned bits, const json_t *event, const char *actor);
+ * rule has, with the event (NULL for a test message from actor).  base:
+ * testbedd's public URL (no trailing slash) or NULL; when given, the message
+ * has "url" (the page of the run, matrix or hosts) and the text ends with it. */
+char *nf_message(const struct nf_rule *r, unsigned bits, const json_t *event, const char *actor, const char *base);
 /* The name of the first trigger of bits ("test" for 0). */
 const char *nf_first_trigger(unsigned bits);
 

@@ -181,10 +181,33 @@ static void words(const char *trigger, const json_t *event, char *title, size_t 
 	snprintf(text, xlen, "%s%s%s", title + 10, err != NULL ? ": " : "", err != NULL ? err : "");
 }
 
-char *nf_message(const struct nf_rule *r, unsigned bits, const json_t *event, const char *actor)
+/* The page of a message under base (testbedd's public URL): the run page
+ * for a failed run, the matrix page for a matrix, gate or schedule trigger,
+ * the hosts page for a host's; the front page for a test message. */
+static void page(const char *base, const char *trigger, const json_t *event, char *url, size_t len)
+{
+	const json_t *data = json_object_get(event, "data");
+	json_int_t matrix = json_integer_value(json_object_get(event, "matrix"));
+	json_int_t run = json_integer_value(json_object_get(data, "run"));
+
+	if (event == NULL)
+		snprintf(url, len, "%s/", base);
+	else if (is(trigger, "run.failed") && run > 0)
+		snprintf(url, len, "%s/#/runs/%lld", base, (long long)run);
+	else if (strncmp(trigger, "matrix.", 7) == 0 || is(trigger, "gate.failed") || is(trigger, "run.failed") ||
+		 is(trigger, "schedule.failed")) {
+		if (matrix > 0)
+			snprintf(url, len, "%s/#/matrices/%lld", base, (long long)matrix);
+		else
+			snprintf(url, len, "%s/#/matrices", base);
+	} else
+		snprintf(url, len, "%s/#/hosts", base);
+}
+
+char *nf_message(const struct nf_rule *r, unsigned bits, const json_t *event, const char *actor, const char *base)
 {
 	const char *trigger = nf_first_trigger(bits & r->triggers);
-	char title[256], text[1024], at[TB_TIME_MAX];
+	char title[256], text[1024], at[TB_TIME_MAX], url[1100];
 	json_t *m;
 	char *s;
 
@@ -196,12 +219,20 @@ char *nf_message(const struct nf_rule *r, unsigned bits, const json_t *event, co
 		snprintf(text, sizeof(text), "A test message of rule %lld (%s), sent by %s.", (long long)r->id, r->name,
 			 actor != NULL ? actor : "an admin");
 	}
+	if (base != NULL) {
+		size_t n = strlen(text);
+
+		page(base, trigger, event, url, sizeof(url));
+		snprintf(text + n, sizeof(text) - n, "\n%s", url);
+	}
 	m = json_pack("{s:i, s:s, s:s, s:s, s:O?, s:O?, s:{s:I, s:s}, s:s, s:b, s:O?}", "version", 1, "trigger",
 		      trigger, "title", title, "text", text, "host", json_object_get(event, "host"), "matrix",
 		      json_object_get(event, "matrix"), "rule", "id", (json_int_t)r->id, "name", r->name, "at", at,
 		      "test", event == NULL, "event", event);
 	if (m == NULL)
 		return NULL;
+	if (base != NULL)
+		json_object_set_new(m, "url", json_string(url));
 	s = json_dumps(m, JSON_COMPACT);
 	json_decref(m);
 	return s;

@@ -150,7 +150,8 @@ static int format_body(const char *tmpl, int64_t delivery, json_t *msg, struct n
 	const char *title = json_string_value(json_object_get(msg, "title"));
 	const char *text = json_string_value(json_object_get(msg, "text"));
 	const char *trigger = json_string_value(json_object_get(msg, "trigger"));
-	char both[1400], hv[300];
+	const char *url = json_string_value(json_object_get(msg, "url"));
+	char both[1400], hv[1100];
 	json_t *b = NULL;
 
 	title = title != NULL ? title : "testbedd";
@@ -165,6 +166,12 @@ static int format_body(const char *tmpl, int64_t delivery, json_t *msg, struct n
 		    add_header(rq, "Tags", is_bad(trigger) ? "warning,testbedd" : "white_check_mark,testbedd") != 0 ||
 		    add_header(rq, "Content-Type", "text/plain; charset=utf-8") != 0)
 			return TB_ERR_NOMEM;
+		/* ntfy opens Click when the notification is tapped */
+		if (url != NULL) {
+			header_text(url, hv, sizeof(hv));
+			if (add_header(rq, "Click", hv) != 0)
+				return TB_ERR_NOMEM;
+		}
 		rq->len = strlen(rq->body);
 		return 0;
 	}

@@ -151,7 +151,7 @@ static void on_event(struct tb_notify *n, const char *json)
 
 		if (!nf_rule_wants(r, ev, bits))
 			continue;
-		msg = nf_message(r, bits, ev, NULL);
+		msg = nf_message(r, bits, ev, NULL, n->sv->cfg->public_url);
 		if (msg == NULL ||
 		    tb_store_notify_delivery_add(n->sv->store, r->id, json_integer_value(json_object_get(ev, "id")),
 						 nf_first_trigger(bits & r->triggers), msg, NULL, &e) != 0)
@@ -445,7 +445,7 @@ int tb_notify_test(struct tb_notify *n, int64_t id, const char *actor, int64_t *
 		return rc;
 	if (rules.n == 0)
 		return tb_fail(err, TB_ERR_NOT_FOUND, "id", "no notification rule %lld", (long long)id);
-	msg = nf_message(&rules.v[0], 0, NULL, actor);
+	msg = nf_message(&rules.v[0], 0, NULL, actor, n->sv->cfg->public_url);
 	rc = msg != NULL ? tb_store_notify_delivery_add(n->sv->store, id, 0, "test", msg, delivery, err)
 			 : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	free(msg);

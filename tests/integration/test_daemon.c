@@ -114,6 +114,31 @@ static void test_check_config_ok(void **state)
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
+/* --public-url: an http(s) URL with a host and no query or fragment, or
+ * testbedd does not start (saying so, naming the option). */
+static void test_public_url_checked(void **state)
+{
+	static const char *const bad[] = {"ftp://tb.example.org", "tb.example.org", "https://",
+					  "https:///path", "https://tb.example.org/?x=1", "https://tb.example.org/#/hosts",
+					  "https://user@tb.example.org/", "https://tb.example.org/a b"};
+	struct tb_test_daemon d;
+	char out[4096];
+	const char *args[] = {"--check-config", "--inventory", d.inventory, "--public-url", NULL, NULL};
+
+	(void)state;
+	assert_int_equal(tb_test_daemon_start(&d, NULL, NULL), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		args[4] = bad[i];
+		assert_int_equal(run_testbedd(args, out, sizeof(out)), 1);
+		assert_non_null(strstr(out, "--public-url must be an http:// or https:// URL"));
+	}
+	args[4] = "https://tb.example.org/lab/";
+	assert_int_equal(run_testbedd(args, out, sizeof(out)), 0);
+	args[4] = "http://10.0.0.5:8080";
+	assert_int_equal(run_testbedd(args, out, sizeof(out)), 0);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+}
+
 static size_t count_hosts(struct tb_test_daemon *d)
 {
 	struct tb_test_resp r;
@@ -467,6 +492,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_broken_inventory_stops_startup),
 		cmocka_unit_test(test_check_config_ok),
+		cmocka_unit_test(test_public_url_checked),
 		cmocka_unit_test(test_sighup_reload),
 		cmocka_unit_test(test_failed_login_limit),
 		cmocka_unit_test(test_prober_against_real_sshd),

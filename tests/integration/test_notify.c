@@ -141,13 +141,17 @@ static json_t *get_rule(long long rule)
 	return j;
 }
 
+/* The daemon's --public-url (its trailing slash is dropped). */
+static const char *const public_url[] = {"--public-url", "https://tb.example.org/lab/", NULL};
+#define PUBLIC "https://tb.example.org/lab"
+
 static int setup(void **state)
 {
 	char secrets[400];
 
 	(void)state;
 	setenv("TESTBEDD_TEST_NOTIFY_BACKOFF_MS", "100", 1);
-	if (tb_hookrx_start(&rx, &rx_port) != 0 || tb_test_daemon_start(&d, inventory, NULL) != 0)
+	if (tb_hookrx_start(&rx, &rx_port) != 0 || tb_test_daemon_start(&d, inventory, public_url) != 0)
 		return -1;
 	/* a rule's secrets live in STATE_DIR/notify-secrets; a 0600 file
 	 * elsewhere, or a link to one, is refused */
@@ -360,8 +364,12 @@ static void test_templates(void **state)
 			assert_string_equal(tb_hookrx_header(q, "Title", hv, sizeof(hv)),
 					    "testbedd: test notification");
 			assert_non_null(strstr(q->body, "A test message of rule"));
+			/* --public-url: tapping the notification opens testbedd */
+			assert_string_equal(tb_hookrx_header(q, "Click", hv, sizeof(hv)), PUBLIC "/");
+			assert_non_null(strstr(q->body, "\n" PUBLIC "/"));
 		} else if (i == 1) {
 			assert_non_null(strstr(json_string_value(json_object_get(b, "text")), "*testbedd: test"));
+			assert_non_null(strstr(json_string_value(json_object_get(b, "text")), "\n" PUBLIC "/"));
 		} else {
 			char want[128];
 
@@ -408,6 +416,7 @@ static void test_event_fires(void **state)
 	struct tb_test_resp r;
 	const struct tb_hookrx_req *q;
 	char path[128];
+	const char *text;
 	json_t *b;
 
 	(void)state;
@@ -426,6 +435,11 @@ static void test_event_fires(void **state)
 	assert_string_equal(json_string_value(json_object_get(b, "trigger")), "action.failed");
 	assert_string_equal(json_string_value(json_object_get(b, "host")), "left");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(b, "event"), "type")), "action.state");
+	/* the link to the hosts page, in "url" and at the end of the text */
+	assert_string_equal(json_string_value(json_object_get(b, "url")), PUBLIC "/#/hosts");
+	text = json_string_value(json_object_get(b, "text"));
+	assert_true(strlen(text) > strlen(PUBLIC "/#/hosts"));
+	assert_string_equal(text + strlen(text) - strlen("\n" PUBLIC "/#/hosts"), "\n" PUBLIC "/#/hosts");
 	json_decref(b);
 	/* both rules saw the event in the same pass: right queued nothing */
 	snprintf(path, sizeof(path), "/api/v1/notifications/%lld/deliveries", right);
@@ -454,7 +468,7 @@ static void test_backlog_across_restart(void **state)
 	assert_int_equal(tb_test_daemon_kill(&d), 0);
 	tb_hookrx_fail_next(rx, 0, 200);
 	base = tb_hookrx_count(rx);
-	assert_int_equal(tb_test_daemon_launch(&d, NULL, 0), 0);
+	assert_int_equal(tb_test_daemon_launch(&d, public_url, 0), 0);
 	json_decref(wait_delivery(rule, ids[2], "delivered", 1));
 	for (size_t i = base; i < tb_hookrx_count(rx); i++) {
 		const struct tb_hookrx_req *q = tb_hookrx_get(rx, i);
@@ -659,6 +673,41 @@ static void test_schedule_failed(void **state)
 	tb_test_resp_free(&r);
 }
 
+/* Without --public-url testbedd does not know its address: no "url", no
+ * link in the text, no Click header. */
+static void test_no_public_url(void **state)
+{
+	long long rule[2];
+	char hv[256];
+
+	(void)state;
+	assert_int_equal(tb_test_daemon_kill(&d), 0);
+	assert_int_equal(tb_test_daemon_launch(&d, NULL, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		size_t base = tb_hookrx_count(rx);
+		const struct tb_hookrx_req *q;
+		json_t *b;
+
+		rule[i] = create("{\"name\":\"nourl%d\",\"triggers\":[\"host.down\"],\"sink\":{\"template\":\"%s\","
+				 "\"url\":\"http://127.0.0.1:%u/nourl\",\"allow_private_host\":\"127.0.0.1\"}}",
+				 i, i == 0 ? "json" : "ntfy", rx_port);
+		send_test(rule[i]);
+		assert_int_equal(tb_hookrx_wait(rx, base + 1, 30000), 0);
+		q = tb_hookrx_get(rx, base);
+		assert_null(strstr(q->body, "tb.example.org"));
+		if (i == 0) {
+			b = json_loads(q->body, 0, NULL);
+			assert_non_null(b);
+			assert_null(json_object_get(b, "url"));
+			json_decref(b);
+		} else {
+			assert_null(tb_hookrx_header(q, "Click", hv, sizeof(hv)));
+		}
+	}
+	assert_int_equal(tb_test_daemon_kill(&d), 0);
+	assert_int_equal(tb_test_daemon_launch(&d, public_url, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -666,7 +715,7 @@ int main(void)
 		cmocka_unit_test(test_templates),       cmocka_unit_test(test_guard),
 		cmocka_unit_test(test_event_fires),     cmocka_unit_test(test_tbctl),
 		cmocka_unit_test(test_email),           cmocka_unit_test(test_backlog_across_restart),
-		cmocka_unit_test(test_schedule_failed),
+		cmocka_unit_test(test_schedule_failed), cmocka_unit_test(test_no_public_url),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -135,7 +135,7 @@ static void test_schedule_failed_message(void **state)
 	(void)state;
 	assert_non_null(ev);
 	assert_int_not_equal(r.triggers, 0);
-	text = nf_message(&r, nf_classify(ev, &(struct nf_context){NULL, NULL, NULL}), ev, NULL);
+	text = nf_message(&r, nf_classify(ev, &(struct nf_context){NULL, NULL, NULL}), ev, NULL, NULL);
 	assert_non_null(text);
 	m = json_loads(text, 0, NULL);
 	assert_non_null(m);
@@ -147,6 +147,47 @@ static void test_schedule_failed_message(void **state)
 	json_decref(m);
 	free(text);
 	json_decref(ev);
+}
+
+/* With a public URL a message links to its page: a failed run to the run
+ * page, a matrix to the matrix page, a host to the hosts page. */
+static void test_message_links(void **state)
+{
+	static const struct {
+		const char *trigger, *event, *url;
+	} cases[] = {
+		{"run.failed", "{\"id\":1,\"type\":\"run.state\",\"matrix\":4,\"data\":{\"run\":17,\"state\":\"failed\"}}",
+		 "https://tb.example/#/runs/17"},
+		{"matrix.failed", "{\"id\":2,\"type\":\"matrix.state\",\"matrix\":4,\"data\":{\"state\":\"failed\"}}",
+		 "https://tb.example/#/matrices/4"},
+		{"host.down", "{\"id\":3,\"type\":\"host.state\",\"host\":\"a\",\"data\":{}}",
+		 "https://tb.example/#/hosts"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct nf_rule r = {.id = 1, .name = "x", .enabled = 1, .triggers = nf_trigger_bit(cases[i].trigger)};
+		json_t *ev = json_loads(cases[i].event, 0, NULL), *m;
+		const char *text;
+		char *s;
+
+		assert_non_null(ev);
+		s = nf_message(&r, nf_trigger_bit(cases[i].trigger), ev, NULL, "https://tb.example");
+		m = json_loads(s, 0, NULL);
+		assert_non_null(m);
+		assert_string_equal(json_string_value(json_object_get(m, "url")), cases[i].url);
+		text = json_string_value(json_object_get(m, "text"));
+		assert_string_equal(text + strlen(text) - strlen(cases[i].url), cases[i].url);
+		json_decref(m);
+		free(s);
+		s = nf_message(&r, nf_trigger_bit(cases[i].trigger), ev, NULL, NULL);
+		m = json_loads(s, 0, NULL);
+		assert_null(json_object_get(m, "url"));
+		assert_null(strstr(json_string_value(json_object_get(m, "text")), "https://"));
+		json_decref(m);
+		free(s);
+		json_decref(ev);
+	}
 }
 
 /* ---- nf_addr_refused ---- */
@@ -317,7 +358,7 @@ static void test_rule_bodies(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_classify),     cmocka_unit_test(test_schedule_failed_message),
+		cmocka_unit_test(test_classify),     cmocka_unit_test(test_schedule_failed_message), cmocka_unit_test(test_message_links),
 		cmocka_unit_test(test_addr_refused), cmocka_unit_test(test_url_check),
 		cmocka_unit_test(test_rule_bodies),
 	};
