@@ -11,6 +11,7 @@
 #include "hostsnap.h"
 #include "report_internal.h"
 #include "results.h"
+#include "services.h"
 #include "store.h"
 #include "timeutil.h"
 
@@ -325,6 +326,7 @@ int tb_report_gather(struct tb_services *sv, const struct tb_results_src *src, i
 
 	memset(r, 0, sizeof(*r));
 	r->version = TB_VERSION;
+	r->link_base = sv->cfg != NULL ? sv->cfg->public_url : NULL;
 	tb_time_format(tb_now(), r->generated);
 	if ((rc = tb_results_matrix_json(src, id, 0, &r->matrix, err)) != 0 ||
 	    (rc = tb_results_table_json(src, id, &r->table, err)) != 0 ||
@@ -367,4 +369,14 @@ void tb_report_free(struct tb_report *r)
 	json_decref(r->compare);
 	json_decref(r->diff);
 	memset(r, 0, sizeof(*r));
+}
+
+void rp_href(char *buf, size_t n, const char *base, long long matrix, long long cell, long long run)
+{
+	if (run > 0)
+		snprintf(buf, n, "%s/#/runs/%lld", base, run);
+	else if (cell >= 0)
+		snprintf(buf, n, "%s/#/matrices/%lld?cell=%lld", base, matrix, cell);
+	else
+		snprintf(buf, n, "%s/#/matrices/%lld", base, matrix);
 }

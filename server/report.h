@@ -6,6 +6,10 @@
  * baseline, an A/B part: the comparison (compare.h) with both spreads, its
  * chart and what changed on the hosts (the hosts diff).
  *
+ * With testbedd's public URL known (--public-url) the cells and runs link
+ * to their pages there (URL/#/matrices/ID?cell=N, URL/#/runs/ID); without
+ * it there is no link at all (a report read offline points nowhere dead).
+ *
  * tb_report_gather reads the store only (blocking on it: one read per piece,
  * and one per cell for its commands, at most TB_REPORT_MAX_COMMANDS); the
  * renderers are pure.  Every json_t of struct tb_report is owned by it
@@ -31,15 +35,16 @@ struct tb_results_src;
 #define TB_REPORT_MAX_CHART_ROWS 120
 
 struct tb_report {
-	json_t *matrix;      /* tb_results_matrix_json: id, name, state, spec, times */
-	json_t *table;       /* tb_results_table_json: runs, cells with Stats */
-	json_t *hosts;       /* tb_hostsnap_json's "hosts" array (may be empty) */
-	json_t *commands;    /* [{"cell", "run", "client_command", "server_command"}] */
-	int commands_left;   /* cells past TB_REPORT_MAX_COMMANDS */
-	json_t *compare;     /* tb_compare_json against the baseline, or NULL */
-	json_t *diff;        /* tb_hostsnap_diff against the baseline, or NULL */
-	char generated[32];  /* when, RFC 3339 */
-	const char *version; /* testbedd's (static) */
+	json_t *matrix;        /* tb_results_matrix_json: id, name, state, spec, times */
+	json_t *table;         /* tb_results_table_json: runs, cells with Stats */
+	json_t *hosts;         /* tb_hostsnap_json's "hosts" array (may be empty) */
+	json_t *commands;      /* [{"cell", "run", "client_command", "server_command"}] */
+	int commands_left;     /* cells past TB_REPORT_MAX_COMMANDS */
+	json_t *compare;       /* tb_compare_json against the baseline, or NULL */
+	json_t *diff;          /* tb_hostsnap_diff against the baseline, or NULL */
+	char generated[32];    /* when, RFC 3339 */
+	const char *version;   /* testbedd's (static) */
+	const char *link_base; /* testbedd's --public-url (borrowed, no trailing slash), or NULL: no links */
 };
 
 /* Everything a report of matrix id shows (baseline 0: no A/B part; metric:

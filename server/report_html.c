@@ -1,7 +1,7 @@
 /* report_html.c - the report as one self-contained HTML file (report.h): an
- * inline style, tables, inline SVG charts; no script, no link, no image
- * from anywhere, and its own CSP in a meta element for when it is opened
- * from a file. */
+ * inline style, tables, inline SVG charts; no script, no image from
+ * anywhere, links only to testbedd's own pages when its public URL is known,
+ * and its own CSP in a meta element for when it is opened from a file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +30,25 @@ static void td(struct tb_outbuf *b, const char *cls, const char *text)
 	}
 	rp_esc(b, text);
 	tb_outbuf_puts(b, "</td>");
+}
+
+/* A cell holding text, a link to href (unless href is NULL). */
+static void td_link(struct tb_outbuf *b, const char *cls, const char *href, const char *text)
+{
+	if (href == NULL) {
+		td(b, cls, text);
+		return;
+	}
+	tb_outbuf_puts(b, cls != NULL ? "<td class=\"" : "<td>");
+	if (cls != NULL) {
+		tb_outbuf_puts(b, cls);
+		tb_outbuf_puts(b, "\">");
+	}
+	tb_outbuf_puts(b, "<a href=\"");
+	rp_esc(b, href);
+	tb_outbuf_puts(b, "\">");
+	rp_esc(b, text);
+	tb_outbuf_puts(b, "</a></td>");
 }
 
 static void thead(struct tb_outbuf *b, const char *id, const char *caption, const char *const cols[])
@@ -83,8 +102,10 @@ static void summary(struct tb_outbuf *b, const struct tb_report *r)
 	tfoot(b);
 }
 
-static void cells_table(struct tb_outbuf *b, const json_t *cells)
+static void cells_table(struct tb_outbuf *b, const struct tb_report *r, const json_t *cells)
 {
+	long long matrix = (long long)json_integer_value(json_object_get(r->matrix, "id"));
+	char href[RP_HREF];
 	const json_t *c;
 	size_t i;
 
@@ -101,7 +122,11 @@ static void cells_table(struct tb_outbuf *b, const json_t *cells)
 			continue;
 		noisy = rp_cell_row(c, " noisy", vals);
 		tb_outbuf_puts(b, noisy ? "<tr class=\"noisy\">" : "<tr>");
-		for (int k = 0; k < RP_CELL_NCOLS; k++)
+		if (r->link_base != NULL)
+			rp_href(href, sizeof(href), r->link_base, matrix,
+				(long long)json_integer_value(json_object_get(c, "cell")), 0);
+		td_link(b, "num", r->link_base != NULL ? href : NULL, vals[0]);
+		for (int k = 1; k < RP_CELL_NCOLS; k++)
 			td(b, rp_cell_num(k) ? "num" : NULL, vals[k]);
 		tb_outbuf_puts(b, "</tr>\n");
 	}
@@ -220,15 +245,28 @@ static void hosts_table(struct tb_outbuf *b, const json_t *hosts)
 static void commands_table(struct tb_outbuf *b, const struct tb_report *r)
 {
 	static const char *const cols[] = {"cell", "run", "server command", "client command", NULL};
+	long long matrix = (long long)json_integer_value(json_object_get(r->matrix, "id"));
+	const char *base = r->link_base;
 	const json_t *c;
 	size_t i;
 
 	thead(b, "commands", "The exact commands of each cell's first run", cols);
 	json_array_foreach(r->commands, i, c)
 	{
-		tb_outbuf_printf(b, "<tr><td class=\"num\">%lld</td><td class=\"num\">%lld</td><td><code>",
-				 (long long)json_integer_value(json_object_get(c, "cell")),
-				 (long long)json_integer_value(json_object_get(c, "run")));
+		long long cell = (long long)json_integer_value(json_object_get(c, "cell"));
+		long long run = (long long)json_integer_value(json_object_get(c, "run"));
+		char ct[24], rt[24], ch[RP_HREF], rh[RP_HREF];
+
+		snprintf(ct, sizeof(ct), "%lld", cell);
+		snprintf(rt, sizeof(rt), "%lld", run);
+		if (base != NULL) {
+			rp_href(ch, sizeof(ch), base, matrix, cell, 0);
+			rp_href(rh, sizeof(rh), base, matrix, cell, run);
+		}
+		tb_outbuf_puts(b, "<tr>");
+		td_link(b, "num", base != NULL ? ch : NULL, ct);
+		td_link(b, "num", base != NULL && run > 0 ? rh : NULL, rt);
+		tb_outbuf_puts(b, "<td><code>");
 		rp_esc(b, rp_str(c, "server_command"));
 		tb_outbuf_puts(b, "</code></td><td><code>");
 		rp_esc(b, rp_str(c, "client_command"));
@@ -264,7 +302,7 @@ int tb_report_html(const struct tb_report *r, char **out, size_t *len)
 	tb_outbuf_puts(&b, ".</p>\n<h2>Summary</h2>\n");
 	summary(&b, r);
 	tb_outbuf_puts(&b, "<h2>Results</h2>\n");
-	cells_table(&b, cells);
+	cells_table(&b, r, cells);
 	tb_outbuf_puts(&b, "<h2>Charts</h2>\n");
 	figure(&b, cells, "receiver_bps", "Receiver bitrate per cell");
 	json_array_foreach(cells, i, c) any_loss |= json_is_object(json_object_get(c, "lost_percent"));

@@ -52,6 +52,10 @@ int rp_cell_row(const json_t *c, const char *noisy_mark, char vals[RP_CELL_NCOLS
 /* A compared row's texts (metric's medians, IQRs, change, overlap,
  * verdict).  Returns 1 when its verdict is dropped or failed. */
 int rp_ab_row(const json_t *row, const char *metric, char vals[RP_AB_NCOLS][RP_TEXT]);
+/* The page under base (the public URL) of a run (run > 0), else of cell
+ * (>= 0) of matrix, else of matrix; a raw URL: each renderer escapes it. */
+#define RP_HREF 640
+void rp_href(char *buf, size_t n, const char *base, long long matrix, long long cell, long long run);
 /* A host's metadata as the report's columns (rp_host_cols; each a string). */
 extern const char *const rp_host_cols[];
 void rp_host_values(const json_t *meta, char vals[][160]);

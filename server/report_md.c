@@ -29,6 +29,25 @@ static void text(struct tb_outbuf *b, const char *s)
 	}
 }
 
+/* [label](href), or label as text when href is NULL: in href what could end
+ * the link or a table cell, or start HTML, is percent-encoded. */
+static void link(struct tb_outbuf *b, const char *label, const char *href)
+{
+	if (href == NULL) {
+		text(b, label);
+		return;
+	}
+	tb_outbuf_puts(b, "[");
+	text(b, label);
+	tb_outbuf_puts(b, "](");
+	for (const unsigned char *p = (const unsigned char *)href; *p; p++)
+		if (*p <= 0x20 || *p >= 0x7f || strchr("()[]<>|`\\\"'", *p) != NULL)
+			tb_outbuf_printf(b, "%%%02X", *p);
+		else
+			tb_outbuf_add(b, (const char *)p, 1);
+	tb_outbuf_puts(b, ")");
+}
+
 /* A table cell. */
 static void cell(struct tb_outbuf *b, const char *s)
 {
@@ -66,6 +85,27 @@ static void fenced(struct tb_outbuf *b, const char *lang, const char *text)
 	tb_outbuf_puts(b, "\n");
 }
 
+/* "Cell N (run R):" before a cell's commands, each a link with a public URL. */
+static void commands_head(struct tb_outbuf *b, const struct tb_report *r, const json_t *c)
+{
+	long long matrix = (long long)json_integer_value(json_object_get(r->matrix, "id"));
+	long long cell = (long long)json_integer_value(json_object_get(c, "cell"));
+	long long run = (long long)json_integer_value(json_object_get(c, "run"));
+	char ct[24], rt[24], href[RP_HREF];
+
+	snprintf(ct, sizeof(ct), "%lld", cell);
+	snprintf(rt, sizeof(rt), "%lld", run);
+	tb_outbuf_puts(b, "\nCell ");
+	if (r->link_base != NULL)
+		rp_href(href, sizeof(href), r->link_base, matrix, cell, 0);
+	link(b, ct, r->link_base != NULL ? href : NULL);
+	tb_outbuf_puts(b, " (run ");
+	if (r->link_base != NULL)
+		rp_href(href, sizeof(href), r->link_base, matrix, cell, run);
+	link(b, rt, r->link_base != NULL && run > 0 ? href : NULL);
+	tb_outbuf_puts(b, "):\n\n");
+}
+
 /* A row of texts. */
 static void row_of(struct tb_outbuf *b, const char vals[][RP_TEXT], int n)
 {
@@ -75,8 +115,10 @@ static void row_of(struct tb_outbuf *b, const char vals[][RP_TEXT], int n)
 	tb_outbuf_puts(b, "\n");
 }
 
-static void cells_table(struct tb_outbuf *b, const json_t *cells)
+static void cells_table(struct tb_outbuf *b, const struct tb_report *r, const json_t *cells)
 {
+	long long matrix = (long long)json_integer_value(json_object_get(r->matrix, "id"));
+	char href[RP_HREF];
 	const json_t *c;
 	size_t i;
 
@@ -88,7 +130,13 @@ static void cells_table(struct tb_outbuf *b, const json_t *cells)
 		if (json_is_null(c))
 			continue;
 		rp_cell_row(c, " **noisy**", vals);
-		row_of(b, (const char(*)[RP_TEXT])vals, RP_CELL_NCOLS);
+		if (r->link_base != NULL)
+			rp_href(href, sizeof(href), r->link_base, matrix,
+				(long long)json_integer_value(json_object_get(c, "cell")), 0);
+		tb_outbuf_puts(b, "| ");
+		link(b, vals[0], r->link_base != NULL ? href : NULL);
+		tb_outbuf_puts(b, " ");
+		row_of(b, (const char(*)[RP_TEXT])vals + 1, RP_CELL_NCOLS - 1);
 	}
 }
 
@@ -201,7 +249,7 @@ int tb_report_md(const struct tb_report *r, char **out, size_t *len)
 	summary(&b, r);
 	tb_outbuf_puts(&b, "\n## Results\n\nPer cell, over the runs that ended ok: medians, interquartile range and "
 			   "coefficient of variation of the receiver bitrate.\n");
-	cells_table(&b, json_object_get(r->table, "cells"));
+	cells_table(&b, r, json_object_get(r->table, "cells"));
 	tb_outbuf_puts(&b, "\n*Charts (box plots per cell) are in the HTML report: "
 			   "`tbctl matrix report ID --format html`.*\n");
 	if (r->compare != NULL)
@@ -220,9 +268,7 @@ int tb_report_md(const struct tb_report *r, char **out, size_t *len)
 		}
 		snprintf(text, n, "# server\n%s\n# client\n%s", rp_str(c, "server_command"),
 			 rp_str(c, "client_command"));
-		tb_outbuf_printf(&b, "\nCell %lld (run %lld):\n\n",
-				 (long long)json_integer_value(json_object_get(c, "cell")),
-				 (long long)json_integer_value(json_object_get(c, "run")));
+		commands_head(&b, r, c);
 		fenced(&b, "sh", text);
 		free(text);
 	}

@@ -231,6 +231,44 @@ static void test_same_rows(void **state)
 	tb_report_free(&r);
 }
 
+/* With a public URL each cell and run links to its page (escaped: the base
+ * holds an '&', a Markdown link a ')'); without it the report has no link. */
+static void test_links(void **state)
+{
+	static const char *const html_has[] = {
+		"<td class=\"num\"><a href=\"https://tb.example/a&amp;b)/#/matrices/7?cell=0\">0</a></td>",
+		"<a href=\"https://tb.example/a&amp;b)/#/matrices/7?cell=2\">2</a>",
+		"<td class=\"num\"><a href=\"https://tb.example/a&amp;b)/#/runs/1\">1</a></td>", NULL};
+	static const char *const md_has[] = {"| [0](https://tb.example/a&b%29/#/matrices/7?cell=0) |",
+					     "Cell [0](https://tb.example/a&b%29/#/matrices/7?cell=0) "
+					     "(run [1](https://tb.example/a&b%29/#/runs/1)):",
+					     NULL};
+	static const char *const none[] = {"<a ", "](", "#/matrices", "#/runs", NULL};
+	static const char *const lacks[] = {"<script", NULL};
+	static const struct occurs occ[] = {{NULL, 0}};
+	struct tb_report r;
+	char *html = NULL, *md = NULL;
+	size_t len = 0;
+
+	(void)state;
+	make(&r, 0);
+	r.link_base = "https://tb.example/a&b)";
+	assert_int_equal(tb_report_html(&r, &html, &len), 0);
+	assert_int_equal(tb_report_md(&r, &md, &len), 0);
+	check(html, html_has, lacks, occ);
+	check(md, md_has, lacks + 1, occ);
+	free(html);
+	free(md);
+	r.link_base = NULL;
+	assert_int_equal(tb_report_html(&r, &html, &len), 0);
+	assert_int_equal(tb_report_md(&r, &md, &len), 0);
+	check(html, lacks + 1, none, occ);
+	check(md, lacks + 1, none, occ);
+	free(html);
+	free(md);
+	tb_report_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_html_ab),
 		cmocka_unit_test(test_md),
 		cmocka_unit_test(test_same_rows),
+		cmocka_unit_test(test_links),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
