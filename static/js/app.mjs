@@ -86,7 +86,8 @@ function showLive(state) {
 
 function startLive() {
   if (ctx.live) return;
-  ctx.live = new LiveStream(['host.state', 'host.bmc', 'action.state', 'action.step', 'matrix.state']);
+  ctx.live = new LiveStream(['host.state', 'host.bmc', 'action.state', 'action.step', 'matrix.state',
+    'reservation.granted', 'reservation.queued', 'reservation.released', 'reservation.broken', 'reservation.expired']);
   // #live is a status region: screen readers hear "reconnecting…" and "live".
   ctx.live.addEventListener('state', (e) => showLive(e.detail));
   showLive('connecting');

@@ -11,18 +11,23 @@ import { hostFacts } from './hostfacts.mjs';
 import { refusedKey } from './hostkey.mjs';
 import { HostPersonas } from './hostpersonas.mjs';
 import { drawPower } from './hostpower.mjs';
+import { queueLines, reserveButtons } from './hostreserve.mjs';
 import { HostState } from './hoststate.mjs';
 import { absolute } from './time.mjs';
 
 export class HostCard {
   host;                    // the GET /api/v1/hosts entry, kept up to date
   el;                      // the <li>
-  #parts;                  // {board (ActionBoard), ctx, dialog (TrustDialog), onTrusted(name, host)}
+  #parts;                  // {board (ActionBoard), ctx, dialog (TrustDialog), onTrusted(name, host), reserve (ReserveDialog)}
   #state;
   #powerEl;
   #personas;
   #stateKey = null;        // the state drawn, as JSON
   #resvEl;                 // the reservation line (POST /reservations)
+  #queueEl;                // the reservations queued for it
+  #resvButtons;            // Reserve…, Release, Break (hostreserve.mjs)
+  #queued = [];            // GET /reservations' queued ones naming it
+  #resvKey = null;         // the reservations drawn, as JSON
 
   constructor(host, parts) {
     this.host = host;
@@ -61,9 +66,22 @@ export class HostCard {
     this.#drawReservation();
   }
 
-  /** "Reserved by alice until 18:00: note" (GET /hosts' reservation), or nothing. */
+  /** Take the reservation granted on it (or null) and the ones queued for it (GET /reservations). */
+  setReservations(granted, queued) {
+    this.host.reservation = granted;
+    this.#queued = queued;
+    this.#drawReservation();
+  }
+
+  /** "Reserved by alice until 18:00: note" (GET /hosts' reservation), or nothing; the queue; the buttons. */
   #drawReservation() {
     const r = this.host.reservation;
+    const key = JSON.stringify([r, this.#queued]);
+    if (key === this.#resvKey) return;
+    this.#resvKey = key;
+    replace(this.#queueEl, queueLines(this.#queued));
+    const { ctx, reserve } = this.#parts;
+    replace(this.#resvButtons, reserve ? reserveButtons(this.host.name, r, ctx, reserve) : []);
     this.#resvEl.hidden = !r;
     this.el.dataset.reservedBy = r ? r.owner : '';
     replace(this.#resvEl, r ? [h('strong', {}, 'Reserved'), ` by ${r.owner} until ${absolute(r.until)}`,
@@ -75,6 +93,9 @@ export class HostCard {
     this.#state = new HostState();
     this.#powerEl = h('div', { class: 'power-block' });
     this.#resvEl = h('p', { class: 'host-reservation', hidden: true });
+    this.#queueEl = h('div', { class: 'host-queue' });
+    this.#resvButtons = h('div', { class: 'host-reserve' });
+    this.#resvKey = null;
     this.#personas = new HostPersonas(host);
     const parts = this.#parts.board.partsFor(host);
     replace(this.el,
@@ -87,6 +108,8 @@ export class HostCard {
           host.console_state ? h('a', { class: 'console-link', href: `console.html#${host.name}` }, 'Console') : null),
         this.#state.el,
         this.#resvEl,
+        this.#queueEl,
+        this.#resvButtons,
         this.#powerEl,
         parts.controls,
         parts.panel,

@@ -13,6 +13,9 @@
 // power-off countdown are hostpower.mjs's: host.bmc events update them, and
 // the host is re-read after its state or an action changes (and every 15 s,
 // since "checked 12 s ago" moves without events: hostrefresh.mjs).
+// reservation.* events make the page read GET /api/v1/reservations again
+// (once for a burst) and give each card its granted and queued ones; the
+// buttons and the dialog to reserve are hostreserve.mjs's.
 
 import { ActionBoard } from './actions.mjs';
 import { api } from './api.mjs';
@@ -21,10 +24,13 @@ import { HostCard } from './hostcard.mjs';
 import { TrustDialog } from './hostkey.mjs';
 import { tickPower } from './hostpower.mjs';
 import { HostRefresh } from './hostrefresh.mjs';
+import { ReserveDialog } from './hostreserve.mjs';
 import { stateSentence } from './hoststate.mjs';
 import { since } from './time.mjs';
 
-const EVENT_TYPES = ['host.state', 'host.bmc', 'action.state', 'action.step'];
+const RESERVATION_EVENTS = ['reservation.granted', 'reservation.queued', 'reservation.released',
+  'reservation.broken', 'reservation.expired'];
+const EVENT_TYPES = ['host.state', 'host.bmc', 'action.state', 'action.step', ...RESERVATION_EVENTS];
 
 /** Show the hosts in main; returns the function that stops the page. */
 export function renderHosts(main, ctx) {
@@ -43,6 +49,8 @@ class HostsPage {
   #summary = h('p', { class: 'summary' });
   #list = h('ul', { class: 'hosts', 'aria-label': 'Machines' });
   #dialog = new TrustDialog();
+  #reserve = new ReserveDialog();
+  #resvTimer = null;       // a pending read of the reservations
   #board;
   #cardParts;              // what every card shares
   #refresh;
@@ -56,6 +64,7 @@ class HostsPage {
     this.#board = new ActionBoard(ctx);
     this.#cardParts = {
       board: this.#board, ctx, dialog: this.#dialog, onTrusted: (name, host) => this.#trusted(name, host),
+      reserve: this.#reserve,
     };
     replace(main,
       h('div', { class: 'page-head' },
@@ -64,6 +73,7 @@ class HostsPage {
       this.#status,
       this.#list,
       this.#dialog.el,
+      this.#reserve.el,
       this.#board.dialogEl);
     this.#timers = [
       setInterval(() => {
@@ -82,6 +92,8 @@ class HostsPage {
   stop() {
     this.#generation += 1;
     for (const t of this.#timers) clearInterval(t);
+    clearTimeout(this.#resvTimer);
+    this.#reserve.el.close();
     this.#refresh.stop();
     this.#board.destroy();
     for (const t of EVENT_TYPES) this.#ctx.live?.removeEventListener(t, this.#onEvent);
@@ -108,6 +120,7 @@ class HostsPage {
         this.#cards.set(host.name, card);
         return card.el;
       }));
+      this.#reserve.setHosts(reply.hosts.map((host) => host.name));
       this.#status.hidden = true;
       if (reply.hosts.length === 0) {
         this.#status.textContent = 'The inventory has no machines.';
@@ -119,6 +132,7 @@ class HostsPage {
       for (const ev of pending) this.#apply(ev);
       this.#drawSummary();
       this.#board.seed();
+      this.#rereadReservations();
     } catch (err) {
       if (mine !== this.#generation) return;
       if (err.status === 401) return;   // the app shows the login page
@@ -129,6 +143,10 @@ class HostsPage {
   }
 
   #apply(ev) {
+    if (RESERVATION_EVENTS.includes(ev.type)) {
+      this.#rereadReservations();
+      return;
+    }
     if (ev.type === 'action.state' || ev.type === 'action.step') {
       this.#board.onEvent(ev);
       if (ev.type === 'action.state') this.#refresh.reread(ev.host);
@@ -150,6 +168,24 @@ class HostsPage {
     this.#drawSummary();
     if (before?.reachability !== ev.data.reachability || before?.os !== ev.data.os)
       announce(`${card.host.name} is now ${stateSentence(ev.data)}`);
+  }
+
+  /** Read GET /reservations 200 ms from now (once for a burst) and give each card its own. */
+  #rereadReservations() {
+    if (this.#resvTimer !== null) return;
+    this.#resvTimer = setTimeout(async () => {
+      this.#resvTimer = null;
+      let list;
+      try {
+        ({ reservations: list } = await api('GET', 'reservations'));
+      } catch { return; }  // the 15 s read of the list brings the granted ones
+      for (const [name, card] of this.#cards) {
+        const mine = list.filter((r) => r.hosts.includes(name));
+        const g = mine.find((r) => r.state === 'granted');
+        card.setReservations(g ? { id: g.id, owner: g.owner, until: g.until, note: g.note } : null,
+          mine.filter((r) => r.state === 'queued'));
+      }
+    }, 200);
   }
 
   /** A key of machine name was trusted: host is the machine as it is now. */
