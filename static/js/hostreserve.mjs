@@ -78,7 +78,7 @@ export class ReserveDialog {
         h('button', { type: 'button', onclick: () => this.el.close() }, 'Close'),
         this.#submit));
     form.addEventListener('submit', (e) => { e.preventDefault(); this.#send(); });
-    this.el = h('dialog', { class: 'confirm-dialog reserve-dialog', 'aria-labelledby': 'reserve-title' }, form);
+    this.el = h('dialog', { class: 'reserve-dialog', 'aria-labelledby': 'reserve-title' }, form);
   }
 
   /** The machines one can pick (the page's list). */
@@ -91,7 +91,6 @@ export class ReserveDialog {
     this.#error.show(null);
     this.#result.textContent = '';
     this.#submit.disabled = false;
-    for (const el of [this.#hostsBox, this.#duration, this.#until, this.#note]) el.removeAttribute('aria-invalid');
     this.el.showModal();
     this.#duration.focus();
   }
@@ -105,6 +104,7 @@ export class ReserveDialog {
     const body = { hosts, until: until && !Number.isNaN(until.getTime()) ? until.toISOString().replace(/\.\d+Z$/, 'Z') : '', note: this.#note.value };
     this.#error.show(null);
     this.#result.textContent = '';
+    for (const el of [this.#hostsBox, this.#duration, this.#until, this.#note]) el.removeAttribute('aria-invalid');
     this.#submit.disabled = true;
     try {
       const { reservation: r } = await api('POST', 'reservations', body);

@@ -72,6 +72,7 @@ test('reserve, queue, release, break and a viewer from the hosts page', async ()
   await dialog().getByRole('button', { name: 'Reserve', exact: true }).click();
   await dialog().getByRole('alert').filter({ hasText: /^Not reserved \(For how long\): until must be/ }).waitFor();
   assert.equal(await page.locator('#reserve-until').getAttribute('aria-invalid'), 'true');
+  assert.equal(await dialog().locator('fieldset.reserve-hosts').getAttribute('aria-invalid'), null, 'only the field named now is marked');
   await shoot(page, 'reserve-web-dialog', { fullPage: false });
   await dialog().getByRole('button', { name: 'Close' }).click();
 
