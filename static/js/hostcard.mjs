@@ -79,8 +79,8 @@ export class HostCard {
     const key = JSON.stringify([r, this.#queued]);
     if (key === this.#resvKey) return;
     this.#resvKey = key;
-    replace(this.#queueEl, queueLines(this.#queued));
     const { ctx, reserve } = this.#parts;
+    replace(this.#queueEl, queueLines(this.#queued, ctx));
     replace(this.#resvButtons, reserve ? reserveButtons(this.host.name, r, ctx, reserve) : []);
     this.#resvEl.hidden = !r;
     this.el.dataset.reservedBy = r ? r.owner : '';

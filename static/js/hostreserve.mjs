@@ -45,11 +45,28 @@ export function reserveButtons(name, r, ctx, dialog) {
   return [h('div', { class: 'reserve-buttons' }, out), msg.el];
 }
 
-/** "Queued: bob (position 1, estimated start 16:30)" lines for one host. */
-export function queueLines(queued) {
-  return queued.map((q) => h('p', { class: 'host-queued' }, h('strong', {}, 'Queued'),
-    `: ${q.owner} (position ${q.position}, estimated start ${absolute(q.estimated_start)})`,
-    q.note ? ` — ${q.note}` : ''));
+/** "Queued: bob (position 1, estimated start 16:30)" lines for one host; its owner can withdraw one. */
+export function queueLines(queued, ctx) {
+  return queued.map((q) => {
+    const line = h('p', { class: 'host-queued' }, h('strong', {}, 'Queued'),
+      `: ${q.owner} (position ${q.position}, estimated start ${absolute(q.estimated_start)})`,
+      q.note ? ` — ${q.note}` : '');
+    if (!ctx.canOperate() || q.owner !== ctx.session?.name) return line;
+    const msg = errorAlert();
+    const button = h('button', { type: 'button', class: 'reserve-withdraw' }, 'Withdraw');
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      msg.show(null);
+      try {
+        await api('DELETE', `reservations/${q.id}`);
+        announce(`Reservation ${q.id} withdrawn`);
+      } catch (err) {
+        button.disabled = false;
+        msg.show(err, 'Not withdrawn');
+      }
+    });
+    return [line, h('div', { class: 'reserve-buttons' }, button), msg.el];
+  });
 }
 
 /** The page's dialog: hosts (checkboxes), how long, a note; POST /reservations. */

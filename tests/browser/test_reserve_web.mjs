@@ -5,7 +5,8 @@
 // empty "until a time" gets 400 naming the field, both in the dialog; bob's
 // reservation of left is queued with position 1 shown; alice's "Release"
 // grants bob's, and the card says so without a reload (reservation.* events);
-// an admin's "Break" (confirmed) ends bob's; a viewer has no buttons.
+// an admin's "Break" (confirmed) ends bob's; bob withdraws a queued one from
+// its line; a viewer has no buttons.
 // Screenshots (desktop and phone): $TB_BINARY_DIR/screenshots/reserve-web-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -117,14 +118,23 @@ test('reserve, queue, release, break and a viewer from the hosts page', async ()
   assert.match(asked, /^Break bob's reservation \d+ of left\?/);
   assert.deepEqual(await reservations(), []);
 
-  // a viewer sees a reservation but no button
+  // bob queues behind alice's reservation of right and withdraws it from its line
   const r = await tbd.call('POST', '/api/v1/reservations', {
     hosts: ['right'], until: new Date(Date.now() + 3600_000).toISOString().replace(/\.\d+Z$/, 'Z'), note: '',
   }, tok.alice);
   assert.equal(r.status, 201);
+  await as(tok.bob);
+  await reserve('right');
+  await dialog().locator('.reserve-result', { hasText: /^Queued: position 1, / }).waitFor();
+  await dialog().getByRole('button', { name: 'Close' }).click();
+  await card('right').getByRole('button', { name: 'Withdraw' }).click();
+  await card('right').locator('.host-queued').waitFor({ state: 'detached' });
+  assert.deepEqual((await reservations()).map((x) => [x.owner, x.state]), [['alice', 'granted']]);
+
+  // a viewer sees a reservation but no button
   await as(tok.vera);
   await card('right').locator('.host-reservation', { hasText: /^Reserved by alice until / }).waitFor();
-  assert.equal(await page.getByRole('button', { name: /^(Reserve…|Release|Break)$/ }).count(), 0);
+  assert.equal(await page.getByRole('button', { name: /^(Reserve…|Release|Break|Withdraw)$/ }).count(), 0);
   await shoot(page, 'reserve-web-viewer');
   // the 401 (before login), 409 and 400 above are the browser's own lines; nothing else
   assert.deepEqual(bed.errors.filter((e) => !/Failed to load resource: .* (401|409|400) /.test(e)), []);
