@@ -45,10 +45,10 @@ struct tb_app_config {
 	const char *tls_cert;           /* NULL: plain HTTP */
 	const char *tls_key;            /* must be readable by its owner only */
 	const char *trusted_proxy;      /* "ADDR[,ADDR]": peers whose X-Forwarded-* count (proxy.h) */
-	const char *public_url;         /* "https://HOST[/PATH]" people reach testbedd by, no trailing slash; NULL: unknown */
-	unsigned int bmc_interval_s;    /* between two BMC readings of one machine; 0: none */
-	unsigned int bmc_floor_s;       /* the shortest bmc_interval_s (0: TB_BMC_FLOOR_S; tests lower it) */
-	unsigned int idle_minute_s;     /* seconds in an idle_poweroff_min minute (0: 60; tests shorten it) */
+	const char *public_url; /* "https://HOST[/PATH]" people reach testbedd by, no trailing slash; NULL: unknown */
+	unsigned int bmc_interval_s; /* between two BMC readings of one machine; 0: none */
+	unsigned int bmc_floor_s;    /* the shortest bmc_interval_s (0: TB_BMC_FLOOR_S; tests lower it) */
+	unsigned int idle_minute_s;  /* seconds in an idle_poweroff_min minute (0: 60; tests shorten it) */
 };
 
 struct tb_services {

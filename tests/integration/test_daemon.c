@@ -118,9 +118,14 @@ static void test_check_config_ok(void **state)
  * testbedd does not start (saying so, naming the option). */
 static void test_public_url_checked(void **state)
 {
-	static const char *const bad[] = {"ftp://tb.example.org", "tb.example.org", "https://",
-					  "https:///path", "https://tb.example.org/?x=1", "https://tb.example.org/#/hosts",
-					  "https://user@tb.example.org/", "https://tb.example.org/a b"};
+	static const char *const bad[] = {"ftp://tb.example.org",
+					  "tb.example.org",
+					  "https://",
+					  "https:///path",
+					  "https://tb.example.org/?x=1",
+					  "https://tb.example.org/#/hosts",
+					  "https://user@tb.example.org/",
+					  "https://tb.example.org/a b"};
 	struct tb_test_daemon d;
 	char out[4096];
 	const char *args[] = {"--check-config", "--inventory", d.inventory, "--public-url", NULL, NULL};

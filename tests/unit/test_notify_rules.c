@@ -156,7 +156,8 @@ static void test_message_links(void **state)
 	static const struct {
 		const char *trigger, *event, *url;
 	} cases[] = {
-		{"run.failed", "{\"id\":1,\"type\":\"run.state\",\"matrix\":4,\"data\":{\"run\":17,\"state\":\"failed\"}}",
+		{"run.failed",
+		 "{\"id\":1,\"type\":\"run.state\",\"matrix\":4,\"data\":{\"run\":17,\"state\":\"failed\"}}",
 		 "https://tb.example/#/runs/17"},
 		{"matrix.failed", "{\"id\":2,\"type\":\"matrix.state\",\"matrix\":4,\"data\":{\"state\":\"failed\"}}",
 		 "https://tb.example/#/matrices/4"},
@@ -358,9 +359,9 @@ static void test_rule_bodies(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_classify),     cmocka_unit_test(test_schedule_failed_message), cmocka_unit_test(test_message_links),
-		cmocka_unit_test(test_addr_refused), cmocka_unit_test(test_url_check),
-		cmocka_unit_test(test_rule_bodies),
+		cmocka_unit_test(test_classify),      cmocka_unit_test(test_schedule_failed_message),
+		cmocka_unit_test(test_message_links), cmocka_unit_test(test_addr_refused),
+		cmocka_unit_test(test_url_check),     cmocka_unit_test(test_rule_bodies),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

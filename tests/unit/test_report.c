@@ -272,11 +272,8 @@ static void test_links(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_html),
-		cmocka_unit_test(test_html_ab),
-		cmocka_unit_test(test_md),
-		cmocka_unit_test(test_same_rows),
-		cmocka_unit_test(test_links),
+		cmocka_unit_test(test_html),      cmocka_unit_test(test_html_ab), cmocka_unit_test(test_md),
+		cmocka_unit_test(test_same_rows), cmocka_unit_test(test_links),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
