@@ -35,6 +35,7 @@
 
 #include <jansson.h>
 
+#include "crypto.h"
 #include "error.h"
 
 struct tb_consoles;
@@ -131,8 +132,7 @@ uint64_t tb_ring_start(const struct tb_ring *r); /* oldest offset kept */
  * *pos moves past them.  Returns the count. */
 size_t tb_ring_read(const struct tb_ring *r, uint64_t *pos, void *out, size_t max);
 
-/* Standard base64 with padding: out holds 4*((len+2)/3)+1; returns length. */
-size_t tb_b64_encode(const void *in, size_t len, char *out);
+/* base64 encoding: crypto.h's tb_b64_encode. */
 /* Decode standard base64 (padding optional) into out (holds 3*(strlen/4)+3);
  * -1 when s is not base64. */
 long tb_b64_decode(const char *s, unsigned char *out);

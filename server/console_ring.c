@@ -75,18 +75,9 @@ size_t tb_ring_read(const struct tb_ring *r, uint64_t *pos, void *out, size_t ma
 	return done;
 }
 
-/* ---- base64: nettle's (crypto.c's base64url comes from it too) ---- */
+/* ---- base64 decoding, strict (the encoder, nettle's, is crypto.c's tb_b64_encode) ---- */
 
 static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-size_t tb_b64_encode(const void *in, size_t len, char *out)
-{
-	size_t o = BASE64_ENCODE_RAW_LENGTH(len);
-
-	base64_encode_raw(out, len, (const uint8_t *)in);
-	out[o] = '\0';
-	return o;
-}
 
 long tb_b64_decode(const char *s, unsigned char *out)
 {

@@ -49,6 +49,15 @@ size_t tb_base64url(const uint8_t *in, size_t len, char *out)
 	return o;
 }
 
+size_t tb_b64_encode(const void *in, size_t len, char *out)
+{
+	size_t o = BASE64_ENCODE_RAW_LENGTH(len);
+
+	base64_encode_raw(out, len, (const uint8_t *)in);
+	out[o] = '\0';
+	return o;
+}
+
 void tb_hex(const uint8_t *in, size_t len, char *out)
 {
 	static const char digits[] = "0123456789abcdef";

@@ -22,6 +22,9 @@ int tb_hmac_sha256(const void *key, size_t keylen, const void *data, size_t len,
 /* Fill buf with len random bytes (gnutls_rnd, key level).  0 or TB_ERR_IO. */
 int tb_random_bytes(void *buf, size_t len);
 
+/* Standard base64 with padding (console bytes, data: URIs): out holds
+ * 4*((len+2)/3)+1 bytes; returns the length. */
+size_t tb_b64_encode(const void *in, size_t len, char *out);
 /* base64url without padding; out must hold 4*ceil(len/3)+1 bytes.  Returns length. */
 size_t tb_base64url(const uint8_t *in, size_t len, char *out);
 

@@ -1,10 +1,11 @@
 /* report_md.c - the report as Markdown (report.h): the HTML report's tables
  * as pipe tables, the commands and the spec in fenced blocks; the charts
- * are left out with a note (they are SVG in the HTML report). */
+ * (the HTML report's SVGs, report_svg.c) as images inline, data: URIs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "crypto.h"
 #include "report.h"
 #include "report_internal.h"
 
@@ -140,6 +141,32 @@ static void cells_table(struct tb_outbuf *b, const struct tb_report *r, const js
 	}
 }
 
+/* An SVG as a Markdown image inline: ![alt](data:image/svg+xml;base64,...)
+ * (one file to mail or attach; renderers that refuse data: URIs show alt). */
+static void svg_image(struct tb_outbuf *b, struct tb_outbuf *svg, const char *alt)
+{
+	char *enc = svg->nomem ? NULL : malloc(4 * ((svg->len + 2) / 3) + 1);
+
+	if (enc == NULL) {
+		b->nomem = 1;
+		return;
+	}
+	tb_b64_encode(svg->p, svg->len, enc);
+	tb_outbuf_printf(b, "\n![%s](data:image/svg+xml;base64,%s)\n", alt, enc);
+	free(enc);
+}
+
+/* The box plots per cell of metric, when any cell has it. */
+static void cells_chart(struct tb_outbuf *b, const json_t *cells, const char *metric, const char *title)
+{
+	struct tb_outbuf svg = {0};
+
+	if (rp_svg_cells(&svg, cells, metric, title) > 0)
+		svg_image(b, &svg, title);
+	b->nomem |= svg.nomem;
+	tb_outbuf_free(&svg);
+}
+
 static void ab_part(struct tb_outbuf *b, const struct tb_report *r)
 {
 	static const char *const dcols[] = {"host", "OS", "what", "baseline", "this matrix", NULL};
@@ -162,6 +189,14 @@ static void ab_part(struct tb_outbuf *b, const struct tb_report *r)
 
 		rp_ab_row(row, metric, vals);
 		row_of(b, (const char(*)[RP_TEXT])vals, RP_AB_NCOLS);
+	}
+	{
+		struct tb_outbuf svg = {0};
+
+		if (rp_svg_ab(&svg, c) > 0)
+			svg_image(b, &svg, "A/B: the baseline (grey) and this matrix per cell");
+		b->nomem |= svg.nomem;
+		tb_outbuf_free(&svg);
 	}
 	tb_outbuf_puts(b, "\n### What changed on the hosts\n");
 	head(b, dcols);
@@ -240,6 +275,7 @@ int tb_report_md(const struct tb_report *r, char **out, size_t *len)
 	char *spec = json_dumps(json_object_get(r->matrix, "spec"), JSON_INDENT(2) | JSON_SORT_KEYS);
 	const json_t *c;
 	size_t i;
+	int any_loss = 0;
 
 	tb_outbuf_puts(&b, "# ");
 	text(&b, rp_str(r->matrix, "name"));
@@ -250,8 +286,13 @@ int tb_report_md(const struct tb_report *r, char **out, size_t *len)
 	tb_outbuf_puts(&b, "\n## Results\n\nPer cell, over the runs that ended ok: medians, interquartile range and "
 			   "coefficient of variation of the receiver bitrate.\n");
 	cells_table(&b, r, json_object_get(r->table, "cells"));
-	tb_outbuf_puts(&b, "\n*Charts (box plots per cell) are in the HTML report: "
-			   "`tbctl matrix report ID --format html`.*\n");
+	tb_outbuf_puts(&b, "\n### Charts\n\nBox: interquartile range; thick line: median; whiskers: min to max; "
+			   "dots: every run.\n");
+	cells_chart(&b, json_object_get(r->table, "cells"), "receiver_bps", "Receiver bitrate per cell");
+	json_array_foreach(json_object_get(r->table, "cells"), i, c)
+		any_loss |= json_is_object(json_object_get(c, "lost_percent"));
+	if (any_loss)
+		cells_chart(&b, json_object_get(r->table, "cells"), "lost_percent", "Lost datagrams per cell (UDP)");
 	if (r->compare != NULL)
 		ab_part(&b, r);
 	tb_outbuf_puts(&b, "\n## Hosts\n");

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "compare.h"
+#include "console.h"
 #include "report.h"
 #include "report_internal.h"
 
@@ -172,14 +173,16 @@ static void test_html_ab(void **state)
 
 static void test_md(void **state)
 {
-	static const char *const has[] = {"\n| cell | client → server | protocol |",
-					  "\n| cell | what | baseline (median) |", "\n| host | OS | kernel |",
-					  "\n| host | OS | what | baseline | this matrix |",
-					  "Charts (box plots per cell) are in the HTML report", "| 12.90 Gbit/s |",
-					  "```sh\n# server\niperf3 -s -1\n", "```json\n{",
-					  /* a '|' in a value does not break its table */
-					  "| Ubuntu 24.04 \\| x &lt;script&gt;", "# ubuntu vs freebsd &lt;script&gt;",
-					  "| tcp | forward | parallel=1 | 3 of 3 | 12.90 Gbit/s |", NULL};
+	static const char *const has[] = {
+		"\n| cell | client → server | protocol |", "\n| cell | what | baseline (median) |",
+		"\n| host | OS | kernel |", "\n| host | OS | what | baseline | this matrix |",
+		/* the charts as images inline: base64 of "<svg xmlns" */
+		"\n### Charts\n", "\n![Receiver bitrate per cell](data:image/svg+xml;base64,PHN2ZyB4bWxucz",
+		"\n![A/B: the baseline (grey) and this matrix per cell](data:image/svg+xml;base64,PHN2ZyB4bWxucz",
+		"| 12.90 Gbit/s |", "```sh\n# server\niperf3 -s -1\n", "```json\n{",
+		/* a '|' in a value does not break its table */
+		"| Ubuntu 24.04 \\| x &lt;script&gt;", "# ubuntu vs freebsd &lt;script&gt;",
+		"| tcp | forward | parallel=1 | 3 of 3 | 12.90 Gbit/s |", NULL};
 	static const char *const lacks[] = {"<svg", NULL};
 	/* no HTML a renderer would pass through: the two left are in the fenced
 	 * command and spec, which a renderer shows as code */
@@ -194,6 +197,23 @@ static void test_md(void **state)
 	assert_int_equal(strlen(md), len);
 	assert_true(strncmp(md, "# ubuntu vs freebsd", 19) == 0);
 	check(md, has, lacks, occ);
+	{
+		/* the first image decodes to the HTML report's first chart */
+		const char *p = strstr(md, "base64,") + 7;
+		char *b64 = strndup(p, strcspn(p, ")"));
+		unsigned char *svg = malloc(strlen(b64));
+		long n;
+
+		assert_non_null(svg);
+		n = tb_b64_decode(b64, svg);
+		assert_true(n > 0);
+		svg[n] = '\0';
+		assert_non_null(strstr((char *)svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+		assert_non_null(strstr((char *)svg, "Receiver bitrate per cell"));
+		assert_non_null(strstr((char *)svg, "</svg>"));
+		free(svg);
+		free(b64);
+	}
 	free(md);
 	tb_report_free(&r);
 }
@@ -243,7 +263,8 @@ static void test_links(void **state)
 					     "Cell [0](https://tb.example/a&b%29/#/matrices/7?cell=0) "
 					     "(run [1](https://tb.example/a&b%29/#/runs/1)):",
 					     NULL};
-	static const char *const none[] = {"<a ", "](", "#/matrices", "#/runs", NULL};
+	/* no link without a base (the charts' data: images are no link) */
+	static const char *const none[] = {"<a ", "](http", "](#", "](/", "](.", "#/matrices", "#/runs", NULL};
 	static const char *const lacks[] = {"<script", NULL};
 	static const struct occurs occ[] = {{NULL, 0}};
 	struct tb_report r;
