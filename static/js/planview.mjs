@@ -6,6 +6,7 @@
 
 import { api } from './api.mjs';
 import { announce, h, replace } from './dom.mjs';
+import { exportBar, rowsOfTable } from './export.mjs';
 import { errorText, pairText } from './format.mjs';
 import { duration } from './time.mjs';
 
@@ -127,20 +128,13 @@ function runsTable(plan, next) {
     }
   });
   update();
-  return [
-    h('div', { class: 'table-wrap' },
-      h('table', { class: 'mx-table plan-table' },
-        h('caption', { class: 'visually-hidden' }, 'The runs in the order they run'),
-        h('thead', {}, h('tr', {},
-          h('th', { scope: 'col' }, 'seq'),
-          h('th', { scope: 'col' }, 'round'),
-          h('th', { scope: 'col' }, 'client → server'),
-          h('th', { scope: 'col' }, 'protocol'),
-          h('th', { scope: 'col' }, 'direction'),
-          h('th', { scope: 'col' }, 'iperf args'))),
-        tbody)),
-    note, moreButton,
-  ];
+  const table = h('table', { class: 'mx-table plan-table' },
+    h('caption', { class: 'visually-hidden' }, 'The runs in the order they run'),
+    h('thead', {}, h('tr', {}, ['seq', 'round', 'client → server', 'protocol', 'direction', 'iperf args']
+      .map((c) => h('th', { scope: 'col' }, c)))),
+    tbody);
+  // the runs shown (the first page, more after "Show more"), as every table: CSV and JSON
+  return [exportBar(() => 'planned-runs', () => rowsOfTable(table)), h('div', { class: 'table-wrap' }, table), note, moreButton];
 }
 
 /** One row of the plan's table. */

@@ -9,6 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import {
   Bed, DESKTOP, deadInventory, login, shotsDir,
 } from './lib/testbed.mjs';
@@ -83,6 +84,18 @@ test('a plan of 1200 runs shows 500, then the next pages of the same plan', { ti
   assert.equal(await more().isVisible(), false, 'no more pages: the button is gone');
   const shown = await planRows().evaluateAll((trs) => trs.map((tr) => [tr.cells[0].textContent.trim(), tr.cells[5].textContent.trim()]));
   assert.deepEqual(shown, whole.map((r) => [String(r.seq), r.iperf_args]), 'the rows are the plan of the stored spec, in order');
+
+  // every table downloads as CSV and JSON: the plan's shown rows too
+  const [csv] = await Promise.all([page.waitForEvent('download'), page.locator('.export-bar .export-csv').first().click()]);
+  assert.equal(csv.suggestedFilename(), 'planned-runs.csv');
+  const lines = readFileSync(await csv.path(), 'utf8').trimEnd().split('\r\n');
+  assert.equal(lines[0], 'seq,round,client → server,protocol,direction,iperf args');
+  assert.equal(lines.length, 1 + 1200, 'a line per run shown');
+  assert.ok(lines[1].startsWith(`${whole[0].seq},`) && lines[1].endsWith(whole[0].iperf_args.includes(',') ? '"' : whole[0].iperf_args),
+    `the first run: ${lines[1]}`);
+  const [json] = await Promise.all([page.waitForEvent('download'), page.locator('.export-bar .export-json').first().click()]);
+  const rows = JSON.parse(readFileSync(await json.path(), 'utf8'));
+  assert.deepEqual(rows.map((r) => [r.seq, r['iperf args']]), shown, 'the JSON rows are the table\'s');
 
   await page.screenshot({ path: path.join(shotsDir(), 'plan-pages-desktop.png') });
   // (the page's first request before the login is a 401 in the console: not an error of the page)
