@@ -226,6 +226,7 @@ void tb_app_stop(struct tb_app *app)
 	tb_idle_stop(app->sv.idle);         /* it starts actions and reads the BMC view */
 	tb_wake_stop(app->sv.wake);         /* as idle */
 	tb_bmcwatch_stop(app->sv.bmcwatch); /* it reads the holders */
+	tb_hosts_halt(app->sv.hosts);       /* its rounds read the holders too */
 	tb_actions_stop(app->sv.actions);
 	tb_reserve_free(app->sv.reserve); /* after the actions that ask it */
 	tb_hosts_stop(app->sv.hosts);

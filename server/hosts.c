@@ -474,11 +474,17 @@ int tb_hosts_start(struct tb_services *sv, tb_hosts_after_probe_fn after_probe, 
 	return 0;
 }
 
+void tb_hosts_halt(struct tb_hosts *h)
+{
+	if (h != NULL)
+		tb_ticker_stop(&h->prober);
+}
+
 void tb_hosts_stop(struct tb_hosts *h)
 {
 	if (h == NULL)
 		return;
-	tb_ticker_stop(&h->prober);
+	tb_hosts_halt(h);
 	tb_ssh_pool_free(h->pool);
 	tb_bootmenus_free(h->menus);
 	pthread_mutex_destroy(&h->lock);

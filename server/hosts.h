@@ -41,6 +41,12 @@ typedef void (*tb_hosts_after_probe_fn)(struct tb_hosts *h, const struct tb_mach
 
 int tb_hosts_start(struct tb_services *sv, tb_hosts_after_probe_fn after_probe, struct tb_hosts **out,
 		   struct tb_error *err);
+/* Stop the background prober: returns after its round in flight (which
+ * reads the holders, actions.c) has ended; no round starts afterwards.
+ * Probes that others ask for (tb_hosts_probe_one, _expect) still work.  Call it
+ * before the actions are freed; idempotent. */
+void tb_hosts_halt(struct tb_hosts *h);
+/* Halts the prober if running and frees h. */
 void tb_hosts_stop(struct tb_hosts *h);
 
 /* The inventory was replaced: forget machines that left, probe at once. */
