@@ -1,6 +1,7 @@
 /*
- * hostmeta_internal.h - what hostmeta.c's parsers share with the text and
- * JSON helpers of hostmeta_text.c: spans of a text (a line, a word) and
+ * hostmeta_internal.h - what hostmeta.c's assembly and the parsers of
+ * hostmeta_tools.c and hostmeta_shape.c share with the text and JSON
+ * helpers of hostmeta_text.c: spans of a text (a line, a word) and
  * building JSON that stays within memory (every helper sets *oom when an
  * allocation fails, and then the caller's result is dropped).
  */
@@ -48,6 +49,16 @@ json_t *hm_nonempty(json_t *o, int *oom);
 json_t *hm_angle_list(struct span w, int *oom);
 /* "key value key value ..." into obj, numbers as integers. */
 void hm_put_pairs(json_t *obj, struct span s, int *oom);
+/* hostmeta_tools.c: the one-tool sections (hostmeta.h's tb_hostmeta_*
+ * parsers), as section parsers that set *oom. */
+json_t *hm_sysctl_parse(const char *text, int *oom);
+json_t *hm_os_release_parse(const char *text, int *oom);
+json_t *hm_ethtool_i_parse(const char *text, int *oom);
+json_t *hm_ethtool_k_parse(const char *text, int *oom);
+json_t *hm_ip_link_parse(const char *text, int *oom);
+json_t *hm_ifconfig_parse(const char *text, int *oom);
+json_t *hm_pciconf_parse(const char *text, int *oom);
+json_t *hm_cc_list_parse(const char *value, int *oom);
 /* hostmeta_shape.c: `ipfw pipe show` and `tc qdisc show` (hostmeta.h's
  * "shaping"), as section parsers that set *oom. */
 json_t *hm_ipfw_pipes_parse(const char *text, int *oom);

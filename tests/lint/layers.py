@@ -56,6 +56,7 @@ MODULE_OF = {
     "runner_par": "runner",
     "hostmeta_text": "hostmeta",
     "hostmeta_shape": "hostmeta",
+    "hostmeta_tools": "hostmeta",
     "hostmeta_internal": "hostmeta",
     "hostsnap": "hostsnap",
     "boot_check": "bootcheck",
