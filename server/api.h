@@ -76,6 +76,7 @@ int api_notify_update(struct tb_request *rq, struct tb_reply *rp);
 int api_notify_delete(struct tb_request *rq, struct tb_reply *rp);
 int api_notify_test(struct tb_request *rq, struct tb_reply *rp);
 int api_notify_deliveries(struct tb_request *rq, struct tb_reply *rp);
+int api_notify_recent(struct tb_request *rq, struct tb_reply *rp);
 
 int api_inventory_get(struct tb_request *rq, struct tb_reply *rp); /* api_inventory.c */
 int api_inventory_check(struct tb_request *rq, struct tb_reply *rp);

@@ -1,5 +1,6 @@
 /* api_notify.c - admin: notification rules (list, create, show, change,
- * delete), a test message, and a rule's delivery log.  Sending is the
+ * delete), a test message, a rule's delivery log and every rule's newest
+ * deliveries (the status page's recent notifications).  Sending is the
  * notifier's thread's (notify.h): no handler waits on a receiver. */
 #include "api.h"
 
@@ -190,4 +191,35 @@ int api_notify_deliveries(struct tb_request *rq, struct tb_reply *rp)
 		return rc;
 	}
 	return tb_reply_json(rp, 200, json_pack("{s:I, s:o}", "rule", (json_int_t)id, "deliveries", list));
+}
+
+/* add_delivery, with the rule's id (the log of every rule). */
+static void add_recent(void *cls, const struct tb_notify_delivery_row *r)
+{
+	size_t n = json_array_size(cls);
+
+	add_delivery(cls, r);
+	if (json_array_size(cls) > n)
+		json_object_set_new(json_array_get(cls, n), "rule", json_integer(r->rule_id));
+}
+
+/* GET /api/v1/notifications/deliveries?limit=N (default 20, at most
+ * TB_NOTIFY_KEEP): every rule's deliveries, newest first, each naming its
+ * rule.  One store query. */
+int api_notify_recent(struct tb_request *rq, struct tb_reply *rp)
+{
+	const char *lim = tb_req_query(rq, "limit");
+	int64_t limit = 20;
+	json_t *list;
+	int rc;
+
+	if (lim != NULL && (tb_parse_id(lim, 1, &limit) != 0 || limit > TB_NOTIFY_KEEP))
+		return tb_fail(&rp->err, TB_ERR_INVALID, "limit", "limit must be 1..%d", TB_NOTIFY_KEEP);
+	if ((list = json_array()) == NULL)
+		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
+	if ((rc = tb_store_notify_delivery_recent(rq->sv->store, (int)limit, add_recent, list, &rp->err)) != 0) {
+		json_decref(list);
+		return rc;
+	}
+	return tb_reply_json(rp, 200, json_pack("{s:o}", "deliveries", list));
 }

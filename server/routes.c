@@ -54,6 +54,7 @@ const struct tb_route tb_routes[] = {
 	{"GET", "/api/v1/events", TB_LEVEL_VIEWER, 0, NULL, api_events_stream},
 	{"GET", "/api/v1/notifications", TB_LEVEL_ADMIN, 0, NULL, api_notify_list},
 	{"POST", "/api/v1/notifications", TB_LEVEL_ADMIN, TB_ROUTE_BODY, "notify.create", api_notify_create},
+	{"GET", "/api/v1/notifications/deliveries", TB_LEVEL_ADMIN, 0, NULL, api_notify_recent},
 	{"GET", "/api/v1/notifications/{id}", TB_LEVEL_ADMIN, 0, NULL, api_notify_get},
 	{"PUT", "/api/v1/notifications/{id}", TB_LEVEL_ADMIN, TB_ROUTE_BODY, "notify.update", api_notify_update},
 	{"DELETE", "/api/v1/notifications/{id}", TB_LEVEL_ADMIN, 0, "notify.delete", api_notify_delete},

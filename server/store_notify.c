@@ -174,6 +174,20 @@ int tb_store_notify_delivery_each(struct tb_store *st, int64_t rule_id, int limi
 	return 0;
 }
 
+int tb_store_notify_delivery_recent(struct tb_store *st, int limit, tb_notify_delivery_fn fn, void *cls,
+				    struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st, "SELECT " DELIVERY_COLS " FROM notify_deliveries ORDER BY id DESC LIMIT ?", &s, err)) !=
+	    0)
+		return rc;
+	sqlite3_bind_int(s, 1, limit);
+	each_delivery(st, s, fn, cls);
+	return 0;
+}
+
 int tb_store_notify_delivery_heads(struct tb_store *st, tb_notify_delivery_fn fn, void *cls, struct tb_error *err)
 {
 	sqlite3_stmt *s;

@@ -58,6 +58,9 @@ int tb_store_notify_delivery_add(struct tb_store *st, int64_t rule_id, int64_t e
 /* A rule's deliveries, newest first, at most limit. */
 int tb_store_notify_delivery_each(struct tb_store *st, int64_t rule_id, int limit, tb_notify_delivery_fn fn, void *cls,
 				  struct tb_error *err);
+/* Every rule's deliveries, newest first, at most limit (the status page's recent notifications). */
+int tb_store_notify_delivery_recent(struct tb_store *st, int limit, tb_notify_delivery_fn fn, void *cls,
+				    struct tb_error *err);
 /* The oldest pending message of each rule (what goes out next, in order). */
 int tb_store_notify_delivery_heads(struct tb_store *st, tb_notify_delivery_fn fn, void *cls, struct tb_error *err);
 /* Record an attempt: state pending (then next_at_ms), delivered or failed. */

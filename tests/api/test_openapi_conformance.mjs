@@ -309,6 +309,10 @@ const cases = [
   ['a rule\'s delivery log', 'GET', '/api/v1/notifications/RULE_ID/deliveries?limit=10', { who: 'admin' }, 200,
     (b) => assert.equal(b.deliveries[0].trigger, 'test')],
   ['a delivery log, limit 0', 'GET', '/api/v1/notifications/RULE_ID/deliveries?limit=0', { who: 'admin' }, 400],
+  ['every rule\'s newest deliveries', 'GET', '/api/v1/notifications/deliveries?limit=5', { who: 'admin' }, 200,
+    (b) => assert.deepEqual([b.deliveries[0].rule, b.deliveries[0].trigger], [ids.RULE_ID, 'test'])],
+  ['viewer reads the newest deliveries', 'GET', '/api/v1/notifications/deliveries', { who: 'viewer' }, 403],
+  ['the newest deliveries, limit 201', 'GET', '/api/v1/notifications/deliveries?limit=201', { who: 'admin' }, 400],
   ['delete a notification rule', 'DELETE', '/api/v1/notifications/RULE_ID', { who: 'admin' }, 204],
   // the inventory over the API (nothing is written to the file)
   ['the inventory', 'GET', '/api/v1/inventory', { who: 'admin' }, 200,
