@@ -211,6 +211,11 @@ int tb_app_reload(struct tb_app *app, struct tb_error *err)
 	return tb_invadmin_reload(app->sv.invadmin, "SIGHUP", err);
 }
 
+int tb_app_reload_tls(struct tb_app *app, struct tb_error *err)
+{
+	return tb_http_reload_tls(app->http, err);
+}
+
 void tb_app_stop(struct tb_app *app)
 {
 	if (app == NULL)

@@ -29,5 +29,8 @@ void tb_app_stop(struct tb_app *app);
 
 /* Re-read the inventory; on a mistake keep the old one and say why. */
 int tb_app_reload(struct tb_app *app, struct tb_error *err);
+/* Read the TLS certificate and key again (SIGHUP: renewal; http.h).  0
+ * without TLS; a refused pair keeps the old one. */
+int tb_app_reload_tls(struct tb_app *app, struct tb_error *err);
 
 #endif /* TB_APP_H */

@@ -113,7 +113,7 @@ static void find_client(struct tb_http *h, struct conn_state *cs)
 	const char *xff;
 	int proxied_https = 0;
 
-	cs->https = h->tls_cert != NULL;
+	cs->https = h->tls != NULL;
 	if (h->proxies.n == 0)
 		return;
 	memset(&f, 0, sizeof(f));
@@ -253,46 +253,12 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	tb_warn("http", "%s", msg);
 }
 
-/* Read a PEM file whole; a key must be readable by its owner only. */
-static int read_pem(const char *path, int secret, char **out, struct tb_error *err)
-{
-	struct stat st;
-	char *buf;
-	FILE *f;
-	size_t n;
-
-	*out = NULL;
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-		return tb_fail(err, TB_ERR_CONFIG, "tls", "cannot read %s: %s", path, strerror(errno));
-	if (secret && (st.st_mode & (S_IRWXG | S_IRWXO)))
-		return tb_fail(err, TB_ERR_CONFIG, "tls", "%s can be read by group or others; chmod 600 it", path);
-	if (st.st_size <= 0 || st.st_size > 1024 * 1024)
-		return tb_fail(err, TB_ERR_CONFIG, "tls", "%s is empty or too large for a PEM file", path);
-	f = fopen(path, "rb");
-	buf = f != NULL ? malloc((size_t)st.st_size + 1) : NULL;
-	if (buf == NULL) {
-		if (f != NULL)
-			fclose(f);
-		return tb_fail(err, TB_ERR_CONFIG, "tls", "cannot read %s", path);
-	}
-	n = fread(buf, 1, (size_t)st.st_size, f);
-	fclose(f);
-	buf[n] = '\0';
-	if (strstr(buf, "-----BEGIN ") == NULL) {
-		free(buf);
-		return tb_fail(err, TB_ERR_CONFIG, "tls", "%s is not a PEM file", path);
-	}
-	*out = buf;
-	return 0;
-}
-
 int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, struct tb_http **out, struct tb_error *err)
 {
 	struct tb_http *h = calloc(1, sizeof(*h));
 	struct sockaddr_storage ss;
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
-	struct MHD_OptionItem tls_opts[3] = {
-		{MHD_OPTION_END, 0, NULL}, {MHD_OPTION_END, 0, NULL}, {MHD_OPTION_END, 0, NULL}};
+	struct MHD_OptionItem tls_opts[2] = {{MHD_OPTION_END, 0, NULL}, {MHD_OPTION_END, 0, NULL}};
 
 	*out = NULL;
 	if (h == NULL)
@@ -328,13 +294,7 @@ int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, stru
 	if (cfg->tls_cert != NULL) {
 		int rc;
 
-		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-			free(h);
-			return tb_fail(err, TB_ERR_CONFIG, "tls", "this libmicrohttpd was built without TLS");
-		}
-		if ((rc = read_pem(cfg->tls_cert, 0, &h->tls_cert, err)) != 0 ||
-		    (rc = read_pem(cfg->tls_key, 1, &h->tls_key, err)) != 0) {
-			free(h->tls_cert);
+		if ((rc = edge_tls_open(cfg->tls_cert, cfg->tls_key, &h->tls, err)) != 0) {
 			free(h);
 			return rc;
 		}
@@ -350,10 +310,8 @@ int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, stru
 			h->have_static = 1;
 		}
 	}
-	if (h->tls_cert != NULL) {
-		tls_opts[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, h->tls_key};
-		tls_opts[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, h->tls_cert};
-	}
+	if (h->tls != NULL)
+		edge_tls_option(&tls_opts[0]); /* the certificate, renewable (http_tls.c) */
 	h->limiter = tb_ratelimit_new(TB_RATE_MAX_FAILURES, TB_RATE_WINDOW_S);
 	pthread_mutex_init(&h->streams_mu, NULL); /* streams start with the daemon */
 	h->d = h->limiter == NULL ? NULL
@@ -372,8 +330,7 @@ int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, stru
 	if (h->d == NULL) {
 		pthread_mutex_destroy(&h->streams_mu);
 		tb_ratelimit_free(h->limiter);
-		free(h->tls_cert);
-		free(h->tls_key);
+		edge_tls_close(h->tls);
 		free(h);
 		return tb_fail(err, TB_ERR_IO, "listen",
 			       "cannot listen on %s port %u (in use, or not an address of this machine?)",
@@ -405,6 +362,11 @@ unsigned int tb_http_port(const struct tb_http *h)
 	return info != NULL ? info->port : 0;
 }
 
+int tb_http_reload_tls(struct tb_http *h, struct tb_error *err)
+{
+	return h != NULL && h->tls != NULL ? edge_tls_reload(h->tls, err) : 0;
+}
+
 void tb_http_stop(struct tb_http *h)
 {
 	if (h == NULL)
@@ -413,10 +375,7 @@ void tb_http_stop(struct tb_http *h)
 	/* app.c closed the bus first: every stream was woken and ends. */
 	MHD_stop_daemon(h->d);
 	pthread_mutex_destroy(&h->streams_mu); /* no stream left */
-	if (h->tls_key != NULL)
-		tb_wipe(h->tls_key, strlen(h->tls_key));
-	free(h->tls_key);
-	free(h->tls_cert);
+	edge_tls_close(h->tls);                /* no handshake left */
 	tb_ratelimit_free(h->limiter);
 	free(h);
 }

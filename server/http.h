@@ -101,6 +101,10 @@ unsigned int tb_http_threads(unsigned int asked);
  * select).  The services must outlive the server. */
 int tb_http_start(struct tb_services *sv, const struct tb_http_config *cfg, struct tb_http **out, struct tb_error *err);
 unsigned int tb_http_port(const struct tb_http *h);
+/* Read the TLS certificate and key files again (renewal, SIGHUP): new
+ * connections get the new pair, open ones keep theirs; a pair that does not
+ * pass is refused (logged) and the old one kept.  0 without TLS. */
+int tb_http_reload_tls(struct tb_http *h, struct tb_error *err);
 void tb_http_stop(struct tb_http *h);
 
 /* A query argument, percent-decoded; NULL when absent.  Valid until the

@@ -21,6 +21,7 @@
 #include "proxy.h"
 
 struct sse_client;
+struct tb_tls;
 
 struct tb_http {
 	struct MHD_Daemon *d;
@@ -28,7 +29,7 @@ struct tb_http {
 	struct tb_http_config cfg;
 	char static_root[PATH_MAX];
 	int have_static;
-	char *tls_cert, *tls_key;     /* PEM text, kept while the daemon runs */
+	struct tb_tls *tls;           /* our own certificate (http_tls.c), NULL: plain HTTP */
 	struct tb_ticker heartbeat;   /* wakes the streams every few seconds */
 	pthread_mutex_t streams_mu;   /* guards streams */
 	struct sse_client *streams;   /* every stream being served (http_sse.c) */
@@ -101,6 +102,19 @@ enum MHD_Result edge_start_feed(struct tb_http *h, struct conn_state *cs, struct
 enum MHD_Result edge_start_stream(struct tb_http *h, struct conn_state *cs, struct tb_reply *rp);
 int edge_sse_start(struct tb_http *h); /* the heartbeat thread; 0 or -1 */
 void edge_sse_stop(struct tb_http *h); /* before MHD_stop_daemon */
+
+/* TLS (http_tls.c).  Open: read and check the PEM certificate (chain) and
+ * key (mode 0600, no passphrase; the key belongs to the certificate), and
+ * make them the pair every handshake gets; one per process.  The paths are
+ * borrowed and must outlive t.  Option: the MHD option that hands out that
+ * pair (with MHD_USE_TLS).  Reload: read both files again; a pair that
+ * passes the same checks serves the connections opened from now on (the
+ * open ones keep theirs), else the old pair stays and the refusal is
+ * logged (never the key).  Close after MHD_stop_daemon. */
+int edge_tls_open(const char *cert_path, const char *key_path, struct tb_tls **out, struct tb_error *err);
+void edge_tls_option(struct MHD_OptionItem *opt);
+int edge_tls_reload(struct tb_tls *t, struct tb_error *err);
+void edge_tls_close(struct tb_tls *t);
 
 /* http_static.c */
 enum MHD_Result edge_serve_static(struct tb_http *h, struct conn_state *cs, const char *method, char *seg[],

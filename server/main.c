@@ -44,7 +44,8 @@ static void usage(FILE *f)
 		"  --check-config        check the inventory, print what is wrong, exit\n"
 		"  --list-routes         print the API routes, one per line, exit\n"
 		"  --version, --help\n"
-		"Signals: SIGHUP reloads the inventory (a bad one is refused and the old kept);\n"
+		"Signals: SIGHUP reloads the inventory and the TLS certificate and key (a bad\n"
+		"one is refused and the old kept; open connections keep theirs);\n"
 		"SIGINT and SIGTERM stop.  Exit codes: 0 ok, 1 usage, 2 configuration, 3 start-up.\n",
 		TB_STATIC_DIR);
 }
@@ -285,6 +286,7 @@ static int serve(const struct tb_app_config *cfg)
 			continue;
 		if (sig == SIGHUP) {
 			tb_app_reload(app, &err);
+			tb_app_reload_tls(app, &err); /* a renewed certificate; logged either way */
 			continue;
 		}
 		tb_info("main", "signal %d: stopping", sig);
