@@ -23,6 +23,18 @@ static void set_session_cookie(const struct tb_request *rq, struct tb_reply *rp,
 		 rq->https ? "; Secure" : "");
 }
 
+void api_session_cookie_renew(const struct tb_request *rq, struct tb_reply *rp)
+{
+	const char *cookie = tb_req_cookie((struct tb_request *)rq, "tb_session");
+	int64_t left;
+
+	if (rq->who == NULL || !rq->who->renewed || rp->set_cookie[0] != '\0' || cookie == NULL)
+		return;
+	left = rq->who->expires_at - (int64_t)time(NULL);
+	if (left > 0)
+		set_session_cookie(rq, rp, cookie, (long long)left);
+}
+
 /* Does s contain w (ASCII, case as given)? */
 static int has(const char *s, const char *w)
 {
@@ -94,8 +106,7 @@ int api_session_create(struct tb_request *rq, struct tb_reply *rp)
 		goto out;
 	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s", who.name);
 	device_summary(tb_req_header(rq, "User-Agent"), device, sizeof(device));
-	if (device[0] != '\0')
-		tb_auth_session_set_device(rq->sv->auth, cookie, device);
+	tb_auth_session_set_client(rq->sv->auth, cookie, device, rq->remote);
 	set_session_cookie(rq, rp, cookie, (long long)(expires - (int64_t)time(NULL)));
 	/* the reply holds copies now (the edge's set_cookie, jansson's string) */
 	rc = tb_reply_json(rp, 200,
@@ -144,49 +155,73 @@ int api_session_delete(struct tb_request *rq, struct tb_reply *rp)
 	return tb_reply_json(rp, 204, NULL);
 }
 
+/* One session as GET /sessions shows it (NULL when out of memory). */
+static json_t *session_json(const struct tb_request *rq, const struct tb_session_view *v)
+{
+	json_t *o = json_pack("{s:I, s:{s:I, s:s}, s:o, s:b, s:b}", "id", (json_int_t)v->id, "token", "id",
+			      (json_int_t)v->token_id, "name", v->token_name, "expires_at", tb_time_json(v->expires_at),
+			      "remember", v->remember, "current",
+			      rq->who->via_cookie && v->session_id == rq->who->session_id);
+
+	if (o != NULL && v->created_at > 0)
+		json_object_set_new(o, "created_at", tb_time_json(v->created_at));
+	if (o != NULL && v->last_used_at > 0)
+		json_object_set_new(o, "last_used_at", tb_time_json(v->last_used_at));
+	if (o != NULL && v->last_address[0] != '\0')
+		json_object_set_new(o, "last_address", json_string(v->last_address));
+	if (o != NULL && v->device[0] != '\0')
+		json_object_set_new(o, "device", json_string(v->device));
+	return o;
+}
+
 /* GET /api/v1/sessions: "Your devices", the sessions of the caller's token
- * (ids, times, remembered or not, the browser; never a secret or a hash),
- * the caller's own marked current. */
+ * (ids, times, last use and its address, remembered or not, the browser;
+ * never a secret or a hash), the caller's own marked current.  ?all=1 (an
+ * admin's): every token's, each with its token's name. */
 int api_sessions_list(struct tb_request *rq, struct tb_reply *rp)
 {
+	const char *all = tb_req_query(rq, "all");
 	struct tb_session_view *v;
-	json_t *arr, *o;
+	json_t *arr;
 	size_t n;
 	int rc;
 
-	if ((rc = tb_auth_session_list(rq->sv->auth, rq->who->token_id, &v, &n, &rp->err)) != 0)
+	if (all != NULL && strcmp(all, "0") != 0 && strcmp(all, "1") != 0)
+		return tb_fail(&rp->err, TB_ERR_INVALID, "all", "all must be 0 or 1");
+	if (all != NULL && all[0] == '1' && rq->who->level < TB_LEVEL_ADMIN)
+		return tb_fail(&rp->err, TB_ERR_FORBIDDEN, "all",
+			       "every user's sessions (all=1) need the admin role; token \"%s\" is %s", rq->who->name,
+			       tb_level_name(rq->who->level));
+	if ((rc = tb_auth_session_list(rq->sv->auth, all != NULL && all[0] == '1' ? 0 : rq->who->token_id, &v, &n,
+				       &rp->err)) != 0)
 		return rc;
 	if ((arr = json_array()) == NULL) {
 		free(v);
 		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
 	}
-	for (size_t i = 0; i < n; i++) {
-		o = json_pack("{s:I, s:o, s:b, s:b}", "id", (json_int_t)v[i].id, "expires_at",
-			      tb_time_json(v[i].expires_at), "remember", v[i].remember, "current",
-			      rq->who->via_cookie && v[i].session_id == rq->who->session_id);
-		if (o != NULL && v[i].created_at > 0)
-			json_object_set_new(o, "created_at", tb_time_json(v[i].created_at));
-		if (o != NULL && v[i].device[0] != '\0')
-			json_object_set_new(o, "device", json_string(v[i].device));
-		json_array_append_new(arr, o);
-	}
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, session_json(rq, &v[i]));
 	free(v);
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "sessions", arr));
 }
 
 /* DELETE /api/v1/sessions/{id}: end one session of the caller's token (404
- * for another token's, an admin's call included) and its event streams. */
+ * for another token's), or an admin's call any token's, and its event
+ * streams.  Audited with the session's owner named. */
 int api_session_end(struct tb_request *rq, struct tb_reply *rp)
 {
+	int admin = rq->who->level >= TB_LEVEL_ADMIN;
+	char owner[64];
 	int64_t id, sid;
 	int rc;
 
 	if (tb_parse_id(rq->args[0], 1, &id) != 0)
 		return tb_fail(&rp->err, TB_ERR_INVALID, "id", "a session id is a positive whole number, got \"%.32s\"",
 			       rq->args[0]);
-	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s session %lld", rq->who->name, (long long)id);
-	if ((rc = tb_auth_session_end(rq->sv->auth, rq->who->token_id, id, &sid, &rp->err)) != 0)
+	snprintf(rp->audit_target, sizeof(rp->audit_target), "session %lld", (long long)id);
+	if ((rc = tb_auth_session_end(rq->sv->auth, admin ? 0 : rq->who->token_id, id, &sid, owner, &rp->err)) != 0)
 		return rc;
+	snprintf(rp->audit_target, sizeof(rp->audit_target), "%s session %lld", owner, (long long)id);
 	tb_events_drop_session(rq->sv->events, sid);
 	if (rq->who->via_cookie && sid == rq->who->session_id)
 		set_session_cookie(rq, rp, "", 0);

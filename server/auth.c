@@ -337,18 +337,39 @@ out:
 	return rc;
 }
 
-int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int mutating, struct tb_principal *who,
-		   struct tb_error *err)
+/* Note a use of the session of hash at now (see tb_auth_cookie): at most
+ * one store write a minute per session, read from the row just read (the
+ * store's WHERE settles racing requests).  Updates row->expires_at and
+ * who->renewed when a remembered session's expiry moved. */
+static void touch_session(struct tb_auth *a, const uint8_t hash[TB_SHA256_LEN], struct tb_session_row *row,
+			  const char *remote, int64_t now, struct tb_principal *who)
+{
+	int64_t expires = row->remember ? now + (int64_t)TB_SESSION_REMEMBER_TTL_S : 0;
+	int written = 0;
+
+	if (now - row->last_used_at < 60)
+		return;
+	if (tb_store_session_touch(a->st, hash, now, remote, expires, &written) == 0 && written && expires > 0) {
+		row->expires_at = expires;
+		who->renewed = 1;
+	}
+}
+
+/* tb_auth_cookie at now (unix s): the clock is the caller's, so that
+ * tests/unit/test_auth.c can use a session for days in no time. */
+static int check_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int mutating, const char *remote,
+			int64_t now, struct tb_principal *who, struct tb_error *err)
 {
 	struct tb_session_row row;
 	struct token_lookup t = {0};
 	uint8_t hash[TB_SHA256_LEN];
 
+	who->renewed = 0;
 	tb_sha256(cookie, strlen(cookie), hash);
 	if (tb_store_session_get(a->st, hash, &row, NULL) != 0)
 		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "your session ended: log in again");
 	/* expires_at is the first second it is over (its streams end then too) */
-	if (row.expires_at <= (int64_t)time(NULL))
+	if (row.expires_at <= now)
 		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "your session expired: log in again");
 	if (lookup(a, row.token_id, &t) != 0 || t.revoked)
 		return tb_fail(err, TB_ERR_UNAUTHORIZED, "", "the token of this session was revoked: log in again");
@@ -364,6 +385,8 @@ int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int 
 			return tb_fail(err, TB_ERR_CSRF, "X-CSRF-Token",
 				       "the X-CSRF-Token header does not match this session");
 	}
+	/* a use that checked out only: a refused CSRF does not slide the expiry */
+	touch_session(a, hash, &row, remote, now, who);
 	who->token_id = row.token_id;
 	snprintf(who->name, sizeof(who->name), "%s", t.name);
 	who->level = tb_level_parse(t.role);
@@ -371,6 +394,12 @@ int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int 
 	who->session_id = tb_auth_session_id(cookie);
 	who->expires_at = row.expires_at;
 	return 0;
+}
+
+int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int mutating, const char *remote,
+		   struct tb_principal *who, struct tb_error *err)
+{
+	return check_cookie(a, cookie, csrf, mutating, remote, (int64_t)time(NULL), who, err);
 }
 
 void tb_auth_session_delete(struct tb_auth *a, const char *cookie)
@@ -464,11 +493,15 @@ static void collect_view(void *cls, const struct tb_session_info *s)
 	}
 	v = &l->v[l->n++];
 	v->id = s->id;
+	v->token_id = s->token_id;
+	snprintf(v->token_name, sizeof(v->token_name), "%s", s->token_name != NULL ? s->token_name : "");
 	v->created_at = s->created_at;
 	v->expires_at = s->expires_at;
+	v->last_used_at = s->last_used_at;
 	v->remember = s->remember;
 	v->session_id = hash_session_id(s->hash);
 	snprintf(v->device, sizeof(v->device), "%s", s->device != NULL ? s->device : "");
+	snprintf(v->last_address, sizeof(v->last_address), "%s", s->last_address != NULL ? s->last_address : "");
 }
 
 int tb_auth_session_list(struct tb_auth *a, int64_t token_id, struct tb_session_view **out, size_t *n,
@@ -490,22 +523,25 @@ int tb_auth_session_list(struct tb_auth *a, int64_t token_id, struct tb_session_
 	return 0;
 }
 
-int tb_auth_session_end(struct tb_auth *a, int64_t token_id, int64_t id, int64_t *session_id, struct tb_error *err)
+int tb_auth_session_end(struct tb_auth *a, int64_t token_id, int64_t id, int64_t *session_id, char owner[64],
+			struct tb_error *err)
 {
 	uint8_t hash[TB_SHA256_LEN];
+	int64_t owner_id;
 	int rc;
 
-	if ((rc = tb_store_session_find(a->st, id, token_id, hash, err)) != 0)
+	owner[0] = '\0';
+	if ((rc = tb_store_session_find(a->st, id, token_id, hash, &owner_id, owner, err)) != 0)
 		return rc;
 	tb_store_session_delete(a->st, hash);
 	*session_id = hash_session_id(hash);
 	return 0;
 }
 
-void tb_auth_session_set_device(struct tb_auth *a, const char *cookie, const char *device)
+void tb_auth_session_set_client(struct tb_auth *a, const char *cookie, const char *device, const char *remote)
 {
 	uint8_t hash[TB_SHA256_LEN];
 
 	tb_sha256(cookie, strlen(cookie), hash);
-	tb_store_session_set_device(a->st, hash, device);
+	tb_store_session_set_client(a->st, hash, device != NULL && *device != '\0' ? device : NULL, remote);
 }

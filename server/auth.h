@@ -5,7 +5,8 @@
  * Tokens look like "tbk_<id>_<43 base64url chars>"; only their SHA-256 is
  * stored, and the check compares hashes in constant time.  A browser session
  * is a random cookie secret plus a CSRF secret, both stored hashed; it lasts
- * TB_SESSION_TTL_S and dies with its token.  A revocation is seen by every
+ * TB_SESSION_TTL_S from its login (a remembered one TB_SESSION_REMEMBER_TTL_S
+ * from its last use) and dies with its token.  A revocation is seen by every
  * check that starts after tb_auth_token_revoke returned (the token cache never
  * keeps a copy read before it).
  *
@@ -35,6 +36,7 @@ struct tb_principal {
 	int via_cookie;
 	int64_t session_id; /* via_cookie: tb_auth_session_id of the cookie; else 0 */
 	int64_t expires_at; /* via_cookie: when the session ends (unix s); else 0 */
+	int renewed;        /* via_cookie: this use moved expires_at (send the cookie again) */
 };
 
 struct tb_auth;
@@ -72,9 +74,13 @@ int tb_auth_session_create(struct tb_auth *a, const char *token, int remember, c
 			   struct tb_error *err);
 
 /* Check a session cookie; when mutating, csrf (the X-CSRF-Token header, may be
- * NULL) must match the session's.  TB_ERR_UNAUTHORIZED or TB_ERR_CSRF. */
-int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int mutating, struct tb_principal *who,
-		   struct tb_error *err);
+ * NULL) must match the session's.  TB_ERR_UNAUTHORIZED or TB_ERR_CSRF.
+ * A use is noted (last used, and remote: the client's address as the edge
+ * sees it) at most once a minute per session; then a remembered session's
+ * expiry slides to TB_SESSION_REMEMBER_TTL_S from now and who->renewed is
+ * set.  An ordinary session keeps the expiry of its login. */
+int tb_auth_cookie(struct tb_auth *a, const char *cookie, const char *csrf, int mutating, const char *remote,
+		   struct tb_principal *who, struct tb_error *err);
 
 void tb_auth_session_delete(struct tb_auth *a, const char *cookie);
 
@@ -90,24 +96,31 @@ int tb_auth_session_delete_all(struct tb_auth *a, int64_t token_id, int64_t **id
 struct tb_session_view {
 	int64_t id;
 	int64_t session_id;
+	int64_t token_id;
+	char token_name[64];
 	int64_t created_at; /* 0: unknown */
 	int64_t expires_at;
+	int64_t last_used_at; /* 0: unknown */
 	int remember;
-	char device[80]; /* "" when unknown */
+	char device[80];       /* "" when unknown */
+	char last_address[64]; /* "" when unknown */
 };
 
-/* The unexpired sessions of token_id, oldest first: *out malloc'd (the caller
- * frees; NULL when *n is 0). */
+/* The unexpired sessions of token_id (0: of every token, for an admin),
+ * oldest first: *out malloc'd (the caller frees; NULL when *n is 0). */
 int tb_auth_session_list(struct tb_auth *a, int64_t token_id, struct tb_session_view **out, size_t *n,
 			 struct tb_error *err);
 
-/* End session id when it is token_id's (TB_ERR_NOT_FOUND else, also for
- * another token's); *session_id gets its tb_auth_session_id, so that its
- * event streams can be ended. */
-int tb_auth_session_end(struct tb_auth *a, int64_t token_id, int64_t id, int64_t *session_id, struct tb_error *err);
+/* End session id when it is token_id's (0: any token's, for an admin;
+ * TB_ERR_NOT_FOUND else, also for another token's); *session_id gets its
+ * tb_auth_session_id, so that its event streams can be ended, and owner
+ * (64 bytes) its token's name. */
+int tb_auth_session_end(struct tb_auth *a, int64_t token_id, int64_t id, int64_t *session_id, char owner[64],
+			struct tb_error *err);
 
-/* Label the session of cookie with a browser summary (best effort). */
-void tb_auth_session_set_device(struct tb_auth *a, const char *cookie, const char *device);
+/* Label the session of cookie with a browser summary ("" or NULL: none) and
+ * the address it logged in from (best effort). */
+void tb_auth_session_set_client(struct tb_auth *a, const char *cookie, const char *device, const char *remote);
 
 /* A session's id, from its cookie: 63 bits of the cookie's SHA-256, never 0
  * (not a secret: the hash is what the store keeps).  Event streams opened with

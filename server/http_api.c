@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "http_edge.h"
+#include "api.h"
 #include "feed.h"
 
 #include "services.h"
@@ -164,7 +165,7 @@ static int authenticate(struct tb_http *h, struct conn_state *cs, const struct t
 	} else if (cookie != NULL) {
 		const char *csrf = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-CSRF-Token");
 
-		if ((rc = tb_auth_cookie(h->sv->auth, cookie, csrf, edge_is_mutation(method), who, e)) != 0)
+		if ((rc = tb_auth_cookie(h->sv->auth, cookie, csrf, edge_is_mutation(method), cs->remote, who, e)) != 0)
 			return rc;
 	} else {
 		return tb_fail(e, TB_ERR_UNAUTHORIZED, "",
@@ -254,6 +255,8 @@ enum MHD_Result edge_serve_api(struct tb_http *h, struct conn_state *cs, const c
 	if (rc == 0) {
 		rq.body = body;
 		rc = route->handler(&rq, &rp);
+		if (rc == 0)
+			api_session_cookie_renew(&rq, &rp); /* a remembered session's expiry slid */
 		if (rc != 0 && rp.err.code == 0)
 			tb_fail(&rp.err, rc, "", "%s", tb_err_name(rc));
 		if (rc == TB_ERR_UNAUTHORIZED && (route->flags & TB_ROUTE_LOGIN))

@@ -115,6 +115,10 @@ static const char *const migrations[] = {
 	"ALTER TABLE sessions ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE sessions ADD COLUMN remember INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE sessions ADD COLUMN device TEXT;",
+	/* 9: when and from where a session was last used (a remembered one's
+	 * expiry slides with its use: auth.c) */
+	"ALTER TABLE sessions ADD COLUMN last_used_at INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE sessions ADD COLUMN last_address TEXT;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

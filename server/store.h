@@ -58,8 +58,9 @@ struct tb_session_row {
 	int64_t token_id;
 	uint8_t csrf_hash[TB_SHA256_LEN];
 	int64_t expires_at;
-	int64_t created_at; /* 0: unknown (made before migration 8) */
-	int remember;       /* "Remember this device" */
+	int64_t created_at;   /* 0: unknown (made before migration 8) */
+	int remember;         /* "Remember this device" */
+	int64_t last_used_at; /* insert: created_at is used; get: 0 when never written */
 };
 
 int tb_store_session_insert(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], const struct tb_session_row *row,
@@ -73,25 +74,40 @@ typedef void (*tb_session_hash_fn)(void *cls, const uint8_t hash[TB_SHA256_LEN])
 int tb_store_session_hashes(struct tb_store *st, int64_t token_id, tb_session_hash_fn fn, void *cls,
 			    struct tb_error *err);
 /* A session as "Your devices" lists it: id is the row's id (not derived from
- * the hash); hash and device (NULL when unknown) live for the callback only. */
+ * the hash); hash, device, token_name and last_address (NULL when unknown)
+ * live for the callback only. */
 struct tb_session_info {
 	int64_t id;
+	int64_t token_id;
+	const char *token_name;
 	int64_t created_at; /* 0: unknown */
 	int64_t expires_at;
+	int64_t last_used_at; /* 0: unknown (made before migration 9) */
 	int remember;
 	const char *device;
+	const char *last_address;
 	const uint8_t *hash;
 };
 typedef void (*tb_session_info_fn)(void *cls, const struct tb_session_info *s);
-/* Each session of token_id not expired at now, oldest first, to fn (fn must
- * not call the store). */
+/* Each session of token_id (0: of every unrevoked token) not expired at now,
+ * oldest first, to fn (fn must not call the store). */
 int tb_store_session_list(struct tb_store *st, int64_t token_id, int64_t now, tb_session_info_fn fn, void *cls,
 			  struct tb_error *err);
-/* The hash of session id when it belongs to token_id; TB_ERR_NOT_FOUND else. */
+/* The hash of session id when it belongs to token_id (0: to any token), and
+ * its token's id and name (owner: 64 bytes); TB_ERR_NOT_FOUND else. */
 int tb_store_session_find(struct tb_store *st, int64_t id, int64_t token_id, uint8_t hash[TB_SHA256_LEN],
-			  struct tb_error *err);
-/* Label the session of hash with its browser (a short summary, not secret). */
-int tb_store_session_set_device(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], const char *device);
+			  int64_t *owner_id, char owner[64], struct tb_error *err);
+/* Label the session of hash with its browser (a short summary, not secret;
+ * NULL: none) and the client address it logged in from. */
+int tb_store_session_set_client(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], const char *device,
+				const char *address);
+/* Note a use of the session of hash at now from address: last_used_at and
+ * last_address, and expires_at when expires_at > 0, are written only when
+ * last_used_at is a minute or more before now and the session has not
+ * expired at now (at most one write a minute per session, whatever the
+ * number of requests or threads).  *written: whether this call wrote. */
+int tb_store_session_touch(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], int64_t now, const char *address,
+			   int64_t expires_at, int *written);
 /* Delete sessions that expired before now and those of revoked tokens. */
 int tb_store_session_purge(struct tb_store *st, int64_t now);
 

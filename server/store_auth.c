@@ -149,8 +149,8 @@ int tb_store_session_insert(struct tb_store *st, const uint8_t hash[TB_SHA256_LE
 	int rc;
 
 	if ((rc = st_prep(st,
-			  "INSERT INTO sessions (hash, token_id, csrf_hash, expires_at, created_at, remember)"
-			  " VALUES (?, ?, ?, ?, ?, ?)",
+			  "INSERT INTO sessions (hash, token_id, csrf_hash, expires_at, created_at, remember,"
+			  " last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
 			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_blob(s, 1, hash, TB_SHA256_LEN, SQLITE_TRANSIENT);
@@ -159,6 +159,7 @@ int tb_store_session_insert(struct tb_store *st, const uint8_t hash[TB_SHA256_LE
 	sqlite3_bind_int64(s, 4, row->expires_at);
 	sqlite3_bind_int64(s, 5, row->created_at);
 	sqlite3_bind_int(s, 6, row->remember != 0);
+	sqlite3_bind_int64(s, 7, row->created_at);
 	return st_finish_write(st, s, err);
 }
 
@@ -169,10 +170,13 @@ int tb_store_session_list(struct tb_store *st, int64_t token_id, int64_t now, tb
 	sqlite3_stmt *s;
 	int rc, step;
 
-	if ((rc = st_prep(st,
-			  "SELECT rowid, created_at, expires_at, remember, device, hash FROM sessions"
-			  " WHERE token_id = ? AND expires_at > ? ORDER BY created_at, rowid",
-			  &s, err)) != 0)
+	if ((rc = st_prep(
+		     st,
+		     "SELECT s.rowid, s.created_at, s.expires_at, s.remember, s.device, s.hash, s.token_id, t.name,"
+		     " s.last_used_at, s.last_address FROM sessions s JOIN tokens t ON t.id = s.token_id"
+		     " WHERE (?1 = 0 OR s.token_id = ?1) AND s.expires_at > ?2 AND t.revoked = 0"
+		     " ORDER BY s.created_at, s.rowid",
+		     &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, token_id);
 	sqlite3_bind_int64(s, 2, now);
@@ -183,8 +187,12 @@ int tb_store_session_list(struct tb_store *st, int64_t token_id, int64_t now, tb
 		info.created_at = sqlite3_column_int64(s, 1);
 		info.expires_at = sqlite3_column_int64(s, 2);
 		info.remember = sqlite3_column_int(s, 3) != 0;
-		info.device = (const char *)sqlite3_column_text(s, 4);
+		info.device = st_col_text_or_null(s, 4);
 		info.hash = sqlite3_column_blob(s, 5);
+		info.token_id = sqlite3_column_int64(s, 6);
+		info.token_name = st_col_text(s, 7);
+		info.last_used_at = sqlite3_column_int64(s, 8);
+		info.last_address = st_col_text_or_null(s, 9);
 		fn(cls, &info);
 	}
 	if (step != SQLITE_DONE)
@@ -194,33 +202,69 @@ int tb_store_session_list(struct tb_store *st, int64_t token_id, int64_t now, tb
 }
 
 int tb_store_session_find(struct tb_store *st, int64_t id, int64_t token_id, uint8_t hash[TB_SHA256_LEN],
-			  struct tb_error *err)
+			  int64_t *owner_id, char owner[64], struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "SELECT hash FROM sessions WHERE rowid = ? AND token_id = ?", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "SELECT s.hash, s.token_id, t.name FROM sessions s JOIN tokens t ON t.id = s.token_id"
+			  " WHERE s.rowid = ?1 AND (?2 = 0 OR s.token_id = ?2)",
+			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, id);
 	sqlite3_bind_int64(s, 2, token_id);
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_bytes(s, 0) == TB_SHA256_LEN)
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_bytes(s, 0) == TB_SHA256_LEN) {
 		memcpy(hash, sqlite3_column_blob(s, 0), TB_SHA256_LEN);
+		*owner_id = sqlite3_column_int64(s, 1);
+		snprintf(owner, 64, "%s", st_col_text(s, 2));
+	} else if (token_id == 0)
+		rc = tb_fail(err, TB_ERR_NOT_FOUND, "id", "no session with id %lld", (long long)id);
 	else
 		rc = tb_fail(err, TB_ERR_NOT_FOUND, "id", "you have no session with id %lld", (long long)id);
 	st_finish(st, s);
 	return rc;
 }
 
-int tb_store_session_set_device(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], const char *device)
+int tb_store_session_set_client(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], const char *device,
+				const char *address)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "UPDATE sessions SET device = ? WHERE hash = ?", &s, NULL)) != 0)
+	if ((rc = st_prep(st, "UPDATE sessions SET device = ?, last_address = ? WHERE hash = ?", &s, NULL)) != 0)
 		return rc;
 	st_bind_text(s, 1, device);
-	sqlite3_bind_blob(s, 2, hash, TB_SHA256_LEN, SQLITE_TRANSIENT);
+	st_bind_text(s, 2, address);
+	sqlite3_bind_blob(s, 3, hash, TB_SHA256_LEN, SQLITE_TRANSIENT);
 	return st_finish_write(st, s, NULL);
+}
+
+int tb_store_session_touch(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], int64_t now, const char *address,
+			   int64_t expires_at, int *written)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	*written = 0;
+	/* the WHERE keeps it to one write a minute (racing requests write once)
+	 * and never revives an expired session */
+	if ((rc = st_prep(st,
+			  "UPDATE sessions SET last_used_at = ?1, last_address = ?2,"
+			  " expires_at = CASE WHEN ?3 > 0 THEN ?3 ELSE expires_at END"
+			  " WHERE hash = ?4 AND last_used_at <= ?1 - 60 AND expires_at > ?1",
+			  &s, NULL)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, now);
+	st_bind_text(s, 2, address);
+	sqlite3_bind_int64(s, 3, expires_at);
+	sqlite3_bind_blob(s, 4, hash, TB_SHA256_LEN, SQLITE_TRANSIENT);
+	if (sqlite3_step(s) != SQLITE_DONE)
+		rc = st_db_fail(st, NULL, "noting a session's use");
+	else
+		*written = sqlite3_changes(st->db) > 0;
+	st_finish(st, s);
+	return rc;
 }
 
 int tb_store_session_get(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN], struct tb_session_row *row,
@@ -229,13 +273,19 @@ int tb_store_session_get(struct tb_store *st, const uint8_t hash[TB_SHA256_LEN],
 	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = st_prep(st, "SELECT token_id, csrf_hash, expires_at FROM sessions WHERE hash = ?", &s, err)) != 0)
+	if ((rc = st_prep(st,
+			  "SELECT token_id, csrf_hash, expires_at, created_at, remember, last_used_at FROM sessions"
+			  " WHERE hash = ?",
+			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_blob(s, 1, hash, TB_SHA256_LEN, SQLITE_TRANSIENT);
 	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_bytes(s, 1) == TB_SHA256_LEN) {
 		row->token_id = sqlite3_column_int64(s, 0);
 		memcpy(row->csrf_hash, sqlite3_column_blob(s, 1), TB_SHA256_LEN);
 		row->expires_at = sqlite3_column_int64(s, 2);
+		row->created_at = sqlite3_column_int64(s, 3);
+		row->remember = sqlite3_column_int(s, 4) != 0;
+		row->last_used_at = sqlite3_column_int64(s, 5);
 		rc = 0;
 	} else {
 		rc = tb_fail(err, TB_ERR_UNAUTHORIZED, "", "no such session: log in again");

@@ -9,6 +9,17 @@
  * GET /api/v1/sessions lists the caller's token's sessions (the caller's own
  * marked current, no secret), DELETE /api/v1/sessions/{id} ends one of them
  * and its event stream, and is 404 for another token's session.
+ * Sliding expiry and last use: a session's last use and the client's address
+ * as the edge sees it (another loopback address; behind a trusted proxy its
+ * X-Forwarded-For client) are listed; a use a minute or more after the last
+ * one moves a remembered session's expiry to 30 days from now and sends the
+ * cookie again with that Max-Age, an ordinary session keeps its expiry.  So
+ * that no test waits a minute (or days), the daemon's SQLite file is written
+ * by the test to put a session's last use and expiry in the past (the clock
+ * itself is tests/unit/test_auth.c's).  An admin's view: GET ?all=1 lists
+ * every token's sessions with the token's name (403 for a viewer), and the
+ * admin ends another token's session: audited session.end naming the owner,
+ * the session is gone and its event stream ends.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,8 +29,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "daemon.h"
+#include "timeutil.h"
 #include "ssestream.h"
 
 /* the last chunk of a chunked reply: the daemon ended the stream */
@@ -31,7 +44,9 @@ static char viewer[128];
 static int setup(void **state)
 {
 	(void)state;
-	if (tb_test_daemon_start(&D, NULL, NULL) != 0)
+	static const char *const args[] = {"--trusted-proxy", "127.0.0.3", NULL};
+
+	if (tb_test_daemon_start(&D, NULL, args) != 0)
 		return -1;
 	return tb_test_create_token(&D, "phone", "viewer", viewer, sizeof(viewer)) == 201 ? 0 : -1;
 }
@@ -348,6 +363,260 @@ static void test_end_one_session(void **state)
 	tb_test_stream_close(&s_o);
 }
 
+/* The session id (from GET /sessions, as cookie) whose "current" is set, and
+ * the listed object of it (a new reference: decref it). */
+static json_t *own_session(const char *cookie)
+{
+	struct tb_test_resp r;
+	json_t *arr = list_sessions(cookie, &r), *o, *mine = NULL;
+	size_t i;
+
+	json_array_foreach(arr, i, o) if (json_is_true(json_object_get(o, "current"))) mine = json_incref(o);
+	tb_test_resp_free(&r);
+	assert_non_null(mine);
+	return mine;
+}
+
+/* Log in as secret from the local address src with extra header hdr (may be
+ * NULL): "Cookie: ..." into cookie. */
+static void login_from(const char *src, const char *hdr, const char *secret, int remember, char cookie[600])
+{
+	const char *h[3] = {"Content-Type: application/json", hdr, NULL};
+	char url[256], body[300], buf[512];
+	struct tb_test_resp r;
+
+	snprintf(url, sizeof(url), "%s/api/v1/session", D.url);
+	snprintf(body, sizeof(body), "{\"token\":\"%s\",\"remember\":%s}", secret, remember ? "true" : "false");
+	assert_int_equal(tb_test_http_from(src, "POST", url, h, body, strlen(body), &r), 0);
+	assert_int_equal(r.status, 200);
+	assert_non_null(tb_test_header(&r, "Set-Cookie", buf, sizeof(buf)));
+	buf[strcspn(buf, ";")] = '\0';
+	snprintf(cookie, 600, "Cookie: %s", buf);
+	tb_test_resp_free(&r);
+}
+
+/* Put session id's last use and expiry back by ago_s and back_s seconds in
+ * the daemon's own SQLite file (instead of waiting; the daemon reads a
+ * session's row on each request and keeps no copy of it). */
+static void backdate(long long id, long ago_s, long back_s)
+{
+	char path[400], sql[200];
+	sqlite3 *db;
+
+	snprintf(path, sizeof(path), "%s/testbedd.db", D.state_dir);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 10000);
+	snprintf(sql, sizeof(sql),
+		 "UPDATE sessions SET last_used_at = last_used_at - %ld, expires_at = expires_at - %ld"
+		 " WHERE rowid = %lld",
+		 ago_s, back_s, id);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+	sqlite3_close(db);
+}
+
+/* GET /whoami as cookie from src: the status, and the Set-Cookie's Max-Age
+ * into *age (-1 without a Set-Cookie). */
+static long whoami_from(const char *src, const char *cookie, long *age)
+{
+	const char *h[2] = {cookie, NULL};
+	struct tb_test_resp r;
+	char url[256], buf[512];
+	const char *m;
+	long status;
+
+	snprintf(url, sizeof(url), "%s/api/v1/whoami", D.url);
+	assert_int_equal(tb_test_http_from(src, "GET", url, h, NULL, 0, &r), 0);
+	status = r.status;
+	*age = -1;
+	if (tb_test_header(&r, "Set-Cookie", buf, sizeof(buf)) != NULL) {
+		/* the same cookie again, with the new Max-Age */
+		assert_int_equal(strncmp(buf, strchr(cookie, ' ') + 1, strlen(strchr(cookie, ' ') + 1)), 0);
+		assert_non_null(strstr(buf, "HttpOnly"));
+		assert_non_null((m = strstr(buf, "Max-Age=")));
+		*age = strtol(m + 8, NULL, 10);
+	}
+	tb_test_resp_free(&r);
+	return status;
+}
+
+/* Seconds from now to an RFC 3339 time of the reply (UTC, "...Z"). */
+static long long from_now(json_t *o, const char *key)
+{
+	const char *t = json_string_value(json_object_get(o, key));
+	int64_t v;
+
+	assert_non_null(t);
+	assert_int_equal(tb_time_parse(t, &v), 0);
+	return (long long)(v - tb_now());
+}
+
+/* Session id as the admin's GET /sessions?all=1 lists it (no use of the
+ * session itself); a new reference. */
+static json_t *any_session(long long id)
+{
+	struct tb_test_resp r;
+	json_t *o, *found = NULL;
+	size_t i;
+
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/sessions?all=1", NULL, 200, &r);
+	json_array_foreach(json_object_get(r.json, "sessions"), i,
+			   o) if (json_integer_value(json_object_get(o, "id")) == id) found = json_incref(o);
+	tb_test_resp_free(&r);
+	assert_non_null(found);
+	return found;
+}
+
+static void test_last_use_and_sliding_expiry(void **state)
+{
+	char secret[128], phone[600], laptop[600], proxied[600];
+	json_t *s;
+	long age;
+	long long id;
+
+	(void)state;
+	assert_int_equal(tb_test_create_token(&D, "slider", "viewer", secret, sizeof(secret)), 201);
+	login_from("127.0.0.2", NULL, secret, 1, phone);
+	/* the login is the first use: its time and address */
+	s = own_session(phone);
+	assert_string_equal(json_string_value(json_object_get(s, "last_address")), "127.0.0.2");
+	assert_string_equal(json_string_value(json_object_get(s, "last_used_at")),
+			    json_string_value(json_object_get(s, "created_at")));
+	id = json_integer_value(json_object_get(s, "id"));
+	json_decref(s);
+	/* within the minute: no write, no cookie again */
+	assert_int_equal(whoami_from("127.0.0.4", phone, &age), 200);
+	assert_int_equal(age, -1);
+	s = own_session(phone);
+	assert_string_equal(json_string_value(json_object_get(s, "last_address")), "127.0.0.2");
+	json_decref(s);
+	/* its last use 2 minutes and its expiry 10 days back: the next use
+	 * notes itself and slides the expiry to 30 days from now */
+	backdate(id, 120, 10L * 24 * 3600);
+	s = any_session(id);
+	assert_true(from_now(s, "expires_at") < 21L * 24 * 3600);
+	assert_true(from_now(s, "last_used_at") <= -120);
+	json_decref(s);
+	assert_int_equal(whoami_from("127.0.0.4", phone, &age), 200);
+	assert_true(age > 30L * 24 * 3600 - 60 && age <= 30L * 24 * 3600);
+	s = own_session(phone);
+	assert_true(from_now(s, "expires_at") > 30L * 24 * 3600 - 60);
+	assert_true(from_now(s, "last_used_at") > -60);
+	assert_string_equal(json_string_value(json_object_get(s, "last_address")), "127.0.0.4");
+	json_decref(s);
+	/* once a minute: the next use writes nothing and sends no cookie */
+	assert_int_equal(whoami_from("127.0.0.5", phone, &age), 200);
+	assert_int_equal(age, -1);
+
+	/* an ordinary session: its use is noted, its 12 h are not extended */
+	login_from("127.0.0.2", NULL, secret, 0, laptop);
+	s = own_session(laptop);
+	id = json_integer_value(json_object_get(s, "id"));
+	json_decref(s);
+	backdate(id, 120, 3600);
+	assert_int_equal(whoami_from("127.0.0.6", laptop, &age), 200);
+	assert_int_equal(age, -1);
+	s = any_session(id);
+	assert_true(from_now(s, "expires_at") <= 11L * 3600);
+	assert_string_equal(json_string_value(json_object_get(s, "last_address")), "127.0.0.6");
+	json_decref(s);
+
+	/* behind the trusted proxy (127.0.0.3): the client it names */
+	login_from("127.0.0.3", "X-Forwarded-For: 203.0.113.5", secret, 1, proxied);
+	s = own_session(proxied);
+	assert_string_equal(json_string_value(json_object_get(s, "last_address")), "203.0.113.5");
+	json_decref(s);
+}
+
+/* GET /sessions?all=... as hdr: the status, the reply in r. */
+static long list_all(const char *hdr, const char *all, struct tb_test_resp *r)
+{
+	const char *h[2] = {hdr, NULL};
+	char url[256];
+
+	snprintf(url, sizeof(url), "%s/api/v1/sessions?all=%s", D.url, all);
+	assert_int_equal(tb_test_http("GET", url, h, NULL, 0, r), 0);
+	return r->status;
+}
+
+static void test_admin_sees_and_ends_every_session(void **state)
+{
+	char secret[128], c[600], c_csrf[300], d[600], d_csrf[300], admin[300], own[600], own_csrf[300], line[700];
+	char path[128];
+	struct tb_test_stream s_c;
+	struct tb_test_resp r;
+	json_t *o, *arr;
+	long long id;
+	size_t i, seen = 0, viewers = 0;
+
+	(void)state;
+	snprintf(admin, sizeof(admin), "Authorization: Bearer %s", D.admin_token);
+	assert_int_equal(tb_test_create_token(&D, "someone", "viewer", secret, sizeof(secret)), 201);
+	session_of(secret, c, c_csrf);
+	session_of(viewer, own, own_csrf);
+	id = own_session_id(c);
+	/* a viewer: its own list only; ?all=1 is 403, with a cookie or a bearer */
+	assert_int_equal(list_all(own, "1", &r), 403);
+	assert_string_equal(tb_test_error_code(&r), "forbidden");
+	tb_test_resp_free(&r);
+	snprintf(line, sizeof(line), "Authorization: Bearer %s", viewer);
+	assert_int_equal(list_all(line, "1", &r), 403);
+	tb_test_resp_free(&r);
+	assert_int_equal(list_all(own, "0", &r), 200);
+	json_array_foreach(json_object_get(r.json, "sessions"), i, o)
+		assert_string_equal(json_string_value(json_object_get(json_object_get(o, "token"), "name")), "phone");
+	tb_test_resp_free(&r);
+	assert_int_equal(list_all(admin, "yes", &r), 400);
+	tb_test_expect_field(&r, "all=yes", "all");
+	tb_test_resp_free(&r);
+	/* the admin: every token's sessions, each with its token's name */
+	assert_int_equal(list_all(admin, "1", &r), 200);
+	arr = json_object_get(r.json, "sessions");
+	json_array_foreach(arr, i, o)
+	{
+		const char *name = json_string_value(json_object_get(json_object_get(o, "token"), "name"));
+
+		assert_non_null(name);
+		if (json_integer_value(json_object_get(o, "id")) == id) {
+			assert_string_equal(name, "someone");
+			assert_true(json_is_false(json_object_get(o, "current")));
+			seen++;
+		}
+		viewers += strcmp(name, "phone") == 0;
+	}
+	assert_int_equal(seen, 1);
+	assert_true(viewers > 0);
+	assert_null(strstr(r.body, strchr(c, '=') + 1));
+	assert_null(strstr(r.body, "hash"));
+	tb_test_resp_free(&r);
+
+	/* the admin ends someone's session: gone, its stream ends, audited */
+	snprintf(line, sizeof(line), "%s\r\n", c);
+	tb_test_stream_open(&s_c, D.port, "/api/v1/events", line);
+	assert_true(tb_test_stream_read_until(&s_c, "event: stream\n", 10000));
+	snprintf(path, sizeof(path), "/api/v1/sessions/%lld", id);
+	tb_test_api_expect(&D, NULL, "DELETE", path, NULL, 204, &r);
+	tb_test_resp_free(&r);
+	assert_int_equal(whoami(c), 401);
+	assert_true(tb_test_stream_read_until(&s_c, STREAM_END, 5000));
+	tb_test_stream_close(&s_c);
+	tb_test_api_expect(&D, NULL, "DELETE", path, NULL, 404, &r);
+	tb_test_resp_free(&r);
+	assert_int_equal(whoami(own), 200);
+	tb_test_api_expect(&D, NULL, "GET", "/api/v1/audit?action=session.end&limit=5", NULL, 200, &r);
+	o = json_array_get(json_object_get(r.json, "audit"), 1); /* newest first: the 404 is [0] */
+	assert_non_null(o);
+	snprintf(line, sizeof(line), "someone session %lld", id);
+	assert_string_equal(json_string_value(json_object_get(o, "target")), line);
+	assert_string_equal(json_string_value(json_object_get(o, "actor")), "admin");
+	assert_int_equal(json_integer_value(json_object_get(o, "status")), 204);
+	tb_test_resp_free(&r);
+	/* a viewer still cannot end another token's */
+	session_of(secret, d, d_csrf);
+	assert_int_equal(end_session(own, own_csrf, own_session_id(d)), 404);
+	assert_int_equal(whoami(d), 200);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +626,8 @@ int main(void)
 		cmocka_unit_test(test_log_out_everywhere),
 		cmocka_unit_test(test_your_devices_lists_own_sessions),
 		cmocka_unit_test(test_end_one_session),
+		cmocka_unit_test(test_last_use_and_sliding_expiry),
+		cmocka_unit_test(test_admin_sees_and_ends_every_session),
 	};
 
 	return cmocka_run_group_tests_name("device_sessions", tests, setup, teardown);

@@ -212,7 +212,7 @@ static void test_session_principal(void **state)
 	assert_int_equal(who.session_id, tb_auth_session_id(cookie));
 	assert_true(who.session_id > 0);
 	memset(&who, 0, sizeof(who));
-	assert_int_equal(tb_auth_cookie(f.a, cookie, NULL, 0, &who, &err), 0);
+	assert_int_equal(tb_auth_cookie(f.a, cookie, NULL, 0, "127.0.0.1", &who, &err), 0);
 	assert_int_equal(who.session_id, tb_auth_session_id(cookie));
 	assert_int_equal(who.expires_at, expires);
 	assert_int_equal(who.token_id, id);
@@ -223,12 +223,12 @@ static void test_session_principal(void **state)
 	assert_int_equal(tb_auth_session_create(f.a, secret, 1, cookie2, csrf, &expires, &who, &err), 0);
 	assert_true(expires - (int64_t)time(NULL) > TB_SESSION_REMEMBER_TTL_S - 5);
 	assert_true(expires - (int64_t)time(NULL) <= TB_SESSION_REMEMBER_TTL_S);
-	assert_int_equal(tb_auth_cookie(f.a, cookie2, NULL, 0, &who, &err), 0);
+	assert_int_equal(tb_auth_cookie(f.a, cookie2, NULL, 0, "127.0.0.1", &who, &err), 0);
 	assert_int_equal(who.expires_at, expires);
 	/* logged out: gone */
 	tb_auth_session_delete(f.a, cookie);
-	assert_int_equal(tb_auth_cookie(f.a, cookie, NULL, 0, &who, &err), TB_ERR_UNAUTHORIZED);
-	assert_int_equal(tb_auth_cookie(f.a, cookie2, NULL, 0, &who, &err), 0);
+	assert_int_equal(tb_auth_cookie(f.a, cookie, NULL, 0, "127.0.0.1", &who, &err), TB_ERR_UNAUTHORIZED);
+	assert_int_equal(tb_auth_cookie(f.a, cookie2, NULL, 0, "127.0.0.1", &who, &err), 0);
 	/* a failed login leaves no secret in the caller's buffers */
 	memset(cookie, 'x', sizeof(cookie));
 	memset(csrf, 'x', sizeof(csrf));
@@ -264,7 +264,7 @@ static void test_session_ttl_for_tests(void **state)
 
 		nanosleep(&ts, NULL);
 	}
-	assert_int_equal(tb_auth_cookie(f.a, cookie, NULL, 0, &who, &err), TB_ERR_UNAUTHORIZED);
+	assert_int_equal(tb_auth_cookie(f.a, cookie, NULL, 0, "127.0.0.1", &who, &err), TB_ERR_UNAUTHORIZED);
 	assert_non_null(strstr(err.message, "expired"));
 	st = f.st;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -278,6 +278,93 @@ static void test_session_ttl_for_tests(void **state)
 	close_fixture(&f);
 }
 
+/* The one session of token_id as "Your devices" lists it (asserted one). */
+static struct tb_session_view only_session(struct fixture *f, int64_t token_id)
+{
+	struct tb_session_view *v, one;
+	struct tb_error err = {0};
+	size_t n;
+
+	assert_int_equal(tb_auth_session_list(f->a, token_id, &v, &n, &err), 0);
+	assert_int_equal(n, 1);
+	one = v[0];
+	free(v);
+	return one;
+}
+
+/* Sliding expiry, with the clock given (check_cookie's now): a remembered
+ * session lasts 30 days from its last use, not from its login; a use is
+ * written at most once a minute (last used and the client's address); a use
+ * refused for its CSRF header does not slide it; an ordinary session keeps
+ * its login's 12 h whatever its use, and notes its last use too. */
+static void test_session_sliding_expiry(void **state)
+{
+	const int64_t day = 24 * 3600, ttl = TB_SESSION_REMEMBER_TTL_S;
+	struct fixture f;
+	struct tb_principal who;
+	struct tb_error err = {0};
+	struct tb_session_view v;
+	char secret[TB_SECRET_MAX], secret2[TB_SECRET_MAX], cookie[TB_SECRET_MAX], csrf[TB_SECRET_MAX];
+	int64_t id, id2, expires, t0;
+
+	(void)state;
+	unsetenv("TESTBEDD_TEST_SESSION_TTL_S");
+	open_fixture(&f);
+	assert_int_equal(tb_auth_token_create(f.a, "phone", TB_LEVEL_VIEWER, secret, &id, &err), 0);
+	assert_int_equal(tb_auth_session_create(f.a, secret, 1, cookie, csrf, &expires, &who, &err), 0);
+	tb_auth_session_set_client(f.a, cookie, "Firefox on Android", "192.0.2.1");
+	t0 = expires - ttl; /* the login's second */
+	v = only_session(&f, id);
+	assert_int_equal(v.last_used_at, t0);
+	assert_string_equal(v.last_address, "192.0.2.1");
+	/* within the minute: nothing written, nothing moved */
+	assert_int_equal(check_cookie(f.a, cookie, NULL, 0, "198.51.100.7", t0 + 59, &who, &err), 0);
+	assert_int_equal(who.renewed, 0);
+	assert_int_equal(who.expires_at, expires);
+	v = only_session(&f, id);
+	assert_int_equal(v.last_used_at, t0);
+	assert_string_equal(v.last_address, "192.0.2.1");
+	/* ten days on: used, from elsewhere; 30 days from now */
+	assert_int_equal(check_cookie(f.a, cookie, NULL, 0, "198.51.100.7", t0 + 10 * day, &who, &err), 0);
+	assert_int_equal(who.renewed, 1);
+	assert_int_equal(who.expires_at, t0 + 10 * day + ttl);
+	v = only_session(&f, id);
+	assert_int_equal(v.last_used_at, t0 + 10 * day);
+	assert_int_equal(v.expires_at, t0 + 10 * day + ttl);
+	assert_string_equal(v.last_address, "198.51.100.7");
+	assert_string_equal(v.device, "Firefox on Android");
+	/* again within its minute: one write a minute, whatever the address */
+	assert_int_equal(check_cookie(f.a, cookie, NULL, 0, "203.0.113.9", t0 + 10 * day + 59, &who, &err), 0);
+	assert_int_equal(who.renewed, 0);
+	assert_string_equal(only_session(&f, id).last_address, "198.51.100.7");
+	/* a mutation refused for its CSRF header is no use */
+	assert_int_equal(check_cookie(f.a, cookie, NULL, 1, "203.0.113.9", t0 + 20 * day, &who, &err), TB_ERR_CSRF);
+	assert_int_equal(only_session(&f, id).last_used_at, t0 + 10 * day);
+	/* past the login's 30 days it lives on: its use moved it */
+	assert_int_equal(check_cookie(f.a, cookie, csrf, 1, "203.0.113.9", t0 + 39 * day, &who, &err), 0);
+	assert_int_equal(who.renewed, 1);
+	assert_int_equal(who.expires_at, t0 + 69 * day);
+	/* 30 days unused: over, and a late use does not revive it */
+	assert_int_equal(check_cookie(f.a, cookie, NULL, 0, "203.0.113.9", t0 + 69 * day, &who, &err),
+			 TB_ERR_UNAUTHORIZED);
+	assert_non_null(strstr(err.message, "expired"));
+	assert_int_equal(only_session(&f, id).expires_at, t0 + 69 * day);
+
+	/* an ordinary session: its last use noted, its 12 h kept */
+	assert_int_equal(tb_auth_token_create(f.a, "laptop", TB_LEVEL_VIEWER, secret2, &id2, &err), 0);
+	assert_int_equal(tb_auth_session_create(f.a, secret2, 0, cookie, csrf, &expires, &who, &err), 0);
+	t0 = expires - TB_SESSION_TTL_S;
+	assert_int_equal(check_cookie(f.a, cookie, NULL, 0, "198.51.100.8", t0 + 6 * 3600, &who, &err), 0);
+	assert_int_equal(who.renewed, 0);
+	assert_int_equal(who.expires_at, expires);
+	v = only_session(&f, id2);
+	assert_int_equal(v.last_used_at, t0 + 6 * 3600);
+	assert_int_equal(v.expires_at, expires);
+	assert_string_equal(v.last_address, "198.51.100.8");
+	assert_int_equal(check_cookie(f.a, cookie, NULL, 0, "198.51.100.8", expires, &who, &err), TB_ERR_UNAUTHORIZED);
+	close_fixture(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_revoke_while_lookups_run),
 		cmocka_unit_test(test_session_principal),
 		cmocka_unit_test(test_session_ttl_for_tests),
+		cmocka_unit_test(test_session_sliding_expiry),
 	};
 
 	return cmocka_run_group_tests_name("auth", tests, NULL, NULL);
