@@ -34,7 +34,7 @@ struct sse_client {
 	struct tb_http *h;
 	struct tb_feed *feed;
 	struct MHD_Connection *conn;
-	struct tb_sub *leash; /* or NULL: ends a feed with its session (below) */
+	struct tb_sub *leash; /* or NULL: ends a feed with its token and session (below) */
 	struct sse_client *prev, *next;
 	int listed; /* in h->streams */
 	pthread_mutex_t mu;
@@ -85,8 +85,8 @@ static int client_gone(struct sse_client *c)
 	return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
-/* 1 when the session c's feed was opened under has ended (logged out, out
- * everywhere, expired, its token revoked): the bus ends its subscriptions
+/* 1 when the token or the session c's feed was opened under has ended (the
+ * token revoked; logged out, out everywhere, expired): the bus ends its subscriptions
  * then, and the leash is one that shows no event (its type is none), only
  * that end.  Never blocks but on the bus's lock. */
 static int leash_ended(struct sse_client *c)
@@ -220,10 +220,13 @@ enum MHD_Result edge_start_feed(struct tb_http *h, struct conn_state *cs, struct
 		feed->close(feed);
 		return MHD_NO;
 	}
-	if (who != NULL && who->via_cookie) {
-		/* A browser's (an EventSource resumes when the leash's hour is
-		 * up).  A bearer's stream (tbctl console, which does not) has
-		 * none: it goes on after its token is revoked. */
+	if (who != NULL) {
+		/* Tied to what it was opened under, as the bus's streams are:
+		 * its token (revoked: tb_events_drop_owner) and, a browser's,
+		 * its session (logged out, expired; an EventSource resumes when
+		 * the leash's hour is up).  A bearer's (tbctl console) has no
+		 * session and no end time, only its token.  The leash counts
+		 * against the token's stream cap like any stream of its. */
 		const struct tb_events_filter leash = {.types = "-",
 						       .hide_audit = 1,
 						       .owner = who->token_id,

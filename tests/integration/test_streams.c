@@ -16,7 +16,8 @@
  *     as id, a reconnect with Last-Event-ID gets only what came after, and
  *     an idle one gets the edge's heartbeat like the bus's streams.  The
  *     console server is the test's own TCP listener (as ser2net's would be);
- *   - a console stream opened with a session ends with it (logout, revoke);
+ *   - a console stream opened with a session ends with it (logout, revoke),
+ *     and one opened with a bearer token when that token is revoked;
  *   - a console lease without input lapses, and its viewers are told.
  * (Revoking a token ends its streams: test_events_http.c.)
  */
@@ -426,6 +427,68 @@ static void test_console_stream_ends_with_its_session(void **state)
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
+/* A token's id (from POST /tokens) and secret. */
+static long make_token(const struct tb_test_daemon *d, const char *name, char *secret, size_t len)
+{
+	struct tb_test_resp r;
+	char url[256], auth[300], body[128];
+	const char *h[] = {auth, "Content-Type: application/json", NULL};
+	long id;
+
+	snprintf(url, sizeof(url), "%s/api/v1/tokens", d->url);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d->admin_token);
+	snprintf(body, sizeof(body), "{\"name\":\"%s\",\"role\":\"viewer\"}", name);
+	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), &r), 0);
+	assert_int_equal(r.status, 201);
+	snprintf(secret, len, "%s", json_string_value(json_object_get(r.json, "secret")));
+	id = (long)json_integer_value(json_object_get(json_object_get(r.json, "token"), "id"));
+	tb_test_resp_free(&r);
+	assert_true(id > 0);
+	return id;
+}
+
+/* A console's stream opened with a bearer token (tbctl console) ends when
+ * that token is revoked, as a session's does with its session; another
+ * token's stream goes on.  Before, a bearer's console stream had no leash
+ * and read on after its token was revoked. */
+static void test_console_bearer_stream_ends_with_its_token(void **state)
+{
+	struct tb_test_daemon d;
+	struct tb_test_stream sa, sb;
+	struct tb_test_resp r;
+	char a[128], b[128], ha[256], hb[256], url[256], auth[300];
+	const char *h[] = {auth, NULL};
+	long ida;
+	int lfd, cfd;
+
+	(void)state;
+	console_daemon(&d, &lfd, &cfd);
+	ida = make_token(&d, "alice", a, sizeof(a));
+	make_token(&d, "bob", b, sizeof(b));
+	bearer_header(a, ha, sizeof(ha));
+	bearer_header(b, hb, sizeof(hb));
+	tb_test_stream_open(&sa, d.port, "/api/v1/hosts/left/console", ha);
+	tb_test_stream_open(&sb, d.port, "/api/v1/hosts/left/console", hb);
+	assert_true(tb_test_stream_read_until(&sa, "event: state\n", 10000));
+	assert_true(tb_test_stream_read_until(&sb, "event: state\n", 10000));
+	snprintf(url, sizeof(url), "%s/api/v1/tokens/%ld", d.url, ida);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d.admin_token);
+	assert_int_equal(tb_test_http("DELETE", url, h, NULL, 0, &r), 0);
+	assert_int_equal(r.status, 204);
+	tb_test_resp_free(&r);
+	/* the revoked token's stream ends at once (the drop wakes it) */
+	assert_true(tb_test_stream_read_until(&sa, STREAM_END, 5000));
+	/* bob's goes on and reads the console */
+	console_write(cfd, "still here");
+	assert_true(tb_test_stream_read_until(&sb, "data: c3RpbGwgaGVyZQ==\n\n", 10000));
+	assert_null(strstr(sb.buf, STREAM_END));
+	tb_test_stream_close(&sa);
+	tb_test_stream_close(&sb);
+	close(cfd);
+	close(lfd);
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+}
+
 /* A lease without input lapses (README: 15 minutes; made 2 s with the
  * test-only TESTBEDD_TEST_CONSOLE_LEASE_IDLE_S, which the daemon warns of),
  * and the viewers are told by a state event without anyone asking (the
@@ -478,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_console_stream),
 		cmocka_unit_test(test_console_stream_ends_with_its_session),
 		cmocka_unit_test(test_console_lease_lapses),
+		cmocka_unit_test(test_console_bearer_stream_ends_with_its_token),
 	};
 
 	return cmocka_run_group_tests_name("streams", tests, NULL, NULL);
