@@ -13,6 +13,7 @@
 #include "events.h"
 #include "validate.h"
 #include "metrics.h"
+#include "notify.h"
 
 static int valid_types(const char *s)
 {
@@ -75,6 +76,7 @@ int api_metrics(struct tb_request *rq, struct tb_reply *rp)
 	tb_outbuf_printf(&b, "# HELP testbedd_host_up 1 when an OS persona of the host answers ssh, else 0.\n"
 			     "# TYPE testbedd_host_up gauge\n");
 	tb_hosts_each_state(rq->sv->hosts, host_gauge, &b);
+	tb_notify_metrics(rq->sv->notify, &b);
 	rp->text_len = b.len;
 	rp->text = b.nomem ? NULL : tb_outbuf_take(&b);
 	tb_outbuf_free(&b);

@@ -74,4 +74,12 @@ int tb_notify_test(struct tb_notify *n, int64_t id, const char *actor, int64_t *
  * then) and wakes. */
 void tb_notify_kick(struct tb_notify *n);
 
+/* GET /metrics' notification families, appended to out: sent, failed
+ * attempts and given up (counted by the thread since start), pending per
+ * sink kind (json, ntfy, slack, matrix, email; one query of the rules with
+ * their pending counts) and the oldest pending message's age (from the
+ * thread's last round).  Blocks on the store. */
+struct tb_outbuf;
+void tb_notify_metrics(struct tb_notify *n, struct tb_outbuf *out);
+
 #endif /* TB_NOTIFY_H */

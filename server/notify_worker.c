@@ -2,6 +2,7 @@
  * stopped, queue a message per matching rule in the store's outbox, send
  * each rule's oldest pending message, retry with jittered backoff, mark a
  * rule that keeps failing.  See notify.h. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "log.h"
 #include "notify.h"
 #include "notify_internal.h"
+#include "outbuf.h"
 #include "services.h"
 #include "store_notify.h"
 #include "ticker.h"
@@ -33,6 +35,16 @@ struct rules {
 	size_t n;
 };
 
+/* The sink kinds of GET /metrics: the webhook templates and email. */
+static const char *const kinds[] = {"json", "ntfy", "slack", "matrix", "email"};
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+/* What the worker counts for GET /metrics (guarded by stats_mu). */
+struct stats {
+	uint64_t sent[NKINDS], failed[NKINDS], given_up[NKINDS];
+	int64_t oldest_pending; /* created_at (unix s) of the oldest pending message; 0: none */
+};
+
 struct tb_notify {
 	struct tb_services *sv;
 	struct tb_ticker ticker;
@@ -48,7 +60,23 @@ struct tb_notify {
 	char secrets_dir[1024];
 	long backoff_ms;
 	unsigned long ticks;
+	pthread_mutex_t stats_mu;
+	struct stats stats;
 };
+
+/* A sink's kind: its index in kinds (an unknown template counts as json). */
+static size_t kind_of(const json_t *sink)
+{
+	const char *t = json_string_value(json_object_get(sink, "type"));
+
+	if (t != NULL && strcmp(t, "email") == 0)
+		return NKINDS - 1;
+	t = json_string_value(json_object_get(sink, "template"));
+	for (size_t i = 0; t != NULL && i < NKINDS - 1; i++)
+		if (strcmp(kinds[i], t) == 0)
+			return i;
+	return 0;
+}
 
 /* ---- rules in memory ---- */
 
@@ -238,7 +266,7 @@ static void read_bus(struct tb_notify *n)
 struct head {
 	int64_t id, rule_id;
 	int attempts;
-	int64_t next_at_ms;
+	int64_t next_at_ms, created_at;
 	char *message;
 };
 
@@ -253,7 +281,7 @@ static void add_head(void *cls, const struct tb_notify_delivery_row *r)
 
 	if (h->n == sizeof(h->v) / sizeof(h->v[0]))
 		return;
-	h->v[h->n] = (struct head){r->id, r->rule_id, r->attempts, r->next_at_ms, strdup(r->message)};
+	h->v[h->n] = (struct head){r->id, r->rule_id, r->attempts, r->next_at_ms, r->created_at, strdup(r->message)};
 	if (h->v[h->n].message != NULL)
 		h->n++;
 }
@@ -299,6 +327,14 @@ static void send_one(struct tb_notify *n, const struct nf_rule *rule, const stru
 	if (rc == TB_ERR_CANCELED)
 		return; /* stopping: the same attempt again after the restart */
 	state = rc == 0 ? "delivered" : attempts >= TB_NOTIFY_MAX_ATTEMPTS ? "failed" : "pending";
+	pthread_mutex_lock(&n->stats_mu);
+	if (rc == 0)
+		n->stats.sent[kind_of(sink)]++;
+	else
+		n->stats.failed[kind_of(sink)]++;
+	if (strcmp(state, "failed") == 0)
+		n->stats.given_up[kind_of(sink)]++;
+	pthread_mutex_unlock(&n->stats_mu);
 	if (tb_store_notify_delivery_attempt(n->sv->store, h->id, state, attempts,
 					     rc == 0 ? 0 : tb_now_ms() + backoff(n, attempts), status,
 					     rc == 0 ? NULL : e.message, &e) != 0) {
@@ -323,10 +359,18 @@ static void send_due(struct tb_notify *n)
 	while (progress && sent < SENDS_PER_TICK && !tb_ticker_stopping(&n->ticker)) {
 		struct heads hs = {.n = 0};
 		struct tb_error e = {0};
+		int64_t oldest = 0;
 
 		progress = 0;
 		if (tb_store_notify_delivery_heads(n->sv->store, add_head, &hs, &e) != 0)
 			break;
+		/* each rule's head is its oldest: the oldest of them is the outbox's */
+		for (size_t i = 0; i < hs.n; i++)
+			if (oldest == 0 || hs.v[i].created_at < oldest)
+				oldest = hs.v[i].created_at;
+		pthread_mutex_lock(&n->stats_mu);
+		n->stats.oldest_pending = oldest;
+		pthread_mutex_unlock(&n->stats_mu);
 		for (size_t i = 0; i < hs.n; i++) {
 			const struct nf_rule *r = rule_by_id(n, hs.v[i].rule_id);
 
@@ -367,11 +411,13 @@ int tb_notify_new(struct tb_services *sv, struct tb_notify **out, struct tb_erro
 	if (n == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	n->sv = sv;
+	pthread_mutex_init(&n->stats_mu, NULL);
 	atomic_init(&n->rules_stale, 1);
 	tb_notify_secrets_dir(sv->cfg->state_dir, n->secrets_dir, sizeof(n->secrets_dir));
 	n->backoff_ms = TB_NOTIFY_BACKOFF_MS;
 	if (v != NULL) {
 		if (tb_parse_id(v, 1, &ms) != 0 || ms > 60000) {
+			pthread_mutex_destroy(&n->stats_mu);
 			free(n);
 			return tb_fail(err, TB_ERR_INVALID, "TESTBEDD_TEST_NOTIFY_BACKOFF_MS",
 				       "TESTBEDD_TEST_NOTIFY_BACKOFF_MS must be 1..60000, got \"%.32s\"", v);
@@ -423,7 +469,66 @@ void tb_notify_free(struct tb_notify *n)
 		return;
 	rules_free(&n->rules);
 	free(n->acc);
+	pthread_mutex_destroy(&n->stats_mu);
 	free(n);
+}
+
+/* ---- GET /metrics ---- */
+
+static void count_pending(void *cls, const struct tb_notify_rule_row *r)
+{
+	int64_t *pending = cls;
+	json_t *spec;
+
+	if (r->pending == 0)
+		return;
+	spec = json_loads(r->spec, 0, NULL);
+	pending[kind_of(json_object_get(spec, "sink"))] += r->pending;
+	json_decref(spec);
+}
+
+void tb_notify_metrics(struct tb_notify *n, struct tb_outbuf *out)
+{
+	int64_t pending[NKINDS] = {0}, now = tb_now();
+	struct tb_error e = {0};
+	struct stats st;
+	int have_pending;
+
+	if (n == NULL)
+		return;
+	pthread_mutex_lock(&n->stats_mu);
+	st = n->stats;
+	pthread_mutex_unlock(&n->stats_mu);
+	/* one query: the rules with their pending counts (store_notify.h) */
+	have_pending = tb_store_notify_rule_each(n->sv->store, 0, count_pending, pending, &e) == 0;
+	tb_outbuf_printf(out, "# HELP testbedd_notify_sent_total Notifications delivered since start, by sink.\n"
+			      "# TYPE testbedd_notify_sent_total counter\n");
+	for (size_t i = 0; i < NKINDS; i++)
+		tb_outbuf_printf(out, "testbedd_notify_sent_total{sink=\"%s\"} %llu\n", kinds[i],
+				 (unsigned long long)st.sent[i]);
+	tb_outbuf_printf(out, "# HELP testbedd_notify_failed_attempts_total Failed delivery attempts since start "
+			      "(each retry counts), by sink.\n# TYPE testbedd_notify_failed_attempts_total counter\n");
+	for (size_t i = 0; i < NKINDS; i++)
+		tb_outbuf_printf(out, "testbedd_notify_failed_attempts_total{sink=\"%s\"} %llu\n", kinds[i],
+				 (unsigned long long)st.failed[i]);
+	tb_outbuf_printf(out, "# HELP testbedd_notify_given_up_total Notifications given up on after their last "
+			      "attempt since start, by sink.\n# TYPE testbedd_notify_given_up_total counter\n");
+	for (size_t i = 0; i < NKINDS; i++)
+		tb_outbuf_printf(out, "testbedd_notify_given_up_total{sink=\"%s\"} %llu\n", kinds[i],
+				 (unsigned long long)st.given_up[i]);
+	if (have_pending) {
+		tb_outbuf_printf(out, "# HELP testbedd_notify_pending Notifications in the outbox not sent yet, by "
+				      "sink.\n# TYPE testbedd_notify_pending gauge\n");
+		for (size_t i = 0; i < NKINDS; i++)
+			tb_outbuf_printf(out, "testbedd_notify_pending{sink=\"%s\"} %lld\n", kinds[i],
+					 (long long)pending[i]);
+	}
+	tb_outbuf_printf(out,
+			 "# HELP testbedd_notify_oldest_pending_age_seconds Age of the oldest notification not sent "
+			 "yet (0: none), as of the notifier's last round (every second).\n"
+			 "# TYPE testbedd_notify_oldest_pending_age_seconds gauge\n"
+			 "testbedd_notify_oldest_pending_age_seconds %lld\n",
+			 (long long)(st.oldest_pending > 0 && now > st.oldest_pending ? now - st.oldest_pending : 0));
 }
 
 void tb_notify_kick(struct tb_notify *n)
