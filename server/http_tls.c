@@ -26,6 +26,7 @@
 #include "wipe.h"
 
 #define TLS_CHAIN_MAX 8
+#define TLS_FP_LEN 96 /* a SHA-256 as AB:CD:..., and its NUL */
 
 /* One certificate chain and its key, as GnuTLS wants them. */
 struct tls_pair {
@@ -150,7 +151,7 @@ static int pair_parse(const struct tb_tls *t, char *cert, size_t clen, char *key
 }
 
 /* Read both files into a checked pair; its SHA-256 fingerprint into fp. */
-static int pair_load(const struct tb_tls *t, struct tls_pair **out, char fp[96], struct tb_error *err)
+static int pair_load(const struct tb_tls *t, struct tls_pair **out, char fp[TLS_FP_LEN], struct tb_error *err)
 {
 	char *cert = NULL, *key = NULL;
 	size_t clen = 0, klen = 0, n;
@@ -168,9 +169,10 @@ static int pair_load(const struct tb_tls *t, struct tls_pair **out, char fp[96],
 	free(cert);
 	fp[0] = '\0';
 	n = sizeof(md);
+	/* "AB:CD:...": 3 characters a byte, the last one's ':' is the NUL */
 	if (rc == 0 && gnutls_fingerprint(GNUTLS_DIG_SHA256, &(*out)->pcert[0].cert, md, &n) >= 0)
-		for (size_t i = 0; i < n && i < 32; i++)
-			snprintf(fp + 3 * i, 4, "%s%02X", i > 0 ? ":" : "", md[i]);
+		for (size_t i = 0; i < n && i < sizeof(md); i++)
+			snprintf(fp + 3 * i, TLS_FP_LEN - 3 * i, "%02X%s", md[i], i + 1 < n ? ":" : "");
 	return rc;
 }
 
@@ -199,7 +201,7 @@ static int pick_pair(gnutls_session_t s, const gnutls_datum_t *req_ca_dn, int nr
 int edge_tls_open(const char *cert_path, const char *key_path, struct tb_tls **out, struct tb_error *err)
 {
 	struct tb_tls *t;
-	char fp[96];
+	char fp[TLS_FP_LEN];
 	int rc;
 
 	*out = NULL;
@@ -244,7 +246,7 @@ void edge_tls_option(struct MHD_OptionItem *opt)
 int edge_tls_reload(struct tb_tls *t, struct tb_error *err)
 {
 	struct tls_pair *p;
-	char fp[96];
+	char fp[TLS_FP_LEN];
 	int rc;
 
 	if ((rc = pair_load(t, &p, fp, err)) != 0) {

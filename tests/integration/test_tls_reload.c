@@ -226,6 +226,24 @@ static void make_event(const struct tb_test_daemon *d, const char *cafile, const
 	curl_easy_cleanup(c);
 }
 
+/* The SHA-256 fingerprint of a certificate file as openssl prints it
+ * ("AB:CD:..."), into fp. */
+static void fingerprint(const char *crt, char *fp, size_t len)
+{
+	char cmd[256], line[256], *eq;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "openssl x509 -noout -fingerprint -sha256 -in %s", crt);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(line, sizeof(line), p));
+	pclose(p);
+	line[strcspn(line, "\r\n")] = '\0';
+	eq = strchr(line, '=');
+	assert_non_null(eq);
+	snprintf(fp, len, "%s", eq + 1);
+}
+
 /* 1 when a line of the key file (its base64 body) is in the daemon's log. */
 static int key_in_log(const struct tb_test_daemon *d, const char *keyfile)
 {
@@ -248,7 +266,7 @@ static void test_renewal(void **state)
 	struct pki p;
 	struct tb_test_daemon d;
 	struct stream s;
-	char subject[256];
+	char subject[256], fp[128];
 	const char *extra[] = {"--tls-cert", p.cert, "--tls-key", p.key, NULL};
 	CURL *kept;
 	long fresh = 0;
@@ -271,6 +289,9 @@ static void test_renewal(void **state)
 	install(p.b_key, p.key);
 	assert_int_equal(kill(d.pid, SIGHUP), 0);
 	wait_log(&d, "TLS certificate renewed");
+	/* the log names the new certificate by its fingerprint */
+	fingerprint(p.b_crt, fp, sizeof(fp));
+	assert_true(tb_test_daemon_log_contains(&d, fp));
 
 	/* a new connection gets B: it verifies against B, not against A */
 	assert_int_equal(fresh_subject(d.port, p.b_crt, subject, sizeof(subject)), 200);
