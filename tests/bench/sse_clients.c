@@ -18,7 +18,10 @@
  * before every client got the previous event (or --event-timeout-ms passed),
  * so that each delay belongs to one event.
  *
- *   sse_clients --port P --token-file F [--clients N] [--events K]
+ * --publish-port sends the POSTs to another port than the streams' (the
+ * daemon's, when the streams go through a proxy).
+ *
+ *   sse_clients --port P [--publish-port P] --token-file F [--clients N] [--events K]
  *               [--interval-ms MS] [--pid PID] [--path PATH] [--name LABEL]
  *
  * The last line is "RESULT key=value ..." for deploy/bench.  Exit status: 0
@@ -78,6 +81,7 @@ struct post {
 
 static const char *host = "127.0.0.1";
 static int port;
+static int publish_port; /* 0: port (the streams go through a proxy, the POSTs straight) */
 static char token[512];
 static const char *path = "/api/v1/events?type=audit";
 static int nclients = 1000;
@@ -154,9 +158,9 @@ static struct memory read_memory(void)
 	return m;
 }
 
-static int open_socket(void)
+static int open_socket(int to)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)to)};
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	int one = 1;
 
@@ -422,7 +426,7 @@ static void client_read(struct client *c)
 
 static void client_start(struct client *c, int i)
 {
-	c->fd = open_socket();
+	c->fd = open_socket(port);
 	if (c->fd < 0)
 		die(2, "socket/connect: %s", strerror(errno));
 	c->state = C_CONNECTING;
@@ -466,11 +470,11 @@ static void post_start(int k)
 		post.req, sizeof(post.req),
 		"POST /api/v1/tokens HTTP/1.1\r\nHost: %s:%d\r\nAuthorization: Bearer %s\r\n"
 		"Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-		host, port, token, bl, body);
+		host, publish_port, token, bl, body);
 	post.sent = 0;
 	post.resplen = 0;
 	post.t0 = ev_t0[k] = now();
-	post.fd = open_socket();
+	post.fd = open_socket(publish_port);
 	if (post.fd < 0)
 		die(2, "POST socket: %s", strerror(errno));
 	ep_add(post.fd, EPOLLOUT, (uint64_t)(int64_t)POST_TAG);
@@ -570,7 +574,7 @@ static double pct(double *v, size_t n, double q)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: sse_clients --port P --token-file F [--host A] [--clients N] [--events K]\n"
+	fprintf(stderr, "usage: sse_clients --port P [--publish-port P] --token-file F [--host A] [--clients N] [--events K]\n"
 			"                   [--interval-ms MS] [--event-timeout-ms MS] [--pid PID] [--path PATH]\n"
 			"                   [--name LABEL] [--deadline-s S]\n");
 	exit(1);
@@ -587,6 +591,8 @@ int main(int argc, char **argv)
 			usage();
 		if (strcmp(a, "--port") == 0)
 			port = atoi(v);
+		else if (strcmp(a, "--publish-port") == 0)
+			publish_port = atoi(v);
 		else if (strcmp(a, "--host") == 0)
 			host = v;
 		else if (strcmp(a, "--token-file") == 0)
@@ -611,6 +617,8 @@ int main(int argc, char **argv)
 			usage();
 		i++;
 	}
+	if (publish_port <= 0)
+		publish_port = port;
 	if (port <= 0 || token_file == NULL || nclients < 1 || nevents < 1 || interval_ms < 0)
 		usage();
 	{
