@@ -5,7 +5,10 @@
  *     (a client on 127.0.0.2; what it put in its own X-Forwarded-For is
  *     not believed), the login limiter locks out that client and not
  *     another one behind the same proxy, login and a CSRF-checked cookie
- *     mutation work through nginx, live events arrive through it, and
+ *     mutation work through nginx, live events arrive through it one by
+ *     one while the stream stays open (nothing held back until a buffer
+ *     fills or the reply ends; their speed against direct is
+ *     ./deploy/bench --only proxy, not a test), and
  *     X-Forwarded-Proto: https keeps the cookie Secure only from the
  *     trusted peer;
  *   - without --trusted-proxy the audit names nginx (127.0.0.1) and the
@@ -222,6 +225,14 @@ static void test_trusted(void **state)
 	audit_remote(&d, "via-nginx", remote, sizeof(remote));
 	assert_string_equal(remote, "127.0.0.2");
 	assert_true(tb_test_stream_read_until(&s, "via-nginx", 10000));
+	/* unbuffered: each event came while the reply goes on, as a chunk of
+	 * an event stream, and the next one comes the same way */
+	assert_non_null(strstr(s.buf, "Content-Type: text/event-stream"));
+	assert_non_null(strstr(s.buf, "Transfer-Encoding: chunked"));
+	assert_false(tb_test_stream_read_to_eof(&s, 200));
+	create_from(&d, "127.0.0.2", via, "via-nginx-2");
+	assert_true(tb_test_stream_read_until(&s, "via-nginx-2", 10000));
+	assert_false(tb_test_stream_read_to_eof(&s, 200));
 	tb_test_stream_close(&s);
 	/* straight to the daemon from an untrusted peer: the header is ignored */
 	create_from(&d, "127.0.0.2", d.url, "direct");
