@@ -8,14 +8,33 @@
 // update shows at once when testbedd answers) and falls back to the cached
 // copy when it does not (or answers 5xx), so an installed app opens offline
 // and says so.
+// Installing caches the page's modules too: js/app.mjs and every module it
+// imports, statically, found by reading them (no list here to keep up), so
+// the installed app opens offline (at #/status) even when no page was loaded
+// under the worker's control yet.
 // A new version of this file replaces the old cache (CACHE's name).
 
 const CACHE = 'testbedd-shell-v1';
-const PRECACHE = ['./', 'index.html', 'app.css', 'js/boot.js', 'js/app.mjs', 'manifest.webmanifest', 'icons/icon.svg',
+const PRECACHE = ['./', 'index.html', 'app.css', 'js/boot.js', 'manifest.webmanifest', 'icons/icon.svg',
   'icons/icon-192.png', 'icons/icon-512.png'];
+// `import ... from './x.mjs'`, `export ... from './x.mjs'`, `import './x.mjs'` (relative, static)
+const IMPORT = /^\s*(?:import|export)\s(?:[^'"]*?\sfrom\s)?'(\.{1,2}\/[\w./-]+\.mjs)'/gm;
+
+/** Module url and what it imports, each once (a module that fails is left for the network to bring). */
+async function addModules(cache, url, seen = new Set()) {
+  if (seen.has(url)) return;
+  seen.add(url);
+  const res = await fetch(url);
+  if (!res.ok) return;
+  await cache.put(url, res.clone());
+  const deps = [...(await res.text()).matchAll(IMPORT)].map((m) => new URL(m[1], url).href);
+  await Promise.all(deps.map((dep) => addModules(cache, dep, seen)));
+}
 
 self.addEventListener('install', (event) => {
-  event.waitUntil(caches.open(CACHE).then((c) => c.addAll(PRECACHE)).then(() => self.skipWaiting()));
+  event.waitUntil(caches.open(CACHE)
+    .then((c) => c.addAll(PRECACHE).then(() => addModules(c, new URL('js/app.mjs', self.registration.scope).href)))
+    .then(() => self.skipWaiting()));
 });
 
 self.addEventListener('activate', (event) => {

@@ -1,6 +1,6 @@
 // app.mjs - the web shell: session, top bar, live indicator, hash routes.
 //
-// Routes: #/login, #/hosts, #/matrices[/new|/ID|/ID/cells/N/history], #/runs/ID, #/os/ID (more pages - actions,
+// Routes: #/login, #/status (status.mjs: the installed app opens there), #/hosts, #/matrices[/new|/ID|/ID/cells/N/history], #/runs/ID, #/os/ID (more pages - actions,
 // console - add a line to `routes` and a link to the nav in index.html).  A
 // page's render(main, ctx, rest) gets what follows its name ("new", "12").
 
@@ -17,10 +17,12 @@ import { renderMatrices } from './matrices.mjs';
 import { renderNotifications } from './notifications.mjs';
 import { renderOsView } from './osview.mjs';
 import { renderRun } from './run.mjs';
+import { forgetStatus, offlineSession, renderStatus } from './status.mjs';
 
 const routes = {
   // the console is a page of its own (console.html: xterm.js needs inline styles there only)
   console: { title: 'Console', nav: 'hosts', render: (main, c, rest) => { location.replace(`console.html#${rest}`); } },
+  status: { title: 'Status', render: renderStatus },
   hosts: { title: 'Hosts', render: renderHosts },
   matrices: { title: 'Matrices', render: renderMatrices },
   notifications: { title: 'Notifications', render: renderNotifications },
@@ -137,6 +139,7 @@ function loggedIn(session) {
 function loggedOut(notice) {
   stopLive();
   csrf.clear();
+  forgetStatus();
   ctx.session = null;
   ctx.loginNotice = notice ?? null;
   history.replaceState(null, '', '#/login');
@@ -182,6 +185,8 @@ async function boot() {
   } catch (err) {
     ctx.session = null;
     if (err.status !== 401) ctx.loginNotice = err.message;
+    // offline: the status page shows what it last read (the installed app opens there)
+    if (err.status === 0 && route() === 'status' && (ctx.session = offlineSession()) !== null) startLive();
   }
   render(false);
 }
