@@ -202,6 +202,9 @@ static int reload_inventory(void *cls, struct tb_error *err)
 	n = inv->nmachines;
 	tb_inv_current_swap(app->sv.invs, inv);
 	tb_hosts_inventory_changed(app->sv.hosts);
+	/* readers for new consoles, changed ones restarted, gone ones stopped;
+	 * one that cannot start is logged there and the reload stands */
+	(void)tb_consoles_reload(app->sv.consoles, app->sv.invs, &(struct tb_error){0});
 	tb_info("app", "reloaded %s: %zu machines", app->cfg.inventory_path, n);
 	return 0;
 }

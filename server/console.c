@@ -17,11 +17,12 @@
 #include "log.h"
 #include "timeutil.h"
 
+/* Under cs->lock (read or write): host's console in force, or NULL. */
 static struct console *find(struct tb_consoles *cs, const char *host)
 {
 	for (size_t i = 0; cs != NULL && host != NULL && i < cs->n; i++)
-		if (strcmp(cs->c[i].name, host) == 0)
-			return &cs->c[i];
+		if (strcmp(cs->c[i]->name, host) == 0)
+			return cs->c[i];
 	return NULL;
 }
 
@@ -31,13 +32,100 @@ static int not_found(const char *host, struct tb_error *err)
 		       host);
 }
 
-static int setup(struct tb_consoles *cs, struct console *c, const struct tb_machine *m, struct tb_error *err)
+/* cs->lock read for a use of the list (cs may be NULL: nothing).  Each
+ * public function that takes a host reads the list around its static X_of,
+ * which works on host's console c (NULL: it has none) and may lock c->mu:
+ * a reload, which writes the list, never frees a console in use. */
+static void list_read(struct tb_consoles *cs)
 {
+	if (cs != NULL)
+		pthread_rwlock_rdlock(&cs->lock);
+}
+
+static void list_done(struct tb_consoles *cs)
+{
+	if (cs != NULL)
+		pthread_rwlock_unlock(&cs->lock);
+}
+
+/* 1 when m has a console of a kind read here. */
+static int reads(const struct tb_machine *m)
+{
+	return m->console.type == TB_CONSOLE_TCP || m->console.type == TB_CONSOLE_DEVICE;
+}
+
+/* 1 when c reads m's console as the inventory defines it now (a reload
+ * keeps such a reader running; any other is restarted). */
+static int same_definition(const struct console *c, const struct tb_machine *m)
+{
+	return c->type == m->console.type &&
+	       strcmp(c->address, m->console.address != NULL ? m->console.address : "") == 0 &&
+	       c->port == m->console.port &&
+	       strcmp(c->device, m->console.device != NULL ? m->console.device : "") == 0 &&
+	       c->speed == m->console.speed;
+}
+
+/* The thread of c: the reader (console_io.c), then exited set, so that a
+ * reload's reaping joins it without waiting. */
+static void *run(void *arg)
+{
+	struct console *c = arg;
+
+	console_thread(c);
+	pthread_mutex_lock(&c->mu);
+	c->exited = 1;
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* Free c (its thread joined, no feed left; NULL allowed). */
+static void destroy(struct console *c)
+{
+	if (c == NULL)
+		return;
+	tb_conlog_close(&c->log);
+	tb_ring_free(&c->ring);
+	for (int k = 0; k < 2; k++)
+		if (c->pipe[k] >= 0)
+			close(c->pipe[k]);
+	if (c->cs != NULL)
+		pthread_mutex_destroy(&c->mu);
+	free(c->cs);
+	free(c);
+}
+
+/* Under c->mu of both: c takes over old's scrollback (the offsets go on) and
+ * lease. */
+static void inherit(struct console *c, const struct console *old)
+{
+	memcpy(c->ring.buf, old->ring.buf, old->ring.cap);
+	c->ring.end = old->ring.end;
+	memcpy(c->holder, old->holder, sizeof(c->holder));
+	c->holder_token = old->holder_token;
+	c->holder_since = old->holder_since;
+	c->holder_use_ms = old->holder_use_ms;
+}
+
+/* A new console for m (copied), with old's scrollback and lease when old is
+ * not NULL, its thread started: *out, or an error and nothing made. */
+static int make(struct tb_consoles *cs, const struct tb_machine *m, struct console *old, struct console **out,
+		struct tb_error *err)
+{
+	struct console *c = calloc(1, sizeof(*c));
 	char dir[512];
 	int rc;
 
-	c->cs = cs;
+	*out = NULL;
+	if (c == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	c->pipe[0] = c->pipe[1] = -1;
+	if ((c->cs = calloc(1, sizeof(*c->cs))) == NULL) {
+		free(c);
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	snprintf(c->cs->state_dir, sizeof(c->cs->state_dir), "%s", cs->state_dir);
+	c->cs->idle = cs->idle;
+	c->cs->lease_idle_s = cs->lease_idle_s;
 	pthread_mutex_init(&c->mu, NULL);
 	snprintf(c->name, sizeof(c->name), "%s", m->name);
 	c->type = m->console.type;
@@ -48,19 +136,72 @@ static int setup(struct tb_consoles *cs, struct console *c, const struct tb_mach
 	c->since = tb_now();
 	snprintf(dir, sizeof(dir), "%s/console/%s", cs->state_dir, m->name);
 	if ((rc = tb_conlog_init(&c->log, dir, err)) != 0)
-		return rc;
-	if (tb_ring_init(&c->ring, TB_CONSOLE_RING) != 0)
-		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	if (pipe(c->pipe) != 0)
-		return tb_fail(err, TB_ERR_IO, "", "pipe: %s", strerror(errno));
+		goto fail;
+	if (tb_ring_init(&c->ring, TB_CONSOLE_RING) != 0) {
+		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+		goto fail;
+	}
+	if (old != NULL) { /* before the thread: nothing read yet */
+		pthread_mutex_lock(&old->mu);
+		inherit(c, old);
+		pthread_mutex_unlock(&old->mu);
+	}
+	if (pipe(c->pipe) != 0) {
+		rc = tb_fail(err, TB_ERR_IO, "", "pipe: %s", strerror(errno));
+		goto fail;
+	}
 	for (int i = 0; i < 2; i++) {
 		fcntl(c->pipe[i], F_SETFD, FD_CLOEXEC);
 		fcntl(c->pipe[i], F_SETFL, O_NONBLOCK);
 	}
-	if (pthread_create(&c->thread, NULL, console_thread, c) != 0)
-		return tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the console thread of %s", m->name);
+	if (pthread_create(&c->thread, NULL, run, c) != 0) {
+		rc = tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the console thread of %s", m->name);
+		goto fail;
+	}
 	c->started = 1;
+	*out = c;
 	return 0;
+fail:
+	destroy(c);
+	return rc;
+}
+
+/* Stop c's thread (it ends soon: poked) and end its viewers' streams, their
+ * last event saying why (NULL: none, the service closes); its lease goes
+ * with it.  Never blocks but on c->mu. */
+static void stop(struct console *c, const char *why)
+{
+	pthread_mutex_lock(&c->mu);
+	c->cs->closing = 1;
+	if (why != NULL)
+		snprintf(c->end_reason, sizeof(c->end_reason), "%s", why);
+	c->holder[0] = '\0';
+	c->gen++;
+	console_wake_all(c);
+	pthread_mutex_unlock(&c->mu);
+	console_poke(c);
+}
+
+/* Under cs->lock written: free the retired consoles whose thread returned
+ * and whose viewers are gone (their thread joined: at once, it returned). */
+static void reap(struct tb_consoles *cs)
+{
+	for (struct console **p = &cs->retired; *p != NULL;) {
+		struct console *c = *p;
+		int done;
+
+		pthread_mutex_lock(&c->mu);
+		done = c->nfeeds == 0 && c->exited;
+		pthread_mutex_unlock(&c->mu);
+		if (!done) {
+			p = &c->retired_next;
+			continue;
+		}
+		*p = c->retired_next;
+		if (c->started)
+			pthread_join(c->thread, NULL);
+		destroy(c);
+	}
 }
 
 /* TB_CONSOLE_LEASE_IDLE_S, or N seconds when the environment has
@@ -91,7 +232,6 @@ int tb_consoles_start(const char *state_dir, struct tb_inv_current *invs, struct
 		      struct tb_consoles **out, struct tb_error *err)
 {
 	struct tb_consoles *cs = calloc(1, sizeof(*cs));
-	struct tb_inventory *inv;
 	int rc = 0;
 
 	*out = NULL;
@@ -103,18 +243,8 @@ int tb_consoles_start(const char *state_dir, struct tb_inv_current *invs, struct
 	}
 	snprintf(cs->state_dir, sizeof(cs->state_dir), "%s", state_dir);
 	cs->idle = idle;
-	inv = tb_inv_current_get(invs);
-	if (inv->nmachines > 0 && (cs->c = calloc(inv->nmachines, sizeof(*cs->c))) == NULL)
-		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	for (size_t i = 0; rc == 0 && i < inv->nmachines; i++) {
-		const struct tb_machine *m = &inv->machines[i];
-
-		if (m->console.type != TB_CONSOLE_TCP && m->console.type != TB_CONSOLE_DEVICE)
-			continue;
-		rc = setup(cs, &cs->c[cs->n++], m, err);
-	}
-	tb_inv_current_put(invs, inv);
-	if (rc != 0) {
+	pthread_rwlock_init(&cs->lock, NULL);
+	if ((rc = tb_consoles_reload(cs, invs, err)) != 0) {
 		tb_consoles_close(cs);
 		tb_consoles_free(cs);
 		return rc;
@@ -123,24 +253,109 @@ int tb_consoles_start(const char *state_dir, struct tb_inv_current *invs, struct
 	return 0;
 }
 
+/* The console of m in the new list: old's when it reads m's console as
+ * defined now (it runs on, untouched), else a new one; a changed one
+ * inherits old's scrollback (the offsets go on: a viewer resumes with
+ * Last-Event-ID) and lease, and old is stopped. */
+static int renew(struct tb_consoles *cs, struct console *old, const struct tb_machine *m, struct console **out,
+		 struct tb_error *err)
+{
+	int rc;
+
+	if (old != NULL && same_definition(old, m)) {
+		*out = old;
+		return 0;
+	}
+	rc = make(cs, m, old, out, err);
+	if (old != NULL) {
+		tb_info("console", "%s: its console changed in the inventory: the reader restarts", m->name);
+		stop(old, "its console changed in the inventory (reloaded): its reader restarted, open the stream "
+			  "again");
+	}
+	return rc;
+}
+
+int tb_consoles_reload(struct tb_consoles *cs, struct tb_inv_current *invs, struct tb_error *err)
+{
+	struct tb_inventory *inv = tb_inv_current_get(invs);
+	struct console **next = NULL, **old;
+	size_t n = 0, nold;
+	int rc = 0;
+
+	if (inv->nmachines > 0 && (next = calloc(inv->nmachines, sizeof(*next))) == NULL) {
+		tb_inv_current_put(invs, inv);
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	pthread_rwlock_wrlock(&cs->lock);
+	reap(cs);
+	old = cs->c;
+	nold = cs->n;
+	for (size_t i = 0; !cs->closing && i < inv->nmachines; i++) {
+		const struct tb_machine *m = &inv->machines[i];
+		struct console *o = NULL;
+		struct tb_error one = {0};
+		int e;
+
+		if (!reads(m))
+			continue;
+		for (size_t k = 0; k < nold && o == NULL; k++) {
+			if (old[k] != NULL && strcmp(old[k]->name, m->name) == 0) {
+				o = old[k];
+				old[k] = NULL; /* kept, or stopped by renew */
+			}
+		}
+		if (o != NULL && !same_definition(o, m)) {
+			o->retired_next = cs->retired;
+			cs->retired = o;
+		}
+		if ((e = renew(cs, o, m, &next[n], &one)) == 0) {
+			n++;
+		} else { /* this console is not read; the others are */
+			tb_error("console", "%s: %s", m->name, one.message);
+			if (rc == 0) {
+				rc = e;
+				*err = one;
+			}
+		}
+	}
+	for (size_t k = 0; k < nold; k++) {
+		if (old[k] == NULL)
+			continue;
+		if (!cs->closing)
+			tb_info("console", "%s: no console in the inventory any more: its reader stops", old[k]->name);
+		stop(old[k], "its console is no longer in the inventory (reloaded)");
+		old[k]->retired_next = cs->retired;
+		cs->retired = old[k];
+	}
+	free(old);
+	cs->c = next;
+	cs->n = n;
+	pthread_rwlock_unlock(&cs->lock);
+	tb_inv_current_put(invs, inv);
+	return rc;
+}
+
 void tb_consoles_close(struct tb_consoles *cs)
 {
 	if (cs == NULL || cs->closing)
 		return;
+	pthread_rwlock_wrlock(&cs->lock);
 	cs->closing = 1;
+	for (size_t i = 0; i < cs->n; i++)
+		stop(cs->c[i], NULL);
 	for (size_t i = 0; i < cs->n; i++) {
-		struct console *c = &cs->c[i];
-
-		if (c->pipe[1] >= 0)
-			console_poke(c);
+		if (cs->c[i]->started) {
+			pthread_join(cs->c[i]->thread, NULL);
+			cs->c[i]->started = 0;
+		}
+	}
+	for (struct console *c = cs->retired; c != NULL; c = c->retired_next) {
 		if (c->started) {
-			pthread_mutex_lock(&c->mu);
-			console_wake_all(c);
-			pthread_mutex_unlock(&c->mu);
 			pthread_join(c->thread, NULL);
 			c->started = 0;
 		}
 	}
+	pthread_rwlock_unlock(&cs->lock);
 }
 
 void tb_consoles_free(struct tb_consoles *cs)
@@ -148,18 +363,14 @@ void tb_consoles_free(struct tb_consoles *cs)
 	if (cs == NULL)
 		return;
 	tb_consoles_close(cs);
-	for (size_t i = 0; i < cs->n; i++) {
-		struct console *c = &cs->c[i];
-
-		tb_conlog_close(&c->log);
-		tb_ring_free(&c->ring);
-		for (int k = 0; k < 2; k++)
-			if (c->pipe[k] >= 0)
-				close(c->pipe[k]);
-		if (c->cs != NULL)
-			pthread_mutex_destroy(&c->mu);
+	for (size_t i = 0; i < cs->n; i++)
+		destroy(cs->c[i]);
+	for (struct console *c = cs->retired, *next; c != NULL; c = next) {
+		next = c->retired_next;
+		destroy(c);
 	}
 	free(cs->c);
+	pthread_rwlock_destroy(&cs->lock);
 	free(cs);
 }
 
@@ -196,14 +407,18 @@ static json_t *state_json_locked(struct console *c)
 /* fn(host's console) under its lock; JSON null when host has none. */
 static json_t *json_locked(struct tb_consoles *cs, const char *host, json_t *(*fn)(struct console *c))
 {
-	struct console *c = find(cs, host);
+	struct console *c;
 	json_t *j;
 
-	if (c == NULL)
-		return json_null();
-	pthread_mutex_lock(&c->mu);
-	j = fn(c);
-	pthread_mutex_unlock(&c->mu);
+	list_read(cs);
+	if ((c = find(cs, host)) == NULL) {
+		j = json_null();
+	} else {
+		pthread_mutex_lock(&c->mu);
+		j = fn(c);
+		pthread_mutex_unlock(&c->mu);
+	}
+	list_done(cs);
 	return j;
 }
 
@@ -214,13 +429,15 @@ json_t *tb_console_state_json(struct tb_consoles *cs, const char *host)
 
 void tb_console_boot_mark(struct tb_consoles *cs, const char *host, const char *why)
 {
-	struct console *c = find(cs, host);
+	struct console *c;
 
-	if (c == NULL)
-		return;
-	pthread_mutex_lock(&c->mu);
-	tb_conlog_rotate(&c->log, why);
-	pthread_mutex_unlock(&c->mu);
+	list_read(cs);
+	if ((c = find(cs, host)) != NULL) {
+		pthread_mutex_lock(&c->mu);
+		tb_conlog_rotate(&c->log, why);
+		pthread_mutex_unlock(&c->mu);
+	}
+	list_done(cs);
 }
 
 /* ---- viewers ---- */
@@ -236,7 +453,9 @@ static void feed_attach(struct tb_feed *tf, void (*wake)(void *cls), void *cls)
 }
 
 /* "id: N\nevent: output\ndata: BASE64\n\n", or a state event first when the
- * state changed since the last one sent.  A lease that lapsed is found here
+ * state changed since the last one sent; once the console stopped, an "end"
+ * event with the reason a reload gave (none when the service closes), then
+ * the end of the stream.  A lease that lapsed is found here
  * too (the edge reads every stream at its heartbeat), so viewers see it go. */
 static long feed_next(struct tb_feed *tf, char *buf, size_t max)
 {
@@ -246,7 +465,16 @@ static long feed_next(struct tb_feed *tf, char *buf, size_t max)
 
 	pthread_mutex_lock(&c->mu);
 	lease_expire(c);
-	if (c->cs->closing) {
+	if (c->cs->closing && c->end_reason[0] && !f->told_end && max > sizeof(c->end_reason) + 64) {
+		/* stopped by a reload: the last event says why */
+		json_t *j = json_pack("{s:s}", "reason", c->end_reason);
+		char *s = json_dumps(j, JSON_COMPACT);
+
+		json_decref(j);
+		n = s != NULL ? snprintf(buf, max, "event: end\ndata: %s\n\n", s) : -1;
+		f->told_end = 1;
+		free(s);
+	} else if (c->cs->closing) {
 		n = -1;
 	} else if (f->seen_gen != c->gen) {
 		json_t *j = state_json_locked(c);
@@ -294,10 +522,9 @@ static void feed_close(struct tb_feed *tf)
 	free(f);
 }
 
-int tb_console_open_feed(struct tb_consoles *cs, const char *host, int64_t from, struct tb_feed **out,
-			 struct tb_error *err)
+static int open_feed_of(struct tb_consoles *cs, struct console *c, const char *host, int64_t from, struct tb_feed **out,
+			struct tb_error *err)
 {
-	struct console *c = find(cs, host);
 	struct cfeed *f;
 	int rc = 0;
 
@@ -331,6 +558,17 @@ int tb_console_open_feed(struct tb_consoles *cs, const char *host, int64_t from,
 	return 0;
 }
 
+int tb_console_open_feed(struct tb_consoles *cs, const char *host, int64_t from, struct tb_feed **out,
+			 struct tb_error *err)
+{
+	int r;
+
+	list_read(cs);
+	r = open_feed_of(cs, find(cs, host), host, from, out, err);
+	list_done(cs);
+	return r;
+}
+
 /* ---- the lease and input ---- */
 
 static int holds(const struct console *c, const struct tb_console_who *who)
@@ -338,10 +576,9 @@ static int holds(const struct console *c, const struct tb_console_who *who)
 	return c->holder[0] && c->holder_token == who->token_id && strcmp(c->holder, who->name) == 0;
 }
 
-int tb_console_lease_take(struct tb_consoles *cs, const char *host, const struct tb_console_who *who, int takeover,
-			  char taken_from[64], struct tb_error *err)
+static int lease_take_of(struct tb_consoles *cs, struct console *c, const char *host, const struct tb_console_who *who,
+			 int takeover, char taken_from[64], struct tb_error *err)
 {
-	struct console *c = find(cs, host);
 	int rc = 0;
 
 	taken_from[0] = '\0';
@@ -377,10 +614,19 @@ int tb_console_lease_take(struct tb_consoles *cs, const char *host, const struct
 	return rc;
 }
 
-int tb_console_lease_drop(struct tb_consoles *cs, const char *host, const struct tb_console_who *who,
-			  struct tb_error *err)
+int tb_console_lease_take(struct tb_consoles *cs, const char *host, const struct tb_console_who *who, int takeover,
+			  char taken_from[64], struct tb_error *err)
 {
-	struct console *c = find(cs, host);
+	int r;
+
+	list_read(cs);
+	r = lease_take_of(cs, find(cs, host), host, who, takeover, taken_from, err);
+	list_done(cs);
+	return r;
+}
+
+static int lease_drop_of(struct console *c, const char *host, const struct tb_console_who *who, struct tb_error *err)
+{
 	int rc = 0;
 
 	if (c == NULL)
@@ -397,6 +643,17 @@ int tb_console_lease_drop(struct tb_consoles *cs, const char *host, const struct
 	}
 	pthread_mutex_unlock(&c->mu);
 	return rc;
+}
+
+int tb_console_lease_drop(struct tb_consoles *cs, const char *host, const struct tb_console_who *who,
+			  struct tb_error *err)
+{
+	int r;
+
+	list_read(cs);
+	r = lease_drop_of(find(cs, host), host, who, err);
+	list_done(cs);
+	return r;
 }
 
 json_t *tb_console_lease_json(struct tb_consoles *cs, const char *host)
@@ -421,10 +678,9 @@ static int may_type(struct console *c, const struct tb_console_who *who, struct 
 	return 0;
 }
 
-int tb_console_input(struct tb_consoles *cs, const char *host, const struct tb_console_who *who, const void *data,
-		     size_t len, struct tb_error *err)
+static int input_of(struct tb_consoles *cs, struct console *c, const char *host, const struct tb_console_who *who,
+		    const void *data, size_t len, struct tb_error *err)
 {
-	struct console *c = find(cs, host);
 	int rc;
 
 	if (c == NULL)
@@ -451,9 +707,20 @@ int tb_console_input(struct tb_consoles *cs, const char *host, const struct tb_c
 	return rc;
 }
 
-int tb_console_break(struct tb_consoles *cs, const char *host, const struct tb_console_who *who, struct tb_error *err)
+int tb_console_input(struct tb_consoles *cs, const char *host, const struct tb_console_who *who, const void *data,
+		     size_t len, struct tb_error *err)
 {
-	struct console *c = find(cs, host);
+	int r;
+
+	list_read(cs);
+	r = input_of(cs, find(cs, host), host, who, data, len, err);
+	list_done(cs);
+	return r;
+}
+
+static int break_of(struct tb_consoles *cs, struct console *c, const char *host, const struct tb_console_who *who,
+		    struct tb_error *err)
+{
 	int rc;
 
 	if (c == NULL)
@@ -476,6 +743,16 @@ int tb_console_break(struct tb_consoles *cs, const char *host, const struct tb_c
 	return rc;
 }
 
+int tb_console_break(struct tb_consoles *cs, const char *host, const struct tb_console_who *who, struct tb_error *err)
+{
+	int r;
+
+	list_read(cs);
+	r = break_of(cs, find(cs, host), host, who, err);
+	list_done(cs);
+	return r;
+}
+
 /* ---- kept boot logs ---- */
 
 static int by_id_desc(const void *a, const void *b)
@@ -486,9 +763,8 @@ static int by_id_desc(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-int tb_console_logs_json(struct tb_consoles *cs, const char *host, json_t **out, struct tb_error *err)
+static int logs_json_of(struct console *c, const char *host, json_t **out, struct tb_error *err)
 {
-	struct console *c = find(cs, host);
 	json_t *items[TB_CONSOLE_KEEP_FILES * 2], *list;
 	size_t n = 0;
 	DIR *d;
@@ -526,10 +802,19 @@ int tb_console_logs_json(struct tb_consoles *cs, const char *host, json_t **out,
 	return 0;
 }
 
-int tb_console_log_read(struct tb_consoles *cs, const char *host, const char *id, char **data, size_t *len,
-			struct tb_error *err)
+int tb_console_logs_json(struct tb_consoles *cs, const char *host, json_t **out, struct tb_error *err)
 {
-	struct console *c = find(cs, host);
+	int r;
+
+	list_read(cs);
+	r = logs_json_of(find(cs, host), host, out, err);
+	list_done(cs);
+	return r;
+}
+
+static int log_read_of(struct console *c, const char *host, const char *id, char **data, size_t *len,
+		       struct tb_error *err)
+{
 	char path[800];
 	FILE *f;
 	long size;
@@ -553,4 +838,64 @@ int tb_console_log_read(struct tb_consoles *cs, const char *host, const char *id
 	fclose(f);
 	*len = (size_t)size;
 	return 0;
+}
+
+int tb_console_log_read(struct tb_consoles *cs, const char *host, const char *id, char **data, size_t *len,
+			struct tb_error *err)
+{
+	int r;
+
+	list_read(cs);
+	r = log_read_of(find(cs, host), host, id, data, len, err);
+	list_done(cs);
+	return r;
+}
+
+/* ---- for an action that reads and types on a console ---- */
+
+static int64_t mark_of(struct console *c)
+{
+	int64_t end;
+
+	if (c == NULL)
+		return -1;
+	pthread_mutex_lock(&c->mu);
+	end = (int64_t)c->ring.end;
+	pthread_mutex_unlock(&c->mu);
+	return end;
+}
+
+int64_t tb_console_mark(struct tb_consoles *cs, const char *host)
+{
+	int64_t r;
+
+	list_read(cs);
+	r = mark_of(find(cs, host));
+	list_done(cs);
+	return r;
+}
+
+static size_t read_since_of(struct console *c, int64_t from, char *buf, size_t max)
+{
+	uint64_t pos = from < 0 ? 0 : (uint64_t)from;
+	size_t n;
+
+	if (c == NULL || max == 0)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	if (c->ring.end > pos && c->ring.end - pos > max)
+		pos = c->ring.end - max;
+	n = tb_ring_read(&c->ring, &pos, buf, max);
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
+size_t tb_console_read_since(struct tb_consoles *cs, const char *host, int64_t from, char *buf, size_t max)
+{
+	size_t r;
+
+	list_read(cs);
+	r = read_since_of(find(cs, host), from, buf, max);
+	list_done(cs);
+	return r;
 }

@@ -21,10 +21,18 @@
  * TB_CONSOLE_INPUT_MAX bytes a call, TB_CONSOLE_QUEUE_MAX waiting) and
  * written by the console's thread: no caller waits on a console.
  *
- * The consoles are those of the inventory at start (a reload does not add
- * or remove readers yet).  Thread-safe; no function here blocks on I/O
- * except tb_consoles_free (joins the threads) and the log listing/reading
- * (local files).
+ * The consoles follow the inventory: tb_consoles_reload (an inventory
+ * reload) starts readers for new consoles, stops those of consoles that went
+ * away (their viewers' streams end with an "end" event saying why, their
+ * lease goes) and restarts a reader whose definition changed (type,
+ * address, port, device, speed: its viewers' streams end likewise, the new
+ * reader keeps the scrollback, its offsets and the lease); an unchanged
+ * console's reader runs on untouched.  Thread-safe: the list is behind a
+ * read-write lock that a reload takes for writing only to swap it (no
+ * thread is waited for there: a stopped reader is joined at a later reload
+ * once it returned, or at the close).  No function here blocks on I/O
+ * except tb_consoles_close/free (join the threads) and the log
+ * listing/reading (local files).
  */
 #ifndef TB_CONSOLE_H
 #define TB_CONSOLE_H
@@ -58,6 +66,11 @@ struct tb_feed;
  * touched on every use of a console. */
 int tb_consoles_start(const char *state_dir, struct tb_inv_current *invs, struct tb_idle *idle,
 		      struct tb_consoles **out, struct tb_error *err);
+/* Make the consoles follow the inventory now in force in invs (see above;
+ * the start is the first of these).  A console that cannot be made (its log
+ * directory, memory) is logged and not read, the others are; the first
+ * such error is returned.  Never waits for a reader. */
+int tb_consoles_reload(struct tb_consoles *cs, struct tb_inv_current *invs, struct tb_error *err);
 /* End every viewer's stream (they read end of stream) and stop the threads;
  * the feeds stay valid until the edge closes them. */
 void tb_consoles_close(struct tb_consoles *cs);
@@ -83,7 +96,8 @@ struct tb_console_who {
 
 /* A viewer's stream: scrollback from byte offset from (-1: all kept), then
  * live.  Events: "output" (data: the bytes in base64, id: the offset after
- * them) and "state" (data: tb_console_state_json).  TB_ERR_NOT_FOUND (no
+ * them), "state" (data: tb_console_state_json) and, last, "end" (data:
+ * {"reason"}) when a reload stopped the console's reader.  TB_ERR_NOT_FOUND (no
  * console), TB_ERR_RATE_LIMITED (TB_CONSOLE_VIEWERS open). */
 int tb_console_open_feed(struct tb_consoles *cs, const char *host, int64_t from, struct tb_feed **out,
 			 struct tb_error *err);
@@ -163,5 +177,19 @@ int tb_conlog_valid_id(const char *id);
  * data: an offset into data, 0 when it began in tail, -1 when absent.
  * tail is updated with the last bytes of data. */
 long tb_console_grub_banner(char tail[16], size_t *tlen, const unsigned char *data, size_t len);
+
+/* ---- for an action that reads and types on a console (boot_console.c) ---- */
+
+/* The position of host's console now: the offset after the last byte read
+ * (what a later tb_console_read_since starts from); -1 when host has no
+ * console read here.  Never blocks. */
+int64_t tb_console_mark(struct tb_consoles *cs, const char *host);
+/* Copy the bytes read on host's console since offset from into buf (at most
+ * max): when more came, the LAST max bytes; bytes no longer kept are
+ * skipped.  Returns the count (0: none, or no console).  Never blocks.  To
+ * type, an action takes the lease as a principal of its own (a who whose
+ * name says "action N" and whose token_id is negative: no token has one),
+ * so a person's lease is never taken over and the holder is shown. */
+size_t tb_console_read_since(struct tb_consoles *cs, const char *host, int64_t from, char *buf, size_t max);
 
 #endif /* TB_CONSOLE_H */

@@ -21,9 +21,15 @@ struct cfeed {
 	void *wake_cls;
 	uint64_t pos;      /* next byte to send */
 	unsigned seen_gen; /* the state generation last sent */
+	int told_end;      /* the "end" event was sent (the console stopped) */
 };
 
 struct console {
+	/* This console's own view of the service: state_dir, idle and
+	 * lease_idle_s copied from it, and closing set when this console stops
+	 * (a reload removed or changed it, or the service closes), which is
+	 * what its thread and its viewers' feeds look at.  Its c and n are
+	 * empty: the list is the service's (console.c). */
 	struct tb_consoles *cs;
 	char name[64];
 	enum tb_console_type type;
@@ -54,6 +60,9 @@ struct console {
 	int64_t holder_use_ms; /* monotonic: last take or input */
 	struct cfeed *feeds;
 	unsigned nfeeds;
+	int exited;                   /* its thread returned (console.c's wrapper) */
+	char end_reason[160];         /* why it stopped, the viewers' last event; "" none */
+	struct console *retired_next; /* in the service's retired list */
 };
 
 struct tb_consoles {
@@ -61,8 +70,13 @@ struct tb_consoles {
 	struct tb_idle *idle;     /* told of every use */
 	int lease_idle_s;         /* a lease lapses after this long without input */
 	volatile int closing;
-	struct console *c;
+	/* The service only (console.c): the consoles in force, and those a
+	 * reload stopped whose thread or viewers are not gone yet.  lock is
+	 * written by a reload and the close; every use of the list reads it. */
+	pthread_rwlock_t lock;
+	struct console **c;
 	size_t n;
+	struct console *retired;
 };
 
 /* console_io.c: the reader thread of c (started by console.c). */
