@@ -1,10 +1,15 @@
-// admin.mjs - the Admin page (#/admin[/tokens|/audit|/actions], admin role):
+// admin.mjs - the Admin page (#/admin[/tokens|/sessions|/audit|/actions], admin role):
 // what otherwise needs tbctl or curl.
 //
 //   tokens:  create one with a role (its secret is shown once, in this page
 //            only, and forgotten when the page is left or "Done" pressed;
 //            testbedd keeps only its hash), the list, revoke (its sessions
 //            and event streams end at once);
+//   sessions: every user's browser sessions (GET /sessions?all=1): whose
+//            (token name), browser, logged in, last used and from where,
+//            until when; Revoke ends one (DELETE /sessions/{id}: that browser
+//            is logged out and its live streams end; audited naming its
+//            owner) - a lost phone whose owner cannot log in to end it;
 //   audit:   GET /audit with its filters (actor, host, action, since),
 //            50 a page, newest first, "Older" pages by ?before=<last id>;
 //   actions: GET /actions (power and boot), optionally of one host.
@@ -14,7 +19,7 @@ import { announce, h, replace } from './dom.mjs';
 import { errorAlert, errorText, refusedToNonAdmin, statePill } from './format.mjs';
 import { absolute } from './time.mjs';
 
-const TABS = [['tokens', 'Tokens'], ['audit', 'Audit log'], ['actions', 'Actions']];
+const TABS = [['tokens', 'Tokens'], ['sessions', 'Sessions'], ['audit', 'Audit log'], ['actions', 'Actions']];
 const ROLES = ['viewer', 'operator', 'admin'];
 const PAGE = 50;
 
@@ -29,6 +34,7 @@ export function renderAdmin(main, ctx, rest) {
   replace(main, ...head, section);
   if (tab === 'audit') return renderAudit(section);
   if (tab === 'actions') return renderActions(section);
+  if (tab === 'sessions') return renderSessions(section);
   return renderTokens(section, ctx);
 }
 
@@ -159,6 +165,69 @@ function renderTokens(section, ctx) {
   section.append(form, shown, error, status, h('div', { class: 'table-wrap' }, el));
   load();
   return () => { gone = true; forget(); };
+}
+
+// ---- sessions ----------------------------------------------------------------------
+
+function renderSessions(section) {
+  let gone = false;
+  const status = h('p', { class: 'muted', role: 'status' }, 'Loading the sessions…');
+  const { el: error, show: showError } = errorAlert();
+  const { el, body } = table('Every browser session',
+    ['ID', 'User', 'Browser', 'Logged in', 'Last used', 'From', 'Ends', ''], 'adm-sessions');
+
+  async function load() {
+    try {
+      const { sessions } = await api('GET', 'sessions?all=1');
+      if (gone) return;
+      showError(null);
+      replace(body, sessions.map(sessionRow));
+      el.hidden = sessions.length === 0;
+      const users = new Set(sessions.map((s) => s.token.name)).size;
+      status.textContent = sessions.length === 0 ? 'No sessions.'
+        : `${sessions.length} ${sessions.length === 1 ? 'session' : 'sessions'} of ${users} ${users === 1 ? 'user' : 'users'}`;
+    } catch (err) {
+      if (gone) return;
+      showError(err, 'Loading the sessions');
+    }
+  }
+
+  function sessionRow(s) {
+    const who = s.device ?? 'an unknown browser';
+    let end = '';
+    if (!s.current) {
+      end = h('button', { type: 'button', 'aria-label': `Revoke the session of ${s.token.name} on ${who} (#${s.id})` }, 'Revoke');
+      end.addEventListener('click', async () => {
+        if (!window.confirm(`End the session of "${s.token.name}" on ${who}? That browser is logged out and its live views end now.`)) return;
+        end.disabled = true;
+        try {
+          await api('DELETE', `sessions/${s.id}`);
+          announce(`Session of ${s.token.name} ended`);
+          await load();
+        } catch (err) {
+          end.disabled = false;
+          showError(err, 'Revoking the session');
+        }
+      });
+    }
+    return h('tr', { dataset: { id: String(s.id), user: s.token.name, current: String(s.current) } },
+      h('td', { class: 'num', 'data-label': 'id' }, String(s.id)),
+      h('td', { class: 'mx-name', 'data-label': 'user' }, s.token.name),
+      h('td', { 'data-label': 'browser' }, s.device ?? '—',
+        s.current ? [' ', h('span', { class: 'badge badge-up' }, 'This device')] : null),
+      h('td', { 'data-label': 'logged in' }, when(s.created_at)),
+      h('td', { 'data-label': 'last used' }, when(s.last_used_at)),
+      h('td', { class: 'addr', 'data-label': 'from' }, s.last_address ?? '—'),
+      h('td', { 'data-label': s.remember ? 'ends unless used' : 'ends' }, when(s.expires_at),
+        s.remember ? h('span', { class: 'muted' }, ' (remembered)') : null),
+      h('td', {}, end));
+  }
+
+  section.append(h('p', { class: 'muted' }, 'Every browser logged in, of every user. Revoke ends one at once ',
+    '(a lost phone); revoking a token ends all of its sessions.'),
+  error, status, h('div', { class: 'table-wrap' }, el));
+  load();
+  return () => { gone = true; };
 }
 
 // ---- audit --------------------------------------------------------------------------

@@ -2,15 +2,22 @@
 // top bar links here): the browser sessions of the token you are logged in
 // with (GET /api/v1/sessions), this one marked "This device", and an "End"
 // button for each other one (DELETE /api/v1/sessions/{id}: that device is
-// logged out and its live streams end; a lost phone).  Log out / End all
-// sessions in the top bar stay the way to end this one or all of them.
+// logged out and its live streams end; a lost phone).  Each says when and
+// from which address it was last used (to the minute: testbedd notes a use
+// at most once a minute) and, remembered, until when it lasts unused (30
+// days after its last use).  "Log out everywhere" ends every one of them,
+// this one too: it is the top bar's "End all sessions" (one flow, app.mjs:
+// DELETE /api/v1/sessions, then the login page saying so).
 
 import { api } from './api.mjs';
 import { announce, h, replace } from './dom.mjs';
 import { errorAlert } from './format.mjs';
-import { absolute } from './time.mjs';
+import { absolute, since } from './time.mjs';
 
 const when = (t) => h('time', { datetime: t, title: t }, absolute(t));
+// "3 min ago", or "just now" within the minute a use is noted to
+const ago = (t) => h('time', { datetime: t, title: absolute(t) },
+  Date.now() - Date.parse(t) < 60_000 ? 'just now' : `${since(t)} ago`);
 
 export function renderDevices(main, ctx) {
   let gone = false;
@@ -21,8 +28,13 @@ export function renderDevices(main, ctx) {
   function item(s) {
     const facts = [
       s.created_at ? ['logged in ', when(s.created_at)] : null,
-      [s.remember ? 'remembered until ' : 'until ', when(s.expires_at)],
+      [s.remember ? 'remembered until ' : 'until ', when(s.expires_at),
+        s.remember ? ' unless used' : null].filter(Boolean),
     ].filter(Boolean).flatMap((f, i) => (i ? [' · ', ...f] : f));
+    const used = s.last_used_at
+      ? h('p', { class: 'muted device-used' }, 'last used ', ago(s.last_used_at),
+        s.last_address ? [' from ', h('span', { class: 'addr' }, s.last_address)] : null)
+      : null;
     let end = null;
     if (!s.current) {
       end = h('button', { type: 'button', 'aria-label': `End the session of ${s.device ?? 'an unknown browser'} (#${s.id})` }, 'End');
@@ -41,7 +53,7 @@ export function renderDevices(main, ctx) {
     return h('li', { class: 'device', dataset: { id: String(s.id), current: String(s.current) } },
       h('p', {}, h('strong', {}, s.device ?? 'Unknown browser'),
         s.current ? [' ', h('span', { class: 'badge badge-up' }, 'This device')] : null),
-      h('p', { class: 'muted' }, facts),
+      h('p', { class: 'muted' }, facts), used,
       end ? h('p', { class: 'mx-buttons' }, end) : null);
   }
 
@@ -59,10 +71,18 @@ export function renderDevices(main, ctx) {
     }
   }
 
+  const everywhere = h('button', { type: 'button', class: 'danger' }, 'Log out everywhere');
+  everywhere.addEventListener('click', () => {
+    if (!window.confirm('Log out every browser of your token, this one too? Their live views end now.')) return;
+    document.getElementById('logout-all')?.click();
+  });
+
   replace(main, h('h1', {}, 'Your devices'),
     h('p', { class: 'muted' }, 'Browsers logged in with your token. End one you no longer use or have lost: ',
       'it is logged out at once.'),
-    error, status, list);
+    error, status, list,
+    h('p', { class: 'mx-buttons' }, everywhere,
+      h('span', { class: 'muted' }, ' every session of your token, this one too (your token stays valid)')));
   load();
   return () => { gone = true; };
 }

@@ -9,8 +9,11 @@
 // page); revoking it from the list ends an event stream opened with it
 // (read here, over fetch) and the token is refused afterwards; the audit
 // log pages by 50 (Older shows the rows below the last id, Newer comes
-// back), and filters by action; the actions log says there are none; a
-// viewer is told the page is for admins.  Screenshots (1280x800 and a
+// back), and filters by action; the actions log says there are none;
+// Sessions lists every user's browser sessions (a second user's, logged in
+// from a phone's Firefox, named with its token, browser and address), and
+// Revoke ends it: its cookie gets 401, its event stream ends, the row goes
+// and the audit names its owner; a viewer is told the page is for admins.  Screenshots (1280x800 and a
 // 390x844 phone) go to $TB_BINARY_DIR/screenshots/admin-*.png; no page is
 // wider than the phone.
 import { test, before, after } from 'node:test';
@@ -145,6 +148,63 @@ test('the actions log', async () => {
   await page.getByRole('link', { name: 'Actions' }).click();
   await page.getByText('No actions.').waitFor();
   await shoot(page, 'admin-actions', { top: true });
+});
+
+test('sessions: every user\'s, and Revoke ends another\'s', async () => {
+  // a second user logs in from a phone
+  const res = await fetch(`${tbd.base}/api/v1/session`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      'User-Agent': 'Mozilla/5.0 (Android 14; Mobile; rv:125.0) Gecko/125.0 Firefox/125.0',
+    },
+    body: JSON.stringify({ token: viewerSecret, remember: true }),
+  });
+  assert.equal(res.status, 200);
+  const cookie = res.headers.get('set-cookie').split(';')[0];
+  const theirs = { Cookie: cookie, Accept: 'text/event-stream' };
+  const ctl = new AbortController();
+  const stream = await fetch(`${tbd.base}/api/v1/events`, { headers: theirs, signal: ctl.signal });
+  assert.equal(stream.status, 200);
+  const reader = stream.body.getReader();
+  let text = '';
+  let ended = false;
+  const pump = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true }));
+      if (done) { ended = true; return; }
+      text += new TextDecoder().decode(value);
+    }
+  })();
+  await eventually(() => text.includes('event: stream'), SOON, 'their stream did not start');
+
+  await page.getByRole('link', { name: 'Sessions', exact: true }).click();
+  const row = page.locator('table.adm-sessions tbody tr[data-user="adm-viewer"]');
+  await row.waitFor();
+  const mine = page.locator('table.adm-sessions tbody tr[data-current="true"]');
+  assert.equal(await mine.count(), 1);
+  assert.match(await mine.innerText(), /admin[\s\S]*This device/i);
+  assert.equal(await mine.getByRole('button').count(), 0);
+  const line = await row.innerText();
+  assert.match(line, /adm-viewer/);
+  assert.match(line, /Firefox on Android/);
+  assert.match(line, /127\.0\.0\.1/);
+  assert.match(line, /remembered/);
+  await page.getByText(/sessions of 2 users/).waitFor();
+  await shoot(page, 'admin-sessions', { top: true });
+
+  page.once('dialog', (d) => d.accept());
+  await row.getByRole('button', { name: /^Revoke the session of adm-viewer on Firefox on Android/ }).click();
+  await eventually(async () => (await row.count()) === 0, SOON, 'the revoked session is still listed');
+  await page.getByText('1 session of 1 user').waitFor();
+  await eventually(() => ended, SOON, 'the revoked session\'s stream is still open');
+  await pump;
+  ctl.abort();
+  const who = await fetch(`${tbd.base}/api/v1/whoami`, { headers: { Cookie: cookie } });
+  assert.equal(who.status, 401);
+  const { audit } = await tbd.get('/api/v1/audit?action=session.end&limit=1');
+  assert.match(audit[0].target, /^adm-viewer session \d+$/);
+  assert.equal(audit[0].actor, 'admin');
 });
 
 test('a viewer is told the page is for admins', async () => {

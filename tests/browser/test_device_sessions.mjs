@@ -8,13 +8,16 @@
 // this browser's session, marked "This device", and one made elsewhere (a
 // phone's Firefox: its browser summarized from the User-Agent); "End" ends
 // that one (its cookie gets 401 then) and the list shrinks to this device.
+// Each says when and from where it was last used.  "Log out everywhere" on
+// that page ends every session of the token (another device's event stream
+// ends, its cookie gets 401) and lands on the login page.
 // Screenshots (phone) go to $TB_BINARY_DIR/screenshots/device-sessions-phone.png
 // and devices-{desktop,phone}.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import {
-  Bed, DESKTOP, PHONE, deadInventory, login, shoot, shotsDir, sideways,
+  Bed, DESKTOP, PHONE, deadInventory, eventually, login, shoot, shotsDir, sideways,
 } from './lib/testbed.mjs';
 
 const bed = new Bed('device-sessions');
@@ -81,6 +84,9 @@ test('your devices: this one marked, end the other', async () => {
   assert.equal(await mine.getByRole('button').count(), 0);
   assert.match(await theirs.innerText(), /Firefox on Android/);
   assert.match(await theirs.innerText(), /remembered until/);
+  // last used: the login (this minute), from the address testbedd saw
+  assert.match(await mine.innerText(), /last used just now from 127\.0\.0\.1/);
+  assert.match(await theirs.innerText(), /last used just now from 127\.0\.0\.1/);
   assert.doesNotMatch(await theirs.textContent(), /This device/);
   await shoot(phone, 'devices');
 
@@ -91,4 +97,44 @@ test('your devices: this one marked, end the other', async () => {
   // this browser goes on
   const who = await phone.evaluate(async () => (await fetch('/api/v1/whoami')).status);
   assert.equal(who, 200);
+});
+
+test('your devices: log out everywhere ends every session and its streams', async () => {
+  const res = await fetch(`${tbd.base}/api/v1/session`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ token: tbd.adminToken, remember: true }),
+  });
+  assert.equal(res.status, 200);
+  const other = res.headers.get('set-cookie').split(';')[0];
+  const ctl = new AbortController();
+  const stream = await fetch(`${tbd.base}/api/v1/events`, {
+    headers: { Cookie: other, Accept: 'text/event-stream' }, signal: ctl.signal,
+  });
+  assert.equal(stream.status, 200);
+  const reader = stream.body.getReader();
+  let text = '';
+  let ended = false;
+  const pump = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true }));
+      if (done) { ended = true; return; }
+      text += new TextDecoder().decode(value);
+    }
+  })();
+  await eventually(() => text.includes('event: stream'), 20_000, 'the other device\'s stream did not start');
+
+  await phone.locator('#nav').getByRole('link', { name: 'Hosts' }).click();
+  await phone.locator('#who').click();
+  await phone.locator('h1', { hasText: 'Your devices' }).waitFor();
+  await phone.waitForFunction(() => document.querySelectorAll('li.device').length === 2);
+  phone.once('dialog', (d) => d.accept());
+  await phone.getByRole('button', { name: 'Log out everywhere', exact: true }).click();
+  await phone.getByText('You are logged out on every device.').waitFor();
+  await phone.getByLabel('API token').waitFor();
+  await eventually(() => ended, 20_000, 'the other device\'s stream is still open');
+  await pump;
+  ctl.abort();
+  assert.equal((await fetch(`${tbd.base}/api/v1/whoami`, { headers: { Cookie: other } })).status, 401);
+  assert.equal(await phone.evaluate(async () => (await fetch('/api/v1/whoami')).status), 401);
 });
