@@ -8,6 +8,9 @@
 
 #include "actions.h"
 #include "boot_check.h"
+#include "boot_console.h"
+#include "console.h"
+#include "store.h"
 #include "services.h"
 #include "inventory.h"
 #include "bootmenu.h"
@@ -145,24 +148,114 @@ static int reboot_and_wait(struct tb_action *a, const struct tb_inventory *inv, 
 	return tb_power_reboot_wait_for(a, inv, m, was, expect, send_reboot, &r, now_os, err);
 }
 
+static int is_linux(const char *os)
+{
+	return strcmp(tb_boot_kernel_of(os), "Linux") == 0;
+}
+
+/* The first OS of m that runs Linux (where GRUB's default is set), NULL none. */
+static const char *linux_os(const struct tb_machine *m)
+{
+	for (size_t i = 0; i < m->nos; i++)
+		if (is_linux(m->os[i].os))
+			return m->os[i].os;
+	return NULL;
+}
+
+/* From cur, an OS with no grub-reboot, towards want: to GRUB's default a
+ * plain reboot; to another entry GRUB's menu over the console when m has one
+ * testbedd reads (boot_console.h), else refused when cur is the default, or
+ * a plain reboot to the default (Linux there can choose).  cur gets the OS
+ * that answers then. */
+static int from_other(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *want,
+		      const char *def, char *cur, struct tb_error *err)
+{
+	const char *entry = tb_boot_entry_of(m, want);
+	struct reboot r = {m, NULL};
+	char was[TB_NAME_MAX], why[256];
+	struct tb_error pre = {0};
+	int rc, console = strcmp(want, def) != 0 && entry != NULL && tb_boot_console_usable(a, m);
+
+	snprintf(was, sizeof(was), "%s", cur);
+	r.os = was;
+	snprintf(why, sizeof(why), "%s runs %s, which is GRUB's default and has no grub-reboot", m->name, was);
+	if (console && (rc = tb_boot_console_precheck(a, m, why, &pre)) != 0) {
+		if (strcmp(was, def) == 0) {
+			*err = pre;
+			return rc;
+		}
+		tb_action_note(a, "%s", pre.message);
+		console = 0;
+	}
+	if (console) {
+		if ((rc = tb_boot_console_reboot(a, inv, m, was, want, entry, send_reboot, &r, cur, err)) != 0)
+			return rc;
+		if (strcmp(cur, want) != 0)
+			return tb_fail(err, TB_ERR_REMOTE, "",
+				       "%s came up as %s, not %s: the keys sent on GRUB's menu did not choose it",
+				       m->name, cur, want);
+		return 0;
+	}
+	if (strcmp(was, def) == 0)
+		return tb_fail(err, TB_ERR_INVALID, "os", "%s: cannot choose %s from it%s", why, want,
+			       tb_boot_console_usable(a, m) ? ""
+							    : " (and it has no console testbedd reads, on which GRUB's "
+							      "menu could choose it)");
+	tb_action_note(a, "%s has no grub-reboot: a plain reboot returns to GRUB's default (%s)", was, def);
+	return reboot_and_wait(a, inv, m, was, def, cur, err);
+}
+
+/* From Linux (cur): set GRUB's next entry (or default) and reboot. */
+static int from_linux(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *os,
+		      char *def, int *done_default, char *cur, struct tb_error *err)
+{
+	const char *entry = tb_boot_entry_of(m, os);
+	int rc, expect_grub = 0;
+
+	if (!*done_default) {
+		if (entry != NULL) {
+			if ((rc = set_next(a, m, cur, entry, 1, err)) != 0)
+				return rc;
+			snprintf(def, TB_NAME_MAX, "%s", os); /* GRUB's default now */
+			expect_grub = 1;
+		}
+		*done_default = 1;
+	} else if (strcmp(os, def) != 0 && entry != NULL) {
+		if ((rc = set_next(a, m, cur, entry, 0, err)) != 0)
+			return rc;
+	}
+	if (strcmp(cur, os) == 0) /* made default where it already runs */
+		return 0;
+	expect_grub |= strcmp(os, def) != 0;
+	if ((rc = reboot_and_wait(a, inv, m, cur, expect_grub ? os : def, cur, err)) != 0)
+		return rc;
+	if (expect_grub && strcmp(cur, os) != 0)
+		return tb_fail(err, TB_ERR_REMOTE, "",
+			       "%s came up as %s, not %s: GRUB did not use the one-shot entry (grubenv not "
+			       "writable on btrfs, ZFS, LVM or mdraid?, or boot.entries.%s names the wrong entry)",
+			       m->name, cur, os, os);
+	return 0;
+}
+
 static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *os,
 		    int make_default, struct tb_error *err)
 {
 	struct tb_hosts *hosts = tb_action_services(a)->hosts;
 	struct tb_boot_default bd;
-	const char *def;
-	char cur[TB_NAME_MAX], got[64];
-	int rc, expect_grub = 0;
+	char cur[TB_NAME_MAX], got[64], def[TB_NAME_MAX];
+	int rc, done_default;
 
 	/* GRUB's saved default as last read from grubenv, else the inventory's */
 	tb_bootmenus_default(tb_hosts_menus(hosts), m, &bd);
-	def = bd.os;
+	snprintf(def, sizeof(def), "%s", bd.os);
 	if (bd.mismatch)
 		tb_action_note(
 			a,
 			"GRUB's saved default is %s (grubenv saved_entry=%s), not the inventory's boot.default %s: "
 			"planning from grubenv",
 			bd.saved_os, bd.saved_entry, m->boot.default_os);
+	/* a default is set from Linux (grub-set-default), even where it is one */
+	done_default = !make_default || (!is_linux(os) && strcmp(def, os) == 0);
 
 	if (!tb_hosts_probe_one(hosts, m, cur, sizeof(cur))) {
 		tb_action_note(a, "%s is off: powering it on first", m->name);
@@ -170,11 +263,9 @@ static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const s
 			return rc;
 	}
 	for (int n = 0; n <= MAX_SWITCHES; n++) {
-		const char *entry = tb_boot_entry_of(m, os);
-
 		if (tb_action_canceled(a))
 			return tb_fail(err, TB_ERR_CANCELED, "", "canceled");
-		if (strcmp(cur, os) == 0 && !(make_default && n == 0 && strcmp(tb_boot_kernel_of(os), "Linux") == 0)) {
+		if (strcmp(cur, os) == 0 && done_default) {
 			if (!uname_is(a, m, cur, tb_boot_kernel_of(os), got, sizeof(got)))
 				return tb_fail(err, TB_ERR_REMOTE, "",
 					       "%s answers at %s's address but uname -s says \"%s\", not %s", m->name,
@@ -184,50 +275,63 @@ static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const s
 		}
 		if (n == MAX_SWITCHES)
 			break;
-		expect_grub = 0;
-		if (strcmp(tb_boot_kernel_of(cur), "Linux") == 0 && m->boot.loader != NULL) {
-			/* Linux can pick GRUB's next entry */
-			if (make_default && entry != NULL) {
-				if ((rc = set_next(a, m, cur, entry, 1, err)) != 0)
-					return rc;
-				def = os; /* GRUB's default now */
-			} else if (strcmp(os, def) != 0 && entry != NULL) {
-				if ((rc = set_next(a, m, cur, entry, 0, err)) != 0)
-					return rc;
-			}
-			expect_grub = strcmp(os, def) != 0 || make_default;
-			if (strcmp(cur, os) == 0) /* made default where it already runs */
-				continue;
-		} else if (strcmp(cur, def) == 0) {
-			return tb_fail(
-				err, TB_ERR_INVALID, "os",
-				"%s runs %s, which is GRUB's default and has no grub-reboot: cannot choose %s from it",
-				m->name, cur, os);
+		if (is_linux(cur) && m->boot.loader != NULL) {
+			rc = from_linux(a, inv, m, os, def, &done_default, cur, err);
+		} else if (!done_default && !is_linux(os)) {
+			/* making a non-Linux OS the default: through Linux */
+			if (linux_os(m) == NULL)
+				return tb_fail(err, TB_ERR_INVALID, "make_default",
+					       "%s has no Linux to run grub-set-default from", m->name);
+			tb_action_note(a, "GRUB's default is set from Linux (grub-set-default): to %s first",
+				       linux_os(m));
+			rc = from_other(a, inv, m, linux_os(m), def, cur, err);
 		} else {
-			tb_action_note(a, "%s has no grub-reboot: a plain reboot returns to GRUB's default (%s)", cur,
-				       def);
+			rc = from_other(a, inv, m, os, def, cur, err);
 		}
-		if ((rc = reboot_and_wait(a, inv, m, cur, expect_grub ? os : def, cur, err)) != 0)
+		if (rc != 0)
 			return rc;
-		if (expect_grub && strcmp(cur, os) != 0)
-			return tb_fail(
-				err, TB_ERR_REMOTE, "",
-				"%s came up as %s, not %s: GRUB did not use the one-shot entry (grubenv not "
-				"writable on btrfs, ZFS, LVM or mdraid?, or boot.entries.%s names the wrong entry)",
-				m->name, cur, os, os);
 	}
 	return tb_fail(err, TB_ERR_REMOTE, "", "%s is still not in %s after %d reboots", m->name, os, MAX_SWITCHES);
+}
+
+struct boot_est {
+	const char *host;
+	int64_t mean_ms;
+};
+
+static void one_estimate(void *cls, const char *host, int64_t mean_ms, int n)
+{
+	struct boot_est *e = cls;
+
+	(void)n;
+	if (strcmp(host, e->host) == 0)
+		e->mean_ms = mean_ms;
 }
 
 int tb_boot_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *os,
 		int make_default, struct tb_error *err)
 {
+	struct tb_services *sv = tb_action_services(a);
+	struct boot_est est = {m->name, 0};
+	int64_t mark = tb_console_mark(sv->consoles, m->name), t0 = tb_monotonic_ms(), took;
 	int rc;
 
 	if ((rc = tb_boot_check(m, os, make_default, err)) != 0)
 		return rc;
+	tb_store_boot_times(sv->store, one_estimate, &est, NULL); /* before this boot counts */
 	rc = boot_run(a, inv, m, os, make_default, err);
-	tb_hosts_set_phase(tb_action_services(a)->hosts, m->name, NULL);
+	tb_hosts_set_phase(sv->hosts, m->name, NULL);
+	took = tb_monotonic_ms() - t0;
+	/* why it failed or was slow, as the console showed it (issue 18 item 4) */
+	if (rc != 0) {
+		tb_boot_console_tail_step(a, m->name, mark, "the boot failed");
+	} else if (est.mean_ms > 0 && took > est.mean_ms * 3 / 2) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "slow: %.1f s, its boots take %.1f s", (double)took / 1000.0,
+			 (double)est.mean_ms / 1000.0);
+		tb_boot_console_tail_step(a, m->name, mark, why);
+	}
 	return rc;
 }
 

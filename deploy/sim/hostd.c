@@ -13,7 +13,8 @@
  *  - with -t DIR, is the host's serial port: it holds a pty (DIR/tty links to its
  *    slave, which ser2net opens in the root namespace), copies what the host prints
  *    (written to the FIFO DIR/out by hostctl.sh) to it, and reads what is typed:
- *    Ctrl-C creates DIR/intr (a hung boot waits for it), anything else is echoed.
+ *    Ctrl-C creates DIR/intr (a hung boot waits for it), anything else is echoed;
+ *    while GRUB's menu waits (DIR/menu exists) the bytes go to DIR/in instead.
  *
  * usage: hostd -i IFACE -m MAC -f FIFO [-n IGNORE] [-s SECUREON] [-c FIRST] [-t DIR] -- HOSTCTL [ARGS...]
  * (-c FIRST: run that command at start, e.g. boot)
@@ -122,8 +123,24 @@ static void con_write(const void *b, size_t n)
 	if (con_master >= 0 && write(con_master, b, n) < 0 && errno != EAGAIN) logmsg("console write: %s", strerror(errno));
 }
 
+/* GRUB's menu is up (hostctl.sh made DIR/menu): what is typed goes to DIR/in
+ * for it to read, not echoed (GRUB does not echo).  1 when it went there. */
+static int con_menu_keys(const unsigned char *b, size_t n)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/menu", con_dir);
+	if (access(path, F_OK) != 0) return 0;
+	snprintf(path, sizeof path, "%s/in", con_dir);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, b, n) != (ssize_t)n) logmsg("console: menu keys to %s: %s", path, strerror(errno));
+	if (fd >= 0) close(fd);
+	logmsg("console: %zu bytes for GRUB's menu", n);
+	return 1;
+}
+
 static void con_typed(const unsigned char *b, size_t n)
 {
+	if (con_menu_keys(b, n)) return;
 	for (size_t i = 0; i < n; i++) {
 		if (b[i] == 3) {
 			char path[600];

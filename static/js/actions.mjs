@@ -132,6 +132,8 @@ function stepItem(s, startMs, durMs) {
   const out = s.output ?? '';
   const short = out.length <= 160 && out.split('\n').length <= 2;
   const bad = s.exit_status !== null && s.exit_status !== undefined && s.exit_status !== 0;
+  // a failed or slow action's last console lines (why it failed: a hung driver's line): open, as a terminal shows them
+  const con = /^last console lines /.test(s.what ?? '');
   return h('li', { class: ['step', bad && 'step-bad'], dataset: { step: String(s.id) } },
     h('div', { class: 'step-head' },
       h('span', { class: 'step-at', title: Number.isFinite(s.at_ms) ? isoMs(s.at_ms) : absolute(s.at) },
@@ -144,8 +146,8 @@ function stepItem(s, startMs, durMs) {
     s.command ? h('pre', { class: 'cmd step-cmd' }, h('code', {}, s.command)) : null,
     out && short ? h('pre', { class: 'step-out' }, h('samp', {}, out)) : null,
     out && !short
-      ? h('details', { class: 'step-more' }, h('summary', {}, `output (${out.split('\n').length} lines)`),
-        h('pre', { class: 'step-out' }, h('samp', {}, out)))
+      ? h('details', { class: 'step-more', open: con }, h('summary', {}, `${con ? 'console' : 'output'} (${out.split('\n').length} lines)`),
+        h('pre', { class: ['step-out', con && 'step-console'] }, h('samp', {}, out)))
       : null);
 }
 

@@ -33,9 +33,9 @@ LAYERS = [
     # 4. machines: reachability, holds
     ("machines", "hosts actions bootmenu reserve"),
     # 5. acting on machines
-    ("acting", "power boot bmcwatch hostsnap"),
+    ("acting", "power boot bmcwatch hostsnap idle console"),
     # 6. policies and the parts of a run
-    ("policies", "idle wake notify run matrixboot results compare osview history console report specs"),
+    ("policies", "wake notify run tunables matrixboot results compare osview history report specs"),
     # 7. the matrix engine
     ("engine", "runner schedule"),
     # 8. the HTTP edge and the handlers

@@ -103,20 +103,84 @@ grub_pick() {
 	log "grub: next_entry=\"$next\" saved_entry=\"$saved\" -> entry \"$entry\""
 }
 
-# GRUB's menu as it shows on a serial terminal: the top-level entries of grub.cfg,
-# the chosen one marked with '*'
-con_grub() {	# chosen-index
-	con "" "                             GNU GRUB  version 2.12" ""
+# the persona of top-level entry N of grub.cfg (the id's os part, as grub_pick)
+grub_persona() {	# index
+	awk -v want="$1" '/^(menuentry|submenu) / {
+			id = ""
+			if (match($0, /--id [^ ]+/)) id = substr($0, RSTART + 5, RLENGTH - 5)
+			else if (match($0, /\$menuentry_id_option \047[^\047]+\047/)) id = substr($0, RSTART + 22, RLENGTH - 23)
+			os = "none"
+			if (id ~ /ubuntu/) os = "ubuntu"; else if (id ~ /freebsd/) os = "freebsd"
+			if (n == 0) first = os
+			if (n == want + 0) { print os; found = 1; exit }
+			n++ }
+		END { if (!found) print first }' "$HD/boot/grub/grub.cfg"
+}
+
+# GRUB's menu box as it shows on a serial terminal: the top-level entries of
+# grub.cfg, the highlighted one marked with '*'
+con_box() {	# highlighted-index
 	con " +----------------------------------------------------------------------------+"
 	awk -v sel="$1" '/^(menuentry|submenu) / {
 			title = $0; sub(/^[a-z]+ \047/, "", title); sub(/\047.*/, "", title)
 			if ($1 == "submenu") title = title " >"
 			printf " |%s%-75s|\r\n", (n == sel ? "*" : " "), title; n++ }' "$HD/boot/grub/grub.cfg" >&3
 	con " +----------------------------------------------------------------------------+" ""
+}
+
+# GRUB's menu: banner, box, help, countdown.  With DIR/hosts/H/grub-timeout
+# (seconds, default 0: no wait) it waits that long reading the console's input
+# (hostd writes it to con/in while con/menu exists): Up/Down (VT100 ESC [ A / B
+# or ESC O A / B) move the highlight and redraw the box, any key stops the
+# countdown, Enter boots the highlighted entry, the timeout the default.
+# CHOSEN gets the index booted.
+con_grub() {	# default-index
+	local t=0 sel=$1 n keys="" enter=0 tick=0 counting=1 redraw
+	[ -f "$HD/grub-timeout" ] && t=$(tr -cd 0-9 <"$HD/grub-timeout")
+	[ -n "$t" ] || t=0
+	[ -d "$HD/con" ] || t=0
+	CHOSEN=$sel
+	if [ "$t" -gt 0 ]; then rm -f "$HD/con/in"; : >"$HD/con/menu"; fi
+	con "" "                             GNU GRUB  version 2.12" ""
+	con_box "$sel"
 	con "      Use the ^ and v keys to select which entry is highlighted."
 	con "      Press enter to boot the selected OS, \`e' to edit the commands"
 	con "      before booting or \`c' for a command-line."
-	con "   The highlighted entry will be executed automatically in 0s."
+	con "   The highlighted entry will be executed automatically in ${t}s."
+	[ "$t" -gt 0 ] || return 0
+	n=$(grep -cE '^(menuentry|submenu) ' "$HD/boot/grub/grub.cfg")
+	log "grub: menu waits ${t}s for keys"
+	# at most 120 s after the last key (a real GRUB waits forever once a key stopped it)
+	while [ "$enter" = 0 ] && [ "$tick" -lt 2400 ]; do
+		sleep 0.05
+		tick=$((tick + 1))
+		if [ "$counting" = 1 ] && [ $((tick % 20)) = 0 ]; then
+			t=$((t - 1))
+			[ "$t" -le 0 ] && break
+			con "   The highlighted entry will be executed automatically in ${t}s."
+		fi
+		if [ -s "$HD/con/in" ] && mv -f "$HD/con/in" "$HD/con/in.take" 2>/dev/null; then
+			keys="$keys$(cat "$HD/con/in.take"; printf x)"
+			keys=${keys%x}
+			rm -f "$HD/con/in.take"
+		fi
+		redraw=0
+		while [ -n "$keys" ]; do
+			counting=0
+			tick=0
+			case $keys in
+			$'\e[A'*|$'\eOA'*) [ "$sel" -gt 0 ] && sel=$((sel - 1)); keys=${keys:3}; redraw=1; log "grub: key Up" ;;
+			$'\e[B'*|$'\eOB'*) [ "$sel" -lt $((n - 1)) ] && sel=$((sel + 1)); keys=${keys:3}; redraw=1; log "grub: key Down" ;;
+			$'\r'*|$'\n'*) enter=1; keys=""; log "grub: key Enter" ;;
+			$'\e'|$'\e['|$'\eO') break ;;	# the rest of the sequence is still coming
+			*) keys=${keys:1} ;;
+			esac
+		done
+		[ "$redraw" = 1 ] && [ "$enter" = 0 ] && con_box "$sel"
+	done
+	rm -f "$HD/con/menu" "$HD/con/in"
+	CHOSEN=$sel
+	log "grub: booting entry $sel ($([ "$enter" = 1 ] && echo chosen || echo timeout))"
 }
 
 # A fault (DIR/hosts/H/console-hang exists): the boot stops at a driver's line until
@@ -173,11 +237,12 @@ con_kernel() {	# persona
 }
 
 boot() {
-	local persona addr i pick
+	local persona addr i pick CHOSEN
 	if [ "$ROLE" = host ]; then
 		pick=$(grub_pick)
 		persona=${pick% *}
 		con_grub "${pick#* }"
+		[ "$CHOSEN" = "${pick#* }" ] || persona=$(grub_persona "$CHOSEN")
 	else
 		persona=$PERSONAS
 	fi
