@@ -89,6 +89,7 @@ int api_inventory_reload(struct tb_request *rq, struct tb_reply *rp);
 int api_reservations_list(struct tb_request *rq, struct tb_reply *rp); /* api_reserve.c */
 int api_reservation_create(struct tb_request *rq, struct tb_reply *rp);
 int api_reservation_delete(struct tb_request *rq, struct tb_reply *rp);
+int api_tunables_journal(struct tb_request *rq, struct tb_reply *rp); /* api_tunables.c */
 
 int api_spec_push(struct tb_request *rq, struct tb_reply *rp); /* api_specs.c */
 int api_specs_list(struct tb_request *rq, struct tb_reply *rp);

@@ -52,6 +52,12 @@
  * runs keep the spec's order; cells are numbered combination by
  * combination.  The plan lists the boots with their estimated times.
  *
+ * tunables: system-wide sysctls and the MTU swept per cell, outermost in a
+ * combination (matrix_tunables.c has the grammar; tunables.c applies them):
+ * [{"linux": "net.ipv4.tcp_congestion_control", "freebsd":
+ * "net.inet.tcp.cc.algorithm", "values": ["cubic", {"linux": "reno",
+ * "freebsd": "newreno"}]}, {"mtu": true, "values": [1500, 9000]}].
+ *
  * Every mistake is TB_ERR_INVALID (or TB_ERR_UNKNOWN_FIELD) with err->field
  * the JSON path of the value ("iperf.parallel[1]", "pairs[0].server") and a
  * message that names the allowed values.  Nothing is half-built.
@@ -91,6 +97,7 @@ struct tb_planned_run {
 	int combo;                   /* index into the spec's "os" list; 0 without one */
 	char client_os[TB_NAME_MAX]; /* the OS the combination wants ("" : as it is) */
 	char server_os[TB_NAME_MAX];
+	int tset; /* the spec's tunable set this run is in (-1: the spec has no "tunables") */
 };
 
 /* A boot the plan needs: before run seq (in its round), or after the last
@@ -200,6 +207,13 @@ json_t *tb_matrix_plan_json(const struct tb_matrix_plan *plan);
 #define TB_MATRIX_PAGE_DEFAULT 200
 #define TB_MATRIX_PAGE_MAX 1000
 json_t *tb_matrix_plan_page_json(const struct tb_matrix_plan *plan, int offset, int limit);
+
+/* Tunable set `set` of plan (0 <= set < its sets) as a run stores it in its
+ * params under "tunables": {"set": N, "values": [{"tunable": i, "kind":
+ * "sysctl" | "mtu", "linux": name | null, "freebsd": name | null, "value":
+ * {"linux": v, "freebsd": v}}]} (new reference; NULL: no tunables or out of
+ * memory).  tunables.c applies it. */
+json_t *tb_matrix_tunables_set_json(const struct tb_matrix_plan *plan, int set);
 
 const char *tb_iperf_proto_name(enum tb_iperf_proto p); /* "tcp", "udp" */
 const char *tb_iperf_dir_name(enum tb_iperf_dir d);     /* "forward", "reverse", "bidir" */

@@ -71,6 +71,19 @@ struct tb_mx_combo {
 	char os[TB_MX_COMBO_HOSTS][TB_NAME_MAX];
 };
 
+/* One system-wide tunable swept per cell (matrix_tunables.c): a sysctl named
+ * per OS family ([0] Linux, [1] FreeBSD; "" = not on that OS) or the MTU of
+ * both ends' interfaces on the pair's link; each value per OS family. */
+#define TB_MX_TUNABLES_MAX 8
+#define TB_MX_TUNABLE_VALUES_MAX 16
+#define TB_MX_TUNABLE_TEXT 64
+struct tb_mx_tunable {
+	bool mtu;
+	char name[2][TB_MX_TUNABLE_TEXT];
+	int n;
+	char value[TB_MX_TUNABLE_VALUES_MAX][2][TB_MX_TUNABLE_TEXT];
+};
+
 struct tb_mx_spec {
 	char name[TB_MATRIX_NAME_MAX + 1];
 	int npairs;
@@ -92,7 +105,10 @@ struct tb_mx_spec {
 	struct tb_mx_combo combos[TB_MX_COMBOS_MAX];
 	bool leave_os;         /* os_after "leave": do not boot back */
 	long long cap_total_s; /* 0: no cap */
-	json_t *stored;        /* the spec as stored (owned) */
+	int ntunables;         /* 0: none */
+	struct tb_mx_tunable tunables[TB_MX_TUNABLES_MAX];
+	int ntsets;     /* the cross product of the tunables' values: >= 1 (1: none) */
+	json_t *stored; /* the spec as stored (owned) */
 };
 
 /* One run of a plan, compactly (matrix.c): cell (of all combinations),
@@ -153,5 +169,14 @@ json_t *tb_mx_os_stored(const struct tb_mx_spec *sp);
 int tb_mx_order_combos(const struct tb_mx_spec *sp, const struct tb_matrix_now *now, int order[]);
 /* plan->boots from the runs' wanted OSes, in run order; 0 or -1 (memory). */
 int tb_mx_plan_boots(struct tb_matrix_plan *plan, const struct tb_mx_spec *sp, const struct tb_matrix_now *now);
+
+/* ---- matrix_tunables.c ---- */
+
+/* "tunables" of spec into sp (ntsets always set, 1 without any). */
+int tb_mx_parse_tunables(const json_t *spec, struct tb_mx_spec *sp, struct tb_error *err);
+/* The tunables as stored (new reference; NULL: none or out of memory). */
+json_t *tb_mx_tunables_stored(const struct tb_mx_spec *sp);
+/* The plan's "tunables": every set with its changes and their restore (new reference). */
+json_t *tb_mx_tunables_plan_json(const struct tb_matrix_plan *plan);
 
 #endif /* TB_MATRIX_INTERNAL_H */

@@ -19,7 +19,7 @@
 
 static const char *const top_keys[] = {"name",       "pairs",   "groups", "os",     "protocols", "directions",
 				       "duration_s", "repeats", "order",  "seed",   "pause_s",   "concurrency",
-				       "os_after",   "caps",    "iperf",  "sample", NULL};
+				       "os_after",   "caps",    "iperf",  "sample", "tunables",  NULL};
 static const char *const pair_keys[] = {"client", "server", "link", NULL};
 static const char *const cap_keys[] = {"total_s", "duration_s", "bitrate", NULL};
 static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel",    "length",   "window",     "bitrate",
@@ -671,6 +671,8 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 	if (json_array_size(opt(spec, "sample")) > 0)
 		bad |= json_object_set_new(st, "sample", json_deep_copy(opt(spec, "sample"))) != 0;
 	bad |= json_object_set_new(st, "iperf", iperf) != 0;
+	if (sp->ntunables > 0)
+		bad |= json_object_set_new(st, "tunables", tb_mx_tunables_stored(sp)) != 0;
 	if (bad) {
 		json_decref(st);
 		return NULL;
@@ -747,7 +749,8 @@ int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_
 	for (int a = 0; a < TB_MX_NAXES; a++)
 		if ((rc = parse_axis(iperf, (enum tb_mx_axis)a, &out->axes[a], err)) != 0)
 			return rc;
-	if ((rc = check_caps(spec, out, err)) != 0 || (rc = check_sample(spec, err)) != 0)
+	if ((rc = check_caps(spec, out, err)) != 0 || (rc = check_sample(spec, err)) != 0 ||
+	    (rc = tb_mx_parse_tunables(spec, out, err)) != 0)
 		return rc;
 	if ((out->stored = stored_spec(spec, out)) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");

@@ -64,6 +64,7 @@ const struct tb_route tb_routes[] = {
 	{"POST", "/api/v1/inventory/check", TB_LEVEL_ADMIN, TB_ROUTE_BODY, NULL, api_inventory_check},
 	{"POST", "/api/v1/inventory/reload", TB_LEVEL_ADMIN, 0, "inventory.reload", api_inventory_reload},
 	{"GET", "/api/v1/reservations", TB_LEVEL_VIEWER, 0, NULL, api_reservations_list},
+	{"GET", "/api/v1/tunables", TB_LEVEL_VIEWER, 0, NULL, api_tunables_journal},
 	{"POST", "/api/v1/reservations", TB_LEVEL_OPERATOR, TB_ROUTE_BODY, "reservation.create",
 	 api_reservation_create},
 	{"DELETE", "/api/v1/reservations/{id}", TB_LEVEL_OPERATOR, 0, "reservation.release", api_reservation_delete},

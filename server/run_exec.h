@@ -38,6 +38,7 @@ struct tb_run_host {
 	char initial_os[TB_NAME_MAX];  /* "" when it was off or did not answer */
 	char boot_failed[TB_NAME_MAX]; /* an OS this matrix could not boot it into ("": none) */
 	char boot_error[300];
+	int tun_set; /* tunables.c: 1 + the tunable set in force, 0: none changed, -1: some (restore them) */
 };
 
 enum tb_run_stop { TB_RUN_GO = 0, TB_RUN_CANCEL = 1, TB_RUN_SHUTDOWN = 2 };

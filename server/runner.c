@@ -21,6 +21,7 @@
 #include "runner_internal.h"
 #include "store.h"
 #include "timeutil.h"
+#include "tunables.h"
 
 static void publish_matrix(struct tb_runner *r, int64_t id)
 {
@@ -243,30 +244,53 @@ static int ensure_both(struct tb_runner *r, struct job *j, struct tb_run_host *c
 	return a.rc != 0 || b.rc != 0 ? -1 : 0;
 }
 
+/* The tunables h has in force go back before a boot takes it into another OS
+ * (tunables.h): after the boot nobody could reach them in the OS they were set in. */
+static void tunables_before_boot(struct tb_runner *r, struct tb_run_host *h, const char *want)
+{
+	char msg[400];
+
+	if (want != NULL && h->tun_set != 0 && h->ready && strcmp(want, h->os) != 0 &&
+	    tb_tun_restore_host(r->sv, h, msg, sizeof(msg)) != 0)
+		tb_warn("runner", "%s: before its boot into %s: %s", h->m->name, want, msg);
+}
+
 /* One run on hosts c and s (resolved by the caller), stopped through ctl. */
 void tb_rn_run_job(struct tb_runner *r, struct job *j, struct tb_run_host *c, struct tb_run_host *s,
 		   struct tb_run_ctl *ctl)
 {
 	const char *state = NULL, *klass = NULL;
 	struct tb_error e = {0};
+	json_t *params = json_loads(j->params, 0, NULL);
+	const json_t *set = json_object_get(params, "tunables");
 	char msg[400];
 
+	tunables_before_boot(r, c, j->row.want_client_os);
+	tunables_before_boot(r, s, j->row.want_server_os);
 	if (ensure_both(r, j, c, s, ctl, msg, sizeof(msg)) != 0) {
 		fail_run(r, j, "boot_error", msg);
-		return;
+		goto out;
 	}
 	if ((!c->ready && tb_run_host_prepare(r->sv, c, &e) != 0) ||
 	    (!s->ready && tb_run_host_prepare(r->sv, s, &e) != 0)) {
 		fail_run(r, j, "ssh_error", e.message);
-		return;
+		goto out;
 	}
 	tb_rn_snapshot(r, j, c);
 	tb_rn_snapshot(r, j, s);
+	/* the run's tunable set in force on both ends, verified (tunables.h) */
+	if (tb_tun_ensure(r->sv, j->row.matrix_id, j->row.seq, c, set, j->link, msg, sizeof(msg)) != 0 ||
+	    tb_tun_ensure(r->sv, j->row.matrix_id, j->row.seq, s, set, j->link, msg, sizeof(msg)) != 0) {
+		fail_run(r, j, "tunable_error", msg);
+		goto out;
+	}
 	if (tb_run_execute(r->sv, ctl, &j->row, c, s, &state, &klass, &e) != 0)
 		tb_warn("runner", "matrix %lld run %d: %s", (long long)j->row.matrix_id, j->row.seq, e.message);
 	/* a host that failed over ssh is asked again before its next run */
 	if (klass != NULL && strcmp(klass, "ssh_error") == 0)
 		c->ready = s->ready = false;
+out:
+	json_decref(params);
 }
 
 /* The hosts of j, with the machines of inventory inv; 0, or -1 when one is gone. */
@@ -332,6 +356,18 @@ static void read_matrix(void *cls, const struct tb_matrix_row *m)
 	json_decref(spec);
 }
 
+/* The originals of every tunable the matrix changed back on its hosts (tunables.h). */
+static void restore_tunables(struct tb_runner *r, int64_t id, struct tb_run_host *hs, int nh)
+{
+	for (int i = 0; i < nh; i++) {
+		char msg[400];
+
+		if (hs[i].tun_set != 0 && tb_tun_restore_host(r->sv, &hs[i], msg, sizeof(msg)) != 0)
+			tb_warn("runner", "matrix %lld: %s (the journal keeps it: restored at the next start)",
+				(long long)id, msg);
+	}
+}
+
 static void run_matrix(struct tb_runner *r, int64_t id)
 {
 	struct tb_store *st = r->sv->store;
@@ -388,6 +424,7 @@ static void run_matrix(struct tb_runner *r, int64_t id)
 			for (int t = 0; t < mv.pause_ms && !r->ctl.stop; t += 50)
 				tb_sleep_ms(50, NULL);
 	}
+	restore_tunables(r, id, hs, nh); /* whatever ended the matrix, before any boot back */
 	if (mv.restore && !r->ctl.stop) {
 		char holder[TB_HOLDER_MAX];
 
@@ -448,6 +485,7 @@ static void *worker(void *arg)
 	struct tb_runner *r = arg;
 
 	stop_leftovers(r);
+	tb_tun_restore_pending(r->sv); /* what a crash left changed on the hosts (tunables.h) */
 	for (;;) {
 		int64_t id;
 
@@ -468,6 +506,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&r->ctl.lock);
 		pthread_mutex_unlock(&r->lock);
 
+		tb_tun_restore_pending(r->sv); /* a host that did not answer at start may now */
 		run_matrix(r, id);
 
 		pthread_mutex_lock(&r->lock);
@@ -597,6 +636,13 @@ int tb_runner_submit(struct tb_runner *r, const struct tb_matrix_plan *plan, con
 	for (int i = 0; i < plan->nruns; i++) {
 		const struct tb_planned_run *p = &plan->runs[i];
 		json_t *pj = tb_matrix_params_json(&p->p);
+
+		/* the run's tunable set: stored with it, so that it can be reproduced (tunables.h) */
+		if (pj != NULL && p->tset >= 0 &&
+		    json_object_set_new(pj, "tunables", tb_matrix_tunables_set_json(plan, p->tset)) != 0) {
+			json_decref(pj);
+			pj = NULL;
+		}
 
 		params[i] = pj != NULL ? json_dumps(pj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 		json_decref(pj);

@@ -119,6 +119,13 @@ static const char *const migrations[] = {
 	 * expiry slides with its use: auth.c) */
 	"ALTER TABLE sessions ADD COLUMN last_used_at INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE sessions ADD COLUMN last_address TEXT;",
+	/* 10: the tunables journal: each host setting a matrix changed, with the
+	 * value found before (store_tunables.c, tunables.c) */
+	"CREATE TABLE tunable_journal (id INTEGER PRIMARY KEY, matrix_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+	"  host TEXT NOT NULL, os TEXT NOT NULL, family TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL,"
+	"  original TEXT NOT NULL, applied TEXT NOT NULL, state TEXT NOT NULL, error TEXT, created_at INTEGER NOT NULL,"
+	"  restored_at INTEGER);"
+	"CREATE INDEX tunable_journal_open ON tunable_journal (state, host);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

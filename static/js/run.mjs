@@ -160,6 +160,16 @@ class RunPage {
     }
     if (r.intervals) add('intervals', `client ${r.intervals.client?.length ?? 0}, server ${r.intervals.server?.length ?? 0}`);
     if (r.cookie) add('cookie', h('code', { class: 'fp' }, r.cookie));
+    // the tunable set in force on both ends (set, read back and restored by testbedd)
+    const tun = r.params?.tunables;
+    if (tun) {
+      add('tunables', h('span', { class: 'tunables' }, `set ${tun.set}: `, ...tun.values.flatMap((t, i) => {
+        const os = (fam) => (t.kind === 'mtu' ? `MTU ${t.value[fam]} (${fam})` : `${t[fam]} = ${t.value[fam]}`);
+        const text = t.kind === 'mtu' && t.value.linux === t.value.freebsd ? `MTU ${t.value.linux}`
+          : ['linux', 'freebsd'].filter((fam) => t.kind === 'mtu' || t[fam]).map(os).join(', ');
+        return [i > 0 ? '; ' : '', h('code', { class: 'code' }, text)];
+      })));
+    }
     const mine = [[r.client, r.client_os], [r.server, r.server_os]]
       .map(([host, os]) => hosts.find((x) => x.host === host && x.os === os)).filter(Boolean);
     if (mine.length) add('hosts', ...mine.map((x) => h('div', { class: 'host-line' }, hostLine(x))));

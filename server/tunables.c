@@ -1,0 +1,413 @@
+/* tunables.c - a matrix's tunables applied, verified and restored.  See tunables.h. */
+#include "tunables.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hosts.h"
+#include "hostsnap.h"
+#include "inventory.h"
+#include "log.h"
+#include "run_exec.h"
+#include "services.h"
+#include "ssh.h"
+#include "store_tunables.h"
+#include "timeutil.h"
+
+#define CMD_TIMEOUT_MS 15000
+#define VALUE_MAX 256
+#define JOURNAL_SHOWN 500
+
+/* Where a tunable lives: the machine, the persona it answers as, the OS family. */
+struct where {
+	const struct tb_machine *m;
+	const struct tb_persona *p;
+	const char *os;
+	bool bsd;
+};
+
+/* s with runs of blanks as one space, no blank at either end (sysctl -n of a
+ * vector prints tabs; what was written had spaces). */
+static void squeeze(const char *s, char *out, size_t len)
+{
+	size_t n = 0;
+	bool blank = false;
+
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	for (; *s != '\0' && n + 1 < len; s++) {
+		if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') {
+			blank = true;
+			continue;
+		}
+		if (blank)
+			out[n++] = ' ';
+		blank = false;
+		if (n + 1 < len)
+			out[n++] = *s;
+	}
+	out[n] = '\0';
+}
+
+/* argv on w (through "sudo -n" when root and the persona is not root's); 0
+ * when it exited 0, with its stdout squeezed into out; else -1 and msg. */
+static int remote(struct tb_services *sv, const struct where *w, const char *const argv[], bool root, char *out,
+		  size_t len, char *msg, size_t mlen)
+{
+	const char *full[12];
+	struct tb_ssh_target t;
+	struct tb_ssh_capture cap = {0};
+	struct tb_error e = {0};
+	char pin[96];
+	size_t n = 0;
+	int rc;
+
+	if (root && w->p->user != NULL && strcmp(w->p->user, "root") != 0) {
+		full[n++] = "sudo";
+		full[n++] = "-n";
+	}
+	for (size_t i = 0; argv[i] != NULL && n + 1 < sizeof(full) / sizeof(full[0]); i++)
+		full[n++] = argv[i];
+	full[n] = NULL;
+	tb_hosts_target(sv->hosts, w->m, w->p, &t, pin, sizeof(pin));
+	rc = tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, full, CMD_TIMEOUT_MS, 8192, &cap, &e);
+	if (rc != 0)
+		snprintf(msg, mlen, "%s", e.message);
+	else if (cap.res.exit_status != 0)
+		snprintf(msg, mlen, "%s (%s): %s exited with %d: %.200s", w->m->name, w->os, argv[0],
+			 cap.res.exit_status, cap.err != NULL ? cap.err : "");
+	else if (out != NULL)
+		squeeze(cap.out != NULL ? cap.out : "", out, len);
+	rc = rc != 0 || cap.res.exit_status != 0 ? -1 : 0;
+	tb_ssh_capture_free(&cap);
+	return rc;
+}
+
+/* The value of sysctl or interface name in force on w into out. */
+static int read_value(struct tb_services *sv, const struct where *w, bool mtu, const char *name, char *out, size_t len,
+		      char *msg, size_t mlen)
+{
+	const char *sys[] = {"sysctl", "-n", name, NULL};
+	const char *lin[] = {"ip", "-o", "link", "show", "dev", name, NULL};
+	const char *bsd[] = {"ifconfig", name, NULL};
+	char text[VALUE_MAX * 4];
+	const char *at;
+
+	if (!mtu)
+		return remote(sv, w, sys, false, out, len, msg, mlen);
+	if (remote(sv, w, w->bsd ? bsd : lin, false, text, sizeof(text), msg, mlen) != 0)
+		return -1;
+	/* both print "... mtu N ..." on the interface's first line */
+	if ((at = strstr(text, " mtu ")) == NULL) {
+		snprintf(msg, mlen, "%s (%s): no \"mtu\" in what %s said of %s", w->m->name, w->os,
+			 w->bsd ? "ifconfig" : "ip link", name);
+		return -1;
+	}
+	snprintf(out, len, "%.*s", (int)strspn(at + 5, "0123456789"), at + 5);
+	return 0;
+}
+
+static int write_value(struct tb_services *sv, const struct where *w, bool mtu, const char *name, const char *value,
+		       char *msg, size_t mlen)
+{
+	char assign[2 * VALUE_MAX];
+	const char *lsys[] = {"sysctl", "-w", assign, NULL};
+	const char *bsys[] = {"sysctl", assign, NULL};
+	const char *lmtu[] = {"ip", "link", "set", "dev", name, "mtu", value, NULL};
+	const char *bmtu[] = {"ifconfig", name, "mtu", value, NULL};
+
+	snprintf(assign, sizeof(assign), "%s=%s", name, value);
+	if (mtu)
+		return remote(sv, w, w->bsd ? bmtu : lmtu, true, NULL, 0, msg, mlen);
+	return remote(sv, w, w->bsd ? bsys : lsys, true, NULL, 0, msg, mlen);
+}
+
+/* ---- restoring ---- */
+
+struct open_row {
+	int64_t id;
+	char host[TB_NAME_MAX], os[TB_NAME_MAX];
+	bool bsd, mtu;
+	char name[VALUE_MAX], original[VALUE_MAX];
+	char answers[TB_NAME_MAX]; /* restore_pending: the OS the host answered in ("": none) */
+};
+
+struct open_rows {
+	struct open_row *v;
+	int n, cap, oom;
+};
+
+static void collect_open(void *cls, const struct tb_tunable_row *r)
+{
+	struct open_rows *rs = cls;
+	struct open_row *o;
+
+	if (rs->n == rs->cap) {
+		int cap = rs->cap ? rs->cap * 2 : 16;
+		struct open_row *v = realloc(rs->v, (size_t)cap * sizeof(*v));
+
+		if (v == NULL) {
+			rs->oom = 1;
+			return;
+		}
+		rs->v = v;
+		rs->cap = cap;
+	}
+	o = &rs->v[rs->n++];
+	o->id = r->id;
+	snprintf(o->host, sizeof(o->host), "%s", r->host);
+	snprintf(o->os, sizeof(o->os), "%s", r->os);
+	o->bsd = strcmp(r->family, "freebsd") == 0;
+	o->mtu = strcmp(r->kind, "mtu") == 0;
+	snprintf(o->name, sizeof(o->name), "%s", r->name);
+	snprintf(o->original, sizeof(o->original), "%s", r->original);
+}
+
+/* Put o's original back on w, read it back, close the row. */
+static int restore_row(struct tb_services *sv, const struct where *w, const struct open_row *o, char *msg, size_t mlen)
+{
+	char now[VALUE_MAX], want[VALUE_MAX];
+
+	squeeze(o->original, want, sizeof(want));
+	if (write_value(sv, w, o->mtu, o->name, o->original, msg, mlen) != 0 ||
+	    read_value(sv, w, o->mtu, o->name, now, sizeof(now), msg, mlen) != 0)
+		goto failed;
+	if (strcmp(now, want) != 0) {
+		snprintf(msg, mlen, "%s (%s): %s %s restored to \"%s\", read back \"%s\"", w->m->name, w->os,
+			 o->mtu ? "the MTU of" : "sysctl", o->name, want, now);
+		goto failed;
+	}
+	tb_store_tunable_state(sv->store, o->id, "restored", NULL, tb_now(), NULL);
+	tb_info("tunables", "%s (%s): %s%s back to %s", w->m->name, w->os, o->mtu ? "MTU of " : "", o->name, want);
+	return 0;
+failed:
+	tb_store_tunable_state(sv->store, o->id, "applied", msg, 0, NULL);
+	tb_warn("tunables", "%s", msg);
+	return -1;
+}
+
+int tb_tun_restore_host(struct tb_services *sv, struct tb_run_host *h, char *msg, size_t len)
+{
+	struct open_rows rs = {0};
+	struct tb_error e = {0};
+	struct where w = {h->m, h->p, h->os, h->bsd};
+	int rc = 0;
+
+	if (tb_store_tunable_open(sv->store, h->m->name, collect_open, &rs, &e) != 0 || rs.oom) {
+		snprintf(msg, len, "the tunables journal: %s", rs.oom ? "out of memory" : e.message);
+		free(rs.v);
+		return -1;
+	}
+	for (int i = 0; i < rs.n; i++) {
+		char m[400];
+
+		/* a row of another OS waits until the host answers in it again */
+		if (strcmp(rs.v[i].os, h->os) != 0 || h->p == NULL)
+			continue;
+		w.bsd = rs.v[i].bsd;
+		if (restore_row(sv, &w, &rs.v[i], m, sizeof(m)) != 0 && rc == 0) {
+			snprintf(msg, len, "%s", m);
+			rc = -1;
+		}
+	}
+	free(rs.v);
+	if (rc == 0)
+		h->tun_set = 0;
+	return rc;
+}
+
+void tb_tun_restore_pending(struct tb_services *sv)
+{
+	struct open_rows rs = {0};
+	struct tb_error e = {0};
+	struct tb_inventory *inv;
+
+	if (tb_store_tunable_open(sv->store, NULL, collect_open, &rs, &e) != 0 || rs.oom || rs.n == 0) {
+		if (rs.oom || e.message[0] != '\0')
+			tb_warn("tunables", "the journal: %s", rs.oom ? "out of memory" : e.message);
+		free(rs.v);
+		return;
+	}
+	inv = tb_inv_current_get(sv->invs);
+	for (int i = 0; i < rs.n; i++) {
+		const struct tb_machine *m = tb_inventory_find(inv, rs.v[i].host);
+		char os[TB_NAME_MAX] = "", msg[400];
+		struct where w = {m, NULL, rs.v[i].os, rs.v[i].bsd};
+		int k;
+
+		if (m == NULL) {
+			tb_warn("tunables", "journal row %lld: %s is no longer in the inventory: %s stays changed",
+				(long long)rs.v[i].id, rs.v[i].host, rs.v[i].name);
+			continue;
+		}
+		/* one probe per host: an earlier row of the same host has its answer */
+		for (k = 0; k < i && strcmp(rs.v[k].host, rs.v[i].host) != 0; k++)
+			;
+		if (k < i)
+			snprintf(os, sizeof(os), "%s", rs.v[k].answers);
+		else if (!tb_hosts_probe_one(sv->hosts, m, os, sizeof(os)))
+			os[0] = '\0';
+		snprintf(rs.v[i].answers, sizeof(rs.v[i].answers), "%s", os);
+		if (strcmp(os, rs.v[i].os) != 0 || (w.p = tb_machine_persona(m, rs.v[i].os)) == NULL) {
+			tb_warn("tunables", "%s does not answer as %s: %s stays %s (journal row %lld) until it does",
+				m->name, rs.v[i].os, rs.v[i].name, "changed", (long long)rs.v[i].id);
+			continue;
+		}
+		restore_row(sv, &w, &rs.v[i], msg, sizeof(msg));
+	}
+	tb_inv_current_put(sv->invs, inv);
+	free(rs.v);
+}
+
+/* ---- applying ---- */
+
+/* Value of one entry of a set on family f: the name (NULL: none for f) and the value. */
+static int entry_of(const json_t *x, int f, bool *mtu, const char **name, const char **value, int *index)
+{
+	const char *fam = f ? "freebsd" : "linux";
+
+	*mtu = json_is_string(json_object_get(x, "kind")) &&
+	       strcmp(json_string_value(json_object_get(x, "kind")), "mtu") == 0;
+	*name = json_string_value(json_object_get(x, fam));
+	*value = json_string_value(json_object_get(json_object_get(x, "value"), fam));
+	*index = (int)json_integer_value(json_object_get(x, "tunable"));
+	return *value != NULL ? 0 : -1;
+}
+
+/* One tunable of the set on h: journal, set, read back. */
+static int apply_one(struct tb_services *sv, int64_t matrix_id, int seq, struct tb_run_host *h, const json_t *x,
+		     const char *link, char *msg, size_t len)
+{
+	struct where w = {h->m, h->p, h->os, h->bsd};
+	const char *fam = h->bsd ? "freebsd" : "linux", *name, *value;
+	char orig[VALUE_MAX], now[VALUE_MAX], want[VALUE_MAX], label[160];
+	struct tb_error e = {0};
+	bool mtu;
+	int idx;
+	int64_t id;
+
+	if (entry_of(x, h->bsd, &mtu, &name, &value, &idx) != 0) {
+		snprintf(msg, len, "tunables[%d].values: no %s value for %s (%s)", idx, fam, h->m->name, h->os);
+		return -1;
+	}
+	if (mtu)
+		name = tb_hostsnap_iface(h->m, h->os, link);
+	if (name == NULL) {
+		if (mtu)
+			snprintf(msg, len,
+				 "tunables[%d] (mtu): %s has no interface name for its link %s in %s in the inventory",
+				 idx, h->m->name, link, h->os);
+		else
+			snprintf(msg, len, "tunables[%d].%s: the tunable names no %s sysctl, and %s answers as %s", idx,
+				 fam, fam, h->m->name, h->os);
+		return -1;
+	}
+	snprintf(label, sizeof(label), "tunables[%d] (%s%s) on %s (%s)", idx, mtu ? "mtu of " : "", name, h->m->name,
+		 h->os);
+	if (read_value(sv, &w, mtu, name, orig, sizeof(orig), msg, len) != 0) {
+		char m[400];
+
+		snprintf(m, sizeof(m), "%s", msg);
+		snprintf(msg, len, "%s: cannot read it: %s", label, m);
+		return -1;
+	}
+	{
+		struct tb_tunable_row row = {.matrix_id = matrix_id,
+					     .seq = seq,
+					     .host = h->m->name,
+					     .os = h->os,
+					     .family = fam,
+					     .kind = mtu ? "mtu" : "sysctl",
+					     .name = name,
+					     .original = orig,
+					     .applied = value,
+					     .created_at = tb_now()};
+
+		/* the original is in the store before anything changes */
+		if (tb_store_tunable_insert(sv->store, &row, &id, &e) != 0) {
+			snprintf(msg, len, "%s: not changed: the journal: %s", label, e.message);
+			return -1;
+		}
+	}
+	squeeze(value, want, sizeof(want));
+	if (write_value(sv, &w, mtu, name, value, now, sizeof(now)) != 0) {
+		snprintf(msg, len, "%s: setting \"%s\" failed: %s", label, value, now);
+		return -1;
+	}
+	if (read_value(sv, &w, mtu, name, now, sizeof(now), msg, len) != 0)
+		return -1;
+	if (strcmp(now, want) != 0) {
+		snprintf(msg, len, "%s: set to \"%s\", read back \"%s\"", label, want, now);
+		return -1;
+	}
+	tb_store_tunable_state(sv->store, id, "applied", NULL, 0, NULL);
+	return 0;
+}
+
+int tb_tun_ensure(struct tb_services *sv, int64_t matrix_id, int seq, struct tb_run_host *h, const json_t *set,
+		  const char *link, char *msg, size_t len)
+{
+	int want = set != NULL ? 1 + (int)json_integer_value(json_object_get(set, "set")) : 0;
+	const json_t *x;
+	size_t i;
+
+	if (h->tun_set == want)
+		return 0;
+	if (h->tun_set != 0 && tb_tun_restore_host(sv, h, msg, len) != 0)
+		return -1;
+	h->tun_set = 0;
+	if (want == 0)
+		return 0;
+	/* from here on h has rows to restore, whatever happens */
+	h->tun_set = -1;
+	json_array_foreach(json_object_get(set, "values"), i, x)
+	{
+		if (apply_one(sv, matrix_id, seq, h, x, link, msg, len) != 0) {
+			char m[400];
+
+			tb_warn("tunables", "matrix %lld run %d: %s", (long long)matrix_id, seq, msg);
+			if (tb_tun_restore_host(sv, h, m, sizeof(m)) != 0)
+				tb_warn("tunables", "%s", m);
+			return -1;
+		}
+	}
+	h->tun_set = want;
+	tb_info("tunables", "matrix %lld run %d: %s (%s) has tunable set %d", (long long)matrix_id, seq, h->m->name,
+		h->os, want - 1);
+	return 0;
+}
+
+/* ---- the journal shown ---- */
+
+static void row_json(void *cls, const struct tb_tunable_row *r)
+{
+	json_t *o = json_pack("{s:I, s:I, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:I, s:o}", "id",
+			      (json_int_t)r->id, "matrix", (json_int_t)r->matrix_id, "seq", r->seq, "host", r->host,
+			      "os", r->os, "family", r->family, "kind", r->kind, "name", r->name, "original",
+			      r->original, "applied", r->applied, "state", r->state, "error", r->error, "created_at",
+			      (json_int_t)r->created_at, "restored_at",
+			      r->restored_at > 0 ? json_integer(r->restored_at) : json_null());
+
+	if (o != NULL)
+		json_array_append_new(cls, o);
+}
+
+json_t *tb_tun_journal_json(struct tb_services *sv, int all)
+{
+	json_t *rows = json_array();
+	struct tb_error e = {0};
+	size_t i, open = 0;
+	json_t *x;
+
+	if (rows == NULL)
+		return NULL;
+	if ((all ? tb_store_tunable_recent(sv->store, JOURNAL_SHOWN, row_json, rows, &e)
+		 : tb_store_tunable_open(sv->store, NULL, row_json, rows, &e)) != 0) {
+		json_decref(rows);
+		return NULL;
+	}
+	json_array_foreach(rows, i, x) open += strcmp(json_string_value(json_object_get(x, "state")), "restored") != 0;
+	return json_pack("{s:I, s:o}", "open", (json_int_t)open, "rows", rows);
+}

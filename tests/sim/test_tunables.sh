@@ -1,0 +1,120 @@
+#!/bin/sh
+# Tunables as a matrix dimension (issue 20 item 3) on the simulated testbed:
+# a matrix sweeps net.ipv4.tcp_congestion_control (cubic/reno, per network
+# namespace) and the MTU of the data interfaces (1500/1400: the router's ports
+# stay at 1500, so 9000 on the ends would black-hole) on left -> right as
+# ubuntu.  The plan lists the four sets with their changes and restore; each
+# run's namespace has its set's values while it runs (read in the namespaces
+# by this test), each run stores its set in its params, the journal has a row
+# per change with the original, and the originals are back afterwards.  A
+# value the kernel refuses fails its run as tunable_error naming tunables[0],
+# changing nothing.  kill -9 of testbedd mid-cell, then a restart: the
+# originals come back from the journal.  Then the same sweep with both hosts
+# booted into the freebsd persona (its sysctl and ifconfig stand-ins: the
+# FreeBSD names and `ifconfig IF mtu N`).
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/lib.sh"
+
+sim_testbedd tbtu 229 2
+both_answer
+
+cc() { ip netns exec "$PFX-$1" sysctl -n net.ipv4.tcp_congestion_control; }
+mtu() { ip netns exec "$PFX-$1" cat /sys/class/net/data0/mtu; }
+now4() { echo "$(cc left) $(mtu left) $(cc right) $(mtu right)"; }
+# the namespaces start with the machine's default congestion control (bbr here, cubic on a stock kernel)
+ORIG=$(now4) CC0=$(cc left)
+check "the originals: the same on both ends, MTU 1500 ($ORIG)" test "$ORIG" = "$CC0 1500 $CC0 1500"
+
+# a namespace may set only what net.ipv4.tcp_allowed_congestion_control lists (reno always; cubic on a
+# stock kernel, bbr here): the sweep is the default and reno
+A=$CC0 B=reno
+[ "$A" = reno ] && A=$(ip netns exec "$PFX-left" sysctl -n net.ipv4.tcp_allowed_congestion_control | tr ' ' '\n' | grep -vx reno | head -n 1)
+diag "sweeping net.ipv4.tcp_congestion_control $A/$B (allowed: $(sysctl -n net.ipv4.tcp_allowed_congestion_control))"
+TUN='[{"linux":"net.ipv4.tcp_congestion_control","freebsd":"net.inet.tcp.cc.algorithm","values":["'$A'",{"linux":"'$B'","freebsd":"newreno"}]},{"mtu":true,"values":[1500,1400]}]'
+SPEC='{"name":"tun","pairs":[{"client":"left","server":"right"}],"duration_s":2,"tunables":'$TUN'}'
+
+# ---- the plan ----
+body=$(api POST /api/v1/matrices/plan "$SPEC")
+check "plan: 4 runs in 4 tunable sets, each set's changes on left and right and the restore" pyck "$body" '
+p = d["plan"]; t = p["tunables"]; s = t["sets"]
+print("#", [(x["set"], [v["value"]["linux"] for v in x["values"]], x["first_seq"]) for x in s])
+sys.exit(not (p["runs"] == 4 and [x["tunable_set"] for x in p["plan"]] == [0, 1, 2, 3] and t["hosts"] == ["left", "right"]
+ and [[v["value"]["linux"] for v in x["values"]] for x in s] == [["'$A'", "1500"], ["'$A'", "1400"], ["reno", "1500"], ["reno", "1400"]]
+ and s[2]["values"][0]["value"]["freebsd"] == "newreno" and "crash" in t["restore"] and "journal" in t["change"]))'
+api POST /api/v1/matrices/plan '{"name":"x","pairs":[{"client":"left","server":"right"}],"tunables":[{"linux":"a.b","freebsd":"bad;name","values":[1]}]}' >"$DD/bad.json"
+check "a bad sysctl name: 400 naming tunables[0].freebsd" sh -c 'test "$(cat '"$DD"'/status)" = 400 && grep -q "\"field\": *\"tunables\[0\].freebsd\"" '"$DD"'/bad.json'
+
+# ---- run it, reading the namespaces while each run runs ----
+M=$(api POST /api/v1/matrices "$SPEC" | jq_ 'd["matrix"]["id"]')
+: >"$DD/seen"
+running() {	# the seq of the run of matrix $1 running now ("" none), and the matrix's state
+	api GET "/api/v1/matrices/$1" | jq_ '" ".join(map(str, [r["seq"] for r in d["matrix"]["runs"] if r["state"] == "running"][:1] + [d["matrix"]["state"]]))'
+}
+for _ in $(seq 300); do
+	read -r run state <<<"$(running "$M")"
+	[ -z "$state" ] && { state=$run; run=""; }
+	values=$(now4)
+	# recorded only when the same run still runs after the values were read
+	[ -n "$run" ] && [ "$(running "$M")" = "$run running" ] && echo "$run $values" >>"$DD/seen"
+	case $state in succeeded|failed|canceled) break ;; esac
+	sleep 0.1
+done
+check "matrix $M succeeds ($state)" test "$state" = succeeded
+[ "$state" = succeeded ] || diag "$(api GET "/api/v1/matrices/$M" | jq_ '[(r["seq"], r["state"], r["error_class"], r["error_message"]) for r in d["matrix"]["runs"]]')"
+diag "seen: $(sort -u "$DD/seen" | tr '\n' ';')"
+check "while each run ran, both namespaces had its set's values" python3 - "$DD/seen" "$A" <<'PY'
+import sys
+a = sys.argv[2]
+want = {0: a + " 1500 " + a + " 1500", 1: a + " 1400 " + a + " 1400", 2: "reno 1500 reno 1500", 3: "reno 1400 reno 1400"}
+seen = {}
+for line in open(sys.argv[1]):
+    seq, rest = line.split(" ", 1)
+    seen.setdefault(int(seq), set()).add(rest.strip())
+sys.exit(not all(seen.get(k) == {v} for k, v in want.items()))
+PY
+check "the originals are back ($(now4))" test "$(now4)" = "$ORIG"
+R=$(api GET "/api/v1/matrices/$M" | jq_ '[r["id"] for r in d["matrix"]["runs"] if r["seq"] == 3][0]')
+check "run 3 stores its set (reno, MTU 1400) in its params" pyck "$(api GET "/api/v1/runs/$R")" '
+t = d["run"]["params"]["tunables"]; print("#", t)
+sys.exit(not (t["set"] == 3 and t["values"][0]["value"] == {"linux": "reno", "freebsd": "newreno"}
+ and t["values"][1]["kind"] == "mtu" and t["values"][1]["value"]["linux"] == "1400"))'
+check "the journal: nothing open; every change of the matrix with its original, restored" pyck "$(api GET '/api/v1/tunables?all=1')" '
+r = [x for x in d["rows"] if x["matrix"] == '"$M"']
+print("#", d["open"], len(r), sorted(set((x["host"], x["kind"], x["name"], x["original"], x["applied"]) for x in r))[:4])
+sys.exit(not (d["open"] == 0 and len(r) >= 4 and all(x["state"] == "restored" and x["restored_at"] for x in r)
+ and {(x["host"], x["name"], x["original"]) for x in r} >= {("left", "net.ipv4.tcp_congestion_control", "'"$CC0"'"),
+     ("right", "data0", "1500")} and {x["original"] for x in r if x["kind"] == "sysctl"} == {"'"$CC0"'"} and {x["applied"] for x in r if x["kind"] == "sysctl"} == {"'$A'", "reno"}))'
+
+# ---- a value the kernel refuses: the run fails naming the tunable, nothing stays changed ----
+M2=$(api POST /api/v1/matrices '{"name":"refused","pairs":[{"client":"left","server":"right"}],"duration_s":1,
+ "tunables":[{"mtu":true,"values":[1400]},{"linux":"net.ipv4.tcp_congestion_control","values":["nosuchcc"]}]}' | jq_ 'd["matrix"]["id"]')
+check "matrix $M2 fails" wait_state "$M2" failed
+check "its run failed as tunable_error naming tunables[1] and the sysctl" pyck "$(api GET "/api/v1/matrices/$M2")" '
+r = d["matrix"]["runs"][0]; print("#", r["error_class"], r["error_message"])
+sys.exit(not (r["error_class"] == "tunable_error" and r["error_message"].startswith("tunables[1]")
+ and "net.ipv4.tcp_congestion_control" in r["error_message"]))'
+check "the MTU it had set is back ($(now4))" test "$(now4)" = "$ORIG"
+
+# ---- kill -9 mid-cell, restart: the originals come back from the journal ----
+M3=$(api POST /api/v1/matrices '{"name":"crash","pairs":[{"client":"left","server":"right"}],"duration_s":8,
+ "tunables":[{"linux":"net.ipv4.tcp_congestion_control","values":["reno"]},{"mtu":true,"values":[1400]}]}' | jq_ 'd["matrix"]["id"]')
+check "matrix $M3: its run starts" wait_run "$M3" 0 running 30
+check "mid-cell: reno and MTU 1400 on both ends ($(now4))" test "$(now4)" = "reno 1400 reno 1400"
+kill -KILL "$DPID"
+wait "$DPID" 2>/dev/null
+check "after kill -9 nothing was restored yet ($(now4))" test "$(now4)" = "reno 1400 reno 1400"
+"$BIN/testbedd" --inventory "$S/inventory.yaml" --state-dir "$DD/state" --port 0 --port-file "$DD/port2" \
+	--probe-interval 2 >>"$DD/log" 2>&1 &
+DPID=$!
+for _ in $(seq 100); do [ -s "$DD/port2" ] && break; sleep 0.1; done
+TESTBEDD_URL="http://127.0.0.1:$(cat "$DD/port2")"
+check "testbedd restarts on the same state" test -s "$DD/port2"
+for _ in $(seq 100); do [ "$(now4)" = "$ORIG" ] && break; sleep 0.2; done
+check "the originals are back after the restart ($(now4))" test "$(now4)" = "$ORIG"
+check "the journal has nothing open" test "$(api GET /api/v1/tunables | jq_ 'd["open"]')" = 0
+check "testbedd logged the restores" grep -q "tunables.*back to $CC0" "$DD/log"
+check "no iperf3 left on the hosts" no_iperf_left
+
+daemon_down
+check "testbedd logged no error" sh -c "! grep -q 'Z error ' $DD/log"
+finish
