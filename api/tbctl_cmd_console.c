@@ -6,7 +6,12 @@
  * after Enter, "~." leaves, "~B" sends Break, "~~" a "~".  The lease is given
  * back on the way out.  --log ID prints a kept boot log, --log list the logs.
  *
- * One thread: curl's multi interface waits on the stream and on stdin. */
+ * One thread: curl's multi interface waits on the stream (read by
+ * tbctl_sse.c, tbctl's one SSE reader) and on stdin.  When testbedd ends the
+ * stream with an "end" event (an inventory reload changed or removed the
+ * console), it says why and opens the stream again from where it was (a
+ * changed console's reader kept the scrollback's offsets and the lease; a
+ * removed one answers 404, and tbctl leaves). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,17 +23,14 @@
 #include <curl/curl.h>
 
 #include "tbctl.h"
+#include "tbctl_sse.h"
 
 struct con {
 	const struct tbctl_ctx *ctx;
 	const char *host;
-	char line[65536]; /* the SSE line being read */
-	size_t linelen;
-	char event[32];
-	char *data; /* the record's data */
-	size_t datalen;
 	int connected; /* -1: not known yet */
 	int raw;       /* the terminal is in raw mode */
+	int ended;     /* the stream's "end" event came */
 };
 
 static struct termios saved;
@@ -114,18 +116,24 @@ static void note(const struct con *c, const char *fmt, ...)
 	fputs(c->raw ? "]\r\n" : "]\n", stderr);
 }
 
-static void dispatch(struct con *c)
+/* A record of the console's stream (tbctl_sse.c): output to the terminal,
+ * a change of the reader's state or the end as a note. */
+static void on_event(void *cls, const char *type, long long id, const char *data)
 {
-	if (strcmp(c->event, "output") == 0 && c->data != NULL) {
-		unsigned char *b = malloc(c->datalen);
+	struct con *c = cls;
+
+	(void)id;
+	if (strcmp(type, "output") == 0) {
+		size_t n = strlen(data);
+		unsigned char *b = malloc(n / 4 * 3 + 3);
 
 		if (b != NULL) {
-			fwrite(b, 1, b64_decode(c->data, c->datalen, b), stdout);
+			fwrite(b, 1, b64_decode(data, n, b), stdout);
 			fflush(stdout);
 			free(b);
 		}
-	} else if (strcmp(c->event, "state") == 0 && c->data != NULL) {
-		json_t *j = json_loads(c->data, 0, NULL);
+	} else if (strcmp(type, "state") == 0) {
+		json_t *j = json_loads(data, 0, NULL);
 		int up = json_is_true(json_object_get(j, "connected"));
 
 		if (j != NULL && up != c->connected) {
@@ -137,45 +145,14 @@ static void dispatch(struct con *c)
 			c->connected = up;
 		}
 		json_decref(j);
+	} else if (strcmp(type, "end") == 0) {
+		json_t *j = json_loads(data, 0, NULL);
+
+		note(c, "testbedd ended the console stream: %s",
+		     tbctl_jstr(j, "reason") ? tbctl_jstr(j, "reason") : "no reason given");
+		c->ended = 1;
+		json_decref(j);
 	}
-	free(c->data);
-	c->data = NULL;
-	c->datalen = 0;
-	c->event[0] = '\0';
-}
-
-static void sse_line(struct con *c, char *line, size_t len)
-{
-	if (len == 0) {
-		dispatch(c);
-	} else if (strncmp(line, "event: ", 7) == 0) {
-		snprintf(c->event, sizeof(c->event), "%s", line + 7);
-	} else if (strncmp(line, "data: ", 6) == 0) {
-		char *d = realloc(c->data, c->datalen + len - 6 + 1);
-
-		if (d != NULL) {
-			memcpy(d + c->datalen, line + 6, len - 6);
-			c->datalen += len - 6;
-			d[c->datalen] = '\0';
-			c->data = d;
-		}
-	}
-}
-
-static size_t on_body(char *p, size_t size, size_t n, void *cls)
-{
-	struct con *c = cls;
-
-	for (size_t i = 0; i < size * n; i++) {
-		if (p[i] == '\n') {
-			c->line[c->linelen] = '\0';
-			sse_line(c, c->line, c->linelen);
-			c->linelen = 0;
-		} else if (c->linelen < sizeof(c->line) - 1) {
-			c->line[c->linelen++] = p[i];
-		}
-	}
-	return size * n;
 }
 
 static char *host_path(const char *host, const char *rest)
@@ -295,33 +272,23 @@ out:
 	return rc;
 }
 
-/* Follow the stream (and stdin unless watching) until ~., the end of the
- * stream, or an error. */
-static int follow(struct con *c, int typing)
+/* One connection of the stream s: follow it (and stdin unless watching)
+ * until ~. (*left set), its end, or an error.  *typing goes 0 at the end of
+ * stdin.  Returns the curl result of the transfer (CURLE_OK when it ended
+ * or was left). */
+static CURLcode follow_once(struct con *c, struct tbctl_sse *s, const char *path, int *typing, int *bol, int *tilde,
+			    int *left)
 {
 	CURLM *m = curl_multi_init();
-	CURL *h = curl_easy_init();
-	struct curl_slist *hdr = NULL;
-	char *path = host_path(c->host, ""), *url = NULL, auth[512];
-	int running = 1, bol = 1, tilde = 0, rc = TBCTL_EXIT_OK;
-	long status = 0;
+	CURL *h = tbctl_sse_begin_path(s, c->ctx, path);
+	CURLcode res = CURLE_OK;
+	int running = 1;
 
-	if (m == NULL || h == NULL || path == NULL ||
-	    (url = malloc(strlen(c->ctx->http.base_url) + strlen(path) + 1)) == NULL) {
-		rc = TBCTL_EXIT_SERVER;
-		goto out;
+	if (m == NULL || h == NULL) {
+		curl_multi_cleanup(m);
+		tbctl_sse_end(s, h);
+		return CURLE_OUT_OF_MEMORY;
 	}
-	sprintf(url, "%s%s", c->ctx->http.base_url, path);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->ctx->http.token);
-	hdr = curl_slist_append(curl_slist_append(NULL, auth), "Accept: text/event-stream");
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->ctx->http.connect_timeout_ms);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-	tbctl_http_tls(h);
 	curl_multi_add_handle(m, h);
 	while (running) {
 		struct curl_waitfd in = {.fd = STDIN_FILENO, .events = CURL_WAIT_POLLIN};
@@ -330,41 +297,74 @@ static int follow(struct con *c, int typing)
 		curl_multi_perform(m, &running);
 		if (!running)
 			break;
-		curl_multi_wait(m, typing ? &in : NULL, typing ? 1 : 0, 1000, &nfds);
-		if (typing && (in.revents & CURL_WAIT_POLLIN)) {
+		curl_multi_wait(m, *typing ? &in : NULL, *typing ? 1 : 0, 1000, &nfds);
+		if (*typing && (in.revents & CURL_WAIT_POLLIN)) {
 			unsigned char b[512];
 			ssize_t n = read(STDIN_FILENO, b, sizeof(b));
 
 			if (n <= 0) {
-				typing = 0; /* end of input: keep watching */
+				*typing = 0; /* end of input: keep watching */
 				continue;
 			}
-			if (typed(c, b, (size_t)n, &bol, &tilde))
+			if (typed(c, b, (size_t)n, bol, tilde)) {
+				*left = 1;
 				break;
+			}
 		}
 	}
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	if (status != 0 && status != 200) {
-		note(c, "the console stream was refused (HTTP %s)", status == 404 ? "404: no such console" : "error");
-		rc = status == 401 || status == 403 ? TBCTL_EXIT_AUTH : TBCTL_EXIT_REFUSED;
-	} else if (running == 0) {
+	if (!running) {
 		CURLMsg *msg;
-		int left;
+		int n;
 
-		while ((msg = curl_multi_info_read(m, &left)) != NULL)
-			if (msg->msg == CURLMSG_DONE && msg->data.result != CURLE_OK) {
-				note(c, "the console stream ended: %s", curl_easy_strerror(msg->data.result));
-				rc = TBCTL_EXIT_SERVER;
-			}
+		while ((msg = curl_multi_info_read(m, &n)) != NULL)
+			if (msg->msg == CURLMSG_DONE)
+				res = msg->data.result;
 	}
 	curl_multi_remove_handle(m, h);
-out:
-	curl_easy_cleanup(h);
 	curl_multi_cleanup(m);
-	curl_slist_free_all(hdr);
-	free(url);
+	tbctl_sse_end(s, h);
+	return res;
+}
+
+/* Follow the console's stream until ~., its end, or an error; after an
+ * "end" event, once more from where it was. */
+static int follow(struct con *c, int typing)
+{
+	struct tbctl_sse *s = tbctl_sse_new(on_event, c, -1);
+	char *path = host_path(c->host, "");
+	int bol = 1, tilde = 0, left = 0, rc = TBCTL_EXIT_OK;
+
+	if (s == NULL || path == NULL) {
+		tbctl_sse_free(s);
+		free(path);
+		return TBCTL_EXIT_SERVER;
+	}
+	tbctl_sse_set_what(s, "console stream");
+	for (;;) {
+		CURLcode res;
+
+		c->ended = 0;
+		res = follow_once(c, s, path, &typing, &bol, &tilde, &left);
+		if (left)
+			break;
+		if ((rc = tbctl_sse_refused(s)) != TBCTL_EXIT_OK)
+			break;
+		if (tbctl_sse_status(s) != 200 && tbctl_sse_status(s) != 0) { /* 429: its viewers; 503 */
+			note(c, "the console stream was refused (%s%sHTTP %ld)", tbctl_sse_why(s),
+			     tbctl_sse_why(s)[0] ? "; " : "", tbctl_sse_status(s));
+			rc = TBCTL_EXIT_REFUSED;
+			break;
+		}
+		if (res != CURLE_OK) {
+			note(c, "the console stream ended: %s", curl_easy_strerror(res));
+			rc = TBCTL_EXIT_SERVER;
+			break;
+		}
+		if (!c->ended)
+			break; /* testbedd stopped */
+	}
+	tbctl_sse_free(s);
 	free(path);
-	free(c->data);
 	return rc;
 }
 

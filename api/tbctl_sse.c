@@ -15,6 +15,7 @@ struct tbctl_sse {
 	size_t len;
 	int overflow; /* the current line is over 64 KiB: dropped */
 	long long id; /* the current record's */
+	int had_id;   /* it had an id line */
 	char type[64];
 	char *data;
 	long long last_id; /* where to resume; -1: from now */
@@ -24,6 +25,7 @@ struct tbctl_sse {
 	size_t err_len;
 	char why[256];
 	struct curl_slist *headers;
+	const char *what; /* "event stream", "console stream": for messages */
 };
 
 struct tbctl_sse *tbctl_sse_new(tbctl_sse_fn on_event, void *cls, long long last_id)
@@ -35,6 +37,7 @@ struct tbctl_sse *tbctl_sse_new(tbctl_sse_fn on_event, void *cls, long long last
 	s->on_event = on_event;
 	s->cls = cls;
 	s->last_id = last_id;
+	s->what = "event stream";
 	return s;
 }
 
@@ -54,7 +57,9 @@ static void end_record(struct tbctl_sse *s)
 		/* where a live-only stream starts: resume from there */
 		if (s->id > s->last_id)
 			s->last_id = s->id;
-	} else if (s->data != NULL && (s->id > s->last_id || strcmp(s->type, "reset") == 0)) {
+	} else if (s->data != NULL && (!s->had_id || s->id > s->last_id)) {
+		/* a record without an id (the bus's "reset", a console's "state")
+		 * is never one seen before */
 		s->on_event(s->cls, s->type, s->id, s->data);
 		if (s->id > 0)
 			s->last_id = s->id;
@@ -62,6 +67,7 @@ static void end_record(struct tbctl_sse *s)
 	free(s->data);
 	s->data = NULL;
 	s->id = 0;
+	s->had_id = 0;
 	s->type[0] = '\0';
 }
 
@@ -72,9 +78,10 @@ static void on_line(struct tbctl_sse *s, const char *line)
 		end_record(s);
 	else if (line[0] == ':')
 		return; /* heartbeat */
-	else if (strncmp(line, "id: ", 4) == 0)
+	else if (strncmp(line, "id: ", 4) == 0) {
 		s->id = strtoll(line + 4, NULL, 10);
-	else if (strncmp(line, "event: ", 7) == 0)
+		s->had_id = 1;
+	} else if (strncmp(line, "event: ", 7) == 0)
 		snprintf(s->type, sizeof(s->type), "%s", line + 7);
 	else if (strncmp(line, "data: ", 6) == 0) {
 		free(s->data);
@@ -129,6 +136,14 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *cls)
 
 CURL *tbctl_sse_begin(struct tbctl_sse *s, const struct tbctl_ctx *ctx, const char *query)
 {
+	char path[1536];
+
+	snprintf(path, sizeof(path), "/api/v1/events%s%s", query[0] ? "?" : "", query);
+	return tbctl_sse_begin_path(s, ctx, path);
+}
+
+CURL *tbctl_sse_begin_path(struct tbctl_sse *s, const struct tbctl_ctx *ctx, const char *path)
+{
 	CURL *c = curl_easy_init();
 	char url[2048], auth[256], last[64];
 
@@ -136,7 +151,7 @@ CURL *tbctl_sse_begin(struct tbctl_sse *s, const struct tbctl_ctx *ctx, const ch
 	s->headers = NULL;
 	if (c == NULL)
 		return NULL;
-	snprintf(url, sizeof(url), "%s/api/v1/events%s%s", ctx->http.base_url, query[0] ? "?" : "", query);
+	snprintf(url, sizeof(url), "%s%s", ctx->http.base_url, path);
 	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", ctx->http.token ? ctx->http.token : "");
 	s->headers = curl_slist_append(s->headers, auth);
 	if (s->headers != NULL)
@@ -152,10 +167,14 @@ CURL *tbctl_sse_begin(struct tbctl_sse *s, const struct tbctl_ctx *ctx, const ch
 	s->status = 0;
 	s->headers_done = 0;
 	s->len = 0;
+	s->id = 0;
+	s->had_id = 0;
+	s->type[0] = '\0';
 	s->overflow = 0;
 	s->err_len = 0;
 	s->err_body[0] = '\0';
 	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	tbctl_http_tls(c);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, s->headers);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
@@ -211,7 +230,7 @@ int tbctl_sse_refused(const struct tbctl_sse *s)
 	if (s->status != 400 && s->status != 401 && s->status != 403 && s->status != 404)
 		return TBCTL_EXIT_OK;
 	error_message(s, msg, sizeof(msg));
-	fprintf(stderr, "tbctl: the server refused the event stream (HTTP %ld): ", s->status);
+	fprintf(stderr, "tbctl: the server refused the %s (HTTP %ld): ", s->what, s->status);
 	tbctl_print_safe(stderr, msg);
 	fputc('\n', stderr);
 	return s->status == 400 || s->status == 404 ? TBCTL_EXIT_REFUSED : TBCTL_EXIT_AUTH;
@@ -223,4 +242,9 @@ const char *tbctl_sse_why(struct tbctl_sse *s)
 	if (s->status >= 400 && s->err_len > 0)
 		error_message(s, s->why, sizeof(s->why));
 	return s->why;
+}
+
+void tbctl_sse_set_what(struct tbctl_sse *s, const char *what)
+{
+	s->what = what;
 }

@@ -1,14 +1,14 @@
 /*
- * tbctl_sse.h - tbctl's one reader of testbedd's event stream (SSE):
- * `tbctl events` and `tbctl matrix watch` both follow GET /api/v1/events
- * through it.
+ * tbctl_sse.h - tbctl's one reader of testbedd's server-sent-event streams:
+ * `tbctl events` and `tbctl matrix watch` follow GET /api/v1/events through
+ * it, `tbctl console` a console's stream (GET /api/v1/hosts/NAME/console).
  *
  * It parses records (id, event, data; heartbeats skipped; lines over 64 KiB
  * dropped), keeps where to resume (the last id delivered, or the id a
  * live-only stream starts after: its first "stream" record), never delivers
- * a record twice across reconnects ("reset", which says events were missed,
- * always), and keeps the body of an error reply to say why the server
- * refused.  The caller owns the connection: tbctl_sse_begin() gives a CURL
+ * a record twice across reconnects (one without an id, such as "reset",
+ * which says events were missed, or a console's "state", always), and keeps
+ * the body of an error reply to say why the server refused.  The caller owns the connection: tbctl_sse_begin() gives a CURL
  * easy handle with every option set, which it performs (easy or multi) and
  * hands back to tbctl_sse_end().
  *
@@ -37,6 +37,12 @@ void tbctl_sse_free(struct tbctl_sse *s);
  * 40 s of silence as a dead stream (a heartbeat comes every 15 s).  NULL when
  * out of memory. */
 CURL *tbctl_sse_begin(struct tbctl_sse *s, const struct tbctl_ctx *ctx, const char *query);
+/* The same for any stream at path under the base URL
+ * ("/api/v1/hosts/left/console"). */
+CURL *tbctl_sse_begin_path(struct tbctl_sse *s, const struct tbctl_ctx *ctx, const char *path);
+/* What the messages call the stream ("event stream" unless set; what must
+ * outlive s). */
+void tbctl_sse_set_what(struct tbctl_sse *s, const char *what);
 /* Free what begin made (the handle too). */
 void tbctl_sse_end(struct tbctl_sse *s, CURL *c);
 
