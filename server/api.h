@@ -23,7 +23,7 @@ int api_session_end(struct tb_request *rq, struct tb_reply *rp);
 /* After a handler: a cookie caller whose remembered session's expiry moved
  * (tb_principal.renewed) gets its cookie again with the new Max-Age, unless
  * the handler set a cookie itself.  The edge calls it for JSON replies. */
-void api_session_cookie_renew(const struct tb_request *rq, struct tb_reply *rp);
+void api_session_cookie_renew(struct tb_request *rq, struct tb_reply *rp);
 
 int api_tokens_list(struct tb_request *rq, struct tb_reply *rp);
 int api_token_create(struct tb_request *rq, struct tb_reply *rp);

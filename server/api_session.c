@@ -23,9 +23,9 @@ static void set_session_cookie(const struct tb_request *rq, struct tb_reply *rp,
 		 rq->https ? "; Secure" : "");
 }
 
-void api_session_cookie_renew(const struct tb_request *rq, struct tb_reply *rp)
+void api_session_cookie_renew(struct tb_request *rq, struct tb_reply *rp)
 {
-	const char *cookie = tb_req_cookie((struct tb_request *)rq, "tb_session");
+	const char *cookie = tb_req_cookie(rq, "tb_session");
 	int64_t left;
 
 	if (rq->who == NULL || !rq->who->renewed || rp->set_cookie[0] != '\0' || cookie == NULL)
