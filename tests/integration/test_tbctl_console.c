@@ -4,8 +4,8 @@
  * ser2net is to the sim):
  *   - attached in a pty (util-linux `script`, as a person's terminal): the
  *     scrollback and live output shown, what is typed reaches the console
- *     (a "~" inside a line too), "~B" asks for a Break (refused on raw TCP:
- *     the refusal is shown), "~." leaves with exit 0 and gives the lease
+ *     (a "~" inside a line too; Ctrl-C as a byte: raw mode), "~B" asks for
+ *     a Break (refused on raw TCP: the refusal is shown), "~." leaves with exit 0 and gives the lease
  *     back, and no escape reaches the console;
  *   - --watch reads without the lease; when a reload changes the console,
  *     it says why the stream ended and goes on with the new reader's bytes;
@@ -244,6 +244,10 @@ static void test_attach_type_escapes(void **state)
 	/* a ~ inside a line is typed as it is */
 	type(in, "x~y\r");
 	assert_true(line_until(&l, "x~y\r", 10000));
+	/* raw mode: Ctrl-C is a byte for the console, not a signal to tbctl
+	 * (a hung boot waits for it) */
+	type(in, "\x03\r");
+	assert_true(line_until(&l, "x~y\r\x03\r", 10000));
 	/* ~. leaves: exit 0, the lease given back, no escape on the line */
 	type(in, "~.");
 	assert_int_equal(wait_exit(pid, 15000), 0);
@@ -252,7 +256,7 @@ static void test_attach_type_escapes(void **state)
 	assert_true(json_is_null(j));
 	json_decref(j);
 	line_until(&l, "never", 200);
-	assert_string_equal(l.buf, "root\rx~y\r");
+	assert_string_equal(l.buf, "root\rx~y\r\x03\r");
 	close(l.fd);
 	close(lfd);
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
