@@ -30,11 +30,16 @@ int tb_boot_check(const struct tb_machine *m, const char *os, int make_default, 
 		return tb_fail(err, TB_ERR_INVALID, "os", "%s's boot.entries has no GRUB entry for %s", m->name, os);
 	for (size_t i = 0; i < m->npower; i++)
 		has_bmc |= m->power[i].driver == TB_POWER_IPMI;
-	if (make_default && strcmp(tb_boot_kernel_of(os), "Linux") != 0 && m->console.type == TB_CONSOLE_NONE &&
-	    !has_bmc)
+	/* the way back from a non-Linux default: a console testbedd reads, over
+	 * which a boot chooses Linux on GRUB's menu (boot_console.h), or a BMC (a
+	 * person's way in: its SOL, its power); ipmi-sol is not read yet but
+	 * comes with a BMC */
+	if (make_default && strcmp(tb_boot_kernel_of(os), "Linux") != 0 && m->console.type != TB_CONSOLE_TCP &&
+	    m->console.type != TB_CONSOLE_DEVICE && !has_bmc)
 		return tb_fail(err, TB_ERR_INVALID, "make_default",
 			       "refused: %s has no grub-reboot, so %s could not get back from it; it would need a "
-			       "console or a BMC",
+			       "console or a BMC (a tcp or device console, over which a boot chooses Linux on GRUB's "
+			       "menu)",
 			       os, m->name);
 	return 0;
 }
