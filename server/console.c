@@ -287,10 +287,16 @@ int tb_consoles_reload(struct tb_consoles *cs, struct tb_inv_current *invs, stru
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	}
 	pthread_rwlock_wrlock(&cs->lock);
+	if (cs->closing) { /* a reload racing the stop: the close stopped them all */
+		pthread_rwlock_unlock(&cs->lock);
+		tb_inv_current_put(invs, inv);
+		free(next);
+		return 0;
+	}
 	reap(cs);
 	old = cs->c;
 	nold = cs->n;
-	for (size_t i = 0; !cs->closing && i < inv->nmachines; i++) {
+	for (size_t i = 0; i < inv->nmachines; i++) {
 		const struct tb_machine *m = &inv->machines[i];
 		struct console *o = NULL;
 		struct tb_error one = {0};
@@ -321,8 +327,7 @@ int tb_consoles_reload(struct tb_consoles *cs, struct tb_inv_current *invs, stru
 	for (size_t k = 0; k < nold; k++) {
 		if (old[k] == NULL)
 			continue;
-		if (!cs->closing)
-			tb_info("console", "%s: no console in the inventory any more: its reader stops", old[k]->name);
+		tb_info("console", "%s: no console in the inventory any more: its reader stops", old[k]->name);
 		stop(old[k], "its console is no longer in the inventory (reloaded)");
 		old[k]->retired_next = cs->retired;
 		cs->retired = old[k];
