@@ -7,7 +7,8 @@
  *     (a "~" inside a line too; Ctrl-C as a byte: raw mode), "~B" asks for
  *     a Break (refused on raw TCP: the refusal is shown), "~." leaves with exit 0 and gives the lease
  *     back, and no escape reaches the console;
- *   - --watch reads without the lease; when a reload changes the console,
+ *   - --watch reads without the lease and says when the reader loses and
+ *     finds the console server again; when a reload changes the console,
  *     it says why the stream ended and goes on with the new reader's bytes;
  *     when a reload removes it, it says so and leaves (404: exit 2);
  *   - --log list and --log ID print the kept boot logs.
@@ -43,6 +44,8 @@ static int console_listen(unsigned int *port)
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	assert_true(fd >= 0);
+	/* not inherited by the daemon or tbctl: a close here must reach the daemon */
+	assert_int_equal(fcntl(fd, F_SETFD, FD_CLOEXEC), 0);
 	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	assert_int_equal(listen(fd, 4), 0);
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
@@ -58,6 +61,7 @@ static int console_accept(int lfd)
 	assert_int_equal(poll(&p, 1, 15000), 1);
 	fd = accept(lfd, NULL, NULL);
 	assert_true(fd >= 0);
+	assert_int_equal(fcntl(fd, F_SETFD, FD_CLOEXEC), 0);
 	return fd;
 }
 
@@ -291,6 +295,12 @@ static void test_watch_follows_reloads(void **state)
 	j = lease(&d);
 	assert_true(json_is_null(j)); /* watching takes no lease */
 	json_decref(j);
+	/* the reader's state after output (a record without an id, which the
+	 * stream reader must not take for one seen before) */
+	close(c1);
+	assert_true(file_until(t.out_path, "the console is not connected: the console server closed", 15000));
+	c1 = console_accept(l1);
+	assert_true(file_until(t.out_path, "the console is connected again", 15000));
 	/* changed: the end's reason, then the new reader's bytes, and what the
 	 * old one had is not shown twice */
 	inventory(inv, sizeof(inv), p2);
