@@ -115,6 +115,46 @@ check "the journal has nothing open" test "$(api GET /api/v1/tunables | jq_ 'd["
 check "testbedd logged the restores" grep -q "tunables.*back to $CC0" "$DD/log"
 check "no iperf3 left on the hosts" no_iperf_left
 
+# ---- the same sweep with both hosts in the freebsd persona: FreeBSD's names and commands ----
+fbcc() {	# what the stand-in's sysctl says: the host's own value, else its persona's sample (FreeBSD 14: cubic)
+	cat "$S/hosts/$1/sysctl/net.inet.tcp.cc.algorithm" 2>/dev/null || cat "$S/personas/freebsd/sysctl/net.inet.tcp.cc.algorithm"
+}
+fb4() { echo "$(fbcc left) $(mtu left) $(fbcc right) $(mtu right)"; }
+FB0=$(fb4)
+FBCC=$(fbcc left)
+check "freebsd's originals: the same on both ends, MTU 1500 ($FB0)" test "$FB0" = "$FBCC 1500 $FBCC 1500"
+FSPEC='{"name":"tun-bsd","pairs":[{"client":"left","server":"right"}],"duration_s":1,"os":[{"left":"freebsd","right":"freebsd"}],
+ "tunables":[{"linux":"net.ipv4.tcp_congestion_control","freebsd":"net.inet.tcp.cc.algorithm","values":[{"linux":"'$A'","freebsd":"cubic"},{"linux":"reno","freebsd":"newreno"}]},{"mtu":true,"values":[1500,1400]}]}'
+M4=$(api POST /api/v1/matrices "$FSPEC" | jq_ 'd["matrix"]["id"]')
+: >"$DD/seen4"
+for _ in $(seq 600); do
+	read -r run state <<<"$(running "$M4")"
+	[ -z "$state" ] && { state=$run; run=""; }
+	values=$(fb4)
+	[ -n "$run" ] && [ "$(running "$M4")" = "$run running" ] && echo "$run $values" >>"$DD/seen4"
+	case $state in succeeded|failed|canceled) break ;; esac
+	sleep 0.1
+done
+check "matrix $M4 (both hosts booted into freebsd and back) succeeds ($state)" test "$state" = succeeded
+[ "$state" = succeeded ] || diag "$(api GET "/api/v1/matrices/$M4" | jq_ '[(r["seq"], r["state"], r["error_class"], r["error_message"]) for r in d["matrix"]["runs"]]')"
+diag "seen: $(sort -u "$DD/seen4" | tr '\n' ';')"
+check "while each run ran in freebsd, its set's values were in force (the FreeBSD sysctl, ifconfig's MTU)" python3 - "$DD/seen4" <<'PY'
+import sys
+want = {0: "cubic 1500 cubic 1500", 1: "cubic 1400 cubic 1400", 2: "newreno 1500 newreno 1500", 3: "newreno 1400 newreno 1400"}
+seen = {}
+for line in open(sys.argv[1]):
+    seq, rest = line.split(" ", 1)
+    seen.setdefault(int(seq), set()).add(rest.strip())
+sys.exit(not all(seen.get(k) == {v} for k, v in want.items()))
+PY
+check "freebsd's originals are back ($(fb4)), Linux's untouched ($(now4))" test "$(fb4)/$(now4)" = "$FB0/$ORIG"
+check "the journal: the FreeBSD rows by their FreeBSD names, all restored" pyck "$(api GET '/api/v1/tunables?all=1')" '
+r = [x for x in d["rows"] if x["matrix"] == '"$M4"']
+o = {x["original"] for x in r if x["kind"] == "sysctl"}
+print("#", sorted(set((x["host"], x["os"], x["family"], x["name"], x["original"], x["state"]) for x in r)))
+sys.exit(not (d["open"] == 0 and r and all(x["state"] == "restored" and x["os"] == "freebsd" and x["family"] == "freebsd" for x in r)
+ and {x["name"] for x in r} == {"net.inet.tcp.cc.algorithm", "data0"} and o == {"'"$FBCC"'"}))'
+
 daemon_down
 check "testbedd logged no error" sh -c "! grep -q 'Z error ' $DD/log"
 finish
