@@ -77,6 +77,7 @@ struct tb_mx_combo {
 #define TB_MX_TUNABLES_MAX 8
 #define TB_MX_TUNABLE_VALUES_MAX 16
 #define TB_MX_TUNABLE_TEXT 64
+#define TB_MX_TUNABLE_SETS_MAX 256 /* their cross product: the plan lists each set */
 struct tb_mx_tunable {
 	bool mtu;
 	char name[2][TB_MX_TUNABLE_TEXT];

@@ -240,10 +240,12 @@ int tb_mx_parse_tunables(const json_t *spec, struct tb_mx_spec *sp, struct tb_er
 			return rc;
 		sp->ntunables = i + 1;
 		sets *= sp->tunables[i].n;
-		if (sets > TB_MATRIX_MAX_RUNS)
-			return tb_fail(err, TB_ERR_INVALID, "tunables",
-				       "the tunables' values make more than %d sets (their product)",
-				       TB_MATRIX_MAX_RUNS);
+		if (sets > TB_MX_TUNABLE_SETS_MAX)
+			return tb_fail(
+				err, TB_ERR_INVALID, "tunables",
+				"tunables make more than %d sets (the product of their values, with tunables[%d]): "
+				"sweep fewer values at once",
+				TB_MX_TUNABLE_SETS_MAX, i);
 	}
 	sp->ntsets = (int)sets;
 	return 0;
@@ -325,7 +327,18 @@ json_t *tb_mx_tunables_plan_json(const struct tb_matrix_plan *plan)
 {
 	const struct tb_mx_spec *sp = plan->sp;
 	int per_set = plan->base_cells / sp->ntsets;
+	int first[TB_MX_TUNABLE_SETS_MAX], last[TB_MX_TUNABLE_SETS_MAX];
 	json_t *sets = json_array(), *hosts = json_array();
+
+	for (int s = 0; s < sp->ntsets; s++)
+		first[s] = last[s] = -1;
+	for (int i = 0; i < plan->nruns; i++) {
+		int s = plan->slots[i].cell % plan->base_cells / per_set;
+
+		if (first[s] < 0)
+			first[s] = i;
+		last[s] = i;
+	}
 
 	for (int p = 0; hosts != NULL && p < sp->npairs; p++) {
 		const char *two[2] = {sp->pairs[p].client, sp->pairs[p].server};
@@ -341,23 +354,15 @@ json_t *tb_mx_tunables_plan_json(const struct tb_matrix_plan *plan)
 		}
 	}
 	for (int s = 0; sets != NULL && s < sp->ntsets; s++) {
-		int first = -1, last = -1;
-
-		for (int i = 0; i < plan->nruns; i++)
-			if (plan->slots[i].cell % plan->base_cells / per_set == s) {
-				if (first < 0)
-					first = i;
-				last = i;
-			}
 		if (json_array_append_new(sets, json_pack("{s:i, s:o, s:i, s:i}", "set", s, "values", set_values(sp, s),
-							  "first_seq", first, "last_seq", last)) != 0) {
+							  "first_seq", first[s], "last_seq", last[s])) != 0) {
 			json_decref(sets);
 			sets = NULL;
 		}
 	}
 	return json_pack(
 		"{s:o, s:o, s:s, s:s}", "hosts", hosts, "sets", sets, "change",
-		"before a run of a set, on both ends, each tunable whose value differs: the value found is "
+		"before the first run of a set on a host (both ends), each tunable of the set: the value found is "
 		"recorded in the journal first, then set (sysctl -w / sysctl name=value; ip link set dev IF mtu "
 		"N / ifconfig IF mtu N), then read back (a mismatch fails the run as tunable_error)",
 		"restore",

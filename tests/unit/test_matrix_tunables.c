@@ -175,6 +175,10 @@ static const struct {
 	{"[{'linux':'a.b'}]", "tunables[0].values"},
 	{"[{'mtu':true,'values':[1500]},{'mtu':true,'values':[1400]}]", "tunables[1]"},
 	{"[{'linux':'a.b','values':[1]},{'linux':'a.b','values':[2]}]", "tunables[1]"},
+	/* 16 x 16 sets is the most; a third tunable of two values makes 512 */
+	{"[{'linux':'a.b','values':[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]},{'linux':'c.d','values':[1,2,3,4,5,6,7,8,9,10,"
+	 "11,12,13,14,15,16]},{'mtu':true,'values':[1500,1400]}]",
+	 "tunables"},
 };
 
 static void test_bad(void **state)
