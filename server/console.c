@@ -51,14 +51,21 @@ static void list_done(struct tb_consoles *cs)
 /* 1 when m has a console of a kind read here. */
 static int reads(const struct tb_machine *m)
 {
-	return m->console.type == TB_CONSOLE_TCP || m->console.type == TB_CONSOLE_DEVICE;
+	return console_reads(m);
 }
 
 /* 1 when c reads m's console as the inventory defines it now (a reload
  * keeps such a reader running; any other is restarted). */
 static int same_definition(const struct console *c, const struct tb_machine *m)
 {
-	return c->type == m->console.type &&
+	struct console k; /* what console_setup_kind takes of m (protocol, BMC) */
+
+	memset(&k, 0, sizeof(k));
+	console_setup_kind(&k, m);
+	return c->type == m->console.type && c->protocol == k.protocol && strcmp(c->bmc_address, k.bmc_address) == 0 &&
+	       c->bmc_port == k.bmc_port && strcmp(c->bmc_user, k.bmc_user) == 0 &&
+	       strcmp(c->bmc_password_file, k.bmc_password_file) == 0 &&
+	       strcmp(c->bmc_password_env, k.bmc_password_env) == 0 && c->bmc_cipher_suite == k.bmc_cipher_suite &&
 	       strcmp(c->address, m->console.address != NULL ? m->console.address : "") == 0 &&
 	       c->port == m->console.port &&
 	       strcmp(c->device, m->console.device != NULL ? m->console.device : "") == 0 &&
@@ -133,6 +140,7 @@ static int make(struct tb_consoles *cs, const struct tb_machine *m, struct conso
 	c->port = m->console.port;
 	snprintf(c->device, sizeof(c->device), "%s", m->console.device != NULL ? m->console.device : "");
 	c->speed = m->console.speed;
+	console_setup_kind(c, m);
 	c->since = tb_now();
 	snprintf(dir, sizeof(dir), "%s/console/%s", cs->state_dir, m->name);
 	if ((rc = tb_conlog_init(&c->log, dir, err)) != 0)
@@ -402,11 +410,11 @@ static json_t *lease_json_locked(struct console *c)
 
 static json_t *state_json_locked(struct console *c)
 {
-	return json_pack("{s:s, s:b, s:o, s:s?, s:o, s:o, s:I, s:I}", "type",
-			 c->type == TB_CONSOLE_TCP ? "tcp" : "device", "connected", c->connected, "since",
-			 tb_time_json(c->since), "last_error", c->last_error[0] ? c->last_error : NULL, "last_error_at",
-			 tb_time_json(c->last_error_at), "lease", lease_json_locked(c), "viewers",
-			 (json_int_t)c->nfeeds, "bytes", (json_int_t)c->ring.end);
+	return json_pack("{s:s, s:b, s:o, s:s?, s:o, s:o, s:I, s:I}", "type", console_type_name(c), "connected",
+			 c->connected, "since", tb_time_json(c->since), "last_error",
+			 c->last_error[0] ? c->last_error : NULL, "last_error_at", tb_time_json(c->last_error_at),
+			 "lease", lease_json_locked(c), "viewers", (json_int_t)c->nfeeds, "bytes",
+			 (json_int_t)c->ring.end);
 }
 
 /* fn(host's console) under its lock; JSON null when host has none. */
@@ -730,11 +738,8 @@ static int break_of(struct tb_consoles *cs, struct console *c, const char *host,
 
 	if (c == NULL)
 		return not_found(host, err);
-	if (c->type != TB_CONSOLE_DEVICE)
-		return tb_fail(err, TB_ERR_INVALID, "key",
-			       "the console of %s is raw TCP, which has no Break (a device console has; telnet with "
-			       "RFC 2217 is not read yet)",
-			       c->name);
+	if ((rc = console_break_check(c, err)) != 0)
+		return rc;
 	pthread_mutex_lock(&c->mu);
 	if ((rc = may_type(c, who, err)) == 0) {
 		c->brk = 1;

@@ -24,6 +24,35 @@ struct cfeed {
 	int told_end;      /* the "end" event was sent (the console stopped) */
 };
 
+/* ---- telnet (console_telnet.c, pure, unit-tested) ---- */
+
+/* What one telnet connection knows: where the decoder is, and the options
+ * in force (us: what we do, him: what the server does). */
+struct tb_telnet {
+	int state;
+	unsigned char cmd;
+	unsigned char us[256];
+	unsigned char him[256];
+};
+/* Answers to the server's negotiation, to write back. */
+struct tb_telnet_out {
+	unsigned char buf[1024];
+	size_t len;
+};
+/* Reset t for a new connection; out gets what the client says first (WILL
+ * and DO BINARY, WILL COM-PORT-OPTION).  Returns its length. */
+size_t tb_telnet_hello(struct tb_telnet *t, unsigned char out[9]);
+/* The data bytes of n bytes from the server into data (room for n): IAC
+ * commands taken out, IAC IAC made one 255, CR NUL one CR; answers to
+ * negotiations appended to reply.  Returns the data length. */
+size_t tb_telnet_decode(struct tb_telnet *t, const unsigned char *in, size_t n, unsigned char *data,
+			struct tb_telnet_out *reply);
+/* n data bytes for the wire into out (room for 2n): 255 doubled, a bare CR
+ * as CR NUL unless we send binary.  Returns the length. */
+size_t tb_telnet_encode(const struct tb_telnet *t, const unsigned char *in, size_t n, unsigned char *out);
+/* RFC 2217 SET-CONTROL BREAK ON (on) or OFF into out.  Returns 7. */
+size_t tb_telnet_break(int on, unsigned char out[7]);
+
 struct console {
 	/* This console's own view of the service: state_dir, idle and
 	 * lease_idle_s copied from it, and closing set when this console stops
@@ -33,10 +62,20 @@ struct console {
 	struct tb_consoles *cs;
 	char name[64];
 	enum tb_console_type type;
+	enum tb_console_protocol protocol; /* tcp: raw or telnet */
 	char address[256];
 	unsigned int port;
 	char device[256];
 	unsigned int speed;
+	/* ipmi-sol: the machine's first ipmi power entry (the password is read at
+	 * each start, from the file or testbedd's environment variable) */
+	char bmc_address[256];
+	unsigned int bmc_port;
+	char bmc_user[64];
+	char bmc_password_file[512]; /* "" none */
+	char bmc_password_env[128];  /* "" none */
+	int bmc_cipher_suite;
+	struct tb_telnet tn; /* the reader thread's only */
 	pthread_t thread;
 	int started;
 	int pipe[2]; /* pokes the thread: input queued, stop */
@@ -54,6 +93,7 @@ struct console {
 	unsigned char inq[TB_CONSOLE_QUEUE_MAX];
 	size_t inlen;
 	int brk;         /* a Break is asked for */
+	int bol;         /* ipmi-sol: what went to ipmitool ended a line (its ~ escapes work only there) */
 	char holder[64]; /* the lease: "" none */
 	int64_t holder_token;
 	int64_t holder_since;  /* unix s */
@@ -78,6 +118,23 @@ struct tb_consoles {
 	size_t n;
 	struct console *retired;
 };
+
+/* console_io.c: what console.c asks of the kinds of console. */
+/* 1 when m has a console of a kind read here (tcp, device, ipmi-sol). */
+int console_reads(const struct tb_machine *m);
+/* Copy what c's kind needs of m (the protocol, the BMC of an ipmi-sol). */
+void console_setup_kind(struct console *c, const struct tb_machine *m);
+/* "tcp", "telnet"... : the console_state's type ("tcp", "device", "ipmi-sol"). */
+const char *console_type_name(const struct console *c);
+/* 0 when c can send a Break now, else TB_ERR_INVALID saying why (raw TCP has
+ * none) or TB_ERR_CONFLICT (ipmi-sol: not at the start of a line).  Locks
+ * c->mu. */
+int console_break_check(struct console *c, struct tb_error *err);
+
+/* console_sol.c: one ipmitool SOL session of c, from start to end: returns
+ * 1 when it was connected (the backoff starts again), 0 when not; why gets
+ * the reason it ended. */
+int console_sol_session(struct console *c, char *why, size_t whylen);
 
 /* console_io.c: the reader thread of c (started by console.c). */
 void *console_thread(void *arg);

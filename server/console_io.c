@@ -1,7 +1,8 @@
-/* console_io.c - the reader thread of one console: connect (raw TCP to a
- * console server, or a local serial device set raw at the inventory's
- * speed), read into the ring, the log and the viewers, write queued input,
- * reconnect with a backoff.  See console.h. */
+/* console_io.c - the reader thread of one console: connect (TCP to a
+ * console server, raw or telnet with RFC 2217 for Break, or a local serial
+ * device set raw at the inventory's speed; IPMI SOL is console_sol.c), read
+ * into the ring, the log and the viewers, write queued input, reconnect with
+ * a backoff.  See console.h. */
 #include "console_internal.h"
 
 #include <errno.h>
@@ -183,47 +184,129 @@ static int open_device(struct console *c, char *why, size_t whylen)
 	return fd;
 }
 
-/* Write what is queued (as much as the line takes now); a Break on a device.
- * Under c->mu.  -1 with why on a write error. */
-static int flush_input(struct console *c, int fd, char *why, size_t whylen)
-{
-	if (c->brk) {
-		c->brk = 0;
-		if (c->type == TB_CONSOLE_DEVICE)
-			tcsendbreak(fd, 0);
-	}
-	if (c->inlen > 0) {
-		ssize_t n = write(fd, c->inq, c->inlen);
+/* What a connection has on its way out: input (telnet-encoded in telnet
+ * mode) and telnet's own words, and when a Break's OFF is due. */
+struct wire {
+	unsigned char buf[2 * TB_CONSOLE_QUEUE_MAX + 64];
+	size_t len;
+	int64_t brk_off_ms; /* monotonic; 0: none pending */
+};
 
-		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-			snprintf(why, whylen, "write: %s", strerror(errno));
-			return -1;
+static void wire_add(struct wire *w, const void *data, size_t n)
+{
+	if (n <= sizeof(w->buf) - w->len) {
+		memcpy(w->buf + w->len, data, n);
+		w->len += n;
+	}
+}
+
+/* Move queued input (and a Break) onto the wire.  Under c->mu. */
+static void take_input(struct console *c, struct wire *w)
+{
+	int telnet = c->type == TB_CONSOLE_TCP && c->protocol == TB_CONSOLE_TELNET;
+	size_t n;
+
+	if (c->brk && telnet) { /* a device's goes in flush_input */
+		unsigned char b[7];
+
+		c->brk = 0;
+		if (w->brk_off_ms == 0) {
+			/* RFC 2217: BREAK ON now, OFF 250 ms later (tcsendbreak's length) */
+			wire_add(w, b, tb_telnet_break(1, b));
+			w->brk_off_ms = tb_monotonic_ms() + 250;
 		}
-		if (n > 0) {
-			memmove(c->inq, c->inq + n, c->inlen - (size_t)n);
-			c->inlen -= (size_t)n;
-		}
+	}
+	n = c->inlen;
+	if (telnet) {
+		if (n > (sizeof(w->buf) - w->len) / 2)
+			n = (sizeof(w->buf) - w->len) / 2;
+		w->len += tb_telnet_encode(&c->tn, c->inq, n, w->buf + w->len);
+	} else {
+		if (n > sizeof(w->buf) - w->len)
+			n = sizeof(w->buf) - w->len;
+		memcpy(w->buf + w->len, c->inq, n);
+		w->len += n;
+	}
+	memmove(c->inq, c->inq + n, c->inlen - n);
+	c->inlen -= n;
+}
+
+/* Write what is on the wire (as much as the line takes now), a device's
+ * Break, a telnet Break's OFF when due.  -1 with why on a write error. */
+static int flush_input(struct console *c, int fd, struct wire *w, char *why, size_t whylen)
+{
+	ssize_t n;
+
+	pthread_mutex_lock(&c->mu);
+	if (c->brk && c->type == TB_CONSOLE_DEVICE) {
+		c->brk = 0;
+		tcsendbreak(fd, 0);
+	}
+	take_input(c, w);
+	pthread_mutex_unlock(&c->mu);
+	if (w->brk_off_ms != 0 && tb_monotonic_ms() >= w->brk_off_ms) {
+		unsigned char b[7];
+
+		wire_add(w, b, tb_telnet_break(0, b));
+		w->brk_off_ms = 0;
+	}
+	if (w->len == 0)
+		return 0;
+	n = write(fd, w->buf, w->len);
+	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+		snprintf(why, whylen, "write: %s", strerror(errno));
+		return -1;
+	}
+	if (n > 0) {
+		memmove(w->buf, w->buf + n, w->len - (size_t)n);
+		w->len -= (size_t)n;
 	}
 	return 0;
+}
+
+/* Bytes read from the line: telnet's taken out in telnet mode (its answers
+ * go on the wire), the rest to the console. */
+static void got_bytes(struct console *c, struct wire *w, unsigned char *buf, size_t n)
+{
+	if (c->type == TB_CONSOLE_TCP && c->protocol == TB_CONSOLE_TELNET) {
+		struct tb_telnet_out reply = {.len = 0};
+
+		n = tb_telnet_decode(&c->tn, buf, n, buf, &reply);
+		wire_add(w, reply.buf, reply.len);
+	}
+	if (n > 0) {
+		pthread_mutex_lock(&c->mu);
+		console_got(c, buf, n);
+		pthread_mutex_unlock(&c->mu);
+	}
 }
 
 /* Read and write until the line goes or the service closes; why gets the
  * reason it went. */
 static void serve(struct console *c, int fd, char *why, size_t whylen)
 {
+	static struct wire zero;
+	struct wire *w = malloc(sizeof(*w));
 	unsigned char buf[4096];
 
+	if (w == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return;
+	}
+	*w = zero;
+	if (c->type == TB_CONSOLE_TCP && c->protocol == TB_CONSOLE_TELNET)
+		w->len = tb_telnet_hello(&c->tn, w->buf);
 	while (!c->cs->closing) {
 		int r;
 		short ev = POLLIN;
 
 		pthread_mutex_lock(&c->mu);
-		if (c->inlen > 0)
+		if (c->inlen > 0 || c->brk || w->len > 0)
 			ev |= POLLOUT;
 		pthread_mutex_unlock(&c->mu);
-		if ((r = wait_fd(c, fd, ev, 1000)) < 0) {
+		if ((r = wait_fd(c, fd, ev, w->brk_off_ms != 0 ? 50 : 1000)) < 0) {
 			snprintf(why, whylen, "poll: %s", strerror(errno));
-			return;
+			break;
 		}
 		if (r == 1) {
 			ssize_t n = read(fd, buf, sizeof(buf));
@@ -232,24 +315,86 @@ static void serve(struct console *c, int fd, char *why, size_t whylen)
 				snprintf(why, whylen, "%s",
 					 c->type == TB_CONSOLE_TCP ? "the console server closed the connection"
 								   : "end of file on the device");
-				return;
+				break;
 			}
 			if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
 				snprintf(why, whylen, "read: %s", strerror(errno));
-				return;
+				break;
 			}
-			if (n > 0) {
-				pthread_mutex_lock(&c->mu);
-				console_got(c, buf, (size_t)n);
-				pthread_mutex_unlock(&c->mu);
-			}
+			if (n > 0)
+				got_bytes(c, w, buf, (size_t)n);
 		}
-		pthread_mutex_lock(&c->mu);
-		r = flush_input(c, fd, why, whylen);
-		pthread_mutex_unlock(&c->mu);
-		if (r != 0)
-			return;
+		if (flush_input(c, fd, w, why, whylen) != 0)
+			break;
 	}
+	free(w);
+}
+
+int console_reads(const struct tb_machine *m)
+{
+	return m->console.type == TB_CONSOLE_TCP || m->console.type == TB_CONSOLE_DEVICE ||
+	       m->console.type == TB_CONSOLE_IPMI_SOL;
+}
+
+void console_setup_kind(struct console *c, const struct tb_machine *m)
+{
+	c->protocol = m->console.protocol;
+	c->bol = 1;
+	if (m->console.type != TB_CONSOLE_IPMI_SOL)
+		return;
+	for (size_t i = 0; i < m->npower; i++) {
+		const struct tb_power_method *pm = &m->power[i];
+
+		if (pm->driver != TB_POWER_IPMI)
+			continue;
+		snprintf(c->bmc_address, sizeof(c->bmc_address), "%s", pm->address != NULL ? pm->address : "");
+		c->bmc_port = pm->port != 0 ? pm->port : 623u;
+		snprintf(c->bmc_user, sizeof(c->bmc_user), "%s", pm->user != NULL ? pm->user : "");
+		snprintf(c->bmc_password_file, sizeof(c->bmc_password_file), "%s",
+			 pm->password_file != NULL ? pm->password_file : "");
+		snprintf(c->bmc_password_env, sizeof(c->bmc_password_env), "%s",
+			 pm->password_env != NULL ? pm->password_env : "");
+		c->bmc_cipher_suite = pm->cipher_suite;
+		return;
+	}
+}
+
+const char *console_type_name(const struct console *c)
+{
+	switch (c->type) {
+	case TB_CONSOLE_TCP: return "tcp";
+	case TB_CONSOLE_DEVICE: return "device";
+	case TB_CONSOLE_IPMI_SOL: return "ipmi-sol";
+	default: return "none";
+	}
+}
+
+int console_break_check(struct console *c, struct tb_error *err)
+{
+	int rc = 0;
+
+	if (c->type == TB_CONSOLE_TCP && c->protocol != TB_CONSOLE_TELNET)
+		return tb_fail(err, TB_ERR_INVALID, "key",
+			       "the console of %s is raw TCP, which has no Break (a device console has one, and a "
+			       "tcp console with protocol: telnet sends RFC 2217's)",
+			       c->name);
+	if (c->type != TB_CONSOLE_IPMI_SOL)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	/* ipmitool takes ~B only at the start of a line: after what is queued */
+	if (c->inlen > 0 ? c->inq[c->inlen - 1] != '\r' && c->inq[c->inlen - 1] != '\n' : !c->bol)
+		rc = tb_fail(err, TB_ERR_CONFLICT, "key",
+			     "the console of %s is IPMI SOL, where ipmitool sends a Break (~B) only at the start of "
+			     "a line: send Enter first",
+			     c->name);
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+/* Open c's line by its kind: a descriptor, or -1 with why. */
+static int open_line(struct console *c, char *why, size_t whylen)
+{
+	return c->type == TB_CONSOLE_TCP ? connect_tcp(c, why, whylen) : open_device(c, why, whylen);
 }
 
 void *console_thread(void *arg)
@@ -259,22 +404,26 @@ void *console_thread(void *arg)
 	char why[200];
 
 	while (!c->cs->closing) {
-		int fd;
+		int fd = -1;
 
 		why[0] = '\0';
-		fd = c->type == TB_CONSOLE_TCP ? connect_tcp(c, why, sizeof(why)) : open_device(c, why, sizeof(why));
-		if (fd >= 0) {
+		if (c->type == TB_CONSOLE_IPMI_SOL) {
+			/* connects, serves and says so itself */
+			if (console_sol_session(c, why, sizeof(why)))
+				backoff = BACKOFF_MIN_MS;
+		} else if ((fd = open_line(c, why, sizeof(why))) >= 0) {
 			tb_info("console", "%s: connected", c->name);
 			pthread_mutex_lock(&c->mu);
 			c->inlen = 0; /* typed while it was away: not for the new line */
+			c->brk = 0;
 			console_set_state(c, 1, NULL);
 			pthread_mutex_unlock(&c->mu);
 			backoff = BACKOFF_MIN_MS;
 			serve(c, fd, why, sizeof(why));
 			close(fd);
-			if (c->cs->closing)
-				break;
 		}
+		if (c->cs->closing)
+			break;
 		tb_info("console", "%s: %s; again in %d ms", c->name, why, backoff);
 		pthread_mutex_lock(&c->mu);
 		console_set_state(c, 0, why);

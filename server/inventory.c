@@ -244,19 +244,26 @@ static int parse_persona(struct inv_ctx *c, const char *os, const struct tb_ynod
 static int parse_console(struct inv_ctx *c, const struct tb_ynode *map, const char *path, struct tb_console *con)
 {
 	static const char *const types[] = {"tcp", "device", "ipmi-sol", NULL};
-	static const char *const keys[] = {"type", "address", "port", "device", "speed", NULL};
-	int rc, t = -1;
+	static const char *const keys[] = {"type", "address", "port", "device", "speed", "protocol", NULL};
+	static const char *const protocols[] = {"raw", "telnet", NULL};
+	int rc, t = -1, proto = 0;
 
 	if ((rc = inv_want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = inv_check_keys(c, map, path, keys)) != 0 ||
 	    (rc = inv_get_enum(c, map, path, "type", 1, types, &t)) != 0)
 		return rc;
 	con->type = (enum tb_console_type)(t + 1);
 	con->speed = 115200;
+	if (con->type != TB_CONSOLE_TCP && tb_ynode_get(map, "protocol") != NULL)
+		return inv_bad(c, tb_ynode_get(map, "protocol"), path,
+			       "protocol (raw | telnet) is for a tcp console only");
 	if (con->type == TB_CONSOLE_TCP) {
 		if ((rc = inv_get_str(c, map, path, "address", 1, tb_valid_address, "an address", &con->address)) != 0)
 			return rc;
 		if (tb_ynode_get(map, "port") == NULL)
 			return inv_bad(c, map, path, "a tcp console needs port");
+		if ((rc = inv_get_enum(c, map, path, "protocol", 0, protocols, &proto)) != 0)
+			return rc;
+		con->protocol = proto == 1 ? TB_CONSOLE_TELNET : TB_CONSOLE_RAW;
 		return inv_get_uint(c, map, path, "port", 1, 65535, &con->port);
 	}
 	if (con->type == TB_CONSOLE_DEVICE) {

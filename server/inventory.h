@@ -73,9 +73,13 @@ struct tb_power_method {
 };
 
 enum tb_console_type { TB_CONSOLE_NONE, TB_CONSOLE_TCP, TB_CONSOLE_DEVICE, TB_CONSOLE_IPMI_SOL };
+/* A tcp console's protocol: raw bytes, or telnet (RFC 854) with RFC 2217's
+ * COM-PORT-OPTION for Break. */
+enum tb_console_protocol { TB_CONSOLE_RAW, TB_CONSOLE_TELNET };
 
 struct tb_console {
 	enum tb_console_type type;
+	enum tb_console_protocol protocol; /* tcp only */
 	char *address;
 	unsigned int port;
 	char *device;

@@ -76,8 +76,9 @@ json_t *tb_machine_to_json(const struct tb_machine *m)
 	}
 	switch (m->console.type) {
 	case TB_CONSOLE_TCP:
-		console = json_pack("{s:s, s:s, s:I}", "type", "tcp", "address", m->console.address, "port",
-				    (json_int_t)m->console.port);
+		console = json_pack("{s:s, s:s, s:I, s:s}", "type", "tcp", "address", m->console.address, "port",
+				    (json_int_t)m->console.port, "protocol",
+				    m->console.protocol == TB_CONSOLE_TELNET ? "telnet" : "raw");
 		break;
 	case TB_CONSOLE_DEVICE:
 		console = json_pack("{s:s, s:s, s:I}", "type", "device", "device", m->console.device, "speed",

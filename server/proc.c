@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "outbuf.h"
@@ -458,4 +459,112 @@ int tb_proc_run(const char *const argv[], const char *const env_add[], long time
 				     argv[0], r.timeout_ms);
 	}
 	return finish(&r, rc, err);
+}
+
+/* ---- a long-running child with pipes (proc.h) ---- */
+
+int tb_proc_spawn(const char *const argv[], const char *const env_add[], struct tb_proc_child *ch, struct tb_error *err)
+{
+	struct tb_proc_result res;
+	struct run r = {.argv = argv,
+			.res = &res,
+			.pid = -1,
+			.devnull = -1,
+			.out_r = -1,
+			.out_w = -1,
+			.err_r = -1,
+			.err_w = -1,
+			.ep_r = -1,
+			.ep_w = -1,
+			.timeout_ms = DEFAULT_TIMEOUT_MS};
+	int in[2] = {-1, -1}, rc;
+
+	memset(&res, 0, sizeof(res));
+	memset(ch, 0, sizeof(*ch));
+	ch->in = ch->out = ch->err = -1;
+	if (argv == NULL || argv[0] == NULL)
+		return tb_fail(err, TB_ERR_INVALID, NULL, "no program to run");
+	if ((rc = find_program(argv[0], r.path, sizeof(r.path), err)) != 0 || (rc = build_env(&r, env_add, err)) != 0 ||
+	    (rc = open_pipes(&r, err)) != 0)
+		goto out;
+	/* stdin: a pipe in place of /dev/null */
+	close_fd(&r.devnull);
+	if (pipe(in) != 0 || set_cloexec(in[0]) != 0 || set_cloexec(in[1]) != 0) {
+		rc = tb_fail(err, TB_ERR_IO, NULL, "cannot start %s: pipe: %s", argv[0], strerror(errno));
+		goto out;
+	}
+	r.devnull = in[0];
+	in[0] = -1;
+	if ((rc = spawn(&r, err)) != 0) {
+		if (r.pid > 0)
+			reap_child(&r);
+		goto out;
+	}
+	fcntl(in[1], F_SETFL, O_NONBLOCK);
+	fcntl(r.out_r, F_SETFL, O_NONBLOCK);
+	fcntl(r.err_r, F_SETFL, O_NONBLOCK);
+	ch->pid = r.pid;
+	ch->in = in[1];
+	ch->out = r.out_r;
+	ch->err = r.err_r;
+	in[1] = r.out_r = r.err_r = -1;
+out:
+	for (int i = 0; i < 2; i++)
+		close_fd(&in[i]);
+	close_fd(&r.devnull);
+	close_fd(&r.out_r);
+	close_fd(&r.out_w);
+	close_fd(&r.err_r);
+	close_fd(&r.err_w);
+	close_fd(&r.ep_r);
+	close_fd(&r.ep_w);
+	free(r.envp);
+	return rc;
+}
+
+int tb_proc_child_ended(struct tb_proc_child *ch)
+{
+	siginfo_t si;
+
+	if (ch->pid <= 0 || ch->exited)
+		return 1;
+	memset(&si, 0, sizeof(si));
+	/* WNOWAIT: the zombie keeps its pid and group ours until reaped */
+	if (waitid(P_PID, (id_t)ch->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == ch->pid)
+		ch->exited = true;
+	return ch->exited;
+}
+
+/* Wait up to ms for the child to end (polling). */
+static void child_wait(struct tb_proc_child *ch, long ms)
+{
+	for (int64_t until = tb_monotonic_ms() + ms; !tb_proc_child_ended(ch) && tb_monotonic_ms() < until;) {
+		struct timespec ts = {0, 20 * 1000000L};
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+void tb_proc_child_end(struct tb_proc_child *ch, long grace_ms, int *status)
+{
+	int st = 0;
+
+	if (status != NULL)
+		*status = -1;
+	close_fd(&ch->in);
+	if (ch->pid > 0) {
+		child_wait(ch, grace_ms);
+		if (!tb_proc_child_ended(ch)) {
+			(void)kill(-ch->pid, SIGTERM);
+			child_wait(ch, TB_PROC_KILL_GRACE_MS);
+		}
+		(void)kill(-ch->pid, SIGKILL); /* it, or what it left in its group */
+		while (waitpid(ch->pid, &st, 0) < 0 && errno == EINTR) {
+		}
+		if (status != NULL && WIFEXITED(st))
+			*status = WEXITSTATUS(st);
+	}
+	close_fd(&ch->out);
+	close_fd(&ch->err);
+	ch->pid = 0;
 }

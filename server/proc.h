@@ -91,4 +91,33 @@ void tb_proc_result_free(struct tb_proc_result *res);
  */
 char *tb_proc_display(const char *const argv[]);
 
+/*
+ * A long-running child with pipes (a console's `ipmitool sol activate`):
+ * the same guarantees as tb_proc_run (argv only, TB_PROC_PATH, the
+ * environment exactly PATH, LC_ALL and env_add, no other descriptor, signals
+ * reset, its own process group), except that stdin, stdout and stderr are
+ * pipes the caller reads and writes (non-blocking, close-on-exec) and
+ * nothing waits for it.  The caller ends it with tb_proc_child_end, always.
+ */
+struct tb_proc_child {
+	pid_t pid; /* also its process group; 0 none */
+	int in;    /* its stdin (write), -1 once closed */
+	int out;   /* its stdout (read) */
+	int err;   /* its stderr (read) */
+	bool exited;
+};
+/* Start argv.  Errors as tb_proc_run's (TB_ERR_NOT_FOUND, TB_ERR_INVALID,
+ * TB_ERR_IO, TB_ERR_NOMEM); on error nothing is left to end. */
+int tb_proc_spawn(const char *const argv[], const char *const env_add[], struct tb_proc_child *ch,
+		  struct tb_error *err);
+/* 1 when the child has ended (not reaped yet: its pid stays ours), else 0.
+ * Does not block. */
+int tb_proc_child_ended(struct tb_proc_child *ch);
+/* End it: close its stdin (a polite program exits at end of input), wait up
+ * to grace_ms, then SIGTERM its group, TB_PROC_KILL_GRACE_MS later SIGKILL;
+ * reap it and close the pipes.  *status (may be NULL) gets the exit status
+ * (0..255) or -1 when a signal ended it.  Blocks at most grace_ms +
+ * TB_PROC_KILL_GRACE_MS + a little.  A zeroed (pid 0) child is allowed. */
+void tb_proc_child_end(struct tb_proc_child *ch, long grace_ms, int *status);
+
 #endif /* TB_PROC_H */

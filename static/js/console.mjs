@@ -18,6 +18,7 @@ let stream = null;      // EventSource
 let ctrlNext = false;   // the Ctrl key of the key row: the next key is a control character
 let sending = Promise.resolve();
 
+let protocol = null; // the inventory's protocol of a tcp console (host JSON console.protocol)
 const canOperate = () => me && (me.role === 'operator' || me.role === 'admin');
 const holding = () => state?.lease && me && state.lease.holder === me.name;
 
@@ -56,13 +57,14 @@ function drawState() {
   else lease.textContent = 'Take the lease';
   lease.disabled = Boolean(state.lease && !holding() && me?.role !== 'admin');
   for (const b of document.querySelectorAll('#keys [data-key], #ctrl')) b.disabled = !holding();
-  // raw TCP carries bytes only: no Break (a device console has one; telnet with RFC 2217 would)
+  // raw TCP carries bytes only: no Break (a device console has one, a telnet
+  // console sends RFC 2217's, IPMI SOL ipmitool's ~B at the start of a line)
   const brk = document.querySelector('#keys [data-key="break"]');
-  if (brk && state.type === 'tcp') {
+  if (brk && state.type === 'tcp' && protocol !== 'telnet') {
     brk.disabled = true;
-    brk.title = 'This console is raw TCP, which has no Break (a serial device console has one)';
+    brk.title = 'This console is raw TCP, which has no Break (a serial device or telnet console has one)';
   } else if (brk) {
-    brk.title = 'Send a serial Break';
+    brk.title = state.type === 'ipmi-sol' ? 'Send a Break over SOL (at the start of a line)' : 'Send a serial Break';
   }
 }
 
@@ -143,6 +145,11 @@ async function main() {
     if (err.status === 401) location.replace('./#/login');
     else say(err.message, true);
     return;
+  }
+  try {
+    protocol = (await api('GET', `hosts/${encodeURIComponent(host)}`)).host?.console?.protocol ?? null;
+  } catch {
+    protocol = null; // the console's state still says its type
   }
   const term = new Terminal({ scrollback: 5000, fontSize: 14, lineHeight: 1.15, convertEol: false, cursorBlink: true,
     fontFamily: 'ui-monospace, "DejaVu Sans Mono", "Liberation Mono", Menlo, monospace' });
