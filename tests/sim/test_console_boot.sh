@@ -104,4 +104,5 @@ sys.exit(not (s["what"] == "last console lines of left since the action began (t
 
 daemon_down
 check "testbedd logged no error" sh -c "! grep -q 'Z error ' $DD/log"
+check "... and no sanitizer report (an ASan build)" sh -c "! grep -q 'Sanitizer' $DD/log"
 finish
