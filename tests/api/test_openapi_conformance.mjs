@@ -372,6 +372,21 @@ const cases = [
   ['plan over its time cap', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec({ caps: { total_s: 10 } }) }, 400,
     (b) => assert.equal(b.error.field, 'caps.total_s')],
   ['viewer plans a matrix', 'POST', '/api/v1/matrices/plan', { who: 'viewer', ...withSpec() }, 200],
+  ['plan with tunables: the sets, their changes and restore', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec({
+    tunables: [{ linux: 'net.ipv4.tcp_congestion_control', freebsd: 'net.inet.tcp.cc.algorithm', values: ['cubic', { linux: 'reno', freebsd: 'newreno' }] },
+      { mtu: true, values: [1500, 9000] }] }) }, 200,
+    (b) => {
+      assert.equal(b.plan.tunables.sets.length, 4);
+      assert.equal(b.plan.plan[0].tunable_set, 0);
+      assert.equal(b.plan.tunables.sets[3].values[0].value.freebsd, 'newreno');
+      assert.equal(b.plan.spec.tunables.length, 2);
+    }],
+  ['plan with a bad tunable', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec({
+    tunables: [{ linux: 'net.core.rmem_max', values: [1] }, { linux: 'a.b', freebsd: 'no;pe', values: [1] }] }) }, 400,
+    (b) => assert.equal(b.error.field, 'tunables[1].freebsd')],
+  ['the tunables journal', 'GET', '/api/v1/tunables', { who: 'viewer' }, 200, (b) => assert.equal(b.open, 0)],
+  ['the whole tunables journal', 'GET', '/api/v1/tunables?all=1', { who: 'viewer' }, 200],
+  ['the tunables journal, all=2', 'GET', '/api/v1/tunables?all=2', { who: 'viewer' }, 400],
   ['plan with an unknown field', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec({ colour: 'red' }) }, 400,
     (b) => { assert.equal(b.error.code, 'unknown_field'); assert.equal(b.error.field, 'colour'); }],
   ['plan with an unknown iperf field', 'POST', '/api/v1/matrices/plan', { who: 'admin', ...withSpec({ iperf: { paralel: 2 } }) }, 400,
