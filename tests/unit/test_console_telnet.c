@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "console_internal.h"
+#include "inventory.h"
 
 enum { SE = 240, SB = 250, WILL = 251, WONT = 252, DO = 253, DONT = 254, IAC = 255 };
 
@@ -140,12 +141,54 @@ static void break_is_rfc2217_set_control(void **state)
 	assert_memory_equal(b, off, 7);
 }
 
+#define INV                                                                                                            \
+	"version: 1\nssh: {user: root, key_file: /k}\nmachines:\n  left:\n    role: host\n    os: {ubuntu: {address: " \
+	"10.0.0.1}}\n"
+
+static void inventory_protocol(void **state)
+{
+	struct tb_inventory *inv = NULL;
+	struct tb_error err;
+	json_t *j;
+	const char *raw = INV "    console: {type: tcp, address: 10.0.0.9, port: 2001}\n";
+	const char *tn = INV "    console: {type: tcp, address: 10.0.0.9, port: 2001, protocol: telnet}\n";
+	const char *bad = INV "    console: {type: tcp, address: 10.0.0.9, port: 2001, protocol: rfc2217}\n";
+	const char *dev = INV "    console: {type: device, device: /dev/ttyS0, protocol: telnet}\n";
+
+	(void)state;
+	assert_int_equal(tb_inventory_load_buffer("t.yaml", raw, strlen(raw), 0, &inv, &err), 0);
+	assert_int_equal(inv->machines[0].console.protocol, TB_CONSOLE_RAW);
+	j = tb_machine_to_json(&inv->machines[0]);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "console"), "protocol")), "raw");
+	json_decref(j);
+	tb_inventory_free(inv);
+	assert_int_equal(tb_inventory_load_buffer("t.yaml", tn, strlen(tn), 0, &inv, &err), 0);
+	assert_int_equal(inv->machines[0].console.protocol, TB_CONSOLE_TELNET);
+	j = tb_machine_to_json(&inv->machines[0]);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "console"), "protocol")), "telnet");
+	json_decref(j);
+	tb_inventory_free(inv);
+	inv = NULL;
+	assert_int_not_equal(tb_inventory_load_buffer("t.yaml", bad, strlen(bad), 0, &inv, &err), 0);
+	assert_null(inv);
+	assert_string_equal(
+		err.message,
+		"t.yaml:7:67: machines.left.console.protocol: expected one of raw | telnet, got \"rfc2217\"");
+	assert_int_not_equal(tb_inventory_load_buffer("t.yaml", dev, strlen(dev), 0, &inv, &err), 0);
+	assert_non_null(strstr(err.message, "t.yaml:7:"));
+	assert_non_null(strstr(err.message, "protocol (raw | telnet) is for a tcp console only"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(hello_asks_binary_and_comport), cmocka_unit_test(iac_is_taken_out_and_doubled_in),
-		cmocka_unit_test(options_are_answered_once),     cmocka_unit_test(subnegotiation_skipped_across_reads),
-		cmocka_unit_test(cr_nul_outside_binary),         cmocka_unit_test(break_is_rfc2217_set_control),
+		cmocka_unit_test(hello_asks_binary_and_comport),
+		cmocka_unit_test(iac_is_taken_out_and_doubled_in),
+		cmocka_unit_test(options_are_answered_once),
+		cmocka_unit_test(subnegotiation_skipped_across_reads),
+		cmocka_unit_test(cr_nul_outside_binary),
+		cmocka_unit_test(break_is_rfc2217_set_control),
+		cmocka_unit_test(inventory_protocol),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
