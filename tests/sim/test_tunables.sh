@@ -7,8 +7,9 @@
 # run's namespace has its set's values while it runs (read in the namespaces
 # by this test), each run stores its set in its params, the journal has a row
 # per change with the original, and the originals are back afterwards.  A
-# value the kernel refuses fails its run as tunable_error naming tunables[0],
-# changing nothing.  kill -9 of testbedd mid-cell, then a restart: the
+# value the kernel refuses fails its run as tunable_error naming tunables[1],
+# changing nothing; net.ipv4.tcp_rmem given two of its three values is a
+# read-back mismatch (the kernel keeps the third).  kill -9 of testbedd mid-cell, then a restart: the
 # originals come back from the journal.  Then the same sweep with both hosts
 # booted into the freebsd persona (its sysctl and ifconfig stand-ins: the
 # FreeBSD names and `ifconfig IF mtu N`).
@@ -94,6 +95,18 @@ r = d["matrix"]["runs"][0]; print("#", r["error_class"], r["error_message"])
 sys.exit(not (r["error_class"] == "tunable_error" and r["error_message"].startswith("tunables[1]")
  and "net.ipv4.tcp_congestion_control" in r["error_message"]))'
 check "the MTU it had set is back ($(now4))" test "$(now4)" = "$ORIG"
+
+# ---- a vector sysctl: "a b c" one argv word, read back with tabs; two of its three values: a read-back mismatch ----
+rmem() { ip netns exec "$PFX-$1" sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' '; }
+RMEM0=$(rmem left)
+M5=$(api POST /api/v1/matrices '{"name":"rmem","pairs":[{"client":"left","server":"right"}],"duration_s":1,
+ "tunables":[{"linux":"net.ipv4.tcp_rmem","values":["4096 65536 4194304","4096 87380"]}]}' | jq_ 'd["matrix"]["id"]')
+check "matrix $M5 ends failed" wait_state "$M5" failed
+check "run 0 (three values, one argv word) ran; run 1 (two: the kernel keeps the third) failed as a read-back mismatch" pyck "$(api GET "/api/v1/matrices/$M5")" '
+r = sorted(d["matrix"]["runs"], key=lambda x: x["seq"]); print("#", [(x["state"], x["error_class"], x["error_message"]) for x in r])
+sys.exit(not (r[0]["state"] == "ok" and r[1]["error_class"] == "tunable_error" and r[1]["error_message"].startswith("tunables[0] (net.ipv4.tcp_rmem) on left")
+ and "set to \"4096 87380\", read back \"4096 87380 " in r[1]["error_message"]))'
+check "tcp_rmem is back ($(rmem left) / $(rmem right), was $RMEM0)" test "$(rmem left)/$(rmem right)" = "$RMEM0/$RMEM0"
 
 # ---- kill -9 mid-cell, restart: the originals come back from the journal ----
 M3=$(api POST /api/v1/matrices '{"name":"crash","pairs":[{"client":"left","server":"right"}],"duration_s":8,
