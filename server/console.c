@@ -71,11 +71,11 @@ static json_t *lease_json_locked(struct console *c)
 
 static json_t *state_json_locked(struct console *c)
 {
-	return json_pack("{s:s, s:b, s:o, s:s?, s:o, s:o, s:I, s:I}", "type",
-			 c->type == TB_CONSOLE_TCP ? "tcp" : "device", "connected", c->connected, "since",
-			 tb_time_json(c->since), "last_error", c->last_error[0] ? c->last_error : NULL, "last_error_at",
-			 tb_time_json(c->last_error_at), "lease", lease_json_locked(c), "viewers",
-			 (json_int_t)c->nfeeds, "bytes", (json_int_t)c->ring.end);
+	return json_pack("{s:s, s:b, s:o, s:s?, s:o, s:o, s:I, s:I}", "type", console_type_name(c), "connected",
+			 c->connected, "since", tb_time_json(c->since), "last_error",
+			 c->last_error[0] ? c->last_error : NULL, "last_error_at", tb_time_json(c->last_error_at),
+			 "lease", lease_json_locked(c), "viewers", (json_int_t)c->nfeeds, "bytes",
+			 (json_int_t)c->ring.end);
 }
 
 /* fn(host's console) under its lock; JSON null when host has none. */
@@ -399,11 +399,8 @@ static int break_of(struct tb_consoles *cs, struct console *c, const char *host,
 
 	if (c == NULL)
 		return not_found(host, err);
-	if (c->type != TB_CONSOLE_DEVICE)
-		return tb_fail(err, TB_ERR_INVALID, "key",
-			       "the console of %s is raw TCP, which has no Break (a device console has; telnet with "
-			       "RFC 2217 is not read yet)",
-			       c->name);
+	if ((rc = console_break_check(c, err)) != 0)
+		return rc;
 	pthread_mutex_lock(&c->mu);
 	if ((rc = may_type(c, who, err)) == 0) {
 		c->brk = 1;

@@ -18,14 +18,21 @@
 /* 1 when m has a console of a kind read here. */
 static int reads(const struct tb_machine *m)
 {
-	return m->console.type == TB_CONSOLE_TCP || m->console.type == TB_CONSOLE_DEVICE;
+	return console_reads(m);
 }
 
 /* 1 when c reads m's console as the inventory defines it now (a reload
  * keeps such a reader running; any other is restarted). */
 static int same_definition(const struct console *c, const struct tb_machine *m)
 {
-	return c->type == m->console.type &&
+	struct console k; /* what console_setup_kind takes of m (protocol, BMC) */
+
+	memset(&k, 0, sizeof(k));
+	console_setup_kind(&k, m);
+	return c->type == m->console.type && c->protocol == k.protocol && strcmp(c->bmc_address, k.bmc_address) == 0 &&
+	       c->bmc_port == k.bmc_port && strcmp(c->bmc_user, k.bmc_user) == 0 &&
+	       strcmp(c->bmc_password_file, k.bmc_password_file) == 0 &&
+	       strcmp(c->bmc_password_env, k.bmc_password_env) == 0 && c->bmc_cipher_suite == k.bmc_cipher_suite &&
 	       strcmp(c->address, m->console.address != NULL ? m->console.address : "") == 0 &&
 	       c->port == m->console.port &&
 	       strcmp(c->device, m->console.device != NULL ? m->console.device : "") == 0 &&
@@ -100,6 +107,7 @@ static int make(struct tb_consoles *cs, const struct tb_machine *m, struct conso
 	c->port = m->console.port;
 	snprintf(c->device, sizeof(c->device), "%s", m->console.device != NULL ? m->console.device : "");
 	c->speed = m->console.speed;
+	console_setup_kind(c, m);
 	c->since = tb_now();
 	snprintf(dir, sizeof(dir), "%s/console/%s", cs->state_dir, m->name);
 	if ((rc = tb_conlog_init(&c->log, dir, err)) != 0)
