@@ -25,9 +25,9 @@
  * reload) starts readers for new consoles, stops those of consoles that went
  * away (their viewers' streams end with an "end" event saying why, their
  * lease goes) and restarts a reader whose definition changed (type,
- * address, port, device, speed: its viewers' streams end likewise, the new
- * reader keeps the scrollback, its offsets and the lease); an unchanged
- * console's reader runs on untouched.  Thread-safe: the list is behind a
+ * address, port, device, speed, protocol, the BMC of an ipmi-sol: its
+ * viewers' streams end likewise, the new reader keeps the scrollback, its
+ * offsets and the lease); an unchanged console's reader runs on untouched.  Thread-safe: the list is behind a
  * read-write lock that a reload takes for writing only to swap it (no
  * thread is waited for there: a stopped reader is joined at a later reload
  * once it returned, or at the close).  No function here blocks on I/O
