@@ -13,6 +13,7 @@
  *     lease stays;
  *   - an unchanged console is not touched: the same connection, its viewer's
  *     stream goes on, its scrollback kept;
+ *   - a change of protocol alone (raw to telnet) restarts the reader too;
  *   - reloads back and forth while another thread reads the hosts, takes
  *     and drops the lease, types and opens streams: no crash, and under AddressSanitizer
  *     (build/...-asan) no use after free (a console freed under a reader).
@@ -228,6 +229,45 @@ static void test_reload_adds_removes_and_restarts_readers(void **state)
 	close(lf2);
 }
 
+/* A reload that changes only a tcp console's protocol (raw to telnet)
+ * restarts its reader: the old connection let go, a new one that speaks
+ * telnet (its first bytes are IAC negotiations). */
+static void test_protocol_change_restarts(void **state)
+{
+	struct tb_test_daemon d;
+	char raw[2048], telnet[2048];
+	unsigned int pl, pr;
+	unsigned char b[16];
+	int ll = console_listen(&pl), lr = console_listen(&pr), cl, c1, c2;
+	struct pollfd p;
+	char *at;
+
+	(void)state;
+	inventory(raw, sizeof(raw), pl, pr, 0, 0);
+	snprintf(telnet, sizeof(telnet), "%s", raw);
+	/* right's "{type: tcp, address: 127.0.0.1, port: N}" gets ", protocol: telnet" */
+	at = strchr(strstr(telnet, "right:"), '}');
+	assert_non_null(at);
+	memmove(at + strlen(", protocol: telnet"), at, strlen(at) + 1);
+	memcpy(at, ", protocol: telnet", strlen(", protocol: telnet"));
+	assert_int_equal(tb_test_daemon_start(&d, raw, NULL), 0);
+	cl = console_accept(ll);
+	c1 = console_accept(lr);
+	reload(&d, telnet);
+	assert_true(closed_by_daemon(c1));
+	c2 = console_accept(lr);
+	p = (struct pollfd){.fd = c2, .events = POLLIN};
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_true(read(c2, b, sizeof(b)) > 0);
+	assert_int_equal(b[0], 255); /* IAC */
+	assert_int_equal(tb_test_daemon_stop(&d), 0);
+	close(cl);
+	close(c1);
+	close(c2);
+	close(ll);
+	close(lr);
+}
+
 struct busy {
 	const struct tb_test_daemon *d;
 	volatile int stop;
@@ -310,6 +350,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reload_adds_removes_and_restarts_readers),
+		cmocka_unit_test(test_protocol_change_restarts),
 		cmocka_unit_test(test_reloads_while_in_use),
 	};
 
