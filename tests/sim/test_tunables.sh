@@ -1,7 +1,7 @@
 #!/bin/sh
 # Tunables as a matrix dimension (issue 20 item 3) on the simulated testbed:
-# a matrix sweeps net.ipv4.tcp_congestion_control (cubic/reno, per network
-# namespace) and the MTU of the data interfaces (1500/1400: the router's ports
+# a matrix sweeps net.ipv4.tcp_congestion_control (the default and reno: a
+# namespace may set what tcp_allowed_congestion_control lists; per namespace) and the MTU of the data interfaces (1500/1400: the router's ports
 # stay at 1500, so 9000 on the ends would black-hole) on left -> right as
 # ubuntu.  The plan lists the four sets with their changes and restore; each
 # run's namespace has its set's values while it runs (read in the namespaces
@@ -9,8 +9,9 @@
 # per change with the original, and the originals are back afterwards.  A
 # value the kernel refuses fails its run as tunable_error naming tunables[1],
 # changing nothing; net.ipv4.tcp_rmem given two of its three values is a
-# read-back mismatch (the kernel keeps the third).  kill -9 of testbedd mid-cell, then a restart: the
-# originals come back from the journal.  Then the same sweep with both hosts
+# read-back mismatch (the kernel keeps the third).  A cancel mid-cell, and
+# kill -9 of testbedd mid-cell then a restart: the originals come back (the
+# latter from the journal).  Then the same sweep with both hosts
 # booted into the freebsd persona (its sysctl and ifconfig stand-ins: the
 # FreeBSD names and `ifconfig IF mtu N`).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -107,6 +108,15 @@ r = sorted(d["matrix"]["runs"], key=lambda x: x["seq"]); print("#", [(x["state"]
 sys.exit(not (r[0]["state"] == "ok" and r[1]["error_class"] == "tunable_error" and r[1]["error_message"].startswith("tunables[0] (net.ipv4.tcp_rmem) on left")
  and "set to \"4096 87380\", read back \"4096 87380 " in r[1]["error_message"]))'
 check "tcp_rmem is back ($(rmem left) / $(rmem right), was $RMEM0)" test "$(rmem left)/$(rmem right)" = "$RMEM0/$RMEM0"
+
+# ---- a cancel mid-cell: the originals come back with the matrix's end ----
+M6=$(api POST /api/v1/matrices '{"name":"cancel","pairs":[{"client":"left","server":"right"}],"duration_s":8,
+ "tunables":[{"linux":"net.ipv4.tcp_congestion_control","values":["reno"]},{"mtu":true,"values":[1400]}]}' | jq_ 'd["matrix"]["id"]')
+check "matrix $M6: its run starts" wait_run "$M6" 0 running 30
+check "mid-cell: reno and MTU 1400 on both ends ($(now4))" test "$(now4)" = "reno 1400 reno 1400"
+api POST "/api/v1/matrices/$M6/cancel" >/dev/null
+check "matrix $M6 ends canceled" wait_state "$M6" canceled
+check "after the cancel the originals are back ($(now4))" test "$(now4)" = "$ORIG"
 
 # ---- kill -9 mid-cell, restart: the originals come back from the journal ----
 M3=$(api POST /api/v1/matrices '{"name":"crash","pairs":[{"client":"left","server":"right"}],"duration_s":8,
