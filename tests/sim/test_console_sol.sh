@@ -248,4 +248,5 @@ check "Break on a raw TCP console (relay): 400" sh -c "[ \"$(st)\" = 400 ] && gr
 
 daemon_down
 check "testbedd's stop ends ipmitool" sh -c "! ps -o args= -C ipmitool | grep -q '$NET.12'"
+check "testbedd's log has no sanitizer report" sh -c "! grep -q 'Sanitizer' '$DD/log'"
 finish
