@@ -198,9 +198,10 @@ static int from_other(struct tb_action *a, const struct tb_inventory *inv, const
 	}
 	if (strcmp(was, def) == 0)
 		return tb_fail(err, TB_ERR_INVALID, "os", "%s: cannot choose %s from it%s", why, want,
-			       tb_boot_console_usable(a, m) ? ""
-							    : " (and it has no console testbedd reads, on which GRUB's "
-							      "menu could choose it)");
+			       tb_boot_console_usable(a, m)
+				       ? ""
+				       : " (and it has no connected console testbedd reads, on which "
+					 "GRUB's menu could choose it)");
 	tb_action_note(a, "%s has no grub-reboot: a plain reboot returns to GRUB's default (%s)", was, def);
 	return reboot_and_wait(a, inv, m, was, def, cur, err);
 }

@@ -261,7 +261,11 @@ size_t tb_console_text_tail(const char *raw, size_t len, int nlines, char *out, 
 
 int tb_boot_console_usable(struct tb_action *a, const struct tb_machine *m)
 {
-	return tb_console_mark(tb_action_services(a)->consoles, m->name) >= 0;
+	json_t *st = tb_console_state_json(tb_action_services(a)->consoles, m->name);
+	int ok = json_is_true(json_object_get(st, "connected"));
+
+	json_decref(st);
+	return ok;
 }
 
 int tb_boot_console_precheck(struct tb_action *a, const struct tb_machine *m, const char *why, struct tb_error *err)

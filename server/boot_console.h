@@ -66,8 +66,8 @@ size_t tb_console_text_tail(const char *raw, size_t len, int nlines, char *out, 
 
 /* ---- in an action ---- */
 
-/* 1 when m has a console testbedd reads (tcp, device), so GRUB's menu can
- * be driven over it. */
+/* 1 when m has a console testbedd reads (tcp, device) and it is connected
+ * now, so GRUB's menu can be driven over it. */
 int tb_boot_console_usable(struct tb_action *a, const struct tb_machine *m);
 
 /* Refuse at once (TB_ERR_INVALID, field "os") when the last GRUB menu seen
