@@ -95,6 +95,10 @@ test('a hung boot unstuck with the Ctrl-C button, at phone size', { timeout: 120
     async () => `the page does not say who holds the lease: ${await page.locator('#status').innerText()}`);
   await page.screenshot({ path: path.join(shotsDir(), 'console-phone-hung.png') });
   assert.ok((await sideways(page)) <= 0, 'the page fits the phone\'s width (no sideways scrolling)');
+  // each key's label fits its button (the bold Ctrl-C was clipped to "Ctrl-(" at 390 px)
+  const clipped = await page.locator('#keys button').evaluateAll((bs) => bs
+    .filter((b) => b.scrollWidth > b.clientWidth).map((b) => b.textContent));
+  assert.deepEqual(clipped, [], 'a key button clips its label');
   await page.locator('#keys [data-key="ctrl-c"]').click();
   await waitScreen('^C');
   await eventually(async () => (await screen()).split('Using 16 TX rings').pop().includes('left login:'), SOON,
