@@ -290,8 +290,8 @@ static void *run(void *arg)
 	tb_actions_release(acts, a->host);
 	tb_store_action_update(acts->st, a->id, state, 0, tb_now_ms(), rc != 0 ? tb_err_name(err.code) : NULL,
 			       rc != 0 ? err.message : NULL, NULL);
-	tb_info("actions", "action %lld (%s of host %s, by %s): %s%s%s", (long long)a->id, a->kind, a->host, a->actor, state,
-		rc != 0 ? ": " : "", rc != 0 ? err.message : "");
+	tb_info("actions", "action %lld (%s of host %s, by %s): %s%s%s", (long long)a->id, a->kind, a->host, a->actor,
+		state, rc != 0 ? ": " : "", rc != 0 ? err.message : "");
 	publish_state(a);
 	if (a->cls_free != NULL)
 		a->cls_free(a->cls);
