@@ -140,7 +140,9 @@ con_grub() {	# default-index
 	[ -n "$t" ] || t=0
 	[ -d "$HD/con" ] || t=0
 	CHOSEN=$sel
-	if [ "$t" -gt 0 ]; then rm -f "$HD/con/in"; : >"$HD/con/menu"; fi
+	# a menu left by a boot cut short (power off meanwhile) must not keep the keys
+	rm -f "$HD/con/in" "$HD/con/menu"
+	[ "$t" -gt 0 ] && : >"$HD/con/menu"
 	con "" "                             GNU GRUB  version 2.12" ""
 	con_box "$sel"
 	con "      Use the ^ and v keys to select which entry is highlighted."
