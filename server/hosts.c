@@ -32,6 +32,11 @@ struct host_state {
 	char presented_fp[64];
 	char detail[TB_ERROR_MSG_MAX]; /* last log-only detail, to log each once */
 	char phase[16];                /* set by an action, "" when none */
+	/* Probes of one machine overlap (the prober's round and an action's
+	 * wait) and may end out of order: each takes a number when it starts,
+	 * and only a result at least as new as the recorded one is kept. */
+	uint64_t probe_seq;    /* the number the last probe to start took */
+	uint64_t recorded_seq; /* the number of the probe whose result is above */
 };
 TB_MACHTAB_SLOT(struct host_state, machine);
 
@@ -324,13 +329,16 @@ static void probe_machine(struct tb_hosts *h, const struct tb_machine *m, long m
 	struct probe_result res;
 	struct host_state *s, before;
 	char current[TB_NAME_MAX] = "";
+	uint64_t seq = 0;
 	int64_t now;
 
 	memset(&res, 0, sizeof(res));
 	pthread_mutex_lock(&h->lock);
 	s = slot(h, m->name, 1);
-	if (s != NULL)
+	if (s != NULL) {
 		snprintf(current, sizeof(current), "%s", s->os);
+		seq = ++s->probe_seq;
+	}
 	pthread_mutex_unlock(&h->lock);
 
 	/* A machine being booted into an OS: that persona first (the one that
@@ -353,10 +361,18 @@ static void probe_machine(struct tb_hosts *h, const struct tb_machine *m, long m
 	now = tb_now();
 	pthread_mutex_lock(&h->lock);
 	s = slot(h, m->name, 1);
-	if (s == NULL) {
+	if (s == NULL || seq < s->recorded_seq) {
+		/* A probe that started before the one recorded (e.g. the
+		 * prober's, stalled in a connect timeout while the host booted,
+		 * behind an action's that saw it up) knows less: its result
+		 * would put back a stale state and publish a false change. */
 		pthread_mutex_unlock(&h->lock);
+		if (s != NULL)
+			tb_debug("hosts", "%s: a probe older than the recorded one ended (%s): dropped", m->name,
+				 res.answered ? "up" : "down");
 		return;
 	}
+	s->recorded_seq = seq;
 	before = *s;
 	if (res.detail[0] != '\0' && strcmp(res.detail, s->detail) != 0)
 		tb_warn("hosts", "%s", res.detail);
