@@ -272,9 +272,17 @@ static void *run(void *arg)
 	const char *state;
 	int rc;
 
+	void *begun = NULL;
+	int64_t t0;
+
 	tb_store_action_update(acts->st, a->id, "running", tb_now_ms(), 0, NULL, NULL, NULL);
 	publish_state(a);
+	if (acts->hooks.on_begin != NULL)
+		begun = acts->hooks.on_begin(acts->hooks.run_cls, a);
+	t0 = tb_monotonic_ms();
 	rc = a->fn(a, a->cls, &err);
+	if (acts->hooks.on_end != NULL)
+		acts->hooks.on_end(acts->hooks.run_cls, a, begun, rc, tb_monotonic_ms() - t0);
 	if (rc == 0)
 		state = "succeeded";
 	else if (rc == TB_ERR_CANCELED || a->cancel)
@@ -427,6 +435,11 @@ int64_t tb_action_id(const struct tb_action *a)
 const char *tb_action_host(const struct tb_action *a)
 {
 	return a->host;
+}
+
+const char *tb_action_kind(const struct tb_action *a)
+{
+	return a->kind;
 }
 
 struct tb_services *tb_action_services(const struct tb_action *a)

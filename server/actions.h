@@ -52,6 +52,13 @@ struct tb_actions_hooks {
 	 * NULL: anybody may. */
 	int (*may_hold)(void *cls, const char *host, const char *by, struct tb_error *err);
 	void *may_cls;
+	/* Around each action's work, in the action's thread, no lock held:
+	 * begin's result (owned by the hooks) is handed to end, which is
+	 * called after the work returned rc, took_ms later, while the action
+	 * is still running (it may add steps) and must free it.  NULL: none. */
+	void *(*on_begin)(void *cls, struct tb_action *a);
+	void (*on_end)(void *cls, struct tb_action *a, void *begun, int rc, int64_t took_ms);
+	void *run_cls;
 };
 
 /* The store and the bus are used, not owned; ctx is handed back to work
@@ -84,6 +91,8 @@ int tb_action_canceled(const struct tb_action *a);
 const volatile int *tb_action_cancel_flag(const struct tb_action *a);
 int64_t tb_action_id(const struct tb_action *a);
 const char *tb_action_host(const struct tb_action *a);
+/* "power" or "boot". */
+const char *tb_action_kind(const struct tb_action *a);
 struct tb_services *tb_action_services(const struct tb_action *a);
 
 /* Ask a running action to stop; TB_ERR_NOT_FOUND, or TB_ERR_CONFLICT when it has ended. */

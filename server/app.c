@@ -15,6 +15,7 @@
 #include "bmcwatch.h"
 #include "console.h"
 #include "boot.h"
+#include "boot_console.h"
 #include "idle.h"
 #include "runner.h"
 #include "wake.h"
@@ -147,7 +148,9 @@ int tb_app_start(const struct tb_app_config *cfg, struct tb_app **out, struct tb
 	    (rc = tb_reserve_new(app->sv.events, app->sv.store, &app->sv.reserve, err)) != 0 ||
 	    (rc = tb_actions_new(app->sv.store, app->sv.events, &app->sv,
 				 &(struct tb_actions_hooks){idle_use, app->sv.idle, hosts_held, app->sv.hosts,
-							    reserve_may_hold, app->sv.reserve},
+							    reserve_may_hold, app->sv.reserve,
+							    tb_boot_console_action_begin, tb_boot_console_action_end,
+							    NULL},
 				 &app->sv.actions, err)) != 0 ||
 	    (rc = tb_reserve_start(app->sv.reserve, err)) != 0 ||
 	    (rc = tb_runner_new(&app->sv, &app->sv.runner, err)) != 0 ||

@@ -295,44 +295,16 @@ static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const s
 	return tb_fail(err, TB_ERR_REMOTE, "", "%s is still not in %s after %d reboots", m->name, os, MAX_SWITCHES);
 }
 
-struct boot_est {
-	const char *host;
-	int64_t mean_ms;
-};
-
-static void one_estimate(void *cls, const char *host, int64_t mean_ms, int n)
-{
-	struct boot_est *e = cls;
-
-	(void)n;
-	if (strcmp(host, e->host) == 0)
-		e->mean_ms = mean_ms;
-}
-
 int tb_boot_run(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *os,
 		int make_default, struct tb_error *err)
 {
 	struct tb_services *sv = tb_action_services(a);
-	struct boot_est est = {m->name, 0};
-	int64_t mark = tb_console_mark(sv->consoles, m->name), t0 = tb_monotonic_ms(), took;
 	int rc;
 
 	if ((rc = tb_boot_check(m, os, make_default, err)) != 0)
 		return rc;
-	tb_store_boot_times(sv->store, one_estimate, &est, NULL); /* before this boot counts */
 	rc = boot_run(a, inv, m, os, make_default, err);
 	tb_hosts_set_phase(sv->hosts, m->name, NULL);
-	took = tb_monotonic_ms() - t0;
-	/* why it failed or was slow, as the console showed it (issue 18 item 4) */
-	if (rc != 0) {
-		tb_boot_console_tail_step(a, m->name, mark, "the boot failed");
-	} else if (est.mean_ms > 0 && took > est.mean_ms * 3 / 2) {
-		char why[96];
-
-		snprintf(why, sizeof(why), "slow: %.1f s, its boots take %.1f s", (double)took / 1000.0,
-			 (double)est.mean_ms / 1000.0);
-		tb_boot_console_tail_step(a, m->name, mark, why);
-	}
 	return rc;
 }
 

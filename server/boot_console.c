@@ -12,6 +12,7 @@
 #include "grubcfg.h"
 #include "hosts.h"
 #include "services.h"
+#include "store.h"
 #include "timeutil.h"
 
 #define HL '\001' /* reverse video began on this line (GRUB's highlight on a VT100) */
@@ -428,4 +429,56 @@ void tb_boot_console_tail_step(struct tb_action *a, const char *host, int64_t ma
 		return;
 	snprintf(what, sizeof(what), "last console lines of %s since the action began (%s)", host, why);
 	tb_action_step(a, what, NULL, -1, out);
+}
+
+/* What an action's end needs of its beginning. */
+struct action_begun {
+	int64_t mark;    /* the console's position then */
+	int64_t mean_ms; /* the host's mean boot then (0: none recorded) */
+	const char *host;
+};
+
+static void mean_of(void *cls, const char *host, int64_t mean_ms, int n)
+{
+	struct action_begun *b = cls;
+
+	(void)n;
+	if (strcmp(host, b->host) == 0)
+		b->mean_ms = mean_ms;
+}
+
+void *tb_boot_console_action_begin(void *cls, struct tb_action *a)
+{
+	struct tb_services *sv = tb_action_services(a);
+	const char *kind = tb_action_kind(a);
+	struct action_begun *b;
+
+	(void)cls;
+	if ((strcmp(kind, "power") != 0 && strcmp(kind, "boot") != 0) || (b = calloc(1, sizeof(*b))) == NULL)
+		return NULL;
+	b->host = tb_action_host(a);
+	b->mark = tb_console_mark(sv->consoles, b->host);
+	if (b->mark >= 0) /* before this action's boot counts */
+		tb_store_boot_times(sv->store, mean_of, b, NULL);
+	return b;
+}
+
+void tb_boot_console_action_end(void *cls, struct tb_action *a, void *begun, int rc, int64_t took_ms)
+{
+	struct action_begun *b = begun;
+	char why[96];
+
+	(void)cls;
+	if (b == NULL)
+		return;
+	if (b->mark >= 0 && rc != 0 && rc != TB_ERR_CANCELED) {
+		snprintf(why, sizeof(why), "the %s failed",
+			 strcmp(tb_action_kind(a), "boot") == 0 ? "boot" : "power action");
+		tb_boot_console_tail_step(a, b->host, b->mark, why);
+	} else if (b->mark >= 0 && rc == 0 && b->mean_ms > 0 && took_ms > b->mean_ms * 3 / 2) {
+		snprintf(why, sizeof(why), "slow: %.1f s, its boots take %.1f s", (double)took_ms / 1000.0,
+			 (double)b->mean_ms / 1000.0);
+		tb_boot_console_tail_step(a, b->host, b->mark, why);
+	}
+	free(b);
 }

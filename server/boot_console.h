@@ -90,4 +90,11 @@ int tb_boot_console_reboot(struct tb_action *a, const struct tb_inventory *inv, 
  * why says what went wrong ("the boot failed", "slow: ..."). */
 void tb_boot_console_tail_step(struct tb_action *a, const char *host, int64_t mark, const char *why);
 
+/* actions.h's on_begin/on_end hooks (app.c wires them; cls unused): a
+ * power or boot action that fails, or takes over 1.5 times its host's mean
+ * boot (as the store's boot times said when it began), gets the step above
+ * ("the boot failed", "the power action failed", "slow: ..."). */
+void *tb_boot_console_action_begin(void *cls, struct tb_action *a);
+void tb_boot_console_action_end(void *cls, struct tb_action *a, void *begun, int rc, int64_t took_ms);
+
 #endif /* TB_BOOT_CONSOLE_H */

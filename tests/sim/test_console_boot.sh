@@ -13,7 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v ser2net >/dev/null || { echo "1..0 # SKIP no ser2net (deploy/setup installs it)"; exit 0; }
 scratch_dir
-sim_testbedd tbcb 254 2
+sim_testbedd tbcy 254 2
 cstate() {	# host expr: an expression of console_state c
 	api GET "/api/v1/hosts/$1" | jq_ "(lambda c: $2)(d['host']['console_state'])" 2>/dev/null
 }
@@ -101,6 +101,24 @@ print("#", s["what"]); print("\n".join("#   " + l for l in o.splitlines()))
 sys.exit(not (s["what"] == "last console lines of left since the action began (the boot failed)"
  and o.splitlines()[-1] == "[    1.431118] mlx4_en: mlx4_core0: Port 1: Using 16 TX rings" and 2 <= len(o.splitlines()) <= 20
  and "Booting `Ubuntu'"'"'" in o and "\x1b" not in o and "\r" not in o))'
+
+# ---- a power cycle whose boot hangs and times out: the power action's last console lines too ----
+api POST /api/v1/hosts/left/console/lease '{}' >/dev/null
+api POST /api/v1/hosts/left/console/input '{"key":"ctrl-c"}' >/dev/null # the hung boot goes on
+api DELETE /api/v1/hosts/left/console/lease >/dev/null
+for _ in $(seq 60); do [ "$(answers left)" = ubuntu ] && break; sleep 0.5; done
+check "after Ctrl-C on the console left answers as ubuntu" test "$(answers left)" = ubuntu
+echo 0 >"$S/hosts/left/grub-timeout"
+echo once >"$S/hosts/left/console-hang"
+tb power left cycle --wait >"$D/pcycle" 2>&1
+check "a power cycle whose boot (GRUB's default, freebsd) hangs fails (no OS within left's 8 s)" test $? != 0
+P=$(api GET "/api/v1/actions?host=left" | jq_ 'max(a["id"] for a in d["actions"] if a["kind"] == "power")')
+check "... the power action's last step has the console's last lines: the hung driver's line" pyck "$(api GET "/api/v1/actions/$P")" '
+s = d["action"]["steps"][-1]; o = s["output"] or ""
+print("#", s["what"]); print("\n".join("#   " + l for l in o.splitlines()))
+sys.exit(not (d["action"]["state"] == "failed"
+ and s["what"] == "last console lines of left since the action began (the power action failed)"
+ and o.splitlines()[-1] == "mlx4_core: Initializing mlx4_core"))'
 
 daemon_down
 check "testbedd logged no error" sh -c "! grep -q 'Z error ' $DD/log"
