@@ -3,8 +3,9 @@
  *
  *   ipmitool -I lanplus -H ADDR -p PORT -U USER -E -C SUITE sol activate
  *
- * as a child with pipes (proc.h's tb_proc_spawn: the password in
- * IPMI_PASSWORD in its environment only, never argv).  Its stdout is the
+ * under `stdbuf -o0` (see sol_argv) as a child with pipes (proc.h's
+ * tb_proc_spawn: the password in IPMI_PASSWORD in its environment only,
+ * never argv).  Its stdout is the
  * console, less ipmitool's own lines ("[SOL Session operational.  Use ~? for
  * help]" at the start, "~B [send break]" after a Break); its stdin takes the
  * input.  ipmitool's escapes ("~." ends it, "~^Z" stops it, ...) work only
@@ -94,22 +95,27 @@ static int sol_password(struct console *c, char *buf, size_t sz, struct tb_error
 	return rc;
 }
 
-/* ipmitool's argv for verb ("activate", "deactivate") into argv (12). */
-static void sol_argv(struct console *c, const char *verb, char port[16], char suite[16], const char *argv[15])
+/* ipmitool's argv for verb ("activate", "deactivate") into argv (17).
+ * activate runs under `stdbuf -o0`: ipmitool's stdout to a pipe is block
+ * buffered and flushed only when the console says something, so on a quiet
+ * console "SOL Session operational" (our sign that the session is up) and
+ * "[send break]" would wait in its buffer. */
+static void sol_argv(struct console *c, const char *verb, char port[16], char suite[16], const char *argv[17])
 {
-	const char *a[] = {"ipmitool",  "-I", "lanplus", "-H",  c->bmc_address, "-p", port, "-U",
-			   c->bmc_user, "-E", "-C",      suite, "sol",          verb, NULL};
+	const char *a[] = {"stdbuf", "-o0",       "ipmitool", "-I", "lanplus", "-H",  c->bmc_address, "-p", port,
+			   "-U",     c->bmc_user, "-E",       "-C", suite,     "sol", verb,           NULL};
+	size_t skip = strcmp(verb, "activate") == 0 ? 0 : 2;
 
 	snprintf(port, 16, "%u", c->bmc_port);
 	snprintf(suite, 16, "%d", c->bmc_cipher_suite);
-	memcpy(argv, a, sizeof(a));
+	memcpy(argv, a + skip, sizeof(a) - skip * sizeof(a[0]));
 }
 
 /* `sol deactivate`: end a SOL session the BMC still holds. */
 static void sol_deactivate(struct console *c, const char *env[])
 {
 	char port[16], suite[16];
-	const char *argv[15];
+	const char *argv[17];
 	struct tb_proc_result r;
 	struct tb_error err;
 
@@ -277,7 +283,7 @@ static void sol_serve(struct sol *s, char *why, size_t whylen)
 int console_sol_session(struct console *c, char *why, size_t whylen)
 {
 	char password[256], env_pw[sizeof("IPMI_PASSWORD=") + sizeof(password)], port[16], suite[16];
-	const char *env[] = {env_pw, NULL}, *argv[15];
+	const char *env[] = {env_pw, NULL}, *argv[17];
 	struct sol *s;
 	struct tb_error err;
 	int connected, rc;
