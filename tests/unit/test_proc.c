@@ -433,6 +433,66 @@ static void *run_many(void *arg)
 	return NULL;
 }
 
+/* Read fd (non-blocking) until buf holds want or 5 s passed. */
+static void read_until(int fd, char *buf, size_t max, const char *want)
+{
+	size_t n = strlen(buf);
+
+	for (int i = 0; i < 500 && strstr(buf, want) == NULL; i++) {
+		ssize_t got = read(fd, buf + n, max - 1 - n);
+
+		if (got > 0) {
+			n += (size_t)got;
+			buf[n] = '\0';
+		} else {
+			sleep_ms(10);
+		}
+	}
+	assert_non_null(strstr(buf, want));
+}
+
+/* A spawned child: its pipes both ways, the added environment, its end at
+ * the end of its input; one that ignores its input ends by signal with its
+ * whole group (a grandchild too); nothing left to reap. */
+static void test_spawn(void **state)
+{
+	const char *talk[] = {"sh", "-c", "read x; echo \"got $x $TB_SPAWN_VAR\"; echo oops >&2; read y; exit 3", NULL};
+	const char *env[] = {"TB_SPAWN_VAR=s3cret", NULL};
+	const char *deaf[] = {"sh", "-c", "sleep 30 & echo $!; exec sleep 30", NULL};
+	const char *missing[] = {"tb-no-such-program", NULL};
+	struct tb_proc_child ch;
+	struct tb_error e = {0};
+	char out[256] = "", err[256] = "";
+	int status = -2;
+	pid_t grandchild;
+
+	(void)state;
+	assert_int_equal(tb_proc_spawn(talk, env, &ch, &e), 0);
+	assert_true(ch.pid > 0);
+	assert_int_equal(write(ch.in, "hi\n", 3), 3);
+	read_until(ch.out, out, sizeof(out), "got hi s3cret\n");
+	read_until(ch.err, err, sizeof(err), "oops\n");
+	assert_int_equal(tb_proc_child_ended(&ch), 0); /* waits for its second line */
+	tb_proc_child_end(&ch, 2000, &status);         /* stdin closed: read y fails, exit 3 */
+	assert_int_equal(status, 3);
+	assert_no_children();
+
+	assert_int_equal(tb_proc_spawn(deaf, NULL, &ch, &e), 0);
+	out[0] = '\0';
+	read_until(ch.out, out, sizeof(out), "\n");
+	grandchild = (pid_t)strtol(out, NULL, 10);
+	assert_true(grandchild > 0);
+	tb_proc_child_end(&ch, 50, &status);
+	assert_int_equal(status, -1);
+	for (int i = 0; i < 100 && !gone(grandchild); i++)
+		sleep_ms(20);
+	assert_true(gone(grandchild));
+	assert_no_children();
+
+	assert_int_equal(tb_proc_spawn(missing, NULL, &ch, &e), TB_ERR_NOT_FOUND);
+	assert_no_children();
+}
+
 static void test_threads(void **state)
 {
 	pthread_t th[6];
@@ -462,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_bounded_output),
 		cmocka_unit_test(test_fds_not_inherited),
 		cmocka_unit_test(test_display),
+		cmocka_unit_test(test_spawn),
 		cmocka_unit_test(test_threads),
 	};
 	sigset_t set;
