@@ -125,9 +125,19 @@ function openStream(term) {
     state = JSON.parse(ev.data);
     drawState();
   });
+  // A reload of the inventory changed or removed this console: testbedd
+  // ends the stream with an "end" event saying why.  A changed console is
+  // there again when the browser reconnects; a removed one answers 404 and
+  // the EventSource gives up (CLOSED): say so instead of "reconnecting…".
+  let ended = '';
+  stream.addEventListener('end', (ev) => {
+    try { ended = JSON.parse(ev.data).reason || ''; } catch { ended = ''; }
+  });
   stream.onerror = () => {
-    $('conn').dataset.state = 'reconnecting';
-    $('conn').textContent = 'reconnecting…';
+    const closed = stream.readyState === EventSource.CLOSED;
+    $('conn').dataset.state = closed ? 'closed' : 'reconnecting';
+    $('conn').textContent = closed ? 'closed' : 'reconnecting…';
+    if (closed) say(`${ended || 'the console stream ended'}: this console is gone (reload the page to try again)`, true);
   };
 }
 

@@ -16,7 +16,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   Bed, PHONE, eventually, login, shotsDir, sideways,
@@ -148,4 +148,19 @@ test('a hung boot unstuck with the Ctrl-C button, at phone size', { timeout: 120
   const texts = await links.evaluateAll((as) => Promise.all(as.map(async (a) => (await fetch(a.href)).text())));
   assert.ok(texts.some((t) => t.includes('Using 16 TX rings')), 'no kept log has the hung boot');
   assert.deepEqual(pageErrors, [], 'no page error, nothing refused by the CSP');
+});
+
+test('a console a reload removed: the page says it is gone, not "reconnecting…" for ever', { timeout: 60_000 }, async () => {
+  const inv = readFileSync(tbd.inventory, 'utf8');
+  const without = inv.replace(/^ {4}console: \{type: tcp, address: [0-9.]+, port: 2001\}\n/m, '');
+  assert.notEqual(without, inv, 'left\'s console line is in the sim\'s inventory');
+  writeFileSync(tbd.inventory, without);
+  const res = await fetch(`${tbd.base}/api/v1/inventory/reload`, { method: 'POST',
+    headers: { Authorization: `Bearer ${tbd.adminToken}` } });
+  assert.equal(res.status, 200, `inventory reload: ${res.status} ${await res.text()}`);
+  await eventually(async () => (await page.locator('#conn').innerText()) === 'closed', SOON,
+    async () => `the page does not say closed: ${await page.locator('#conn').innerText()}`);
+  assert.match(await page.locator('#status').innerText(),
+    /its console is no longer in the inventory \(reloaded\): this console is gone/);
+  await page.screenshot({ path: path.join(shotsDir(), 'console-phone-removed.png') });
 });
