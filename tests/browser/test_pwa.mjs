@@ -11,7 +11,12 @@
 // login page saying testbedd did not answer).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Bed, deadInventory, eventually, freePort, login } from './lib/testbed.mjs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  Bed, CHROMIUM_ARGS, Testbedd, deadInventory, eventually, freePort, launchChromium, login,
+} from './lib/testbed.mjs';
 
 const SOON = 20_000;
 const bed = new Bed('pwa');
@@ -82,5 +87,50 @@ test('offline, the shell still loads and says testbedd did not answer', async ()
     await page.getByText('testbedd did not answer').waitFor();
   } finally {
     await browser.setOffline(false);
+  }
+});
+
+// The same check over testbedd's own TLS (--tls-cert/--tls-key, as ./deploy/demo
+// --tls serves it): a self-signed certificate for 127.0.0.1 made here, which
+// this Chromium trusts by its public key (--ignore-certificate-errors-spki-list,
+// what "the phone must trust the certificate" means for a test); the worker
+// registers over https and Chromium finds the app installable.
+test('over testbedd\'s own TLS the app is installable too', { timeout: 90_000 }, async () => {
+  const dir = path.join(bed.root, 'tls');
+  mkdirSync(dir, { mode: 0o700 });
+  const cert = path.join(dir, 'cert.pem');
+  const key = path.join(dir, 'key.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
+    '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+  { stdio: 'ignore' });
+  chmodSync(key, 0o600);
+  const spki = execFileSync('sh', ['-c', 'openssl x509 -in "$1" -pubkey -noout | openssl pkey -pubin -outform der'
+    + ' | openssl dgst -sha256 -binary | base64', '_', cert], { encoding: 'utf8' }).trim();
+  const closed = await freePort();
+  mkdirSync(path.join(bed.root, 'tbtls'), { mode: 0o700 });
+  const tls = new Testbedd(path.join(bed.root, 'tbtls'), deadInventory(bed.root, `  left:
+    role: host
+    os:
+      ubuntu: {address: 127.0.0.1, port: ${closed}}
+`), ['--tls-cert', cert, '--tls-key', key]);
+  let ctx;
+  try {
+    await tls.start();
+    const base = `https://127.0.0.1:${tls.port}`;
+    ctx = await launchChromium(path.join(bed.root, 'chromium-tls'), undefined,
+      { args: [...CHROMIUM_ARGS, `--ignore-certificate-errors-spki-list=${spki}`] });
+    const p = ctx.pages()[0] ?? await ctx.newPage();
+    await p.goto(`${base}/`);
+    await login(p, tls.adminToken);
+    await eventually(() => p.evaluate(() => navigator.serviceWorker.controller !== null), SOON,
+      'the service worker does not control the https page');
+    assert.equal(await p.evaluate(() => window.isSecureContext && location.protocol), 'https:');
+    const cdp = await ctx.newCDPSession(p);
+    const { installabilityErrors } = await cdp.send('Page.getInstallabilityErrors');
+    assert.deepEqual(installabilityErrors, []);
+    assert.equal((await cdp.send('Page.getAppManifest')).url, `${base}/manifest.webmanifest`);
+  } finally {
+    if (ctx) await ctx.close();
+    await tls.stop();
   }
 });
