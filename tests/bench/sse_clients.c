@@ -574,9 +574,10 @@ static double pct(double *v, size_t n, double q)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: sse_clients --port P [--publish-port P] --token-file F [--host A] [--clients N] [--events K]\n"
-			"                   [--interval-ms MS] [--event-timeout-ms MS] [--pid PID] [--path PATH]\n"
-			"                   [--name LABEL] [--deadline-s S]\n");
+	fprintf(stderr,
+		"usage: sse_clients --port P [--publish-port P] --token-file F [--host A] [--clients N] [--events K]\n"
+		"                   [--interval-ms MS] [--event-timeout-ms MS] [--pid PID] [--path PATH]\n"
+		"                   [--name LABEL] [--deadline-s S]\n");
 	exit(1);
 }
 
