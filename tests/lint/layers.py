@@ -29,7 +29,7 @@ LAYERS = [
     # 2. adapters: the store, processes, ssh, raw frames, the bus, the inventory, who calls
     ("adapters", "store proc ssh rawframe events inventory invadmin auth ratelimit audit metrics"),
     # 3. pure domain: the matrix spec and planner
-    ("pure", "matrix bootcheck"),
+    ("pure", "matrix bootcheck bootpaths"),
     # 4. machines: reachability, holds
     ("machines", "hosts actions bootmenu reserve"),
     # 5. acting on machines
@@ -60,6 +60,7 @@ MODULE_OF = {
     "hostmeta_internal": "hostmeta",
     "hostsnap": "hostsnap",
     "boot_check": "bootcheck",
+    "boot_paths": "bootpaths",
 }
 
 # Arrows running up that are known and being taken down (issue "One house").

@@ -1,0 +1,52 @@
+/*
+ * boot_paths.h - the ways a dual-boot machine can be sent into an OS, as a
+ * table (like power_drivers.c): one row per path saying from which OS kinds
+ * it works, what it needs from the inventory/host and how many reboots it
+ * costs.  tb_boot_path_choose picks the row of fewest reboots that can run
+ * (a tie: the order of the table).  Pure: no I/O, no allocation.
+ */
+#ifndef TB_BOOT_PATHS_H
+#define TB_BOOT_PATHS_H
+
+#include <stddef.h>
+
+/* The kind of OS the host is in now. */
+enum tb_boot_from {
+	TB_BOOT_FROM_LINUX = 1u << 0,
+	TB_BOOT_FROM_FREEBSD = 1u << 1,
+	TB_BOOT_FROM_OTHER = 1u << 2, /* any other OS, or none answering */
+};
+#define TB_BOOT_FROM_ANY (TB_BOOT_FROM_LINUX | TB_BOOT_FROM_FREEBSD | TB_BOOT_FROM_OTHER)
+
+/* What a path needs. */
+enum tb_boot_need {
+	TB_BOOT_NEED_GRUB_ENTRY = 1u << 0,     /* the inventory maps the target OS to a GRUB entry */
+	TB_BOOT_NEED_EFI = 1u << 1,            /* boot.efi names the target OS's Boot#### */
+	TB_BOOT_NEED_CONSOLE = 1u << 2,        /* a serial console reaches GRUB's menu */
+	TB_BOOT_NEED_TARGET_DEFAULT = 1u << 3, /* the target is GRUB's default */
+	TB_BOOT_NEED_DEFAULT_LINUX = 1u << 4,  /* GRUB's default is a Linux (to grub-reboot from) */
+};
+
+/* What the host offers now: from is one enum tb_boot_from bit, have a set
+ * of enum tb_boot_need bits. */
+struct tb_boot_have {
+	unsigned int from;
+	unsigned int have;
+};
+
+struct tb_boot_path {
+	const char *name;   /* "efi-bootnext", "grub-reboot", ... (in steps and the plan) */
+	unsigned int from;  /* enum tb_boot_from bits it works from */
+	unsigned int needs; /* enum tb_boot_need bits, all required */
+	int reboots;        /* reboots it costs */
+	const char *how;    /* the command it runs, for the steps */
+};
+
+/* The table, in order of preference on a tie; *n gets its length. */
+const struct tb_boot_path *tb_boot_paths(size_t *n);
+
+/* The row of fewest reboots usable with h (a tie: the table's order), or
+ * NULL when none is. */
+const struct tb_boot_path *tb_boot_path_choose(const struct tb_boot_have *h);
+
+#endif /* TB_BOOT_PATHS_H */
