@@ -288,10 +288,62 @@ static int console_has_bmc(struct inv_ctx *c, const struct tb_ynode *map, const 
 		       "an ipmi-sol console needs an ipmi power: entry (its BMC's address and login)");
 }
 
+/* "0004", "000a" -> "0004", "000A"; 0 when not four hex digits. */
+static int efi_number(const char *s, char out[5])
+{
+	static const char hex[] = "0123456789abcdefABCDEF";
+
+	if (s == NULL || strlen(s) != 4)
+		return 0;
+	for (int i = 0; i < 4; i++) {
+		if (s[i] == '\0' || strchr(hex, s[i]) == NULL)
+			return 0;
+		out[i] = (char)toupper((unsigned char)s[i]);
+	}
+	out[4] = '\0';
+	return 1;
+}
+
+/* boot.efi (optional): a mapping of OS (of os:) to its firmware Boot####. */
+static int parse_boot_efi(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const struct tb_ynode *os,
+			  struct tb_boot *b)
+{
+	const struct tb_ynode *efi = tb_ynode_get(map, "efi");
+	char sub[512];
+	int rc;
+
+	if (efi == NULL)
+		return 0;
+	snprintf(sub, sizeof(sub), "%s.efi", path);
+	if ((rc = inv_want_kind(c, efi, sub, TB_Y_MAP)) != 0)
+		return rc;
+	b->efi = calloc(efi->n + 1, sizeof(*b->efi));
+	if (b->efi == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	for (size_t i = 0; i < efi->n; i++) {
+		struct tb_boot_entry *e = &b->efi[b->nefi++];
+		char esub[512], num[5];
+
+		snprintf(esub, sizeof(esub), "%s.%.60s", sub, efi->keys[i]);
+		if (tb_ynode_get(os, efi->keys[i]) == NULL)
+			return inv_bad(c, efi->key_nodes[i], esub, "not an OS of this machine's os: section");
+		if ((rc = inv_want_kind(c, efi->items[i], esub, TB_Y_SCALAR)) != 0)
+			return rc;
+		if (!efi_number(efi->items[i]->scalar, num))
+			return inv_bad(c, efi->items[i], esub,
+				       "expected a UEFI Boot#### number: four hex digits, quoted (\"0004\")");
+		e->os = strdup(efi->keys[i]);
+		e->entry = strdup(num);
+		if (e->os == NULL || e->entry == NULL)
+			return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	return 0;
+}
+
 static int parse_boot(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const struct tb_ynode *os,
 		      struct tb_boot *b)
 {
-	static const char *const keys[] = {"loader", "default", "entries", NULL};
+	static const char *const keys[] = {"loader", "default", "entries", "efi", NULL};
 	static const char *const loaders[] = {"grub", NULL};
 	const struct tb_ynode *entries;
 	char sub[512];
@@ -334,7 +386,7 @@ static int parse_boot(struct inv_ctx *c, const struct tb_ynode *map, const char 
 		if (e->os == NULL || e->entry == NULL)
 			return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
 	}
-	return 0;
+	return parse_boot_efi(c, map, path, os, b);
 }
 
 /* "10G", "2.5G", "100M", "1000000" (bits/s; K M G T are 1000-based) -> bps; 0 when not one. */
@@ -681,6 +733,11 @@ static void machine_free(struct tb_machine *m)
 		free(m->boot.entries[i].entry);
 	}
 	free(m->boot.entries);
+	for (size_t i = 0; i < m->boot.nefi; i++) {
+		free(m->boot.efi[i].os);
+		free(m->boot.efi[i].entry);
+	}
+	free(m->boot.efi);
 	for (size_t i = 0; i < m->nos; i++)
 		persona_clear(&m->os[i]);
 	free(m->os);

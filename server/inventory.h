@@ -96,6 +96,8 @@ struct tb_boot {
 	char *default_os;
 	struct tb_boot_entry *entries;
 	size_t nentries;
+	struct tb_boot_entry *efi; /* boot.efi: OS -> its UEFI Boot#### (4 hex digits, upper case); may be none */
+	size_t nefi;
 };
 
 struct tb_ifname {
