@@ -22,20 +22,6 @@
 
 #define MAX_SWITCHES 3
 
-/* argv with "sudo -n" in front when the persona does not log in as root. */
-static void with_sudo(const struct tb_persona *p, const char *const in[], const char *out[], size_t max)
-{
-	size_t n = 0;
-
-	if (strcmp(p->user, "root") != 0) {
-		out[n++] = "sudo";
-		out[n++] = "-n";
-	}
-	for (size_t i = 0; in[i] != NULL && n + 1 < max; i++)
-		out[n++] = in[i];
-	out[n] = NULL;
-}
-
 /* Run argv on the persona answering as os; 0 only when it exited 0. */
 static int run_ok(struct tb_action *a, const struct tb_machine *m, const char *os, const char *const argv[],
 		  struct tb_ssh_capture *cap, struct tb_error *err)
@@ -43,7 +29,7 @@ static int run_ok(struct tb_action *a, const struct tb_machine *m, const char *o
 	const char *full[16];
 	int rc;
 
-	with_sudo(tb_machine_persona(m, os), argv, full, 16);
+	tb_persona_as_root(tb_machine_persona(m, os), argv, full, 16);
 	rc = tb_power_ssh(a, m, os, full, 30000, cap, err);
 	if (rc == 0 && cap->res.exit_status != 0)
 		rc = tb_fail(err, TB_ERR_REMOTE, "", "%s (%s): %s exited with %d: %.200s", m->name, os, argv[0],
@@ -127,8 +113,8 @@ static int send_reboot(struct tb_action *a, void *cls, struct tb_error *err)
 	struct tb_error e = {0};
 
 	(void)err;
-	with_sudo(tb_machine_persona(r->m, r->os), strcmp(tb_boot_kernel_of(r->os), "FreeBSD") == 0 ? bsd : lin, full,
-		  8);
+	tb_persona_as_root(tb_machine_persona(r->m, r->os),
+			   strcmp(tb_boot_kernel_of(r->os), "FreeBSD") == 0 ? bsd : lin, full, 8);
 	/* the connection may drop as the host goes down: not an error */
 	tb_power_ssh(a, r->m, r->os, full, 15000, &cap, &e);
 	tb_ssh_capture_free(&cap);

@@ -780,6 +780,19 @@ const struct tb_persona *tb_machine_persona(const struct tb_machine *m, const ch
 	return NULL;
 }
 
+void tb_persona_as_root(const struct tb_persona *p, const char *const in[], const char *out[], size_t max)
+{
+	size_t n = 0;
+
+	if (strcmp(p->user, "root") != 0 && max > 3) {
+		out[n++] = "sudo";
+		out[n++] = "-n";
+	}
+	for (size_t i = 0; in[i] != NULL && n + 1 < max; i++)
+		out[n++] = in[i];
+	out[n] = NULL;
+}
+
 const char *tb_role_name(enum tb_role role)
 {
 	switch (role) {

@@ -168,6 +168,9 @@ void tb_inventory_free(struct tb_inventory *inv);
 
 const struct tb_machine *tb_inventory_find(const struct tb_inventory *inv, const char *name);
 const struct tb_persona *tb_machine_persona(const struct tb_machine *m, const char *os);
+/* in as root on p: out is in with "sudo" "-n" in front when p does not log
+ * in as root, cut to max entries with the NULL. */
+void tb_persona_as_root(const struct tb_persona *p, const char *const in[], const char *out[], size_t max);
 
 const char *tb_role_name(enum tb_role role);
 

@@ -404,6 +404,28 @@ static void test_secret_file_modes(void **state)
 	rmdir(dir);
 }
 
+/* A command as root on a persona: sudo -n in front only for another user;
+ * cut to the room given, always NULL-ended. */
+static void test_persona_as_root(void **state)
+{
+	struct tb_persona root = {.user = "root"}, tb = {.user = "tb"};
+	const char *in[] = {"sysctl", "-w", "a.b=1", NULL}, *out[8];
+
+	(void)state;
+	tb_persona_as_root(&root, in, out, 8);
+	assert_string_equal(out[0], "sysctl");
+	assert_null(out[3]);
+	tb_persona_as_root(&tb, in, out, 8);
+	assert_string_equal(out[0], "sudo");
+	assert_string_equal(out[1], "-n");
+	assert_string_equal(out[2], "sysctl");
+	assert_string_equal(out[4], "a.b=1");
+	assert_null(out[5]);
+	tb_persona_as_root(&tb, in, out, 4);
+	assert_string_equal(out[2], "sysctl");
+	assert_null(out[3]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -413,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_secret_file_modes),
 		cmocka_unit_test(test_relay_wakeonlan_without_interface),
 		cmocka_unit_test(test_ipmi_sol_with_its_bmc),
+		cmocka_unit_test(test_persona_as_root),
 	};
 
 	return cmocka_run_group_tests_name("inventory", tests, NULL, NULL);
