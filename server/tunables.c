@@ -57,22 +57,19 @@ static int remote(struct tb_services *sv, const struct where *w, const char *con
 		  size_t len, char *msg, size_t mlen)
 {
 	const char *full[12];
+	const char *const *cmd = argv;
 	struct tb_ssh_target t;
 	struct tb_ssh_capture cap = {0};
 	struct tb_error e = {0};
 	char pin[96];
-	size_t n = 0;
 	int rc;
 
-	if (root && w->p->user != NULL && strcmp(w->p->user, "root") != 0) {
-		full[n++] = "sudo";
-		full[n++] = "-n";
+	if (root) {
+		tb_persona_as_root(w->p, argv, full, sizeof(full) / sizeof(full[0]));
+		cmd = full;
 	}
-	for (size_t i = 0; argv[i] != NULL && n + 1 < sizeof(full) / sizeof(full[0]); i++)
-		full[n++] = argv[i];
-	full[n] = NULL;
 	tb_hosts_target(sv->hosts, w->m, w->p, &t, pin, sizeof(pin));
-	rc = tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, full, CMD_TIMEOUT_MS, 8192, &cap, &e);
+	rc = tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, cmd, CMD_TIMEOUT_MS, 8192, &cap, &e);
 	if (rc != 0)
 		snprintf(msg, mlen, "%s", e.message);
 	else if (cap.res.exit_status != 0)
@@ -383,12 +380,13 @@ int tb_tun_ensure(struct tb_services *sv, int64_t matrix_id, int seq, struct tb_
 
 static void row_json(void *cls, const struct tb_tunable_row *r)
 {
-	json_t *o = json_pack("{s:I, s:I, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:I, s:o}", "id",
+	/* times as every other reply has them (RFC 3339), not Unix seconds */
+	json_t *o = json_pack("{s:I, s:I, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:o, s:o}", "id",
 			      (json_int_t)r->id, "matrix", (json_int_t)r->matrix_id, "seq", r->seq, "host", r->host,
 			      "os", r->os, "family", r->family, "kind", r->kind, "name", r->name, "original",
 			      r->original, "applied", r->applied, "state", r->state, "error", r->error, "created_at",
-			      (json_int_t)r->created_at, "restored_at",
-			      r->restored_at > 0 ? json_integer(r->restored_at) : json_null());
+			      tb_time_json(r->created_at), "restored_at",
+			      r->restored_at > 0 ? tb_time_json(r->restored_at) : json_null());
 
 	if (o != NULL)
 		json_array_append_new(cls, o);

@@ -84,6 +84,7 @@ check "the journal: nothing open; every change of the matrix with its original, 
 r = [x for x in d["rows"] if x["matrix"] == '"$M"']
 print("#", d["open"], len(r), sorted(set((x["host"], x["kind"], x["name"], x["original"], x["applied"]) for x in r))[:4])
 sys.exit(not (d["open"] == 0 and len(r) >= 4 and all(x["state"] == "restored" and x["restored_at"] for x in r)
+ and all(str(x[k]).endswith("Z") and str(x[k])[4] == "-" for x in r for k in ("created_at", "restored_at"))
  and {(x["host"], x["name"], x["original"]) for x in r} >= {("left", "net.ipv4.tcp_congestion_control", "'"$CC0"'"),
      ("right", "data0", "1500")} and {x["original"] for x in r if x["kind"] == "sysctl"} == {"'"$CC0"'"} and {x["applied"] for x in r if x["kind"] == "sysctl"} == {"'$A'", "reno"}))'
 
