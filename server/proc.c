@@ -399,11 +399,25 @@ static void reap_child(struct run *r)
 		r->res->term_signal = WTERMSIG(status);
 }
 
-/* Close what is open, and hand the output to the result. */
-static int finish(struct run *r, int rc, struct tb_error *err)
+/* A run of argv into res with nothing open yet. */
+static struct run run_init(const char *const argv[], struct tb_proc_result *res)
 {
-	struct tb_proc_result *res = r->res;
+	return (struct run){.argv = argv,
+			    .res = res,
+			    .pid = -1,
+			    .devnull = -1,
+			    .out_r = -1,
+			    .out_w = -1,
+			    .err_r = -1,
+			    .err_w = -1,
+			    .ep_r = -1,
+			    .ep_w = -1,
+			    .timeout_ms = DEFAULT_TIMEOUT_MS};
+}
 
+/* Close what of r is still open (handed-out descriptors are -1 by then). */
+static void run_close(struct run *r)
+{
 	close_fd(&r->devnull);
 	close_fd(&r->out_r);
 	close_fd(&r->out_w);
@@ -412,6 +426,15 @@ static int finish(struct run *r, int rc, struct tb_error *err)
 	close_fd(&r->ep_r);
 	close_fd(&r->ep_w);
 	free(r->envp);
+	r->envp = NULL;
+}
+
+/* Close what is open, and hand the output to the result. */
+static int finish(struct run *r, int rc, struct tb_error *err)
+{
+	struct tb_proc_result *res = r->res;
+
+	run_close(r);
 	res->out_len = r->ob.len;
 	res->out_truncated = r->ob.truncated;
 	res->err_len = r->eb.len;
@@ -427,19 +450,10 @@ static int finish(struct run *r, int rc, struct tb_error *err)
 int tb_proc_run(const char *const argv[], const char *const env_add[], long timeout_ms, size_t max_output,
 		const volatile int *cancel, struct tb_proc_result *res, struct tb_error *err)
 {
-	struct run r = {.argv = argv,
-			.cancel = cancel,
-			.res = res,
-			.pid = -1,
-			.devnull = -1,
-			.out_r = -1,
-			.out_w = -1,
-			.err_r = -1,
-			.err_w = -1,
-			.ep_r = -1,
-			.ep_w = -1};
+	struct run r = run_init(argv, res);
 	int rc;
 
+	r.cancel = cancel;
 	memset(res, 0, sizeof(*res));
 	res->exit_status = -1;
 	r.ob.max = r.eb.max = max_output != 0 ? max_output : DEFAULT_MAX_OUTPUT;
@@ -466,17 +480,7 @@ int tb_proc_run(const char *const argv[], const char *const env_add[], long time
 int tb_proc_spawn(const char *const argv[], const char *const env_add[], struct tb_proc_child *ch, struct tb_error *err)
 {
 	struct tb_proc_result res;
-	struct run r = {.argv = argv,
-			.res = &res,
-			.pid = -1,
-			.devnull = -1,
-			.out_r = -1,
-			.out_w = -1,
-			.err_r = -1,
-			.err_w = -1,
-			.ep_r = -1,
-			.ep_w = -1,
-			.timeout_ms = DEFAULT_TIMEOUT_MS};
+	struct run r = run_init(argv, &res);
 	int in[2] = {-1, -1}, rc;
 
 	memset(&res, 0, sizeof(res));
@@ -511,14 +515,7 @@ int tb_proc_spawn(const char *const argv[], const char *const env_add[], struct 
 out:
 	for (int i = 0; i < 2; i++)
 		close_fd(&in[i]);
-	close_fd(&r.devnull);
-	close_fd(&r.out_r);
-	close_fd(&r.out_w);
-	close_fd(&r.err_r);
-	close_fd(&r.err_w);
-	close_fd(&r.ep_r);
-	close_fd(&r.ep_w);
-	free(r.envp);
+	run_close(&r);
 	return rc;
 }
 
