@@ -35,41 +35,11 @@
 
 #include <cmocka.h>
 
+#include "conserver.h"
 #include "daemon.h"
 #include "ssestream.h"
 
 #define STREAM_END "\r\n0\r\n\r\n"
-
-static int console_listen(unsigned int *port)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(fd, 4), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	*port = ntohs(a.sin_port);
-	return fd;
-}
-
-/* The daemon's connection to the console server lfd (bounded wait). */
-static int console_accept(int lfd)
-{
-	struct pollfd p = {.fd = lfd, .events = POLLIN};
-	int fd;
-
-	assert_int_equal(poll(&p, 1, 15000), 1);
-	fd = accept(lfd, NULL, NULL);
-	assert_true(fd >= 0);
-	return fd;
-}
-
-static void console_write(int fd, const char *text)
-{
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-}
 
 /* 1 when the daemon closed its side of fd (bounded wait). */
 static int closed_by_daemon(int fd)
@@ -144,20 +114,20 @@ static void test_reload_adds_removes_and_restarts_readers(void **state)
 	struct tb_test_resp r;
 	char inv[2048];
 	unsigned int pl, pr, pro, pf, pf2;
-	int ll = console_listen(&pl), lr = console_listen(&pr), lro = console_listen(&pro), lf = console_listen(&pf),
-	    lf2 = console_listen(&pf2);
+	int ll = tb_test_console_listen(&pl), lr = tb_test_console_listen(&pr), lro = tb_test_console_listen(&pro),
+	    lf = tb_test_console_listen(&pf), lf2 = tb_test_console_listen(&pf2);
 	int cl, cr, cro, cf, cf2;
 	json_t *j;
 
 	(void)state;
 	inventory(inv, sizeof(inv), pl, pr, 0, pf);
 	assert_int_equal(tb_test_daemon_start(&d, inv, NULL), 0);
-	cl = console_accept(ll);
-	cr = console_accept(lr);
-	cf = console_accept(lf);
+	cl = tb_test_console_accept(ll);
+	cr = tb_test_console_accept(lr);
+	cf = tb_test_console_accept(lf);
 	assert_int_equal(status_of(&d, "GET", "/api/v1/hosts/router/console", NULL), 404);
-	console_write(cl, "left before\r\n");
-	console_write(cf, "far before\r\n"); /* 12 bytes */
+	tb_test_console_write(cl, "left before\r\n");
+	tb_test_console_write(cf, "far before\r\n"); /* 12 bytes */
 	stream(&sl, &d, "left", "?from=0");
 	stream(&sr, &d, "right", "");
 	stream(&sf, &d, "far", "?from=0");
@@ -171,8 +141,8 @@ static void test_reload_adds_removes_and_restarts_readers(void **state)
 	reload(&d, inv);
 
 	/* router: a new reader */
-	cro = console_accept(lro);
-	console_write(cro, "router here");
+	cro = tb_test_console_accept(lro);
+	tb_test_console_write(cro, "router here");
 	stream(&again, &d, "router", "?from=0");
 	assert_true(tb_test_stream_read_until(&again, "data: cm91dGVyIGhlcmU=\n\n", 10000));
 	tb_test_stream_close(&again);
@@ -189,7 +159,7 @@ static void test_reload_adds_removes_and_restarts_readers(void **state)
 
 	/* far: the old server let go, the new one connected, the old viewer told */
 	assert_true(closed_by_daemon(cf));
-	cf2 = console_accept(lf2);
+	cf2 = tb_test_console_accept(lf2);
 	assert_true(tb_test_stream_read_until(&sf, "event: end\ndata: {\"reason\":\"its console changed", 10000));
 	assert_true(tb_test_stream_read_until(&sf, STREAM_END, 10000));
 	/* the lease stayed, and the scrollback with its offsets: resuming after
@@ -198,7 +168,7 @@ static void test_reload_adds_removes_and_restarts_readers(void **state)
 	assert_true(
 		json_is_object(json_object_get(json_object_get(json_object_get(j, "host"), "console_state"), "lease")));
 	tb_test_resp_free(&r);
-	console_write(cf2, "far after");
+	tb_test_console_write(cf2, "far after");
 	stream(&again, &d, "far", "?from=12");
 	assert_true(tb_test_stream_read_until(&again, "id: 21\nevent: output\ndata: ZmFyIGFmdGVy\n\n", 10000));
 	assert_null(strstr(again.buf, "ZmFyIGJlZm9yZQ"));
@@ -208,7 +178,7 @@ static void test_reload_adds_removes_and_restarts_readers(void **state)
 	tb_test_stream_close(&all);
 
 	/* left: untouched (the same connection, the same stream, no end) */
-	console_write(cl, "left after");
+	tb_test_console_write(cl, "left after");
 	assert_true(tb_test_stream_read_until(&sl, "data: bGVmdCBhZnRlcg==\n\n", 10000));
 	assert_null(strstr(sl.buf, "event: end"));
 	assert_null(strstr(sl.buf, STREAM_END));
@@ -238,7 +208,7 @@ static void test_protocol_change_restarts(void **state)
 	char raw[2048], telnet[2048];
 	unsigned int pl, pr;
 	unsigned char b[16];
-	int ll = console_listen(&pl), lr = console_listen(&pr), cl, c1, c2;
+	int ll = tb_test_console_listen(&pl), lr = tb_test_console_listen(&pr), cl, c1, c2;
 	struct pollfd p;
 	char *at;
 
@@ -251,11 +221,11 @@ static void test_protocol_change_restarts(void **state)
 	memmove(at + strlen(", protocol: telnet"), at, strlen(at) + 1);
 	memcpy(at, ", protocol: telnet", strlen(", protocol: telnet"));
 	assert_int_equal(tb_test_daemon_start(&d, raw, NULL), 0);
-	cl = console_accept(ll);
-	c1 = console_accept(lr);
+	cl = tb_test_console_accept(ll);
+	c1 = tb_test_console_accept(lr);
 	reload(&d, telnet);
 	assert_true(closed_by_daemon(c1));
-	c2 = console_accept(lr);
+	c2 = tb_test_console_accept(lr);
 	p = (struct pollfd){.fd = c2, .events = POLLIN};
 	assert_int_equal(poll(&p, 1, 10000), 1);
 	assert_true(read(c2, b, sizeof(b)) > 0);
@@ -324,7 +294,7 @@ static void test_reloads_while_in_use(void **state)
 	pthread_t t;
 	char with[2048], moved[2048], without[2048];
 	unsigned int pl, pr, pr2;
-	int ll = console_listen(&pl), lr = console_listen(&pr), lr2 = console_listen(&pr2);
+	int ll = tb_test_console_listen(&pl), lr = tb_test_console_listen(&pr), lr2 = tb_test_console_listen(&pr2);
 
 	(void)state;
 	inventory(with, sizeof(with), pl, pr, 0, 0);

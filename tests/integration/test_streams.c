@@ -37,6 +37,7 @@
 
 #include <cmocka.h>
 
+#include "conserver.h"
 #include "daemon.h"
 #include "ssestream.h"
 #include "events.h"
@@ -283,39 +284,6 @@ static void test_closed_clients_give_their_place_back(void **state)
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 }
 
-/* A console server on 127.0.0.1 (what ser2net is to the sim): listen, and
- * the daemon's console thread connects to it. */
-static int console_listen(unsigned int *port)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(fd, 1), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	*port = ntohs(a.sin_port);
-	return fd;
-}
-
-/* The daemon's connection to the console server (bounded wait). */
-static int console_accept(int lfd)
-{
-	struct pollfd p = {.fd = lfd, .events = POLLIN};
-	int fd;
-
-	assert_int_equal(poll(&p, 1, 15000), 1);
-	fd = accept(lfd, NULL, NULL);
-	assert_true(fd >= 0);
-	return fd;
-}
-
-static void console_write(int fd, const char *text)
-{
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-}
-
 /* A daemon whose host left has a console on the test's console server; cfd
  * is the daemon's connection to it. */
 static void console_daemon(struct tb_test_daemon *d, int *lfd, int *cfd)
@@ -334,10 +302,10 @@ static void console_daemon(struct tb_test_daemon *d, int *lfd, int *cfd)
 	char text[1024];
 	unsigned int port;
 
-	*lfd = console_listen(&port);
+	*lfd = tb_test_console_listen(&port);
 	snprintf(text, sizeof(text), inv, port);
 	assert_int_equal(tb_test_daemon_start(d, text, NULL), 0);
-	*cfd = console_accept(*lfd);
+	*cfd = tb_test_console_accept(*lfd);
 }
 
 /* A console's stream is served by the edge's one stream mechanism: the
@@ -354,7 +322,7 @@ static void test_console_stream(void **state)
 
 	(void)state;
 	console_daemon(&d, &lfd, &cfd);
-	console_write(cfd, "hello console\r\n"); /* 15 bytes */
+	tb_test_console_write(cfd, "hello console\r\n"); /* 15 bytes */
 	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s\r\n", d.admin_token);
 	tb_test_stream_open(&s, d.port, "/api/v1/hosts/left/console?from=0", hdr);
 	assert_true(tb_test_stream_read_until(&s, "event: state\ndata: {", 10000));
@@ -362,7 +330,7 @@ static void test_console_stream(void **state)
 	assert_non_null(strstr(s.buf, "Content-Type: text/event-stream"));
 	assert_true(tb_test_stream_read_until(&s, "id: 15\nevent: output\ndata: aGVsbG8gY29uc29sZQ0K\n\n", 10000));
 	/* reconnecting after offset 15: only what came later */
-	console_write(cfd, "more");
+	tb_test_console_write(cfd, "more");
 	assert_true(tb_test_stream_read_until(&s, "id: 19\nevent: output\ndata: bW9yZQ==\n\n", 10000));
 	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s\r\nLast-Event-ID: 15\r\n", d.admin_token);
 	tb_test_stream_open(&again, d.port, "/api/v1/hosts/left/console", hdr);
@@ -410,7 +378,7 @@ static void test_console_stream_ends_with_its_session(void **state)
 	logout(&d, &one);
 	assert_true(tb_test_stream_read_until(&s1, STREAM_END, 5000));
 	/* the other session's goes on, and reads the console */
-	console_write(cfd, "still here");
+	tb_test_console_write(cfd, "still here");
 	assert_true(tb_test_stream_read_until(&s2, "data: c3RpbGwgaGVyZQ==\n\n", 10000));
 	assert_null(strstr(s2.buf, STREAM_END));
 	/* revoking the token ends it */
@@ -479,7 +447,7 @@ static void test_console_bearer_stream_ends_with_its_token(void **state)
 	/* the revoked token's stream ends at once (the drop wakes it) */
 	assert_true(tb_test_stream_read_until(&sa, STREAM_END, 5000));
 	/* bob's goes on and reads the console */
-	console_write(cfd, "still here");
+	tb_test_console_write(cfd, "still here");
 	assert_true(tb_test_stream_read_until(&sb, "data: c3RpbGwgaGVyZQ==\n\n", 10000));
 	assert_null(strstr(sb.buf, STREAM_END));
 	tb_test_stream_close(&sa);

@@ -34,41 +34,9 @@
 
 #include <cmocka.h>
 
+#include "conserver.h"
 #include "daemon.h"
 #include "ssestream.h"
-
-static int console_listen(unsigned int *port)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(fd >= 0);
-	/* not inherited by the daemon or tbctl: a close here must reach the daemon */
-	assert_int_equal(fcntl(fd, F_SETFD, FD_CLOEXEC), 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(fd, 4), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	*port = ntohs(a.sin_port);
-	return fd;
-}
-
-static int console_accept(int lfd)
-{
-	struct pollfd p = {.fd = lfd, .events = POLLIN};
-	int fd;
-
-	assert_int_equal(poll(&p, 1, 15000), 1);
-	fd = accept(lfd, NULL, NULL);
-	assert_true(fd >= 0);
-	assert_int_equal(fcntl(fd, F_SETFD, FD_CLOEXEC), 0);
-	return fd;
-}
-
-static void console_write(int fd, const char *text)
-{
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-}
 
 /* What the console server read from the daemon, kept whole. */
 struct line {
@@ -219,15 +187,15 @@ static void test_attach_type_escapes(void **state)
 	struct line l = {0};
 	char inv[1024], ts[400];
 	unsigned int port;
-	int lfd = console_listen(&port), in;
+	int lfd = tb_test_console_listen(&port), in;
 	pid_t pid;
 	json_t *j;
 
 	(void)state;
 	inventory(inv, sizeof(inv), port);
 	assert_int_equal(tb_test_daemon_start(&d, inv, NULL), 0);
-	l.fd = console_accept(lfd);
-	console_write(l.fd, "left login: ");
+	l.fd = tb_test_console_accept(lfd);
+	tb_test_console_write(l.fd, "left login: ");
 	snprintf(ts, sizeof(ts), "%s/typescript", d.dir);
 	pid = attach(&d, ts, &in);
 	/* the banner (after the lease was taken), then the scrollback */
@@ -239,7 +207,7 @@ static void test_attach_type_escapes(void **state)
 	/* typing reaches the console; its answer comes back live */
 	type(in, "root\r");
 	assert_true(line_until(&l, "root\r", 10000));
-	console_write(l.fd, "Password: ");
+	tb_test_console_write(l.fd, "Password: ");
 	assert_true(file_until(ts, "Password: ", 10000));
 	/* ~B at a line's start asks for a Break: raw TCP has none, and tbctl
 	 * shows the refusal */
@@ -282,14 +250,14 @@ static void test_watch_follows_reloads(void **state)
 	char inv[1024], out[16384];
 	const char *argv[] = {"console", "left", "--watch", NULL};
 	unsigned int p1, p2;
-	int l1 = console_listen(&p1), l2 = console_listen(&p2), c1, c2;
+	int l1 = tb_test_console_listen(&p1), l2 = tb_test_console_listen(&p2), c1, c2;
 	json_t *j;
 
 	(void)state;
 	inventory(inv, sizeof(inv), p1);
 	assert_int_equal(tb_test_daemon_start(&d, inv, NULL), 0);
-	c1 = console_accept(l1);
-	console_write(c1, "first line\r\n");
+	c1 = tb_test_console_accept(l1);
+	tb_test_console_write(c1, "first line\r\n");
 	tb_test_tbctl_spawn(&d, NULL, argv, &t);
 	assert_true(file_until(t.out_path, "first line", 15000));
 	j = lease(&d);
@@ -299,15 +267,15 @@ static void test_watch_follows_reloads(void **state)
 	 * stream reader must not take for one seen before) */
 	close(c1);
 	assert_true(file_until(t.out_path, "the console is not connected: the console server closed", 15000));
-	c1 = console_accept(l1);
+	c1 = tb_test_console_accept(l1);
 	assert_true(file_until(t.out_path, "the console is connected again", 15000));
 	/* changed: the end's reason, then the new reader's bytes, and what the
 	 * old one had is not shown twice */
 	inventory(inv, sizeof(inv), p2);
 	reload(&d, inv);
-	c2 = console_accept(l2);
+	c2 = tb_test_console_accept(l2);
 	assert_true(file_until(t.out_path, "testbedd ended the console stream: its console changed", 15000));
-	console_write(c2, "second line\r\n");
+	tb_test_console_write(c2, "second line\r\n");
 	assert_true(file_until(t.out_path, "second line", 15000));
 	/* removed: said, then 404 on the way back, and tbctl leaves */
 	inventory(inv, sizeof(inv), 0);
@@ -336,14 +304,14 @@ static void test_logs(void **state)
 	const char *list[] = {"console", "left", "--log", "list", NULL};
 	const char *one[] = {"console", "left", "--log", NULL, NULL};
 	unsigned int port;
-	int lfd = console_listen(&port), c;
+	int lfd = tb_test_console_listen(&port), c;
 	json_t *j;
 
 	(void)state;
 	inventory(inv, sizeof(inv), port);
 	assert_int_equal(tb_test_daemon_start(&d, inv, NULL), 0);
-	c = console_accept(lfd);
-	console_write(c, "kept\r\n");
+	c = tb_test_console_accept(lfd);
+	tb_test_console_write(c, "kept\r\n");
 	/* the bytes are in the log once the stream has them */
 	{
 		struct tb_test_stream s;
