@@ -197,6 +197,14 @@ static const struct bad_case bad[] = {
 	 "machines.left.boot.entries.freebsd: not an OS of this machine's os: section"},
 	{HEAD HOST "    boot: {loader: lilo, default: ubuntu, entries: {}}\n",
 	 "machines.left.boot.loader: expected one of grub"},
+	{HEAD HOST "    boot: {loader: grub, default: ubuntu, entries: {ubuntu: \"0\"}, efi: {ubuntu: \"12\"}}\n",
+	 "t.yaml:8:81: machines.left.boot.efi.ubuntu: expected a UEFI Boot#### number"},
+	{HEAD HOST "    boot: {loader: grub, default: ubuntu, entries: {ubuntu: \"0\"}, efi: {ubuntu: \"00g1\"}}\n",
+	 "machines.left.boot.efi.ubuntu: expected a UEFI Boot#### number"},
+	{HEAD HOST "    boot: {loader: grub, default: ubuntu, entries: {ubuntu: \"0\"}, efi: {windows: \"0003\"}}\n",
+	 "machines.left.boot.efi.windows: not an OS of this machine's os: section"},
+	{HEAD HOST "    boot: {loader: grub, default: ubuntu, entries: {ubuntu: \"0\"}, efi: \"0001\"}\n",
+	 "machines.left.boot.efi"},
 	{HEAD HOST "    links:\n      lan10: {address: 10.0.10.2}\n",
 	 "t.yaml:9:24: machines.left.links.lan10.address: expected an address with prefix length"},
 	{HEAD HOST "    links:\n      lan10: {address: 10.0.10.2/24, rate: fast}\n",
@@ -426,6 +434,30 @@ static void test_persona_as_root(void **state)
 	assert_null(out[3]);
 }
 
+/* boot.efi (OS -> UEFI Boot####): parsed and upper-cased; absent is none. */
+static void test_boot_efi(void **state)
+{
+	const char *with = HEAD HOST "      freebsd: {address: 198.18.0.12}\n"
+				     "    boot: {loader: grub, default: ubuntu, entries: {ubuntu: \"0\"},"
+				     " efi: {ubuntu: \"0001\", freebsd: \"000a\"}}\n";
+	const char *without = HEAD HOST "    boot: {loader: grub, default: ubuntu, entries: {ubuntu: \"0\"}}\n";
+	struct tb_inventory *inv = NULL;
+	struct tb_error err = {0};
+
+	(void)state;
+	assert_int_equal(tb_inventory_load_buffer("t.yaml", with, strlen(with), 0, &inv, &err), 0);
+	assert_int_equal(inv->machines[0].boot.nefi, 2);
+	assert_string_equal(inv->machines[0].boot.efi[0].os, "ubuntu");
+	assert_string_equal(inv->machines[0].boot.efi[0].entry, "0001");
+	assert_string_equal(inv->machines[0].boot.efi[1].os, "freebsd");
+	assert_string_equal(inv->machines[0].boot.efi[1].entry, "000A");
+	tb_inventory_free(inv);
+	inv = NULL;
+	assert_int_equal(tb_inventory_load_buffer("t.yaml", without, strlen(without), 0, &inv, &err), 0);
+	assert_int_equal(inv->machines[0].boot.nefi, 0);
+	tb_inventory_free(inv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -436,6 +468,7 @@ int main(void)
 		cmocka_unit_test(test_relay_wakeonlan_without_interface),
 		cmocka_unit_test(test_ipmi_sol_with_its_bmc),
 		cmocka_unit_test(test_persona_as_root),
+		cmocka_unit_test(test_boot_efi),
 	};
 
 	return cmocka_run_group_tests_name("inventory", tests, NULL, NULL);
