@@ -89,14 +89,9 @@ static long long create(const char *fmt, ...)
 static long long send_test(long long rule)
 {
 	char path[128];
-	struct tb_test_resp r;
-	long long id;
 
 	snprintf(path, sizeof(path), "/api/v1/notifications/%lld/test", rule);
-	tb_test_api_expect(&d, NULL, "POST", path, NULL, 202, &r);
-	id = (long long)json_integer_value(json_object_get(r.json, "delivery"));
-	tb_test_resp_free(&r);
-	return id;
+	return tb_test_api_int(&d, NULL, "POST", path, NULL, 202, "delivery");
 }
 
 /* The delivery log entry of delivery id once pred holds (30 s at most): a

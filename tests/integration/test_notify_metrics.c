@@ -61,14 +61,9 @@ static long long wait_metric(const char *name, long long want)
 static long long test_message(long long rule)
 {
 	char path[128];
-	struct tb_test_resp r;
-	long long id;
 
 	snprintf(path, sizeof(path), "/api/v1/notifications/%lld/test", rule);
-	tb_test_api_expect(&d, NULL, "POST", path, NULL, 202, &r);
-	id = (long long)json_integer_value(json_object_get(r.json, "delivery"));
-	tb_test_resp_free(&r);
-	return id;
+	return tb_test_api_int(&d, NULL, "POST", path, NULL, 202, "delivery");
 }
 
 static void test_counters_move(void **state)

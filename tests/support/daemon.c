@@ -355,6 +355,21 @@ json_t *tb_test_api_expect(const struct tb_test_daemon *d, const char *token, co
 	return r->json;
 }
 
+long long tb_test_api_int(const struct tb_test_daemon *d, const char *token, const char *method, const char *path,
+			  const char *body, long want, const char *field)
+{
+	struct tb_test_resp r;
+	json_t *v;
+	long long n;
+
+	v = json_object_get(tb_test_api_expect(d, token, method, path, body, want, &r), field);
+	if (!json_is_integer(v))
+		fail_msg("%s %s: no integer %s in %.300s", method, path, field, r.body);
+	n = (long long)json_integer_value(v);
+	tb_test_resp_free(&r);
+	return n;
+}
+
 void tb_test_expect_field(const struct tb_test_resp *r, const char *what, const char *field)
 {
 	json_t *e = json_object_get(r->json, "error");

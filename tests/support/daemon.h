@@ -79,6 +79,11 @@ long tb_test_api(const struct tb_test_daemon *d, const char *token, const char *
 json_t *tb_test_api_expect(const struct tb_test_daemon *d, const char *token, const char *method, const char *path,
 			   const char *body, long want, struct tb_test_resp *r);
 
+/* tb_test_api_expect, then the integer field of the reply's object (a
+ * created row's "id", a test message's "delivery"): no reply to free. */
+long long tb_test_api_int(const struct tb_test_daemon *d, const char *token, const char *method, const char *path,
+			  const char *body, long want, const char *field);
+
 /* Fails the test (what names the request) unless r's error is
  * {"code": "invalid_field", "field": field}. */
 void tb_test_expect_field(const struct tb_test_resp *r, const char *what, const char *field);
