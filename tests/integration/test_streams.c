@@ -399,15 +399,11 @@ static void test_console_stream_ends_with_its_session(void **state)
 static long make_token(const struct tb_test_daemon *d, const char *name, char *secret, size_t len)
 {
 	struct tb_test_resp r;
-	char url[256], auth[300], body[128];
-	const char *h[] = {auth, "Content-Type: application/json", NULL};
+	char body[128];
 	long id;
 
-	snprintf(url, sizeof(url), "%s/api/v1/tokens", d->url);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d->admin_token);
 	snprintf(body, sizeof(body), "{\"name\":\"%s\",\"role\":\"viewer\"}", name);
-	assert_int_equal(tb_test_http("POST", url, h, body, strlen(body), &r), 0);
-	assert_int_equal(r.status, 201);
+	tb_test_api_expect(d, NULL, "POST", "/api/v1/tokens", body, 201, &r);
 	snprintf(secret, len, "%s", json_string_value(json_object_get(r.json, "secret")));
 	id = (long)json_integer_value(json_object_get(json_object_get(r.json, "token"), "id"));
 	tb_test_resp_free(&r);
