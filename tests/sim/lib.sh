@@ -228,3 +228,20 @@ wait_up() {	# machine
 	done
 	return 1
 }
+
+# ---- a console's state and stream (the console tests) ----
+DEC="python3 $TOP/tests/sim/sse_console.py"	# decodes a saved console stream
+cstate() {	# host key: console_state[key] of the host JSON
+	api GET "/api/v1/hosts/$1" | jq_ "d['host']['console_state']['$2']" 2>/dev/null
+}
+wait_cstate() {	# host key value [seconds]
+	for _ in $(seq $((${4:-20} * 5))); do [ "$(cstate "$1" "$2")" = "$3" ] && return 0; sleep 0.2; done
+	diag "$1: console_state.$2 is $(cstate "$1" "$2"), wanted $3 (last_error: $(cstate "$1" last_error))"
+	return 1
+}
+wait_text() {	# file text [seconds]: the decoded stream contains text
+	for _ in $(seq $((${3:-20} * 5))); do $DEC "$1" | grep -qF -- "$2" && return 0; sleep 0.2; done
+	diag "the console stream has no \"$2\"; its last lines:"
+	$DEC "$1" | tail -5 | sed 's/^/#   /'
+	return 1
+}

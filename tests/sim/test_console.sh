@@ -13,7 +13,6 @@ command -v ser2net >/dev/null || { echo "1..0 # SKIP no ser2net (deploy/setup in
 D=$(mktemp -d /tmp/tbscratch-XXXXXX)
 SSEPID=""
 trap '[ -n "$SSEPID" ] && kill "$SSEPID" 2>/dev/null; daemon_clean; sim_down; rm -rf "$D"' EXIT
-DEC="python3 $(dirname "$0")/sse_console.py"
 
 sim_up tbco 206 || { nok "sim up"; finish; }
 ok "sim up (prefix $PFX)"
@@ -21,20 +20,6 @@ check "the inventory has left's console on the bridge" grep -q "console: {type: 
 daemon_up "$S/inventory.yaml" --probe-interval 2
 check "testbedd starts" test -n "$DPID"
 
-cstate() {	# host key: console_state[key] of the host JSON
-	api GET "/api/v1/hosts/$1" | jq_ "d['host']['console_state']['$2']" 2>/dev/null
-}
-wait_cstate() {	# host key value [seconds]
-	for _ in $(seq $((${4:-20} * 5))); do [ "$(cstate "$1" "$2")" = "$3" ] && return 0; sleep 0.2; done
-	diag "$1: console_state.$2 is $(cstate "$1" "$2"), wanted $3"
-	return 1
-}
-wait_text() {	# file text [seconds]: the decoded stream contains text
-	for _ in $(seq $((${3:-20} * 5))); do $DEC "$1" | grep -qF -- "$2" && return 0; sleep 0.2; done
-	diag "the console stream has no \"$2\"; its last lines:"
-	$DEC "$1" | tail -5 | sed 's/^/#   /'
-	return 1
-}
 check "left's console is connected (host JSON)" wait_cstate left connected True
 check "right's and the router's too" sh -c '[ "$0" = True ] && [ "$1" = True ]' "$(cstate right connected)" "$(cstate router connected)"
 

@@ -24,7 +24,6 @@ command -v ipmitool >/dev/null || { echo "1..0 # SKIP no ipmitool"; exit 0; }
 scratch_dir
 SSEPID="" SSE2PID="" CAPPID="" RAWPID=""
 trap 'for p in $SSEPID $SSE2PID $CAPPID $RAWPID; do kill "$p" 2>/dev/null; done; daemon_clean; sim_down; rm -rf "$D"' EXIT
-DEC="python3 $(dirname "$0")/sse_console.py"
 
 sim_up tbso 253 --bmc-sol || { nok "sim up"; finish; }
 ok "sim up (prefix $PFX)"
@@ -75,20 +74,6 @@ check "the inventory has the three kinds" grep -q 'console: {type: ipmi-sol}' "$
 daemon_up "$S/inventory.yaml" --probe-interval 2
 check "testbedd starts" test -n "$DPID"
 
-cstate() {	# host key: console_state[key] of the host JSON
-	api GET "/api/v1/hosts/$1" | jq_ "d['host']['console_state']['$2']" 2>/dev/null
-}
-wait_cstate() {	# host key value [seconds]
-	for _ in $(seq $((${4:-20} * 5))); do [ "$(cstate "$1" "$2")" = "$3" ] && return 0; sleep 0.2; done
-	diag "$1: console_state.$2 is $(cstate "$1" "$2"), wanted $3 (last_error: $(cstate "$1" last_error))"
-	return 1
-}
-wait_text() {	# file text [seconds]: the decoded stream contains text
-	for _ in $(seq $((${3:-20} * 5))); do $DEC "$1" | grep -qF -- "$2" && return 0; sleep 0.2; done
-	diag "the console stream has no \"$2\"; its last lines:"
-	$DEC "$1" | tail -5 | sed 's/^/#   /'
-	return 1
-}
 has_bytes() {	# file python-bytes-literal [seconds]: the stream's raw bytes contain them
 	for _ in $(seq $((${3:-10} * 5))); do
 		python3 - "$1" "$2" <<'PY' && return 0
