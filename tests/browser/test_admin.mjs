@@ -18,7 +18,7 @@
 // wider than the phone.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Bed, deadInventory, eventually, freePort, login, shoot } from './lib/testbed.mjs';
+import { Bed, deadInventory, eventStream, eventually, freePort, login, shoot } from './lib/testbed.mjs';
 
 const SOON = 20_000;
 const bed = new Bed('admin');
@@ -92,29 +92,13 @@ test('a new token is shown once', async () => {
 });
 
 test('revoking a token ends its event stream', async () => {
-  const ctl = new AbortController();
-  const res = await fetch(`${tbd.base}/api/v1/events`, {
-    headers: { Authorization: `Bearer ${secret}`, Accept: 'text/event-stream' }, signal: ctl.signal,
-  });
-  assert.equal(res.status, 200);
-  const reader = res.body.getReader();
-  const dec = new TextDecoder();
-  let text = '';
-  let ended = false;
-  const pump = (async () => {
-    for (;;) {
-      const { done, value } = await reader.read().catch(() => ({ done: true }));
-      if (done) { ended = true; return; }
-      text += dec.decode(value);
-    }
-  })();
-  await eventually(() => text.includes('event: stream'), SOON, 'the stream did not start');
+  const es = await eventStream(tbd.base, { Authorization: `Bearer ${secret}` });
   page.once('dialog', (d) => d.accept());
   await tokenRow('phone-ci').getByRole('button', { name: 'Revoke' }).click();
   await eventually(async () => /revoked/.test(await tokenRow('phone-ci').innerText()), SOON, 'the row did not say revoked');
-  await eventually(() => ended, SOON, 'the stream of the revoked token is still open');
-  await pump;
-  ctl.abort();
+  await eventually(() => es.ended, SOON, 'the stream of the revoked token is still open');
+  await es.done;
+  es.abort();
   const after = await fetch(`${tbd.base}/api/v1/whoami`, { headers: { Authorization: `Bearer ${secret}` } });
   assert.equal(after.status, 401);
   assert.equal(await tokenRow('phone-ci').getByRole('button', { name: 'Revoke' }).count(), 0);
@@ -162,21 +146,7 @@ test('sessions: every user\'s, and Revoke ends another\'s', async () => {
   });
   assert.equal(res.status, 200);
   const cookie = res.headers.get('set-cookie').split(';')[0];
-  const theirs = { Cookie: cookie, Accept: 'text/event-stream' };
-  const ctl = new AbortController();
-  const stream = await fetch(`${tbd.base}/api/v1/events`, { headers: theirs, signal: ctl.signal });
-  assert.equal(stream.status, 200);
-  const reader = stream.body.getReader();
-  let text = '';
-  let ended = false;
-  const pump = (async () => {
-    for (;;) {
-      const { done, value } = await reader.read().catch(() => ({ done: true }));
-      if (done) { ended = true; return; }
-      text += new TextDecoder().decode(value);
-    }
-  })();
-  await eventually(() => text.includes('event: stream'), SOON, 'their stream did not start');
+  const es = await eventStream(tbd.base, { Cookie: cookie }, 'their stream');
 
   await page.getByRole('link', { name: 'Sessions', exact: true }).click();
   const row = page.locator('table.adm-sessions tbody tr[data-user="adm-viewer"]');
@@ -197,9 +167,9 @@ test('sessions: every user\'s, and Revoke ends another\'s', async () => {
   await row.getByRole('button', { name: /^Revoke the session of adm-viewer on Firefox on Android/ }).click();
   await eventually(async () => (await row.count()) === 0, SOON, 'the revoked session is still listed');
   await page.getByText('1 session of 1 user').waitFor();
-  await eventually(() => ended, SOON, 'the revoked session\'s stream is still open');
-  await pump;
-  ctl.abort();
+  await eventually(() => es.ended, SOON, 'the revoked session\'s stream is still open');
+  await es.done;
+  es.abort();
   const who = await fetch(`${tbd.base}/api/v1/whoami`, { headers: { Cookie: cookie } });
   assert.equal(who.status, 401);
   const { audit } = await tbd.get('/api/v1/audit?action=session.end&limit=1');

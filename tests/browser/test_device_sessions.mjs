@@ -17,7 +17,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import {
-  Bed, DESKTOP, PHONE, deadInventory, eventually, login, shoot, shotsDir, sideways,
+  Bed, DESKTOP, PHONE, deadInventory, eventStream, eventually, login, shoot, shotsDir, sideways,
 } from './lib/testbed.mjs';
 
 const bed = new Bed('device-sessions');
@@ -107,22 +107,7 @@ test('your devices: log out everywhere ends every session and its streams', asyn
   });
   assert.equal(res.status, 200);
   const other = res.headers.get('set-cookie').split(';')[0];
-  const ctl = new AbortController();
-  const stream = await fetch(`${tbd.base}/api/v1/events`, {
-    headers: { Cookie: other, Accept: 'text/event-stream' }, signal: ctl.signal,
-  });
-  assert.equal(stream.status, 200);
-  const reader = stream.body.getReader();
-  let text = '';
-  let ended = false;
-  const pump = (async () => {
-    for (;;) {
-      const { done, value } = await reader.read().catch(() => ({ done: true }));
-      if (done) { ended = true; return; }
-      text += new TextDecoder().decode(value);
-    }
-  })();
-  await eventually(() => text.includes('event: stream'), 20_000, 'the other device\'s stream did not start');
+  const es = await eventStream(tbd.base, { Cookie: other }, 'the other device\'s stream');
 
   await phone.locator('#nav').getByRole('link', { name: 'Hosts' }).click();
   await phone.locator('#who').click();
@@ -132,9 +117,9 @@ test('your devices: log out everywhere ends every session and its streams', asyn
   await phone.getByRole('button', { name: 'Log out everywhere', exact: true }).click();
   await phone.getByText('You are logged out on every device.').waitFor();
   await phone.getByLabel('API token').waitFor();
-  await eventually(() => ended, 20_000, 'the other device\'s stream is still open');
-  await pump;
-  ctl.abort();
+  await eventually(() => es.ended, 20_000, 'the other device\'s stream is still open');
+  await es.done;
+  es.abort();
   assert.equal((await fetch(`${tbd.base}/api/v1/whoami`, { headers: { Cookie: other } })).status, 401);
   assert.equal(await phone.evaluate(async () => (await fetch('/api/v1/whoami')).status), 401);
 });

@@ -30,6 +30,32 @@ export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * GET base/api/v1/events with headers (a token's or a session's), read in
+ * the background once its first event came: es.text is what arrived,
+ * es.ended turns true when the server ends it, es.done resolves then,
+ * es.abort() drops it.  What names it in a failure.
+ */
+export async function eventStream(base, headers, what = 'the stream') {
+  const ctl = new AbortController();
+  const res = await fetch(`${base}/api/v1/events`, {
+    headers: { Accept: 'text/event-stream', ...headers }, signal: ctl.signal,
+  });
+  assert.equal(res.status, 200, `${what}: status ${res.status}`);
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  const es = { text: '', ended: false, abort: () => ctl.abort() };
+  es.done = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true }));
+      if (done) { es.ended = true; return; }
+      es.text += dec.decode(value, { stream: true });
+    }
+  })();
+  await eventually(() => es.text.includes('event: stream'), 20_000, `${what} did not start`);
+  return es;
+}
+
 /** Poll fn until it returns a truthy value; fail with what() after ms. */
 export async function eventually(fn, ms, what) {
   const end = Date.now() + ms;
