@@ -358,35 +358,24 @@ static void test_prober_against_real_sshd(void **state)
 	tb_sshd_stop(&s);
 }
 
-static size_t sink(char *d, size_t s, size_t n, void *cls)
-{
-	strncat(cls, d, s * n < 4000 - strlen(cls) ? s * n : 4000 - strlen(cls));
-	return s * n;
-}
-
-/* GET or POST over HTTPS trusting cafile; status, headers into hdr. */
+/* GET or POST over HTTPS trusting cafile; status, headers into hdr, body
+ * into out (4 KiB each). */
 static long https(const char *url, const char *cafile, const char *body, char *hdr, char *out)
 {
-	CURL *c = curl_easy_init();
-	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-	long status = 0;
+	const char *h[] = {"Content-Type: application/json", NULL};
+	struct tb_test_resp r;
+	long status;
 
 	hdr[0] = out[0] = '\0';
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CAINFO, cafile);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, sink);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, hdr);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-	if (body != NULL) {
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	if (tb_test_https(cafile, body != NULL ? "POST" : "GET", url, h, body, body != NULL ? strlen(body) : 0, &r) !=
+	    0) {
+		tb_test_resp_free(&r);
+		return 0;
 	}
-	if (curl_easy_perform(c) == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
+	status = r.status;
+	snprintf(hdr, 4096, "%s", r.headers);
+	snprintf(out, 4096, "%s", r.body);
+	tb_test_resp_free(&r);
 	return status;
 }
 
@@ -408,7 +397,7 @@ static void test_stop_during_first_probe(void **state)
 
 static void test_tls(void **state)
 {
-	char dir[] = "/tmp/tbtls-XXXXXX", cert[96], key[96], cmd[512], url[128], body[256];
+	char dir[] = "/tmp/tbtls-XXXXXX", cert[96], key[96], url[128], body[256];
 	static char hdr[4096], out[4096];
 	const char *extra[] = {"--tls-cert", cert, "--tls-key", key, NULL};
 	struct tb_test_daemon d;
@@ -417,11 +406,7 @@ static void test_tls(void **state)
 	assert_non_null(mkdtemp(dir));
 	snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
 	snprintf(key, sizeof(key), "%s/key.pem", dir);
-	snprintf(cmd, sizeof(cmd),
-		 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
-		 "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s 2>/dev/null",
-		 key, cert);
-	assert_int_equal(system(cmd), 0);
+	tb_test_self_signed("127.0.0.1", cert, key);
 	chmod(key, 0644);
 	assert_int_equal(tb_test_daemon_start(&d, NULL, extra), -1); /* a readable key is refused */
 	chmod(key, 0600);

@@ -32,18 +32,6 @@ struct pki {
 	char cert[128], key[128]; /* what testbedd is told to read */
 };
 
-static void make_pair(const char *name, const char *crt, const char *key)
-{
-	char cmd[768];
-
-	snprintf(cmd, sizeof(cmd),
-		 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
-		 "-subj /CN=%s -addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s 2>/dev/null",
-		 name, key, crt);
-	assert_int_equal(system(cmd), 0);
-	assert_int_equal(chmod(key, 0600), 0);
-}
-
 static void pki_make(struct pki *p)
 {
 	snprintf(p->dir, sizeof(p->dir), "/tmp/tbtlsr-XXXXXX");
@@ -54,8 +42,8 @@ static void pki_make(struct pki *p)
 	snprintf(p->b_key, sizeof(p->b_key), "%s/b.key", p->dir);
 	snprintf(p->cert, sizeof(p->cert), "%s/cert.pem", p->dir);
 	snprintf(p->key, sizeof(p->key), "%s/key.pem", p->dir);
-	make_pair("tb-cert-a", p->a_crt, p->a_key);
-	make_pair("tb-cert-b", p->b_crt, p->b_key);
+	tb_test_self_signed("tb-cert-a", p->a_crt, p->a_key);
+	tb_test_self_signed("tb-cert-b", p->b_crt, p->b_key);
 }
 
 static void pki_remove(struct pki *p)
@@ -205,25 +193,15 @@ static void stream_close(struct stream *s)
 static void make_event(const struct tb_test_daemon *d, const char *cafile, const char *name)
 {
 	char url[160], auth[200], body[128];
-	struct curl_slist *h;
-	CURL *c = curl_easy_init();
-	long status = 0;
+	const char *h[] = {auth, "Content-Type: application/json", NULL};
+	struct tb_test_resp r;
 
 	snprintf(url, sizeof(url), "https://127.0.0.1:%u/api/v1/tokens", d->port);
 	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", d->admin_token);
 	snprintf(body, sizeof(body), "{\"name\":\"%s\",\"role\":\"viewer\"}", name);
-	h = curl_slist_append(curl_slist_append(NULL, auth), "Content-Type: application/json");
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CAINFO, cafile);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-	assert_int_equal(curl_easy_perform(c), CURLE_OK);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	assert_int_equal(status, 201);
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
+	assert_int_equal(tb_test_https(cafile, "POST", url, h, body, strlen(body), &r), 0);
+	assert_int_equal(r.status, 201);
+	tb_test_resp_free(&r);
 }
 
 /* The SHA-256 fingerprint of a certificate file as openssl prints it

@@ -283,8 +283,9 @@ int tb_test_http(const char *method, const char *url, const char *const headers[
 	return tb_test_http_from(NULL, method, url, headers, body, body_len, out);
 }
 
-int tb_test_http_from(const char *src, const char *method, const char *url, const char *const headers[],
-		      const char *body, size_t body_len, struct tb_test_resp *out)
+/* One request from src (NULL: any) trusting cafile (NULL: the system's). */
+static int request(const char *src, const char *cafile, const char *method, const char *url,
+		   const char *const headers[], const char *body, size_t body_len, struct tb_test_resp *out)
 {
 	CURL *c = curl_easy_init();
 	struct curl_slist *hl = NULL;
@@ -309,6 +310,8 @@ int tb_test_http_from(const char *src, const char *method, const char *url, cons
 	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
 	if (src != NULL)
 		curl_easy_setopt(c, CURLOPT_INTERFACE, src);
+	if (cafile != NULL)
+		curl_easy_setopt(c, CURLOPT_CAINFO, cafile);
 	if (body != NULL) {
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)body_len);
@@ -324,6 +327,30 @@ int tb_test_http_from(const char *src, const char *method, const char *url, cons
 	if (b.len > 0)
 		out->json = json_loadb(b.p, b.len, 0, NULL);
 	return rc == CURLE_OK ? 0 : -1;
+}
+
+int tb_test_http_from(const char *src, const char *method, const char *url, const char *const headers[],
+		      const char *body, size_t body_len, struct tb_test_resp *out)
+{
+	return request(src, NULL, method, url, headers, body, body_len, out);
+}
+
+int tb_test_https(const char *cafile, const char *method, const char *url, const char *const headers[],
+		  const char *body, size_t body_len, struct tb_test_resp *out)
+{
+	return request(NULL, cafile, method, url, headers, body, body_len, out);
+}
+
+void tb_test_self_signed(const char *cn, const char *crt, const char *key)
+{
+	char cmd[768];
+
+	snprintf(cmd, sizeof(cmd),
+		 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
+		 "-subj /CN=%s -addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s 2>/dev/null",
+		 cn, key, crt);
+	if (system(cmd) != 0 || chmod(key, 0600) != 0)
+		fail_msg("openssl could not make a certificate for %s into %s", cn, crt);
 }
 
 void tb_test_resp_free(struct tb_test_resp *r)

@@ -66,6 +66,12 @@ int tb_test_http(const char *method, const char *url, const char *const headers[
  * all of 127/8; NULL: the system's choice). */
 int tb_test_http_from(const char *src, const char *method, const char *url, const char *const headers[],
 		      const char *body, size_t body_len, struct tb_test_resp *out);
+/* tb_test_http over TLS, the server's certificate verified against cafile. */
+int tb_test_https(const char *cafile, const char *method, const char *url, const char *const headers[],
+		  const char *body, size_t body_len, struct tb_test_resp *out);
+/* A self-signed EC certificate for cn (its subjectAltName 127.0.0.1) into
+ * crt, its key (mode 0600) into key, by openssl; fails the test otherwise. */
+void tb_test_self_signed(const char *cn, const char *crt, const char *key);
 void tb_test_resp_free(struct tb_test_resp *r);
 
 /* METHOD d->url + path as token (NULL: the admin's) with an optional JSON
