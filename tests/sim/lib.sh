@@ -87,12 +87,18 @@ wait_boot() {	# host boots-before addr [seconds]: a new boot finished and the ho
 # ($DD), waits until it listens, exports TESTBEDD_URL and TESTBEDD_TOKEN_FILE.
 BIN=${TB_BINARY_DIR:-$TOP/build}
 DD="" DPID=""
-daemon_up() {
+daemon_up() {	# inventory [testbedd options...]
+	DD=$(mktemp -d /tmp/tbsimd-XXXXXX)
+	daemon_again "$@"
+}
+# daemon_again inventory [options...]: testbedd started again on daemon_up's
+# state dir and log (after the test stopped or killed it), on a new port.
+daemon_again() {
 	local inv=$1
 	shift
-	DD=$(mktemp -d /tmp/tbsimd-XXXXXX)
+	rm -f "$DD/port"
 	"$BIN/testbedd" --inventory "$inv" --state-dir "$DD/state" --port 0 --port-file "$DD/port" \
-		"$@" >"$DD/log" 2>&1 &
+		"$@" >>"$DD/log" 2>&1 &
 	DPID=$!
 	for _ in $(seq 100); do [ -s "$DD/port" ] && break; sleep 0.1; done
 	[ -s "$DD/port" ] || return 1

@@ -157,12 +157,7 @@ sleep 1.5
 before=$(api GET "/api/v1/matrices/$M3" | jq_ '[(r["id"], r["state"], r["finished_at"]) for r in d["matrix"]["runs"]]')
 kill -KILL "$DPID"
 wait "$DPID" 2>/dev/null
-"$BIN/testbedd" --inventory "$S/inventory.yaml" --state-dir "$DD/state" --port 0 --port-file "$DD/port2" \
-	--probe-interval 2 >>"$DD/log" 2>&1 &
-DPID=$!
-for _ in $(seq 100); do [ -s "$DD/port2" ] && break; sleep 0.1; done
-TESTBEDD_URL="http://127.0.0.1:$(cat "$DD/port2")"
-check "testbedd restarts on the same state" test -s "$DD/port2"
+check "testbedd restarts on the same state" daemon_again "$S/inventory.yaml" --probe-interval 2
 check "the matrix is interrupted" test "$(mstate "$M3")" = interrupted
 check "the run in flight is interrupted, the completed one kept" \
 	test "$(run_state "$M3" 0)/$(run_state "$M3" 1)" = ok/interrupted

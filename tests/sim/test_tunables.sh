@@ -127,12 +127,7 @@ check "mid-cell: reno and MTU 1400 on both ends ($(now4))" test "$(now4)" = "ren
 kill -KILL "$DPID"
 wait "$DPID" 2>/dev/null
 check "after kill -9 nothing was restored yet ($(now4))" test "$(now4)" = "reno 1400 reno 1400"
-"$BIN/testbedd" --inventory "$S/inventory.yaml" --state-dir "$DD/state" --port 0 --port-file "$DD/port2" \
-	--probe-interval 2 >>"$DD/log" 2>&1 &
-DPID=$!
-for _ in $(seq 100); do [ -s "$DD/port2" ] && break; sleep 0.1; done
-TESTBEDD_URL="http://127.0.0.1:$(cat "$DD/port2")"
-check "testbedd restarts on the same state" test -s "$DD/port2"
+check "testbedd restarts on the same state" daemon_again "$S/inventory.yaml" --probe-interval 2
 for _ in $(seq 100); do [ "$(now4)" = "$ORIG" ] && break; sleep 0.2; done
 check "the originals are back after the restart ($(now4))" test "$(now4)" = "$ORIG"
 check "the journal has nothing open" test "$(api GET /api/v1/tunables | jq_ 'd["open"]')" = 0
