@@ -48,19 +48,23 @@ check "a bad sysctl name: 400 naming tunables[0].freebsd" sh -c 'test "$(cat '"$
 
 # ---- run it, reading the namespaces while each run runs ----
 M=$(api POST /api/v1/matrices "$SPEC" | jq_ 'd["matrix"]["id"]')
-: >"$DD/seen"
 running() {	# the seq of the run of matrix $1 running now ("" none), and the matrix's state
 	api GET "/api/v1/matrices/$1" | jq_ '" ".join(map(str, [r["seq"] for r in d["matrix"]["runs"] if r["state"] == "running"][:1] + [d["matrix"]["state"]]))'
 }
-for _ in $(seq 300); do
-	read -r run state <<<"$(running "$M")"
-	[ -z "$state" ] && { state=$run; run=""; }
-	values=$(now4)
-	# recorded only when the same run still runs after the values were read
-	[ -n "$run" ] && [ "$(running "$M")" = "$run running" ] && echo "$run $values" >>"$DD/seen"
-	case $state in succeeded|failed|canceled) break ;; esac
-	sleep 0.1
-done
+watch_runs() {	# matrix values-fn file tenths: "seq values" lines into file while
+	# its runs run, until it ends; the matrix's last state in $state
+	: >"$3"
+	for _ in $(seq "$4"); do
+		read -r run state <<<"$(running "$1")"
+		[ -z "$state" ] && { state=$run; run=""; }
+		values=$($2)
+		# recorded only when the same run still runs after the values were read
+		[ -n "$run" ] && [ "$(running "$1")" = "$run running" ] && echo "$run $values" >>"$3"
+		case $state in succeeded|failed|canceled) break ;; esac
+		sleep 0.1
+	done
+}
+watch_runs "$M" now4 "$DD/seen" 300
 check "matrix $M succeeds ($state)" test "$state" = succeeded
 [ "$state" = succeeded ] || diag "$(api GET "/api/v1/matrices/$M" | jq_ '[(r["seq"], r["state"], r["error_class"], r["error_message"]) for r in d["matrix"]["runs"]]')"
 diag "seen: $(sort -u "$DD/seen" | tr '\n' ';')"
@@ -145,15 +149,7 @@ check "freebsd's originals: the same on both ends, MTU 1500 ($FB0)" test "$FB0" 
 FSPEC='{"name":"tun-bsd","pairs":[{"client":"left","server":"right"}],"duration_s":1,"os":[{"left":"freebsd","right":"freebsd"}],
  "tunables":[{"linux":"net.ipv4.tcp_congestion_control","freebsd":"net.inet.tcp.cc.algorithm","values":[{"linux":"'$A'","freebsd":"cubic"},{"linux":"reno","freebsd":"newreno"}]},{"mtu":true,"values":[1500,1400]}]}'
 M4=$(api POST /api/v1/matrices "$FSPEC" | jq_ 'd["matrix"]["id"]')
-: >"$DD/seen4"
-for _ in $(seq 600); do
-	read -r run state <<<"$(running "$M4")"
-	[ -z "$state" ] && { state=$run; run=""; }
-	values=$(fb4)
-	[ -n "$run" ] && [ "$(running "$M4")" = "$run running" ] && echo "$run $values" >>"$DD/seen4"
-	case $state in succeeded|failed|canceled) break ;; esac
-	sleep 0.1
-done
+watch_runs "$M4" fb4 "$DD/seen4" 600
 check "matrix $M4 (both hosts booted into freebsd and back) succeeds ($state)" test "$state" = succeeded
 [ "$state" = succeeded ] || diag "$(api GET "/api/v1/matrices/$M4" | jq_ '[(r["seq"], r["state"], r["error_class"], r["error_message"]) for r in d["matrix"]["runs"]]')"
 diag "seen: $(sort -u "$DD/seen4" | tr '\n' ';')"
