@@ -42,6 +42,8 @@ static int plan_of(struct tb_request *rq, const json_t *spec, int lean, struct t
 		return rc;
 	inv = tb_inv_current_get(rq->sv->invs);
 	rc = (lean ? tb_matrix_plan_make_lean : tb_matrix_plan_make_now)(spec, inv, fresh_seed(), &now, plan, err);
+	if (rc == 0)
+		tb_matrix_plan_paths(rq->sv, inv, *plan); /* how each boot will switch its host */
 	tb_inv_current_put(rq->sv->invs, inv);
 	free(hosts);
 	return rc;

@@ -9,6 +9,7 @@
 #include "actions.h"
 #include "boot_check.h"
 #include "boot_console.h"
+#include "boot_paths.h"
 #include "console.h"
 #include "store.h"
 #include "services.h"
@@ -148,6 +149,72 @@ static const char *linux_os(const struct tb_machine *m)
 	return NULL;
 }
 
+/* Read BootNext back from cur (efibootmgr, no argument) into v. */
+static int efi_read(struct tb_action *a, const struct tb_machine *m, const char *cur, struct tb_efi_vars *v,
+		    struct tb_error *err)
+{
+	static const char *const show[] = {"efibootmgr", NULL};
+	struct tb_ssh_capture cap;
+	int rc;
+
+	if ((rc = run_ok(a, m, cur, show, &cap, err)) == 0 && tb_efi_vars_parse(cap.out, v) != 0)
+		rc = tb_fail(err, TB_ERR_REMOTE, "", "%s (%s): efibootmgr printed no BootCurrent or BootNext: %.200s",
+			     m->name, cur, cap.out != NULL ? cap.out : "");
+	tb_ssh_capture_free(&cap);
+	return rc;
+}
+
+/* efi-bootnext: from cur (Linux or FreeBSD 13+) set UEFI BootNext to os's
+ * Boot#### (boot.efi), read it back, reboot: the firmware starts that entry
+ * once, GRUB's menu not asked.  cur gets the OS that answers then. */
+static int from_efi(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *os,
+		    char *cur, struct tb_error *err)
+{
+	const char *num = tb_boot_efi_of(m, os);
+	const char *lin[] = {"efibootmgr", "-n", num, NULL};
+	const char *bsd[] = {"efibootmgr", "-n", "-b", num, NULL}; /* FreeBSD's -n is a flag */
+	int freebsd = strcmp(tb_boot_kernel_of(cur), "FreeBSD") == 0;
+	struct tb_ssh_capture cap;
+	struct tb_efi_vars v;
+	int rc;
+
+	if ((rc = run_ok(a, m, cur, freebsd ? bsd : lin, &cap, err)) != 0) {
+		tb_ssh_capture_free(&cap);
+		return rc;
+	}
+	tb_ssh_capture_free(&cap);
+	/* a write the firmware refused may still exit 0: read it back */
+	if ((rc = efi_read(a, m, cur, &v, err)) != 0)
+		return rc;
+	if (strcmp(v.next, num) != 0)
+		return tb_fail(err, TB_ERR_REMOTE, "",
+			       "%s: efibootmgr set BootNext %s but reads back %s: the firmware did not keep it",
+			       m->name, num, v.next[0] ? v.next : "none");
+	tb_action_note(a, "UEFI BootNext now says %s (boot.efi.%s; BootCurrent %s)", num, os,
+		       v.current[0] ? v.current : "?");
+	if ((rc = reboot_and_wait(a, inv, m, cur, os, cur, err)) != 0)
+		return rc;
+	if (strcmp(cur, os) != 0)
+		return tb_fail(err, TB_ERR_REMOTE, "",
+			       "%s came up as %s, not %s: the firmware did not start Boot%s (does boot.efi.%s name "
+			       "%s's own entry, one that does not go through GRUB's menu?)",
+			       m->name, cur, os, num, os, os);
+	return 0;
+}
+
+/* Name the path a switch of m from cur into os takes (in the steps), and
+ * return it: NULL when the table has none (the code below says why). */
+static const struct tb_boot_path *note_path(struct tb_action *a, const struct tb_machine *m, const char *cur,
+					    const char *os, const char *def)
+{
+	const struct tb_boot_path *p = tb_boot_path_for(m, cur, os, def, tb_boot_console_usable(a, m));
+
+	if (p != NULL)
+		tb_action_note(a, "boot path: %s from %s into %s (%d reboot%s: %s)", p->name, cur, os, p->reboots,
+			       p->reboots == 1 ? "" : "s", p->how);
+	return p;
+}
+
 /* From cur, an OS with no grub-reboot, towards want: to GRUB's default a
  * plain reboot; to another entry GRUB's menu over the console when m has one
  * testbedd reads (boot_console.h), else refused when cur is the default, or
@@ -262,7 +329,13 @@ static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const s
 		}
 		if (n == MAX_SWITCHES)
 			break;
-		if (is_linux(cur) && m->boot.loader != NULL) {
+		/* a one-shot switch: the table's path (grub-set-default is its own) */
+		const struct tb_boot_path *p = done_default && strcmp(cur, os) != 0 ? note_path(a, m, cur, os, def)
+										    : NULL;
+
+		if (p != NULL && strcmp(p->name, "efi-bootnext") == 0) {
+			rc = from_efi(a, inv, m, os, cur, err);
+		} else if (is_linux(cur) && m->boot.loader != NULL) {
 			rc = from_linux(a, inv, m, os, def, &done_default, cur, err);
 		} else if (!done_default && !is_linux(os)) {
 			/* making a non-Linux OS the default: through Linux */

@@ -1,9 +1,14 @@
 /*
  * boot.h - bring a dual-boot machine up in a chosen OS and prove it.
  *
- * From Linux, `grub-reboot ENTRY` (read back from grubenv: grub-reboot
- * exits 0 even when it could not write) then `reboot`; from FreeBSD, which
- * has no grub-reboot, a plain reboot returns to GRUB's default.  A machine
+ * Each switch takes the boot path of fewest reboots (boot_paths.h, chosen
+ * by tb_boot_path_for and named in a step): from Linux `grub-reboot ENTRY`
+ * (read back from grubenv: grub-reboot exits 0 even when it could not write)
+ * then `reboot`; from Linux or FreeBSD, where boot.efi names the target's
+ * Boot####, UEFI BootNext (`efibootmgr -n XXXX`, FreeBSD `-n -b XXXX`, read
+ * back with `efibootmgr`) then a reboot; from FreeBSD, which has no
+ * grub-reboot, a plain reboot returns to GRUB's default, and another entry
+ * is chosen on GRUB's menu over the console (boot_console.h).  A machine
  * that is off is powered on first.  The result is proven by the persona
  * that answers and its `uname -s`.
  */

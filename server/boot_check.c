@@ -3,12 +3,48 @@
 
 #include <string.h>
 
+#include "boot_paths.h"
+
 const char *tb_boot_entry_of(const struct tb_machine *m, const char *os)
 {
 	for (size_t i = 0; i < m->boot.nentries; i++)
 		if (strcmp(m->boot.entries[i].os, os) == 0)
 			return m->boot.entries[i].entry;
 	return NULL;
+}
+
+const char *tb_boot_efi_of(const struct tb_machine *m, const char *os)
+{
+	for (size_t i = 0; i < m->boot.nefi; i++)
+		if (strcmp(m->boot.efi[i].os, os) == 0)
+			return m->boot.efi[i].entry;
+	return NULL;
+}
+
+/* What m offers towards to, from from, as boot_paths.h's bits. */
+const struct tb_boot_path *tb_boot_path_for(const struct tb_machine *m, const char *from, const char *to,
+					    const char *def, int console)
+{
+	struct tb_boot_have h = {0, 0};
+
+	if (from == NULL || *from == '\0')
+		from = def; /* off: it comes up in GRUB's default first */
+	if (m->boot.loader == NULL && m->boot.nefi == 0)
+		return NULL;
+	h.from = strcmp(tb_boot_kernel_of(from), "FreeBSD") == 0 ? TB_BOOT_FROM_FREEBSD : TB_BOOT_FROM_LINUX;
+	if (tb_boot_efi_of(m, to) != NULL)
+		h.have |= TB_BOOT_NEED_EFI;
+	if (m->boot.loader != NULL) {
+		if (tb_boot_entry_of(m, to) != NULL)
+			h.have |= TB_BOOT_NEED_GRUB_ENTRY;
+		if (console)
+			h.have |= TB_BOOT_NEED_CONSOLE;
+		if (def != NULL && strcmp(to, def) == 0)
+			h.have |= TB_BOOT_NEED_TARGET_DEFAULT;
+		if (def != NULL && strcmp(tb_boot_kernel_of(def), "Linux") == 0)
+			h.have |= TB_BOOT_NEED_DEFAULT_LINUX;
+	}
+	return tb_boot_path_choose(&h);
 }
 
 const char *tb_boot_kernel_of(const char *os)
@@ -26,8 +62,9 @@ int tb_boot_check(const struct tb_machine *m, const char *os, int make_default, 
 	if (m->boot.loader == NULL)
 		return tb_fail(err, TB_ERR_INVALID, "os",
 			       "%s has no boot: section in the inventory: it cannot choose an OS", m->name);
-	if (strcmp(os, m->boot.default_os) != 0 && tb_boot_entry_of(m, os) == NULL)
-		return tb_fail(err, TB_ERR_INVALID, "os", "%s's boot.entries has no GRUB entry for %s", m->name, os);
+	if (strcmp(os, m->boot.default_os) != 0 && tb_boot_entry_of(m, os) == NULL && tb_boot_efi_of(m, os) == NULL)
+		return tb_fail(err, TB_ERR_INVALID, "os",
+			       "%s's boot.entries has no GRUB entry for %s (nor boot.efi a Boot####)", m->name, os);
 	for (size_t i = 0; i < m->npower; i++)
 		has_bmc |= m->power[i].driver == TB_POWER_IPMI;
 	/* the way back from a non-Linux default: a console testbedd reads, over

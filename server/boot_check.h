@@ -16,6 +16,19 @@ int tb_boot_check(const struct tb_machine *m, const char *os, int make_default, 
 /* The GRUB entry the inventory gives for os on m, or NULL. */
 const char *tb_boot_entry_of(const struct tb_machine *m, const char *os);
 
+/* The firmware Boot#### ("0002") the inventory's boot.efi gives for os on
+ * m, or NULL. */
+const char *tb_boot_efi_of(const struct tb_machine *m, const char *os);
+
+/* The boot path (boot_paths.h) that takes m from the OS from ("" or NULL:
+ * off, so from GRUB's default def) into to, by what the inventory offers
+ * (boot.efi, boot.entries), def (GRUB's default as planned from) and console
+ * (a console GRUB's menu can be driven over): the fewest reboots; NULL when
+ * none can. */
+struct tb_boot_path;
+const struct tb_boot_path *tb_boot_path_for(const struct tb_machine *m, const char *from, const char *to,
+					    const char *def, int console);
+
 /* What `uname -s` says in an OS persona of this name: "FreeBSD" for a name
  * with "bsd" in it, else "Linux". */
 const char *tb_boot_kernel_of(const char *os);

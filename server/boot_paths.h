@@ -3,7 +3,10 @@
  * table (like power_drivers.c): one row per path saying from which OS kinds
  * it works, what it needs from the inventory/host and how many reboots it
  * costs.  tb_boot_path_choose picks the row of fewest reboots that can run
- * (a tie: the order of the table).  Pure: no I/O, no allocation.
+ * (a tie: the order of the table: a plain reboot into GRUB's default first,
+ * then UEFI BootNext, grub-reboot, the console).  Pure: no I/O, no
+ * allocation.  Also the parser of efibootmgr's output (efi-bootnext's read
+ * back).
  */
 #ifndef TB_BOOT_PATHS_H
 #define TB_BOOT_PATHS_H
@@ -48,5 +51,18 @@ const struct tb_boot_path *tb_boot_paths(size_t *n);
 /* The row of fewest reboots usable with h (a tie: the table's order), or
  * NULL when none is. */
 const struct tb_boot_path *tb_boot_path_choose(const struct tb_boot_have *h);
+
+/* What efibootmgr printed, Linux's (`BootNext: 0002`, `BootCurrent: 0001`)
+ * or FreeBSD's (`BootNext : 0002`, `BootCurrent: 0001`, lower-case hex):
+ * each four hex digits in upper case, "" when the line is not there (no
+ * BootNext line: BootNext is not set). */
+struct tb_efi_vars {
+	char next[5];
+	char current[5];
+};
+
+/* Parse efibootmgr's output into *v.  0 when it had a BootNext or
+ * BootCurrent line, -1 when neither (not efibootmgr's output: *v empty). */
+int tb_efi_vars_parse(const char *out, struct tb_efi_vars *v);
 
 #endif /* TB_BOOT_PATHS_H */

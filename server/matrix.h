@@ -108,6 +108,7 @@ struct tb_planned_boot {
 	char from[TB_NAME_MAX]; /* "" when off or unknown */
 	char to[TB_NAME_MAX];
 	int64_t estimated_ms; /* measured for this machine, else TB_MATRIX_BOOT_DEFAULT_MS */
+	const char *path;     /* the boot path it will take (boot_paths.h's name, static), NULL unknown */
 };
 
 /* What the planner knows of the hosts now: the OS each answers in ("" when

@@ -14,6 +14,9 @@
 #include "services.h"
 #include "inventory.h"
 #include "boot.h"
+#include "boot_paths.h"
+#include "bootmenu.h"
+#include "console.h"
 #include "events.h"
 #include "hosts.h"
 #include "log.h"
@@ -164,6 +167,29 @@ int tb_matrix_now_collect(struct tb_services *sv, struct tb_matrix_host_now **ho
 	now->n = c.n;
 	now->hosts = c.v;
 	return 0;
+}
+
+/* Linear in the boots; GRUB's default and the console from memory. */
+void tb_matrix_plan_paths(struct tb_services *sv, const struct tb_inventory *inv, struct tb_matrix_plan *plan)
+{
+	for (int i = 0; i < plan->nboots; i++) {
+		struct tb_planned_boot *b = &plan->boots[i];
+		const struct tb_machine *m = tb_inventory_find(inv, b->machine);
+		const struct tb_boot_path *p;
+		struct tb_boot_default bd;
+		json_t *st;
+		int console;
+
+		b->path = NULL;
+		if (m == NULL || m->boot.loader == NULL)
+			continue;
+		tb_bootmenus_default(tb_hosts_menus(sv->hosts), m, &bd);
+		st = tb_console_state_json(sv->consoles, m->name);
+		console = json_is_true(json_object_get(st, "connected"));
+		json_decref(st);
+		if ((p = tb_boot_path_for(m, b->from, b->to, bd.os, console)) != NULL)
+			b->path = p->name;
+	}
 }
 
 /* ---- a matrix's hosts in the OS its runs want ---- */

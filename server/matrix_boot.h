@@ -54,4 +54,15 @@ struct tb_matrix_host_now;
 int tb_matrix_now_collect(struct tb_services *sv, struct tb_matrix_host_now **hosts, struct tb_matrix_now *now,
 			  struct tb_error *err);
 
+/*
+ * Name the path (boot_paths.h) each boot of plan takes, by what inv offers
+ * for its machine, GRUB's default as a boot plans from it (grubenv as last
+ * read, else boot.default) and whether its console is connected: the same
+ * choice a boot action makes (boot.c), so the plan says how each host will
+ * be switched.  Never blocks: no host is asked.
+ */
+struct tb_inventory;
+struct tb_matrix_plan;
+void tb_matrix_plan_paths(struct tb_services *sv, const struct tb_inventory *inv, struct tb_matrix_plan *plan);
+
 #endif /* TB_MATRIX_BOOT_H */

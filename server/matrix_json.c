@@ -191,9 +191,10 @@ json_t *tb_matrix_run_json(const struct tb_planned_run *r)
 
 static json_t *boot_json(const struct tb_planned_boot *b)
 {
-	return json_pack("{s:o, s:o, s:s, s:o, s:s, s:f}", "seq", b->seq >= 0 ? json_integer(b->seq) : json_null(),
+	return json_pack("{s:o, s:o, s:s, s:o, s:s, s:f, s:o}", "seq", b->seq >= 0 ? json_integer(b->seq) : json_null(),
 			 "round", b->round >= 0 ? json_integer(b->round) : json_null(), "machine", b->machine, "from",
-			 os_or_null(b->from), "to", b->to, "estimated_s", (double)b->estimated_ms / 1000.0);
+			 os_or_null(b->from), "to", b->to, "estimated_s", (double)b->estimated_ms / 1000.0, "path",
+			 b->path != NULL ? json_string(b->path) : json_null());
 }
 
 /* [{"round","start_s","end_s","runs":[seq...],"boots":[machine...]}]: when

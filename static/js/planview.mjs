@@ -63,7 +63,7 @@ function planSummary(plan) {
     h('span', { class: 'muted' }, ` (${plan.estimated_s} s)`));
 }
 
-/** The boots the plan needs, in order, each with its estimate. */
+/** The boots the plan needs, in order, each with its path (how the host is switched) and estimate. */
 function drawBoots(plan) {
   const total = plan.boots.reduce((a, b) => a + b.estimated_s, 0);
   return h('section', { class: 'plan-boots', 'aria-labelledby': 'plan-boots-title' },
@@ -72,6 +72,7 @@ function drawBoots(plan) {
     h('ol', { class: 'boot-list' }, plan.boots.map((b) => h('li', { dataset: { machine: b.machine, seq: String(b.seq ?? '') } },
       h('span', { class: 'boot-when' }, b.seq === null ? 'after the last run' : `before run ${b.seq}`), ': ',
       h('strong', {}, b.machine), ` ${b.from ?? 'off'} → `, h('strong', {}, b.to),
+      b.path ? h('span', { class: 'boot-path', title: 'the boot path: how the host will be switched' }, ` by ${b.path}`) : '',
       h('span', { class: 'muted' }, ` (about ${duration(b.estimated_s * 1000)})`)))));
 }
 

@@ -39,8 +39,13 @@ static void test_from_freebsd(void **state)
 	assert_string_equal(
 		pick(TB_BOOT_FROM_FREEBSD, TB_BOOT_NEED_GRUB_ENTRY | TB_BOOT_NEED_DEFAULT_LINUX | TB_BOOT_NEED_CONSOLE),
 		"grub-console");
-	/* target is GRUB's default, efi too: tie at 1, efi first in the table */
-	assert_string_equal(pick(TB_BOOT_FROM_FREEBSD, TB_BOOT_NEED_TARGET_DEFAULT | TB_BOOT_NEED_EFI), "efi-bootnext");
+	/* target is GRUB's default, efi too: tie at 1, the plain reboot first in the table */
+	assert_string_equal(pick(TB_BOOT_FROM_FREEBSD, TB_BOOT_NEED_TARGET_DEFAULT | TB_BOOT_NEED_EFI),
+			    "reboot-default");
+	/* efi beats the console: it writes a variable, not keys on a menu */
+	assert_string_equal(
+		pick(TB_BOOT_FROM_FREEBSD, TB_BOOT_NEED_GRUB_ENTRY | TB_BOOT_NEED_CONSOLE | TB_BOOT_NEED_EFI),
+		"efi-bootnext");
 	assert_string_equal(pick(TB_BOOT_FROM_FREEBSD, TB_BOOT_NEED_TARGET_DEFAULT), "reboot-default");
 }
 
@@ -52,6 +57,37 @@ static void test_from_other(void **state)
 	assert_string_equal(pick(TB_BOOT_FROM_OTHER, TB_BOOT_NEED_EFI | TB_BOOT_NEED_GRUB_ENTRY | TB_BOOT_NEED_CONSOLE),
 			    "grub-console");
 	assert_null(tb_boot_path_choose(NULL));
+}
+
+/* efibootmgr's output as Linux's (rhboot) and FreeBSD's print it. */
+static void test_parse(void **state)
+{
+	struct tb_efi_vars v;
+	(void)state;
+	assert_int_equal(tb_efi_vars_parse("BootNext: 0002\nBootCurrent: 0001\nTimeout: 1 seconds\n"
+					   "BootOrder: 0001,0002\nBoot0001* ubuntu\nBoot0002* FreeBSD\n",
+					   &v),
+			 0);
+	assert_string_equal(v.next, "0002");
+	assert_string_equal(v.current, "0001");
+	/* no BootNext line: not set */
+	assert_int_equal(tb_efi_vars_parse("BootCurrent: 0001\r\nTimeout: 1 seconds\r\nBootOrder: 0001,0002\r\n", &v),
+			 0);
+	assert_string_equal(v.next, "");
+	assert_string_equal(v.current, "0001");
+	/* FreeBSD: a space before the colon, lower-case hex, + on the current entry */
+	assert_int_equal(tb_efi_vars_parse("BootNext : 000a\nBootCurrent: 0001\nTimeout    : 1 seconds\n"
+					   "BootOrder  : 0001, 000A\n+Boot0001* ubuntu\n Boot000A* FreeBSD\n",
+					   &v),
+			 0);
+	assert_string_equal(v.next, "000A");
+	assert_string_equal(v.current, "0001");
+	/* not efibootmgr's: nothing; a bad value is no value */
+	assert_int_equal(tb_efi_vars_parse("EFI variables are not supported on this system.\n", &v), -1);
+	assert_string_equal(v.next, "");
+	assert_int_equal(tb_efi_vars_parse("BootNext: 00021\nBootNextX: 0003\nBootCurrent: 12\n", &v), -1);
+	assert_int_equal(tb_efi_vars_parse(NULL, &v), -1);
+	assert_int_equal(tb_efi_vars_parse("", &v), -1);
 }
 
 static void test_table(void **state)
@@ -70,10 +106,9 @@ static void test_table(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_from_linux),
-		cmocka_unit_test(test_from_freebsd),
-		cmocka_unit_test(test_from_other),
-		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_from_linux), cmocka_unit_test(test_from_freebsd),
+		cmocka_unit_test(test_from_other), cmocka_unit_test(test_table),
+		cmocka_unit_test(test_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,6 +71,38 @@ net_down() {
 	fi
 }
 
+# The firmware (UEFI boot manager) on DIR/hosts/H/nvram (lib/efibootmgr.sh): BootNext,
+# when set, is used once and deleted before the entry starts, as UEFI does; its
+# entry boots its own OS (FreeBSD's loader.efi, a Linux's own entry: the label
+# names the persona) without GRUB's menu.  Else BootOrder's first: GRUB (shim),
+# whose next_entry/saved_entry choose.  Prints the persona BootNext chose, or
+# nothing; BootCurrent gets the entry started.
+fw_pick() {
+	local nv=$HD/nvram next order label p
+	[ -f "$nv" ] || return 0
+	next=$(sed -n 's/^BootNext=//p' "$nv")
+	order=$(sed -n 's/^BootOrder=//p' "$nv")
+	if [ -z "$next" ]; then
+		nv_set BootCurrent "${order%%,*}"
+		return 0
+	fi
+	nv_set BootNext ""
+	nv_set BootCurrent "$next"
+	label=$(sed -n "s/^Boot$next=//p" "$nv")
+	case $(printf '%s' "$label" | tr A-Z a-z) in
+	*freebsd*) p=freebsd ;;
+	*ubuntu*) p=ubuntu ;;
+	*) p=none ;;
+	esac
+	log "firmware: BootNext=$next ($label) -> $p, BootNext deleted"
+	con "BdsDxe: loading Boot$next \"$label\"" "BdsDxe: starting Boot$next \"$label\""
+	printf '%s\n' "$p"
+}
+nv_set() {	# name value ("": delete)
+	local nv=$HD/nvram t=$HD/nvram.tmp.$$
+	{ grep -v "^$1=" "$nv"; if [ -n "$2" ]; then printf '%s=%s\n' "$1" "$2"; fi; } >"$t" && mv -f "$t" "$nv"
+}
+
 # GRUB: next_entry once (then left empty), else saved_entry, else 0; unknown -> 0.
 grub_pick() {
 	local f=$HD/boot/grub/grubenv env next saved entry
@@ -240,7 +272,9 @@ con_kernel() {	# persona
 
 boot() {
 	local persona addr i pick CHOSEN
-	if [ "$ROLE" = host ]; then
+	if [ "$ROLE" = host ] && persona=$(fw_pick) && [ -n "$persona" ]; then
+		:	# UEFI BootNext: that OS's own entry, GRUB not run
+	elif [ "$ROLE" = host ]; then
 		pick=$(grub_pick)
 		persona=${pick% *}
 		con_grub "${pick#* }"

@@ -17,6 +17,10 @@ for t in /usr/bin/grub-editenv /usr/sbin/grub-reboot /usr/sbin/grub-set-default 
 	mount --bind "$t" "$S/real/$n"
 	mount --bind "$HD/w/$n" "$t"
 done
+# a real efibootmgr on the machine would write the machine's NVRAM: the sim's over it
+for t in /usr/bin/efibootmgr /usr/sbin/efibootmgr /bin/efibootmgr /sbin/efibootmgr; do
+	[ -e "$t" ] && [ ! -L "$t" ] && mount --bind "$HD/w/efibootmgr" "$t"
+done
 # power: reboot, poweroff, shutdown, halt and systemctl (on Debian the first four are
 # symlinks to systemctl; bind over every distinct real file)
 done_list=" "
