@@ -72,6 +72,7 @@ int api_matrix_id(struct tb_request *rq, struct tb_reply *rp, int64_t *id);
 int api_run_get(struct tb_request *rq, struct tb_reply *rp);
 int api_run_raw(struct tb_request *rq, struct tb_reply *rp);
 int api_run_samples(struct tb_request *rq, struct tb_reply *rp);
+int api_run_latency(struct tb_request *rq, struct tb_reply *rp);
 
 int api_notify_list(struct tb_request *rq, struct tb_reply *rp);
 int api_notify_create(struct tb_request *rq, struct tb_reply *rp);

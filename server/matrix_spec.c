@@ -19,7 +19,7 @@
 
 static const char *const top_keys[] = {"name",       "pairs",   "groups", "os",     "protocols", "directions",
 				       "duration_s", "repeats", "order",  "seed",   "pause_s",   "concurrency",
-				       "os_after",   "caps",    "iperf",  "sample", "tunables",  NULL};
+				       "os_after",   "caps",    "iperf",  "sample", "tunables",  "latency", NULL};
 static const char *const pair_keys[] = {"client", "server", "link", NULL};
 static const char *const cap_keys[] = {"total_s", "duration_s", "bitrate", NULL};
 static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel",    "length",   "window",     "bitrate",
@@ -670,6 +670,8 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 		bad |= json_object_set_new(st, "caps", json_deep_copy(opt(spec, "caps"))) != 0;
 	if (json_array_size(opt(spec, "sample")) > 0)
 		bad |= json_object_set_new(st, "sample", json_deep_copy(opt(spec, "sample"))) != 0;
+	if (opt(spec, "latency") != NULL)
+		bad |= json_object_set_new(st, "latency", json_deep_copy(opt(spec, "latency"))) != 0;
 	bad |= json_object_set_new(st, "iperf", iperf) != 0;
 	if (sp->ntunables > 0)
 		bad |= json_object_set_new(st, "tunables", tb_mx_tunables_stored(sp)) != 0;
@@ -706,6 +708,18 @@ static int check_sample(const json_t *spec, struct tb_error *err)
 		}
 	}
 	return 0;
+}
+
+/* "latency": an RTT stream beside each run (issue 20 item 7), "irtt" (ping
+ * where a host lacks irtt) or "ping"; run_latency.c runs it. */
+static int check_latency(const json_t *spec, struct tb_error *err)
+{
+	const json_t *v = opt(spec, "latency");
+
+	if (v == NULL || (json_is_string(v) && (strcmp(json_string_value(v), "irtt") == 0 ||
+						 strcmp(json_string_value(v), "ping") == 0)))
+		return 0;
+	return tb_fail(err, TB_ERR_INVALID, "latency", "latency must be \"irtt\" or \"ping\"");
 }
 
 /* ---- the whole spec ---- */
@@ -750,6 +764,7 @@ int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_
 		if ((rc = parse_axis(iperf, (enum tb_mx_axis)a, &out->axes[a], err)) != 0)
 			return rc;
 	if ((rc = check_caps(spec, out, err)) != 0 || (rc = check_sample(spec, err)) != 0 ||
+	    (rc = check_latency(spec, err)) != 0 ||
 	    (rc = tb_mx_parse_tunables(spec, out, err)) != 0)
 		return rc;
 	if ((out->stored = stored_spec(spec, out)) == NULL)

@@ -1,6 +1,7 @@
 /* run_exec.c - one iperf3 run between two hosts.  See run_exec.h. */
 #include "run_exec.h"
 #include "run_sampler.h"
+#include "run_latency.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -483,6 +484,7 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 {
 	struct run_server s;
 	struct run_sampler samplers[2] = {0};
+	struct run_latency lat = {0};
 	struct client c = {
 		.ctl = ctl, .store = sv->store, .r = r, .out = {.max = RUN_OUT_MAX}, .errb = {.max = RUN_ERR_MAX}};
 	struct pub spub = {sv, r, "server", sh->m->name, 0}, cpub = {sv, r, "client", ch->m->name, 0};
@@ -511,11 +513,13 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		run_sampler_start(&samplers[0], sv, ch, r, "client", wall_s);
 		run_sampler_start(&samplers[1], sv, sh, r, "server", wall_s);
 	}
+	run_latency_start(&lat, sv, ch, sh, r, p->omit_s + p->duration_s); /* the spec's "latency", if any */
 	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, &e);
 	if (sample) {
 		run_sampler_stop(&samplers[0]);
 		run_sampler_stop(&samplers[1]);
 	}
+	run_latency_stop(&lat);
 	if (ln != 1) {
 		never_ran(sv, ctl, r, ch, sh, &s, ln, &e, o);
 	} else {

@@ -206,6 +206,9 @@ int tb_store_run_interval_events(struct tb_store *st, int64_t matrix_id, int64_t
 /* The run.sample events of run_id, oldest first (CPU/memory samples of its
  * hosts, kept with the events: the events' retention applies). */
 int tb_store_run_sample_events(struct tb_store *st, int64_t run_id, tb_event_fn fn, void *cls, struct tb_error *err);
+/* The run.rtt events of run_id, oldest first (its latency stream's bins,
+ * kept with the events like the samples). */
+int tb_store_run_rtt_events(struct tb_store *st, int64_t run_id, tb_event_fn fn, void *cls, struct tb_error *err);
 
 /* ---- actions (power, boot) and their steps ---- */
 struct tb_action_row {

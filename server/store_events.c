@@ -145,6 +145,22 @@ int tb_store_run_sample_events(struct tb_store *st, int64_t run_id, tb_event_fn 
 	return 0;
 }
 
+int tb_store_run_rtt_events(struct tb_store *st, int64_t run_id, tb_event_fn fn, void *cls, struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st,
+			  "SELECT id, at, type, host, coalesce(matrix_id, 0), data FROM events"
+			  " WHERE matrix_id = (SELECT matrix_id FROM runs WHERE id = ?1) AND type = 'run.rtt'"
+			  " AND json_extract(data, '$.data.run') = ?1 ORDER BY id",
+			  &s, err)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, run_id);
+	each_row(st, s, fn, cls);
+	return 0;
+}
+
 int tb_store_event_prune(struct tb_store *st, int64_t below, int64_t before, int64_t *deleted)
 {
 	sqlite3_stmt *s;

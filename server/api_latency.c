@@ -1,0 +1,105 @@
+/* api_latency.c - GET /api/v1/runs/{id}/latency: the RTT stream beside a run
+ * (issue 20 item 7), from its run.rtt events: each second's bin (min,
+ * median, max, received, lost) idle and under load, and the summary of both
+ * phases (median and p95 of every packet's RTT) with the ratio of the
+ * medians: the bufferbloat.  Reads the store only. */
+#include "api.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "irtt_parse.h"
+#include "services.h"
+#include "store.h"
+#include "validate.h"
+
+struct acc {
+	json_t *idle, *load; /* the bins as stored (with their "rtt" lists) */
+	json_t *tool, *host, *server;
+};
+
+static void run_exists(void *cls, const struct tb_run_row *row)
+{
+	(void)row;
+	*(int *)cls = 1;
+}
+
+static void on_rtt_event(void *cls, const struct tb_event_row *ev)
+{
+	struct acc *a = cls;
+	json_t *e = json_loads(ev->json, 0, NULL), *d = json_object_get(e, "data"), *bin = json_object_get(d, "bin");
+	const char *phase = json_string_value(json_object_get(d, "phase"));
+
+	if (json_is_object(bin) && phase != NULL) {
+		json_object_set(bin, "at_ms", json_object_get(d, "at_ms"));
+		json_array_append(strcmp(phase, "idle") == 0 ? a->idle : a->load, bin);
+		if (a->tool == NULL || strcmp(phase, "load") == 0) {
+			json_decref(a->tool);
+			a->tool = json_incref(json_object_get(d, "tool"));
+		}
+		if (a->host == NULL) {
+			a->host = json_incref(json_object_get(d, "host"));
+			a->server = json_incref(json_object_get(d, "server"));
+		}
+	}
+	json_decref(e);
+}
+
+/* The bins without their packets' lists (the summary has read those). */
+static json_t *brief(const json_t *bins)
+{
+	json_t *out = json_array(), *b;
+	size_t i;
+
+	json_array_foreach(bins, i, b)
+	{
+		json_t *c = json_copy(b);
+
+		json_object_del(c, "rtt");
+		json_array_append_new(out, c);
+	}
+	return out;
+}
+
+static json_t *reply(int64_t id, struct acc *a)
+{
+	json_t *si = tb_rtt_phase_summary(a->idle), *sl = tb_rtt_phase_summary(a->load);
+	double mi = json_number_value(json_object_get(si, "median"));
+	double ml = json_number_value(json_object_get(sl, "median"));
+	json_t *ratio = json_is_number(json_object_get(si, "median")) &&
+					json_is_number(json_object_get(sl, "median")) && mi > 0
+				? json_real(round(ml / mi * 100) / 100)
+				: json_null();
+
+	return json_pack("{s:I, s:O?, s:O?, s:O?, s:{s:o, s:o, s:o}, s:{s:o, s:o}}", "run", (json_int_t)id, "tool",
+			 a->tool, "client", a->host, "server", a->server, "summary", "idle", si ? si : json_null(),
+			 "load", sl ? sl : json_null(), "median_ratio", ratio, "bins", "idle", brief(a->idle), "load",
+			 brief(a->load));
+}
+
+int api_run_latency(struct tb_request *rq, struct tb_reply *rp)
+{
+	struct acc a = {json_array(), json_array(), NULL, NULL, NULL};
+	json_t *out;
+	int64_t id;
+	int found = 0, rc;
+
+	if (tb_parse_id(rq->args[0], 1, &id) != 0)
+		rc = tb_fail(&rp->err, TB_ERR_INVALID, "id", "a run id is a positive whole number");
+	else if ((rc = tb_store_run_get(rq->sv->store, id, run_exists, &found, &rp->err)) != 0)
+		;
+	else if (!found)
+		rc = tb_fail(&rp->err, TB_ERR_NOT_FOUND, "id", "no run %lld", (long long)id);
+	else if (a.idle == NULL || a.load == NULL)
+		rc = tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
+	else if ((rc = tb_store_run_rtt_events(rq->sv->store, id, on_rtt_event, &a, &rp->err)) == 0) {
+		out = reply(id, &a);
+		rc = out != NULL ? tb_reply_json(rp, 200, out) : tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	json_decref(a.idle);
+	json_decref(a.load);
+	json_decref(a.tool);
+	json_decref(a.host);
+	json_decref(a.server);
+	return rc;
+}

@@ -1,0 +1,84 @@
+#!/bin/sh
+# Latency under load (issue 20 item 7) on the simulated testbed: with the
+# router's link limited to 20 Mbit/s (`sim link --rate`, tbf whose queue
+# holds up to 50 ms), a spec with "latency": "irtt" gets an irtt stream from
+# left to right beside its TCP run; the idle RTT measured before the load is
+# far below the RTT under it (the queue builds: bufferbloat).  Asserted as
+# ratios of RTTs measured in the same run, no timing: the loaded median is
+# at least 3 times the idle median and above the idle p95.  Also: run.rtt
+# events (phase idle and load) during the run, GET /api/v1/runs/{id}/latency
+# (summary, bins, tool irtt), no irtt left on a host, a bad "latency"
+# refused naming the field, and a spec without it measures nothing.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/lib.sh"
+sim_testbedd tblt 219 2
+both_answer
+
+body=$(api POST /api/v1/matrices/plan '{"name":"bad","pairs":[{"client":"left","server":"right"}],"latency":"owamp"}')
+check "a bad latency tool is refused (400) naming latency" \
+	test "$(st)" = 400 -a -n "$(echo "$body" | grep '"field": *"latency"')"
+
+check "sim link --rate 20mbit" "$SIM" link --prefix "$PFX" --rate 20mbit
+stamp_start run.rtt,run.interval
+spec='{"name":"bloat","pairs":[{"client":"left","server":"right"}],"protocols":["tcp"],"directions":["forward"],
+ "duration_s":5,"repeats":1,"latency":"irtt"}'
+body=$(api POST /api/v1/matrices "$spec")
+M=$(echo "$body" | jq_ 'd["matrix"]["id"]')
+check "start: 201" test "$(st)" = 201 -a -n "$M"
+WAIT=90 check "matrix $M succeeds" wait_state "$M" succeeded
+sleep 1
+stamp_stop
+R=$(api GET "/api/v1/matrices/$M" | jq_ 'd["matrix"]["runs"][0]["id"]')
+check "the stored spec keeps latency" pyck "$(api GET "/api/v1/matrices/$M")" 'sys.exit(d["matrix"]["spec"].get("latency") != "irtt")'
+
+check "run.rtt events arrived during the run, idle then load, from irtt" python3 - "$DD/events.jsonl" "$R" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+run = int(sys.argv[2])
+r = [e["data"]["data"] for e in ev if e.get("event") == "run.rtt" and e["data"]["data"]["run"] == run]
+phases = [x["phase"] for x in r]
+print("# %d run.rtt events: %d idle, %d load; tools %s" % (len(r), phases.count("idle"), phases.count("load"), sorted({x["tool"] for x in r})))
+first_load = phases.index("load") if "load" in phases else -1
+sys.exit(not (phases.count("idle") >= 2 and phases.count("load") >= 4 and "idle" not in phases[first_load:]
+              and {x["tool"] for x in r} == {"irtt"} and all(x["host"] == "left" and x["server"] == "right" for x in r)))
+PY
+
+body=$(api GET "/api/v1/runs/$R/latency")
+check "GET /runs/$R/latency: 200" test "$(st)" = 200
+diag "$(echo "$body" | jq_ '"idle %s, load %s, median ratio %s" % (d["summary"]["idle"], d["summary"]["load"], d["summary"]["median_ratio"])')"
+check "the RTT under the rate-limited TCP run is clearly above the idle RTT" pyck "$body" '
+s = d["summary"]; i = s["idle"]; l = s["load"]
+ok = d["tool"] == "irtt" and d["client"] == "left" and d["server"] == "right"
+ok = ok and i["n"] >= 10 and l["n"] >= 30
+ok = ok and l["median"] >= 3 * i["median"] and l["median"] > i["p95"] and s["median_ratio"] >= 3
+sys.exit(not ok)'
+check "bins: one a second, each with n, lost, min <= median <= max, and no packet lists" pyck "$body" '
+b = d["bins"]["load"]
+ok = len(b) >= 4 and all("rtt" not in x and x["n"] + x["lost"] >= 1 for x in b)
+ok = ok and all(x["min"] <= x["median"] <= x["max"] for x in b if x["n"])
+ok = ok and [x["t"] for x in b] == sorted(x["t"] for x in b) and all("at_ms" in x for x in b)
+sys.exit(not ok)'
+check "no irtt is left on a host" bash -c '
+for _ in $(seq 20); do
+	n=0
+	for ns in left right; do
+		for p in $(ip netns pids "'"$PFX"'-$ns" 2>/dev/null); do
+			grep -q "irtt" "/proc/$p/cmdline" 2>/dev/null && n=$((n + 1))
+		done
+	done
+	[ $n = 0 ] && exit 0
+	sleep 0.2
+done
+exit 1'
+body=$(api GET "/api/v1/runs/999999/latency")
+check "an unknown run: 404" test "$(st)" = 404
+
+# a spec without "latency": nothing measured
+"$SIM" link --prefix "$PFX" --rate none >/dev/null
+body=$(api POST /api/v1/matrices '{"name":"plain","pairs":[{"client":"left","server":"right"}],"protocols":["tcp"],"directions":["forward"],"duration_s":2,"repeats":1}')
+M2=$(echo "$body" | jq_ 'd["matrix"]["id"]')
+WAIT=60 check "matrix $M2 succeeds" wait_state "$M2" succeeded
+R2=$(api GET "/api/v1/matrices/$M2" | jq_ 'd["matrix"]["runs"][0]["id"]')
+check "a run without latency has none" pyck "$(api GET "/api/v1/runs/$R2/latency")" \
+	'sys.exit(not (d["bins"] == {"idle": [], "load": []} and d["summary"]["idle"]["n"] == 0 and d["tool"] is None))'
+finish
