@@ -300,7 +300,20 @@ struct pick {
 	void *cls;
 };
 
-/* Wait (until the boot timeout) for a complete menu after mark into *menu. */
+/* Hold the console's lease on: taken again (which counts as a use), so that
+ * it does not lapse (TB_CONSOLE_LEASE_IDLE_S without input) while the action
+ * waits for the reboot and the menu, and is ours when the keys go (it may
+ * have lapsed in a long reboot: then it is taken anew).  TB_ERR_CONFLICT
+ * naming whoever holds it now. */
+static int keep_lease(struct pick *p, struct tb_error *err)
+{
+	char taken[64];
+
+	return tb_console_lease_take(p->cs, p->m->name, &p->who, 0, taken, err);
+}
+
+/* Wait (until the boot timeout) for a complete menu after mark into *menu,
+ * the lease kept meanwhile. */
 static int wait_menu(struct tb_action *a, struct pick *p, int64_t mark, struct tb_grub_menu *menu, struct tb_error *err)
 {
 	int64_t until = tb_monotonic_ms() + (int64_t)(p->m->shutdown_timeout_s + p->m->boot_timeout_s) * 1000;
@@ -312,6 +325,11 @@ static int wait_menu(struct tb_action *a, struct pick *p, int64_t mark, struct t
 	while (!tb_action_canceled(a) && tb_monotonic_ms() < until) {
 		size_t n = tb_console_read_since(p->cs, p->m->name, mark, buf, TB_CONSOLE_RING);
 
+		if ((rc = keep_lease(p, err)) != 0) {
+			free(buf);
+			return rc;
+		}
+		rc = TB_ERR_TIMEOUT;
 		if (tb_grub_menu_parse(buf, n, menu) && menu->complete && (menu->timeout_s >= 0 || settle++ >= 2)) {
 			rc = 0;
 			break;
@@ -358,7 +376,8 @@ static int pick_trigger(struct tb_action *a, void *cls, struct tb_error *err)
 			       p->title[0] ? "'" : "", menu.n, menu.title[0]);
 	if ((nk = tb_grub_keys(from, want, keys, sizeof(keys), names, sizeof(names))) < 0)
 		return tb_fail(err, TB_ERR_INTERNAL, "", "too many keys");
-	rc = tb_console_input(p->cs, p->m->name, &p->who, keys, (size_t)nk, err);
+	if ((rc = keep_lease(p, err)) == 0)
+		rc = tb_console_input(p->cs, p->m->name, &p->who, keys, (size_t)nk, err);
 	tb_console_lease_drop(p->cs, p->m->name, &p->who, &e);
 	if (rc != 0)
 		return rc;

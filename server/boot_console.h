@@ -78,9 +78,12 @@ int tb_boot_console_precheck(struct tb_action *a, const struct tb_machine *m, co
 /* Reboot m (from cur, by reboot(a, cls)) and choose os on GRUB's menu over
  * its console (entry: boot.entries' name of it), then wait until m answers
  * (tb_power_reboot_wait_for, expecting os); now_os (TB_NAME_MAX) gets the OS
- * that answers.  TB_ERR_CONFLICT when a person holds the console's lease
- * (naming them), TB_ERR_TIMEOUT when no menu came, TB_ERR_REMOTE when the
- * menu could not be used (timeout 0, no such entry).  Blocks for a reboot. */
+ * that answers.  The console's lease is the action's from the start until
+ * the keys are sent, kept from lapsing while the reboot and the menu take
+ * their time.  TB_ERR_CONFLICT when a person holds the console's lease
+ * (naming them; or an admin took it over meanwhile), TB_ERR_TIMEOUT when no
+ * menu came, TB_ERR_REMOTE when the menu could not be used (timeout 0, no
+ * such entry).  Blocks for a reboot. */
 int tb_boot_console_reboot(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
 			   const char *cur, const char *os, const char *entry, tb_trigger_fn reboot, void *cls,
 			   char *now_os, struct tb_error *err);
