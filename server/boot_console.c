@@ -2,6 +2,7 @@
  * console lines of an action: see boot_console.h. */
 #include "boot_console.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,8 @@ static size_t to_text(const char *raw, size_t len, char *out, int hl)
 
 			for (; j < len && ((unsigned char)raw[j] < 0x40 || (unsigned char)raw[j] > 0x7e); j++) {
 				if (raw[j] >= '0' && raw[j] <= '9') {
-					num = num * 10 + (raw[j] - '0');
+					/* the console's bytes: a run of digits stops at 100000 */
+					num = num >= 10000 ? 100000 : num * 10 + (raw[j] - '0');
 				} else {
 					seven |= num == 7;
 					first = first < 0 ? num : first;
@@ -124,6 +126,15 @@ static void add_entry(struct tb_grub_menu *menu, char *l)
 	snprintf(menu->title[menu->n++], TB_GRUB_TITLE_MAX, "%s", s);
 }
 
+/* The seconds of GRUB's countdown at s ("5s"), 0..INT_MAX (the console's
+ * bytes: no number is 0, a huge one INT_MAX). */
+static int countdown(const char *s)
+{
+	long v = strtol(s, NULL, 10);
+
+	return v < 0 ? 0 : v > INT_MAX ? INT_MAX : (int)v;
+}
+
 int tb_grub_menu_parse(const char *raw, size_t len, struct tb_grub_menu *out)
 {
 	char *text = malloc(len + 1), line[256];
@@ -152,7 +163,7 @@ int tb_grub_menu_parse(const char *raw, size_t len, struct tb_grub_menu *out)
 		} else if (borders >= 2 && (at = strstr(line, "automatically in ")) != NULL) {
 			for (const char *q = at; (q = strstr(q + 1, "automatically in ")) != NULL;)
 				at = q; /* rewritten in place: the last */
-			out->timeout_s = atoi(at + strlen("automatically in "));
+			out->timeout_s = countdown(at + strlen("automatically in "));
 			out->complete = 1;
 		} else if (borders >= 2 && strstr(line, "command-line") != NULL) {
 			out->complete = 1;

@@ -68,6 +68,27 @@ static void test_parse_vt100(void **state)
 	assert_int_equal(m.timeout_s, 9);
 }
 
+/* The console's bytes are not GRUB's own: a parameter of 2^32 + 7 is not
+ * reverse video (7), a countdown past INT_MAX is not a few seconds (the
+ * digits overflowed an int before: undefined, in practice wrapped). */
+static void test_parse_huge_numbers(void **state)
+{
+	static const char raw[] = "\033[1;30H GNU GRUB  version 2.06\033[3;2H+---------------------+"
+				  "\033[4;2H|\033[4;3H\033[7mDebian GNU/Linux     \033[0m\033[4;24H|"
+				  "\033[5;2H|\033[5;3H\033[4294967303mFreeBSD              \033[0m\033[5;24H|"
+				  "\033[6;2H+---------------------+\033[11;4HThe highlighted entry will be executed "
+				  "automatically in 4294967301s.";
+	struct tb_grub_menu m;
+
+	(void)state;
+	assert_int_equal(tb_grub_menu_parse(raw, strlen(raw), &m), 1);
+	assert_int_equal(m.n, 2);
+	assert_string_equal(m.title[1], "FreeBSD");
+	assert_int_equal(m.highlighted, 0);
+	assert_int_equal(m.complete, 1);
+	assert_true(m.timeout_s > 5);
+}
+
 /* Kernel lines of an earlier boot, then a new menu: the last one counts;
  * one still arriving is not complete; no banner is no menu. */
 static void test_parse_last_and_partial(void **state)
@@ -156,6 +177,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_sim),
 		cmocka_unit_test(test_parse_vt100),
+		cmocka_unit_test(test_parse_huge_numbers),
 		cmocka_unit_test(test_parse_last_and_partial),
 		cmocka_unit_test(test_pick),
 		cmocka_unit_test(test_keys),
