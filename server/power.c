@@ -12,6 +12,7 @@
 #include "inventory.h"
 #include <pthread.h>
 
+#include "boot_check.h"
 #include "hosts.h"
 #include "proc.h"
 #include "ssh.h"
@@ -326,6 +327,65 @@ static void *watch_run(void *arg)
 	return NULL;
 }
 
+/* The persona's boot id, new at every boot: Linux's kernel.random.boot_id
+ * (procps sysctl), FreeBSD's kern.boottime (the kernel by the
+ * persona's name, boot_check.h).  "" when it could not be read.  One ssh
+ * command (a step), up to 10 s. */
+static void boot_id(struct tb_action *a, const struct tb_machine *m, const char *os, char *out, size_t len)
+{
+	static const char *const lin[] = {"sysctl", "-n", "kernel.random.boot_id", NULL};
+	static const char *const bsd[] = {"sysctl", "-n", "kern.boottime", NULL};
+	struct tb_ssh_capture cap;
+	struct tb_error e = {0};
+
+	out[0] = '\0';
+	if (tb_power_ssh(a, m, os, strcmp(tb_boot_kernel_of(os), "FreeBSD") == 0 ? bsd : lin, 10000, &cap, &e) == 0 &&
+	    cap.res.exit_status == 0 && cap.out != NULL) {
+		snprintf(out, len, "%s", cap.out);
+		out[strcspn(out, "\r\n")] = '\0';
+	}
+	tb_ssh_capture_free(&cap);
+}
+
+/* A reboot is proven by a new boot id, not by a probe that missed the host:
+ * when it answers as cur_os again its boot id must differ from before (so a
+ * reboot too quick for any probe to see is still proven, and an old OS that
+ * only dropped its sessions is not taken for a new boot).  While the id is
+ * the same, asked again every 2 s until the boot timeout.  Another OS
+ * answering is its own proof.  Blocks up to boot_timeout_s. */
+static int reboot_proven(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
+			 const char *cur_os, const char *before, const char *expect, char *os_out, struct tb_error *err)
+{
+	const char *what = strcmp(tb_boot_kernel_of(cur_os), "FreeBSD") == 0 ? "kern.boottime" : "boot id";
+	int64_t until = tb_monotonic_ms() + (int64_t)m->boot_timeout_s * 1000;
+	char now[96];
+	int rc;
+
+	while (strcmp(os_out, cur_os) == 0) {
+		boot_id(a, m, cur_os, now, sizeof(now));
+		if (now[0] != '\0' && strcmp(now, before) != 0) {
+			tb_action_note(a, "%s rebooted: its %s was %s, now %s", m->name, what, before, now);
+			return 0;
+		}
+		if (tb_monotonic_ms() >= until && now[0] == '\0')
+			return tb_fail(err, TB_ERR_TIMEOUT, "",
+				       "%s answers as %s again but its %s (%s before the reboot) could not be read for "
+				       "%d s: the reboot is not proven",
+				       m->name, cur_os, what, before, m->boot_timeout_s);
+		if (tb_monotonic_ms() >= until)
+			return tb_fail(err, TB_ERR_TIMEOUT, "",
+				       "%s answers as %s but did not reboot: its %s is still %s after %d s", m->name,
+				       cur_os, what, before, m->boot_timeout_s);
+		tb_sleep_ms(2000, tb_action_cancel_flag(a));
+		if (tb_action_canceled(a))
+			return tb_fail(err, TB_ERR_CANCELED, "", "canceled while waiting for %s to reboot", m->name);
+		rc = wait_for(a, inv, m, 1, (int)((until - tb_monotonic_ms()) / 1000) + 1, 0, expect, os_out, 40, err);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
 int tb_power_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
 			 const char *cur_os, tb_trigger_fn trigger, void *cls, char *os_out, struct tb_error *err)
 {
@@ -342,9 +402,11 @@ int tb_power_reboot_wait_for(struct tb_action *a, const struct tb_inventory *inv
 	pthread_t th;
 	int64_t t0;
 	int rc, started;
+	char before[96];
 
 	if (p == NULL)
 		return tb_fail(err, TB_ERR_NOT_FOUND, "os", "%s has no OS persona %s", m->name, cur_os);
+	boot_id(a, m, cur_os, before, sizeof(before)); /* the proof after: a new one */
 	tb_hosts_target(hosts, m, p, &w.t, w.pin, sizeof(w.pin));
 	pthread_mutex_init(&w.lock, NULL);
 	tb_cond_init(&w.cond);
@@ -404,7 +466,10 @@ int tb_power_reboot_wait_for(struct tb_action *a, const struct tb_inventory *inv
 				m->name, cur_os, DOWN_CONFIRM_MS / 1000);
 	}
 	tb_hosts_set_phase(hosts, m->name, "booting");
-	return wait_for(a, inv, m, 1, m->boot_timeout_s, 0, expect, os_out, 40, err);
+	rc = wait_for(a, inv, m, 1, m->boot_timeout_s, 0, expect, os_out, 40, err);
+	if (rc != 0 || before[0] == '\0') /* no id read before: the answer is the proof, as it was */
+		return rc;
+	return reboot_proven(a, inv, m, cur_os, before, expect, os_out, err);
 }
 
 /* Ask the running OS to power off or reboot (the connection may drop: fine). */

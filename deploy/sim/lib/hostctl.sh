@@ -270,9 +270,22 @@ con_kernel() {	# persona
 	esac
 }
 
+# What proves a boot happened, new at each: Linux's boot id (DIR/hosts/H/boot_id,
+# bound over /proc/sys/kernel/random/boot_id by hostinit.sh; written in place, so
+# the bind sees it) and FreeBSD's kern.boottime (the sysctl stand-in's per-host value).
+boot_ids() {
+	local now us
+	cat /proc/sys/kernel/random/uuid >"$HD/boot_id"
+	now=$EPOCHREALTIME us=${EPOCHREALTIME#*.}
+	mkdir -p "$HD/sysctl"
+	printf '{ sec = %s, usec = %s } %s' "${now%.*}" "$((10#$us))" "$(date -u -d "@${now%.*}" '+%a %b %e %H:%M:%S %Y')" >"$HD/sysctl/kern.boottime"
+}
+
 boot() {
 	local persona addr i pick CHOSEN
-	if [ "$ROLE" = host ] && persona=$(fw_pick) && [ -n "$persona" ]; then
+	if [ -n "${SAME_BOOT:-}" ]; then
+		persona=$SAME_BOOT	# the reboot-fake fault: the OS only restarted sshd
+	elif [ "$ROLE" = host ] && persona=$(fw_pick) && [ -n "$persona" ]; then
 		:	# UEFI BootNext: that OS's own entry, GRUB not run
 	elif [ "$ROLE" = host ]; then
 		pick=$(grub_pick)
@@ -285,6 +298,7 @@ boot() {
 	[ -n "$persona" ] || persona=none
 	con_kernel "$persona"
 	printf '%s\n' "$persona" >"$HD/persona"
+	[ -n "${SAME_BOOT:-}" ] || boot_ids
 	log "booting $persona"
 	if [ "$persona" = none ]; then
 		setpower on	# firmware screen or memtest: on, but no OS answers
@@ -339,6 +353,13 @@ off|poweroff|soft)
 reboot|reset|cycle)
 	if [ "$(power)" = off ]; then
 		[ "$CMD" = cycle ] && { setpower booting; delay; boot; }
+	elif [ "$CMD" = reboot ] && [ -f "$HD/reboot-fake" ]; then
+		# a fault (DIR/hosts/H/reboot-fake, used once): the OS drops every session
+		# and restarts sshd but does not reboot (the same boot id / kern.boottime)
+		rm -f "$HD/reboot-fake"
+		SAME_BOOT=$(cat "$HD/persona" 2>/dev/null)
+		log "fault: reboot-fake: sessions dropped, sshd restarted, no boot"
+		down_host 0.5; setpower booting; boot
 	else
 		if [ "$CMD" = reboot ]; then down_host 0.5; else down_host 0; fi
 		setpower booting; delay; boot

@@ -17,6 +17,9 @@ for t in /usr/bin/grub-editenv /usr/sbin/grub-reboot /usr/sbin/grub-set-default 
 	mount --bind "$t" "$S/real/$n"
 	mount --bind "$HD/w/$n" "$t"
 done
+# the boot id a persona reads: the host's own, new at each boot (hostctl.sh boot_ids)
+[ -f "$HD/boot_id" ] || cat /proc/sys/kernel/random/uuid >"$HD/boot_id"
+mount --bind "$HD/boot_id" /proc/sys/kernel/random/boot_id
 # a real efibootmgr on the machine would write the machine's NVRAM: the sim's over it
 for t in /usr/bin/efibootmgr /usr/sbin/efibootmgr /bin/efibootmgr /sbin/efibootmgr; do
 	[ -e "$t" ] && [ ! -L "$t" ] && mount --bind "$HD/w/efibootmgr" "$t"
