@@ -15,10 +15,15 @@
 // /runs/{id}/samples holds, then the run.sample events of the live tail
 // (kept once per host and second whichever way they came).  A run that
 // sampled nothing shows no such chart.
+//
+// A run whose spec asked for "latency" gets an RTT chart (RunLatencyChart):
+// the run.rtt events of the live tail, GET /runs/{id}/latency when the page
+// opens and again once the run has ended (with the idle vs loaded summary).
 
 import { api } from './api.mjs';
 import { IntervalChart } from './charts.mjs';
 import { RunSamplesChart } from './runsamples.mjs';
+import { RunLatencyChart } from './runlatency.mjs';
 import { hostLine } from './hostmeta.mjs';
 import { h, replace } from './dom.mjs';
 import { bitrateNode, count, pairText, percent, RUN_ENDED, runTitle, statePill } from './format.mjs';
@@ -52,6 +57,10 @@ class RunPage {
   #samplesBox = h('div', { class: 'run-samples-box', hidden: true },
     h('h3', { id: 'run-samples-title' }, 'CPU and memory'));
   #started = null;         // when the run started (ms; t = 0 of the samples)
+  #latency = null;         // RunLatencyChart, made with the first RTT bin
+  #latencyAsked = null;    // GET /runs/{id}/latency: null never, false while it ran, true after its end
+  #latencyBox = h('div', { class: 'run-latency-box', hidden: true },
+    h('h3', { id: 'run-latency-title' }, 'Latency under load'));
 
   constructor(main, id) {
     this.#main = main;
@@ -66,6 +75,7 @@ class RunPage {
     this.#live?.stop();
     this.#chart?.dispose();
     this.#samples?.dispose();
+    this.#latency?.dispose();
   }
 
   async refresh() {
@@ -79,6 +89,7 @@ class RunPage {
       if (!RUN_ENDED.has(run.state)) this.#follow(run);
       else this.#live?.stop();
       if (!this.#samplesAsked && run.started_at) this.#history(run);
+      if (run.started_at && this.#latencyAsked !== true && this.#latencyAsked !== RUN_ENDED.has(run.state)) this.#latencyHistory(run);
     } catch (err) {
       if (ask !== this.#asked || this.#stopped || err.status === 401) return;
       document.title = 'Run · testbedd';
@@ -101,6 +112,33 @@ class RunPage {
     }
   }
 
+  /** The stored RTT bins of the run and, once it ended, its summary (none: no chart). */
+  async #latencyHistory(run) {
+    const ended = RUN_ENDED.has(run.state);
+    this.#latencyAsked = ended;
+    try {
+      const x = await api('GET', `runs/${this.#id}/latency`);
+      if (this.#stopped) return;
+      for (const phase of ['idle', 'load']) {
+        for (const b of x.bins?.[phase] ?? []) this.#rtt(phase, b, x.tool);
+      }
+      if (ended && this.#latency) this.#latency.summary(x.summary, x.tool);
+    } catch (err) {
+      if (!this.#stopped && err.status !== 401) console.warn('testbedd: the run\'s latency:', err.message);
+    }
+  }
+
+  /** One RTT bin: the chart is made (and shown) with the first. */
+  #rtt(phase, bin, tool) {
+    if (this.#stopped || !bin) return;
+    if (!this.#latency) {
+      this.#latency = new RunLatencyChart(`Run ${this.#id}`, `run-${this.#id}-latency`);
+      this.#latencyBox.append(this.#latency.el);
+      this.#latencyBox.hidden = false;
+    }
+    this.#latency.add(phase, bin, tool);
+  }
+
   /** One sample of host: the chart is made (and shown) with the first. */
   #sample(run, host, side, atMs, sample) {
     if (this.#stopped || !sample?.cpu?.length) return;
@@ -116,7 +154,11 @@ class RunPage {
   /** The run's events while it has not ended. */
   #follow(run) {
     if (this.#live) return;
-    this.#live = new LiveStream(['run.state', 'run.interval', 'run.sample'], { matrix: run.matrix });
+    this.#live = new LiveStream(['run.state', 'run.interval', 'run.sample', 'run.rtt'], { matrix: run.matrix });
+    this.#live.addEventListener('run.rtt', (e) => {
+      const d = e.detail.data;
+      if (d.run === this.#id) this.#rtt(d.phase, d.bin, d.tool);
+    });
     this.#live.addEventListener('run.sample', (e) => {
       const d = e.detail.data;
       if (d.run === this.#id) this.#sample(null, d.host, d.side, Date.parse(e.detail.at), d.sample);
@@ -126,7 +168,7 @@ class RunPage {
       const d = e.detail.data;
       if (d.run === this.#id) this.#chart?.add(d.side, d.n, d.interval);
     });
-    this.#live.addEventListener('reset', () => { this.#samplesAsked = false; this.refresh(); });
+    this.#live.addEventListener('reset', () => { this.#samplesAsked = false; this.#latencyAsked = null; this.refresh(); });
     this.#live.start();
   }
 
@@ -181,7 +223,7 @@ class RunPage {
       h('h2', { id: 'run-charts-title' }, 'Intervals'),
       h('div', { class: 'run-charts-grid' },
         this.#chart.points > 0 || !RUN_ENDED.has(r.state) ? this.#chart.el : h('p', { class: 'muted' }, 'No intervals stored.'),
-        this.#samplesBox));
+        this.#samplesBox, this.#latencyBox));
 
     const command = (side, text) => (text
       ? h('pre', { class: 'cmd' }, h('code', { class: `${side}-command` }, text))
