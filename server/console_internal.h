@@ -52,6 +52,9 @@ size_t tb_telnet_decode(struct tb_telnet *t, const unsigned char *in, size_t n, 
 size_t tb_telnet_encode(const struct tb_telnet *t, const unsigned char *in, size_t n, unsigned char *out);
 /* RFC 2217 SET-CONTROL BREAK ON (on) or OFF into out.  Returns 7. */
 size_t tb_telnet_break(int on, unsigned char out[7]);
+/* 1 while the COM-PORT-OPTION is in force as far as t knows (asked for in
+ * the hello; 0 once the server said DONT: it speaks no RFC 2217). */
+int tb_telnet_comport(const struct tb_telnet *t);
 
 struct console {
 	/* This console's own view of the service: state_dir, idle and
@@ -93,6 +96,7 @@ struct console {
 	unsigned char inq[TB_CONSOLE_QUEUE_MAX];
 	size_t inlen;
 	int brk;         /* a Break is asked for */
+	int comport;     /* telnet: the server has not refused RFC 2217 (the reader's tn, copied) */
 	int bol;         /* ipmi-sol: what went to ipmitool ended a line (its ~ escapes work only there) */
 	char holder[64]; /* the lease: "" none */
 	int64_t holder_token;
@@ -127,8 +131,8 @@ void console_setup_kind(struct console *c, const struct tb_machine *m);
 /* "tcp", "telnet"... : the console_state's type ("tcp", "device", "ipmi-sol"). */
 const char *console_type_name(const struct console *c);
 /* 0 when c can send a Break now, else TB_ERR_INVALID saying why (raw TCP has
- * none) or TB_ERR_CONFLICT (ipmi-sol: not at the start of a line).  Locks
- * c->mu. */
+ * none) or TB_ERR_CONFLICT (telnet: the server refused RFC 2217; ipmi-sol:
+ * not at the start of a line).  Locks c->mu. */
 int console_break_check(struct console *c, struct tb_error *err);
 
 /* console_sol.c: one ipmitool SOL session of c, from start to end: returns

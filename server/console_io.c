@@ -273,6 +273,9 @@ static void got_bytes(struct console *c, struct wire *w, unsigned char *buf, siz
 
 		n = tb_telnet_decode(&c->tn, buf, n, buf, &reply);
 		wire_add(w, reply.buf, reply.len);
+		pthread_mutex_lock(&c->mu);
+		c->comport = tb_telnet_comport(&c->tn);
+		pthread_mutex_unlock(&c->mu);
 	}
 	if (n > 0) {
 		pthread_mutex_lock(&c->mu);
@@ -378,6 +381,16 @@ int console_break_check(struct console *c, struct tb_error *err)
 			       "the console of %s is raw TCP, which has no Break (a device console has one, and a "
 			       "tcp console with protocol: telnet sends RFC 2217's)",
 			       c->name);
+	if (c->type == TB_CONSOLE_TCP) { /* telnet */
+		pthread_mutex_lock(&c->mu);
+		if (c->connected && !c->comport)
+			rc = tb_fail(err, TB_ERR_CONFLICT, "key",
+				     "the console server of %s refused RFC 2217 (telnet's COM-PORT-OPTION), which "
+				     "carries a Break: not sent (ser2net: use its telnet(rfc2217) accepter)",
+				     c->name);
+		pthread_mutex_unlock(&c->mu);
+		return rc;
+	}
 	if (c->type != TB_CONSOLE_IPMI_SOL)
 		return 0;
 	pthread_mutex_lock(&c->mu);
@@ -416,6 +429,7 @@ void *console_thread(void *arg)
 			pthread_mutex_lock(&c->mu);
 			c->inlen = 0; /* typed while it was away: not for the new line */
 			c->brk = 0;
+			c->comport = 1; /* telnet: asked for in the hello, until the server refuses */
 			console_set_state(c, 1, NULL);
 			pthread_mutex_unlock(&c->mu);
 			backoff = BACKOFF_MIN_MS;

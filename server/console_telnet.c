@@ -156,3 +156,8 @@ size_t tb_telnet_break(int on, unsigned char out[7])
 	memcpy(out, b, sizeof(b));
 	return sizeof(b);
 }
+
+int tb_telnet_comport(const struct tb_telnet *t)
+{
+	return t->us[OPT_COMPORT];
+}
