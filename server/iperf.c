@@ -378,3 +378,20 @@ enum tb_iperf_errclass tb_iperf_classify(const char *error_text)
 		return TB_IPERF_ERR_TIMEOUT;
 	return TB_IPERF_ERR_OTHER;
 }
+
+/* ---- shared with the other traffic tools (iperf2.c) ---- */
+
+int tb_iperf_params_check(const struct tb_iperf_params *p, struct tb_error *err)
+{
+	return check_params(p, err);
+}
+
+int tb_argv_add(struct tb_argv *a, const char *word)
+{
+	return add(a, "%s", word);
+}
+
+void tb_argv_reset(struct tb_argv *a)
+{
+	argv_reset(a);
+}

@@ -110,6 +110,7 @@ struct tb_iperf_params {
 	bool zerocopy;       /* -Z */
 	char affinity[24];   /* -A "n" or "n,m", "" = unset */
 	int interval_s;      /* -i, 1 */
+	int tool;            /* traffic.h's enum tb_tool: 0 iperf3 (the default), 1 iperf2 */
 };
 
 /* A NULL-terminated argv that owns its strings (fixed size: no cleanup).
@@ -154,6 +155,13 @@ int tb_iperf_client_argv(const struct tb_iperf_caps *caps, const char *server_ad
  * is over 1 (0 counts as 1).  TB_ERR_INVALID naming the field for a value
  * iperf3 would refuse (window over 512 MiB, UDP length over 65507, ...). */
 int tb_iperf_params_args(const struct tb_iperf_params *p, struct tb_argv *out, struct tb_error *err);
+
+/* For the other traffic tools' command lines (iperf2.c): p checked as
+ * tb_iperf_params_args checks it; a word appended to a (-1: a is full);
+ * a emptied. */
+int tb_iperf_params_check(const struct tb_iperf_params *p, struct tb_error *err);
+int tb_argv_add(struct tb_argv *a, const char *word);
+void tb_argv_reset(struct tb_argv *a);
 
 /* ---- parsers ---- */
 

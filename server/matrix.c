@@ -122,6 +122,7 @@ static void apply(enum tb_mx_axis axis, const struct tb_mx_value *v, struct tb_i
 	case TB_MX_TOS: p->tos = (int)v->num; break;
 	case TB_MX_ZEROCOPY: p->zerocopy = v->num != 0; break;
 	case TB_MX_AFFINITY: snprintf(p->affinity, sizeof(p->affinity), "%s", v->str); break;
+	case TB_MX_TOOL: p->tool = (int)v->num; break;
 	default: break;
 	}
 }

@@ -19,7 +19,13 @@
  *   "iperf": {"udp_bitrate": "0", "bitrate": null, "parallel": 1,
  *             "length": null, "window": null, "omit_s": 0,
  *             "congestion": null, "tos": null, "zerocopy": false,
- *             "affinity": null}}
+ *             "affinity": null},
+ *   "tool": "iperf3" | "iperf2" | ["iperf3", "iperf2"]}   default "iperf3"
+ *
+ * tool: the traffic tool of each run (traffic.h): a list compares the tools
+ * cell by cell (the innermost sweep, so a cell's tools run side by side).
+ * iperf2 runs reverse as its own -R and refuses bidir, omit_s, zerocopy and
+ * affinity (matrix_tool.c).
  *
  * Sweeps: duration_s and every "iperf" value may be a list; the runs are the
  * cross product pairs x protocols x directions x every swept value, each
@@ -183,7 +189,8 @@ void tb_matrix_plan_free(struct tb_matrix_plan *plan);
 void tb_matrix_plan_run(const struct tb_matrix_plan *plan, int i, struct tb_planned_run *out);
 
 /* One run as JSON: {"seq","cell","repeat","client","server","link",
- * "server_address","protocol","direction","params":{...},"iperf_args":"-t 10 -u -b 0"}
+ * "server_address","protocol","direction","tool","params":{...},"iperf_args":"-t 10 -u -b 0"}
+ * (iperf_args: the options of the run's tool; params has "tool" unless iperf3)
  * (new reference). */
 json_t *tb_matrix_run_json(const struct tb_planned_run *r);
 

@@ -38,6 +38,7 @@ enum tb_mx_axis {
 	TB_MX_TOS,
 	TB_MX_ZEROCOPY,
 	TB_MX_AFFINITY,
+	TB_MX_TOOL, /* the spec's top-level "tool" (traffic.h), innermost: a cell's tools run side by side */
 	TB_MX_NAXES
 };
 
@@ -152,6 +153,12 @@ int tb_mx_get_int(const json_t *v, const char *field, long long lo, long long hi
 void tb_mx_value_unset(enum tb_mx_axis axis, struct tb_mx_value *x);
 /* Whether a and b are the same value of axis (bitrates by bits/s). */
 int tb_mx_value_same(enum tb_mx_axis axis, const struct tb_mx_value *a, const struct tb_mx_value *b);
+
+/* ---- matrix_tool.c ---- */
+
+/* TB_ERR_INVALID naming "tool[i]" when a tool the spec lists cannot do what
+ * the rest of it asks (iperf2: bidir, omit_s, zerocopy, affinity). */
+int tb_mx_check_tool(const struct tb_mx_spec *sp, struct tb_error *err);
 
 /* ---- matrix_groups.c ---- */
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "matrix_internal.h"
+#include "traffic.h"
 
 static const char *const order_names[] = {"sequential", "interleaved", "shuffled"};
 
@@ -19,7 +20,7 @@ static json_t *str_or_null(const char *s)
 
 json_t *tb_matrix_params_json(const struct tb_iperf_params *p)
 {
-	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:i}", "protocol",
+	json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:i}", "protocol",
 			 tb_iperf_proto_name(p->proto), "direction", tb_iperf_dir_name(p->dir), "duration_s",
 			 p->duration_s, "omit_s", p->omit_s, "parallel", p->parallel, "length",
 			 p->length > 0 ? json_integer(p->length) : json_null(), "window",
@@ -27,6 +28,14 @@ json_t *tb_matrix_params_json(const struct tb_iperf_params *p)
 			 "congestion", str_or_null(p->congestion), "tos",
 			 p->tos >= 0 ? json_integer(p->tos) : json_null(), "zerocopy", (int)p->zerocopy, "affinity",
 			 str_or_null(p->affinity), "interval_s", p->interval_s);
+
+	/* "tool" only when not the default iperf3: params stored before tools were are the same */
+	if (j != NULL && p->tool != TB_TOOL_IPERF3 && tb_tool_name(p->tool) != NULL &&
+	    json_object_set_new(j, "tool", json_string(tb_tool_name(p->tool))) != 0) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
 }
 
 static int int_key(const json_t *j, const char *key, long long lo, long long hi, long long dflt, int required,
@@ -64,7 +73,8 @@ int tb_matrix_params_from_json(const json_t *j, struct tb_iperf_params *p, struc
 {
 	static const char *const keys[] = {"protocol", "direction", "duration_s", "omit_s",     "parallel",
 					   "length",   "window",    "bitrate",    "congestion", "tos",
-					   "zerocopy", "affinity",  "interval_s", "tunables",   NULL};
+					   "zerocopy", "affinity",  "interval_s", "tunables",   "tool",
+					   NULL};
 	static const char *const protos[] = {"tcp", "udp", NULL};
 	static const char *const dirs[] = {"forward", "reverse", "bidir", NULL};
 	struct tb_iperf_params x;
@@ -142,19 +152,23 @@ int tb_matrix_params_from_json(const json_t *j, struct tb_iperf_params *p, struc
 		return rc;
 	if (set)
 		snprintf(x.affinity, sizeof(x.affinity), "%s", v.str);
+	if ((rc = value_key(j, "tool", TB_MX_TOOL, &v, &set, err)) != 0)
+		return rc;
+	x.tool = set ? (int)v.num : TB_TOOL_IPERF3;
 	*p = x;
 	return 0;
 }
 
-/* "-t 10 -u -b 0", or null when the options cannot be made. */
+/* "-t 10 -u -b 0" (the run's tool's options), or null when they cannot be made. */
 static json_t *args_json(const struct tb_iperf_params *p)
 {
+	const struct tb_traffic_driver *d = tb_traffic_driver_for(p->tool);
 	struct tb_argv a;
 	char buf[TB_ARGV_BUF];
 	size_t used = 0;
 
 	memset(&a, 0, sizeof(a));
-	if (tb_iperf_params_args(p, &a, NULL) != 0)
+	if (d == NULL || d->params_args(p, &a, NULL) != 0)
 		return json_null();
 	buf[0] = '\0';
 	for (int i = 0; i < a.n && a.v[i] != NULL && used < sizeof(buf); i++) {
@@ -182,6 +196,7 @@ json_t *tb_matrix_run_json(const struct tb_planned_run *r)
 
 	if (j != NULL && (json_object_set_new(j, "client_os", os_or_null(r->client_os)) != 0 ||
 			  json_object_set_new(j, "server_os", os_or_null(r->server_os)) != 0 ||
+			  json_object_set_new(j, "tool", json_string(tb_tool_name(r->p.tool))) != 0 ||
 			  (r->tset >= 0 && json_object_set_new(j, "tunable_set", json_integer(r->tset)) != 0))) {
 		json_decref(j);
 		return NULL;

@@ -19,7 +19,7 @@
 
 static const char *const top_keys[] = {"name",       "pairs",   "groups", "os",     "protocols", "directions",
 				       "duration_s", "repeats", "order",  "seed",   "pause_s",   "concurrency",
-				       "os_after",   "caps",    "iperf",  "sample", "tunables",  "latency", NULL};
+				       "os_after",   "caps",    "iperf",  "sample", "tunables",  "latency", "tool", NULL};
 static const char *const pair_keys[] = {"client", "server", "link", NULL};
 static const char *const cap_keys[] = {"total_s", "duration_s", "bitrate", NULL};
 static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel",    "length",   "window",     "bitrate",
@@ -118,17 +118,22 @@ static const char *const axis_what[TB_MX_NAXES] = {
 	"0..255",
 	"true or false",
 	"\"n\" or \"n,m\" (CPUs 0..1023)",
+	"\"iperf3\" or \"iperf2\"",
 };
 
-/* An iperf key: absent/null (unset), a scalar, or a list of 1..64 distinct scalars
- * (null in a list: unset). */
-static int parse_axis(const json_t *iperf, enum tb_mx_axis axis, struct tb_mx_sweep *sw, struct tb_error *err)
+/* An iperf key (or the top-level "tool"): absent/null (unset), a scalar, or
+ * a list of 1..64 distinct scalars (null in a list: unset). */
+static int parse_axis(const json_t *spec, const json_t *iperf, enum tb_mx_axis axis, struct tb_mx_sweep *sw,
+		      struct tb_error *err)
 {
-	const json_t *v = iperf != NULL ? opt(iperf, axis_keys[axis]) : NULL;
+	const json_t *v = axis == TB_MX_TOOL ? opt(spec, "tool") : iperf != NULL ? opt(iperf, axis_keys[axis]) : NULL;
 	char field[TB_ERROR_FIELD_MAX];
 	int rc;
 
-	snprintf(field, sizeof(field), "iperf.%s", axis_keys[axis]);
+	if (axis == TB_MX_TOOL)
+		snprintf(field, sizeof(field), "tool");
+	else
+		snprintf(field, sizeof(field), "iperf.%s", axis_keys[axis]);
 	sw->n = 1;
 	sw->listed = false;
 	tb_mx_value_unset(axis, &sw->v[0]);
@@ -625,8 +630,11 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 					     json_pack("{s:s, s:s, s:s}", "client", sp->pairs[i].client, "server",
 						       sp->pairs[i].server, "link", sp->pairs[i].link)) != 0;
 	for (int a = 0; !bad && a < TB_MX_NAXES; a++) {
-		const json_t *v = iperf_in != NULL ? json_object_get(iperf_in, axis_keys[a]) : NULL;
+		const json_t *v = iperf_in != NULL && a != TB_MX_TOOL ? json_object_get(iperf_in, axis_keys[a]) : NULL;
 		json_t *x;
+
+		if (a == TB_MX_TOOL) /* top-level, below */
+			continue;
 
 		if (v != NULL)
 			x = json_deep_copy(v);
@@ -673,6 +681,8 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 	if (opt(spec, "latency") != NULL)
 		bad |= json_object_set_new(st, "latency", json_deep_copy(opt(spec, "latency"))) != 0;
 	bad |= json_object_set_new(st, "iperf", iperf) != 0;
+	if (opt(spec, "tool") != NULL)
+		bad |= json_object_set_new(st, "tool", json_deep_copy(opt(spec, "tool"))) != 0;
 	if (sp->ntunables > 0)
 		bad |= json_object_set_new(st, "tunables", tb_mx_tunables_stored(sp)) != 0;
 	if (bad) {
@@ -761,8 +771,10 @@ int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_
 	if (iperf != NULL && (rc = check_keys(iperf, "iperf", axis_keys, err)) != 0)
 		return rc;
 	for (int a = 0; a < TB_MX_NAXES; a++)
-		if ((rc = parse_axis(iperf, (enum tb_mx_axis)a, &out->axes[a], err)) != 0)
+		if ((rc = parse_axis(spec, iperf, (enum tb_mx_axis)a, &out->axes[a], err)) != 0)
 			return rc;
+	if ((rc = tb_mx_check_tool(out, err)) != 0)
+		return rc;
 	if ((rc = check_caps(spec, out, err)) != 0 || (rc = check_sample(spec, err)) != 0 ||
 	    (rc = check_latency(spec, err)) != 0 ||
 	    (rc = tb_mx_parse_tunables(spec, out, err)) != 0)

@@ -7,6 +7,7 @@
  */
 #include "matrix_internal.h"
 #include "validate.h"
+#include "traffic.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -265,6 +266,13 @@ int tb_mx_value_parse(enum tb_mx_axis axis, const json_t *v, const char *field, 
 				       "%s must be \"n\" or \"n,m\" with n and m CPU numbers 0..1023, got %s", field,
 				       got);
 		break;
+	case TB_MX_TOOL:
+		if (!json_is_string(v) || tb_tool_parse(json_string_value(v)) < 0)
+			return tb_fail(err, TB_ERR_INVALID, field, "%s must be \"iperf3\" or \"iperf2\", got %s", field,
+				       got);
+		x.num = tb_tool_parse(json_string_value(v));
+		snprintf(x.str, sizeof(x.str), "%s", json_string_value(v));
+		break;
 	default: return tb_fail(err, TB_ERR_INTERNAL, field, "no such matrix key");
 	}
 	*out = x;
@@ -280,6 +288,8 @@ void tb_mx_value_unset(enum tb_mx_axis axis, struct tb_mx_value *x)
 		x->num = 1;
 	else if (axis == TB_MX_TOS)
 		x->num = -1;
+	else if (axis == TB_MX_TOOL)
+		snprintf(x->str, sizeof(x->str), "iperf3");
 }
 
 int tb_mx_value_same(enum tb_mx_axis axis, const struct tb_mx_value *a, const struct tb_mx_value *b)

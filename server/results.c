@@ -130,7 +130,13 @@ static json_t *run_brief(const struct tb_run_row *r)
 	json_object_set_new(j, "server_address", json_string(r->server_address));
 	json_object_set_new(j, "protocol", json_string(r->protocol));
 	json_object_set_new(j, "direction", json_string(r->direction));
-	json_object_set_new(j, "params", json_loads(r->params, 0, NULL));
+	{
+		json_t *pj = json_loads(r->params, 0, NULL);
+		const char *tool = json_string_value(json_object_get(pj, "tool")); /* absent: iperf3 */
+
+		json_object_set_new(j, "tool", json_string(tool != NULL ? tool : "iperf3"));
+		json_object_set_new(j, "params", pj);
+	}
 	json_object_set_new(j, "state", json_string(r->state));
 	json_object_set_new(j, "error_class", str_or_null(r->error_class));
 	json_object_set_new(j, "error_message", str_or_null(r->error_message));

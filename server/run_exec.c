@@ -1,4 +1,4 @@
-/* run_exec.c - one iperf3 run between two hosts.  See run_exec.h. */
+/* run_exec.c - one traffic tool run between two hosts.  See run_exec.h. */
 #include "run_exec.h"
 #include "run_sampler.h"
 #include "run_latency.h"
@@ -18,6 +18,7 @@
 #include "run_internal.h"
 #include "store.h"
 #include "timeutil.h"
+#include "iperf2.h"
 
 #define LISTEN_WAIT_MS 8000 /* server started -> listening */
 #define SLACK_S 15          /* client watchdog: omit + duration + this */
@@ -77,7 +78,9 @@ static void target_of(struct tb_services *sv, const struct tb_run_host *h, struc
 
 int tb_run_host_prepare(struct tb_services *sv, struct tb_run_host *h, struct tb_error *err)
 {
-	static const char *const argv[] = {"sh", "-c", "uname -s; iperf3 --version 2>&1 | head -n 1", NULL};
+	static const char *const argv[] = {
+		"sh", "-c", "uname -s; iperf3 --version 2>&1 | head -n 1; echo tbiperf2; iperf -v 2>&1 | head -n 1",
+		NULL};
 	struct tb_ssh_target t;
 	struct tb_ssh_capture cap;
 	char pin[96], *nl;
@@ -94,12 +97,21 @@ int tb_run_host_prepare(struct tb_services *sv, struct tb_run_host *h, struct tb
 	rc = tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, argv, 15000, 4096, &cap, err);
 	if (rc == 0) {
 		const char *ver = cap.out;
+		char *mark = strstr(cap.out, "tbiperf2\n");
+		struct tb_error e2 = {0};
 
 		/* the uname line too: caps knows Linux from it (--snd-timeout) */
 		h->bsd = strncmp(cap.out, "FreeBSD\n", 8) == 0;
 		if ((nl = strchr(cap.out, '\n')) != NULL)
 			ver = nl + 1;
-		if (tb_iperf_caps_parse(cap.out, &h->caps, err) != 0)
+		memset(&h->tools, 0, sizeof(h->tools));
+		if (mark != NULL) {
+			*mark = '\0'; /* iperf3's part before, iperf -v's after */
+			if (tb_iperf2_version_parse(mark + 9, h->tools.iperf2, sizeof(h->tools.iperf2), &e2) != 0)
+				h->tools.iperf2[0] = '\0';
+		}
+		h->tools.has_iperf3 = tb_iperf_caps_parse(cap.out, &h->tools.iperf3, &e2) == 0;
+		if (!h->tools.has_iperf3 && h->tools.iperf2[0] == '\0')
 			rc = tb_fail(err, TB_ERR_REMOTE, "",
 				     "%s (%s): iperf3 --version said \"%.*s\": install iperf3 3.x there", h->m->name,
 				     h->os, (int)strcspn(ver, "\r\n") > 80 ? 80 : (int)strcspn(ver, "\r\n"), ver);
@@ -127,7 +139,7 @@ int tb_run_kill_leftovers(struct tb_services *sv, const struct tb_machine *m, co
 	for (int i = 0; i < npids && n < sizeof(script) - 256; i++)
 		n += (size_t)snprintf(script + n, sizeof(script) - n, " %ld", pids[i]);
 	snprintf(script + n, sizeof(script) - n,
-		 "; do c=$(ps -o comm= -p $p 2>/dev/null); case \"$c\" in *iperf3*|*timeout*) kill -TERM $p &&"
+		 "; do c=$(ps -o comm= -p $p 2>/dev/null); case \"$c\" in *iperf*|*timeout*) kill -TERM $p &&"
 		 " echo \"stopped $p ($c)\";; esac; done; true");
 	{
 		const char *argv[] = {"sh", "-c", script, NULL};
@@ -137,7 +149,7 @@ int tb_run_kill_leftovers(struct tb_services *sv, const struct tb_machine *m, co
 		rc = tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, argv, 15000, 4096, &cap, err);
 	}
 	if (rc == 0 && cap.out != NULL && cap.out[0] != '\0')
-		tb_info("runner", "%s (%s): leftover iperf3 of an interrupted run: %s", m->name, os, cap.out);
+		tb_info("runner", "%s (%s): leftover traffic tool of an interrupted run: %s", m->name, os, cap.out);
 	tb_ssh_capture_free(&cap);
 	return rc;
 }
@@ -149,7 +161,8 @@ struct client {
 	struct tb_store *store;
 	struct tb_run_row *r;
 	struct tb_outbuf out, errb;
-	struct tb_iperf_stream *stream; /* --json-stream, else NULL (-J) */
+	const struct tb_traffic_driver *drv;
+	struct tb_traffic_parser *parser; /* the client's output, live */
 };
 
 static int client_pid(void *cls, long pid)
@@ -173,8 +186,7 @@ static int client_output(void *cls, enum tb_ssh_stream stream, const char *data,
 		return 0;
 	}
 	tb_outbuf_add(&c->out, data, len);
-	if (c->stream != NULL)
-		tb_iperf_stream_feed(c->stream, data, len);
+	c->drv->parser_feed(c->parser, data, len);
 	return 0;
 }
 
@@ -226,18 +238,6 @@ static void figures(struct tb_run_row *r, const json_t *result, bool stopped)
 	}
 }
 
-static const char *class_name(enum tb_iperf_errclass c)
-{
-	switch (c) {
-	case TB_IPERF_ERR_BUSY: return "busy";
-	case TB_IPERF_ERR_REFUSED: return "refused";
-	case TB_IPERF_ERR_INTERRUPT: return "interrupted";
-	case TB_IPERF_ERR_TIMEOUT: return "timeout";
-	case TB_IPERF_ERR_OTHER: return "iperf_error";
-	default: return NULL;
-	}
-}
-
 struct outcome {
 	json_t *client_result; /* owned */
 	json_t *server_result; /* owned */
@@ -245,8 +245,9 @@ struct outcome {
 	char *client_cmd, *server_cmd;
 	const char *klass; /* NULL: ok */
 	char message[512];
-	bool retry_busy; /* busy, or the port was taken: try again */
-	bool retry_lost; /* no stream connected (a lost UDP connect datagram): once more */
+	bool retry_busy;  /* busy, or the port was taken: try again */
+	bool retry_lost;  /* no stream connected (a lost UDP connect datagram): once more */
+	const char *tool; /* the driver's name */
 };
 
 static void outcome_free(struct outcome *o)
@@ -281,18 +282,28 @@ static void outcome_set(struct outcome *o, const char *klass, const char *fmt, .
 
 /* The client's command line (timeout(1) around iperf3) into cargv, both
  * commands as they will be shown, the run marked running and published. */
-static int prepare(struct tb_services *sv, struct tb_run_row *r, const struct tb_iperf_params *p,
-		   struct tb_run_host *ch, struct tb_run_host *sh, struct run_server *s, struct tb_argv *cav,
-		   const char **cargv, char *wall, struct outcome *o)
+static int prepare(struct tb_services *sv, struct tb_run_row *r, const struct tb_traffic_driver *drv,
+		   const struct tb_iperf_params *p, struct tb_run_host *ch, struct tb_run_host *sh,
+		   struct run_server *s, struct tb_argv *cav, const char **cargv, char *wall, struct outcome *o)
 {
 	long wall_s = p->omit_s + p->duration_s + SLACK_S;
 	struct tb_error e = {0};
+	char why[160];
 	int n = 0;
 
-	if (run_server_init(s, sv, sh, r, wall_s, &e) != 0 ||
-	    tb_iperf_client_argv(&ch->caps, r->server_address, (unsigned int)r->port, p, cav, &e) != 0) {
+	if (run_server_init(s, sv, sh, r, drv, p, wall_s, &e) != 0 ||
+	    drv->client_argv(&ch->tools, r->server_address, (unsigned int)r->port, p, cav, &e) != 0) {
 		outcome_set(o, "iperf_error", "%s", e.message);
 		return -1;
+	}
+	for (int side = 0; side < 2; side++) {
+		const struct tb_run_host *h = side == 0 ? ch : sh;
+
+		if (!drv->available(&h->tools, why, sizeof(why))) {
+			outcome_set(o, "iperf_error", "%s %s (%s): %s", side == 0 ? "client" : "server", h->m->name,
+				    h->os, why);
+			return -1;
+		}
 	}
 	snprintf(wall, 24, "%ld", wall_s);
 	cargv[n++] = "timeout";
@@ -364,25 +375,22 @@ static void never_ran(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_
 	} else if (ln == 0) {
 		outcome_set(o, "ssh_error", "client %s: %s", ch->m->name, e->message);
 	} else {
-		outcome_set(o, "iperf_error", "the iperf3 server on %s did not listen on port %d: %.300s", sh->m->name,
-			    r->port, s->out.len ? tb_outbuf_str(&s->out) : tb_outbuf_str(&s->errb));
+		outcome_set(o, "iperf_error", "the %s server on %s did not listen on port %d: %.300s", s->drv->name,
+			    sh->m->name, r->port, s->out.len ? tb_outbuf_str(&s->out) : tb_outbuf_str(&s->errb));
 		o->retry_busy = strstr(tb_outbuf_str(&s->out), "in use") != NULL;
 	}
 }
 
-/* The client's JSON: from the stream parser (--json-stream) or its output (-J). */
+/* The client's result: its driver's parser, fed live or given the whole
+ * output now (iperf3 -J). */
 static void parse_client(struct client *c, int rc, struct outcome *o)
 {
 	struct tb_error pe = {0};
 
-	if (c->stream != NULL) {
-		if (tb_iperf_stream_finish(c->stream, &o->client_result, &pe) != 0 && rc == 0)
-			outcome_set(o, "parse_error", "client output: %s", pe.message);
-		c->stream = NULL;
-	} else if (c->out.len > 0) {
-		if (tb_iperf_parse_json(tb_outbuf_str(&c->out), c->out.len, &o->client_result, &pe) != 0 && rc == 0)
-			outcome_set(o, "parse_error", "client output: %s", pe.message);
-	}
+	if (c->drv->parser_finish(c->parser, tb_outbuf_str(&c->out), c->out.len, &o->client_result, &pe) != 0 &&
+	    rc == 0)
+		outcome_set(o, "parse_error", "client output: %s", pe.message);
+	c->parser = NULL;
 }
 
 /* The client's timeout(1) stopped it (exit 124): that is the cause, with
@@ -397,7 +405,7 @@ static void timed_out(struct outcome *o, long wall_s)
 	char was[200] = "";
 
 	if (etext != NULL)
-		snprintf(was, sizeof(was), "; iperf3: %s", etext);
+		snprintf(was, sizeof(was), "; %s: %s", o->tool, etext);
 	else if (o->klass != NULL)
 		snprintf(was, sizeof(was), "; %s", o->message);
 	o->retry_lost = json_is_integer(conn) && json_integer_value(conn) == 0;
@@ -410,8 +418,9 @@ static void timed_out(struct outcome *o, long wall_s)
 static void classify(const struct tb_run_ctl *ctl, const struct tb_run_host *ch, int rc, const struct tb_error *e,
 		     const struct tb_ssh_result *res, const struct client *c, long wall_s, struct outcome *o)
 {
-	const char *etext;
-	enum tb_iperf_errclass ec;
+	const char *k;
+	bool retry = false;
+	char msg[sizeof(o->message)];
 
 	if (rc == TB_ERR_CANCELED && ctl->stop) {
 		outcome_set(o, ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted",
@@ -434,15 +443,14 @@ static void classify(const struct tb_run_ctl *ctl, const struct tb_run_host *ch,
 		outcome_set(o, "parse_error", "the client printed nothing (exit %d): %.300s", res->exit_status,
 			    tb_outbuf_str(&c->errb));
 	} else if (o->klass == NULL) {
-		etext = json_string_value(json_object_get(o->client_result, "error"));
-		ec = tb_iperf_classify(etext);
-		if (ctl->signaled && (ec == TB_IPERF_ERR_INTERRUPT || ec == TB_IPERF_ERR_NONE)) {
+		k = c->drv->error_class(o->client_result, msg, sizeof(msg), &retry);
+		if (ctl->signaled && (k == NULL || strcmp(k, "interrupted") == 0)) {
 			outcome_set(o, ctl->stop == TB_RUN_SHUTDOWN ? "interrupted" : "canceled",
 				    "%s: the client got SIGINT; its partial result is kept",
 				    ctl->stop == TB_RUN_SHUTDOWN ? "testbedd stopped" : "canceled");
-		} else if (ec != TB_IPERF_ERR_NONE) {
-			outcome_set(o, class_name(ec), "iperf3: %s", etext);
-			o->retry_busy = ec == TB_IPERF_ERR_BUSY;
+		} else if (k != NULL) {
+			outcome_set(o, k, "%s", msg);
+			o->retry_busy = retry;
 		}
 	}
 }
@@ -463,10 +471,19 @@ static void server_broke(const struct run_server *s, const struct tb_run_host *s
 /* Both sides' parsers finished and their output moved into the outcome. */
 static void collect(struct run_server *s, struct client *c, struct outcome *o)
 {
-	if (s->text != NULL)
-		tb_iperf_text_finish(s->text, &o->server_result, NULL);
-	if (c->stream != NULL)
-		tb_iperf_stream_finish(c->stream, &o->client_result, NULL);
+	if (s->parser != NULL)
+		s->drv->parser_finish(s->parser, tb_outbuf_str(&s->out), s->out.len, &o->server_result, NULL);
+	s->parser = NULL;
+	if (c->parser != NULL) {
+		json_t *late = NULL;
+
+		c->drv->parser_finish(c->parser, tb_outbuf_str(&c->out), c->out.len, &late, NULL);
+		if (o->client_result == NULL)
+			o->client_result = late;
+		else
+			json_decref(late);
+	}
+	c->parser = NULL;
 	o->cout = c->out;
 	o->cerr = c->errb;
 	o->sout = s->out;
@@ -479,14 +496,18 @@ static void collect(struct run_server *s, struct client *c, struct outcome *o)
 /* One attempt at run r: the server started, the client let go when it
  * listens, both outputs parsed, the outcome classified into o. */
 static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r,
-		    const struct tb_iperf_params *p, struct tb_run_host *ch, struct tb_run_host *sh, bool sample,
-		    struct outcome *o)
+		    const struct tb_traffic_driver *drv, const struct tb_iperf_params *p, struct tb_run_host *ch,
+		    struct tb_run_host *sh, bool sample, struct outcome *o)
 {
 	struct run_server s;
 	struct run_sampler samplers[2] = {0};
 	struct run_latency lat = {0};
-	struct client c = {
-		.ctl = ctl, .store = sv->store, .r = r, .out = {.max = RUN_OUT_MAX}, .errb = {.max = RUN_ERR_MAX}};
+	struct client c = {.ctl = ctl,
+			   .store = sv->store,
+			   .r = r,
+			   .out = {.max = RUN_OUT_MAX},
+			   .errb = {.max = RUN_ERR_MAX},
+			   .drv = drv};
 	struct pub spub = {sv, r, "server", sh->m->name, 0}, cpub = {sv, r, "client", ch->m->name, 0};
 	struct tb_error e = {0};
 	struct tb_argv cav;
@@ -497,14 +518,14 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 	struct tb_ssh_result res = {0};
 
 	memset(o, 0, sizeof(*o));
-	if (prepare(sv, r, p, ch, sh, &s, &cav, cargv, wall, o) != 0) {
+	o->tool = drv->name;
+	if (prepare(sv, r, drv, p, ch, sh, &s, &cav, cargv, wall, o) != 0) {
 		run_server_free(&s);
 		return;
 	}
-	s.text = tb_iperf_text_new(p->parallel, p->dir == TB_IPERF_BIDIR, publish_interval, &spub);
-	if (ch->caps.json_stream)
-		c.stream = tb_iperf_stream_new(publish_interval, &cpub);
-	if (s.text == NULL || (ch->caps.json_stream && c.stream == NULL) || run_server_start(&s) != 0) {
+	s.parser = drv->parser_new(&sh->tools, p, false, publish_interval, &spub);
+	c.parser = drv->parser_new(&ch->tools, p, true, publish_interval, &cpub);
+	if (s.parser == NULL || c.parser == NULL || run_server_start(&s) != 0) {
 		outcome_set(o, "iperf_error", "out of memory or threads");
 		collect(&s, &c, o);
 		return;
@@ -524,7 +545,8 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		never_ran(sv, ctl, r, ch, sh, &s, ln, &e, o);
 	} else {
 		r->client_exit = rc == 0 ? res.exit_status : -1;
-		/* a -1 server ends by itself after the test; give it a moment, then stop it */
+		/* a -1 server ends by itself after the test, one that stays (iperf2)
+		 * prints its summary: give it a moment, then stop it */
 		run_server_finish(&s, 3000);
 		r->server_exit = s.exit_code;
 		parse_client(&c, rc, o);
@@ -532,6 +554,27 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		server_broke(&s, sh, o);
 	}
 	collect(&s, &c, o);
+}
+
+/* A tool whose client reports only its own side (iperf2): the other side's
+ * end (the receiver's, or with -R the sender's) from the server's result,
+ * into the client's end, where figures() reads both. */
+static void merge_ends(struct outcome *o)
+{
+	json_t *cend = json_object_get(o->client_result, "end");
+	json_t *send = json_object_get(o->server_result, "end");
+	static const char *const sides[] = {"sender", "receiver"};
+
+	if (!json_is_object(send) || o->client_result == NULL)
+		return;
+	if (!json_is_object(cend)) {
+		cend = json_object();
+		if (cend == NULL || json_object_set_new(o->client_result, "end", cend) != 0)
+			return;
+	}
+	for (int i = 0; i < 2; i++)
+		if (json_object_get(cend, sides[i]) == NULL && json_object_get(send, sides[i]) != NULL)
+			json_object_set(cend, sides[i], json_object_get(send, sides[i]));
 }
 
 /* Whether the run's matrix asks for CPU/memory samples (its spec's "sample"). */
@@ -606,6 +649,8 @@ static int commit(struct tb_services *sv, struct tb_run_row *r, struct outcome *
 
 				json_object_set_new(sum, "server_error", se != NULL ? json_incref(se) : json_null());
 			}
+			if (o->tool != NULL)
+				json_object_set_new(sum, "tool", json_string(o->tool));
 			summary = json_dumps(sum, JSON_COMPACT);
 			json_decref(sum);
 		}
@@ -631,18 +676,21 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	json_t *pj = json_loads(planned->params, 0, NULL);
 	long backoff = 500;
 	bool sample = false;
+	const struct tb_traffic_driver *drv = &tb_traffic_iperf3;
 	int rc, max;
 
 	r.client_os = client->os;
 	r.server_os = server->os;
-	r.client_version = client->caps.version;
-	r.server_version = server->caps.version;
 	r.client_exit = r.server_exit = -1;
 	r.sender_bps = r.receiver_bps = r.lost_percent = -1;
 	r.retransmits = -1;
 	r.attempts = 0;
 	rc = pj != NULL ? tb_matrix_params_from_json(pj, &p, &e) : tb_fail(&e, TB_ERR_INVALID, "params", "not JSON");
 	json_decref(pj);
+	if (rc == 0 && (drv = tb_traffic_driver_for(p.tool)) == NULL)
+		rc = tb_fail(&e, TB_ERR_INVALID, "tool", "tool %d is none testbedd knows", p.tool);
+	r.client_version = drv->version(&client->tools);
+	r.server_version = drv->version(&server->tools);
 	tb_store_matrix_get(sv->store, planned->matrix_id, read_sample_opt, &sample, NULL);
 	if (rc != 0) {
 		o.klass = "iperf_error";
@@ -651,7 +699,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	for (int tries = 1; rc == 0; tries++) {
 		r.attempts = tries;
 		r.port = PORT_BASE + (int)((r.id * 7 + tries) % PORT_SPAN);
-		attempt(sv, ctl, &r, &p, client, server, sample, &o);
+		attempt(sv, ctl, &r, drv, &p, client, server, sample, &o);
 		max = o.retry_busy ? BUSY_TRIES : o.retry_lost ? LOST_TRIES : 1;
 		if (tries >= max || ctl->stop)
 			break;
@@ -671,6 +719,8 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	r.error_class = o.klass;
 	r.error_message = o.klass != NULL ? o.message : NULL;
 	r.cookie = json_string_value(json_object_get(o.client_result, "cookie"));
+	if (drv->merge_ends)
+		merge_ends(&o);
 	figures(&r, o.client_result,
 		o.klass != NULL && (strcmp(o.klass, "canceled") == 0 || strcmp(o.klass, "interrupted") == 0));
 	if (o.klass == NULL)

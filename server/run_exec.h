@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "iperf.h"
+#include "traffic.h"
 #include "validate.h"
 #include "ssh.h"
 
@@ -25,12 +26,12 @@ struct tb_machine;
 struct tb_persona;
 struct tb_run_row;
 
-/* A host as this matrix found it: the persona that answers and its iperf3. */
+/* A host as this matrix found it: the persona that answers and its traffic tools. */
 struct tb_run_host {
 	const struct tb_machine *m;
 	const struct tb_persona *p;
 	char os[TB_NAME_MAX];
-	struct tb_iperf_caps caps;
+	struct tb_tool_caps tools;     /* what it has of each traffic tool */
 	bool bsd;                      /* FreeBSD userland: sockstat, not ss */
 	bool ready;                    /* os, caps and bsd are known */
 	char snapped_os[TB_NAME_MAX];  /* the OS this matrix took its metadata in ("": none yet) */
@@ -58,8 +59,9 @@ struct tb_run_ctl {
 void tb_run_ctl_stop(struct tb_services *sv, struct tb_run_ctl *ctl, int why);
 
 /*
- * Learn what h answers as: probe, then `uname -s; iperf3 --version` once.
- * 0, or TB_ERR_UNREACHABLE / TB_ERR_REMOTE (no iperf3 3.x) with err.
+ * Learn what h answers as: probe, then `uname -s; iperf3 --version; iperf -v`
+ * once.  0, or TB_ERR_UNREACHABLE / TB_ERR_REMOTE (neither iperf3 3.x nor
+ * iperf 2) with err.  A run whose tool the host lacks fails with its reason.
  */
 int tb_run_host_prepare(struct tb_services *sv, struct tb_run_host *h, struct tb_error *err);
 
@@ -74,8 +76,8 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 		   struct tb_run_host *client, struct tb_run_host *server, const char **state_out,
 		   const char **class_out, struct tb_error *err);
 
-/* Stop leftover iperf3 processes by pid on a host persona: each pid is
- * signalled only when it is still an iperf3 or timeout process. */
+/* Stop leftover traffic tool processes by pid on a host persona: each pid
+ * is signalled only when it is still an iperf3, iperf or timeout process. */
 int tb_run_kill_leftovers(struct tb_services *sv, const struct tb_machine *m, const char *os, const long *pids,
 			  int npids, struct tb_error *err);
 

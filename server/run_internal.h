@@ -11,6 +11,7 @@
 
 #include "error.h"
 #include "iperf.h"
+#include "traffic.h"
 #include "outbuf.h"
 #include "run_exec.h"
 #include "ssh.h"
@@ -38,19 +39,23 @@ struct run_server {
 	int killed; /* testbedd stopped it by pid */
 	struct tb_error err;
 	struct tb_outbuf line, out, errb;
-	struct tb_iperf_text *text;
+	const struct tb_traffic_driver *drv;
+	struct tb_traffic_parser *parser; /* the server's output, live */
+	int final_seen;                   /* the server printed its summary (drv->server_stays) */
 	const struct tb_run_row *r;
 };
 
-/* Set s up to serve run r on host sh: its target, the script (timeout(1)
- * ends iperf3 after wall_s + 5 s), the lock.  0, or -1 with err; either way
+/* Set s up to serve run r (params p, tool drv) on host sh: its target, the
+ * script (timeout(1) ends the server after wall_s + 5 s), the lock.  0, or -1 with err; either way
  * run_server_free(s) afterwards. */
 int run_server_init(struct run_server *s, struct tb_services *sv, const struct tb_run_host *sh,
-		    const struct tb_run_row *r, long wall_s, struct tb_error *err);
+		    const struct tb_run_row *r, const struct tb_traffic_driver *drv, const struct tb_iperf_params *p,
+		    long wall_s, struct tb_error *err);
 /* Start the server's ssh session in s->th: 0, or -1 (no thread). */
 int run_server_start(struct run_server *s);
-/* Wait for the server's ssh command to end for at most wait_ms; stop it by
- * pid if it does not; join the thread. */
+/* Wait for the server's ssh command to end (or, for a server that stays,
+ * its summary) for at most wait_ms; stop it by pid if it did not end; join
+ * the thread. */
 void run_server_finish(struct run_server *s, int wait_ms);
 void run_server_free(struct run_server *s);
 

@@ -1,4 +1,4 @@
-/* run_server.c - the iperf3 server of one run.  See run_internal.h. */
+/* run_server.c - the traffic tool's server of one run.  See run_internal.h. */
 #include "run_internal.h"
 
 #include <stdio.h>
@@ -40,8 +40,14 @@ static void line_of(struct run_server *s, const char *line, size_t len)
 	}
 	tb_outbuf_add(&s->out, line, len);
 	tb_outbuf_add(&s->out, "\n", 1);
-	tb_iperf_text_feed(s->text, line, len);
-	tb_iperf_text_feed(s->text, "\n", 1);
+	s->drv->parser_feed(s->parser, line, len);
+	s->drv->parser_feed(s->parser, "\n", 1);
+	if (s->drv->server_stays && !s->final_seen && s->drv->parser_done(s->parser)) {
+		pthread_mutex_lock(&s->lock);
+		s->final_seen = 1;
+		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+	}
 }
 
 static int server_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
@@ -123,7 +129,7 @@ void run_server_finish(struct run_server *s, int wait_ms)
 
 	/* woken by server_run the moment the server's session ends */
 	pthread_mutex_lock(&s->lock);
-	while (!s->ended && tb_monotonic_ms() < until) {
+	while (!s->ended && !s->final_seen && tb_monotonic_ms() < until) {
 		wait_50ms(s);
 	}
 	ended = s->ended;
@@ -148,8 +154,9 @@ void run_server_free(struct run_server *s)
 }
 
 /* The script that runs the server and says when it listens:
- *   timeout --foreground W iperf3 -s ... & p=$!; echo tbpid $p; <poll>; wait $p; echo tbexit $? */
-static char *server_script(const struct tb_run_host *h, unsigned int port, long wall_s, struct tb_error *err)
+ *   timeout --foreground W TOOL -s ... & p=$!; echo tbpid $p; <poll>; wait $p; echo tbexit $? */
+static char *server_script(const struct tb_run_host *h, const struct tb_traffic_driver *drv,
+			   const struct tb_iperf_params *p, unsigned int port, long wall_s, struct tb_error *err)
 {
 	struct tb_argv av;
 	const char *argv[TB_ARGV_MAX + 4];
@@ -157,7 +164,7 @@ static char *server_script(const struct tb_run_host *h, unsigned int port, long 
 	size_t need;
 	int n = 0;
 
-	if (tb_iperf_server_argv(&h->caps, port, (int)(wall_s > 60 ? 60 : wall_s), &av, err) != 0)
+	if (drv->server_argv(&h->tools, p, port, (int)(wall_s > 60 ? 60 : wall_s), &av, err) != 0)
 		return NULL;
 	snprintf(wall, sizeof(wall), "%ld", wall_s);
 	argv[n++] = "timeout";
@@ -168,10 +175,7 @@ static char *server_script(const struct tb_run_host *h, unsigned int port, long 
 	argv[n] = NULL;
 	if ((q = tb_sh_quote_argv(argv, err)) == NULL)
 		return NULL;
-	if (h->bsd)
-		snprintf(check, sizeof(check), "sockstat -46 -l -P tcp -p %u | grep -q iperf3", port);
-	else
-		snprintf(check, sizeof(check), "ss -Hltn 'sport = :%u' | grep -q .", port);
+	drv->listen_check(h->bsd, p, port, check, sizeof(check));
 	need = strlen(q) + strlen(check) + 400;
 	if ((script = malloc(need)) == NULL) {
 		free(q);
@@ -189,11 +193,13 @@ static char *server_script(const struct tb_run_host *h, unsigned int port, long 
 }
 
 int run_server_init(struct run_server *s, struct tb_services *sv, const struct tb_run_host *sh,
-		    const struct tb_run_row *r, long wall_s, struct tb_error *err)
+		    const struct tb_run_row *r, const struct tb_traffic_driver *drv, const struct tb_iperf_params *p,
+		    long wall_s, struct tb_error *err)
 {
 	memset(s, 0, sizeof(*s));
 	s->sv = sv;
 	s->r = r;
+	s->drv = drv;
 	s->out.max = RUN_OUT_MAX;
 	s->errb.max = RUN_ERR_MAX;
 	s->line.max = 65536;
@@ -202,7 +208,7 @@ int run_server_init(struct run_server *s, struct tb_services *sv, const struct t
 	tb_cond_init(&s->cond);
 	tb_hosts_target(sv->hosts, sh->m, sh->p, &s->t, s->pin, sizeof(s->pin));
 	s->timeout_ms = (wall_s + 10) * 1000;
-	s->script = server_script(sh, (unsigned int)r->port, wall_s + 5, err);
+	s->script = server_script(sh, drv, p, (unsigned int)r->port, wall_s + 5, err);
 	return s->script != NULL ? 0 : -1;
 }
 
