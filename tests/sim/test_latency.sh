@@ -7,8 +7,9 @@
 # ratios of RTTs measured in the same run, no timing: the loaded median is
 # at least 3 times the idle median and above the idle p95.  Also: run.rtt
 # events (phase idle and load) during the run, GET /api/v1/runs/{id}/latency
-# (summary, bins, tool irtt), no irtt left on a host, a bad "latency"
-# refused naming the field, and a spec without it measures nothing.
+# (summary, bins, tool irtt), no irtt left on a host, "latency": "ping" the
+# same with ping, a bad "latency" refused naming the field, and a spec
+# without it measures nothing.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 sim_testbedd tblt 219 2
@@ -65,6 +66,26 @@ for _ in $(seq 20); do
 		for p in $(ip netns pids "'"$PFX"'-$ns" 2>/dev/null); do
 			grep -q "irtt" "/proc/$p/cmdline" 2>/dev/null && n=$((n + 1))
 		done
+	done
+	[ $n = 0 ] && exit 0
+	sleep 0.2
+done
+exit 1'
+# "ping": the same with ping every 200 ms (the fallback where irtt is missing)
+body=$(api POST /api/v1/matrices '{"name":"pinged","pairs":[{"client":"left","server":"right"}],"protocols":["tcp"],"directions":["forward"],"duration_s":3,"repeats":1,"latency":"ping"}')
+M3=$(echo "$body" | jq_ 'd["matrix"]["id"]')
+WAIT=60 check "matrix $M3 (latency ping) succeeds" wait_state "$M3" succeeded
+R3=$(api GET "/api/v1/matrices/$M3" | jq_ 'd["matrix"]["runs"][0]["id"]')
+body=$(api GET "/api/v1/runs/$R3/latency")
+diag "ping: $(echo "$body" | jq_ '"idle %s, load %s, median ratio %s" % (d["summary"]["idle"], d["summary"]["load"], d["summary"]["median_ratio"])')"
+check "with ping: tool ping, idle and loaded RTTs, the loaded median clearly above the idle one" pyck "$body" '
+s = d["summary"]
+sys.exit(not (d["tool"] == "ping" and s["idle"]["n"] >= 5 and s["load"]["n"] >= 10 and s["median_ratio"] >= 3))'
+check "no ping is left on the client" bash -c '
+for _ in $(seq 20); do
+	n=0
+	for p in $(ip netns pids "'"$PFX"'-left" 2>/dev/null); do
+		tr "\0" " " <"/proc/$p/cmdline" 2>/dev/null | grep -q "^ping " && n=$((n + 1))
 	done
 	[ $n = 0 ] && exit 0
 	sleep 0.2
