@@ -14,6 +14,7 @@ import { h, replace } from './dom.mjs';
 
 const PROTOCOLS = ['tcp', 'udp'];
 const DIRECTIONS = ['forward', 'reverse', 'bidir'];
+const TOOLS = ['iperf3', 'iperf2']; // the spec's "tool": both ticked compare them cell by cell
 const ORDERS = ['interleaved', 'sequential', 'shuffled'];
 // [key, label, kind, help]: kind int (whole numbers), size (int or "256K"), text
 const IPERF = [
@@ -42,6 +43,7 @@ export class SpecBuilder {
     f.name = h('input', { id: 'b-name', type: 'text', maxlength: 100, autocomplete: 'off', dataset: { field: 'name' } });
     f.protocols = PROTOCOLS.map((p) => h('input', { type: 'checkbox', value: p, id: `b-proto-${p}` }));
     f.directions = DIRECTIONS.map((d) => h('input', { type: 'checkbox', value: d, id: `b-dir-${d}` }));
+    f.tool = TOOLS.map((t) => h('input', { type: 'checkbox', value: t, id: `b-tool-${t}` }));
     f.duration_s = h('input', { id: 'b-duration', type: 'text', inputmode: 'numeric', dataset: { field: 'duration_s' } });
     f.repeats = h('input', { id: 'b-repeats', type: 'number', min: 1, max: 1000, dataset: { field: 'repeats' } });
     f.order = h('select', { id: 'b-order', dataset: { field: 'order' } }, ORDERS.map((o) => h('option', { value: o }, o)));
@@ -78,7 +80,8 @@ export class SpecBuilder {
         h('span', { class: 'b-error', role: 'alert', hidden: true })),
       h('div', { class: 'b-row' },
         checks('Protocols', f.protocols, 'protocols'),
-        checks('Directions', f.directions, 'directions')),
+        checks('Directions', f.directions, 'directions'),
+        checks('Tools', f.tool, 'tool')),
       h('div', { class: 'b-row' },
         label(f.duration_s, 'Duration (-t, s)', 'several: a sweep'),
         label(f.repeats, 'Repeats'),
@@ -114,6 +117,8 @@ export class SpecBuilder {
     for (const i of f.protocols) i.checked = protos.includes(i.value);
     const dirs = spec.directions ?? ['forward'];
     for (const i of f.directions) i.checked = dirs.includes(i.value);
+    const tools = [spec.tool ?? 'iperf3'].flat();
+    for (const i of f.tool) i.checked = tools.includes(i.value);
     f.duration_s.value = listText(spec.duration_s);
     f.repeats.value = spec.repeats ?? '';
     f.order.value = spec.order ?? 'interleaved';
@@ -140,6 +145,9 @@ export class SpecBuilder {
     put(s, 'os_after', combos.length && f.os_after.value !== 'restore' ? f.os_after.value : undefined);
     s.protocols = f.protocols.filter((i) => i.checked).map((i) => i.value);
     s.directions = f.directions.filter((i) => i.checked).map((i) => i.value);
+    const tools = f.tool.filter((i) => i.checked).map((i) => i.value);
+    put(s, 'tool', tools.length === 0 || (tools.length === 1 && tools[0] === 'iperf3') ? undefined
+      : tools.length === 1 ? tools[0] : tools);
     put(s, 'duration_s', parseList(f.duration_s.value, 'int'));
     put(s, 'repeats', f.repeats.value === '' ? undefined : Number(f.repeats.value));
     put(s, 'order', f.order.value);

@@ -147,5 +147,7 @@ function planRow(r) {
       r.link ? h('span', { class: 'muted' }, ` (${r.link} ${r.server_address})`) : null),
     h('td', { 'data-label': 'protocol' }, r.protocol),
     h('td', { 'data-label': 'direction' }, r.direction),
-    h('td', { 'data-label': 'iperf args' }, h('code', {}, r.iperf_args ?? '')));
+    // a tool other than iperf3 (the spec's "tool") is named before its options
+    h('td', { 'data-label': 'iperf args' }, h('code', {}, r.tool && r.tool !== 'iperf3'
+      ? `${r.tool}: ${r.iperf_args ?? ''}` : r.iperf_args ?? '')));
 }
