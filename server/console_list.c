@@ -15,12 +15,6 @@
 #include "log.h"
 #include "timeutil.h"
 
-/* 1 when m has a console of a kind read here. */
-static int reads(const struct tb_machine *m)
-{
-	return console_reads(m);
-}
-
 /* 1 when c reads m's console as the inventory defines it now (a reload
  * keeps such a reader running; any other is restarted). */
 static int same_definition(const struct console *c, const struct tb_machine *m)
@@ -277,7 +271,7 @@ int tb_consoles_reload(struct tb_consoles *cs, struct tb_inv_current *invs, stru
 		struct tb_error one = {0};
 		int e;
 
-		if (!reads(m))
+		if (!console_reads(m))
 			continue;
 		for (size_t k = 0; k < nold && o == NULL; k++) {
 			if (old[k] != NULL && strcmp(old[k]->name, m->name) == 0) {
