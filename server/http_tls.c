@@ -243,20 +243,43 @@ void edge_tls_option(struct MHD_OptionItem *opt)
 	*opt = (struct MHD_OptionItem){MHD_OPTION_HTTPS_CERT_CALLBACK, 0, u.ptr};
 }
 
+/* 1 when a and b hold the same certificate chain (then the same key: each
+ * key belongs to its first certificate). */
+static int same_chain(const struct tls_pair *a, const struct tls_pair *b)
+{
+	if (a->npcert != b->npcert)
+		return 0;
+	for (unsigned int i = 0; i < a->npcert; i++)
+		if (a->pcert[i].cert.size != b->pcert[i].cert.size ||
+		    memcmp(a->pcert[i].cert.data, b->pcert[i].cert.data, a->pcert[i].cert.size) != 0)
+			return 0;
+	return 1;
+}
+
 int edge_tls_reload(struct tb_tls *t, struct tb_error *err)
 {
 	struct tls_pair *p;
 	char fp[TLS_FP_LEN];
-	int rc;
+	int rc, same;
 
 	if ((rc = pair_load(t, &p, fp, err)) != 0) {
 		tb_error("http", "TLS renewal refused, keeping the old certificate: %s", err->message);
 		return rc;
 	}
+	/* every SIGHUP (an inventory reload too) reads the files: the same
+	 * pair again is not kept beside the one in use (the replaced pairs are
+	 * kept until the edge stops) */
 	pthread_mutex_lock(&active_mu);
-	p->older = t->current;
-	t->current = p;
+	if (!(same = same_chain(t->current, p))) {
+		p->older = t->current;
+		t->current = p;
+	}
 	pthread_mutex_unlock(&active_mu);
+	if (same) {
+		pair_free(p);
+		tb_info("http", "TLS certificate unchanged in %s (SHA-256 %s)", t->cert_path, fp);
+		return 0;
+	}
 	tb_info("http", "TLS certificate renewed from %s (SHA-256 %s): new connections use it", t->cert_path, fp);
 	return 0;
 }

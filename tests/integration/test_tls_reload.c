@@ -4,6 +4,8 @@
  * now; the files replaced by pair B and SIGHUP sent:
  *   - a new connection gets B (its subject through CURLINFO_CERTINFO, and
  *     it verifies against B and no longer against A);
+ *   - SIGHUP again with the same files (an inventory reload): "unchanged",
+ *     no second copy of B kept;
  *   - a keep-alive connection opened under A is reused afterwards (not
  *     dropped), and an event stream opened under A goes on receiving;
  *   - a broken pair (a key of another certificate) is refused with a log
@@ -121,6 +123,20 @@ static void wait_log(const struct tb_test_daemon *d, const char *needle)
 	}
 	if (!tb_test_daemon_log_contains(d, needle))
 		fail_msg("no \"%s\" in the log", needle);
+}
+
+/* How many lines of the daemon's log hold needle. */
+static int log_count(const struct tb_test_daemon *d, const char *needle)
+{
+	FILE *f = fopen(d->log, "r");
+	char line[4096];
+	int n = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL)
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
 }
 
 /* An event stream over TLS, driven by hand through a multi handle. */
@@ -270,6 +286,11 @@ static void test_renewal(void **state)
 	/* the log names the new certificate by its fingerprint */
 	fingerprint(p.b_crt, fp, sizeof(fp));
 	assert_true(tb_test_daemon_log_contains(&d, fp));
+	/* a SIGHUP with the same files (an inventory reload) keeps no second
+	 * copy of B: "unchanged", not another renewal */
+	assert_int_equal(kill(d.pid, SIGHUP), 0);
+	wait_log(&d, "TLS certificate unchanged");
+	assert_int_equal(log_count(&d, "TLS certificate renewed"), 1);
 
 	/* a new connection gets B: it verifies against B, not against A */
 	assert_int_equal(fresh_subject(d.port, p.b_crt, subject, sizeof(subject)), 200);
