@@ -76,6 +76,7 @@ static int reply_matrix(struct tb_request *rq, struct tb_reply *rp, unsigned int
 
 	if ((rc = tb_results_matrix_json(&src, id, parts, &j, &rp->err)) != 0)
 		return rc;
+	tb_runner_annotate(rq->sv->runner, j); /* a queued matrix's position and reason */
 	return tb_reply_json(rp, status, json_pack("{s:o}", "matrix", j));
 }
 
@@ -154,6 +155,8 @@ int api_matrices_list(struct tb_request *rq, struct tb_reply *rp)
 	f.limit = (int)limit;
 	if ((rc = tb_history_matrices_json(&src, &f, &list, &total, &rp->err)) != 0)
 		return rc;
+	for (size_t i = 0; i < json_array_size(list); i++)
+		tb_runner_annotate(rq->sv->runner, json_array_get(list, i)); /* ?state=queued: the queue */
 	return tb_reply_json(rp, 200,
 			     json_pack("{s:o, s:i, s:I, s:I}", "matrices", list, "total", total, "offset",
 				       (json_int_t)offset, "limit", (json_int_t)limit));

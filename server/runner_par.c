@@ -17,7 +17,7 @@
  * OS it is in, and the routers' metadata: one ssh round trip of time, not
  * one per host.  What fails here is tried again before the host's runs. */
 struct warm {
-	struct tb_runner *r;
+	struct tb_rn_worker *w;
 	const struct job *j; /* the host's first run (NULL: a router) */
 	struct tb_run_host *h;
 	const char *want;
@@ -27,23 +27,23 @@ struct warm {
 
 static void *warm_main(void *arg)
 {
-	struct warm *w = arg;
+	struct warm *a = arg;
 	struct tb_error e = {0};
 
-	if (w->router != NULL) {
-		if (tb_hostsnap_take_machine(w->r->sv, w->r->current, w->router, &e) != 0)
+	if (a->router != NULL) {
+		if (tb_hostsnap_take_machine(a->w->r->sv, a->w->id, a->router, &e) != 0)
 			tb_warn("runner", "matrix %lld: the metadata of router %s was not taken: %s",
-				(long long)w->r->current, w->router->name, e.message);
-	} else if (tb_run_host_prepare(w->r->sv, w->h, &e) == 0 &&
-		   (w->want == NULL || strcmp(w->want, w->h->os) == 0)) {
-		tb_rn_snapshot(w->r, w->j, w->h);
+				(long long)a->w->id, a->router->name, e.message);
+	} else if (tb_run_host_prepare(a->w->r->sv, a->h, &e) == 0 &&
+		   (a->want == NULL || strcmp(a->want, a->h->os) == 0)) {
+		tb_rn_snapshot(a->w, a->j, a->h);
 	}
 	return NULL;
 }
 
-void tb_rn_warm_up(struct tb_runner *r, struct jobs *js, struct tb_run_host *hs, int *nh)
+void tb_rn_warm_up(struct tb_rn_worker *wk, struct jobs *js, struct tb_run_host *hs, int *nh)
 {
-	struct tb_inventory *inv = tb_inv_current_get(r->sv->invs);
+	struct tb_inventory *inv = tb_inv_current_get(wk->r->sv->invs);
 	struct warm *w = calloc((size_t)(2 * js->n) + inv->nmachines + 1, sizeof(*w));
 	int n = 0, seen = *nh;
 
@@ -56,27 +56,27 @@ void tb_rn_warm_up(struct tb_runner *r, struct jobs *js, struct tb_run_host *hs,
 				continue;
 			seen = *nh;
 			h->m = tb_inventory_find(inv, name);
-			w[n++] = (struct warm){r,    &js->v[i],
+			w[n++] = (struct warm){wk,   &js->v[i],
 					       h,    k == 0 ? js->v[i].row.want_client_os : js->v[i].row.want_server_os,
 					       NULL, 0};
 		}
 	for (size_t i = 0; w != NULL && i < inv->nmachines; i++)
 		if (inv->machines[i].role == TB_ROLE_ROUTER)
-			w[n++] = (struct warm){r, NULL, NULL, NULL, &inv->machines[i], 0};
+			w[n++] = (struct warm){wk, NULL, NULL, NULL, &inv->machines[i], 0};
 	for (int i = 0; i < n; i++)
 		if (pthread_create(&w[i].th, NULL, warm_main, &w[i]) != 0) {
 			warm_main(&w[i]);
-			w[i].r = NULL; /* no thread to join */
+			w[i].w = NULL; /* no thread to join */
 		}
 	for (int i = 0; i < n; i++)
-		if (w[i].r != NULL)
+		if (w[i].w != NULL)
 			pthread_join(w[i].th, NULL);
 	free(w);
-	tb_inv_current_put(r->sv->invs, inv);
+	tb_inv_current_put(wk->r->sv->invs, inv);
 }
 
 struct par_job {
-	struct tb_runner *r;
+	struct tb_rn_worker *w;
 	struct job *j;
 	struct tb_run_host *c, *s;
 	struct tb_run_ctl *ctl;
@@ -88,39 +88,39 @@ static void *par_main(void *arg)
 {
 	struct par_job *p = arg;
 
-	tb_rn_run_job(p->r, p->j, p->c, p->s, p->ctl);
+	tb_rn_run_job(p->w, p->j, p->c, p->s, p->ctl);
 	return NULL;
 }
 
 /* n runs of one round (their hosts are disjoint) at once, each in a thread of
  * its own with its own control; returns when all have ended. */
-void tb_rn_run_round(struct tb_runner *r, struct job *js, int n, struct tb_run_host *hs, int *nh)
+void tb_rn_run_round(struct tb_rn_worker *w, struct job *js, int n, struct tb_run_host *hs, int *nh)
 {
-	struct tb_inventory *inv = tb_inv_current_get(r->sv->invs);
+	struct tb_inventory *inv = tb_inv_current_get(w->r->sv->invs);
 	struct par_job p[TB_RUNNER_PARALLEL];
 	int stop;
 
 	/* reset the other slots, then look at the matrix's stop: a cancel that
 	 * comes after this look stops every slot itself (tb_runner_cancel) */
 	for (int k = 0; k < TB_RUNNER_PARALLEL - 1; k++) {
-		pthread_mutex_lock(&r->par[k].lock);
-		r->par[k].stop = TB_RUN_GO;
-		pthread_mutex_unlock(&r->par[k].lock);
+		pthread_mutex_lock(&w->par[k].lock);
+		w->par[k].stop = TB_RUN_GO;
+		pthread_mutex_unlock(&w->par[k].lock);
 	}
-	pthread_mutex_lock(&r->ctl.lock);
-	stop = r->ctl.stop;
-	pthread_mutex_unlock(&r->ctl.lock);
+	pthread_mutex_lock(&w->ctl.lock);
+	stop = w->ctl.stop;
+	pthread_mutex_unlock(&w->ctl.lock);
 	for (int k = 0; k < n; k++) {
-		p[k] = (struct par_job){r, &js[k], NULL, NULL, k == 0 ? &r->ctl : &r->par[k - 1], 0, false};
-		if (stop || tb_rn_resolve(r, &js[k], hs, nh, inv, &p[k].c, &p[k].s) != 0)
+		p[k] = (struct par_job){w, &js[k], NULL, NULL, k == 0 ? &w->ctl : &w->par[k - 1], 0, false};
+		if (stop || tb_rn_resolve(w, &js[k], hs, nh, inv, &p[k].c, &p[k].s) != 0)
 			continue;
 		if (pthread_create(&p[k].th, NULL, par_main, &p[k]) == 0)
 			p[k].started = true;
 		else
-			tb_rn_run_job(r, &js[k], p[k].c, p[k].s, p[k].ctl); /* no thread: in turn */
+			tb_rn_run_job(w, &js[k], p[k].c, p[k].s, p[k].ctl); /* no thread: in turn */
 	}
 	for (int k = 0; k < n; k++)
 		if (p[k].started)
 			pthread_join(p[k].th, NULL);
-	tb_inv_current_put(r->sv->invs, inv);
+	tb_inv_current_put(w->r->sv->invs, inv);
 }

@@ -54,6 +54,7 @@ MODULE_OF = {
     "run_internal": "run",
     "runner_internal": "runner",
     "runner_par": "runner",
+    "runner_matrix": "runner",
     "hostmeta_text": "hostmeta",
     "hostmeta_shape": "hostmeta",
     "hostmeta_tools": "hostmeta",
