@@ -16,6 +16,7 @@
 struct acc {
 	json_t *idle, *load; /* the bins as stored (with their "rtt" lists) */
 	json_t *tool, *host, *server;
+	json_int_t attempt; /* the run's last attempt (a retried run measured each) */
 };
 
 static void run_exists(void *cls, const struct tb_run_row *row)
@@ -29,8 +30,14 @@ static void on_rtt_event(void *cls, const struct tb_event_row *ev)
 	struct acc *a = cls;
 	json_t *e = json_loads(ev->json, 0, NULL), *d = json_object_get(e, "data"), *bin = json_object_get(d, "bin");
 	const char *phase = json_string_value(json_object_get(d, "phase"));
+	json_int_t attempt = json_integer_value(json_object_get(d, "attempt"));
 
-	if (json_is_object(bin) && phase != NULL) {
+	if (attempt > a->attempt) { /* a later attempt: only its stream counts */
+		json_array_clear(a->idle);
+		json_array_clear(a->load);
+		a->attempt = attempt;
+	}
+	if (json_is_object(bin) && phase != NULL && attempt == a->attempt) {
 		json_object_set(bin, "at_ms", json_object_get(d, "at_ms"));
 		json_array_append(strcmp(phase, "idle") == 0 ? a->idle : a->load, bin);
 		if (a->tool == NULL || strcmp(phase, "load") == 0) {
@@ -79,7 +86,7 @@ static json_t *reply(int64_t id, struct acc *a)
 
 int api_run_latency(struct tb_request *rq, struct tb_reply *rp)
 {
-	struct acc a = {json_array(), json_array(), NULL, NULL, NULL};
+	struct acc a = {json_array(), json_array(), NULL, NULL, NULL, 0};
 	json_t *out;
 	int64_t id;
 	int found = 0, rc;

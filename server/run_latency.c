@@ -42,9 +42,10 @@ static void publish_bin(struct run_latency *l, enum tb_rtt_tool tool, json_t *bi
 
 	l->published++;
 	tb_events_publish(l->sv->events, "run.rtt", l->client, l->r->matrix_id,
-			  json_pack("{s:I, s:I, s:i, s:s, s:s, s:s, s:s, s:I, s:o}", "matrix",
-				    (json_int_t)l->r->matrix_id, "run", (json_int_t)l->r->id, "seq", l->r->seq, "host",
-				    l->client, "server", l->server, "tool", tool_name(tool), "phase", l->phase, "at_ms",
+			  json_pack("{s:I, s:I, s:i, s:i, s:s, s:s, s:s, s:s, s:I, s:o}", "matrix",
+				    (json_int_t)l->r->matrix_id, "run", (json_int_t)l->r->id, "seq", l->r->seq,
+				    "attempt", l->r->attempts, "host", l->client, "server", l->server, "tool",
+				    tool_name(tool), "phase", l->phase, "at_ms",
 				    (json_int_t)(l->t0_ms + (int64_t)(t * 1000)), "bin", bin));
 }
 
