@@ -11,7 +11,7 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 scratch_dir
-sim_up tbbp 240 --efi || { nok "sim up"; finish; }
+sim_up tbbp 209 --efi || { nok "sim up"; finish; }
 ok "sim up --efi (prefix $PFX)"
 check "the sim's inventory gives left and right boot.efi" test "$(grep -c 'efi: {ubuntu: "0001", freebsd: "0002"}' "$S/inventory.yaml")" = 2
 daemon_up "$S/inventory.yaml" --probe-interval 2

@@ -10,7 +10,7 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 scratch_dir
-sim_testbedd tbrp 238 2
+sim_testbedd tbpf 215 2
 for _ in $(seq 60); do [ "$(answers right)" = ubuntu ] && break; sleep 0.5; done
 check "right answers as ubuntu" test "$(answers right)" = ubuntu
 steps() {	# action id: its steps' what (and command, after " $ "), one a line
