@@ -265,15 +265,15 @@ static void *scheduler(void *arg)
 	tb_tun_restore_pending(r->sv); /* what a crash left changed on the hosts (tunables.h) */
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
-		json_t *events = json_array();
+		json_t *events;
 		size_t k;
 		json_t *ev;
-
 		int fresh = r->dirty;
 
 		reap(r);
 		if (r->stopping)
 			break;
+		events = json_array(); /* after the stop's break: it would leak there */
 		r->dirty = 0;
 		if (fresh && r->nqueue > 0 && nbusy(r) == 0) {
 			/* a host that did not answer at start may now; nothing runs to be disturbed */
@@ -281,6 +281,7 @@ static void *scheduler(void *arg)
 			tb_tun_restore_pending(r->sv);
 			pthread_mutex_lock(&r->lock);
 		}
+		events = json_array();
 		schedule(r, events);
 		pthread_mutex_unlock(&r->lock);
 		json_array_foreach(events, k, ev)
