@@ -188,6 +188,25 @@ static void tb_udp_both_sides(void **state)
 	json_decref(s);
 }
 
+/* UDP -R: the client's lines are the receiver's (jitter, loss), the server's the sender's. */
+static void tb_udp_reverse(void **state)
+{
+	json_t *c = parse("iperf2_2.1.8_tb_udp_R_client.txt", 1), *s = parse("iperf2_2.1.8_tb_udp_R_server.txt", 1);
+
+	(void)state;
+	assert_int_equal(json_array_size(json_object_get(c, "intervals")), 2);
+	assert_int_equal((int)num(c, "intervals.1.sum.packets"), 848);
+	assert_int_equal((int)num(c, "end.receiver.packets"), 1703);
+	assert_int_equal((int)num(c, "end.receiver.lost_packets"), 0);
+	assert_true(near(num(c, "end.receiver.bits_per_second"), 10.0e6));
+	assert_null(json_object_get(json_object_get(c, "end"), "sender"));
+	assert_int_equal((int)num(s, "end.sender.packets"), 1703);
+	assert_null(json_object_get(json_object_get(s, "end"), "receiver"));
+	assert_true(tb_iperf2_text_done(NULL) == false);
+	json_decref(c);
+	json_decref(s);
+}
+
 static void parallel_sum(void **state)
 {
 	json_t *r = parse("iperf2_2.1.8_tcp_client_e_P2.txt", 2);
@@ -355,6 +374,7 @@ int main(void)
 		cmocka_unit_test(udp_client_server_report),
 		cmocka_unit_test(udp_server),
 		cmocka_unit_test(tb_udp_both_sides),
+		cmocka_unit_test(tb_udp_reverse),
 		cmocka_unit_test(parallel_sum),
 		cmocka_unit_test(refused),
 		cmocka_unit_test(chunking),
