@@ -8,10 +8,14 @@
 
 #include "compare.h"
 #include "cron.h"
+#include "actions.h"
 #include "events.h"
+#include "hosts.h"
 #include "inventory.h"
 #include "log.h"
 #include "matrix.h"
+#include "power.h"
+#include "reserve.h"
 #include "results.h"
 #include "runner.h"
 #include "services.h"
@@ -20,16 +24,15 @@
 #include "ticker.h"
 #include "timeutil.h"
 #include "validate.h"
+#include "wake.h"
 
 #define TICK_MS 1000
 #define MAX_DUE 64 /* schedules started in one tick; the rest the next */
 #define LAST_SHOWN 20
 #define LATEST "latest-passing"
-
-struct tb_schedule {
-	struct tb_services *sv;
-	struct tb_ticker ticker;
-};
+#define MAX_WAITING 8    /* schedules waiting for their hosts to power on */
+#define WAKE_MAX 16      /* hosts one schedule powers on */
+#define WAKE_MARGIN_S 60 /* beyond the longest boot timeout: the BMC's retries */
 
 /* A schedule copied out of the store's callback. */
 struct due {
@@ -40,6 +43,24 @@ struct due {
 	char author[128];
 	double max_drop;
 	int64_t next_at;
+};
+
+/* A schedule whose time came while hosts of its spec were off: the power-on
+ * actions it started, its matrix submitted when all have succeeded. */
+struct waiting {
+	struct due d;
+	int64_t next;     /* its next time, for schedule.failed */
+	int64_t deadline; /* tb_now(): the longest boot timeout and a margin */
+	int n;
+	char host[WAKE_MAX][TB_NAME_MAX];
+	int64_t action[WAKE_MAX];
+};
+
+struct tb_schedule {
+	struct tb_services *sv;
+	struct tb_ticker ticker;
+	struct waiting waiting[MAX_WAITING]; /* the ticker's thread only */
+	int nwaiting;
 };
 
 /* Schedules copied out of the store's callback (it may not call the store
@@ -96,25 +117,36 @@ static uint64_t seed_now(void)
 	return (uint64_t)tb_now_ms() & ((1ULL << 53) - 1);
 }
 
+/* d's spec (its latest version) planned on the inventory in force: *plan
+ * (free it) and its *version. */
+static int plan_of(struct tb_schedule *sc, const struct due *d, struct tb_matrix_plan **plan, int64_t *version,
+		   struct tb_error *err)
+{
+	struct tb_services *sv = sc->sv;
+	struct tb_inventory *inv;
+	json_t *j;
+	int rc;
+
+	if ((rc = tb_spec_get_json(sv->store, d->name, 0, &j, err)) != 0)
+		return rc;
+	*version = (int64_t)json_integer_value(json_object_get(j, "version"));
+	inv = tb_inv_current_get(sv->invs);
+	rc = tb_matrix_plan_make(json_object_get(j, "spec"), inv, seed_now(), plan, err);
+	tb_inv_current_put(sv->invs, inv);
+	json_decref(j);
+	return rc;
+}
+
 /* Start d's spec (its latest version) as a matrix and record its gate; an
  * error: the matrix did not start (a gate not recorded is only logged). */
 static int start_one(struct tb_schedule *sc, const struct due *d, int64_t *id, struct tb_error *err)
 {
 	struct tb_services *sv = sc->sv;
 	struct tb_matrix_plan *plan = NULL;
-	struct tb_inventory *inv;
-	json_t *j;
 	int64_t version, pinned = 0;
 	int rc;
 
-	if ((rc = tb_spec_get_json(sv->store, d->name, 0, &j, err)) != 0)
-		return rc;
-	version = (int64_t)json_integer_value(json_object_get(j, "version"));
-	inv = tb_inv_current_get(sv->invs);
-	rc = tb_matrix_plan_make(json_object_get(j, "spec"), inv, seed_now(), &plan, err);
-	tb_inv_current_put(sv->invs, inv);
-	json_decref(j);
-	if (rc != 0)
+	if ((rc = plan_of(sc, d, &plan, &version, err)) != 0)
 		return rc;
 	rc = tb_runner_submit(sv->runner, plan, d->author, 0, id, err);
 	tb_matrix_plan_free(plan);
@@ -139,10 +171,225 @@ static void publish_failed(struct tb_schedule *sc, const struct due *d, int64_t 
 				    "next_at", next < INT64_MAX ? tb_time_json(next) : json_null()));
 }
 
+/* ---- powering the hosts on first ---- */
+
+#define HOSTS_MAX 64 /* distinct hosts of one spec looked at */
+
+/* Hosts of a plan seen so far and those of them to power on. */
+struct offs {
+	char seen[HOSTS_MAX][TB_NAME_MAX];
+	int nseen;
+	const struct tb_machine *off[WAKE_MAX];
+	int noff;
+};
+
+static int can_power_on(const struct tb_machine *m)
+{
+	for (size_t i = 0; i < m->npower; i++)
+		if (tb_power_method_ops(&m->power[i]) & TB_POWER_BIT(TB_POWER_ON))
+			return 1;
+	return 0;
+}
+
+/* host of d's plan: into o->off when the prober sees it down and it has a
+ * power method that switches it on; refused when it is reserved by someone
+ * else than d's author (it is not woken). */
+static int look_at(struct tb_schedule *sc, const struct tb_inventory *inv, const struct due *d, const char *host,
+		   struct offs *o, struct tb_error *err)
+{
+	const struct tb_machine *m;
+	struct tb_error why = {0};
+	int64_t since, checked;
+
+	for (int i = 0; i < o->nseen; i++)
+		if (strcmp(o->seen[i], host) == 0)
+			return 0;
+	if (o->nseen == HOSTS_MAX)
+		return 0;
+	snprintf(o->seen[o->nseen++], TB_NAME_MAX, "%s", host);
+	if ((m = tb_inventory_find(inv, host)) == NULL || !can_power_on(m) ||
+	    tb_hosts_reach(sc->sv->hosts, host, &since, &checked) != 0)
+		return 0;
+	if (tb_reserve_check(sc->sv->reserve, host, d->author, &why) != 0)
+		return tb_fail(err, TB_ERR_CONFLICT, "", "%s is off and is not powered on: %s", host, why.message);
+	if (o->noff == WAKE_MAX)
+		return tb_fail(err, TB_ERR_INVALID, "", "more than %d hosts of the spec are off", WAKE_MAX);
+	o->off[o->noff++] = m;
+	return 0;
+}
+
+/* Power on those of o->off that are off (tb_wake_power_on, the wake
+ * schedule's way) for d: their actions into w. */
+static int power_on(struct tb_schedule *sc, const struct due *d, const struct offs *o, struct waiting *w,
+		    struct tb_error *err)
+{
+	struct tb_error e = {0};
+	char note[400];
+	int64_t id;
+	int rc, boot_s = 0;
+
+	for (int i = 0; i < o->noff; i++) {
+		const struct tb_machine *m = o->off[i];
+
+		snprintf(note, sizeof(note), "the schedule \"%s\" of spec %s is due and %s is off: powering it on",
+			 d->cron, d->name, m->name);
+		rc = tb_wake_power_on(sc->sv, m,
+				      json_pack("{s:s, s:s, s:s, s:s}", "action", "on", "reason", "schedule", "spec",
+						d->name, "cron", d->cron),
+				      note, &id, &e);
+		if (rc != 0)
+			return tb_fail(err, rc, "", "%s is off and cannot be powered on: %s", m->name, e.message);
+		if (id == 0)
+			continue; /* its BMC says on: it is booting */
+		snprintf(w->host[w->n], TB_NAME_MAX, "%s", m->name);
+		w->action[w->n++] = id;
+		if (m->boot_timeout_s > boot_s)
+			boot_s = m->boot_timeout_s;
+	}
+	w->deadline = tb_now() + boot_s + WAKE_MARGIN_S;
+	return 0;
+}
+
+/* Power on the hosts of d's spec that are off (those with a power method):
+ * 0 with w->n 0: none is; 0 with w->n > 0: w waits for their actions; an
+ * error: the schedule fails (a host reserved by someone else, a power-on
+ * refused; actions started before it go on). */
+static int wake_hosts(struct tb_schedule *sc, const struct due *d, struct waiting *w, struct tb_error *err)
+{
+	struct tb_matrix_plan *plan = NULL;
+	struct tb_planned_run r;
+	struct tb_inventory *inv;
+	struct offs *o;
+	int64_t version;
+	int rc;
+
+	if ((o = calloc(1, sizeof(*o))) == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	if ((rc = plan_of(sc, d, &plan, &version, err)) != 0) {
+		free(o);
+		return rc;
+	}
+	inv = tb_inv_current_get(sc->sv->invs);
+	for (int i = 0; i < plan->nruns && rc == 0 && o->nseen < HOSTS_MAX; i++) {
+		tb_matrix_plan_run(plan, i, &r);
+		if ((rc = look_at(sc, inv, d, r.client, o, err)) == 0)
+			rc = look_at(sc, inv, d, r.server, o, err);
+	}
+	tb_matrix_plan_free(plan);
+	w->n = 0;
+	if (rc == 0)
+		rc = power_on(sc, d, o, w, err);
+	tb_inv_current_put(sc->sv->invs, inv);
+	free(o);
+	return rc;
+}
+
+/* w's actions: 1 some still run; 0 all succeeded; an error naming the host
+ * that did not come up (its action failed, or the deadline passed: the
+ * actions still running are canceled). */
+static int waiting_state(struct tb_schedule *sc, const struct waiting *w, struct tb_error *err)
+{
+	struct tb_error e = {0};
+	int running = 0, rc = 0;
+	json_t *j;
+
+	for (int i = 0; i < w->n && rc == 0; i++) {
+		const char *state;
+
+		if ((rc = tb_actions_get_json(sc->sv->actions, w->action[i], &j, &e)) != 0)
+			return tb_fail(err, rc, "", "%s: power-on action %lld: %s", w->host[i], (long long)w->action[i],
+				       e.message);
+		state = json_string_value(json_object_get(j, "state"));
+		if (state == NULL || strcmp(state, "queued") == 0 || strcmp(state, "running") == 0)
+			running = 1;
+		else if (strcmp(state, "succeeded") != 0)
+			rc = tb_fail(
+				err, TB_ERR_UNREACHABLE, "", "%s did not come up: power-on action %lld %s: %s",
+				w->host[i], (long long)w->action[i], state,
+				json_string_value(json_object_get(json_object_get(j, "error"), "message")) != NULL
+					? json_string_value(json_object_get(json_object_get(j, "error"), "message"))
+					: "no reason given");
+		json_decref(j);
+	}
+	if (rc != 0 || !running)
+		return rc;
+	if (tb_now() <= w->deadline)
+		return 1;
+	for (int i = 0; i < w->n; i++)
+		(void)tb_actions_cancel(sc->sv->actions, w->action[i], &e);
+	return tb_fail(err, TB_ERR_TIMEOUT, "",
+		       "%s%s did not come up within its boot timeout and %d s (power-on canceled)", w->host[0],
+		       w->n > 1 ? " or another host" : "", WAKE_MARGIN_S);
+}
+
+/* Each schedule waiting for its hosts: its matrix once they are up, a
+ * schedule.failed when one did not come up. */
+static void check_waiting(struct tb_schedule *sc)
+{
+	struct tb_error err = {0};
+	int64_t id = 0;
+	int i = 0, rc;
+
+	while (i < sc->nwaiting && !tb_ticker_stopping(&sc->ticker)) {
+		struct waiting *w = &sc->waiting[i];
+
+		if ((rc = waiting_state(sc, w, &err)) == 1) {
+			i++;
+			continue;
+		}
+		if (rc == 0)
+			rc = start_one(sc, &w->d, &id, &err);
+		if (rc != 0)
+			publish_failed(sc, &w->d, w->next, &err);
+		else
+			tb_info("schedule", "%s: \"%s\" started matrix %lld, its hosts powered on", w->d.name,
+				w->d.cron, (long long)id);
+		sc->waiting[i] = sc->waiting[--sc->nwaiting];
+	}
+}
+
+static int is_waiting(const struct tb_schedule *sc, const char *name)
+{
+	for (int i = 0; i < sc->nwaiting; i++)
+		if (strcmp(sc->waiting[i].d.name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* d's time has come: power its hosts on first when some are off (it then
+ * waits in sc->waiting), else start its matrix now. */
+static int fire_one(struct tb_schedule *sc, const struct due *d, int64_t next, struct tb_error *err)
+{
+	struct waiting *w;
+	int64_t id = 0;
+	int rc;
+
+	if (is_waiting(sc, d->name))
+		return tb_fail(err, TB_ERR_CONFLICT, "", "its previous time still waits for its hosts to power on");
+	if (sc->nwaiting == MAX_WAITING)
+		return tb_fail(err, TB_ERR_CONFLICT, "", "%d schedules already wait for their hosts to power on",
+			       MAX_WAITING);
+	w = &sc->waiting[sc->nwaiting];
+	if ((rc = wake_hosts(sc, d, w, err)) != 0)
+		return rc;
+	if (w->n > 0) {
+		w->d = *d;
+		w->next = next;
+		sc->nwaiting++;
+		tb_info("schedule", "%s: \"%s\" is due: powering on %d host%s first (%s%s)", d->name, d->cron, w->n,
+			w->n > 1 ? "s" : "", w->host[0], w->n > 1 ? ", ..." : "");
+		return 0;
+	}
+	if ((rc = start_one(sc, d, &id, err)) != 0)
+		return rc;
+	tb_info("schedule", "%s: \"%s\" started matrix %lld", d->name, d->cron, (long long)id);
+	return 0;
+}
+
 static void fire_due(struct tb_schedule *sc)
 {
 	struct tb_error err = {0};
-	int64_t now = tb_now(), id = 0, next;
+	int64_t now = tb_now(), next;
 	struct due_list l = {.max = MAX_DUE};
 
 	if (tb_store_schedule_each(sc->sv->store, NULL, now, copy_due, &l, &err) != 0) {
@@ -159,10 +406,8 @@ static void fire_due(struct tb_schedule *sc)
 			tb_warn("schedule", "%s: %s", d->name, err.message);
 			continue;
 		}
-		if (start_one(sc, d, &id, &err) != 0)
+		if (fire_one(sc, d, next, &err) != 0)
 			publish_failed(sc, d, next, &err);
-		else
-			tb_info("schedule", "%s: \"%s\" started matrix %lld", d->name, d->cron, (long long)id);
 	}
 	free(l.d);
 }
@@ -272,6 +517,7 @@ static void tick(void *cls)
 {
 	struct tb_schedule *sc = cls;
 
+	check_waiting(sc);
 	fire_due(sc);
 	judge_ended(sc);
 }

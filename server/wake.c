@@ -56,38 +56,52 @@ static struct slot *slot_of(struct tb_wake *w, const struct tb_machine *m, time_
 
 /* ---- the power-on action ---- */
 
+int tb_wake_power_on(struct tb_services *sv, const struct tb_machine *m, json_t *params, const char *note, int64_t *id,
+		     struct tb_error *err)
+{
+	char holder[TB_HOLDER_MAX] = "";
+	int rc;
+
+	*id = 0;
+	tb_actions_holder(sv->actions, m->name, holder, sizeof(holder));
+	if (holder[0] != '\0') {
+		json_decref(params);
+		return tb_fail(err, TB_ERR_CONFLICT, "", "held by %s", holder);
+	}
+	if (tb_machine_is_on(sv->hosts, sv->bmcwatch, m->name)) {
+		json_decref(params);
+		return 0;
+	}
+	/* the action takes the hold atomically: refused if anything took it
+	 * since the look above */
+	if ((rc = tb_power_start(sv, m->name, TB_POWER_ON, params, "schedule", note, id, err)) != 0)
+		return rc;
+	tb_audit_self(sv, "schedule", "host.power", m->name, "ok");
+	return 0;
+}
+
 /* m's time `due` has come: power it on unless it is on or held; what
  * happened into last. */
 static void fire(struct tb_wake *w, const struct tb_machine *m, time_t due, char *last, size_t lastlen)
 {
 	struct tb_error e = {0};
-	char holder[TB_HOLDER_MAX] = "", at[TB_TIME_MAX], note[300];
+	char at[TB_TIME_MAX], note[300];
 	int64_t id = 0;
 
-	tb_actions_holder(w->sv->actions, m->name, holder, sizeof(holder));
-	if (holder[0] != '\0') {
-		snprintf(last, lastlen, "not powered on: held by %s", holder);
-		return;
-	}
-	if (tb_machine_is_on(w->sv->hosts, w->sv->bmcwatch, m->name)) {
-		snprintf(last, lastlen, "not powered on: it was on already");
-		return;
-	}
 	tb_time_format((int64_t)due, at);
 	snprintf(note, sizeof(note), "wake_schedule \"%s\" of %s names %s: powering it on", m->wake_schedule, m->name,
 		 at);
-	/* the action takes the hold atomically: refused if anything took it
-	 * since the look above */
-	if (tb_power_start(w->sv, m->name, TB_POWER_ON,
-			   json_pack("{s:s, s:s, s:s}", "action", "on", "reason", "schedule", "wake_schedule",
-				     m->wake_schedule),
-			   "schedule", note, &id, &e) == 0) {
+	if (tb_wake_power_on(w->sv, m,
+			     json_pack("{s:s, s:s, s:s}", "action", "on", "reason", "schedule", "wake_schedule",
+				       m->wake_schedule),
+			     note, &id, &e) != 0) {
+		snprintf(last, lastlen, "not powered on: %s", e.message);
+	} else if (id == 0) {
+		snprintf(last, lastlen, "not powered on: it was on already");
+	} else {
 		snprintf(last, lastlen, "power-on action %lld", (long long)id);
 		tb_info("wake", "%s: wake_schedule \"%s\": power-on action %lld", m->name, m->wake_schedule,
 			(long long)id);
-		tb_audit_self(w->sv, "schedule", "host.power", m->name, "ok");
-	} else {
-		snprintf(last, lastlen, "not powered on: %s", e.message);
 	}
 }
 

@@ -17,6 +17,8 @@
 #ifndef TB_WAKE_H
 #define TB_WAKE_H
 
+#include <stdint.h>
+
 #include <jansson.h>
 
 #include "error.h"
@@ -40,5 +42,18 @@ void tb_wake_free(struct tb_wake *w);
  *    "last_at": time|null, "last": what happened then|null}
  */
 json_t *tb_wake_json(struct tb_wake *w, const struct tb_machine *m);
+
+/*
+ * Power m on as the wake schedule does (the one way testbedd wakes a host by
+ * itself; the schedules of specs, schedule.h, use it too): a power "on"
+ * action with actor "schedule", params (stolen: what the action records as
+ * asked) and note (its first step: why), through tb_power_start, audited.
+ * Nothing is done to a machine that is on already (an OS answers, or its BMC
+ * says on): 0 with *id 0.  A machine that something holds: TB_ERR_CONFLICT
+ * "held by ...".  A reservation refuses actor "schedule" as anybody else
+ * (reserve.h).  Else *id gets the action's id.  Returns at once.
+ */
+int tb_wake_power_on(struct tb_services *sv, const struct tb_machine *m, json_t *params, const char *note, int64_t *id,
+		     struct tb_error *err);
 
 #endif /* TB_WAKE_H */

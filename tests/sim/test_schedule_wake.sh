@@ -1,0 +1,78 @@
+#!/bin/sh
+# A schedule whose host is off (issue 22 item 3): on the simulated testbed
+# left is powered off, then a library spec left -> right (1 s, 1 repeat)
+# gets the schedule "* * * * *".  When it comes due testbedd powers left on
+# first -- a power "on" action with actor schedule, the wake schedule's way
+# (wake.h tb_wake_power_on) -- waits for it in the schedule's ticker (no
+# thread blocks), and only then starts the matrix, which succeeds.  Without
+# the wake the matrix would start on a host that is off (and fail).
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/lib.sh"
+sim_testbedd tbsw 223 2
+both_answer
+
+action_field() { api GET "/api/v1/actions/$1" | python3 -c "import json,sys; a=json.load(sys.stdin)['action']; print($2)"; }
+action_is() { [ "$(action_field "$1" "a['state']")" = "$2" ]; }
+sched_actions() {	# machine: ids of its actions by actor schedule, oldest first
+	api GET "/api/v1/actions?host=$1&limit=100" | python3 -c '
+import json,sys
+print(" ".join(str(a["id"]) for a in reversed(json.load(sys.stdin)["actions"]) if a["actor"] == "schedule"))'
+}
+until_() {	# seconds command...: true once command is
+	local n=$1
+	shift
+	for _ in $(seq $((n * 5))); do "$@" && return 0; sleep 0.2; done
+	return 1
+}
+reach_is() { api GET "/api/v1/hosts/$1" | jq_ 'd["host"]["state"]["reachability"]' 2>/dev/null | grep -qx "$2"; }
+
+spec='{"name":"wakes","pairs":[{"client":"left","server":"right"}],"protocols":["tcp"],"directions":["forward"],"duration_s":1,"repeats":1}'
+body=$(api POST /api/v1/specs "$spec")
+check "the spec is pushed (201)" test "$(st)" = 201
+
+body=$(api POST /api/v1/hosts/left/power '{"action":"off"}')
+P=$(echo "$body" | jq_ 'd["action"]["id"]')
+check "power left off (202)" test "$(st)" = 202 -a -n "$P"
+check "the power-off action succeeds" until_ 90 action_is "$P" succeeded
+check "the sim's left is off" wait_power left off 10
+check "testbedd sees left down" until_ 30 reach_is left down
+
+body=$(api PUT /api/v1/specs/wakes/schedule '{"cron":"* * * * *","baseline":"latest-passing"}')
+check "the schedule is set (200)" test "$(st)" = 200
+
+A=""
+for _ in $(seq 1 400); do	# up to 80 s: the next minute
+	A=$(sched_actions left) && [ -n "$A" ] && break
+	sleep 0.2
+done
+A=${A%% *}
+check "the schedule powers left on: an action by actor schedule" test -n "$A"
+check "... a power on, saying the spec" \
+	test "$(action_field "$A" "a['kind'] + ' ' + a['params']['action'] + ' ' + a['params']['reason'] + ' ' + a['params']['spec']")" = "power on schedule wakes"
+check "... its first step says why" \
+	test "$(action_field "$A" "'is off: powering it on' in a['steps'][0]['what']")" = True
+check "the power-on action succeeds" until_ 120 action_is "$A" succeeded ||
+	action_field "$A" "'\\n'.join('# %s %s' % (s['at'], s['what']) for s in a['steps']) + '\\n# ' + str(a['error'])"
+check "the sim's left is on" wait_power left on 5
+
+M=""
+for _ in $(seq 1 300); do	# the next tick after the action, then a 1 s run
+	M=$(api GET /api/v1/matrices | jq_ '[m["id"] for m in d["matrices"] if m["name"] == "wakes"][0]' 2>/dev/null) && break
+	M=""
+	sleep 0.2
+done
+check "the schedule started a matrix" test -n "$M"
+WAIT=90 check "the matrix $M succeeds" wait_state "$M" succeeded
+check "it started after left was up: created after the action finished" python3 -c "
+import sys
+m = '$(api GET "/api/v1/matrices/$M?runs=0" | jq_ 'd["matrix"]["created_at"]')'
+a = '$(action_field "$A" "a['finished_at']")'
+print('# matrix created', m, 'action finished', a)
+sys.exit(not m >= a)"
+body=$(api GET "/api/v1/matrices/$M/gate")
+check "GET /matrices/$M/gate: 200" test "$(st)" = 200
+check "no schedule.failed event" sh -c "! timeout 3 $BIN/tbctl events --since 0 --json 2>/dev/null | grep -q '\"schedule.failed\"'"
+check "the log says the hosts were powered on first" grep -q 'wakes: "\* \* \* \* \*" is due: powering on 1 host first (left)' "$DD/log"
+body=$(api DELETE /api/v1/specs/wakes/schedule)
+check "the schedule is deleted (204)" test "$(st)" = 204
+finish
