@@ -281,7 +281,6 @@ static void *scheduler(void *arg)
 			tb_tun_restore_pending(r->sv);
 			pthread_mutex_lock(&r->lock);
 		}
-		events = json_array();
 		schedule(r, events);
 		pthread_mutex_unlock(&r->lock);
 		json_array_foreach(events, k, ev)
