@@ -173,6 +173,10 @@ function renderList(main, ctx) {
     }
     row.m.state = ev.data.state;
     if (ev.data.progress) row.m.progress = ev.data.progress;
+    // a queued matrix's place and reason (the runner's event says waiting_for alone when only that changed)
+    if (ev.data.queue !== undefined) row.m.queue = ev.data.queue;
+    if (ev.data.waiting_for) row.m.queue = { ...(row.m.queue ?? {}), waiting_for: ev.data.waiting_for };
+    if (row.m.state !== 'queued') delete row.m.queue;
     drawRow(row);
   }
 
@@ -183,7 +187,11 @@ function renderList(main, ctx) {
       h('td', { 'data-label': 'Name' },
         h('a', { href: `#/matrices/${m.id}`, class: 'mx-name' }, m.name), ' ',
         h('span', { class: 'muted' }, `#${m.id}`)),
-      h('td', { 'data-label': 'State' }, statePill(m.state)),
+      h('td', { 'data-label': 'State' }, statePill(m.state),
+        m.state === 'queued' && m.queue ? h('div', { class: 'muted mx-queue' },
+          m.queue.position ? `#${m.queue.position} in the queue` : null,
+          m.queue.position && m.queue.waiting_for ? ' · ' : null,
+          m.queue.waiting_for ?? null) : null),
       h('td', { 'data-label': 'Progress' },
         h('span', { class: 'mx-mini' },
           h('progress', { max: Math.max(p.total ?? 0, 1), value: p.done ?? 0, 'aria-label': `${m.name}: ${p.done} of ${p.total} runs done` }),
