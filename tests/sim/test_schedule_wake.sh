@@ -68,7 +68,7 @@ import sys
 m = '$(api GET "/api/v1/matrices/$M?runs=0" | jq_ 'd["matrix"]["created_at"]')'
 a = '$(action_field "$A" "a['finished_at']")'
 print('# matrix created', m, 'action finished', a)
-sys.exit(not m >= a)"
+sys.exit(not (a and m >= a))"
 body=$(api GET "/api/v1/matrices/$M/gate")
 check "GET /matrices/$M/gate: 200" test "$(st)" = 200
 check "no schedule.failed event" sh -c "! timeout 3 $BIN/tbctl events --since 0 --json 2>/dev/null | grep -q '\"schedule.failed\"'"
