@@ -20,6 +20,15 @@
  *   {"spec":NAME, "cron":PATTERN, "error":{"code", "field", "message"},
  *    "next_at":TIME|null}
  *
+ * A host of the spec that is off (the prober sees it down, its BMC does not
+ * say on) and has a power method is powered on first, the wake schedule's
+ * way (wake.h tb_wake_power_on: an action with actor "schedule"); the
+ * ticker looks at those actions each second, without waiting on them, and
+ * submits the matrix once all have succeeded.  One that failed, or still
+ * runs past the longest boot timeout and a minute (it is canceled), fails
+ * that time with a schedule.failed naming the host; so does a host off and
+ * reserved by someone else than the schedule's author (not powered on).
+ *
  * Threads: one ticker (each second) does the starting and the judging; the
  * HTTP threads only read and write the store through the calls below
  * (given the store only: blocking on disk I/O only).  JSON returned is the caller's.
