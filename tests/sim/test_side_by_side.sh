@@ -84,7 +84,10 @@ kill -TERM "$DPID"
 gone=0
 for _ in $(seq 100); do kill -0 "$DPID" 2>/dev/null || { gone=1; break; }; sleep 0.1; done
 check "testbedd stops within 10 s with two matrices running (every worker joined)" test "$gone" = 1
-daemon_down
+wait "$DPID"
+rc=$?
+check "testbedd exits 0 (built with TB_SANITIZE: no leak, no error)" test "$rc" = 0
+DPID=""
 daemon_again "$S/inventory.yaml" --probe-interval 2
 check "testbedd starts again" test -n "$DPID"
 check "matrix $MA is interrupted" test "$(mstate "$MA")" = interrupted
