@@ -21,13 +21,13 @@ static json_t *str_or_null(const char *s)
 json_t *tb_matrix_params_json(const struct tb_iperf_params *p)
 {
 	json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:i}", "protocol",
-			 tb_iperf_proto_name(p->proto), "direction", tb_iperf_dir_name(p->dir), "duration_s",
-			 p->duration_s, "omit_s", p->omit_s, "parallel", p->parallel, "length",
-			 p->length > 0 ? json_integer(p->length) : json_null(), "window",
-			 p->window > 0 ? json_integer(p->window) : json_null(), "bitrate", str_or_null(p->bitrate),
-			 "congestion", str_or_null(p->congestion), "tos",
-			 p->tos >= 0 ? json_integer(p->tos) : json_null(), "zerocopy", (int)p->zerocopy, "affinity",
-			 str_or_null(p->affinity), "interval_s", p->interval_s);
+			      tb_iperf_proto_name(p->proto), "direction", tb_iperf_dir_name(p->dir), "duration_s",
+			      p->duration_s, "omit_s", p->omit_s, "parallel", p->parallel, "length",
+			      p->length > 0 ? json_integer(p->length) : json_null(), "window",
+			      p->window > 0 ? json_integer(p->window) : json_null(), "bitrate", str_or_null(p->bitrate),
+			      "congestion", str_or_null(p->congestion), "tos",
+			      p->tos >= 0 ? json_integer(p->tos) : json_null(), "zerocopy", (int)p->zerocopy,
+			      "affinity", str_or_null(p->affinity), "interval_s", p->interval_s);
 
 	/* "tool" only when not the default iperf3: params stored before tools were are the same */
 	if (j != NULL && p->tool != TB_TOOL_IPERF3 && tb_tool_name(p->tool) != NULL &&
@@ -71,10 +71,9 @@ static int value_key(const json_t *j, const char *key, enum tb_mx_axis axis, str
 
 int tb_matrix_params_from_json(const json_t *j, struct tb_iperf_params *p, struct tb_error *err)
 {
-	static const char *const keys[] = {"protocol", "direction", "duration_s", "omit_s",     "parallel",
-					   "length",   "window",    "bitrate",    "congestion", "tos",
-					   "zerocopy", "affinity",  "interval_s", "tunables",   "tool",
-					   NULL};
+	static const char *const keys[] = {"protocol",   "direction", "duration_s", "omit_s", "parallel", "length",
+					   "window",     "bitrate",   "congestion", "tos",    "zerocopy", "affinity",
+					   "interval_s", "tunables",  "tool",       NULL};
 	static const char *const protos[] = {"tcp", "udp", NULL};
 	static const char *const dirs[] = {"forward", "reverse", "bidir", NULL};
 	struct tb_iperf_params x;

@@ -17,9 +17,10 @@
 #define TOTAL_CAP_MAX 31536000LL    /* caps.total_s: a year */
 #define UDP_LENGTH_MAX 65507L       /* the largest UDP payload over IPv4 */
 
-static const char *const top_keys[] = {"name",       "pairs",   "groups", "os",     "protocols", "directions",
-				       "duration_s", "repeats", "order",  "seed",   "pause_s",   "concurrency",
-				       "os_after",   "caps",    "iperf",  "sample", "tunables",  "latency", "tool", NULL};
+static const char *const top_keys[] = {"name",       "pairs",       "groups",   "os",    "protocols",
+				       "directions", "duration_s",  "repeats",  "order", "seed",
+				       "pause_s",    "concurrency", "os_after", "caps",  "iperf",
+				       "sample",     "tunables",    "latency",  "tool",  NULL};
 static const char *const pair_keys[] = {"client", "server", "link", NULL};
 static const char *const cap_keys[] = {"total_s", "duration_s", "bitrate", NULL};
 static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel",    "length",   "window",     "bitrate",
@@ -726,8 +727,8 @@ static int check_latency(const json_t *spec, struct tb_error *err)
 {
 	const json_t *v = opt(spec, "latency");
 
-	if (v == NULL || (json_is_string(v) && (strcmp(json_string_value(v), "irtt") == 0 ||
-						 strcmp(json_string_value(v), "ping") == 0)))
+	if (v == NULL || (json_is_string(v) &&
+			  (strcmp(json_string_value(v), "irtt") == 0 || strcmp(json_string_value(v), "ping") == 0)))
 		return 0;
 	return tb_fail(err, TB_ERR_INVALID, "latency", "latency must be \"irtt\" or \"ping\"");
 }
@@ -776,8 +777,7 @@ int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_
 	if ((rc = tb_mx_check_tool(out, err)) != 0)
 		return rc;
 	if ((rc = check_caps(spec, out, err)) != 0 || (rc = check_sample(spec, err)) != 0 ||
-	    (rc = check_latency(spec, err)) != 0 ||
-	    (rc = tb_mx_parse_tunables(spec, out, err)) != 0)
+	    (rc = check_latency(spec, err)) != 0 || (rc = tb_mx_parse_tunables(spec, out, err)) != 0)
 		return rc;
 	if ((out->stored = stored_spec(spec, out)) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
