@@ -18,7 +18,7 @@ static int check_stat(const struct tb_secret_file *f, const struct stat *st, str
 	if ((f->flags & TB_SECRET_OWNER) && st->st_uid != geteuid())
 		return tb_fail(err, TB_ERR_CONFIG, f->field, "%s %s must be owned by testbedd's user", f->what,
 			       f->shown);
-	if ((st->st_mode & (S_IRWXG | S_IRWXO)) != 0)
+	if (!(f->flags & TB_SECRET_PUBLIC) && (st->st_mode & (S_IRWXG | S_IRWXO)) != 0)
 		return tb_fail(err, TB_ERR_CONFIG, f->field,
 			       "%s %s is open to group or others (mode %04o): chmod 600 %s", f->what, f->shown,
 			       (unsigned)(st->st_mode & 07777), f->shown);
@@ -26,10 +26,9 @@ static int check_stat(const struct tb_secret_file *f, const struct stat *st, str
 }
 
 /* Open f (non-blocking: a FIFO would hang the reader) and check it. */
-static int open_checked(const struct tb_secret_file *f, struct tb_error *err)
+int tb_secret_open(const struct tb_secret_file *f, struct stat *st, struct tb_error *err)
 {
 	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | ((f->flags & TB_SECRET_NOFOLLOW) ? O_NOFOLLOW : 0);
-	struct stat st;
 	int fd, rc;
 
 	if ((fd = openat(f->dirfd, f->name, flags)) < 0) {
@@ -40,10 +39,10 @@ static int open_checked(const struct tb_secret_file *f, struct tb_error *err)
 			       "cannot read %s %s: %s; testbedd needs to read it (mode 0600, owned by testbedd's user)",
 			       f->what, f->shown, strerror(errno));
 	}
-	if (fstat(fd, &st) != 0)
+	if (fstat(fd, st) != 0)
 		rc = tb_fail(err, TB_ERR_CONFIG, f->field, "cannot read %s %s: %s", f->what, f->shown, strerror(errno));
 	else
-		rc = check_stat(f, &st, err);
+		rc = check_stat(f, st, err);
 	if (rc != 0) {
 		close(fd);
 		return rc;
@@ -53,12 +52,13 @@ static int open_checked(const struct tb_secret_file *f, struct tb_error *err)
 
 int tb_secret_read(const struct tb_secret_file *f, char *buf, size_t sz, struct tb_error *err)
 {
+	struct stat st;
 	ssize_t n;
 	size_t len;
 	int fd;
 
 	buf[0] = '\0';
-	if ((fd = open_checked(f, err)) < 0)
+	if ((fd = tb_secret_open(f, &st, err)) < 0)
 		return fd;
 	do
 		n = read(fd, buf, sz - 1);

@@ -15,12 +15,14 @@
 #define TB_CRYPTO_SECRET_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "error.h"
 
 #define TB_SECRET_NOFOLLOW 1u /* the file itself may not be a symbolic link */
 #define TB_SECRET_OWNER 2u    /* it must be owned by testbedd's effective user */
 #define TB_SECRET_NONEMPTY 4u /* an empty secret is refused */
+#define TB_SECRET_PUBLIC 8u   /* tb_secret_open: group and others may read it (a certificate) */
 
 struct tb_secret_file {
 	int dirfd;         /* AT_FDCWD, or the directory that name is in */
@@ -35,5 +37,13 @@ struct tb_secret_file {
  * sz - 2 bytes (a longer one, a second line or a NUL byte is refused).
  * 0, or TB_ERR_CONFIG with a sentence naming f->shown. */
 int tb_secret_read(const struct tb_secret_file *f, char *buf, size_t sz, struct tb_error *err);
+
+/* Open f for reading and check the opened file (fstat of the descriptor,
+ * not of the name: a file swapped in after a check is what is checked): a
+ * regular file, and as f->flags say.  Opened non-blocking, so a FIFO
+ * neither blocks the caller nor is accepted.  The descriptor (close-on-exec,
+ * the caller's to close) with its status in *st, or TB_ERR_CONFIG (< 0)
+ * with a sentence naming f->shown.  Blocks on file I/O only. */
+int tb_secret_open(const struct tb_secret_file *f, struct stat *st, struct tb_error *err);
 
 #endif /* TB_CRYPTO_SECRET_H */

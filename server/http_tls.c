@@ -13,15 +13,18 @@
 #include "http_edge.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
 
+#include "crypto_secret.h"
 #include "log.h"
 #include "wipe.h"
 
@@ -45,32 +48,38 @@ static pthread_mutex_t active_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct tb_tls *active; /* the edge's, while it runs */
 
 /* Read a PEM file whole (malloc'd, NUL-ended); a key must be readable by
- * its owner only.  Messages name the path, never the content. */
+ * its owner only.  The checks are tb_secret_open's, on the opened file (a
+ * FIFO swapped in after a check cannot block the signal loop).  Messages
+ * name the path, never the content. */
 static int read_pem(const char *path, int secret, char **out, size_t *len, struct tb_error *err)
 {
+	struct tb_secret_file sf = {.dirfd = AT_FDCWD,
+				    .name = path,
+				    .shown = path,
+				    .what = secret ? "the TLS key" : "the TLS certificate",
+				    .field = "tls",
+				    .flags = secret ? 0u : TB_SECRET_PUBLIC};
 	struct stat st;
 	char *buf;
-	FILE *f;
-	size_t n;
+	size_t n = 0;
+	ssize_t k;
+	int fd;
 
 	*out = NULL;
-	if (stat(path, &st) != 0)
-		return tb_fail(err, TB_ERR_CONFIG, "tls", "cannot read %s: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return tb_fail(err, TB_ERR_CONFIG, "tls", "cannot read %s: not a regular file", path);
-	if (secret && (st.st_mode & (S_IRWXG | S_IRWXO)))
-		return tb_fail(err, TB_ERR_CONFIG, "tls", "%s can be read by group or others; chmod 600 it", path);
-	if (st.st_size <= 0 || st.st_size > 1024 * 1024)
+	if ((fd = tb_secret_open(&sf, &st, err)) < 0)
+		return fd;
+	if (st.st_size <= 0 || st.st_size > 1024 * 1024) {
+		close(fd);
 		return tb_fail(err, TB_ERR_CONFIG, "tls", "%s is empty or too large for a PEM file", path);
-	f = fopen(path, "rb");
-	buf = f != NULL ? malloc((size_t)st.st_size + 1) : NULL;
-	if (buf == NULL) {
-		if (f != NULL)
-			fclose(f);
+	}
+	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
+		close(fd);
 		return tb_fail(err, TB_ERR_CONFIG, "tls", "cannot read %s", path);
 	}
-	n = fread(buf, 1, (size_t)st.st_size, f);
-	fclose(f);
+	while (n < (size_t)st.st_size &&
+	       ((k = read(fd, buf + n, (size_t)st.st_size - n)) > 0 || (k < 0 && errno == EINTR)))
+		n += k > 0 ? (size_t)k : 0;
+	close(fd);
 	buf[n] = '\0';
 	if (strstr(buf, "-----BEGIN ") == NULL) {
 		tb_wipe(buf, n);

@@ -10,6 +10,10 @@
  *     dropped), and an event stream opened under A goes on receiving;
  *   - a broken pair (a key of another certificate) is refused with a log
  *     line, B is kept, and no key material reaches the log;
+ *   - a FIFO put in place of the certificate is refused (it is opened
+ *     non-blocking and its opened file checked: a FIFO swapped in between a
+ *     stat and an open would have blocked the signal loop for good) and
+ *     the next SIGHUP is still handled;
  *   - a broken pair at start is a configuration error.
  */
 #include <setjmp.h>
@@ -316,6 +320,25 @@ static void test_renewal(void **state)
 	assert_int_equal(kill(d.pid, SIGHUP), 0);
 	wait_log(&d, "is empty or too large");
 	assert_int_equal(fresh_subject(d.port, p.b_crt, subject, sizeof(subject)), 200);
+
+	/* a FIFO as the certificate is refused and does not block the signal
+	 * loop (it is opened non-blocking and checked after opening): B kept,
+	 * and the next SIGHUP is still handled */
+	install(p.b_key, p.key);
+	{
+		char fifo[160];
+
+		snprintf(fifo, sizeof(fifo), "%s.fifo", p.cert);
+		assert_int_equal(mkfifo(fifo, 0600), 0);
+		assert_int_equal(rename(fifo, p.cert), 0);
+	}
+	assert_int_equal(kill(d.pid, SIGHUP), 0);
+	wait_log(&d, "is not a regular file");
+	assert_int_equal(fresh_subject(d.port, p.b_crt, subject, sizeof(subject)), 200);
+	assert_non_null(strstr(subject, "tb-cert-b"));
+	install(p.b_crt, p.cert);
+	assert_int_equal(kill(d.pid, SIGHUP), 0);
+	wait_log(&d, "TLS certificate unchanged");
 
 	/* the stream is still there, and the keys never reached the log */
 	make_event(&d, p.b_crt, "after-refusal");
