@@ -408,9 +408,13 @@ static void menu_title(struct tb_action *a, struct pick *p)
 
 		json_array_foreach(v.entries, i, e)
 		{
-			if (strcmp(json_string_value(json_object_get(e, "index")), p->idx) == 0)
-				snprintf(p->title, sizeof(p->title), "%s",
-					 json_string_value(json_object_get(e, "title")));
+			/* an entry without an index or a title (not a string) is
+			 * skipped: json_string_value gives NULL for it */
+			const char *ix = json_string_value(json_object_get(e, "index"));
+			const char *title = json_string_value(json_object_get(e, "title"));
+
+			if (ix != NULL && title != NULL && strcmp(ix, p->idx) == 0)
+				snprintf(p->title, sizeof(p->title), "%s", title);
 		}
 	}
 	json_decref(v.entries);
