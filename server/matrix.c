@@ -75,6 +75,7 @@ static int count(const struct tb_mx_spec *sp, uint64_t *cells, uint64_t *runs)
 	*cells = (uint64_t)sp->npairs;
 	ovf |= mul(cells, per_pair);
 	ovf |= mul(cells, (uint64_t)(sp->ntsets > 0 ? sp->ntsets : 1));
+	ovf |= mul(cells, (uint64_t)(sp->nlprofs > 0 ? sp->nlprofs : 1));
 	*runs = *cells;
 	ovf |= mul(runs, (uint64_t)sp->repeats);
 	return ovf;
@@ -142,7 +143,8 @@ static int64_t cells_of_proto(const struct tb_mx_spec *sp, int pr, int64_t *inne
 
 /*
  * Cell c of one combination (0 <= c < its cells), in expansion order: the
- * tunable sets (matrix_tunables.c: outermost, so a set's cells go together), pairs,
+ * tunable sets (matrix_tunables.c: outermost, so a set's cells go together), link
+ * profiles (matrix_linkprof.c: a profile's cells go together in a set), pairs,
  * protocols, directions, durations, then the iperf axes odometer-style (the
  * last axis turns fastest): its pair index and the run's every field but
  * seq, repeat, round and the combination's.
@@ -151,11 +153,13 @@ static int decode_cell(const struct tb_mx_spec *sp, int64_t c, struct tb_planned
 {
 	int64_t per_pair = 0, inner = 0, n = 0;
 	enum tb_mx_axis axes[TB_MX_NAXES - 1];
-	int pi, pr, d, t, tset;
+	int pi, pr, d, t, tset, lprof;
 
 	for (pr = 0; pr < sp->nprotos; pr++)
 		per_pair += cells_of_proto(sp, pr, &inner);
-	tset = (int)(c / (per_pair * sp->npairs));
+	tset = (int)(c / (per_pair * sp->npairs)); /* the tunable set, then the link profile in it */
+	lprof = sp->nlprofs > 0 ? tset % sp->nlprofs : -1;
+	tset = sp->nlprofs > 0 ? tset / sp->nlprofs : tset;
 	c %= per_pair * sp->npairs;
 	pi = (int)(c / per_pair);
 	c %= per_pair;
@@ -170,6 +174,7 @@ static int decode_cell(const struct tb_mx_spec *sp, int64_t c, struct tb_planned
 	c %= inner;
 	memset(cell, 0, sizeof(*cell));
 	cell->tset = sp->ntunables > 0 ? tset : -1;
+	cell->lprof = lprof;
 	snprintf(cell->client, sizeof(cell->client), "%s", sp->pairs[pi].client);
 	snprintf(cell->server, sizeof(cell->server), "%s", sp->pairs[pi].server);
 	snprintf(cell->link, sizeof(cell->link), "%s", sp->pairs[pi].link);

@@ -64,6 +64,11 @@
  * "net.inet.tcp.cc.algorithm", "values": ["cubic", {"linux": "reno",
  * "freebsd": "newreno"}]}, {"mtu": true, "values": [1500, 9000]}].
  *
+ * link_profiles: the routers' shaping swept per cell, inside a tunable set
+ * (matrix_linkprof.c): [{"name": "20M", "rate": "20M", "loss_percent": 0.5,
+ * "delay_ms": 0, "queue": 50}, null] (null: unshaped); linkprof.c applies
+ * them (dummynet pipe 1 on a FreeBSD router), reads them back, removes them.
+ *
  * Every mistake is TB_ERR_INVALID (or TB_ERR_UNKNOWN_FIELD) with err->field
  * the JSON path of the value ("iperf.parallel[1]", "pairs[0].server") and a
  * message that names the allowed values.  Nothing is half-built.
@@ -103,7 +108,8 @@ struct tb_planned_run {
 	int combo;                   /* index into the spec's "os" list; 0 without one */
 	char client_os[TB_NAME_MAX]; /* the OS the combination wants ("" : as it is) */
 	char server_os[TB_NAME_MAX];
-	int tset; /* the spec's tunable set this run is in (-1: the spec has no "tunables") */
+	int tset;  /* the spec's tunable set this run is in (-1: the spec has no "tunables") */
+	int lprof; /* the spec's link profile this run is in (-1: the spec has no "link_profiles") */
 };
 
 /* A boot the plan needs: before run seq (in its round), or after the last
@@ -222,6 +228,12 @@ json_t *tb_matrix_plan_page_json(const struct tb_matrix_plan *plan, int offset, 
  * {"linux": v, "freebsd": v}}]} (new reference; NULL: no tunables or out of
  * memory).  tunables.c applies it. */
 json_t *tb_matrix_tunables_set_json(const struct tb_matrix_plan *plan, int set);
+
+/* Link profile i of plan as a run stores it in its params under
+ * "link_profile": {"index", "name" (null: unshaped), "rate_bps",
+ * "loss_percent", "delay_ms", "queue", "routers": [names], "pipe": 1}
+ * (new reference; NULL: none or out of memory).  linkprof.c applies it. */
+json_t *tb_matrix_linkprof_json(const struct tb_matrix_plan *plan, int i);
 
 const char *tb_iperf_proto_name(enum tb_iperf_proto p); /* "tcp", "udp" */
 const char *tb_iperf_dir_name(enum tb_iperf_dir d);     /* "forward", "reverse", "bidir" */

@@ -86,6 +86,20 @@ struct tb_mx_tunable {
 	char value[TB_MX_TUNABLE_VALUES_MAX][2][TB_MX_TUNABLE_TEXT];
 };
 
+/* One link profile (matrix_linkprof.c): applied on the routers of the
+ * pairs' links before a cell's runs; none = the unshaped entry (null). */
+#define TB_MX_LPROFS_MAX 8
+#define TB_MX_LPROF_NAME 32
+#define TB_MX_LPROF_ROUTERS 8
+struct tb_mx_lprof {
+	bool none;
+	char name[TB_MX_LPROF_NAME + 1];
+	double bps;  /* 0: unlimited */
+	double loss; /* percent 0..100 */
+	int delay_ms;
+	int queue; /* dummynet slots; 0: its default */
+};
+
 struct tb_mx_spec {
 	char name[TB_MATRIX_NAME_MAX + 1];
 	int npairs;
@@ -109,7 +123,11 @@ struct tb_mx_spec {
 	long long cap_total_s; /* 0: no cap */
 	int ntunables;         /* 0: none */
 	struct tb_mx_tunable tunables[TB_MX_TUNABLES_MAX];
-	int ntsets;     /* the cross product of the tunables' values: >= 1 (1: none) */
+	int ntsets;  /* the cross product of the tunables' values: >= 1 (1: none) */
+	int nlprofs; /* link profiles: 0 none; a factor inside the tunable sets */
+	struct tb_mx_lprof lprofs[TB_MX_LPROFS_MAX];
+	int nlprouters; /* the routers on the pairs' links */
+	char lprouters[TB_MX_LPROF_ROUTERS][TB_NAME_MAX];
 	json_t *stored; /* the spec as stored (owned) */
 };
 
@@ -186,5 +204,16 @@ int tb_mx_parse_tunables(const json_t *spec, struct tb_mx_spec *sp, struct tb_er
 json_t *tb_mx_tunables_stored(const struct tb_mx_spec *sp);
 /* The plan's "tunables": every set with its changes and their restore (new reference). */
 json_t *tb_mx_tunables_plan_json(const struct tb_matrix_plan *plan);
+
+/* ---- matrix_linkprof.c ---- */
+
+/* "link_profiles" of spec (after the pairs) into sp, checked against the
+ * routers of inv on the pairs' links (nlprofs 0 without any). */
+int tb_mx_parse_linkprof(const json_t *spec, const struct tb_inventory *inv, struct tb_mx_spec *sp,
+			 struct tb_error *err);
+/* The profiles as stored (new reference; NULL: out of memory). */
+json_t *tb_mx_linkprof_stored(const struct tb_mx_spec *sp);
+/* The plan's "link_profiles": routers, each profile with its commands and runs, the removal (new reference). */
+json_t *tb_mx_linkprof_plan_json(const struct tb_matrix_plan *plan);
 
 #endif /* TB_MATRIX_INTERNAL_H */

@@ -71,9 +71,10 @@ static int value_key(const json_t *j, const char *key, enum tb_mx_axis axis, str
 
 int tb_matrix_params_from_json(const json_t *j, struct tb_iperf_params *p, struct tb_error *err)
 {
-	static const char *const keys[] = {"protocol",   "direction", "duration_s", "omit_s", "parallel", "length",
-					   "window",     "bitrate",   "congestion", "tos",    "zerocopy", "affinity",
-					   "interval_s", "tunables",  "tool",       NULL};
+	static const char *const keys[] = {"protocol",     "direction", "duration_s", "omit_s",     "parallel",
+					   "length",       "window",    "bitrate",    "congestion", "tos",
+					   "zerocopy",     "affinity",  "interval_s", "tunables",   "tool",
+					   "link_profile", NULL};
 	static const char *const protos[] = {"tcp", "udp", NULL};
 	static const char *const dirs[] = {"forward", "reverse", "bidir", NULL};
 	struct tb_iperf_params x;
@@ -196,7 +197,8 @@ json_t *tb_matrix_run_json(const struct tb_planned_run *r)
 	if (j != NULL && (json_object_set_new(j, "client_os", os_or_null(r->client_os)) != 0 ||
 			  json_object_set_new(j, "server_os", os_or_null(r->server_os)) != 0 ||
 			  json_object_set_new(j, "tool", json_string(tb_tool_name(r->p.tool))) != 0 ||
-			  (r->tset >= 0 && json_object_set_new(j, "tunable_set", json_integer(r->tset)) != 0))) {
+			  (r->tset >= 0 && json_object_set_new(j, "tunable_set", json_integer(r->tset)) != 0) ||
+			  (r->lprof >= 0 && json_object_set_new(j, "link_profile", json_integer(r->lprof)) != 0))) {
 		json_decref(j);
 		return NULL;
 	}
@@ -306,6 +308,7 @@ json_t *tb_matrix_plan_page_json(const struct tb_matrix_plan *plan, int offset, 
 	    (json_object_set_new(j, "combinations", json_integer(plan->ncombos)) != 0 ||
 	     json_object_set_new(j, "boots", boots) != 0 ||
 	     (plan->sp->ntunables > 0 && json_object_set_new(j, "tunables", tb_mx_tunables_plan_json(plan)) != 0) ||
+	     (plan->sp->nlprofs > 0 && json_object_set_new(j, "link_profiles", tb_mx_linkprof_plan_json(plan)) != 0) ||
 	     json_object_set_new(j, "page",
 				 json_pack("{s:i, s:i, s:i, s:o}", "offset", from, "limit",
 					   limit < 0 ? plan->nruns : limit, "returned", to - from, "next_offset",

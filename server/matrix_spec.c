@@ -17,10 +17,10 @@
 #define TOTAL_CAP_MAX 31536000LL    /* caps.total_s: a year */
 #define UDP_LENGTH_MAX 65507L       /* the largest UDP payload over IPv4 */
 
-static const char *const top_keys[] = {"name",       "pairs",       "groups",   "os",    "protocols",
-				       "directions", "duration_s",  "repeats",  "order", "seed",
-				       "pause_s",    "concurrency", "os_after", "caps",  "iperf",
-				       "sample",     "tunables",    "latency",  "tool",  NULL};
+static const char *const top_keys[] = {"name",       "pairs",         "groups", "os",     "protocols", "directions",
+				       "duration_s", "repeats",       "order",  "seed",   "pause_s",   "concurrency",
+				       "os_after",   "caps",          "iperf",  "sample", "tunables",  "latency",
+				       "tool",       "link_profiles", NULL};
 static const char *const pair_keys[] = {"client", "server", "link", NULL};
 static const char *const cap_keys[] = {"total_s", "duration_s", "bitrate", NULL};
 static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel",    "length",   "window",     "bitrate",
@@ -686,6 +686,8 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 		bad |= json_object_set_new(st, "tool", json_deep_copy(opt(spec, "tool"))) != 0;
 	if (sp->ntunables > 0)
 		bad |= json_object_set_new(st, "tunables", tb_mx_tunables_stored(sp)) != 0;
+	if (sp->nlprofs > 0)
+		bad |= json_object_set_new(st, "link_profiles", tb_mx_linkprof_stored(sp)) != 0;
 	if (bad) {
 		json_decref(st);
 		return NULL;
@@ -777,7 +779,8 @@ int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_
 	if ((rc = tb_mx_check_tool(out, err)) != 0)
 		return rc;
 	if ((rc = check_caps(spec, out, err)) != 0 || (rc = check_sample(spec, err)) != 0 ||
-	    (rc = check_latency(spec, err)) != 0 || (rc = tb_mx_parse_tunables(spec, out, err)) != 0)
+	    (rc = check_latency(spec, err)) != 0 || (rc = tb_mx_parse_tunables(spec, out, err)) != 0 ||
+	    (rc = tb_mx_parse_linkprof(spec, inv, out, err)) != 0)
 		return rc;
 	if ((out->stored = stored_spec(spec, out)) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");

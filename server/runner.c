@@ -463,6 +463,12 @@ int tb_runner_submit(struct tb_runner *r, const struct tb_matrix_plan *plan, con
 			json_decref(pj);
 			pj = NULL;
 		}
+		/* the run's link profile: stored with it, so that it can be reproduced (linkprof.h) */
+		if (pj != NULL && p->lprof >= 0 &&
+		    json_object_set_new(pj, "link_profile", tb_matrix_linkprof_json(plan, p->lprof)) != 0) {
+			json_decref(pj);
+			pj = NULL;
+		}
 
 		params[i] = pj != NULL ? json_dumps(pj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 		json_decref(pj);

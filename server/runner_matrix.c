@@ -13,6 +13,7 @@
 #include "hostsnap.h"
 #include "matrix_boot.h"
 #include "inventory.h"
+#include "linkprof.h"
 #include "log.h"
 #include "matrix.h"
 #include "run_exec.h"
@@ -221,6 +222,11 @@ void tb_rn_run_job(struct tb_rn_worker *w, struct job *j, struct tb_run_host *c,
 		fail_run(w->r->sv, j, "tunable_error", msg);
 		goto out;
 	}
+	/* the run's link profile in force on the routers, read back (linkprof.h) */
+	if (tb_lp_ensure(w->r->sv, j->row.matrix_id, json_object_get(params, "link_profile"), msg, sizeof(msg)) != 0) {
+		fail_run(w->r->sv, j, "link_profile_error", msg);
+		goto out;
+	}
 	if (tb_run_execute(w->r->sv, ctl, &j->row, c, s, &state, &klass, &e) != 0)
 		tb_warn("runner", "matrix %lld run %d: %s", (long long)j->row.matrix_id, j->row.seq, e.message);
 	/* a host that failed over ssh is asked again before its next run */
@@ -378,6 +384,7 @@ void tb_rn_run_matrix(struct tb_rn_worker *w)
 				tb_sleep_ms(50, NULL);
 	}
 	restore_tunables(r->sv, id, hs, nh); /* whatever ended the matrix, before any boot back */
+	tb_lp_end(r->sv, id);                /* the routers' pipe gone, whatever ended the matrix (linkprof.h) */
 	if (mv.restore && !w->ctl.stop) {
 		char holder[TB_HOLDER_MAX];
 

@@ -35,7 +35,7 @@ LAYERS = [
     # 5. acting on machines
     ("acting", "power boot bmcwatch hostsnap idle console"),
     # 6. policies and the parts of a run
-    ("policies", "wake notify run tunables matrixboot results compare osview history report specs"),
+    ("policies", "wake notify run tunables linkprof matrixboot results compare osview history report specs"),
     # 7. the matrix engine
     ("engine", "runner schedule"),
     # 8. the HTTP edge and the handlers

@@ -1,0 +1,40 @@
+/*
+ * linkprof.h - a matrix's link profiles on the routers of its pairs' links
+ * (issue 20 item 4): before a run, the run's profile (matrix.h
+ * tb_matrix_linkprof_json, stored in the run's params under "link_profile")
+ * is made the one in force on each router: on its FreeBSD persona, as root
+ * (`sudo -n` when the persona is not root's), `ipfw -q pipe 1 config bw
+ * Nbit/s [plr P] [queue Q]` or, for the unshaped profile, `ipfw -q pipe 1
+ * delete`; then `ipfw pipe 1 show` is read back (hostmeta.h's dummynet
+ * parser) and must show what was set.  When the matrix ends, however it
+ * ends, pipe 1 is deleted on every router a profile was applied to.  Not
+ * yet: a journal that removes it at start-up after a crash, and a Linux
+ * router's tc.
+ *
+ * Blocking: two or three short ssh commands per router when the profile
+ * changes (each bounded by 15 s); nothing when it does not.  Called from a
+ * matrix's worker thread; a matrix with link profiles runs one run at a time
+ * on the router (matrix_linkprof.c refuses two pairs at once).  Matrices
+ * side by side are not kept off each other's router yet.
+ */
+#ifndef TB_LINKPROF_H
+#define TB_LINKPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct tb_services;
+
+/* Make lp (the run's params' "link_profile"; NULL: the matrix has none, a
+ * no-op) the profile in force on its routers for matrix_id.  0, or -1 with
+ * msg naming the profile, router and what failed or was read back. */
+int tb_lp_ensure(struct tb_services *sv, int64_t matrix_id, const json_t *lp, char *msg, size_t len);
+
+/* Remove the pipe matrix_id configured from every router it touched (a
+ * failure is logged) and forget the matrix.  A no-op for a matrix that
+ * never applied one. */
+void tb_lp_end(struct tb_services *sv, int64_t matrix_id);
+
+#endif /* TB_LINKPROF_H */

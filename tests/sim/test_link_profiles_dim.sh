@@ -1,0 +1,77 @@
+#!/bin/sh
+# Link profiles as a matrix dimension (issue 20 item 4) on the simulated
+# testbed: a matrix sweeps [{"name": "20M", "rate": "20M"}, null] on left ->
+# right through the router (its FreeBSD persona's ipfw stand-in: dummynet
+# pipe 1 = a tc tbf on its ports).  The plan lists the router, each profile
+# with its commands and the removal; a delay is refused in the plan naming
+# link_profiles[0].delay_ms (this kernel has no netem).  The 20M cell's TCP
+# run is capped near 20 Mbit/s while pipe 1 is in force (read on the router
+# while it runs), the unshaped cell's is not (no pipe; more than twice the
+# shaped run's rate, measured in the same matrix), each run stores its
+# profile, and pipe 1 is gone afterwards.  A cancel mid-cell removes it too.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/lib.sh"
+
+sim_testbedd tblp 217 2
+both_answer
+check "the router answers" wait_up router
+R=$NET.50
+pipe() { sshc "root@$R" ipfw pipe show; }
+check "no pipe before the matrix" test -z "$(pipe)"
+
+LP='[{"name":"20M","rate":"20M"},null]'
+SPEC='{"name":"lp","pairs":[{"client":"left","server":"right"}],"duration_s":3,"link_profiles":'$LP'}'
+
+# ---- the plan ----
+body=$(api POST /api/v1/matrices/plan "$SPEC")
+check "plan: 200" test "$(st)" = 200
+check "plan: 2 runs, one per profile; the router, the commands, the removal" pyck "$body" '
+p = d["plan"]; l = p["link_profiles"]; print("#", l["profiles"])
+sys.exit(not (p["runs"] == 2 and [x["link_profile"] for x in p["plan"]] == [0, 1] and l["routers"] == ["router"]
+ and l["profiles"][0]["profile"]["name"] == "20M" and l["profiles"][1]["profile"] is None
+ and l["profiles"][0]["commands"][0] == "ipfw -q pipe 1 config bw 20000000bit/s"
+ and "delete" in l["profiles"][1]["commands"][0] and "delete" in l["remove"]
+ and [(x["first_seq"], x["last_seq"]) for x in l["profiles"]] == [(0, 0), (1, 1)]))'
+bad=$(api POST /api/v1/matrices/plan '{"name":"x","pairs":[{"client":"left","server":"right"}],"link_profiles":[{"name":"geo","rate":"50M","loss_percent":0.5,"delay_ms":600}]}')
+diag "$bad"
+check "a delay: 400 naming link_profiles[0].delay_ms, with the reason (no netem)" pyck "$bad" '
+e = d["error"]; sys.exit(not (e["field"] == "link_profiles[0].delay_ms" and "netem" in e["message"]))'
+check "... the status is 400" test "$(st)" = 400
+api POST /api/v1/matrices/plan '{"name":"x","pairs":[{"client":"left","server":"right"}],"link_profiles":[{"name":"a","bogus":1}]}' >/dev/null
+check "an unknown field: 400" test "$(st)" = 400
+
+# ---- run it, reading pipe 1 on the router while each run runs ----
+M=$(api POST /api/v1/matrices "$SPEC" | jq_ 'd["matrix"]["id"]')
+: >"$DD/seen"
+for _ in $(seq 300); do
+	s=$(api GET "/api/v1/matrices/$M" | jq_ '" ".join([str(r["seq"]) for r in d["matrix"]["runs"] if r["state"] == "running"][:1] + [d["matrix"]["state"]])')
+	read -r run state <<<"$s"
+	[ -z "$state" ] && { state=$run; run=""; }
+	[ -n "$run" ] && echo "$run $(pipe | head -n 1 | tr -s ' ')" >>"$DD/seen"
+	case $state in succeeded|failed|canceled) break ;; esac
+	sleep 0.2
+done
+diag "seen: $(sort -u "$DD/seen" | tr '\n' ';')"
+check "matrix $M succeeded" test "$(mstate "$M")" = succeeded
+check "while run 0 ran: pipe 1 at 20 Mbit/s on the router" grep -q "^0 00001: 20.000 Mbit/s" "$DD/seen"
+check "while run 1 ran: no pipe" sh -c "grep -q '^1' '$DD/seen' && ! grep -q '^1 00001' '$DD/seen'"
+check "afterwards: no pipe on the router" test -z "$(pipe)"
+check "afterwards: sim status says rate none" test "$("$SIM" status --prefix "$PFX" --json | jq_ 'd["link"]["rate"]')" = none
+ids=$(api GET "/api/v1/matrices/$M" | jq_ '" ".join(str(r["id"]) for r in sorted(d["matrix"]["runs"], key=lambda r: r["seq"]))')
+read -r R0 R1 <<<"$ids"
+check "run 0 (20M) capped near 20 Mbit/s; run 1 (unshaped) more than twice as fast; each stores its profile" pyck "[$(api GET "/api/v1/runs/$R0"), $(api GET "/api/v1/runs/$R1")]" '
+r = [x["run"] for x in d]; a, b = r[0]["receiver_bps"], r[1]["receiver_bps"]
+p0, p1 = r[0]["params"].get("link_profile"), r[1]["params"].get("link_profile"); print("#", a, b, p0, p1)
+sys.exit(not (10e6 < a <= 21e6 and b > 2 * a and p0["name"] == "20M" and p0["rate_bps"] == 20e6
+ and p0["routers"] == ["router"] and p1["name"] is None and p1["index"] == 1))'
+
+# ---- a cancel mid-cell: pipe 1 goes with the matrix ----
+M2=$(api POST /api/v1/matrices '{"name":"lpc","pairs":[{"client":"left","server":"right"}],"duration_s":20,"link_profiles":[{"name":"10M","rate":"10M","loss_percent":1}]}' | jq_ 'd["matrix"]["id"]')
+check "matrix $M2 run 0 runs" wait_run "$M2" 0 running
+out=$(pipe)
+diag "$(printf '%s\n' "$out" | head -n 2 | tr '\n' ';')"
+check "pipe 1 at 10 Mbit/s, plr 0.01 while it runs" sh -c 'printf "%s\n" "$1" | grep -q "^00001:  10.000 Mbit/s" && printf "%s\n" "$1" | grep -q "plr 0.010000"' _ "$out"
+api POST "/api/v1/matrices/$M2/cancel" >/dev/null
+check "matrix $M2 ends canceled" wait_state "$M2" canceled
+check "after the cancel: no pipe on the router" test -z "$(pipe)"
+finish
