@@ -20,7 +20,7 @@
 static const char *const top_keys[] = {"name",       "pairs",         "groups", "os",     "protocols", "directions",
 				       "duration_s", "repeats",       "order",  "seed",   "pause_s",   "concurrency",
 				       "os_after",   "caps",          "iperf",  "sample", "tunables",  "latency",
-				       "tool",       "link_profiles", NULL};
+				       "tool",       "link_profiles", "idle",   NULL};
 static const char *const pair_keys[] = {"client", "server", "link", NULL};
 static const char *const cap_keys[] = {"total_s", "duration_s", "bitrate", NULL};
 static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel",    "length",   "window",     "bitrate",
@@ -681,6 +681,8 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 		bad |= json_object_set_new(st, "sample", json_deep_copy(opt(spec, "sample"))) != 0;
 	if (opt(spec, "latency") != NULL)
 		bad |= json_object_set_new(st, "latency", json_deep_copy(opt(spec, "latency"))) != 0;
+	if (opt(spec, "idle") != NULL)
+		bad |= json_object_set_new(st, "idle", json_deep_copy(opt(spec, "idle"))) != 0;
 	bad |= json_object_set_new(st, "iperf", iperf) != 0;
 	if (opt(spec, "tool") != NULL)
 		bad |= json_object_set_new(st, "tool", json_deep_copy(opt(spec, "tool"))) != 0;
@@ -735,6 +737,35 @@ static int check_latency(const json_t *spec, struct tb_error *err)
 	return tb_fail(err, TB_ERR_INVALID, "latency", "latency must be \"irtt\" or \"ping\"");
 }
 
+/* "idle": the idle check before each run (issue 20 item 5; run_idle.c
+ * does it): false skips it; an object of max_load (>= 0),
+ * max_softirq_percent (0..100) and wait_s (0..3600). */
+static int check_idle(const json_t *spec, struct tb_error *err)
+{
+	static const char *const keys[] = {"max_load", "max_softirq_percent", "wait_s", NULL};
+	const json_t *v = opt(spec, "idle"), *x;
+	int rc;
+
+	if (v == NULL || json_is_false(v))
+		return 0;
+	if (!json_is_object(v))
+		return tb_fail(err, TB_ERR_INVALID, "idle",
+			       "idle must be false or an object of max_load, max_softirq_percent and wait_s");
+	if ((rc = check_keys(v, "idle", keys, err)) != 0)
+		return rc;
+	x = json_object_get(v, "max_load");
+	if (x != NULL && (!json_is_number(x) || json_number_value(x) < 0 || json_number_value(x) > 10000))
+		return tb_fail(err, TB_ERR_INVALID, "idle.max_load", "idle.max_load must be a number 0..10000");
+	x = json_object_get(v, "max_softirq_percent");
+	if (x != NULL && (!json_is_number(x) || json_number_value(x) < 0 || json_number_value(x) > 100))
+		return tb_fail(err, TB_ERR_INVALID, "idle.max_softirq_percent",
+			       "idle.max_softirq_percent must be a number 0..100");
+	x = json_object_get(v, "wait_s");
+	if (x != NULL && (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > 3600))
+		return tb_fail(err, TB_ERR_INVALID, "idle.wait_s", "idle.wait_s must be an integer 0..3600");
+	return 0;
+}
+
 /* ---- the whole spec ---- */
 
 int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_t seed_if_unset, struct tb_mx_spec *out,
@@ -779,8 +810,8 @@ int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_
 	if ((rc = tb_mx_check_tool(out, err)) != 0)
 		return rc;
 	if ((rc = check_caps(spec, out, err)) != 0 || (rc = check_sample(spec, err)) != 0 ||
-	    (rc = check_latency(spec, err)) != 0 || (rc = tb_mx_parse_tunables(spec, out, err)) != 0 ||
-	    (rc = tb_mx_parse_linkprof(spec, inv, out, err)) != 0)
+	    (rc = check_latency(spec, err)) != 0 || (rc = check_idle(spec, err)) != 0 ||
+	    (rc = tb_mx_parse_tunables(spec, out, err)) != 0 || (rc = tb_mx_parse_linkprof(spec, inv, out, err)) != 0)
 		return rc;
 	if ((out->stored = stored_spec(spec, out)) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");

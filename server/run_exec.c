@@ -2,6 +2,7 @@
 #include "run_exec.h"
 #include "run_sampler.h"
 #include "run_latency.h"
+#include "run_idle.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -248,12 +249,14 @@ struct outcome {
 	bool retry_busy;  /* busy, or the port was taken: try again */
 	bool retry_lost;  /* no stream connected (a lost UDP connect datagram): once more */
 	const char *tool; /* the driver's name */
+	json_t *idle;     /* owned: how long the idle check waited and why, or NULL */
 };
 
 static void outcome_free(struct outcome *o)
 {
 	json_decref(o->client_result);
 	json_decref(o->server_result);
+	json_decref(o->idle);
 	tb_outbuf_free(&o->cout);
 	tb_outbuf_free(&o->cerr);
 	tb_outbuf_free(&o->sout);
@@ -651,6 +654,8 @@ static int commit(struct tb_services *sv, struct tb_run_row *r, struct outcome *
 			}
 			if (o->tool != NULL)
 				json_object_set_new(sum, "tool", json_string(o->tool));
+			if (o->idle != NULL)
+				json_object_set(sum, "idle", o->idle);
 			summary = json_dumps(sum, JSON_COMPACT);
 			json_decref(sum);
 		}
@@ -672,6 +677,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	struct tb_run_row r = *planned;
 	struct tb_iperf_params p;
 	struct outcome o = {0};
+	struct run_idle_result idle = {0};
 	struct tb_error e = {0};
 	json_t *pj = json_loads(planned->params, 0, NULL);
 	long backoff = 500;
@@ -696,6 +702,14 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 		o.klass = "iperf_error";
 		snprintf(o.message, sizeof(o.message), "stored parameters: %s", e.message);
 	}
+	if (rc == 0) { /* the spec's "idle": both ends idle first, or the run fails */
+		run_idle_wait(sv, ctl, &r, client, server, &idle);
+		if (idle.klass != NULL) {
+			o.klass = idle.klass;
+			snprintf(o.message, sizeof(o.message), "%s", idle.message);
+			rc = -1;
+		}
+	}
 	for (int tries = 1; rc == 0; tries++) {
 		r.attempts = tries;
 		r.port = PORT_BASE + (int)((r.id * 7 + tries) % PORT_SPAN);
@@ -714,6 +728,8 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 			backoff *= 2;
 		}
 	}
+	if (idle.waited_ms > 0)
+		o.idle = json_pack("{s:f, s:s}", "waited_s", (double)idle.waited_ms / 1000.0, "busy", idle.message);
 	r.client_command = o.client_cmd;
 	r.server_command = o.server_cmd;
 	r.error_class = o.klass;

@@ -1,0 +1,300 @@
+/* run_idle.c - the idle check before each run: see run_idle.h. */
+#include "run_idle.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hosts.h"
+#include "inventory.h"
+#include "log.h"
+#include "run_exec.h"
+#include "run_sample.h"
+#include "services.h"
+#include "ssh.h"
+#include "store.h"
+#include "timeutil.h"
+
+#define WAIT_DEFAULT_S 30
+#define LOOK_TIMEOUT_MS 15000
+#define LOOK_OUT_MAX 65536
+
+void tb_idle_opts_from_json(const json_t *idle, struct tb_idle_opts *out)
+{
+	const json_t *v;
+
+	*out = (struct tb_idle_opts){.enabled = true, .max_load = -1, .max_softirq_pct = -1, .wait_s = WAIT_DEFAULT_S};
+	if (json_is_false(idle)) {
+		out->enabled = false;
+		return;
+	}
+	if (!json_is_object(idle))
+		return;
+	if (json_is_number(v = json_object_get(idle, "max_load")))
+		out->max_load = json_number_value(v);
+	if (json_is_number(v = json_object_get(idle, "max_softirq_percent")))
+		out->max_softirq_pct = json_number_value(v);
+	if (json_is_integer(v = json_object_get(idle, "wait_s")))
+		out->wait_s = (int)json_integer_value(v);
+}
+
+/* The strays: the tools' process names, their pid and args; on a kernel
+ * with network namespaces, one in another namespace than the ssh session's
+ * is skipped (an unreadable one counts). */
+#define PROCS                                                                                                      \
+	"echo @procs; me=$(readlink /proc/self/ns/net 2>/dev/null); for p in $(pgrep -x "                          \
+	"'iperf3|iperf|netperf|netserver'); do n=$(readlink /proc/$p/ns/net 2>/dev/null); [ -z \"$me\" ] || [ -z " \
+	"\"$n\" ] || [ \"$n\" = \"$me\" ] || continue; echo \"$p $(ps -o args= -p $p)\"; done; true"
+#define LINUX_LOAD "echo @load; cat /proc/loadavg; echo @cpu; grep '^cpu[0-9]' /proc/stat; "
+#define LINUX_CPU2 "sleep 0.25; echo @cpu; grep '^cpu[0-9]' /proc/stat; "
+#define BSD_LOAD "echo @load; sysctl -n vm.loadavg; echo @cpu; sysctl -n kern.cp_times; "
+#define BSD_CPU2 "sleep 0.25; echo @cpu; sysctl -n kern.cp_times; "
+
+const char *tb_idle_command(bool bsd, bool softirq)
+{
+	if (bsd)
+		return softirq ? BSD_LOAD BSD_CPU2 PROCS : BSD_LOAD PROCS;
+	return softirq ? LINUX_LOAD LINUX_CPU2 PROCS : LINUX_LOAD PROCS;
+}
+
+/* The nth (0-based) section named tag ("@cpu") of text, malloc'd without
+ * its tag line; NULL when there is none or on no memory. */
+static char *section(const char *text, const char *tag, int nth)
+{
+	size_t k = strlen(tag);
+	const char *p = text, *end;
+	char *s;
+
+	for (;;) {
+		if (strncmp(p, tag, k) == 0 && p[k] == '\n' && nth-- == 0)
+			break;
+		if ((p = strchr(p, '\n')) == NULL)
+			return NULL;
+		p++;
+	}
+	p += k + 1;
+	for (end = p; *end != '\0' && !(*end == '@' && (end == p || end[-1] == '\n')); end++)
+		;
+	if ((s = malloc((size_t)(end - p) + 1)) == NULL)
+		return NULL;
+	memcpy(s, p, (size_t)(end - p));
+	s[end - p] = '\0';
+	return s;
+}
+
+/* Softirq (FreeBSD: interrupt) ticks and all ticks of one reading. */
+static int cpu_reading(bool bsd, const char *text, int nth, uint64_t *soft, uint64_t *all)
+{
+	char *s = section(text, "@cpu", nth);
+	struct tb_sample_frame *f = malloc(sizeof(*f));
+	int rc = -1;
+
+	*soft = *all = 0;
+	if (s != NULL && f != NULL && tb_sample_parse(bsd ? TB_SAMPLE_FREEBSD : TB_SAMPLE_LINUX, s, f, NULL) == 0) {
+		for (size_t i = 0; i < f->ncpu; i++) {
+			const struct tb_cpu_ticks *c = &f->cpu[i];
+
+			*soft += bsd ? c->interrupt : c->softirq;
+			*all += c->user + c->nice + c->system + c->interrupt + c->softirq + c->idle + c->iowait +
+				c->steal;
+		}
+		rc = 0;
+	}
+	free(s);
+	free(f);
+	return rc;
+}
+
+static void stray_line(const char *p, struct tb_idle_seen *out)
+{
+	char *end;
+	long pid = strtol(p, &end, 10);
+	size_t i = 0;
+	int k = out->nstrays;
+
+	if (end == p || pid <= 0)
+		return;
+	out->nstrays++;
+	if (k >= TB_IDLE_STRAYS_MAX)
+		return;
+	out->stray_pid[k] = pid;
+	while (*end == ' ')
+		end++;
+	/* the host's text: printable bytes only */
+	for (; end[i] != '\0' && end[i] != '\n' && i + 1 < sizeof(out->stray_args[k]); i++)
+		out->stray_args[k][i] = end[i] >= 0x20 && end[i] < 0x7f ? end[i] : '?';
+	out->stray_args[k][i] = '\0';
+}
+
+int tb_idle_parse(bool bsd, const char *text, struct tb_idle_seen *out, struct tb_error *err)
+{
+	char *load = section(text, "@load", 0), *procs = section(text, "@procs", 0);
+	uint64_t s0, a0, s1, a1;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->load1 = out->softirq_pct = -1;
+	if (procs == NULL) {
+		rc = tb_fail(err, TB_ERR_INVALID, "", "the idle check's output has no process list");
+		goto out;
+	}
+	if (load != NULL) {
+		const char *p = load;
+		char *end;
+		double d;
+
+		while (*p == ' ' || *p == '{') /* FreeBSD: "{ 0.52 0.58 0.59 }" */
+			p++;
+		d = strtod(p, &end);
+		if (end != p && d >= 0)
+			out->load1 = d;
+	}
+	if (cpu_reading(bsd, text, 0, &s0, &a0) == 0 && cpu_reading(bsd, text, 1, &s1, &a1) == 0 && a1 > a0 && s1 >= s0)
+		out->softirq_pct = 100.0 * (double)(s1 - s0) / (double)(a1 - a0);
+	for (const char *p = procs; *p != '\0';) {
+		stray_line(p, out);
+		p = strchr(p, '\n');
+		if (p == NULL)
+			break;
+		p++;
+	}
+out:
+	free(load);
+	free(procs);
+	return rc;
+}
+
+bool tb_idle_busy(const struct tb_idle_opts *o, const struct tb_idle_seen *seen, const char *host, char *msg,
+		  size_t len)
+{
+	if (seen->nstrays > 0) {
+		char more[48] = "";
+		const char *args = seen->stray_args[0];
+		const char *name = args[0] != '\0' ? args : "traffic tool";
+		size_t w = strcspn(name, " ");
+
+		if (seen->nstrays > 1)
+			snprintf(more, sizeof(more), " (and %d more)", seen->nstrays - 1);
+		snprintf(msg, len, "%s: a stray %.*s (pid %ld: %s) is running%s", host, (int)(w > 40 ? 40 : w), name,
+			 seen->stray_pid[0], args, more);
+		return true;
+	}
+	if (o->max_load >= 0 && seen->load1 > o->max_load) {
+		snprintf(msg, len, "%s: load %.2f > %.2f", host, seen->load1, o->max_load);
+		return true;
+	}
+	if (o->max_softirq_pct >= 0 && seen->softirq_pct > o->max_softirq_pct) {
+		snprintf(msg, len, "%s: softirq %.1f %% > %.1f %%", host, seen->softirq_pct, o->max_softirq_pct);
+		return true;
+	}
+	return false;
+}
+
+/* ---- looking at both ends ---- */
+
+struct look {
+	struct tb_services *sv;
+	const struct tb_run_host *h;
+	const struct tb_idle_opts *o;
+	struct tb_ssh_capture cap;
+	struct tb_error e;
+	int rc;
+};
+
+static void *look_run(void *cls)
+{
+	struct look *l = cls;
+	const char *argv[] = {"sh", "-c", tb_idle_command(l->h->bsd, l->o->max_softirq_pct >= 0), NULL};
+	struct tb_ssh_target t;
+	char pin[96];
+
+	tb_hosts_target(l->sv->hosts, l->h->m, l->h->p, &t, pin, sizeof(pin));
+	l->rc = tb_ssh_run_capture(tb_hosts_pool(l->sv->hosts), &t, argv, LOOK_TIMEOUT_MS, LOOK_OUT_MAX, &l->cap,
+				   &l->e);
+	return NULL;
+}
+
+/* One look at both ends (the server's in a thread): 1 when one is busy
+ * (msg says which), 0 when both are idle, -1 when a look failed (msg). */
+static int look_both(struct tb_services *sv, const struct tb_idle_opts *o, const struct tb_run_host *ch,
+		     const struct tb_run_host *sh, char *msg, size_t len)
+{
+	struct look l[2] = {{.sv = sv, .h = ch, .o = o}, {.sv = sv, .h = sh, .o = o}};
+	pthread_t th;
+	bool threaded = pthread_create(&th, NULL, look_run, &l[1]) == 0;
+	int verdict = 0;
+
+	look_run(&l[0]);
+	if (threaded)
+		pthread_join(th, NULL);
+	else
+		look_run(&l[1]);
+	for (int i = 0; i < 2 && verdict == 0; i++) {
+		struct tb_idle_seen seen;
+		struct tb_error pe = {0};
+
+		if (l[i].rc != 0) {
+			snprintf(msg, len, "idle check on %s: %s", l[i].h->m->name, l[i].e.message);
+			verdict = -1;
+		} else if (tb_idle_parse(l[i].h->bsd, l[i].cap.out, &seen, &pe) != 0) {
+			snprintf(msg, len, "idle check on %s: %s (exit %d): %.200s", l[i].h->m->name, pe.message,
+				 l[i].cap.res.exit_status, l[i].cap.err != NULL ? l[i].cap.err : "");
+			verdict = -1;
+		} else if (tb_idle_busy(o, &seen, l[i].h->m->name, msg, len)) {
+			verdict = 1;
+		}
+	}
+	tb_ssh_capture_free(&l[0].cap);
+	tb_ssh_capture_free(&l[1].cap);
+	return verdict;
+}
+
+static void read_idle_opt(void *cls, const struct tb_matrix_row *m)
+{
+	json_t *spec = json_loads(m->spec, 0, NULL);
+
+	tb_idle_opts_from_json(json_object_get(spec, "idle"), cls);
+	json_decref(spec);
+}
+
+void run_idle_wait(struct tb_services *sv, struct tb_run_ctl *ctl, const struct tb_run_row *r,
+		   const struct tb_run_host *ch, const struct tb_run_host *sh, struct run_idle_result *out)
+{
+	struct tb_idle_opts o;
+	char msg[sizeof(out->message)], first[sizeof(out->message)] = "";
+	int64_t start = tb_monotonic_ms(), until;
+	int v;
+
+	memset(out, 0, sizeof(*out));
+	tb_idle_opts_from_json(NULL, &o);
+	tb_store_matrix_get(sv->store, r->matrix_id, read_idle_opt, &o, NULL);
+	if (!o.enabled)
+		return;
+	until = start + (int64_t)o.wait_s * 1000;
+	while ((v = look_both(sv, &o, ch, sh, msg, sizeof(msg))) == 1) {
+		if (first[0] == '\0')
+			snprintf(first, sizeof(first), "%s", msg);
+		if (ctl->stop || tb_monotonic_ms() + 1000 > until)
+			break;
+		for (int t = 0; t < 1000 && !ctl->stop; t += 50)
+			tb_sleep_ms(50, NULL);
+	}
+	out->waited_ms = (long)(tb_monotonic_ms() - start);
+	if (ctl->stop) {
+		out->klass = ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted";
+		snprintf(out->message, sizeof(out->message), "stopped while waiting for idle hosts: %s", first);
+	} else if (v == 1) {
+		out->klass = "busy_host";
+		snprintf(out->message, sizeof(out->message), "%s (still busy after waiting %d s)", msg, o.wait_s);
+	} else if (v < 0) {
+		out->klass = "ssh_error";
+		snprintf(out->message, sizeof(out->message), "%s", msg);
+	} else if (first[0] != '\0') {
+		snprintf(out->message, sizeof(out->message), "%s", first);
+		tb_info("runner", "matrix %lld run %d: waited %.1f s for idle hosts: %s", (long long)r->matrix_id,
+			r->seq, (double)out->waited_ms / 1000.0, first);
+	} else {
+		out->waited_ms = 0;
+	}
+}

@@ -1,0 +1,90 @@
+#!/bin/sh
+# The idle check before each run (issue 20 item 5) on the simulated testbed:
+# a stray `iperf3 -s -p 5999` in the right host's network namespace makes a
+# 1-run matrix with "idle": {"wait_s": 3} fail as busy_host, naming right,
+# the stray iperf3 and its pid; with the stray stopped (by its pid) the same
+# matrix runs ok with nothing waited; a stray stopped 3 s into a run's wait
+# (wait_s 20) lets the run go on: it succeeds and its summary says it
+# waited and why.  "idle": false skips the check (a stray is ignored), a bad
+# idle value is refused naming its field.  No timing is asserted: "waited"
+# is only said when a look found the host busy.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/lib.sh"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-fast_unwind_on_malloc=0}
+STRAY=""
+stray_stop() { [ -z "$STRAY" ] || { kill "$STRAY" 2>/dev/null; wait "$STRAY" 2>/dev/null; }; STRAY=""; }
+trap 'stray_stop; stamp_stop; daemon_clean; sim_down' EXIT
+# a stray server on right: in right's network namespace, started by this
+# test (its pid is the iperf3's: ip netns exec execs it)
+stray_start() {
+	ip netns exec "$PFX-right" iperf3 -s -p 5999 >/dev/null 2>&1 </dev/null &
+	STRAY=$!
+	for _ in $(seq 50); do
+		ip netns exec "$PFX-right" ss -Hltn 'sport = :5999' | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+start() {	# spec-extra: a 1-run matrix left -> right, its id on stdout
+	api POST /api/v1/matrices '{"name":"idle","pairs":[{"client":"left","server":"right"}],"protocols":["tcp"],
+ "directions":["forward"],"duration_s":2,"repeats":1'"$1"'}' | jq_ 'd["matrix"]["id"]'
+}
+run_of() { api GET "/api/v1/matrices/$1" | jq_ 'json.dumps(d["matrix"]["runs"][0]["id"])'; }
+
+sim_testbedd tbic 216 2
+both_answer
+
+body=$(api POST /api/v1/matrices/plan '{"name":"bad","pairs":[{"client":"left","server":"right"}],"idle":{"wait_s":-1}}')
+check "a bad idle.wait_s is refused (400) naming idle.wait_s" \
+	test "$(st)" = 400 -a -n "$(echo "$body" | grep '"field": *"idle.wait_s"')"
+body=$(api POST /api/v1/matrices/plan '{"name":"bad","pairs":[{"client":"left","server":"right"}],"idle":{"max_lod":1}}')
+check "an unknown idle key is refused (400) naming it" \
+	test "$(st)" = 400 -a -n "$(echo "$body" | grep '"field": *"idle.max_lod"')"
+
+check "a stray iperf3 -s -p 5999 listens on right" stray_start
+diag "stray pid $STRAY"
+M=$(start ',"idle":{"wait_s":3}')
+WAIT=60 check "matrix $M (idle wait_s 3, a stray on right) fails" wait_state "$M" failed
+R=$(run_of "$M")
+body=$(api GET "/api/v1/runs/$R")
+diag "$(echo "$body" | jq_ 'd["run"]["error_class"] + ": " + d["run"]["error_message"]' 2>/dev/null)"
+check "the run fails as busy_host naming right, the stray iperf3 and its pid" pyck "$body" '
+r = d["run"]
+sys.exit(not (r["error_class"] == "busy_host" and r["state"] == "failed"
+              and r["error_message"].startswith("right: a stray iperf3 (pid '"$STRAY"': iperf3 -s -p 5999) is running")
+              and r["summary"]["idle"]["waited_s"] >= 0 and r["client_command"] is None))'
+check "the stored spec keeps idle" pyck "$(api GET "/api/v1/matrices/$M")" \
+	'sys.exit(d["matrix"]["spec"].get("idle") != {"wait_s": 3})'
+check "testbedd did not stop the stray (not its own)" kill -0 "$STRAY"
+
+M=$(start ',"idle":false')
+WAIT=60 check "with idle false the stray is ignored: matrix $M succeeds" wait_state "$M" succeeded
+
+stray_stop
+M=$(start ',"idle":{"wait_s":3}')
+WAIT=60 check "with the stray stopped matrix $M succeeds" wait_state "$M" succeeded
+R=$(run_of "$M")
+check "... and its run did not wait" pyck "$(api GET "/api/v1/runs/$R")" \
+	'sys.exit(not (d["run"]["state"] == "ok" and "idle" not in d["run"]["summary"]))'
+
+# the stray stopped while the run waits for it
+check "a stray iperf3 listens on right again" stray_start
+M=$(start ',"idle":{"wait_s":20}')
+for _ in $(seq 100); do [ "$(mstate "$M")" = running ] && break; sleep 0.1; done
+sleep 3
+R=$(run_of "$M")
+check "the run still waits (pending or running, no client yet)" pyck "$(api GET "/api/v1/runs/$R")" \
+	'r = d["run"]; sys.exit(not (r["state"] in ("pending", "running") and r["client_command"] is None))'
+stray_stop
+WAIT=60 check "with the stray stopped during the wait matrix $M succeeds" wait_state "$M" succeeded
+R=$(run_of "$M")
+body=$(api GET "/api/v1/runs/$R")
+diag "$(echo "$body" | jq_ 'd["run"]["summary"].get("idle")')"
+check "its summary says it waited, and for the stray iperf3 on right" pyck "$body" '
+i = d["run"]["summary"].get("idle") or {}
+sys.exit(not (d["run"]["state"] == "ok" and i.get("waited_s", 0) > 0
+              and i.get("busy", "").startswith("right: a stray iperf3 (pid ")))'
+check "testbedd's log says the run waited" grep -q "waited .* s for idle hosts: right: a stray iperf3" "$DD/log"
+daemon_down
+check "testbedd's log has no sanitizer report" bash -c "! grep -A30 'Sanitizer' '$DD/log'"
+finish
