@@ -13,6 +13,8 @@
 #include "log.h"
 #include "services.h"
 #include "ssh.h"
+#include "store.h"
+#include "timeutil.h"
 
 #define CMD_TIMEOUT_MS 15000
 #define SLOTS 8 /* matrices with a profile at once (TB_RUNNER_WORKERS is 4) */
@@ -25,6 +27,7 @@ struct slot {
 	int index;
 	int nrouters;
 	char routers[ROUTERS][64];
+	int64_t jid[ROUTERS]; /* its open journal row per router, 0: none */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -172,6 +175,42 @@ static int apply_one(struct tb_services *sv, const json_t *lp, const char *name,
 	return 0;
 }
 
+/* The journal row of router k of s open before its pipe is configured
+ * (only the matrix's own thread touches s's rows). */
+static int journal_open(struct tb_services *sv, struct slot *s, int k, char *msg, size_t len)
+{
+	struct tb_error e = {0};
+
+	if (s->jid[k] != 0)
+		return 0;
+	if (tb_store_linkprof_open(sv->store, s->matrix_id, s->routers[k], 1, tb_now(), &s->jid[k], &e) != 0) {
+		snprintf(msg, len, "the link profiles journal: %s", e.message);
+		return -1;
+	}
+	return 0;
+}
+
+/* Router k's row closed (error NULL: removed) or its failure recorded. */
+static void journal_done(struct tb_services *sv, struct slot *s, int k, const char *error)
+{
+	struct tb_error e = {0};
+
+	if (s->jid[k] == 0)
+		return;
+	if (tb_store_linkprof_done(sv->store, s->jid[k], error, tb_now(), &e) != 0)
+		tb_warn("linkprof", "the journal: %s", e.message);
+	if (error == NULL)
+		s->jid[k] = 0;
+}
+
+static int router_index(const struct slot *s, const char *name)
+{
+	for (int k = 0; name != NULL && k < s->nrouters; k++)
+		if (strcmp(s->routers[k], name) == 0)
+			return k;
+	return -1;
+}
+
 int tb_lp_ensure(struct tb_services *sv, int64_t matrix_id, const json_t *lp, char *msg, size_t len)
 {
 	const json_t *routers = json_object_get(lp, "routers"), *r;
@@ -206,12 +245,20 @@ int tb_lp_ensure(struct tb_services *sv, int64_t matrix_id, const json_t *lp, ch
 	json_array_foreach(routers, i, r)
 	{
 		char why[400] = "";
+		int k = router_index(s, json_string_value(r));
 
+		if (k >= 0 && name != NULL && journal_open(sv, s, k, why, sizeof(why)) != 0) {
+			snprintf(msg, len, "link_profiles[%d] (%s): %s", index, name, why);
+			rc = -1;
+			break;
+		}
 		if (apply_one(sv, lp, json_string_value(r), why, sizeof(why)) != 0) {
 			snprintf(msg, len, "link_profiles[%d] (%s): %s", index, name != NULL ? name : "unshaped", why);
 			rc = -1;
 			break;
 		}
+		if (k >= 0 && name == NULL)
+			journal_done(sv, s, k, NULL); /* unshaped: no pipe left to remove */
 	}
 	pthread_mutex_lock(&lock);
 	s->index = rc == 0 ? index : -2;
@@ -242,11 +289,87 @@ void tb_lp_end(struct tb_services *sv, int64_t matrix_id)
 		json_t *got = NULL;
 
 		(void)on_router(sv, copy.routers[i], del, NULL, msg, sizeof(msg));
-		if (read_back(sv, copy.routers[i], &got, msg, sizeof(msg)) != 0 || got != NULL)
-			tb_warn("linkprof", "matrix %lld: pipe 1 on %s not removed: %s", (long long)matrix_id,
-				copy.routers[i], got != NULL ? "ipfw pipe 1 show still lists it" : msg);
-		else
+		if (read_back(sv, copy.routers[i], &got, msg, sizeof(msg)) != 0 || got != NULL) {
+			if (got != NULL)
+				snprintf(msg, sizeof(msg), "ipfw pipe 1 show still lists it");
+			tb_warn("linkprof",
+				"matrix %lld: pipe 1 on %s not removed: %s (the journal keeps it: removed at "
+				"the next start)",
+				(long long)matrix_id, copy.routers[i], msg);
+			journal_done(sv, &copy, i, msg);
+		} else {
 			tb_info("linkprof", "matrix %lld: pipe 1 removed on %s", (long long)matrix_id, copy.routers[i]);
+			journal_done(sv, &copy, i, NULL);
+		}
 		json_decref(got);
 	}
+}
+
+/* ---- after a crash ---- */
+
+struct open_row {
+	int64_t id, matrix_id;
+	char router[64];
+};
+
+struct open_rows {
+	struct open_row *v;
+	int n, cap, oom;
+};
+
+static void collect_open(void *cls, int64_t id, int64_t matrix_id, const char *router, int pipe)
+{
+	struct open_rows *rs = cls;
+
+	(void)pipe; /* always 1 */
+	if (rs->n == rs->cap) {
+		int cap = rs->cap ? rs->cap * 2 : 8;
+		struct open_row *v = realloc(rs->v, (size_t)cap * sizeof(*v));
+
+		if (v == NULL) {
+			rs->oom = 1;
+			return;
+		}
+		rs->v = v;
+		rs->cap = cap;
+	}
+	rs->v[rs->n].id = id;
+	rs->v[rs->n].matrix_id = matrix_id;
+	snprintf(rs->v[rs->n].router, sizeof(rs->v[0].router), "%s", router);
+	rs->n++;
+}
+
+void tb_lp_remove_pending(struct tb_services *sv)
+{
+	static const char *const del[] = {"ipfw", "-q", "pipe", "1", "delete", NULL};
+	struct open_rows rs = {0};
+	struct tb_error e = {0};
+
+	if (tb_store_linkprof_each_open(sv->store, collect_open, &rs, &e) != 0 || rs.oom) {
+		tb_warn("linkprof", "the journal: %s", rs.oom ? "out of memory" : e.message);
+		free(rs.v);
+		return;
+	}
+	for (int i = 0; i < rs.n; i++) {
+		struct slot one = {.matrix_id = rs.v[i].matrix_id, .nrouters = 1, .jid = {rs.v[i].id}};
+		char msg[400] = "";
+		json_t *got = NULL;
+
+		snprintf(one.routers[0], sizeof(one.routers[0]), "%s", rs.v[i].router);
+		(void)on_router(sv, rs.v[i].router, del, NULL, msg, sizeof(msg));
+		if (read_back(sv, rs.v[i].router, &got, msg, sizeof(msg)) != 0 || got != NULL) {
+			if (got != NULL)
+				snprintf(msg, sizeof(msg), "ipfw pipe 1 show still lists it");
+			tb_warn("linkprof",
+				"journal row %lld (matrix %lld): pipe 1 on %s stays until the next start: %s",
+				(long long)rs.v[i].id, (long long)rs.v[i].matrix_id, rs.v[i].router, msg);
+			journal_done(sv, &one, 0, msg);
+		} else {
+			tb_info("linkprof", "journal row %lld: pipe 1 of matrix %lld removed on %s after a crash",
+				(long long)rs.v[i].id, (long long)rs.v[i].matrix_id, rs.v[i].router);
+			journal_done(sv, &one, 0, NULL);
+		}
+		json_decref(got);
+	}
+	free(rs.v);
 }

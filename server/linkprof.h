@@ -7,9 +7,11 @@
  * Nbit/s [plr P] [queue Q]` or, for the unshaped profile, `ipfw -q pipe 1
  * delete`; then `ipfw pipe 1 show` is read back (hostmeta.h's dummynet
  * parser) and must show what was set.  When the matrix ends, however it
- * ends, pipe 1 is deleted on every router a profile was applied to.  Not
- * yet: a journal that removes it at start-up after a crash, and a Linux
- * router's tc.
+ * ends, pipe 1 is deleted on every router a profile was applied to.  A
+ * journal row (store.h tb_store_linkprof_*) is written BEFORE a router's
+ * pipe is first configured and closed once it is removed: what a crash
+ * leaves open is removed at start-up (tb_lp_remove_pending).  Not yet: a
+ * Linux router's tc.
  *
  * Blocking: two or three short ssh commands per router when the profile
  * changes (each bounded by 15 s); nothing when it does not.  Called from a
@@ -36,5 +38,10 @@ int tb_lp_ensure(struct tb_services *sv, int64_t matrix_id, const json_t *lp, ch
  * failure is logged) and forget the matrix.  A no-op for a matrix that
  * never applied one. */
 void tb_lp_end(struct tb_services *sv, int64_t matrix_id);
+
+/* Start-up: remove the pipe of every journal row a crash left open (its
+ * router asked once; a router that does not answer as freebsd keeps its
+ * row open, logged).  Cheap when the journal has none open. */
+void tb_lp_remove_pending(struct tb_services *sv);
 
 #endif /* TB_LINKPROF_H */

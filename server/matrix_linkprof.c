@@ -319,5 +319,6 @@ json_t *tb_mx_linkprof_plan_json(const struct tb_matrix_plan *plan)
 		"pipe 1 show (a mismatch fails the run as link_profile_error); each run records its profile",
 		"remove",
 		"ipfw -q pipe 1 delete on each router at the end of the matrix, however it ends (succeeded, failed, "
-		"canceled, testbedd stopped); not yet after a crash");
+		"canceled, testbedd stopped), and at start-up after a crash (a journal row is written before a router's "
+		"pipe is first configured)");
 }

@@ -21,6 +21,7 @@
 #include "runner_internal.h"
 #include "store.h"
 #include "timeutil.h"
+#include "linkprof.h"
 #include "tunables.h"
 
 void tb_rn_publish(struct tb_runner *r, int64_t id)
@@ -263,6 +264,7 @@ static void *scheduler(void *arg)
 
 	stop_leftovers(r);
 	tb_tun_restore_pending(r->sv); /* what a crash left changed on the hosts (tunables.h) */
+	tb_lp_remove_pending(r->sv);   /* the router pipes a crash left configured (linkprof.h) */
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
 		json_t *events;

@@ -126,6 +126,12 @@ static const char *const migrations[] = {
 	"  original TEXT NOT NULL, applied TEXT NOT NULL, state TEXT NOT NULL, error TEXT, created_at INTEGER NOT NULL,"
 	"  restored_at INTEGER);"
 	"CREATE INDEX tunable_journal_open ON tunable_journal (state, host);",
+	/* 11: the link profiles journal: each router pipe a matrix configured,
+	 * written before it is, removed at the end or at start-up after a crash
+	 * (store_linkprof.c, linkprof.c) */
+	"CREATE TABLE linkprof_journal (id INTEGER PRIMARY KEY, matrix_id INTEGER NOT NULL, router TEXT NOT NULL,"
+	"  pipe INTEGER NOT NULL, state TEXT NOT NULL, error TEXT, created_at INTEGER NOT NULL, removed_at INTEGER);"
+	"CREATE INDEX linkprof_journal_open ON linkprof_journal (state);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -451,4 +451,16 @@ int tb_store_interval_each(struct tb_store *st, int64_t run_id, tb_interval_row_
 int tb_store_raw_get(struct tb_store *st, int64_t run_id, const char *side, const char *stream, tb_raw_row_fn fn,
 		     void *cls, struct tb_error *err);
 
+/* The link profiles journal (store_linkprof.c; linkprof.c owns its meaning):
+ * one row per router pipe a matrix configures, written BEFORE the pipe is,
+ * state "open" until the pipe is removed ("removed", removed_at set). */
+int tb_store_linkprof_open(struct tb_store *st, int64_t matrix_id, const char *router, int pipe, int64_t at,
+			   int64_t *id, struct tb_error *err);
+/* Row id removed at `at` (error NULL), or its last failure to remove (error set, still open). */
+int tb_store_linkprof_done(struct tb_store *st, int64_t id, const char *error, int64_t at, struct tb_error *err);
+/* fn(cls, id, matrix_id, router, pipe) for every open row, oldest first (strings valid during the call). */
+int tb_store_linkprof_each_open(struct tb_store *st,
+				void (*fn)(void *cls, int64_t id, int64_t matrix_id, const char *router, int pipe),
+				void *cls, struct tb_error *err);
+
 #endif /* TB_STORE_H */

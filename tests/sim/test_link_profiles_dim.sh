@@ -8,7 +8,8 @@
 # run is capped near 20 Mbit/s while pipe 1 is in force (read on the router
 # while it runs), the unshaped cell's is not (no pipe; more than twice the
 # shaped run's rate, measured in the same matrix), each run stores its
-# profile, and pipe 1 is gone afterwards.  A cancel mid-cell removes it too.
+# profile, and pipe 1 is gone afterwards.  A cancel mid-cell removes it too,
+# and after kill -9 mid-cell the restarted testbedd removes it from its journal.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 
@@ -74,4 +75,17 @@ check "pipe 1 at 10 Mbit/s, plr 0.01 while it runs" sh -c 'printf "%s\n" "$1" | 
 api POST "/api/v1/matrices/$M2/cancel" >/dev/null
 check "matrix $M2 ends canceled" wait_state "$M2" canceled
 check "after the cancel: no pipe on the router" test -z "$(pipe)"
+
+# ---- kill -9 mid-cell, restart: the journal's row removes the pipe ----
+M3=$(api POST /api/v1/matrices '{"name":"lpk","pairs":[{"client":"left","server":"right"}],"duration_s":20,"link_profiles":[{"name":"20M","rate":"20M"}]}' | jq_ 'd["matrix"]["id"]')
+check "matrix $M3 run 0 runs" wait_run "$M3" 0 running
+check "pipe 1 at 20 Mbit/s mid-cell" sh -c 'printf "%s\n" "$1" | grep -q "^00001:  20.000 Mbit/s"' _ "$(pipe)"
+kill -KILL "$DPID"
+wait "$DPID" 2>/dev/null
+check "after kill -9 the pipe is still there" test -n "$(pipe)"
+check "testbedd restarts on the same state" daemon_again "$S/inventory.yaml" --probe-interval 2
+for _ in $(seq 100); do [ -z "$(pipe)" ] && break; sleep 0.2; done
+check "after the restart: no pipe on the router (from the journal)" test -z "$(pipe)"
+check "testbedd logged the removal after the crash" grep -q "pipe 1 of matrix $M3 removed on router after a crash" "$DD/log"
+check "no iperf3 left on the hosts" no_iperf_left
 finish
