@@ -227,11 +227,12 @@ static void sol_serve(struct sol *s, char *why, size_t whylen)
 {
 	struct console *c = s->c;
 	int64_t open_until = tb_monotonic_ms() + SOL_OPEN_MS;
+	int err_open = 1; /* 0 after stderr's end: poll would report it for ever (a busy loop) */
 
 	while (!c->cs->closing) {
 		struct pollfd p[4] = {{.fd = c->pipe[0], .events = POLLIN},
 				      {.fd = s->ch.out, .events = POLLIN},
-				      {.fd = s->ch.err, .events = POLLIN},
+				      {.fd = err_open ? s->ch.err : -1, .events = POLLIN},
 				      {.fd = s->ch.in, .events = POLLOUT}};
 
 		if (s->connected) {
@@ -255,6 +256,8 @@ static void sol_serve(struct sol *s, char *why, size_t whylen)
 
 			if (n > 0)
 				keep_said(s->said, sizeof(s->said), e, (size_t)n);
+			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+				err_open = 0;
 		}
 		if ((p[1].revents & (POLLIN | POLLHUP | POLLERR)) && !sol_read_out(s)) {
 			snprintf(why, whylen, "ipmitool sol activate ended%s%s", s->said[0] ? ": " : "", s->said);
