@@ -111,7 +111,10 @@ static void sol_argv(struct console *c, const char *verb, char port[16], char su
 	memcpy(argv, a + skip, sizeof(a) - skip * sizeof(a[0]));
 }
 
-/* `sol deactivate`: end a SOL session the BMC still holds. */
+/* `sol deactivate`: end a SOL session the BMC still holds.  Canceled as
+ * soon as the console stops (c->cs->closing): a stop or the service's close
+ * waits for this thread while it holds the console list's lock, so it must
+ * not wait out SOL_DEACTIVATE_MS on a BMC that does not answer. */
 static void sol_deactivate(struct console *c, const char *env[])
 {
 	char port[16], suite[16];
@@ -120,7 +123,7 @@ static void sol_deactivate(struct console *c, const char *env[])
 	struct tb_error err;
 
 	sol_argv(c, "deactivate", port, suite, argv);
-	if (tb_proc_run(argv, env, SOL_DEACTIVATE_MS, 4096, NULL, &r, &err) == 0)
+	if (tb_proc_run(argv, env, SOL_DEACTIVATE_MS, 4096, &c->cs->closing, &r, &err) == 0)
 		tb_info("console", "%s: a SOL session was active on the BMC: deactivated (exit %d)", c->name,
 			r.exit_status);
 	else

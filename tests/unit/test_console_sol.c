@@ -5,12 +5,17 @@
  *     reads that end once and stops polling stderr (before, poll reported it
  *     at once on every turn and the thread spun at 100% CPU until stdout
  *     ended);
+ *   - `sol deactivate` run while the console is stopping (its closing flag
+ *     set) is canceled at once, not waited out to its 10 s deadline while
+ *     the console list's write lock is held (tb_consoles_close).
  *
  * This file compiles console_sol.c itself (as test_auth.c does auth.c) with
  * read() and tb_proc_run() wrapped to count what they did; both still do the
  * real thing.  The session loop's "ipmitool" is three pipes of this test: no
  * real ipmitool can be made to close its stderr alone, and the program is
- * looked up in a fixed PATH (proc.h), so no stand-in can be put there.  (The library's console_sol.o is not
+ * looked up in a fixed PATH (proc.h), so no stand-in can be put there.  The
+ * deactivate runs the real ipmitool against a UDP port of this test that
+ * never answers (a BMC gone quiet).  (The library's console_sol.o is not
  * linked: every symbol it has is defined here first.)
  */
 #include <arpa/inet.h>
@@ -157,10 +162,47 @@ static void test_stderr_end_not_polled_again(void **state)
 	rig_free(&r);
 }
 
+/* A stopping console's `sol deactivate` (a BMC that never answers) is
+ * canceled: without the mend it ran with no cancel flag and ended by
+ * itself or at its deadline (not canceled). */
+static void test_deactivate_canceled_when_closing(void **state)
+{
+	struct rig r;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t alen = sizeof(a);
+	const char *env[] = {"IPMI_PASSWORD=not-a-secret", NULL};
+	int u;
+
+	(void)state;
+	if (access("/usr/bin/ipmitool", X_OK) != 0 && access("/usr/sbin/ipmitool", X_OK) != 0 &&
+	    access("/usr/local/bin/ipmitool", X_OK) != 0)
+		skip();
+	/* the quiet BMC: a UDP port bound and never read */
+	u = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(u >= 0);
+	assert_int_equal(bind(u, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(u, (struct sockaddr *)&a, &alen), 0);
+
+	rig_init(&r);
+	snprintf(r.c.bmc_address, sizeof(r.c.bmc_address), "127.0.0.1");
+	snprintf(r.c.bmc_user, sizeof(r.c.bmc_user), "admin");
+	r.c.bmc_port = ntohs(a.sin_port);
+	r.c.bmc_cipher_suite = 3;
+	r.cs.closing = 1; /* the console is stopping */
+	last_canceled = -1;
+	sol_deactivate(&r.c, env);
+	assert_int_equal(last_rc, TB_ERR_CANCELED);
+	assert_int_equal(last_canceled, 1);
+
+	rig_free(&r);
+	close(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stderr_end_not_polled_again),
+		cmocka_unit_test(test_deactivate_canceled_when_closing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
