@@ -141,8 +141,8 @@ static int parse_one(const json_t *obj, int i, struct tb_mx_spec *sp, struct tb_
 	for (int k = 0; k < i; k++) {
 		const struct tb_mx_lprof *o = &sp->lprofs[k];
 
-		if (o->none != l->none || (!l->none && strcmp(o->name, l->name) == 0))
-			continue;
+		if (o->none != l->none || (!l->none && strcmp(o->name, l->name) != 0))
+			continue; /* a duplicate: both null, or the same name */
 		return tb_fail(err, TB_ERR_INVALID, lfield, "%s repeats link_profiles[%d]; list each profile once",
 			       lfield, k);
 	}
