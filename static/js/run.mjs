@@ -212,6 +212,15 @@ class RunPage {
         return [i > 0 ? '; ' : '', h('code', { class: 'code' }, text)];
       })));
     }
+    // the link profile in force on the routers (applied, read back and removed by testbedd)
+    const lp = r.params?.link_profile;
+    if (lp) {
+      const what = lp.name === null ? 'no pipe'
+        : [lp.rate_bps > 0 ? `${lp.rate_bps / 1e6} Mbit/s` : 'unlimited', `${lp.loss_percent} % loss`,
+          lp.queue !== null ? `queue ${lp.queue}` : null].filter(Boolean).join(', ');
+      add('link profile', h('span', { class: 'link-profile' }, `${lp.name ?? 'unshaped'}: `,
+        h('code', { class: 'code' }, what), ` on ${lp.routers.join(', ')}`));
+    }
     const mine = [[r.client, r.client_os], [r.server, r.server_os]]
       .map(([host, os]) => hosts.find((x) => x.host === host && x.os === os)).filter(Boolean);
     if (mine.length) add('hosts', ...mine.map((x) => h('div', { class: 'host-line' }, hostLine(x))));

@@ -13,7 +13,7 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 
-sim_testbedd tblp 217 2
+sim_testbedd tblp 211 2
 both_answer
 check "the router answers" wait_up router
 R=$NET.50
