@@ -41,11 +41,12 @@ void tb_idle_opts_from_json(const json_t *idle, struct tb_idle_opts *out)
 
 /* The strays: the tools' process names, their pid and args; on a kernel
  * with network namespaces, one in another namespace than the ssh session's
- * is skipped (an unreadable one counts). */
+ * is skipped (an unreadable one counts), and one gone before ps saw it. */
 #define PROCS                                                                                                      \
 	"echo @procs; me=$(readlink /proc/self/ns/net 2>/dev/null); for p in $(pgrep -x "                          \
 	"'iperf3|iperf|netperf|netserver'); do n=$(readlink /proc/$p/ns/net 2>/dev/null); [ -z \"$me\" ] || [ -z " \
-	"\"$n\" ] || [ \"$n\" = \"$me\" ] || continue; echo \"$p $(ps -o args= -p $p)\"; done; true"
+	"\"$n\" ] || [ \"$n\" = \"$me\" ] || continue; a=$(ps -o args= -p $p 2>/dev/null) && [ -n \"$a\" ] "       \
+	"&& echo \"$p $a\"; done; true"
 #define LINUX_LOAD "echo @load; cat /proc/loadavg; echo @cpu; grep '^cpu[0-9]' /proc/stat; "
 #define LINUX_CPU2 "sleep 0.25; echo @cpu; grep '^cpu[0-9]' /proc/stat; "
 #define BSD_LOAD "echo @load; sysctl -n vm.loadavg; echo @cpu; sysctl -n kern.cp_times; "
