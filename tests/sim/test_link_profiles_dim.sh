@@ -12,6 +12,8 @@
 # and after kill -9 mid-cell the restarted testbedd removes it from its journal.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
+# a sanitizer build: whole stacks in its report (jansson has no frame pointers)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-fast_unwind_on_malloc=0}
 
 sim_testbedd tblp 211 2
 both_answer
@@ -88,4 +90,7 @@ for _ in $(seq 100); do [ -z "$(pipe)" ] && break; sleep 0.2; done
 check "after the restart: no pipe on the router (from the journal)" test -z "$(pipe)"
 check "testbedd logged the removal after the crash" grep -q "pipe 1 of matrix $M3 removed on router after a crash" "$DD/log"
 check "no iperf3 left on the hosts" no_iperf_left
+# stopped here so that a sanitizer build's report (leaks come at exit) is in the log
+daemon_down
+check "testbedd's log has no sanitizer report" bash -c "! grep -A30 'Sanitizer' '$DD/log'"
 finish
