@@ -98,7 +98,7 @@ struct bsd_mem {
 /* One line of FreeBSD's kern.cp_times (numbers only) or a vm.stats value. */
 static void freebsd_line(const char *line, struct tb_sample_frame *f, struct bsd_mem *m)
 {
-	static uint64_t v[TB_SAMPLE_MAX_CPUS * 5];
+	uint64_t v[TB_SAMPLE_MAX_CPUS * 5]; /* 10 KiB of stack: the samplers of a run parse at once */
 	int only;
 	size_t n;
 

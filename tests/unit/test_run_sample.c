@@ -9,7 +9,9 @@
  * idle) frames, a sample from two frames, the stream reader fed in odd
  * pieces, and a run's summary.
  */
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
@@ -117,6 +119,53 @@ static void test_freebsd_frames(void **state)
 	assert_non_null(strstr(tb_sample_command(TB_SAMPLE_FREEBSD), "sysctl -n kern.cp_times"));
 	assert_non_null(strstr(tb_sample_command(TB_SAMPLE_LINUX), "/proc/stat"));
 	assert_non_null(strstr(tb_sample_command(TB_SAMPLE_LINUX), "while :; do echo @@tb-sample"));
+}
+
+/* Two samplers (a run's client and server, or two matrices' runs) parse
+ * FreeBSD frames at once: each gets its own numbers (the parser's scratch
+ * was once a static array both wrote). */
+struct bsd_parser {
+	uint64_t base;
+	int wrong;
+};
+
+static void *parse_many(void *arg)
+{
+	struct bsd_parser *p = arg;
+	char text[2048]; /* 16 CPUs of 5 numbers of up to 8 digits */
+	size_t n = 0;
+
+	for (int c = 0; c < 16; c++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%llu %llu %llu %llu %llu ",
+				      (unsigned long long)p->base, (unsigned long long)p->base + 1,
+				      (unsigned long long)p->base + 2, (unsigned long long)p->base + 3,
+				      (unsigned long long)p->base + 4);
+	snprintf(text + n, sizeof(text) - n, "\n");
+	for (int i = 0; i < 20000; i++) {
+		struct tb_sample_frame f;
+		struct tb_error err = {0};
+
+		if (tb_sample_parse(TB_SAMPLE_FREEBSD, text, &f, &err) != 0 || f.ncpu != 16)
+			p->wrong++;
+		else
+			for (size_t c = 0; c < f.ncpu; c++)
+				p->wrong += f.cpu[c].user != p->base || f.cpu[c].idle != p->base + 4;
+	}
+	return NULL;
+}
+
+static void test_freebsd_parsers_at_once(void **state)
+{
+	struct bsd_parser a = {1000, 0}, b = {9000000, 0};
+	pthread_t ta, tb;
+
+	(void)state;
+	assert_int_equal(pthread_create(&ta, NULL, parse_many, &a), 0);
+	assert_int_equal(pthread_create(&tb, NULL, parse_many, &b), 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	assert_int_equal(a.wrong, 0);
+	assert_int_equal(b.wrong, 0);
 }
 
 static void test_summary(void **state)
@@ -234,6 +283,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_linux_stream),
 		cmocka_unit_test(test_freebsd_frames),
+		cmocka_unit_test(test_freebsd_parsers_at_once),
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_sample_events_of_a_run),
 	};
