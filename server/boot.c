@@ -94,8 +94,10 @@ static int set_next(struct tb_action *a, const struct tb_machine *m, const char 
 	tb_ssh_capture_free(&cap);
 	if (rc == 0)
 		tb_action_note(a, "grubenv now says %s", want);
-	if (rc == 0 && make_default) /* plan from it at once, not at the next probe */
+	if (rc == 0 && make_default) { /* plan from it at once, not at the next probe; and after a restart */
 		tb_bootmenus_put_saved(tb_hosts_menus(tb_action_services(a)->hosts), m->name, entry, tb_now());
+		tb_store_grub_saved_put(tb_action_services(a)->store, m->name, entry, tb_now(), NULL);
+	}
 	return rc;
 }
 
@@ -219,9 +221,12 @@ static const struct tb_boot_path *note_path(struct tb_action *a, const struct tb
  * plain reboot; to another entry GRUB's menu over the console when m has one
  * testbedd reads (boot_console.h), else refused when cur is the default, or
  * a plain reboot to the default (Linux there can choose).  cur gets the OS
- * that answers then. */
+ * that answers then.  A plain reboot that lands in another OS than def shows
+ * GRUB's default was that OS (def was a guess: grubenv not read): the step
+ * says so and def (TB_NAME_MAX) becomes it, so the caller goes on from
+ * there. */
 static int from_other(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *want,
-		      const char *def, char *cur, struct tb_error *err)
+		      char *def, char *cur, struct tb_error *err)
 {
 	const char *entry = tb_boot_entry_of(m, want);
 	struct reboot r = {m, NULL};
@@ -256,7 +261,16 @@ static int from_other(struct tb_action *a, const struct tb_inventory *inv, const
 				       : " (and it has no connected console testbedd reads, on which "
 					 "GRUB's menu could choose it)");
 	tb_action_note(a, "%s has no grub-reboot: a plain reboot returns to GRUB's default (%s)", was, def);
-	return reboot_and_wait(a, inv, m, was, def, cur, err);
+	if ((rc = reboot_and_wait(a, inv, m, was, def, cur, err)) != 0)
+		return rc;
+	if (strcmp(cur, def) != 0) {
+		tb_action_note(a,
+			       "%s came up as %s after a plain reboot: GRUB's default was %s, not %s (grubenv not "
+			       "read since testbedd started?); going on from %s",
+			       m->name, cur, cur, def, cur);
+		snprintf(def, TB_NAME_MAX, "%s", cur);
+	}
+	return 0;
 }
 
 /* From Linux (cur): set GRUB's next entry (or default) and reboot. */

@@ -223,6 +223,7 @@ static int probe_output(void *cls, enum tb_ssh_stream stream, const char *data, 
 static void keep_saved_default(struct tb_hosts *h, const struct tb_machine *m, struct probe_out *o)
 {
 	char saved[TB_BOOTMENU_ENTRY_MAX] = "", *l;
+	struct tb_boot_default bd;
 
 	o->buf[o->len] = '\0';
 	if (strncmp(o->buf, "Linux\n", 6) != 0 || (l = strstr(o->buf, "\n" GRUBENV_MARK "\n")) == NULL)
@@ -238,7 +239,18 @@ static void keep_saved_default(struct tb_hosts *h, const struct tb_machine *m, s
 			break;
 		l = eol + 1;
 	}
+	tb_bootmenus_default(h->menus, m, &bd);
+	if (!bd.read || strcmp(bd.saved_entry, saved) != 0) /* kept for a restart: only when it changed */
+		tb_store_grub_saved_put(h->sv->store, m->name, saved, tb_now(), NULL);
 	tb_bootmenus_put_saved(h->menus, m->name, saved, tb_now());
+}
+
+/* A saved default the store kept (the last read before a restart). */
+static void load_saved(void *cls, const char *machine, const char *entry, int64_t read_at)
+{
+	struct tb_hosts *h = cls;
+
+	tb_bootmenus_put_saved(h->menus, machine, entry, read_at);
 }
 
 /* Probe one persona: connect, check the key, log in, `uname -s` (with
@@ -480,6 +492,7 @@ int tb_hosts_start(struct tb_services *sv, tb_hosts_after_probe_fn after_probe, 
 	}
 	tb_store_host_state_each(sv->store, load_row, h);
 	tb_store_hostkey_each(sv->store, load_pin, h);
+	tb_store_grub_saved_each(sv->store, load_saved, h);
 	if (sv->cfg->probe_interval_s > 0) {
 		if (tb_ticker_start(&h->prober, (long)sv->cfg->probe_interval_s * 1000L, probe_round, h) != 0) {
 			tb_hosts_stop(h);

@@ -132,6 +132,10 @@ static const char *const migrations[] = {
 	"CREATE TABLE linkprof_journal (id INTEGER PRIMARY KEY, matrix_id INTEGER NOT NULL, router TEXT NOT NULL,"
 	"  pipe INTEGER NOT NULL, state TEXT NOT NULL, error TEXT, created_at INTEGER NOT NULL, removed_at INTEGER);"
 	"CREATE INDEX linkprof_journal_open ON linkprof_journal (state);",
+	/* 12: GRUB's saved default (grubenv's saved_entry) as last read per
+	 * machine, so that a restart plans from it while the host runs an OS
+	 * that cannot read grubenv (store_hosts.c, hosts.c) */
+	"CREATE TABLE grub_saved (machine TEXT PRIMARY KEY, entry TEXT NOT NULL, read_at INTEGER NOT NULL);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

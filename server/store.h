@@ -173,6 +173,13 @@ typedef void (*tb_host_state_fn)(void *cls, const struct tb_host_state_row *row)
 int tb_store_host_state_put(struct tb_store *st, const struct tb_host_state_row *row, struct tb_error *err);
 int tb_store_host_state_each(struct tb_store *st, tb_host_state_fn fn, void *cls);
 
+/* GRUB's saved default per machine as last read (entry "" when grubenv has
+ * none; read_at unix s): replaced by each put, listed at start-up. */
+int tb_store_grub_saved_put(struct tb_store *st, const char *machine, const char *entry, int64_t read_at,
+			    struct tb_error *err);
+typedef void (*tb_grub_saved_fn)(void *cls, const char *machine, const char *entry, int64_t read_at);
+int tb_store_grub_saved_each(struct tb_store *st, tb_grub_saved_fn fn, void *cls);
+
 /* ---- events (for resuming a stream across restarts) ---- */
 struct tb_event_row {
 	int64_t id;

@@ -1,4 +1,5 @@
-/* store_hosts.c - host state as the prober last saw it. */
+/* store_hosts.c - host state as the prober last saw it, and GRUB's saved
+ * default as last read. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,36 @@ int tb_store_host_state_each(struct tb_store *st, tb_host_state_fn fn, void *cls
 		r.presented_fp = st_col_text_or_null(s, 8);
 		fn(cls, &r);
 	}
+	st_finish(st, s);
+	return 0;
+}
+
+/* ---- GRUB's saved default ---- */
+
+int tb_store_grub_saved_put(struct tb_store *st, const char *machine, const char *entry, int64_t read_at,
+			    struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st, "INSERT OR REPLACE INTO grub_saved (machine, entry, read_at) VALUES (?,?,?)", &s, err)) !=
+	    0)
+		return rc;
+	st_bind_text(s, 1, machine);
+	st_bind_text(s, 2, entry);
+	sqlite3_bind_int64(s, 3, read_at);
+	return st_finish_write(st, s, err);
+}
+
+int tb_store_grub_saved_each(struct tb_store *st, tb_grub_saved_fn fn, void *cls)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st, "SELECT machine, entry, read_at FROM grub_saved", &s, NULL)) != 0)
+		return rc;
+	while (sqlite3_step(s) == SQLITE_ROW)
+		fn(cls, st_col_text(s, 0), st_col_text(s, 1), sqlite3_column_int64(s, 2));
 	st_finish(st, s);
 	return 0;
 }

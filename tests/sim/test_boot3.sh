@@ -11,7 +11,10 @@
 # GRUB entry that brings up the other OS is still seen and named.
 # The saved default read back: the prober reads grubenv's saved_entry; after
 # --make-default freebsd the host shows the mismatch (JSON, tbctl host) and a
-# boot from FreeBSD into ubuntu is refused at once from grubenv's word.
+# boot from FreeBSD into ubuntu is refused at once from grubenv's word, also
+# after a restart of testbedd (the store kept it); with the saved default
+# unknown the plain reboot lands in freebsd, the step says GRUB's default was
+# freebsd and the boot goes on from there (one reboot, not three).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 scratch_dir
@@ -116,6 +119,49 @@ sed 's/^/# /' "$D/nodef" | tail -3
 check "a boot into ubuntu from FreeBSD, now GRUB's default, is refused from grubenv's word (exit 5)" test $rc = 5
 check "... naming freebsd as GRUB's default, planned from grubenv" sh -c 'grep -q "saved default is freebsd" "$1" && grep -q "runs freebsd, which is GRUB.s default" "$1"' _ "$D/nodef"
 check "... without a reboot into the wrong OS" test "$(boots left)" = "$n0"
+# a restart of testbedd while left runs FreeBSD (which cannot read grubenv):
+# the saved default is the one the store kept, and the boot plans from it
+# (from freebsd, GRUB's default: GRUB's menu over the console, which this
+# testbedd has not seen yet; not a plain reboot into a guessed ubuntu)
+boot_steps() {	# tbctl boot args...: the action's exit status in $rc, its steps in $D/steps.N, its output in $D/out.N
+	local out A
+	out=$(tb boot "$@" 2>&1)
+	A=$(echo "$out" | sed -n 's/^action \([0-9]*\) started.*/\1/p')
+	tb action "$A" --wait >"$D/out.$A" 2>&1
+	rc=$?
+	api GET "/api/v1/actions/$A" | jq_ '"\n".join(s["what"] for s in d["action"]["steps"])' >"$D/steps.$A"
+	sed 's/^/# /' "$D/steps.$A" | grep -v '#  *|' | tail -6
+	LAST=$A
+}
+daemon_down
+daemon_again "$S/inventory.yaml" --probe-interval 2
+check "testbedd starts again on the same state dir" test -n "$DPID"
+for _ in $(seq 60); do [ "$(answers left)" = freebsd ] && break; sleep 0.5; done
+check "left answers as freebsd after the restart" test "$(answers left)" = freebsd
+check "... and its saved default is still freebsd (kept in the store)" wait_sd "freebsd freebsd freebsd True"
+boot_steps left ubuntu
+check "after the restart a boot into ubuntu plans from GRUB's default freebsd" sh -c '
+	grep -q "saved default is freebsd" "$1" && grep -q "^boot path: grub-console from freebsd into ubuntu" "$1"' _ "$D/steps.$LAST"
+check "... not a plain reboot into a guessed ubuntu" sh -c '! grep -q "reboot-default\|plain reboot" "$1"' _ "$D/steps.$LAST"
+# the saved default unknown (a store without it: the row removed while
+# testbedd is down): the plan guesses the inventory's ubuntu, a plain reboot
+# lands in freebsd, the step says GRUB's default was freebsd and the boot
+# goes on from there (GRUB's menu over the console) rather than rebooting
+# into the same default until MAX_SWITCHES
+daemon_down
+python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("DELETE FROM grub_saved"); c.commit()' "$DD/state/testbedd.db"
+daemon_again "$S/inventory.yaml" --probe-interval 2
+check "testbedd starts again without the saved default" test -n "$DPID"
+for _ in $(seq 60); do [ "$(answers left)" = freebsd ] && break; sleep 0.5; done
+check "left's saved default is unknown" wait_sd "-"
+n1=$(boots left)
+boot_steps left ubuntu
+check "a boot into ubuntu planned from the inventory's default ubuntu: a plain reboot first" grep -q "^boot path: reboot-default from freebsd into ubuntu" "$D/steps.$LAST"
+check "... a step says GRUB's default was freebsd after it" grep -q "^left came up as freebsd after a plain reboot: GRUB's default was freebsd, not ubuntu" "$D/steps.$LAST"
+check "... and it goes on from freebsd: GRUB's menu over the console" sh -c '
+	sed -n "/GRUB.s default was freebsd/,\$p" "$1" | grep -q "^boot path: grub-console from freebsd into ubuntu"' _ "$D/steps.$LAST"
+diag "boots of left during it: $(($(boots left) - n1))"
+check "... one plain reboot, not one per switch until the limit" test "$(grep -c "plain reboot returns" "$D/steps.$LAST")" = 1
 # put it back as a person would (grubenv, then a power cycle through the BMC)
 "$S/real-bin/grub-editenv" "$S/hosts/left/boot/grub/grubenv" unset saved_entry
 tb power left cycle --wait >"$D/cycle" 2>&1
