@@ -301,14 +301,8 @@ static void *scheduler(void *arg)
 		if (r->dirty)
 			continue;
 		if (r->nqueue > 0) { /* holds of actions and reservations end without telling: look again */
-			struct timespec ts;
+			struct timespec ts = tb_cond_deadline(500);
 
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 500000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
 			pthread_cond_timedwait(&r->cond, &r->lock, &ts);
 		} else {
 			pthread_cond_wait(&r->cond, &r->lock);
@@ -353,7 +347,7 @@ int tb_runner_new(struct tb_services *sv, struct tb_runner **out, struct tb_erro
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	r->sv = sv;
 	pthread_mutex_init(&r->lock, NULL);
-	pthread_cond_init(&r->cond, NULL);
+	tb_cond_init(&r->cond); /* monotonic: the scheduler's look again every 0.5 s */
 	for (int i = 0; i < TB_RUNNER_WORKERS; i++) {
 		r->w[i].r = r;
 		r->w[i].seq = -1;
