@@ -99,7 +99,7 @@ int api_run_latency(struct tb_request *rq, struct tb_reply *rp)
 		rc = tb_fail(&rp->err, TB_ERR_NOT_FOUND, "id", "no run %lld", (long long)id);
 	else if (a.idle == NULL || a.load == NULL)
 		rc = tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
-	else if ((rc = tb_store_run_rtt_events(rq->sv->store, id, on_rtt_event, &a, &rp->err)) == 0) {
+	else if ((rc = tb_store_run_events(rq->sv->store, id, "run.rtt", on_rtt_event, &a, &rp->err)) == 0) {
 		out = reply(id, &a);
 		rc = out != NULL ? tb_reply_json(rp, 200, out) : tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
 	}

@@ -49,7 +49,7 @@ int api_run_samples(struct tb_request *rq, struct tb_reply *rp)
 		return tb_fail(&rp->err, TB_ERR_NOT_FOUND, "id", "no run %lld", (long long)id);
 	if ((hosts = json_object()) == NULL)
 		return tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = tb_store_run_sample_events(rq->sv->store, id, on_sample_event, hosts, &rp->err)) != 0) {
+	if ((rc = tb_store_run_events(rq->sv->store, id, "run.sample", on_sample_event, hosts, &rp->err)) != 0) {
 		json_decref(hosts);
 		return rc;
 	}

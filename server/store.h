@@ -210,12 +210,11 @@ int tb_store_event_prune(struct tb_store *st, int64_t below, int64_t before, int
  * before its end stores them as intervals. */
 int tb_store_run_interval_events(struct tb_store *st, int64_t matrix_id, int64_t run_id, int64_t since, tb_event_fn fn,
 				 void *cls, struct tb_error *err);
-/* The run.sample events of run_id, oldest first (CPU/memory samples of its
- * hosts, kept with the events: the events' retention applies). */
-int tb_store_run_sample_events(struct tb_store *st, int64_t run_id, tb_event_fn fn, void *cls, struct tb_error *err);
-/* The run.rtt events of run_id, oldest first (its latency stream's bins,
- * kept with the events like the samples). */
-int tb_store_run_rtt_events(struct tb_store *st, int64_t run_id, tb_event_fn fn, void *cls, struct tb_error *err);
+/* The events of type of run_id, oldest first: "run.sample" (CPU/memory
+ * samples of its hosts), "run.rtt" (its latency stream's bins); kept with the
+ * events, whose retention applies. */
+int tb_store_run_events(struct tb_store *st, int64_t run_id, const char *type, tb_event_fn fn, void *cls,
+			struct tb_error *err);
 
 /* ---- actions (power, boot) and their steps ---- */
 struct tb_action_row {

@@ -127,36 +127,22 @@ int tb_store_run_interval_events(struct tb_store *st, int64_t matrix_id, int64_t
 	return 0;
 }
 
-/* Through events_by_matrix (matrix_id, type): the run's matrix's samples,
- * then the run's among them; not a scan of every event. */
-int tb_store_run_sample_events(struct tb_store *st, int64_t run_id, tb_event_fn fn, void *cls, struct tb_error *err)
+/* Through events_by_matrix (matrix_id, type): the run's matrix's events of
+ * type, then the run's among them; not a scan of every event. */
+int tb_store_run_events(struct tb_store *st, int64_t run_id, const char *type, tb_event_fn fn, void *cls,
+			struct tb_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
 
 	if ((rc = st_prep(st,
 			  "SELECT id, at, type, host, coalesce(matrix_id, 0), data FROM events"
-			  " WHERE matrix_id = (SELECT matrix_id FROM runs WHERE id = ?1) AND type = 'run.sample'"
+			  " WHERE matrix_id = (SELECT matrix_id FROM runs WHERE id = ?1) AND type = ?2"
 			  " AND json_extract(data, '$.data.run') = ?1 ORDER BY id",
 			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, run_id);
-	each_row(st, s, fn, cls);
-	return 0;
-}
-
-int tb_store_run_rtt_events(struct tb_store *st, int64_t run_id, tb_event_fn fn, void *cls, struct tb_error *err)
-{
-	sqlite3_stmt *s;
-	int rc;
-
-	if ((rc = st_prep(st,
-			  "SELECT id, at, type, host, coalesce(matrix_id, 0), data FROM events"
-			  " WHERE matrix_id = (SELECT matrix_id FROM runs WHERE id = ?1) AND type = 'run.rtt'"
-			  " AND json_extract(data, '$.data.run') = ?1 ORDER BY id",
-			  &s, err)) != 0)
-		return rc;
-	sqlite3_bind_int64(s, 1, run_id);
+	sqlite3_bind_text(s, 2, type, -1, SQLITE_STATIC);
 	each_row(st, s, fn, cls);
 	return 0;
 }

@@ -214,7 +214,7 @@ static void take_run_id(void *cls, const struct tb_run_row *r)
 
 /* A run's samples are its matrix's run.sample events of that run, oldest
  * first: not another run's of the same matrix, not another matrix's, not
- * another type's (tb_store_run_sample_events, through events_by_matrix). */
+ * another type's (tb_store_run_events, through events_by_matrix). */
 static void test_sample_events_of_a_run(void **state)
 {
 	struct tb_test_store ts;
@@ -263,16 +263,16 @@ static void test_sample_events_of_a_run(void **state)
 		snprintf(text, sizeof(text), "{\"data\":{\"run\":%lld}}", (long long)rid[0][0]);
 		assert_int_equal(tb_store_event_insert(ts.st, &row, &err), 0);
 	}
-	assert_int_equal(tb_store_run_sample_events(ts.st, rid[1][0], count_event, ids, &err), 0);
+	assert_int_equal(tb_store_run_events(ts.st, rid[1][0], "run.sample", count_event, ids, &err), 0);
 	assert_int_equal(json_array_size(ids), 3);
 	assert_int_equal(json_integer_value(json_array_get(ids, 0)), 3);
 	assert_int_equal(json_integer_value(json_array_get(ids, 1)), 7);
 	assert_int_equal(json_integer_value(json_array_get(ids, 2)), 11);
 	json_array_clear(ids);
-	assert_int_equal(tb_store_run_sample_events(ts.st, rid[0][0], count_event, ids, &err), 0);
+	assert_int_equal(tb_store_run_events(ts.st, rid[0][0], "run.sample", count_event, ids, &err), 0);
 	assert_int_equal(json_array_size(ids), 3); /* not the run.done */
 	json_array_clear(ids);
-	assert_int_equal(tb_store_run_sample_events(ts.st, 99, count_event, ids, &err), 0);
+	assert_int_equal(tb_store_run_events(ts.st, 99, "run.sample", count_event, ids, &err), 0);
 	assert_int_equal(json_array_size(ids), 0);
 	json_decref(ids);
 	tb_test_store_remove(&ts);
