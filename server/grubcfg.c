@@ -118,7 +118,9 @@ int tb_grubcfg_resolve(const json_t *entries, const char *entry, char *out, size
 	/* as GRUB: an index path first, then an id, then a title */
 	json_array_foreach(entries, i, e)
 	{
-		if (strcmp(json_string_value(json_object_get(e, "index")), entry) == 0)
+		const char *index = json_string_value(json_object_get(e, "index"));
+
+		if (index != NULL && strcmp(index, entry) == 0)
 			goto found;
 	}
 	json_array_foreach(entries, i, e)
@@ -130,11 +132,15 @@ int tb_grubcfg_resolve(const json_t *entries, const char *entry, char *out, size
 	}
 	json_array_foreach(entries, i, e)
 	{
-		if (strcmp(json_string_value(json_object_get(e, "title")), entry) == 0)
+		const char *title = json_string_value(json_object_get(e, "title"));
+
+		if (title != NULL && strcmp(title, entry) == 0)
 			goto found;
 	}
 	return -1;
 found:
+	if (json_string_value(json_object_get(e, "index")) == NULL)
+		return -1; /* an entry without its index path cannot be booted by one */
 	snprintf(out, len, "%s", json_string_value(json_object_get(e, "index")));
 	return 0;
 }

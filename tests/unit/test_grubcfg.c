@@ -97,6 +97,15 @@ static void test_resolve(void **state)
 	assert_int_equal(tb_grubcfg_resolve(e, "windows", out, sizeof(out)), -1);
 	assert_int_equal(tb_grubcfg_resolve(e, "9", out, sizeof(out)), -1);
 	json_decref(e);
+	/* entries of a menu read from elsewhere (a console) may lack a field:
+	 * skipped, not a strcmp on NULL */
+	e = json_pack("[{s:s}, {s:s}, {s:s, s:s}]", "title", "no index", "index", "7", "index", "2", "title",
+		      "FreeBSD");
+	assert_int_equal(tb_grubcfg_resolve(e, "FreeBSD", out, sizeof(out)), 0);
+	assert_string_equal(out, "2");
+	assert_int_equal(tb_grubcfg_resolve(e, "no index", out, sizeof(out)), -1);
+	assert_int_equal(tb_grubcfg_resolve(e, "7", out, sizeof(out)), 0);
+	json_decref(e);
 }
 
 int main(void)
