@@ -34,8 +34,14 @@ check "the router has the nftables numgen loss rule" ip netns exec $PFX-router s
 # UDP at 10 Mbit/s: about 860 datagrams a second, so the receiver's default socket
 # buffer holds some 150 ms of them; at 50 Mbit/s a receiver starved of CPU by the rest of a
 # parallel ./deploy/check lost more than the profile did.
-j=$(run 5202 -u -b 10M -t 3)
-loss=$(printf '%s' "$j" | jget 'd["end"]["sum_received"]["lost_percent"]' 2>/dev/null)
+# With 2 % loss iperf3's one UDP connect datagram is lost in 1 of 50 runs and the
+# test gives no result (testbedd retries such a run once, class timeout): so does this.
+for port in 5202 5205; do
+	j=$(run $port -u -b 10M -t 3)
+	loss=$(printf '%s' "$j" | jget 'd["end"]["sum_received"]["lost_percent"]' 2>/dev/null)
+	[ -n "$loss" ] && break
+	diag "UDP with 2 % loss gave no result (its connect datagram lost?): $(printf '%s' "$j" | jget 'd.get("error", "")' 2>/dev/null)"
+done
 diag "UDP 10 Mbit/s with 2 % loss: lost_percent $loss"
 check "UDP loss shows the 2 % profile (0.8..4 %)" awk -v l="${loss:-0}" 'BEGIN { exit !(l >= 0.8 && l <= 4) }'
 j=$(run 5203 -t 2)
