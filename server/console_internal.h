@@ -34,9 +34,13 @@ struct tb_telnet {
 	unsigned char us[256];
 	unsigned char him[256];
 };
-/* Answers to the server's negotiation, to write back. */
+/* The most console_io.c reads from the line at once. */
+#define TB_CONSOLE_READ_MAX 4096
+/* Answers to the server's negotiation, to write back: room for the answers
+ * to one read of the line (each 3 bytes for the 3 it answers; the 2 bytes of
+ * a command cut by the read before are answered in this one). */
 struct tb_telnet_out {
-	unsigned char buf[1024];
+	unsigned char buf[TB_CONSOLE_READ_MAX + 2];
 	size_t len;
 };
 /* Reset t for a new connection; out gets what the client says first (WILL

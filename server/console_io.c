@@ -192,6 +192,19 @@ struct wire {
 	int64_t brk_off_ms; /* monotonic; 0: none pending */
 };
 
+/* A telnet Break: RFC 2217's BREAK ON and, 250 ms later, OFF (7 bytes each). */
+#define BREAK_PAIR 14
+/* What a telnet wire keeps free of typed input: one read's answers and a
+ * Break's ON and OFF, so that neither is ever dropped.  A read waits while
+ * less is free (only answers to a flood of negotiation can take it). */
+#define WIRE_RESERVE (sizeof(((struct tb_telnet_out *)0)->buf) + BREAK_PAIR)
+_Static_assert(2 * TB_CONSOLE_QUEUE_MAX > WIRE_RESERVE, "the wire holds typed input beside its reserve");
+
+static size_t wire_room(const struct wire *w)
+{
+	return sizeof(w->buf) - w->len;
+}
+
 static void wire_add(struct wire *w, const void *data, size_t n)
 {
 	if (n <= sizeof(w->buf) - w->len) {
@@ -206,20 +219,22 @@ static void take_input(struct console *c, struct wire *w)
 	int telnet = c->type == TB_CONSOLE_TCP && c->protocol == TB_CONSOLE_TELNET;
 	size_t n;
 
-	if (c->brk && telnet) { /* a device's goes in flush_input */
+	/* a device's goes in flush_input; a Break asked for while the last one
+	 * is still on waits for its OFF (then goes: two Breaks, two Breaks) */
+	if (c->brk && telnet && w->brk_off_ms == 0 && wire_room(w) >= BREAK_PAIR) {
 		unsigned char b[7];
 
 		c->brk = 0;
-		if (w->brk_off_ms == 0) {
-			/* RFC 2217: BREAK ON now, OFF 250 ms later (tcsendbreak's length) */
-			wire_add(w, b, tb_telnet_break(1, b));
-			w->brk_off_ms = tb_monotonic_ms() + 250;
-		}
+		/* RFC 2217: BREAK ON now, OFF 250 ms later (tcsendbreak's length) */
+		wire_add(w, b, tb_telnet_break(1, b));
+		w->brk_off_ms = tb_monotonic_ms() + 250;
 	}
 	n = c->inlen;
 	if (telnet) {
-		if (n > (sizeof(w->buf) - w->len) / 2)
-			n = (sizeof(w->buf) - w->len) / 2;
+		size_t room = wire_room(w) > WIRE_RESERVE ? wire_room(w) - WIRE_RESERVE : 0;
+
+		if (n > room / 2) /* encoding at most doubles */
+			n = room / 2;
 		w->len += tb_telnet_encode(&c->tn, c->inq, n, w->buf + w->len);
 	} else {
 		if (n > sizeof(w->buf) - w->len)
@@ -290,28 +305,31 @@ static void serve(struct console *c, int fd, char *why, size_t whylen)
 {
 	static struct wire zero;
 	struct wire *w = malloc(sizeof(*w));
-	unsigned char buf[4096];
+	unsigned char buf[TB_CONSOLE_READ_MAX];
+	int telnet = c->type == TB_CONSOLE_TCP && c->protocol == TB_CONSOLE_TELNET;
 
 	if (w == NULL) {
 		snprintf(why, whylen, "out of memory");
 		return;
 	}
 	*w = zero;
-	if (c->type == TB_CONSOLE_TCP && c->protocol == TB_CONSOLE_TELNET)
+	if (telnet)
 		w->len = tb_telnet_hello(&c->tn, w->buf);
 	while (!c->cs->closing) {
 		int r;
 		short ev = POLLIN;
 
+		if (telnet && wire_room(w) < WIRE_RESERVE)
+			ev = 0; /* answers still to write: read once they are */
 		pthread_mutex_lock(&c->mu);
-		if (c->inlen > 0 || c->brk || w->len > 0)
+		if (c->inlen > 0 || (c->brk && w->brk_off_ms == 0) || w->len > 0)
 			ev |= POLLOUT;
 		pthread_mutex_unlock(&c->mu);
 		if ((r = wait_fd(c, fd, ev, w->brk_off_ms != 0 ? 50 : 1000)) < 0) {
 			snprintf(why, whylen, "poll: %s", strerror(errno));
 			break;
 		}
-		if (r == 1) {
+		if (r == 1 && (ev & POLLIN) != 0) {
 			ssize_t n = read(fd, buf, sizeof(buf));
 
 			if (n == 0) {

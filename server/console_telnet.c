@@ -11,8 +11,8 @@ enum { SE = 240, SB = 250, WILL = 251, WONT = 252, DO = 253, DONT = 254, IAC = 2
 enum { OPT_BINARY = 0, OPT_ECHO = 1, OPT_SGA = 3, OPT_COMPORT = 44 };
 enum { S_DATA, S_IAC, S_OPT, S_SB, S_SB_IAC, S_CR };
 
-/* Append to the reply when it fits (a reply that does not fit is dropped:
- * the caller's buffer holds far more than one read can ask for). */
+/* Append to the reply when it fits (it does for the answers to one read of
+ * at most TB_CONSOLE_READ_MAX bytes: see struct tb_telnet_out). */
 static void put3(struct tb_telnet_out *o, unsigned char a, unsigned char b, unsigned char cc)
 {
 	if (o->len + 3 <= sizeof(o->buf)) {
