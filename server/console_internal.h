@@ -109,6 +109,8 @@ struct console {
 	struct cfeed *feeds;
 	unsigned nfeeds;
 	int exited;                   /* its thread returned (console.c's wrapper) */
+	struct console *prev;         /* a reload's: the reader it replaces (console_list.c) */
+	int successor_waits;          /* a new reader waits for this one's end: not freed */
 	char end_reason[160];         /* why it stopped, the viewers' last event; "" none */
 	struct console *retired_next; /* in the service's retired list */
 };

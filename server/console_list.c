@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -33,12 +34,40 @@ static int same_definition(const struct console *c, const struct tb_machine *m)
 	       c->speed == m->console.speed;
 }
 
+/* A reader that replaces another (a reload) connects once the old one is
+ * gone: a console server that takes one connection (ser2net's default) would
+ * refuse the new one while the old one holds it.  Waits at most 5 s (the old
+ * one was poked: it ends in milliseconds), less when c is stopped; then lets
+ * go of prev, which the reaping may free from then on. */
+static void wait_prev(struct console *c)
+{
+	struct console *prev = c->prev;
+
+	for (int i = 0; prev != NULL; i++) {
+		int done, closing;
+
+		pthread_mutex_lock(&c->mu);
+		closing = c->cs->closing;
+		pthread_mutex_unlock(&c->mu);
+		pthread_mutex_lock(&prev->mu);
+		done = prev->exited || closing || i >= 500;
+		if (done)
+			prev->successor_waits = 0;
+		pthread_mutex_unlock(&prev->mu);
+		if (done)
+			break;
+		nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+	}
+	c->prev = NULL;
+}
+
 /* The thread of c: the reader (console_io.c), then exited set, so that a
  * reload's reaping joins it without waiting. */
 static void *run(void *arg)
 {
 	struct console *c = arg;
 
+	wait_prev(c);
 	console_thread(c);
 	pthread_mutex_lock(&c->mu);
 	c->exited = 1;
@@ -123,7 +152,18 @@ static int make(struct tb_consoles *cs, const struct tb_machine *m, struct conso
 		fcntl(c->pipe[i], F_SETFD, FD_CLOEXEC);
 		fcntl(c->pipe[i], F_SETFL, O_NONBLOCK);
 	}
+	if (old != NULL) { /* the thread waits for old's end (wait_prev) */
+		pthread_mutex_lock(&old->mu);
+		old->successor_waits = 1;
+		pthread_mutex_unlock(&old->mu);
+		c->prev = old;
+	}
 	if (pthread_create(&c->thread, NULL, run, c) != 0) {
+		if (old != NULL) {
+			pthread_mutex_lock(&old->mu);
+			old->successor_waits = 0;
+			pthread_mutex_unlock(&old->mu);
+		}
 		rc = tb_fail(err, TB_ERR_INTERNAL, "", "cannot start the console thread of %s", m->name);
 		goto fail;
 	}
@@ -160,7 +200,7 @@ static void reap(struct tb_consoles *cs)
 		int done;
 
 		pthread_mutex_lock(&c->mu);
-		done = c->nfeeds == 0 && c->exited;
+		done = c->nfeeds == 0 && c->exited && !c->successor_waits;
 		pthread_mutex_unlock(&c->mu);
 		if (!done) {
 			p = &c->retired_next;

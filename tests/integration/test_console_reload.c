@@ -13,7 +13,10 @@
  *     lease stays;
  *   - an unchanged console is not touched: the same connection, its viewer's
  *     stream goes on, its scrollback kept;
- *   - a change of protocol alone (raw to telnet) restarts the reader too;
+ *   - a change of protocol alone (raw to telnet) restarts the reader too,
+ *     and the new reader connects only once the old one let go (a console
+ *     server taking one connection, as ser2net by default, refused it when
+ *     the new one came first);
  *   - reloads back and forth while another thread reads the hosts, takes
  *     and drops the lease, types and opens streams: no crash, and under AddressSanitizer
  *     (build/...-asan) no use after free (a console freed under a reader).
@@ -224,6 +227,10 @@ static void test_protocol_change_restarts(void **state)
 	cl = tb_test_console_accept(ll);
 	c1 = tb_test_console_accept(lr);
 	reload(&d, telnet);
+	p = (struct pollfd){.fd = lr, .events = POLLIN};
+	assert_int_equal(poll(&p, 1, 15000), 1); /* the new reader calls */
+	/* ... and the old one has already hung up */
+	assert_true(recv(c1, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT) == 0);
 	assert_true(closed_by_daemon(c1));
 	c2 = tb_test_console_accept(lr);
 	p = (struct pollfd){.fd = c2, .events = POLLIN};
