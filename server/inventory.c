@@ -411,17 +411,25 @@ static double link_rate(const char *s)
 	return *end == '\0' && v >= 1000 && v <= 1e15 ? v : 0;
 }
 
+/* An IPv6 address with its prefix length ("2001:2:0:10::2/64"). */
+static int valid_cidr6(const char *s)
+{
+	return strchr(s, ':') != NULL && tb_valid_cidr(s);
+}
+
 static int parse_link(struct inv_ctx *c, const char *name, const struct tb_ynode *map, const char *path,
 		      const struct tb_ynode *os, struct tb_link *l)
 {
-	static const char *const keys[] = {"address", "ifname", "rate", NULL};
+	static const char *const keys[] = {"address", "address6", "ifname", "rate", NULL};
 	const struct tb_ynode *ifn, *rate;
 	char sub[512];
 	int rc;
 
 	if ((rc = inv_want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = inv_check_keys(c, map, path, keys)) != 0 ||
 	    (rc = inv_get_str(c, map, path, "address", 1, tb_valid_cidr,
-			      "an address with prefix length, such as 10.0.10.2/24", &l->address)) != 0)
+			      "an address with prefix length, such as 10.0.10.2/24", &l->address)) != 0 ||
+	    (rc = inv_get_str(c, map, path, "address6", 0, valid_cidr6,
+			      "an IPv6 address with prefix length, such as 2001:2:0:10::2/64", &l->address6)) != 0)
 		return rc;
 	if ((rate = tb_ynode_get(map, "rate")) != NULL) {
 		snprintf(sub, sizeof(sub), "%s.rate", path);
@@ -744,6 +752,7 @@ static void machine_free(struct tb_machine *m)
 	for (size_t i = 0; i < m->nlinks; i++) {
 		free(m->links[i].name);
 		free(m->links[i].address);
+		free(m->links[i].address6);
 		for (size_t j = 0; j < m->links[i].nifnames; j++) {
 			free(m->links[i].ifnames[j].os);
 			free(m->links[i].ifnames[j].ifname);

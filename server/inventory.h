@@ -108,6 +108,7 @@ struct tb_ifname {
 struct tb_link {
 	char *name;
 	char *address;   /* CIDR */
+	char *address6;  /* IPv6 CIDR beside it ("address6"), or NULL */
 	double rate_bps; /* the link's rate (results are shaded against it); 0: not given */
 	struct tb_ifname *ifnames;
 	size_t nifnames;

@@ -64,6 +64,8 @@ json_t *tb_machine_to_json(const struct tb_machine *m)
 
 		if (l != NULL && m->links[i].rate_bps > 0)
 			json_object_set_new(l, "rate_bps", json_real(m->links[i].rate_bps));
+		if (l != NULL && m->links[i].address6 != NULL)
+			json_object_set_new(l, "address6", json_string(m->links[i].address6));
 		json_object_set_new(links, m->links[i].name, l);
 	}
 	if (m->boot.loader != NULL) {

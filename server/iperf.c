@@ -206,6 +206,8 @@ static int check_params(const struct tb_iperf_params *p, struct tb_error *err)
 	if (p->dir != TB_IPERF_FORWARD && p->dir != TB_IPERF_REVERSE && p->dir != TB_IPERF_BIDIR)
 		return tb_fail(err, TB_ERR_INVALID, "direction", "direction must be forward, reverse or bidir, got %d",
 			       (int)p->dir);
+	if (p->family != 0 && p->family != 4 && p->family != 6)
+		return tb_fail(err, TB_ERR_INVALID, "family", "family must be 4 or 6, got %d", p->family);
 	if (p->duration_s < 1 || p->duration_s > 86400)
 		return tb_fail(err, TB_ERR_INVALID, "duration_s", "duration_s must be 1..86400 seconds, got %d",
 			       p->duration_s);
@@ -273,6 +275,8 @@ static int add_params(struct tb_argv *a, const struct tb_iperf_params *p)
 		bad = bad || add(a, "-A") || add(a, "%s", p->affinity);
 	if (p->interval_s > 1)
 		bad = bad || add(a, "-i") || add(a, "%d", p->interval_s);
+	if (p->family == 6)
+		bad = bad || add(a, "-6");
 	return bad != 0 ? -1 : 0;
 }
 

@@ -111,6 +111,7 @@ struct tb_iperf_params {
 	char affinity[24];   /* -A "n" or "n,m", "" = unset */
 	int interval_s;      /* -i, 1 */
 	int tool;            /* traffic.h's enum tb_tool: 0 iperf3 (the default), 1 iperf2 */
+	int family;          /* address family of the run: 4 (0 counts as 4) or 6 (iperf3 -6, iperf2 -V) */
 };
 
 /* A NULL-terminated argv that owns its strings (fixed size: no cleanup).
@@ -151,8 +152,8 @@ int tb_iperf_client_argv(const struct tb_iperf_caps *caps, const char *server_ad
 
 /* The client options of p alone, for plans made before any version is
  * known: `-t 10 -u -b 0 -R` (no address, port or output options).  Order:
- * -t -O -u -b -R|--bidir -P -l -w -C -S -Z -A -i; -i only when interval_s
- * is over 1 (0 counts as 1).  TB_ERR_INVALID naming the field for a value
+ * -t -O -u -b -R|--bidir -P -l -w -C -S -Z -A -i -6; -i only when interval_s
+ * is over 1 (0 counts as 1), -6 only when family is 6.  TB_ERR_INVALID naming the field for a value
  * iperf3 would refuse (window over 512 MiB, UDP length over 65507, ...). */
 int tb_iperf_params_args(const struct tb_iperf_params *p, struct tb_argv *out, struct tb_error *err);
 

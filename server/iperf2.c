@@ -8,6 +8,7 @@
 #include <string.h>
 
 #define UDP_DEFAULT_LEN 1470L            /* iperf2's IPv4 UDP datagram */
+#define UDP_DEFAULT_LEN6 1450L           /* iperf2's IPv6 UDP datagram */
 #define UDP_UNLIMITED_BPS "100000000000" /* "0" for iperf2 UDP: as fast as it can */
 
 int tb_iperf2_version_parse(const char *text, char *out, size_t len, struct tb_error *err)
@@ -99,9 +100,11 @@ static int refuse(const struct tb_iperf_params *p, struct tb_error *err)
 	return 0;
 }
 
+/* iperf2's own default over IPv6 is 1450 (1470 + 48 bytes of headers would
+ * not fit a 1500-byte MTU unfragmented). */
 static long udp_len(const struct tb_iperf_params *p)
 {
-	return p->length > 0 ? p->length : UDP_DEFAULT_LEN;
+	return p->length > 0 ? p->length : p->family == 6 ? UDP_DEFAULT_LEN6 : UDP_DEFAULT_LEN;
 }
 
 int tb_iperf2_params_args(const struct tb_iperf_params *p, struct tb_argv *a, struct tb_error *err)
@@ -145,6 +148,8 @@ int tb_iperf2_params_args(const struct tb_iperf_params *p, struct tb_argv *a, st
 		bad = bad || tb_argv_add(a, "-S") || addn(a, p->tos);
 	if (p->congestion[0] != '\0')
 		bad = bad || tb_argv_add(a, "-Z") || tb_argv_add(a, p->congestion);
+	if (p->family == 6)
+		bad = bad || tb_argv_add(a, "-V");
 	if (bad) {
 		tb_argv_reset(a);
 		return tb_fail(err, TB_ERR_INTERNAL, NULL, "iperf command line too long");
@@ -188,6 +193,9 @@ int tb_iperf2_server_argv(const struct tb_iperf_params *p, unsigned int port, st
 		bad = bad || tb_argv_add(out, "-w") || addn(out, p->window);
 	bad = bad || tb_argv_add(out, "-i") || tb_argv_add(out, "1") || tb_argv_add(out, "-e") ||
 	      tb_argv_add(out, "-p") || addn(out, (long)port);
+	/* without -V iperf 2 listens on IPv4 only ("-V: can receive on both IPv4 and IPv6") */
+	if (p->family == 6)
+		bad = bad || tb_argv_add(out, "-V");
 	if (bad) {
 		tb_argv_reset(out);
 		return tb_fail(err, TB_ERR_INTERNAL, NULL, "iperf command line too long");

@@ -35,14 +35,15 @@
  * not iperf 2. */
 int tb_iperf2_version_parse(const char *text, char *out, size_t len, struct tb_error *err);
 
-/* `iperf -s [-u] [-l LEN] [-w WIN] -i 1 -e -p PORT`: -l is the client's
- * (UDP: 1470 when unset). */
+/* `iperf -s [-u] [-l LEN] [-w WIN] -i 1 -e -p PORT [-V]`: -l is the client's
+ * (UDP: 1470 when unset, 1450 over IPv6); -V when family is 6. */
 int tb_iperf2_server_argv(const struct tb_iperf_params *p, unsigned int port, struct tb_argv *out,
 			  struct tb_error *err);
 /* `iperf -c ADDR -p PORT <tb_iperf2_params_args>`. */
 int tb_iperf2_client_argv(const char *addr, unsigned int port, const struct tb_iperf_params *p, struct tb_argv *out,
 			  struct tb_error *err);
-/* `-t T -i 1 -e [-u] [-b BPS] [-l LEN] [-w WIN] [-R] [-P N] [-S TOS] [-Z CC]`.
+/* `-t T -i 1 -e [-u] [-b BPS] [-l LEN] [-w WIN] [-R] [-P N] [-S TOS] [-Z CC] [-V]`
+ * (-V: family 6).
  * TB_ERR_INVALID naming the field iperf2 cannot do here: direction bidir,
  * omit_s, zerocopy, affinity. */
 int tb_iperf2_params_args(const struct tb_iperf_params *p, struct tb_argv *out, struct tb_error *err);

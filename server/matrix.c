@@ -123,6 +123,7 @@ static void apply(enum tb_mx_axis axis, const struct tb_mx_value *v, struct tb_i
 	case TB_MX_TOS: p->tos = (int)v->num; break;
 	case TB_MX_ZEROCOPY: p->zerocopy = v->num != 0; break;
 	case TB_MX_AFFINITY: snprintf(p->affinity, sizeof(p->affinity), "%s", v->str); break;
+	case TB_MX_FAMILY: p->family = (int)v->num; break;
 	case TB_MX_TOOL: p->tool = (int)v->num; break;
 	default: break;
 	}
@@ -190,6 +191,8 @@ static int decode_cell(const struct tb_mx_spec *sp, int64_t c, struct tb_planned
 		apply(axes[a], &sp->axes[axes[a]].v[c % k], &cell->p);
 		c /= k;
 	}
+	if (cell->p.family == 6) /* the plan refused a pair without one */
+		snprintf(cell->server_address, sizeof(cell->server_address), "%s", sp->pairs[pi].address6);
 	return pi;
 }
 

@@ -38,7 +38,8 @@ enum tb_mx_axis {
 	TB_MX_TOS,
 	TB_MX_ZEROCOPY,
 	TB_MX_AFFINITY,
-	TB_MX_TOOL, /* the spec's top-level "tool" (traffic.h), innermost: a cell's tools run side by side */
+	TB_MX_FAMILY, /* the spec's top-level "family": "ipv4" (default) | "ipv6", the server's address6 */
+	TB_MX_TOOL,   /* the spec's top-level "tool" (traffic.h), innermost: a cell's tools run side by side */
 	TB_MX_NAXES
 };
 
@@ -63,6 +64,7 @@ struct tb_mx_pair {
 	char server[TB_NAME_MAX];
 	char link[TB_NAME_MAX];
 	char address[64];
+	char address6[64]; /* the link's address6 ("" : none): IPv6 runs connect to it */
 };
 
 /* One OS combination: machine -> OS (the machines not named: as they are). */
@@ -177,6 +179,13 @@ int tb_mx_value_same(enum tb_mx_axis axis, const struct tb_mx_value *a, const st
 /* TB_ERR_INVALID naming "tool[i]" when a tool the spec lists cannot do what
  * the rest of it asks (iperf2: bidir, omit_s, zerocopy, affinity). */
 int tb_mx_check_tool(const struct tb_mx_spec *sp, struct tb_error *err);
+
+/* ---- matrix_family.c ---- */
+
+/* TB_ERR_INVALID naming "family[i]" (and the host and inventory field)
+ * when the spec runs IPv6 on a pair whose server link, or whose client,
+ * has no address6; inv gives the client's links. */
+int tb_mx_check_family(const struct tb_mx_spec *sp, const struct tb_inventory *inv, struct tb_error *err);
 
 /* ---- matrix_groups.c ---- */
 

@@ -35,6 +35,11 @@ json_t *tb_matrix_params_json(const struct tb_iperf_params *p)
 		json_decref(j);
 		return NULL;
 	}
+	/* "family" likewise only when IPv6, so IPv4 runs compare with those stored before it */
+	if (j != NULL && p->family == 6 && json_object_set_new(j, "family", json_string("ipv6")) != 0) {
+		json_decref(j);
+		return NULL;
+	}
 	return j;
 }
 
@@ -74,7 +79,7 @@ int tb_matrix_params_from_json(const json_t *j, struct tb_iperf_params *p, struc
 	static const char *const keys[] = {"protocol",     "direction", "duration_s", "omit_s",     "parallel",
 					   "length",       "window",    "bitrate",    "congestion", "tos",
 					   "zerocopy",     "affinity",  "interval_s", "tunables",   "tool",
-					   "link_profile", NULL};
+					   "link_profile", "family",    NULL};
 	static const char *const protos[] = {"tcp", "udp", NULL};
 	static const char *const dirs[] = {"forward", "reverse", "bidir", NULL};
 	struct tb_iperf_params x;
@@ -155,6 +160,9 @@ int tb_matrix_params_from_json(const json_t *j, struct tb_iperf_params *p, struc
 	if ((rc = value_key(j, "tool", TB_MX_TOOL, &v, &set, err)) != 0)
 		return rc;
 	x.tool = set ? (int)v.num : TB_TOOL_IPERF3;
+	if ((rc = value_key(j, "family", TB_MX_FAMILY, &v, &set, err)) != 0)
+		return rc;
+	x.family = set ? (int)v.num : 4;
 	*p = x;
 	return 0;
 }
@@ -197,6 +205,7 @@ json_t *tb_matrix_run_json(const struct tb_planned_run *r)
 	if (j != NULL && (json_object_set_new(j, "client_os", os_or_null(r->client_os)) != 0 ||
 			  json_object_set_new(j, "server_os", os_or_null(r->server_os)) != 0 ||
 			  json_object_set_new(j, "tool", json_string(tb_tool_name(r->p.tool))) != 0 ||
+			  json_object_set_new(j, "family", json_string(r->p.family == 6 ? "ipv6" : "ipv4")) != 0 ||
 			  (r->tset >= 0 && json_object_set_new(j, "tunable_set", json_integer(r->tset)) != 0) ||
 			  (r->lprof >= 0 && json_object_set_new(j, "link_profile", json_integer(r->lprof)) != 0))) {
 		json_decref(j);

@@ -20,7 +20,7 @@
 static const char *const top_keys[] = {"name",       "pairs",         "groups", "os",     "protocols", "directions",
 				       "duration_s", "repeats",       "order",  "seed",   "pause_s",   "concurrency",
 				       "os_after",   "caps",          "iperf",  "sample", "tunables",  "latency",
-				       "tool",       "link_profiles", "idle",   NULL};
+				       "tool",       "link_profiles", "idle",   "family", NULL};
 static const char *const pair_keys[] = {"client", "server", "link", NULL};
 static const char *const cap_keys[] = {"total_s", "duration_s", "bitrate", NULL};
 static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel",    "length",   "window",     "bitrate",
@@ -119,20 +119,22 @@ static const char *const axis_what[TB_MX_NAXES] = {
 	"0..255",
 	"true or false",
 	"\"n\" or \"n,m\" (CPUs 0..1023)",
+	"\"ipv4\" or \"ipv6\"",
 	"\"iperf3\" or \"iperf2\"",
 };
 
-/* An iperf key (or the top-level "tool"): absent/null (unset), a scalar, or
- * a list of 1..64 distinct scalars (null in a list: unset). */
+/* An iperf key (or the top-level "tool" or "family"): absent/null (unset), a
+ * scalar, or a list of 1..64 distinct scalars (null in a list: unset). */
 static int parse_axis(const json_t *spec, const json_t *iperf, enum tb_mx_axis axis, struct tb_mx_sweep *sw,
 		      struct tb_error *err)
 {
-	const json_t *v = axis == TB_MX_TOOL ? opt(spec, "tool") : iperf != NULL ? opt(iperf, axis_keys[axis]) : NULL;
+	const char *top = axis == TB_MX_TOOL ? "tool" : axis == TB_MX_FAMILY ? "family" : NULL;
+	const json_t *v = top != NULL ? opt(spec, top) : iperf != NULL ? opt(iperf, axis_keys[axis]) : NULL;
 	char field[TB_ERROR_FIELD_MAX];
 	int rc;
 
-	if (axis == TB_MX_TOOL)
-		snprintf(field, sizeof(field), "tool");
+	if (top != NULL)
+		snprintf(field, sizeof(field), "%s", top);
 	else
 		snprintf(field, sizeof(field), "iperf.%s", axis_keys[axis]);
 	sw->n = 1;
@@ -385,6 +387,9 @@ static int parse_pair(const json_t *pair, int i, const struct tb_inventory *inv,
 	snprintf(out->server, sizeof(out->server), "%s", s->name);
 	snprintf(out->link, sizeof(out->link), "%s", link->name);
 	snprintf(out->address, sizeof(out->address), "%.*s", (int)strcspn(link->address, "/"), link->address);
+	if (link->address6 != NULL)
+		snprintf(out->address6, sizeof(out->address6), "%.*s", (int)strcspn(link->address6, "/"),
+			 link->address6);
 	return 0;
 }
 
@@ -631,10 +636,11 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 					     json_pack("{s:s, s:s, s:s}", "client", sp->pairs[i].client, "server",
 						       sp->pairs[i].server, "link", sp->pairs[i].link)) != 0;
 	for (int a = 0; !bad && a < TB_MX_NAXES; a++) {
-		const json_t *v = iperf_in != NULL && a != TB_MX_TOOL ? json_object_get(iperf_in, axis_keys[a]) : NULL;
+		const json_t *v = iperf_in != NULL && axis_keys[a] != NULL ? json_object_get(iperf_in, axis_keys[a])
+									   : NULL;
 		json_t *x;
 
-		if (a == TB_MX_TOOL) /* top-level, below */
+		if (a == TB_MX_TOOL || a == TB_MX_FAMILY) /* top-level, below */
 			continue;
 
 		if (v != NULL)
@@ -686,6 +692,8 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 	bad |= json_object_set_new(st, "iperf", iperf) != 0;
 	if (opt(spec, "tool") != NULL)
 		bad |= json_object_set_new(st, "tool", json_deep_copy(opt(spec, "tool"))) != 0;
+	if (opt(spec, "family") != NULL)
+		bad |= json_object_set_new(st, "family", json_deep_copy(opt(spec, "family"))) != 0;
 	if (sp->ntunables > 0)
 		bad |= json_object_set_new(st, "tunables", tb_mx_tunables_stored(sp)) != 0;
 	if (sp->nlprofs > 0)
@@ -807,7 +815,7 @@ int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_
 	for (int a = 0; a < TB_MX_NAXES; a++)
 		if ((rc = parse_axis(spec, iperf, (enum tb_mx_axis)a, &out->axes[a], err)) != 0)
 			return rc;
-	if ((rc = tb_mx_check_tool(out, err)) != 0)
+	if ((rc = tb_mx_check_tool(out, err)) != 0 || (rc = tb_mx_check_family(out, inv, err)) != 0)
 		return rc;
 	if ((rc = check_caps(spec, out, err)) != 0 || (rc = check_sample(spec, err)) != 0 ||
 	    (rc = check_latency(spec, err)) != 0 || (rc = check_idle(spec, err)) != 0 ||

@@ -266,6 +266,14 @@ int tb_mx_value_parse(enum tb_mx_axis axis, const json_t *v, const char *field, 
 				       "%s must be \"n\" or \"n,m\" with n and m CPU numbers 0..1023, got %s", field,
 				       got);
 		break;
+	case TB_MX_FAMILY:
+		if (!json_is_string(v) ||
+		    (strcmp(json_string_value(v), "ipv4") != 0 && strcmp(json_string_value(v), "ipv6") != 0))
+			return tb_fail(err, TB_ERR_INVALID, field, "%s must be \"ipv4\" or \"ipv6\", got %s", field,
+				       got);
+		x.num = strcmp(json_string_value(v), "ipv6") == 0 ? 6 : 4;
+		snprintf(x.str, sizeof(x.str), "%s", json_string_value(v));
+		break;
 	case TB_MX_TOOL:
 		if (!json_is_string(v) || tb_tool_parse(json_string_value(v)) < 0)
 			return tb_fail(err, TB_ERR_INVALID, field, "%s must be \"iperf3\" or \"iperf2\", got %s", field,
@@ -290,6 +298,10 @@ void tb_mx_value_unset(enum tb_mx_axis axis, struct tb_mx_value *x)
 		x->num = -1;
 	else if (axis == TB_MX_TOOL)
 		snprintf(x->str, sizeof(x->str), "iperf3");
+	else if (axis == TB_MX_FAMILY) {
+		x->num = 4;
+		snprintf(x->str, sizeof(x->str), "ipv4");
+	}
 }
 
 int tb_mx_value_same(enum tb_mx_axis axis, const struct tb_mx_value *a, const struct tb_mx_value *b)

@@ -132,9 +132,11 @@ static json_t *run_brief(const struct tb_run_row *r)
 	json_object_set_new(j, "direction", json_string(r->direction));
 	{
 		json_t *pj = json_loads(r->params, 0, NULL);
-		const char *tool = json_string_value(json_object_get(pj, "tool")); /* absent: iperf3 */
+		const char *tool = json_string_value(json_object_get(pj, "tool"));     /* absent: iperf3 */
+		const char *family = json_string_value(json_object_get(pj, "family")); /* absent: ipv4 */
 
 		json_object_set_new(j, "tool", json_string(tool != NULL ? tool : "iperf3"));
+		json_object_set_new(j, "family", json_string(family != NULL ? family : "ipv4"));
 		json_object_set_new(j, "params", pj);
 	}
 	json_object_set_new(j, "state", json_string(r->state));
@@ -404,6 +406,11 @@ static void on_row(void *cls, const struct tb_run_row *r)
 		if (cell == NULL)
 			return;
 		json_array_set_new(t->cells, (size_t)r->cell, cell);
+		{ /* the address family as its own column, like protocol (params has it only when ipv6) */
+			const char *fam = json_string_value(json_object_get(json_object_get(cell, "params"), "family"));
+
+			json_object_set_new(cell, "family", json_string(fam != NULL ? fam : "ipv4"));
+		}
 	}
 	json_object_set_new(cell, "runs", json_integer(json_integer_value(json_object_get(cell, "runs")) + 1));
 	if (strcmp(r->state, "failed") == 0)
@@ -642,6 +649,7 @@ int tb_results_table_csv_cv(const struct tb_results_src *src, int64_t id, int ce
 					       "link",
 					       "protocol",
 					       "direction",
+					       "family",
 					       "params.duration_s",
 					       "params.omit_s",
 					       "params.parallel",
@@ -669,6 +677,7 @@ int tb_results_table_csv_cv(const struct tb_results_src *src, int64_t id, int ce
 						"link",
 						"protocol",
 						"direction",
+						"family",
 						"params.duration_s",
 						"params.parallel",
 						"params.bitrate",
