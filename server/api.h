@@ -73,6 +73,8 @@ int api_run_get(struct tb_request *rq, struct tb_reply *rp);
 int api_run_raw(struct tb_request *rq, struct tb_reply *rp);
 int api_run_samples(struct tb_request *rq, struct tb_reply *rp);
 int api_run_latency(struct tb_request *rq, struct tb_reply *rp);
+int api_run_profile(struct tb_request *rq, struct tb_reply *rp);
+int api_run_flamegraph(struct tb_request *rq, struct tb_reply *rp);
 
 int api_notify_list(struct tb_request *rq, struct tb_reply *rp);
 int api_notify_create(struct tb_request *rq, struct tb_reply *rp);

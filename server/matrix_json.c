@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "matrix_internal.h"
+#include "matrix_profile.h"
 #include "traffic.h"
 
 static const char *const order_names[] = {"sequential", "interleaved", "shuffled"};
@@ -318,6 +319,8 @@ json_t *tb_matrix_plan_page_json(const struct tb_matrix_plan *plan, int offset, 
 	     json_object_set_new(j, "boots", boots) != 0 ||
 	     (plan->sp->ntunables > 0 && json_object_set_new(j, "tunables", tb_mx_tunables_plan_json(plan)) != 0) ||
 	     (plan->sp->nlprofs > 0 && json_object_set_new(j, "link_profiles", tb_mx_linkprof_plan_json(plan)) != 0) ||
+	     (json_object_get(plan->spec, "profile") != NULL &&
+	      json_object_set_new(j, "profile", tb_mx_profile_plan_json(plan->spec)) != 0) ||
 	     json_object_set_new(j, "page",
 				 json_pack("{s:i, s:i, s:i, s:o}", "offset", from, "limit",
 					   limit < 0 ? plan->nruns : limit, "returned", to - from, "next_offset",

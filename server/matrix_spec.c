@@ -8,6 +8,7 @@
  * "iperf.parallel[1] must be 1..128, got 0".
  */
 #include "matrix_internal.h"
+#include "matrix_profile.h"
 #include "validate.h"
 
 #include <stdio.h>
@@ -20,7 +21,7 @@
 static const char *const top_keys[] = {"name",       "pairs",         "groups", "os",     "protocols", "directions",
 				       "duration_s", "repeats",       "order",  "seed",   "pause_s",   "concurrency",
 				       "os_after",   "caps",          "iperf",  "sample", "tunables",  "latency",
-				       "tool",       "link_profiles", "idle",   "family", NULL};
+				       "tool",       "link_profiles", "idle",   "family", "profile",   NULL};
 static const char *const pair_keys[] = {"client", "server", "link", NULL};
 static const char *const cap_keys[] = {"total_s", "duration_s", "bitrate", NULL};
 static const char *const axis_keys[TB_MX_NAXES + 1] = {"parallel",    "length",   "window",     "bitrate",
@@ -689,6 +690,8 @@ static json_t *stored_spec(const json_t *spec, const struct tb_mx_spec *sp)
 		bad |= json_object_set_new(st, "latency", json_deep_copy(opt(spec, "latency"))) != 0;
 	if (opt(spec, "idle") != NULL)
 		bad |= json_object_set_new(st, "idle", json_deep_copy(opt(spec, "idle"))) != 0;
+	if (opt(spec, "profile") != NULL)
+		bad |= json_object_set_new(st, "profile", json_deep_copy(opt(spec, "profile"))) != 0;
 	bad |= json_object_set_new(st, "iperf", iperf) != 0;
 	if (opt(spec, "tool") != NULL)
 		bad |= json_object_set_new(st, "tool", json_deep_copy(opt(spec, "tool"))) != 0;
@@ -819,7 +822,8 @@ int tb_mx_spec_parse(const json_t *spec, const struct tb_inventory *inv, uint64_
 		return rc;
 	if ((rc = check_caps(spec, out, err)) != 0 || (rc = check_sample(spec, err)) != 0 ||
 	    (rc = check_latency(spec, err)) != 0 || (rc = check_idle(spec, err)) != 0 ||
-	    (rc = tb_mx_parse_tunables(spec, out, err)) != 0 || (rc = tb_mx_parse_linkprof(spec, inv, out, err)) != 0)
+	    (rc = tb_mx_profile_check(spec, err)) != 0 || (rc = tb_mx_parse_tunables(spec, out, err)) != 0 ||
+	    (rc = tb_mx_parse_linkprof(spec, inv, out, err)) != 0)
 		return rc;
 	if ((out->stored = stored_spec(spec, out)) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");

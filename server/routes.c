@@ -42,6 +42,8 @@ const struct tb_route tb_routes[] = {
 	{"GET", "/api/v1/runs/{id}/raw", TB_LEVEL_VIEWER, 0, NULL, api_run_raw},
 	{"GET", "/api/v1/runs/{id}/samples", TB_LEVEL_VIEWER, 0, NULL, api_run_samples},
 	{"GET", "/api/v1/runs/{id}/latency", TB_LEVEL_VIEWER, 0, NULL, api_run_latency},
+	{"GET", "/api/v1/runs/{id}/profile", TB_LEVEL_VIEWER, 0, NULL, api_run_profile},
+	{"GET", "/api/v1/runs/{id}/flamegraph.svg", TB_LEVEL_VIEWER, 0, NULL, api_run_flamegraph},
 	{"POST", "/api/v1/session", TB_LEVEL_NONE, TB_ROUTE_PUBLIC | TB_ROUTE_BODY | TB_ROUTE_LOGIN, "session.create",
 	 api_session_create},
 	{"DELETE", "/api/v1/session", TB_LEVEL_VIEWER, 0, "session.delete", api_session_delete},

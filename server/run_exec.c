@@ -2,6 +2,7 @@
 #include "run_exec.h"
 #include "run_sampler.h"
 #include "run_latency.h"
+#include "run_profile.h"
 #include "run_idle.h"
 
 #include <stdarg.h>
@@ -505,6 +506,7 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 	struct run_server s;
 	struct run_sampler samplers[2] = {0};
 	struct run_latency lat = {0};
+	struct run_profile prof;
 	struct client c = {.ctl = ctl,
 			   .store = sv->store,
 			   .r = r,
@@ -538,7 +540,9 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		run_sampler_start(&samplers[1], sv, sh, r, "server", wall_s);
 	}
 	run_latency_start(&lat, sv, ch, sh, r, p->omit_s + p->duration_s); /* the spec's "latency", if any */
+	run_profile_start(&prof, sv, ch, sh, r, wall_s); /* the spec's "profile", if any */
 	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, &e);
+	run_profile_stop(&prof);
 	if (sample) {
 		run_sampler_stop(&samplers[0]);
 		run_sampler_stop(&samplers[1]);
