@@ -72,14 +72,13 @@ char *tb_mx_profile_script(bool bsd, long freq, long wall_s)
 	if (s == NULL)
 		return NULL;
 	if (bsd)
-		snprintf(
-			s, 1400,
-			"if ! command -v dtrace >/dev/null 2>&1; then echo 'TBPROF unavailable dtrace was not found "
-			"(not on PATH; FreeBSD has it in the base system: kldload dtraceall)'; exit 3; fi; "
-			"if [ \"$(id -u)\" != 0 ]; then echo \"TBPROF unavailable dtrace needs root and the ssh user "
-			"$(id -un) is not root\"; exit 3; fi; "
-			"exec dtrace -q -n 'profile-%ld { @[stack()] = count(); } tick-%lds { exit(0); }'",
-			freq, wall_s);
+		snprintf(s, 1400,
+			 "if ! command -v dtrace >/dev/null 2>&1; then echo 'TBPROF unavailable dtrace was not found "
+			 "(not on PATH; FreeBSD has it in the base system: kldload dtraceall)'; exit 3; fi; "
+			 "if [ \"$(id -u)\" != 0 ]; then echo \"TBPROF unavailable dtrace needs root and the ssh user "
+			 "$(id -un) is not root\"; exit 3; fi; "
+			 "exec dtrace -q -n 'profile-%ld { @[stack()] = count(); } tick-%lds { exit(0); }'",
+			 freq, wall_s);
 	else
 		snprintf(
 			s, 1400,
