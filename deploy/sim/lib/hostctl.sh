@@ -312,6 +312,10 @@ boot() {
 	if [ -n "${DATAIF:-}" ]; then
 		ip addr add "$DATA" dev "$DATAIF"
 		ip route replace 198.19.0.0/16 via "$DATAGW" dev "$DATAIF"
+		if [ -n "${DATA6:-}" ]; then	# IPv6 beside it, usable at once (no DAD wait)
+			ip -6 addr add "$DATA6" dev "$DATAIF" nodad
+			ip -6 route replace 2001:2::/48 via "$DATAGW6" dev "$DATAIF"
+		fi
 	fi
 	setsid /usr/sbin/sshd -D -e -f "$HD/sshd-$persona.conf" </dev/null >>"$HD/sshd.log" 2>&1 3>&- &
 	record_pid $! "sshd-$H-$persona"

@@ -60,8 +60,11 @@ link_apply() {
 	[ $rc = 0 ] && {
 		echo "table ip tbsim_link { }"
 		echo "delete table ip tbsim_link"
+		echo "table ip6 tbsim_link { }"	# the same loss for IPv6 (2001:2::/48)
+		echo "delete table ip6 tbsim_link"
 		if [ "$pm" != 0 ]; then
 			echo "table ip tbsim_link { chain loss { type filter hook forward priority 0; policy accept; numgen random mod 1000 < $pm drop; }; }"
+			echo "table ip6 tbsim_link { chain loss { type filter hook forward priority 0; policy accept; numgen random mod 1000 < $pm drop; }; }"
 		fi
 	} | $nsx "$LINK_NFT" -f - || rc=1
 	[ $rc = 0 ] && printf 'rate=%s\nloss=%s\ndelay=%s\npipe=%s\n' "$rate" "$loss" "$delay" "$pipe" >"$S/link"
