@@ -81,10 +81,10 @@ int api_run_flamegraph(struct tb_request *rq, struct tb_reply *rp)
 		json_decref(doc);
 		return rc;
 	}
-	snprintf(title, sizeof(title), "Run %lld: %s, the %s (%s -F %lld)", (long long)id,
+	snprintf(title, sizeof(title), "%s, the %s (%s -F %lld), run id %lld",
 		 json_string_value(json_object_get(pick, "host")), json_string_value(json_object_get(pick, "side")),
 		 json_string_value(json_object_get(pick, "tool")),
-		 (long long)json_integer_value(json_object_get(pick, "frequency")));
+		 (long long)json_integer_value(json_object_get(pick, "frequency")), (long long)id);
 	rc = tb_flame_svg(json_string_value(json_object_get(pick, "folded")), title, &rp->text, &rp->text_len);
 	json_decref(doc);
 	if (rc != 0)

@@ -24,6 +24,7 @@ import { api } from './api.mjs';
 import { IntervalChart } from './charts.mjs';
 import { RunSamplesChart } from './runsamples.mjs';
 import { RunLatencyChart } from './runlatency.mjs';
+import { RunFlame } from './runflame.mjs';
 import { hostLine } from './hostmeta.mjs';
 import { h, replace } from './dom.mjs';
 import { bitrateNode, count, pairText, percent, RUN_ENDED, runTitle, statePill } from './format.mjs';
@@ -61,6 +62,7 @@ class RunPage {
   #latencyAsked = null;    // GET /runs/{id}/latency: null never, false while it ran, true after its end
   #latencyBox = h('div', { class: 'run-latency-box', hidden: true },
     h('h3', { id: 'run-latency-title' }, 'Latency under load'));
+  #flame = new RunFlame();  // the flame graphs, once the run ended (its spec's "profile")
 
   constructor(main, id) {
     this.#main = main;
@@ -90,6 +92,7 @@ class RunPage {
       else this.#live?.stop();
       if (!this.#samplesAsked && run.started_at) this.#history(run);
       if (run.started_at && this.#latencyAsked !== true && this.#latencyAsked !== RUN_ENDED.has(run.state)) this.#latencyHistory(run);
+      if (RUN_ENDED.has(run.state) && run.started_at) this.#flame.load(this.#id);
     } catch (err) {
       if (ask !== this.#asked || this.#stopped || err.status === 401) return;
       document.title = 'Run · testbedd';
@@ -244,6 +247,7 @@ class RunPage {
       h('h2', {}, `Server command (on ${r.server})`),
       command('server', r.server_command),
       charts,
+      this.#flame.el,
       h('section', { class: 'run-raw', 'aria-labelledby': 'run-raw-title' },
         h('h2', { id: 'run-raw-title' }, 'Raw output'),
         h('p', { class: 'help' }, 'What iperf3 printed, unchanged. Open one to read it here, or follow its link.'),

@@ -68,7 +68,7 @@ sys.exit(not (len(p) == 1 and p[0]["host"] == "left" and p[0]["side"] == "sender
 	check "GET /runs/$RL/flamegraph.svg: 200 image/svg+xml" test "$code" = "200 image/svg+xml; charset=utf-8"
 	check "the SVG is well-formed XML" xmllint --noout "$DD/flame.svg"
 	check "the SVG holds the TCP send path (tcp_sendmsg)" grep -q '<title>tcp_sendmsg (' "$DD/flame.svg"
-	check "the SVG is titled with the run and host" grep -q "Run $RL: left, the sender (perf -F 99)" "$DD/flame.svg"
+	check "the SVG is titled with the run and host" grep -q "left, the sender (perf -F 99), run id $RL" "$DD/flame.svg"
 	check "folded=true gives the folded stacks, iperf3 among them" pyck "$(api GET "/api/v1/runs/$RL/profile?folded=true")" '
 f = d["profiles"][0]["folded"]
 sys.exit(not (any(l.startswith("iperf3;") for l in f.splitlines()) and all(l.rsplit(" ", 1)[1].isdigit() for l in f.splitlines())))'
