@@ -15,6 +15,7 @@ import { h, replace } from './dom.mjs';
 const PROTOCOLS = ['tcp', 'udp'];
 const DIRECTIONS = ['forward', 'reverse', 'bidir'];
 const TOOLS = ['iperf3', 'iperf2']; // the spec's "tool": both ticked compare them cell by cell
+const FAMILIES = ['ipv4', 'ipv6']; // the spec's "family": ipv6 needs the links' address6
 const ORDERS = ['interleaved', 'sequential', 'shuffled'];
 // [key, label, kind, help]: kind int (whole numbers), size (int or "256K"), text
 const IPERF = [
@@ -44,6 +45,7 @@ export class SpecBuilder {
     f.protocols = PROTOCOLS.map((p) => h('input', { type: 'checkbox', value: p, id: `b-proto-${p}` }));
     f.directions = DIRECTIONS.map((d) => h('input', { type: 'checkbox', value: d, id: `b-dir-${d}` }));
     f.tool = TOOLS.map((t) => h('input', { type: 'checkbox', value: t, id: `b-tool-${t}` }));
+    f.family = FAMILIES.map((a) => h('input', { type: 'checkbox', value: a, id: `b-family-${a}` }));
     f.duration_s = h('input', { id: 'b-duration', type: 'text', inputmode: 'numeric', dataset: { field: 'duration_s' } });
     f.repeats = h('input', { id: 'b-repeats', type: 'number', min: 1, max: 1000, dataset: { field: 'repeats' } });
     f.order = h('select', { id: 'b-order', dataset: { field: 'order' } }, ORDERS.map((o) => h('option', { value: o }, o)));
@@ -81,7 +83,8 @@ export class SpecBuilder {
       h('div', { class: 'b-row' },
         checks('Protocols', f.protocols, 'protocols'),
         checks('Directions', f.directions, 'directions'),
-        checks('Tools', f.tool, 'tool')),
+        checks('Tools', f.tool, 'tool'),
+        checks('Address families', f.family, 'family')),
       h('div', { class: 'b-row' },
         label(f.duration_s, 'Duration (-t, s)', 'several: a sweep'),
         label(f.repeats, 'Repeats'),
@@ -119,6 +122,8 @@ export class SpecBuilder {
     for (const i of f.directions) i.checked = dirs.includes(i.value);
     const tools = [spec.tool ?? 'iperf3'].flat();
     for (const i of f.tool) i.checked = tools.includes(i.value);
+    const families = [spec.family ?? 'ipv4'].flat();
+    for (const i of f.family) i.checked = families.includes(i.value);
     f.duration_s.value = listText(spec.duration_s);
     f.repeats.value = spec.repeats ?? '';
     f.order.value = spec.order ?? 'interleaved';
@@ -148,6 +153,9 @@ export class SpecBuilder {
     const tools = f.tool.filter((i) => i.checked).map((i) => i.value);
     put(s, 'tool', tools.length === 0 || (tools.length === 1 && tools[0] === 'iperf3') ? undefined
       : tools.length === 1 ? tools[0] : tools);
+    const fams = f.family.filter((i) => i.checked).map((i) => i.value);
+    put(s, 'family', fams.length === 0 || (fams.length === 1 && fams[0] === 'ipv4') ? undefined
+      : fams.length === 1 ? fams[0] : fams);
     put(s, 'duration_s', parseList(f.duration_s.value, 'int'));
     put(s, 'repeats', f.repeats.value === '' ? undefined : Number(f.repeats.value));
     put(s, 'order', f.order.value);
