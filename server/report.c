@@ -335,6 +335,7 @@ int tb_report_gather(struct tb_services *sv, const struct tb_results_src *src, i
 	r->hosts = json_incref(json_object_get(snaps, "hosts"));
 	json_decref(snaps);
 	snaps = NULL;
+	rp_gather_flames(sv->cfg != NULL ? sv->cfg->state_dir : NULL, r);
 	if (baseline > 0) {
 		json_t *base = NULL;
 
@@ -368,6 +369,7 @@ void tb_report_free(struct tb_report *r)
 	json_decref(r->commands);
 	json_decref(r->compare);
 	json_decref(r->diff);
+	json_decref(r->flames);
 	memset(r, 0, sizeof(*r));
 }
 

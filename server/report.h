@@ -45,6 +45,7 @@ struct tb_report {
 	char generated[32];    /* when, RFC 3339 */
 	const char *version;   /* testbedd's (static) */
 	const char *link_base; /* testbedd's --public-url (borrowed, no trailing slash), or NULL: no links */
+	json_t *flames;        /* profiles (run_profile.h) of the commands' runs, each with its "cell"; or NULL */
 };
 
 /* Everything a report of matrix id shows (baseline 0: no A/B part; metric:

@@ -19,7 +19,7 @@ static const char style[] =
 	".wrap{overflow-x:auto}.muted{color:#555}.bad{color:#b00020;font-weight:bold}.noisy{color:#8a4b00}"
 	"pre,code{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}pre{background:#f6f6f6;padding:8px;"
 	"overflow-x:auto}figure{margin:1em 0}svg.chart{max-width:100%;height:auto;border:1px solid #ddd}"
-	"figcaption{color:#555;font-size:12px}";
+	"figcaption{color:#555;font-size:12px}figure.flame svg{max-width:100%;height:auto;border:1px solid #ddd}";
 
 static void td(struct tb_outbuf *b, const char *cls, const char *text)
 {
@@ -314,6 +314,7 @@ int tb_report_html(const struct tb_report *r, char **out, size_t *len)
 	hosts_table(&b, r->hosts);
 	tb_outbuf_puts(&b, "<h2>Commands</h2>\n");
 	commands_table(&b, r);
+	rp_html_flames(&b, r);
 	tb_outbuf_puts(&b, "<h2>Spec</h2>\n<pre id=\"spec\">");
 	rp_esc(&b, spec != NULL ? spec : "");
 	tb_outbuf_puts(&b, "</pre>\n</body>\n</html>\n");

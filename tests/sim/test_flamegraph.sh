@@ -12,7 +12,9 @@
 # reason.  Which one each host really is, is checked first (perf on PATH
 # in ubuntu, no dtrace in freebsd), so that the test asserts what this
 # machine can do.  Also: bad "profile" specs refused naming the field, the
-# plan lists the commands, a spec without "profile" profiles nothing.
+# plan lists the commands, the HTML report has a Flame graphs section (the
+# Linux run's drawn inline, the FreeBSD run's reason), a spec without
+# "profile" profiles nothing.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-fast_unwind_on_malloc=0}
@@ -98,6 +100,10 @@ body=$(api GET "/api/v1/runs/$RB/flamegraph.svg")
 check "its flamegraph.svg is a 404 naming the reason" \
 	test "$(st)" = 404 -a -n "$(echo "$body" | grep 'dtrace was not found')"
 
+api GET "/api/v1/matrices/$M/report?format=html" >"$DD/report.html"
+check "the HTML report: a Flame graphs section with both runs, the Linux one drawn inline, the FreeBSD one's reason" \
+	bash -c "grep -q '<h2>Flame graphs</h2>' '$DD/report.html' && grep -q 'dtrace was not found' '$DD/report.html' &&
+		{ [ $has_perf = 0 ] || grep -q '<title>tcp_sendmsg (' '$DD/report.html'; }"
 body=$(api GET "/api/v1/runs/$RL/flamegraph.svg?host=right")
 check "a host the run did not profile: 404" test "$(st)" = 404
 body=$(api GET "/api/v1/runs/abc/profile")
