@@ -37,12 +37,13 @@ static const struct {
 	{1, "meminfo", "grep MemTotal /proc/meminfo", 0, ""},
 	{1, "sysctl",
 	 "sysctl net.core.rmem_max net.core.wmem_max net.ipv4.tcp_rmem net.ipv4.tcp_wmem "
-	 "net.ipv4.tcp_congestion_control net.ipv4.tcp_available_congestion_control net.ipv4.ip_forward",
+	 "net.ipv4.tcp_congestion_control net.ipv4.tcp_available_congestion_control net.ipv4.ip_forward "
+	 "net.ipv6.conf.all.forwarding",
 	 0, ""},
 	{2, "sysctl",
 	 "sysctl kern.ipc.maxsockbuf net.inet.tcp.sendspace net.inet.tcp.recvspace net.inet.tcp.sendbuf_max "
 	 "net.inet.tcp.recvbuf_max net.inet.tcp.cc.algorithm net.inet.tcp.cc.available hw.model hw.ncpu "
-	 "hw.physmem net.inet.ip.forwarding",
+	 "hw.physmem net.inet.ip.forwarding net.inet6.ip6.forwarding",
 	 0, ""},
 	/* link shaping: the qdiscs; dummynet's pipes where it is loaded (else TB_HOSTMETA_NO_SHAPER) */
 	{1, "shaping",
@@ -446,12 +447,30 @@ static void build_nic_freebsd(json_t *nic, const char *iface, const struct parse
 	json_decref(pci);
 }
 
+/* "forwarding": {"ipv4": bool, "ipv6": bool}, each when its sysctl said (k: 1 Linux, 2 FreeBSD). */
+static void put_forwarding(json_t *o, const json_t *sc, int k, int *oom)
+{
+	static const char *const names[2][2] = {{"net.ipv4.ip_forward", "net.ipv6.conf.all.forwarding"},
+						{"net.inet.ip.forwarding", "net.inet6.ip6.forwarding"}};
+	json_t *f = hm_chk(json_object(), oom);
+	json_int_t fwd;
+
+	for (int fam = 0; f != NULL && fam < 2; fam++) {
+		const json_t *v = json_object_get(sc, names[k - 1][fam]);
+
+		if (v != NULL && hm_to_int(hm_span_of(json_string_value(v)), &fwd))
+			hm_put(f, fam == 0 ? "ipv4" : "ipv6", json_boolean(fwd == 1), oom);
+	}
+	if (json_object_size(f) > 0)
+		hm_put(o, "forwarding", json_incref(f), oom);
+	json_decref(f);
+}
+
 int tb_hostmeta_parse(const char *kind, const char *iface, const char *text, size_t len, json_t **out)
 {
 	struct parsed ps;
 	int k = kind_of(kind), *oom = &ps.oom;
 	json_t *o, *sc, *tcp, *nic, *v;
-	json_int_t fwd;
 
 	memset(&ps, 0, sizeof(ps));
 	*out = NULL;
@@ -480,9 +499,8 @@ int tb_hostmeta_parse(const char *kind, const char *iface, const char *text, siz
 	}
 	if ((tcp = hm_nonempty(tcp, oom)) != NULL)
 		hm_put(o, "tcp", tcp, oom);
-	v = json_object_get(sc, k == 1 ? "net.ipv4.ip_forward" : "net.inet.ip.forwarding");
-	if (k != 0 && v != NULL && hm_to_int(hm_span_of(json_string_value(v)), &fwd))
-		hm_put(o, "forwarding", json_pack("{s:b}", "ipv4", fwd == 1), oom);
+	if (k != 0)
+		put_forwarding(o, sc, k, oom);
 	/* a shaper without pipes or qdiscs: an empty map, so that a new one is a row of the diff */
 	if (k != 0 && usable(&ps, S_SHAPING) != NULL && strstr(usable(&ps, S_SHAPING), TB_HOSTMETA_NO_SHAPER) == NULL) {
 		v = (k == 1 ? hm_tc_qdisc_parse : hm_ipfw_pipes_parse)(usable(&ps, S_SHAPING), oom);

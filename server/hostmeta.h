@@ -39,7 +39,7 @@
  *	 "tcp": {"congestion_control": "cubic", "congestion_available": ["cubic", "newreno"],
  *	         "rmem": [4096, 131072, 6291456], "wmem": [...], "rmem_max": N, "wmem_max": N,
  *	         "maxsockbuf": N, "sendbuf_max": N, "recvbuf_max": N, "sendspace": N, "recvspace": N},
- *	 "forwarding": {"ipv4": true|false},
+ *	 "forwarding": {"ipv4": true|false, "ipv6": true|false},   (each when its sysctl answered)
  *	 "shaping": {"pipes": {"1": {"bw_bps": 50000000 (0: unlimited), "delay_ms": 0,
  *	                             "plr": 0.02, "queue": "50 sl."}}}            (freebsd)
  *	          | {"qdiscs": {"ix0 root": {"kind": "tbf",

@@ -93,7 +93,8 @@ function row(x) {
     td('congestion control', tcp.congestion_control ?? '—',
       tcp.congestion_available ? h('span', { class: 'muted' }, ` (of ${tcp.congestion_available.join(', ')})`) : ''),
     td('socket buffers', h('code', {}, buffers)),
-    td('forwarding', m.forwarding ? (m.forwarding.ipv4 ? 'on' : 'off') : '—'));
+    td('forwarding', m.forwarding ? [m.forwarding.ipv4 === undefined ? '—' : m.forwarding.ipv4 ? 'on' : 'off',
+      m.forwarding.ipv6 === undefined ? '' : h('span', { class: 'muted' }, `, IPv6 ${m.forwarding.ipv6 ? 'on' : 'off'}`)] : '—'));
 }
 
 /** One line of what host x (a /hosts entry) was: release, NIC, MTU, congestion control. */

@@ -6,7 +6,8 @@
 # from left to right gives results for both families, the IPv6 runs'
 # commands carrying right's IPv6 address (iperf3 -6, iperf2 -V on both
 # ends), their family stored (params, the run, the results' CSV), an RTT
-# stream (ping) beside them over IPv6 too.  The IPv6 traffic crossed the
+# stream (ping) beside them over IPv6 too; the hosts' metadata has IPv6
+# forwarding beside IPv4's (on for the router's FreeBSD persona).  The IPv6 traffic crossed the
 # router: its Ip6OutForwDatagrams counter grew by the runs' packets, and the
 # router's 50 Mbit/s rate cap bounds the TCP runs of both families (and
 # the sim's loss rule has an IPv6 twin).  With
@@ -61,6 +62,13 @@ rule6() { ip netns exec "$PFX-router" nft list table ip6 tbsim_link 2>/dev/null 
 check "sim link --loss 2 drops IPv6 too (table ip6 tbsim_link: mod 1000 < 20)" test "$(rule6)" = "mod 1000 < 20"
 "$SIM" link --prefix "$PFX" --loss 0 >/dev/null
 check "sim link --loss 0 removes it" test -z "$(rule6)"
+
+hosts=$(api GET "/api/v1/matrices/$M/hosts")
+check "metadata: IPv6 forwarding on the router (FreeBSD persona), off on left and right, beside IPv4's" pyck "$hosts" '
+f = {h["host"]: h["metadata"].get("forwarding") for h in d["hosts"]}
+print("#", f)
+sys.exit(not (f["router"] == {"ipv4": True, "ipv6": True} and f["left"] == {"ipv4": False, "ipv6": False}
+ and f["right"] == {"ipv4": False, "ipv6": False} and all(not h["metadata"].get("errors") for h in d["hosts"])))'
 
 mj=$(api GET "/api/v1/matrices/$M")
 check "the stored spec keeps family" pyck "$mj" 'sys.exit(d["matrix"]["spec"].get("family") != ["ipv4", "ipv6"])'

@@ -1031,6 +1031,15 @@ static void test_odd_outputs(void **state)
 		 "@@testbedd-section nproc\n6\n\n@@testbedd-rc 0\n@@testbedd-section sysctl\n"
 		 "net.ipv4.ip_forward = 0\n\n@@testbedd-rc 0\n",
 		 {"cpu/count=6", "forwarding/ipv4=false", "sysctl#=1"}},
+		/* IPv6 forwarding beside IPv4's (issue 20 item 8); either alone */
+		{"linux",
+		 NULL,
+		 "@@testbedd-section sysctl\nnet.ipv4.ip_forward = 0\nnet.ipv6.conf.all.forwarding = 1\n@@testbedd-rc 0\n",
+		 {"forwarding/ipv4=false", "forwarding/ipv6=true"}},
+		{"freebsd",
+		 NULL,
+		 "@@testbedd-section sysctl\nnet.inet6.ip6.forwarding: 1\n@@testbedd-rc 0\n",
+		 {"forwarding/ipv6=true", "forwarding/ipv4=absent"}},
 		/* a last line without its newline (the script's echo adds one) */
 		{"freebsd", NULL, "@@testbedd-section sysctl\nhw.ncpu: 4\n@@testbedd-rc 0\n", {"cpu/count=4"}},
 		/* cut off inside a line: the partial line is not read */
