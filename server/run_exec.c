@@ -540,7 +540,7 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		run_sampler_start(&samplers[1], sv, sh, r, "server", wall_s);
 	}
 	run_latency_start(&lat, sv, ch, sh, r, p->omit_s + p->duration_s); /* the spec's "latency", if any */
-	run_profile_start(&prof, sv, ch, sh, r, wall_s); /* the spec's "profile", if any */
+	run_profile_start(&prof, sv, ch, sh, r, wall_s);                   /* the spec's "profile", if any */
 	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, &e);
 	run_profile_stop(&prof);
 	if (sample) {
