@@ -89,7 +89,8 @@ export class RunsTable {
     const udp = r.protocol === 'udp';
     replace(tr,
       h('td', { 'data-label': 'seq', class: 'num' }, open),
-      h('td', { 'data-label': 'client → server', class: 'pair' }, pairText(r)),
+      h('td', { 'data-label': 'client → server', class: 'pair' }, pairText(r),
+        r.family === 'ipv6' ? h('span', { class: 'muted' }, ' over IPv6') : null),
       h('td', { 'data-label': 'protocol' }, r.protocol),
       h('td', { 'data-label': 'direction' }, r.direction),
       h('td', { 'data-label': 'state', class: 'state-cell' }, statePill(r.state)),
