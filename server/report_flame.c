@@ -1,9 +1,9 @@
 /* report_flame.c - the flame graphs in the HTML report (issue 20 item 2):
  * of each cell's first run (the runs the commands table lists) that was
  * profiled, gathered from STATE/profiles (run_profile.h) with the report,
- * and drawn by the renderer: the first RP_FLAMES_DRAWN ends with stacks as
- * inline SVG (flame_svg.c, its XML declaration left out), every profiled
- * end as a line saying its state or why it has none. */
+ * and drawn by the renderers: in HTML the first RP_FLAMES_DRAWN ends with
+ * stacks as inline SVG (flame_svg.c, its XML declaration left out), in both
+ * every profiled end as a line saying its samples or why it has none. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +53,60 @@ static void draw(struct tb_outbuf *b, json_int_t run, const json_t *p)
 	rp_esc(b, title);
 	tb_outbuf_puts(b, "</figcaption></figure>\n");
 	free(svg);
+}
+
+/* Markdown text: what a renderer reads as markup or HTML escaped, line
+ * breaks as spaces (the reason came from a host). */
+static void md_text(struct tb_outbuf *b, const char *s)
+{
+	for (const char *p = s; *p != '\0'; p++) {
+		if (*p == '<')
+			tb_outbuf_puts(b, "&lt;");
+		else if (*p == '>')
+			tb_outbuf_puts(b, "&gt;");
+		else if (*p == '&')
+			tb_outbuf_puts(b, "&amp;");
+		else if (*p == '\n' || *p == '\r')
+			tb_outbuf_puts(b, " ");
+		else {
+			if (strchr("\\`*_[]|#", *p) != NULL)
+				tb_outbuf_puts(b, "\\");
+			tb_outbuf_add(b, p, 1);
+		}
+	}
+}
+
+void rp_md_flames(struct tb_outbuf *b, const struct tb_report *r)
+{
+	const json_t *doc, *p;
+	size_t i, k;
+
+	if (json_array_size(r->flames) == 0)
+		return;
+	tb_outbuf_puts(b, "\n## Flame graphs\n\nEach cell's first run that was profiled (the spec's profile); the "
+			  "flame graphs are in the HTML report and at GET /api/v1/runs/{id}/flamegraph.svg.\n\n");
+	json_array_foreach(r->flames, i, doc)
+	{
+		json_array_foreach(json_object_get(doc, "profiles"), k, p)
+		{
+			tb_outbuf_printf(b, "- cell %lld, run id %lld: ",
+					 (long long)json_integer_value(json_object_get(doc, "cell")),
+					 (long long)json_integer_value(json_object_get(doc, "run")));
+			md_text(b, rp_str(p, "host"));
+			tb_outbuf_puts(b, " (");
+			md_text(b, rp_str(p, "side"));
+			tb_outbuf_puts(b, ", ");
+			md_text(b, rp_str(p, "tool"));
+			if (strcmp(rp_str(p, "state"), "ok") == 0) {
+				tb_outbuf_printf(b, "): %lld samples\n",
+						 (long long)json_integer_value(json_object_get(p, "samples")));
+			} else {
+				tb_outbuf_puts(b, "): no flame graph: ");
+				md_text(b, rp_str(p, "reason"));
+				tb_outbuf_puts(b, "\n");
+			}
+		}
+	}
 }
 
 void rp_html_flames(struct tb_outbuf *b, const struct tb_report *r)

@@ -70,8 +70,9 @@ int rp_svg_cells(struct tb_outbuf *b, const json_t *cells, const char *metric, c
  * interquartile range and median; dropped cells in red. */
 int rp_svg_ab(struct tb_outbuf *b, const json_t *compare);
 /* report_flame.c: r->flames read from state_dir's profiles of r->commands'
- * runs (NULL state_dir: none), and drawn into the HTML report. */
+ * runs (NULL state_dir: none), and drawn into the HTML or Markdown report. */
 void rp_gather_flames(const char *state_dir, struct tb_report *r);
 void rp_html_flames(struct tb_outbuf *b, const struct tb_report *r);
+void rp_md_flames(struct tb_outbuf *b, const struct tb_report *r);
 
 #endif /* TB_REPORT_INTERNAL_H */

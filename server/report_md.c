@@ -315,6 +315,7 @@ int tb_report_md(const struct tb_report *r, char **out, size_t *len)
 	}
 	if (r->commands_left > 0)
 		tb_outbuf_printf(&b, "\n%d more cells' commands left out (see the API's runs).\n", r->commands_left);
+	rp_md_flames(&b, r);
 	tb_outbuf_puts(&b, "\n## Spec\n\n");
 	fenced(&b, "json", spec != NULL ? spec : "");
 	free(spec);

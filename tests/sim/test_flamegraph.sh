@@ -104,6 +104,11 @@ api GET "/api/v1/matrices/$M/report?format=html" >"$DD/report.html"
 check "the HTML report: a Flame graphs section with both runs, the Linux one drawn inline, the FreeBSD one's reason" \
 	bash -c "grep -q '<h2>Flame graphs</h2>' '$DD/report.html' && grep -q 'dtrace was not found' '$DD/report.html' &&
 		{ [ $has_perf = 0 ] || grep -q '<title>tcp_sendmsg (' '$DD/report.html'; }"
+body=$(api GET "/api/v1/matrices/$M/report?format=md")
+check "the Markdown report: a line per profiled end, the FreeBSD one with its reason" pyck "$(python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))' <<<"$body")" '
+i = d.find("## Flame graphs")
+sys.exit(not (i >= 0 and "left (sender, dtrace): no flame graph: left: dtrace was not found" in d[i:]
+  and "left (sender, perf)" in d[i:]))'
 body=$(api GET "/api/v1/runs/$RL/flamegraph.svg?host=right")
 check "a host the run did not profile: 404" test "$(st)" = 404
 body=$(api GET "/api/v1/runs/abc/profile")
