@@ -9,6 +9,7 @@
 #include "actions.h"
 #include "boot_check.h"
 #include "boot_console.h"
+#include "boot_internal.h"
 #include "boot_paths.h"
 #include "console.h"
 #include "store.h"
@@ -23,9 +24,9 @@
 
 #define MAX_SWITCHES 3
 
-/* Run argv on the persona answering as os; 0 only when it exited 0. */
-static int run_ok(struct tb_action *a, const struct tb_machine *m, const char *os, const char *const argv[],
-		  struct tb_ssh_capture *cap, struct tb_error *err)
+/* boot_internal.h */
+int tb_boot_run_ok(struct tb_action *a, const struct tb_machine *m, const char *os, const char *const argv[],
+		   struct tb_ssh_capture *cap, struct tb_error *err)
 {
 	const char *full[16];
 	int rc;
@@ -66,14 +67,14 @@ static int set_next(struct tb_action *a, const struct tb_machine *m, const char 
 	char want[256];
 	int rc;
 
-	if ((rc = run_ok(a, m, os, set, &cap, err)) != 0) {
+	if ((rc = tb_boot_run_ok(a, m, os, set, &cap, err)) != 0) {
 		tb_ssh_capture_free(&cap);
 		return rc;
 	}
 	tb_ssh_capture_free(&cap);
 	/* grub-reboot exits 0 even when it could not write grubenv: read it back */
 	snprintf(want, sizeof(want), "%s=%s", make_default ? "saved_entry" : "next_entry", entry);
-	if ((rc = run_ok(a, m, os, list, &cap, err)) == 0) {
+	if ((rc = tb_boot_run_ok(a, m, os, list, &cap, err)) == 0) {
 		int found = 0;
 
 		for (char *l = cap.out; l != NULL && *l;) {
@@ -124,10 +125,9 @@ static int send_reboot(struct tb_action *a, void *cls, struct tb_error *err)
 	return 0;
 }
 
-/* Reboot m from os and wait until it answers (as expect, GRUB's choice,
- * probed first). */
-static int reboot_and_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m,
-			   const char *os, const char *expect, char *now_os, struct tb_error *err)
+/* boot_internal.h */
+int tb_boot_reboot_wait(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *os,
+			const char *expect, char *now_os, struct tb_error *err)
 {
 	struct reboot r = {m, os};
 	char was[TB_NAME_MAX];
@@ -151,57 +151,12 @@ static const char *linux_os(const struct tb_machine *m)
 	return NULL;
 }
 
-/* Read BootNext back from cur (efibootmgr, no argument) into v. */
-static int efi_read(struct tb_action *a, const struct tb_machine *m, const char *cur, struct tb_efi_vars *v,
-		    struct tb_error *err)
+/* boot_internal.h */
+int tb_boot_landed(const struct tb_boot_run *r, const char *what, struct tb_error *err)
 {
-	static const char *const show[] = {"efibootmgr", NULL};
-	struct tb_ssh_capture cap;
-	int rc;
-
-	if ((rc = run_ok(a, m, cur, show, &cap, err)) == 0 && tb_efi_vars_parse(cap.out, v) != 0)
-		rc = tb_fail(err, TB_ERR_REMOTE, "", "%s (%s): efibootmgr printed no BootCurrent or BootNext: %.200s",
-			     m->name, cur, cap.out != NULL ? cap.out : "");
-	tb_ssh_capture_free(&cap);
-	return rc;
-}
-
-/* efi-bootnext: from cur (Linux or FreeBSD 13+) set UEFI BootNext to os's
- * Boot#### (boot.efi), read it back, reboot: the firmware starts that entry
- * once, GRUB's menu not asked.  cur gets the OS that answers then. */
-static int from_efi(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *os,
-		    char *cur, struct tb_error *err)
-{
-	const char *num = tb_boot_efi_of(m, os);
-	const char *lin[] = {"efibootmgr", "-n", num, NULL};
-	const char *bsd[] = {"efibootmgr", "-n", "-b", num, NULL}; /* FreeBSD's -n is a flag */
-	int freebsd = strcmp(tb_boot_kernel_of(cur), "FreeBSD") == 0;
-	struct tb_ssh_capture cap;
-	struct tb_efi_vars v;
-	int rc;
-
-	if ((rc = run_ok(a, m, cur, freebsd ? bsd : lin, &cap, err)) != 0) {
-		tb_ssh_capture_free(&cap);
-		return rc;
-	}
-	tb_ssh_capture_free(&cap);
-	/* a write the firmware refused may still exit 0: read it back */
-	if ((rc = efi_read(a, m, cur, &v, err)) != 0)
-		return rc;
-	if (strcmp(v.next, num) != 0)
-		return tb_fail(err, TB_ERR_REMOTE, "",
-			       "%s: efibootmgr set BootNext %s but reads back %s: the firmware did not keep it",
-			       m->name, num, v.next[0] ? v.next : "none");
-	tb_action_note(a, "UEFI BootNext now says %s (boot.efi.%s; BootCurrent %s)", num, os,
-		       v.current[0] ? v.current : "?");
-	if ((rc = reboot_and_wait(a, inv, m, cur, os, cur, err)) != 0)
-		return rc;
-	if (strcmp(cur, os) != 0)
-		return tb_fail(err, TB_ERR_REMOTE, "",
-			       "%s came up as %s, not %s: the firmware did not start Boot%s (does boot.efi.%s name "
-			       "%s's own entry, one that does not go through GRUB's menu?)",
-			       m->name, cur, os, num, os, os);
-	return 0;
+	if (strcmp(r->cur, r->os) == 0)
+		return 0;
+	return tb_fail(err, TB_ERR_REMOTE, "", "%s came up as %s, not %s: %s", r->m->name, r->cur, r->os, what);
 }
 
 /* Name the path a switch of m from cur into os takes (in the steps), and
@@ -225,9 +180,12 @@ static const struct tb_boot_path *note_path(struct tb_action *a, const struct tb
  * GRUB's default was that OS (def was a guess: grubenv not read): the step
  * says so and def (TB_NAME_MAX) becomes it, so the caller goes on from
  * there. */
-static int from_other(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *want,
-		      char *def, char *cur, struct tb_error *err)
+int tb_boot_from_other(struct tb_boot_run *run, const char *want, struct tb_error *err)
 {
+	struct tb_action *a = run->a;
+	const struct tb_inventory *inv = run->inv;
+	const struct tb_machine *m = run->m;
+	char *def = run->def, *cur = run->cur;
 	const char *entry = tb_boot_entry_of(m, want);
 	struct reboot r = {m, NULL};
 	char was[TB_NAME_MAX], why[256];
@@ -261,7 +219,7 @@ static int from_other(struct tb_action *a, const struct tb_inventory *inv, const
 				       : " (and it has no connected console testbedd reads, on which "
 					 "GRUB's menu could choose it)");
 	tb_action_note(a, "%s has no grub-reboot: a plain reboot returns to GRUB's default (%s)", was, def);
-	if ((rc = reboot_and_wait(a, inv, m, was, def, cur, err)) != 0)
+	if ((rc = tb_boot_reboot_wait(a, inv, m, was, def, cur, err)) != 0)
 		return rc;
 	if (strcmp(cur, def) != 0) {
 		tb_action_note(a,
@@ -274,9 +232,14 @@ static int from_other(struct tb_action *a, const struct tb_inventory *inv, const
 }
 
 /* From Linux (cur): set GRUB's next entry (or default) and reboot. */
-static int from_linux(struct tb_action *a, const struct tb_inventory *inv, const struct tb_machine *m, const char *os,
-		      char *def, int *done_default, char *cur, struct tb_error *err)
+int tb_boot_from_linux(struct tb_boot_run *run, struct tb_error *err)
 {
+	struct tb_action *a = run->a;
+	const struct tb_inventory *inv = run->inv;
+	const struct tb_machine *m = run->m;
+	const char *os = run->os;
+	char *def = run->def, *cur = run->cur;
+	int *done_default = run->done_default;
 	const char *entry = tb_boot_entry_of(m, os);
 	int rc, expect_grub = 0;
 
@@ -295,7 +258,7 @@ static int from_linux(struct tb_action *a, const struct tb_inventory *inv, const
 	if (strcmp(cur, os) == 0) /* made default where it already runs */
 		return 0;
 	expect_grub |= strcmp(os, def) != 0;
-	if ((rc = reboot_and_wait(a, inv, m, cur, expect_grub ? os : def, cur, err)) != 0)
+	if ((rc = tb_boot_reboot_wait(a, inv, m, cur, expect_grub ? os : def, cur, err)) != 0)
 		return rc;
 	if (expect_grub && strcmp(cur, os) != 0)
 		return tb_fail(err, TB_ERR_REMOTE, "",
@@ -343,14 +306,15 @@ static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const s
 		}
 		if (n == MAX_SWITCHES)
 			break;
-		/* a one-shot switch: the table's path (grub-set-default is its own) */
+		/* a one-shot switch: the table's path runs it (grub-set-default is its own) */
 		const struct tb_boot_path *p = done_default && strcmp(cur, os) != 0 ? note_path(a, m, cur, os, def)
 										    : NULL;
+		struct tb_boot_run run = {a, inv, m, os, cur, def, &done_default};
 
-		if (p != NULL && strcmp(p->name, "efi-bootnext") == 0) {
-			rc = from_efi(a, inv, m, os, cur, err);
-		} else if (is_linux(cur) && m->boot.loader != NULL) {
-			rc = from_linux(a, inv, m, os, def, &done_default, cur, err);
+		if (p != NULL) {
+			rc = p->run(&run, err);
+		} else if (is_linux(cur)) {
+			rc = tb_boot_from_linux(&run, err);
 		} else if (!done_default && !is_linux(os)) {
 			/* making a non-Linux OS the default: through Linux */
 			if (linux_os(m) == NULL)
@@ -358,9 +322,9 @@ static int boot_run(struct tb_action *a, const struct tb_inventory *inv, const s
 					       "%s has no Linux to run grub-set-default from", m->name);
 			tb_action_note(a, "GRUB's default is set from Linux (grub-set-default): to %s first",
 				       linux_os(m));
-			rc = from_other(a, inv, m, linux_os(m), def, cur, err);
+			rc = tb_boot_from_other(&run, linux_os(m), err);
 		} else {
-			rc = from_other(a, inv, m, os, def, cur, err);
+			rc = tb_boot_from_other(&run, os, err);
 		}
 		if (rc != 0)
 			return rc;

@@ -21,6 +21,32 @@ const char *tb_boot_efi_of(const struct tb_machine *m, const char *os)
 	return NULL;
 }
 
+static const char *map_of(const struct tb_boot_entry *e, size_t n, const char *os)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(e[i].os, os) == 0)
+			return e[i].entry;
+	return NULL;
+}
+
+const char *tb_boot_esp_of(const struct tb_machine *m, const char *os)
+{
+	return map_of(m->boot.esp, m->boot.nesp, os);
+}
+
+const char *tb_boot_bmc_of(const struct tb_machine *m, const char *os)
+{
+	return map_of(m->boot.bmc, m->boot.nbmc, os);
+}
+
+const struct tb_power_method *tb_boot_bmc_method(const struct tb_machine *m)
+{
+	for (size_t i = 0; i < m->npower; i++)
+		if (m->power[i].driver == TB_POWER_IPMI || m->power[i].driver == TB_POWER_REDFISH)
+			return &m->power[i];
+	return NULL;
+}
+
 /* What m offers towards to, from from, as boot_paths.h's bits. */
 const struct tb_boot_path *tb_boot_path_for(const struct tb_machine *m, const char *from, const char *to,
 					    const char *def, int console)
@@ -29,14 +55,18 @@ const struct tb_boot_path *tb_boot_path_for(const struct tb_machine *m, const ch
 
 	if (from == NULL || *from == '\0')
 		from = def; /* off: it comes up in GRUB's default first */
-	if (m->boot.loader == NULL && m->boot.nefi == 0)
+	if (m->boot.loader == NULL && m->boot.nefi == 0 && m->boot.nbmc == 0)
 		return NULL;
 	h.from = strcmp(tb_boot_kernel_of(from), "FreeBSD") == 0 ? TB_BOOT_FROM_FREEBSD : TB_BOOT_FROM_LINUX;
 	if (tb_boot_efi_of(m, to) != NULL)
 		h.have |= TB_BOOT_NEED_EFI;
+	if (tb_boot_bmc_of(m, to) != NULL && tb_boot_bmc_method(m) != NULL)
+		h.have |= TB_BOOT_NEED_BMC;
 	if (m->boot.loader != NULL) {
 		if (tb_boot_entry_of(m, to) != NULL)
 			h.have |= TB_BOOT_NEED_GRUB_ENTRY;
+		if (tb_boot_esp_of(m, from) != NULL)
+			h.have |= TB_BOOT_NEED_ESP_GRUBENV;
 		if (console)
 			h.have |= TB_BOOT_NEED_CONSOLE;
 		if (def != NULL && strcmp(to, def) == 0)
@@ -62,9 +92,12 @@ int tb_boot_check(const struct tb_machine *m, const char *os, int make_default, 
 	if (m->boot.loader == NULL)
 		return tb_fail(err, TB_ERR_INVALID, "os",
 			       "%s has no boot: section in the inventory: it cannot choose an OS", m->name);
-	if (strcmp(os, m->boot.default_os) != 0 && tb_boot_entry_of(m, os) == NULL && tb_boot_efi_of(m, os) == NULL)
+	if (strcmp(os, m->boot.default_os) != 0 && tb_boot_entry_of(m, os) == NULL && tb_boot_efi_of(m, os) == NULL &&
+	    (tb_boot_bmc_of(m, os) == NULL || tb_boot_bmc_method(m) == NULL))
 		return tb_fail(err, TB_ERR_INVALID, "os",
-			       "%s's boot.entries has no GRUB entry for %s (nor boot.efi a Boot####)", m->name, os);
+			       "%s's boot.entries has no GRUB entry for %s (nor boot.efi a Boot####, nor boot.bmc a "
+			       "device with an ipmi or redfish power method)",
+			       m->name, os);
 	for (size_t i = 0; i < m->npower; i++)
 		has_bmc |= m->power[i].driver == TB_POWER_IPMI;
 	/* the way back from a non-Linux default: a console testbedd reads, over

@@ -20,9 +20,21 @@ const char *tb_boot_entry_of(const struct tb_machine *m, const char *os);
  * m, or NULL. */
 const char *tb_boot_efi_of(const struct tb_machine *m, const char *os);
 
+/* Where os on m mounts the GRUB environment block on the EFI system
+ * partition (boot.esp_grubenv), or NULL. */
+const char *tb_boot_esp_of(const struct tb_machine *m, const char *os);
+
+/* The BMC boot device that brings os up on m (boot.bmc: "disk", "pxe",
+ * ...), or NULL. */
+const char *tb_boot_bmc_of(const struct tb_machine *m, const char *os);
+
+/* The power method of m that can set a one-shot boot device (its first
+ * ipmi or redfish), or NULL. */
+const struct tb_power_method *tb_boot_bmc_method(const struct tb_machine *m);
+
 /* The boot path (boot_paths.h) that takes m from the OS from ("" or NULL:
  * off, so from GRUB's default def) into to, by what the inventory offers
- * (boot.efi, boot.entries), def (GRUB's default as planned from) and console
+ * (boot.efi, boot.entries, boot.esp_grubenv, boot.bmc), def (GRUB's default as planned from) and console
  * (a console GRUB's menu can be driven over): the fewest reboots; NULL when
  * none can. */
 struct tb_boot_path;

@@ -28,6 +28,8 @@ enum tb_boot_need {
 	TB_BOOT_NEED_CONSOLE = 1u << 2,        /* a serial console reaches GRUB's menu */
 	TB_BOOT_NEED_TARGET_DEFAULT = 1u << 3, /* the target is GRUB's default */
 	TB_BOOT_NEED_DEFAULT_LINUX = 1u << 4,  /* GRUB's default is a Linux (to grub-reboot from) */
+	TB_BOOT_NEED_ESP_GRUBENV = 1u << 5,    /* boot.esp_grubenv says where the OS now mounts GRUB's ESP block */
+	TB_BOOT_NEED_BMC = 1u << 6,            /* boot.bmc names the target's boot device and a BMC can set it */
 };
 
 /* What the host offers now: from is one enum tb_boot_from bit, have a set
@@ -37,12 +39,30 @@ struct tb_boot_have {
 	unsigned int have;
 };
 
+/* A row's run: the switch r describes (boot_internal.h: the machine, the
+ * OS wanted, the one answering), done this path's way: write what must be
+ * written, read it back, reboot, wait; r->cur gets the OS that answers.
+ * Each lives in its own server/boot_path_*.c (the acting layer: linked,
+ * not included, so this table stays pure). */
+struct tb_boot_run;
+struct tb_error;
+typedef int (*tb_boot_path_fn)(struct tb_boot_run *r, struct tb_error *err);
+
+int tb_boot_path_reboot_default(struct tb_boot_run *r, struct tb_error *err);
+int tb_boot_path_efi_bootnext(struct tb_boot_run *r, struct tb_error *err);
+int tb_boot_path_grub_reboot(struct tb_boot_run *r, struct tb_error *err);
+int tb_boot_path_grub_console(struct tb_boot_run *r, struct tb_error *err);
+int tb_boot_path_default_then(struct tb_boot_run *r, struct tb_error *err);
+int tb_boot_path_grubenv_esp(struct tb_boot_run *r, struct tb_error *err);
+int tb_boot_path_bmc_bootdev(struct tb_boot_run *r, struct tb_error *err);
+
 struct tb_boot_path {
 	const char *name;   /* "efi-bootnext", "grub-reboot", ... (in steps and the plan) */
 	unsigned int from;  /* enum tb_boot_from bits it works from */
 	unsigned int needs; /* enum tb_boot_need bits, all required */
 	int reboots;        /* reboots it costs */
 	const char *how;    /* the command it runs, for the steps */
+	tb_boot_path_fn run;
 };
 
 /* The table, in order of preference on a tie; *n gets its length. */
@@ -64,5 +84,26 @@ struct tb_efi_vars {
 /* Parse efibootmgr's output into *v.  0 when it had a BootNext or
  * BootCurrent line, -1 when neither (not efibootmgr's output: *v empty). */
 int tb_efi_vars_parse(const char *out, struct tb_efi_vars *v);
+
+/* The POSIX sh script (a constant) that grubenv-esp runs as
+ * `sh -c SCRIPT tb-grubenv PATH ENTRY`: it rewrites the GRUB environment
+ * block at PATH (on the EFI system partition) keeping its other variables,
+ * with next_entry=ENTRY, padded with '#' to GRUB's 1024 bytes, through a
+ * file beside it and mv; no grub-editenv (FreeBSD has none), only sh,
+ * printf, grep, wc, tr, dd, mv.  Exits 1 saying why when the block would
+ * not fit.  The values come as arguments: nothing is pasted into it. */
+extern const char tb_grubenv_esp_script[];
+
+/* Does blk (a GRUB environment block as read back, len bytes) hold
+ * name=value?  0 yes; -1 not a block (not 1024 bytes, or not starting with
+ * "# GRUB Environment Block\n"); -2 a block without that line. */
+int tb_grubenv_block_has(const char *blk, size_t len, const char *name, const char *value);
+
+/* A boot.bmc device ("disk", "pxe", "cdrom", "bios") as Redfish's
+ * BootSourceOverrideTarget ("Hdd", "Pxe", "Cd", "BiosSetup") and as
+ * ipmitool's `chassis bootparam get 5` shows it selected ("Force PXE",
+ * ...); NULL for anything else. */
+const char *tb_boot_redfish_target(const char *dev);
+const char *tb_boot_ipmi_selector(const char *dev);
 
 #endif /* TB_BOOT_PATHS_H */

@@ -340,10 +340,58 @@ static int parse_boot_efi(struct inv_ctx *c, const struct tb_ynode *map, const c
 	return 0;
 }
 
+/* The BMC boot devices testbedd may ask for (IPMI chassis bootdev, Redfish
+ * BootSourceOverrideTarget: boot_paths.h). */
+static int bmc_device(const char *s)
+{
+	static const char *const devs[] = {"disk", "pxe", "cdrom", "bios", NULL};
+
+	for (int i = 0; devs[i] != NULL; i++)
+		if (strcmp(s, devs[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* boot.KEY (optional): a mapping of OS (of os:) to a scalar valid() takes,
+ * what (the expectation) in the error otherwise. */
+static int parse_boot_map(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const struct tb_ynode *os,
+			  const char *key, int (*valid)(const char *), const char *what, struct tb_boot_entry **out,
+			  size_t *n)
+{
+	const struct tb_ynode *v = tb_ynode_get(map, key);
+	char sub[512];
+	int rc;
+
+	if (v == NULL)
+		return 0;
+	snprintf(sub, sizeof(sub), "%s.%s", path, key);
+	if ((rc = inv_want_kind(c, v, sub, TB_Y_MAP)) != 0)
+		return rc;
+	if ((*out = calloc(v->n + 1, sizeof(**out))) == NULL)
+		return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	for (size_t i = 0; i < v->n; i++) {
+		struct tb_boot_entry *e = &(*out)[(*n)++];
+		char esub[512];
+
+		snprintf(esub, sizeof(esub), "%s.%.60s", sub, v->keys[i]);
+		if (tb_ynode_get(os, v->keys[i]) == NULL)
+			return inv_bad(c, v->key_nodes[i], esub, "not an OS of this machine's os: section");
+		if ((rc = inv_want_kind(c, v->items[i], esub, TB_Y_SCALAR)) != 0)
+			return rc;
+		if (!valid(v->items[i]->scalar))
+			return inv_bad(c, v->items[i], esub, "%s", what);
+		e->os = strdup(v->keys[i]);
+		e->entry = strdup(v->items[i]->scalar);
+		if (e->os == NULL || e->entry == NULL)
+			return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	return 0;
+}
+
 static int parse_boot(struct inv_ctx *c, const struct tb_ynode *map, const char *path, const struct tb_ynode *os,
 		      struct tb_boot *b)
 {
-	static const char *const keys[] = {"loader", "default", "entries", "efi", NULL};
+	static const char *const keys[] = {"loader", "default", "entries", "efi", "esp_grubenv", "bmc", NULL};
 	static const char *const loaders[] = {"grub", NULL};
 	const struct tb_ynode *entries;
 	char sub[512];
@@ -386,6 +434,14 @@ static int parse_boot(struct inv_ctx *c, const struct tb_ynode *map, const char 
 		if (e->os == NULL || e->entry == NULL)
 			return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
 	}
+	if ((rc = parse_boot_map(c, map, path, os, "esp_grubenv", tb_valid_path,
+				 "expected the absolute path where this OS mounts the GRUB environment block on the EFI "
+				 "system partition (\"/boot/efi/grubenv\")",
+				 &b->esp, &b->nesp)) != 0 ||
+	    (rc = parse_boot_map(c, map, path, os, "bmc", bmc_device,
+				 "expected the BMC boot device that brings this OS up: disk, pxe, cdrom or bios", &b->bmc,
+				 &b->nbmc)) != 0)
+		return rc;
 	return parse_boot_efi(c, map, path, os, b);
 }
 
@@ -746,6 +802,16 @@ static void machine_free(struct tb_machine *m)
 		free(m->boot.efi[i].entry);
 	}
 	free(m->boot.efi);
+	for (size_t i = 0; i < m->boot.nesp; i++) {
+		free(m->boot.esp[i].os);
+		free(m->boot.esp[i].entry);
+	}
+	free(m->boot.esp);
+	for (size_t i = 0; i < m->boot.nbmc; i++) {
+		free(m->boot.bmc[i].os);
+		free(m->boot.bmc[i].entry);
+	}
+	free(m->boot.bmc);
 	for (size_t i = 0; i < m->nos; i++)
 		persona_clear(&m->os[i]);
 	free(m->os);

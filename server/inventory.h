@@ -98,6 +98,10 @@ struct tb_boot {
 	size_t nentries;
 	struct tb_boot_entry *efi; /* boot.efi: OS -> its UEFI Boot#### (4 hex digits, upper case); may be none */
 	size_t nefi;
+	struct tb_boot_entry *esp; /* boot.esp_grubenv: OS -> where it mounts the ESP's GRUB environment block */
+	size_t nesp;
+	struct tb_boot_entry *bmc; /* boot.bmc: OS -> the BMC boot device that brings it up (disk, pxe, ...) */
+	size_t nbmc;
 };
 
 struct tb_ifname {

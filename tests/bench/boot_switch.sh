@@ -2,7 +2,7 @@
 # tests/bench/boot_switch.sh: how long testbedd takes to switch a dual-boot
 # host between its OSes (a boot action, ubuntu -> freebsd through grub-reboot
 # and back through GRUB's default), against a hand-written script doing the
-# same on the same simulated testbed (deploy/sim, prefix tbbt, block 213), for
+# same on the same simulated testbed (deploy/sim, prefix tbbs, block 196), for
 # one or two testbedd binaries in the same run (before and after a change).
 # tests/bench/README.md ("6. Boot switch") has the figures.
 #
@@ -31,7 +31,7 @@ PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 SIM=$top/deploy/sim/sim
-PFX=tbbt BLK=213
+PFX=tbbs BLK=196
 
 after=${TESTBEDD:-$top/build/bench/testbedd}
 before="" switches=3 summary="" keep=0

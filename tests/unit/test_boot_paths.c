@@ -2,7 +2,11 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -90,16 +94,134 @@ static void test_parse(void **state)
 	assert_int_equal(tb_efi_vars_parse("", &v), -1);
 }
 
+/* The ESP's grubenv and the BMC's boot device: where each wins. */
+static void test_esp_bmc(void **state)
+{
+	const unsigned int g = TB_BOOT_NEED_GRUB_ENTRY, esp = TB_BOOT_NEED_ESP_GRUBENV, bmc = TB_BOOT_NEED_BMC;
+	(void)state;
+	/* from FreeBSD, GRUB's default a Linux: one reboot through the ESP, not two */
+	assert_string_equal(pick(TB_BOOT_FROM_FREEBSD, g | esp | TB_BOOT_NEED_DEFAULT_LINUX), "grubenv-esp");
+	/* the console too: the ESP first (a file written, not keys on a menu) */
+	assert_string_equal(pick(TB_BOOT_FROM_FREEBSD, g | esp | TB_BOOT_NEED_CONSOLE), "grubenv-esp");
+	/* no GRUB entry for the target: the ESP's block cannot name it */
+	assert_string_equal(pick(TB_BOOT_FROM_FREEBSD, esp), "none");
+	/* from Linux grub-reboot stays first; efi before the ESP on a tie */
+	assert_string_equal(pick(TB_BOOT_FROM_LINUX, g | esp), "grub-reboot");
+	assert_string_equal(pick(TB_BOOT_FROM_FREEBSD, g | esp | TB_BOOT_NEED_EFI), "efi-bootnext");
+	/* not from an OS testbedd has no sh-writing for */
+	assert_string_equal(pick(TB_BOOT_FROM_OTHER, g | esp), "none");
+	/* the BMC: from any OS, before the console and the two-reboot path */
+	assert_string_equal(pick(TB_BOOT_FROM_FREEBSD, bmc | g | TB_BOOT_NEED_DEFAULT_LINUX), "bmc-bootdev");
+	assert_string_equal(pick(TB_BOOT_FROM_OTHER, bmc | g | TB_BOOT_NEED_CONSOLE), "bmc-bootdev");
+	assert_string_equal(pick(TB_BOOT_FROM_LINUX, bmc), "bmc-bootdev");
+	assert_string_equal(pick(TB_BOOT_FROM_LINUX, bmc | g), "grub-reboot");
+	assert_string_equal(pick(TB_BOOT_FROM_FREEBSD, bmc | g | esp), "grubenv-esp");
+	assert_string_equal(tb_boot_redfish_target("pxe"), "Pxe");
+	assert_string_equal(tb_boot_redfish_target("disk"), "Hdd");
+	assert_string_equal(tb_boot_ipmi_selector("pxe"), "Force PXE");
+	assert_null(tb_boot_redfish_target("floppy"));
+	assert_null(tb_boot_ipmi_selector(NULL));
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	static char buf[4096];
+	FILE *f = fopen(path, "rb");
+
+	*len = 0;
+	if (f == NULL)
+		return NULL;
+	*len = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[*len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* sh -c tb_grubenv_esp_script tb-grubenv path entry: its exit status. */
+static int run_script(const char *path, const char *entry)
+{
+	pid_t pid = fork();
+	int st = 0;
+
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", tb_grubenv_esp_script, "tb-grubenv", path, entry, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The script under the machine's sh: a valid block, other variables kept, a
+ * previous next_entry replaced, an entry of any characters as it is, a
+ * block that would not fit refused with the file unchanged. */
+static void test_esp_script(void **state)
+{
+	char dir[] = "/tmp/tbespXXXXXX", path[64], want[1100];
+	const char *odd = "Advanced options for Ubuntu>it's $HOME `x` \\ \"q\"";
+	size_t len;
+	char *blk;
+	FILE *f;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/grubenv", dir);
+	/* none there yet: created */
+	assert_int_equal(run_script(path, "freebsd"), 0);
+	blk = slurp(path, &len);
+	assert_int_equal(len, 1024);
+	assert_int_equal(tb_grubenv_block_has(blk, len, "next_entry", "freebsd"), 0);
+	assert_int_equal(blk[1023], '#');
+	/* another variable kept, the old next_entry replaced */
+	f = fopen(path, "r+");
+	assert_non_null(f);
+	fseek(f, 25 + strlen("next_entry=freebsd\n"), SEEK_SET);
+	fputs("saved_entry=0\n", f);
+	fclose(f);
+	assert_int_equal(run_script(path, odd), 0);
+	blk = slurp(path, &len);
+	assert_int_equal(len, 1024);
+	assert_int_equal(tb_grubenv_block_has(blk, len, "saved_entry", "0"), 0);
+	assert_int_equal(tb_grubenv_block_has(blk, len, "next_entry", odd), 0);
+	assert_int_equal(tb_grubenv_block_has(blk, len, "next_entry", "freebsd"), -2);
+	assert_null(strstr(blk, "next_entry=freebsd"));
+	/* full: refused, the block as it was */
+	memset(want, 'x', sizeof(want));
+	want[990] = '\0';
+	assert_int_not_equal(run_script(path, want), 0);
+	blk = slurp(path, &len);
+	assert_int_equal(len, 1024);
+	assert_int_equal(tb_grubenv_block_has(blk, len, "next_entry", odd), 0);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_block_has(void **state)
+{
+	char blk[1024];
+	(void)state;
+	memset(blk, '#', sizeof(blk));
+	memcpy(blk, "# GRUB Environment Block\nnext_entry=1\nsaved_entry=0\n", 52);
+	assert_int_equal(tb_grubenv_block_has(blk, sizeof(blk), "next_entry", "1"), 0);
+	assert_int_equal(tb_grubenv_block_has(blk, sizeof(blk), "saved_entry", "0"), 0);
+	assert_int_equal(tb_grubenv_block_has(blk, sizeof(blk), "next_entry", "10"), -2);
+	assert_int_equal(tb_grubenv_block_has(blk, sizeof(blk), "next_entr", "y=1"), -2);
+	assert_int_equal(tb_grubenv_block_has(blk, 1000, "next_entry", "1"), -1);
+	blk[0] = 'X';
+	assert_int_equal(tb_grubenv_block_has(blk, sizeof(blk), "next_entry", "1"), -1);
+	assert_int_equal(tb_grubenv_block_has(NULL, 0, "next_entry", "1"), -1);
+}
+
 static void test_table(void **state)
 {
 	size_t n = 0;
 	const struct tb_boot_path *t = tb_boot_paths(&n);
 	(void)state;
-	assert_true(n >= 5);
+	assert_true(n >= 7);
 	for (size_t i = 0; i < n; i++) {
 		assert_non_null(t[i].name);
 		assert_true(t[i].reboots >= 1);
 		assert_true(t[i].from != 0);
+		assert_non_null(t[i].run);
 	}
 }
 
@@ -108,7 +230,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_from_linux), cmocka_unit_test(test_from_freebsd),
 		cmocka_unit_test(test_from_other), cmocka_unit_test(test_table),
-		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse),      cmocka_unit_test(test_esp_bmc),
+		cmocka_unit_test(test_esp_script), cmocka_unit_test(test_block_has),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,13 +103,43 @@ nv_set() {	# name value ("": delete)
 	{ grep -v "^$1=" "$nv"; if [ -n "$2" ]; then printf '%s=%s\n' "$1" "$2"; fi; } >"$t" && mv -f "$t" "$nv"
 }
 
+# The BMC's one-shot boot device (DIR/hosts/H/bmc-boot, written by bmchook.sh at IPMI
+# `chassis bootdev DEV`): used once and cleared, as the firmware does with the boot
+# flags; BMC_DEVICES (the host's conf, "pxe:freebsd ...") says which persona a device
+# brings up.  Prints it, or nothing (no device set, or one that goes to GRUB).
+fw_bmc() {
+	local f=$HD/bmc-boot dev m p=""
+	[ -f "$f" ] || return 0
+	dev=$(cat "$f")
+	rm -f "$f"
+	dev=${dev%% *}
+	case $dev in "" | default | none) return 0 ;; esac
+	for m in ${BMC_DEVICES:-}; do
+		[ "${m%%:*}" = "$dev" ] && p=${m#*:}
+	done
+	log "firmware: BMC boot device $dev -> ${p:-GRUB}, cleared"
+	[ -n "$p" ] && con "BdsDxe: the BMC's boot device $dev (once)"
+	printf '%s\n' "$p"
+}
+
 # GRUB: next_entry once (then left empty), else saved_entry, else 0; unknown -> 0.
+# First the environment block on the EFI system partition (DIR/hosts/H/esp/grubenv, at
+# /boot/efi for both personas): its next_entry wins once and is cleared there, as a
+# grub.cfg with `load_env -f (esp)/grubenv next_entry` ... `save_env -f ...` does.
 grub_pick() {
-	local f=$HD/boot/grub/grubenv env next saved entry
+	local f=$HD/boot/grub/grubenv env next saved entry espnext=""
+	if [ -f "$HD/esp/grubenv" ]; then
+		espnext=$("$S/real/grub-editenv" "$HD/esp/grubenv" list 2>/dev/null | sed -n 's/^next_entry=//p')
+		[ -n "$espnext" ] && "$S/real/grub-editenv" "$HD/esp/grubenv" set next_entry=
+	fi
 	env=$("$S/real/grub-editenv" "$f" list 2>/dev/null)
 	next=$(printf '%s\n' "$env" | sed -n 's/^next_entry=//p')
 	saved=$(printf '%s\n' "$env" | sed -n 's/^saved_entry=//p')
-	if [ -n "$next" ]; then
+	if [ -n "$espnext" ]; then
+		entry=$espnext
+		log "grub: the ESP's grubenv says next_entry=\"$espnext\" (cleared there)"
+		[ -n "$next" ] && "$S/real/grub-editenv" "$f" set next_entry=	# 00_header's, cleared before
+	elif [ -n "$next" ]; then
 		entry=$next
 		"$S/real/grub-editenv" "$f" set next_entry=
 	elif [ -n "$saved" ]; then
@@ -285,6 +315,8 @@ boot() {
 	local persona addr i pick CHOSEN
 	if [ -n "${SAME_BOOT:-}" ]; then
 		persona=$SAME_BOOT	# the reboot-fake fault: the OS only restarted sshd
+	elif [ "$ROLE" = host ] && persona=$(fw_bmc) && [ -n "$persona" ]; then
+		:	# the BMC's one-shot boot device: that OS (a netboot, its own disk), GRUB not run
 	elif [ "$ROLE" = host ] && persona=$(fw_pick) && [ -n "$persona" ]; then
 		:	# UEFI BootNext: that OS's own entry, GRUB not run
 	elif [ "$ROLE" = host ]; then

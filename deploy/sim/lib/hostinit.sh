@@ -11,6 +11,9 @@ HD=$S/hosts/$H
 hostname "$H"
 mount --make-rprivate /
 mount --bind "$HD/boot" /boot
+# the EFI system partition, one for both personas, at /boot/efi (where FreeBSD mounts its
+# msdosfs ESP and Ubuntu its vfat one): a GRUB environment block on it (hostctl.sh grub_pick)
+if [ -d "$HD/esp" ] && [ -d /boot/efi ]; then mount --bind "$HD/esp" /boot/efi; fi
 # the real tools stay reachable to the wrappers only, at $S/real/NAME
 for t in /usr/bin/grub-editenv /usr/sbin/grub-reboot /usr/sbin/grub-set-default /usr/bin/uname; do
 	n=${t##*/}
