@@ -52,4 +52,12 @@ int tb_boot_from_other(struct tb_boot_run *r, const char *want, struct tb_error 
  * what did not take (what) when another OS answers. */
 int tb_boot_landed(const struct tb_boot_run *r, const char *what, struct tb_error *err);
 
+/* The BMC of call->pm (ipmi or redfish) boots the machine once from dev
+ * (boot.bmc's "disk", "pxe", "cdrom", "bios"): IPMI chassis bootdev DEV
+ * options=efiboot read back, or Redfish's one-shot override.  Blocks for
+ * two BMC calls (up to 20 s each).  TB_ERR_CONFIG for another device or
+ * driver, else the driver's errors. */
+struct tb_power_call;
+int tb_boot_bmc_set(const struct tb_power_call *call, const char *dev, struct tb_error *err);
+
 #endif /* TB_BOOT_INTERNAL_H */

@@ -104,6 +104,20 @@ static int ipmi_bootdev(const struct tb_power_call *call, const char *dev, struc
 	return 0;
 }
 
+/* boot_internal.h */
+int tb_boot_bmc_set(const struct tb_power_call *call, const char *dev, struct tb_error *err)
+{
+	if (tb_boot_redfish_target(dev) == NULL)
+		return tb_fail(err, TB_ERR_CONFIG, "boot", "%s: %.40s is not a boot device testbedd can ask a BMC for",
+			       call->m->name, dev != NULL ? dev : "(none)");
+	if (call->pm->driver == TB_POWER_REDFISH)
+		return tb_redfish_boot_once(call, tb_boot_redfish_target(dev), err);
+	if (call->pm->driver == TB_POWER_IPMI)
+		return ipmi_bootdev(call, dev, err);
+	return tb_fail(err, TB_ERR_CONFIG, "boot", "%s: only an ipmi or redfish power method sets a boot device",
+		       call->m->name);
+}
+
 int tb_boot_path_bmc_bootdev(struct tb_boot_run *r, struct tb_error *err)
 {
 	const struct tb_power_method *pm = tb_boot_bmc_method(r->m);
@@ -126,11 +140,7 @@ int tb_boot_path_bmc_bootdev(struct tb_boot_run *r, struct tb_error *err)
 		.cancel = tb_action_cancel_flag(r->a),
 		.timeout_ms = BMC_TIMEOUT_MS,
 	};
-	if (pm->driver == TB_POWER_REDFISH)
-		rc = tb_redfish_boot_once(&call, tb_boot_redfish_target(dev), err);
-	else
-		rc = ipmi_bootdev(&call, dev, err);
-	if (rc != 0)
+	if ((rc = tb_boot_bmc_set(&call, dev, err)) != 0)
 		return rc;
 	tb_action_note(r->a, "the BMC boots %s once from %s (boot.bmc.%s)", r->m->name, dev, r->os);
 	if ((rc = tb_boot_reboot_wait(r->a, r->inv, r->m, r->cur, r->os, r->cur, err)) != 0)
