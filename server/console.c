@@ -402,8 +402,11 @@ static int break_of(struct tb_consoles *cs, struct console *c, const char *host,
 	if ((rc = console_break_check(c, err)) != 0)
 		return rc;
 	pthread_mutex_lock(&c->mu);
-	if ((rc = may_type(c, who, err)) == 0) {
-		c->brk = 1;
+	if ((rc = may_type(c, who, err)) == 0 && c->brk >= TB_CONSOLE_BREAKS_MAX) {
+		rc = tb_fail(err, TB_ERR_CONFLICT, "key", "the console of %s has %d Breaks still to send: later",
+			     c->name, c->brk);
+	} else if (rc == 0) {
+		c->brk++; /* each asked for is sent, in turn (a telnet one lasts 250 ms) */
 		c->holder_use_ms = tb_monotonic_ms();
 	}
 	pthread_mutex_unlock(&c->mu);

@@ -34,6 +34,8 @@ struct tb_telnet {
 	unsigned char us[256];
 	unsigned char him[256];
 };
+/* Breaks that may wait to be sent (more: 409). */
+#define TB_CONSOLE_BREAKS_MAX 4
 /* The most console_io.c reads from the line at once. */
 #define TB_CONSOLE_READ_MAX 4096
 /* Answers to the server's negotiation, to write back: room for the answers
@@ -99,7 +101,7 @@ struct console {
 	unsigned gen;          /* bumped on every change of state or lease */
 	unsigned char inq[TB_CONSOLE_QUEUE_MAX];
 	size_t inlen;
-	int brk;         /* a Break is asked for */
+	int brk;         /* Breaks asked for, not sent yet (at most TB_CONSOLE_BREAKS_MAX) */
 	int comport;     /* telnet: the server has not refused RFC 2217 (the reader's tn, copied) */
 	int bol;         /* ipmi-sol: what went to ipmitool ended a line (its ~ escapes work only there) */
 	char holder[64]; /* the lease: "" none */

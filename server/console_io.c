@@ -221,10 +221,10 @@ static void take_input(struct console *c, struct wire *w)
 
 	/* a device's goes in flush_input; a Break asked for while the last one
 	 * is still on waits for its OFF (then goes: two Breaks, two Breaks) */
-	if (c->brk && telnet && w->brk_off_ms == 0 && wire_room(w) >= BREAK_PAIR) {
+	if (c->brk > 0 && telnet && w->brk_off_ms == 0 && wire_room(w) >= BREAK_PAIR) {
 		unsigned char b[7];
 
-		c->brk = 0;
+		c->brk--;
 		/* RFC 2217: BREAK ON now, OFF 250 ms later (tcsendbreak's length) */
 		wire_add(w, b, tb_telnet_break(1, b));
 		w->brk_off_ms = tb_monotonic_ms() + 250;
@@ -253,8 +253,8 @@ static int flush_input(struct console *c, int fd, struct wire *w, char *why, siz
 	ssize_t n;
 
 	pthread_mutex_lock(&c->mu);
-	if (c->brk && c->type == TB_CONSOLE_DEVICE) {
-		c->brk = 0;
+	if (c->brk > 0 && c->type == TB_CONSOLE_DEVICE) {
+		c->brk--;
 		tcsendbreak(fd, 0);
 	}
 	take_input(c, w);
@@ -322,7 +322,7 @@ static void serve(struct console *c, int fd, char *why, size_t whylen)
 		if (telnet && wire_room(w) < WIRE_RESERVE)
 			ev = 0; /* answers still to write: read once they are */
 		pthread_mutex_lock(&c->mu);
-		if (c->inlen > 0 || (c->brk && w->brk_off_ms == 0) || w->len > 0)
+		if (c->inlen > 0 || (c->brk > 0 && w->brk_off_ms == 0) || w->len > 0)
 			ev |= POLLOUT;
 		pthread_mutex_unlock(&c->mu);
 		if ((r = wait_fd(c, fd, ev, w->brk_off_ms != 0 ? 50 : 1000)) < 0) {

@@ -168,8 +168,8 @@ static size_t sol_take(struct console *c, unsigned char *out, size_t room, struc
 	}
 	memmove(c->inq, c->inq + i, c->inlen - i);
 	c->inlen -= i;
-	if (c->brk && c->inlen == 0 && k + 2 <= room) {
-		c->brk = 0;
+	if (c->brk > 0 && c->inlen == 0 && k + 2 <= room) {
+		c->brk--;
 		if (c->bol) {
 			out[k++] = '~';
 			out[k++] = 'B';

@@ -10,8 +10,9 @@
  *     without RFC 2217) has no Break: 409 saying so, nothing sent.
  * Before, the refused Break answered 204 and sent a subnegotiation the
  * server ignores: the caller was told a Break went when none did.
- *   - two Breaks asked for within 250 ms are two Breaks (the second waited
- *     for the first's OFF; it was dropped, with a 204);
+ *   - two Breaks asked for within 250 ms, even before the reader took the
+ *     first, are two Breaks (the second waits for the first's OFF; it was
+ *     dropped, with a 204); a fifth while four wait is a 409;
  *   - a server that stops reading until typed input fills every buffer
  *     still gets a Break asked for then, ON and OFF, and an answer to each
  *     of its negotiations (both were dropped when the wire was full, the
@@ -192,13 +193,26 @@ static void test_two_breaks(void **state)
 	unsigned char got[4096];
 	size_t glen = 0;
 	unsigned int port;
-	int lfd = tb_test_console_listen(&port), c;
+	int lfd = tb_test_console_listen(&port), c, sent = 0;
+	struct tb_test_resp r;
+	long st = 204;
 
 	(void)state;
 	start_console(&d, lfd, port, &c);
 	post_break(&d);
 	post_break(&d); /* within the first's 250 ms */
 	assert_true(read_breaks(c, got, sizeof(got), &glen, 2, 0));
+	/* more at once: each lasts 250 ms on the line, so soon 4 wait */
+	for (int i = 0; i < 20 && st == 204; i++) {
+		st = tb_test_api(&d, NULL, "POST", "/api/v1/hosts/left/console/input", "{\"key\":\"break\"}", &r);
+		if (st == 409)
+			assert_non_null(strstr(r.body, "Breaks still to send"));
+		sent += st == 204;
+		tb_test_resp_free(&r);
+	}
+	assert_int_equal(st, 409);
+	assert_true(sent >= 4);
+	assert_true(read_breaks(c, got, sizeof(got), &glen, 2 + sent, 0));
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 	close(c);
 	close(lfd);
