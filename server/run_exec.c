@@ -542,7 +542,7 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 	run_latency_start(&lat, sv, ch, sh, r, p->omit_s + p->duration_s); /* the spec's "latency", if any */
 	run_profile_start(&prof, sv, ch, sh, r, wall_s);                   /* the spec's "profile", if any */
 	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, &e);
-	run_profile_stop(&prof);
+	run_profile_stop(&prof, ctl->stop == 0); /* a stopped run's profile is not read */
 	if (sample) {
 		run_sampler_stop(&samplers[0]);
 		run_sampler_stop(&samplers[1]);

@@ -159,9 +159,10 @@ static int script_output(void *cls, enum tb_ssh_stream stream, const char *data,
 	return 0;
 }
 
-/* perf script over the end's recording, then its directory removed.  The
- * directory came from the host: only mktemp's shape is used, quoted. */
-static void perf_script(struct run_profile_end *e)
+/* perf script over the end's recording (read false: not read), then its
+ * directory removed.  The directory came from the host: only mktemp's shape
+ * is used, quoted. */
+static void perf_script(struct run_profile_end *e, bool read)
 {
 	char dir[64], *q = NULL, *script = NULL;
 	const char *qa[] = {dir, NULL};
@@ -180,10 +181,16 @@ static void perf_script(struct run_profile_end *e)
 	if ((script = malloc(n)) != NULL) {
 		const char *argv[] = {"sh", "-c", script, NULL};
 
-		snprintf(script, n, "d=%s; perf script -i \"$d/perf.data\"; rc=$?; rm -rf \"$d\"; exit $rc", q);
+		if (read)
+			snprintf(script, n, "d=%s; perf script -i \"$d/perf.data\"; rc=$?; rm -rf \"$d\"; exit $rc", q);
+		else
+			snprintf(script, n, "rm -rf %s", q);
 		rc = tb_ssh_exec(tb_hosts_pool(e->p->sv->hosts), &e->t, argv, SCRIPT_TIMEOUT_MS, script_output, e, &res,
 				 &err);
-		if (rc != 0)
+		if (!read)
+			snprintf(e->reason, sizeof(e->reason),
+				 "%s: the run was stopped: its recording was removed unread", e->host);
+		else if (rc != 0)
 			snprintf(e->reason, sizeof(e->reason), "perf script: %s", err.message);
 	}
 	free(script);
@@ -217,8 +224,9 @@ static json_t *end_json(struct run_profile_end *e, const char *folded, long samp
 			 (json_int_t)samples, "stacks", (json_int_t)stacks, "folded", folded != NULL ? folded : "");
 }
 
-/* Stop end e, read its stacks, decide its state and reason. */
-static json_t *end_stop(struct run_profile_end *e)
+/* Stop end e, read its stacks (read false: not), decide its state and
+ * reason. */
+static json_t *end_stop(struct run_profile_end *e, bool read)
 {
 	char un[sizeof(e->reason)], *folded = NULL;
 	long pid, samples = 0;
@@ -237,7 +245,7 @@ static json_t *end_stop(struct run_profile_end *e)
 		pthread_join(e->th, NULL);
 		e->started = false;
 		if (!e->bsd)
-			perf_script(e);
+			perf_script(e, read);
 	}
 	tbprof(e, "unavailable", un, sizeof(un));
 	if (e->folder != NULL)
@@ -282,7 +290,7 @@ static void save(struct run_profile *p, json_t *doc)
 	}
 }
 
-void run_profile_stop(struct run_profile *p)
+void run_profile_stop(struct run_profile *p, bool read)
 {
 	json_t *doc, *arr;
 
@@ -290,7 +298,7 @@ void run_profile_stop(struct run_profile *p)
 		return; /* the spec asked for none */
 	arr = json_array();
 	for (int i = 0; i < p->n; i++) {
-		json_t *j = end_stop(&p->e[i]);
+		json_t *j = end_stop(&p->e[i], read);
 
 		if (j != NULL && arr != NULL)
 			json_array_append_new(arr, j);

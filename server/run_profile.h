@@ -80,8 +80,11 @@ struct run_profile {
 void run_profile_start(struct run_profile *p, struct tb_services *sv, const struct tb_run_host *ch,
 		       const struct tb_run_host *sh, const struct tb_run_row *r, long wall_s);
 /* Stop each profiler by pid, read and fold its stacks (perf script: a few
- * seconds), write STATE/profiles/run-ID.json.  Safe after any start. */
-void run_profile_stop(struct run_profile *p);
+ * seconds), write STATE/profiles/run-ID.json.  Safe after any start.
+ * read false (the run is canceled or testbedd stops): perf's recording is
+ * removed unread, at once (one short ssh command), and the reason says so:
+ * a cancel never waits for perf script. */
+void run_profile_stop(struct run_profile *p, bool read);
 
 /* The stored profiles of run id: a new reference to the file's JSON, or
  * NULL with TB_ERR_NOT_FOUND (none kept: the spec asked for none, or the

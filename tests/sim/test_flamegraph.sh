@@ -14,7 +14,8 @@
 # machine can do.  Also: bad "profile" specs refused naming the field, the
 # plan lists the commands, the HTML report has a Flame graphs section (the
 # Linux run's drawn inline, the FreeBSD run's reason), a spec without
-# "profile" profiles nothing.
+# "profile" profiles nothing.  A canceled run's recording is removed unread
+# (a cancel never waits for perf script) and its profile says so.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-fast_unwind_on_malloc=0}
@@ -121,6 +122,29 @@ WAIT=120 check "matrix $M2 succeeds" wait_state "$M2" succeeded
 R2=$(api GET "/api/v1/matrices/$M2" | jq_ 'd["matrix"]["runs"][0]["id"]')
 body=$(api GET "/api/v1/runs/$R2/profile")
 check "a run without profile has none (404)" test "$(st)" = 404
+# a canceled run: perf's recording is removed unread (a cancel never waits
+# for perf script), the profile says so, nothing is left on the host
+if [ $has_perf = 1 ]; then
+	body=$(api POST /api/v1/matrices '{"name":"cancel","pairs":[{"client":"left","server":"right"}],"protocols":["tcp"],"directions":["forward"],"duration_s":30,"repeats":1,"profile":{"side":"sender"},"os":[{"left":"ubuntu","right":"ubuntu"}]}')
+	M3=$(echo "$body" | jq_ 'd["matrix"]["id"]')
+	for _ in $(seq 100); do
+		[ "$(api GET "/api/v1/matrices/$M3" | jq_ 'd["matrix"]["runs"][0]["state"]')" = running ] && break
+		sleep 0.2
+	done
+	sleep 3 # perf records
+	R3=$(api GET "/api/v1/matrices/$M3" | jq_ 'd["matrix"]["runs"][0]["id"]')
+	api POST "/api/v1/matrices/$M3/cancel" >/dev/null
+	check "cancel of running matrix $M3: 200" test "$(st)" = 200
+	WAIT=60 check "matrix $M3 is canceled" wait_state "$M3" canceled
+	body=$(api GET "/api/v1/runs/$R3/profile")
+	diag "canceled run $R3: $(echo "$body" | jq_ '[(p["state"], p.get("reason")) for p in d["profiles"]]')"
+	check "the canceled run's profile: not read, said so" pyck "$body" '
+p = d["profiles"][0]
+sys.exit(not (p["state"] == "failed" and p["samples"] == 0
+  and p["reason"] == "left: the run was stopped: its recording was removed unread"))'
+	check "no /tmp/testbedd-perf.* left on left after the cancel" \
+		test -z "$(sshc "root@$NET.11" 'ls -d /tmp/testbedd-perf.* 2>/dev/null')"
+fi
 daemon_down
 check "testbedd's log has no sanitizer report" bash -c "! grep -A30 'Sanitizer' '$DD/log'"
 finish
