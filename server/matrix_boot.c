@@ -69,6 +69,9 @@ static void follow(struct tb_services *sv, int64_t id, const volatile int *stop,
 	}
 }
 
+static const char *path_of(struct tb_services *sv, const struct tb_inventory *inv, const char *machine,
+			   const char *from, const char *to);
+
 int tb_matrix_boot(struct tb_services *sv, int64_t matrix_id, const char *holder, const char *host, const char *from_os,
 		   const char *os, int before_seq, const volatile int *stop, struct tb_error *err)
 {
@@ -86,6 +89,12 @@ int tb_matrix_boot(struct tb_services *sv, int64_t matrix_id, const char *holder
 	row.to_os = os;
 	row.started_ms = tb_now_ms();
 	row.before_seq = before_seq;
+	{ /* the path the boot will take, as planned (the action's step says the one it took) */
+		struct tb_inventory *inv = tb_inv_current_get(sv->invs);
+
+		row.path = path_of(sv, inv, host, row.from_os, os);
+		tb_inv_current_put(sv->invs, inv);
+	}
 	tb_store_matrix_boot_add(sv->store, &row, &bid, NULL);
 	tb_info("matrix", "matrix %lld boots %s into %s", (long long)matrix_id, host, os);
 	/* the boot action holds the host itself: hand the matrix's hold over
@@ -169,27 +178,32 @@ int tb_matrix_now_collect(struct tb_services *sv, struct tb_matrix_host_now **ho
 	return 0;
 }
 
-/* Linear in the boots; GRUB's default and the console from memory. */
+/* The boot path (its table's name, static) that takes machine from into
+ * to now, NULL none; GRUB's default and the console from memory. */
+static const char *path_of(struct tb_services *sv, const struct tb_inventory *inv, const char *machine,
+			   const char *from, const char *to)
+{
+	const struct tb_machine *m = tb_inventory_find(inv, machine);
+	const struct tb_boot_path *p;
+	struct tb_boot_default bd;
+	json_t *st;
+	int console;
+
+	if (m == NULL || m->boot.loader == NULL)
+		return NULL;
+	tb_bootmenus_default(tb_hosts_menus(sv->hosts), m, &bd);
+	st = tb_console_state_json(sv->consoles, m->name);
+	console = json_is_true(json_object_get(st, "connected"));
+	json_decref(st);
+	p = tb_boot_path_for(m, from, to, bd.os, console);
+	return p != NULL ? p->name : NULL;
+}
+
+/* Linear in the boots. */
 void tb_matrix_plan_paths(struct tb_services *sv, const struct tb_inventory *inv, struct tb_matrix_plan *plan)
 {
-	for (int i = 0; i < plan->nboots; i++) {
-		struct tb_planned_boot *b = &plan->boots[i];
-		const struct tb_machine *m = tb_inventory_find(inv, b->machine);
-		const struct tb_boot_path *p;
-		struct tb_boot_default bd;
-		json_t *st;
-		int console;
-
-		b->path = NULL;
-		if (m == NULL || m->boot.loader == NULL)
-			continue;
-		tb_bootmenus_default(tb_hosts_menus(sv->hosts), m, &bd);
-		st = tb_console_state_json(sv->consoles, m->name);
-		console = json_is_true(json_object_get(st, "connected"));
-		json_decref(st);
-		if ((p = tb_boot_path_for(m, b->from, b->to, bd.os, console)) != NULL)
-			b->path = p->name;
-	}
+	for (int i = 0; i < plan->nboots; i++)
+		plan->boots[i].path = path_of(sv, inv, plan->boots[i].machine, plan->boots[i].from, plan->boots[i].to);
 }
 
 /* ---- a matrix's hosts in the OS its runs want ---- */

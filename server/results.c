@@ -162,12 +162,13 @@ static void on_run_brief(void *cls, const struct tb_run_row *r)
 static void on_boot(void *cls, const struct tb_matrix_boot_row *b)
 {
 	json_array_append_new(cls,
-			      json_pack("{s:s, s:o, s:s, s:o, s:o, s:o, s:s, s:o, s:o}", "host", b->host, "from",
+			      json_pack("{s:s, s:o, s:s, s:o, s:o, s:o, s:s, s:o, s:o, s:o}", "host", b->host, "from",
 					b->from_os ? json_string(b->from_os) : json_null(), "to", b->to_os, "action",
 					b->action_id > 0 ? json_integer(b->action_id) : json_null(), "started_at",
 					ms_time(b->started_ms), "finished_at", ms_time(b->finished_ms), "state",
 					b->state, "error", b->error ? json_string(b->error) : json_null(), "before_seq",
-					b->before_seq >= 0 ? json_integer(b->before_seq) : json_null()));
+					b->before_seq >= 0 ? json_integer(b->before_seq) : json_null(), "path",
+					b->path != NULL ? json_string(b->path) : json_null()));
 }
 
 int tb_results_matrix_json(const struct tb_results_src *src, int64_t id, unsigned int parts, json_t **out,

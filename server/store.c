@@ -136,6 +136,8 @@ static const char *const migrations[] = {
 	 * machine, so that a restart plans from it while the host runs an OS
 	 * that cannot read grubenv (store_hosts.c, hosts.c) */
 	"CREATE TABLE grub_saved (machine TEXT PRIMARY KEY, entry TEXT NOT NULL, read_at INTEGER NOT NULL);",
+	/* 13: the boot path a matrix's boot was planned to take (store_snapshots.c, matrix_boot.c) */
+	"ALTER TABLE matrix_boots ADD COLUMN path TEXT;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -428,6 +428,7 @@ struct tb_matrix_boot_row {
 	const char *state;                  /* running, succeeded, failed, canceled */
 	const char *error;                  /* or NULL */
 	int before_seq;                     /* the run that needed it; -1: booting back */
+	const char *path;                   /* the boot path planned (boot_paths.h), or NULL */
 };
 
 typedef void (*tb_matrix_boot_fn)(void *cls, const struct tb_matrix_boot_row *row);

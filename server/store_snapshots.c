@@ -97,7 +97,7 @@ int tb_store_matrix_boot_add(struct tb_store *st, const struct tb_matrix_boot_ro
 
 	if ((rc = st_prep(st,
 			  "INSERT INTO matrix_boots (matrix_id, host, from_os, to_os, action_id, started_ms, state,"
-			  " before_seq) VALUES (?,?,?,?,NULL,?,'running',?)",
+			  " before_seq, path) VALUES (?,?,?,?,NULL,?,'running',?,?)",
 			  &s, err)) != 0)
 		return rc;
 	sqlite3_bind_int64(s, 1, r->matrix_id);
@@ -106,6 +106,7 @@ int tb_store_matrix_boot_add(struct tb_store *st, const struct tb_matrix_boot_ro
 	st_bind_text(s, 4, r->to_os);
 	sqlite3_bind_int64(s, 5, r->started_ms);
 	sqlite3_bind_int(s, 6, r->before_seq);
+	st_bind_text(s, 7, r->path);
 	if (sqlite3_step(s) != SQLITE_DONE) {
 		rc = st_db_fail(st, err, "recording a boot");
 		st_finish(st, s);
@@ -146,7 +147,8 @@ int tb_store_matrix_boot_each(struct tb_store *st, int64_t matrix_id, tb_matrix_
 
 	if ((rc = st_prep(st,
 			  "SELECT id, host, from_os, to_os, coalesce(action_id, 0), started_ms,"
-			  " coalesce(finished_ms, 0), state, error, before_seq FROM matrix_boots WHERE matrix_id = ?"
+			  " coalesce(finished_ms, 0), state, error, before_seq, path FROM matrix_boots"
+			  " WHERE matrix_id = ?"
 			  " ORDER BY id",
 			  &s, err)) != 0)
 		return rc;
@@ -163,6 +165,7 @@ int tb_store_matrix_boot_each(struct tb_store *st, int64_t matrix_id, tb_matrix_
 		r.state = st_col_text(s, 7);
 		r.error = st_col_text_or_null(s, 8);
 		r.before_seq = sqlite3_column_int(s, 9);
+		r.path = st_col_text_or_null(s, 10);
 		fn(cls, &r);
 	}
 	st_finish(st, s);

@@ -9,8 +9,9 @@
 # entry) takes ONE reboot through grubenv-esp (without it: refused or a
 # console, test_boot3 / test_console_boot); the plan names the path and its
 # estimate; the block written is a valid 1024-byte GRUB environment block
-# (grub-editenv lists it) that keeps its other variables.  Then from ubuntu
-# (now GRUB's default freebsd's other OS) back: a plain reboot.
+# (grub-editenv lists it) that keeps its other variables; back into FreeBSD a
+# plain reboot.  A matrix switching left into ubuntu and back needs one reboot
+# per switch and its boot rows keep the path each took.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 scratch_dir
@@ -72,6 +73,19 @@ check "GRUB's default is still freebsd" grep -q "^saved_entry=freebsd" "$S/hosts
 n0=$(boots left)
 tb boot left freebsd --wait >"$D/back" 2>&1
 check "boot left freebsd succeeds, one boot" sh -c 'test "$1" = 0 && test "$2" = "$3"' _ $? "$(boots left)" $((n0 + 1))
+
+# ---- a matrix: left freebsd -> ubuntu by the ESP's block, back by a plain reboot; each boot row keeps its path ----
+n0=$(boots left)
+M=$(api POST /api/v1/matrices '{"name":"esp","pairs":[{"client":"left","server":"right"}],"duration_s":2,
+ "os":[{"left":"ubuntu"}],"os_after":"restore"}' | jq_ 'd["matrix"]["id"]')
+check "a matrix that switches left into ubuntu and back starts" test -n "$M"
+WAIT=120 check "the matrix succeeds" wait_state "$M" succeeded
+body=$(api GET "/api/v1/matrices/$M?runs=0")
+check "its boot rows keep the path: grubenv-esp into ubuntu, reboot-default back" pyck "$body" '
+b = d["matrix"]["boots"]; print("#", [(x["host"], x["from"], x["to"], x["path"], x["state"]) for x in b])
+sys.exit(not [(x["host"], x["from"], x["to"], x["path"], x["state"]) for x in b] ==
+ [("left", "freebsd", "ubuntu", "grubenv-esp", "succeeded"), ("left", "ubuntu", "freebsd", "reboot-default", "succeeded")])'
+check "one reboot per switch: two boots for the matrix" test "$(boots left)" = $((n0 + 2))
 
 # ---- a block that would not fit is refused, nothing rebooted ----
 # 25 (header) + 10 (keep_me=1) + 985 (big=x...): fits; with next_entry=0 it would not
