@@ -180,6 +180,73 @@ static void test_refused_without_address6(void **state)
 	tb_matrix_plan_free(plan_ok("{'name':'x','pairs':[{'client':'left','server':'far'}],'family':'ipv4'}"));
 }
 
+/* An address6 that cannot carry an IPv6 run is refused at the plan, naming
+ * the field, the host and why: an IPv4-mapped one (iperf3 -6 to
+ * ::ffff:198.19.40.2 connects over IPv4: an "ipv6" result measured over
+ * IPv4), a link-local one (no zone), :: and a multicast group; a client
+ * whose only address6 is such is refused too.  Over IPv4 the same pairs
+ * plan. */
+#define HOST6(name, mgmt, link, a4, a6) \
+	MACHINE(name, "host", mgmt) "    links:\n      " link ": {address: " a4 ", address6: '" a6 "'}\n"
+
+static void test_refused_unusable_address6(void **state)
+{
+	/* clang-format off */
+	static const char text[] = "version: 1\nssh: {user: root, key_file: /k}\nmachines:\n"
+		HOST6("left", "198.18.0.11", "lan10", "198.19.10.2/24", "2001:2:0:10::2/64")
+		HOST6("mapped", "198.18.0.21", "lan40", "198.19.40.2/24", "::ffff:198.19.40.2/64")
+		HOST6("compat", "198.18.0.22", "lan41", "198.19.41.2/24", "::198.19.41.2/96")
+		HOST6("linklocal", "198.18.0.23", "lan42", "198.19.42.2/24", "fe80::2/64")
+		HOST6("unspec", "198.18.0.24", "lan43", "198.19.43.2/24", "::/64")
+		HOST6("mcast", "198.18.0.25", "lan44", "198.19.44.2/24", "ff02::1/64");
+	/* clang-format on */
+	static const struct {
+		const char *server, *client, *host, *want;
+	} cases[] = {
+		{"mapped", "left", "mapped", "machines.mapped.links.lan40.address6"},
+		{"compat", "left", "compat", "machines.compat.links.lan41.address6"},
+		{"linklocal", "left", "linklocal", "machines.linklocal.links.lan42.address6"},
+		{"unspec", "left", "unspec", "machines.unspec.links.lan43.address6"},
+		{"mcast", "left", "mcast", "machines.mcast.links.lan44.address6"},
+		{"left", "mapped", "mapped", "machines.mapped.links"}, /* the client's only address6 */
+		{"left", "linklocal", "linklocal", "machines.linklocal.links"},
+	};
+	struct tb_inventory *u = mx_load_inv(text);
+
+	(void)state;
+	assert_non_null(u);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char spec[256];
+		struct tb_matrix_plan *plan = NULL;
+		struct tb_error err = {0};
+
+		snprintf(spec, sizeof(spec),
+			 "{'name':'x','pairs':[{'client':'%s','server':'%s'}],'family':['ipv4','ipv6']}",
+			 cases[i].client, cases[i].server);
+		assert_int_equal(mx_plan_text(spec, u, 1, &plan, &err), TB_ERR_INVALID);
+		assert_null(plan);
+		assert_string_equal(err.field, "family[1]");
+		if (strstr(err.message, cases[i].host) == NULL || strstr(err.message, cases[i].want) == NULL)
+			fail_msg("%s -> %s: %s", cases[i].client, cases[i].server, err.message);
+		snprintf(spec, sizeof(spec), "{'name':'x','pairs':[{'client':'%s','server':'%s'}],'family':'ipv4'}",
+			 cases[i].client, cases[i].server);
+		assert_int_equal(mx_plan_text(spec, u, 1, &plan, &err), 0);
+		tb_matrix_plan_free(plan);
+	}
+	{ /* the mapped one says the run would go over IPv4 */
+		struct tb_matrix_plan *plan = NULL;
+		struct tb_error err = {0};
+
+		assert_int_equal(
+			mx_plan_text("{'name':'x','pairs':[{'client':'left','server':'mapped'}],'family':'ipv6'}", u, 1,
+				     &plan, &err),
+			TB_ERR_INVALID);
+		assert_string_equal(err.field, "family");
+		assert_non_null(strstr(err.message, "over IPv4"));
+	}
+	tb_inventory_free(u);
+}
+
 /* Bad values of "family", a line each, with the field they name. */
 static void test_bad_family(void **state)
 {
@@ -253,9 +320,13 @@ static void test_command_lines(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_inventory_address6), cmocka_unit_test(test_default_ipv4),
-		cmocka_unit_test(test_family_dimension),   cmocka_unit_test(test_refused_without_address6),
-		cmocka_unit_test(test_bad_family),         cmocka_unit_test(test_command_lines),
+		cmocka_unit_test(test_inventory_address6),
+		cmocka_unit_test(test_default_ipv4),
+		cmocka_unit_test(test_family_dimension),
+		cmocka_unit_test(test_refused_without_address6),
+		cmocka_unit_test(test_bad_family),
+		cmocka_unit_test(test_command_lines),
+		cmocka_unit_test(test_refused_unusable_address6),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
