@@ -2,7 +2,10 @@
  * boot.h - bring a dual-boot machine up in a chosen OS and prove it.
  *
  * Each switch takes the boot path of fewest reboots (boot_paths.h, chosen
- * by tb_boot_path_for and named in a step): from Linux `grub-reboot ENTRY`
+ * by tb_boot_path_for and named in a step) and runs that row's function
+ * (server/boot_path_*.c, over boot_internal.h's shared steps; GRUB's
+ * environment on the ESP and the BMC's one-shot boot device among them):
+ * from Linux `grub-reboot ENTRY`
  * (read back from grubenv: grub-reboot exits 0 even when it could not write)
  * then `reboot`; from Linux or FreeBSD, where boot.efi names the target's
  * Boot####, UEFI BootNext (`efibootmgr -n XXXX`, FreeBSD `-n -b XXXX`, read
