@@ -6,7 +6,9 @@
 # from left to right gives results for both families, the IPv6 runs'
 # commands carrying right's IPv6 address (iperf3 -6, iperf2 -V on both
 # ends), their family stored (params, the run, the results' CSV), an RTT
-# stream (ping) beside them over IPv6 too; the hosts' metadata has IPv6
+# stream (ping) beside them over IPv6 too (left's ICMPv6 echoes counted),
+# and irtt beside an IPv6 run answering at [ADDR6]:PORT (not falling back
+# to ping); the hosts' metadata has IPv6
 # forwarding beside IPv4's (on for the router's FreeBSD persona).  The IPv6 traffic crossed the
 # router: its Ip6OutForwDatagrams counter grew by the runs' packets, and the
 # router's 50 Mbit/s rate cap bounds the TCP runs of both families (and
@@ -19,6 +21,7 @@ sim_testbedd tbv6 198 2
 both_answer
 
 fwd6() { ip netns exec "$PFX-router" awk '$1 == "Ip6OutForwDatagrams" { print $2 }' /proc/net/snmp6; }
+echo6() { ip netns exec "$PFX-left" awk '$1 == "Icmp6OutEchos" { print $2 }' /proc/net/snmp6; }
 
 check "left's data0 has 2001:2:0:10::2/64 beside 198.19.10.2" \
 	bash -c "ip -n $PFX-left -o addr show dev data0 | grep -q 'inet6 2001:2:0:10::2/64' && ip -n $PFX-left -o addr show dev data0 | grep -q 'inet 198.19.10.2/24'"
@@ -45,6 +48,7 @@ sys.exit(not ok)'
 
 check "sim link --rate 50mbit" "$SIM" link --prefix "$PFX" --rate 50mbit
 f0=$(fwd6)
+e0=$(echo6)
 stamp_start run.rtt
 body=$(api POST /api/v1/matrices "$spec")
 M=$(echo "$body" | jq_ 'd["matrix"]["id"]')
@@ -53,9 +57,12 @@ WAIT=150 check "matrix $M succeeds" wait_state "$M" succeeded
 sleep 1
 stamp_stop
 f1=$(fwd6)
+e1=$(echo6)
 "$SIM" link --prefix "$PFX" --rate none >/dev/null
-diag "router Ip6OutForwDatagrams $f0 -> $f1"
+diag "router Ip6OutForwDatagrams $f0 -> $f1; left Icmp6OutEchos $e0 -> $e1"
 check "the IPv6 runs crossed the router: it forwarded over 5000 IPv6 datagrams" test $((f1 - f0)) -gt 5000
+# the 4 IPv6 runs' ping (idle 10 + loaded 15 each) went to right's IPv6 address, not its IPv4 one
+check "the RTT stream of the IPv6 runs pinged over IPv6 (left sent over 40 ICMPv6 echoes)" test $((e1 - e0)) -gt 40
 
 rule6() { ip netns exec "$PFX-router" nft list table ip6 tbsim_link 2>/dev/null | grep -o 'mod 1000 < [0-9]*'; }
 "$SIM" link --prefix "$PFX" --loss 2 >/dev/null
@@ -113,6 +120,24 @@ import csv, io, sys
 rows = list(csv.DictReader(io.StringIO(sys.argv[1])))
 print("# families in the CSV:", sorted(set(r.get("family") for r in rows)))
 sys.exit(not (rows and sorted(set(r["family"] for r in rows)) == ["ipv4", "ipv6"]))' "$csv"
+
+# irtt beside an IPv6 run: its ADDR:PORT is [2001:2:0:20::2]:PORT (a bare v6
+# address with :PORT is no address to irtt: the probe would fall back to ping)
+stamp_start run.rtt
+body=$(api POST /api/v1/matrices '{"name":"v6irtt","pairs":[{"client":"left","server":"right"}],"protocols":["tcp"],"duration_s":2,"family":"ipv6","latency":"irtt"}')
+M2=$(echo "$body" | jq_ 'd["matrix"]["id"]')
+check "irtt matrix start: 201" test "$(st)" = 201 -a -n "$M2"
+WAIT=60 check "matrix $M2 (IPv6, latency irtt) succeeds" wait_state "$M2" succeeded
+sleep 1
+stamp_stop
+check "irtt answered over IPv6: the run's RTT bins, idle and loaded, are irtt's" python3 - "$DD/events.jsonl" "$M2" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rtt = [e["data"]["data"] for e in ev if e.get("event") == "run.rtt"]
+mine = [x for x in rtt if x["matrix"] == int(sys.argv[2])]
+print("# run.rtt bins of matrix %s (tool, phase):" % sys.argv[2], sorted(set((x["tool"], x["phase"]) for x in mine)))
+sys.exit(not (mine and all(x["tool"] == "irtt" for x in mine) and {x["phase"] for x in mine} == {"idle", "load"}))
+PY
 
 # right without IPv6 in the inventory: an IPv6 plan is refused before anything runs
 python3 - "$S/inventory.yaml" <<'PY'
