@@ -2,6 +2,7 @@
 #include "power.h"
 #include "validate.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,17 +264,38 @@ int tb_power_ssh(struct tb_action *a, const struct tb_machine *m, const char *os
 	return rc;
 }
 
-/* uname -s of the persona answering as os ("" when it cannot tell). */
-static void uname_s(struct tb_action *a, const struct tb_machine *m, const char *os, char *out, size_t len)
+/* What the persona answering as os is and has for powering itself off:
+ * `uname -s` ("" when it cannot tell) and which of shutdown, poweroff,
+ * reboot and systemctl are on its PATH (one ssh command). */
+struct os_tools {
+	char sys[64];
+	bool shutdown, poweroff, reboot, systemctl;
+};
+
+static void os_tools(struct tb_action *a, const struct tb_machine *m, const char *os, struct os_tools *o)
 {
-	static const char *const argv[] = {"uname", "-s", NULL};
+	static const char *const argv[] = {
+		"sh", "-c", "uname -s; for c in shutdown poweroff reboot systemctl; do command -v $c; done", NULL};
 	struct tb_ssh_capture cap;
 	struct tb_error e = {0};
+	char text[1024], *line, *save = NULL;
 
-	out[0] = '\0';
-	if (tb_power_ssh(a, m, os, argv, 10000, &cap, &e) == 0 && cap.res.exit_status == 0 && cap.out != NULL) {
-		snprintf(out, len, "%s", cap.out);
-		out[strcspn(out, "\r\n")] = '\0';
+	memset(o, 0, sizeof(*o));
+	/* a path a line for each one there (dash's command -v takes one name) */
+	if (tb_power_ssh(a, m, os, argv, 10000, &cap, &e) == 0 && cap.out != NULL) {
+		snprintf(text, sizeof(text), "%s", cap.out);
+		for (line = strtok_r(text, "\r\n", &save); line != NULL; line = strtok_r(NULL, "\r\n", &save)) {
+			const char *name = strrchr(line, '/') != NULL ? strrchr(line, '/') + 1 : line;
+
+			if (o->sys[0] == '\0') { /* the first line: uname -s */
+				snprintf(o->sys, sizeof(o->sys), "%s", line);
+				continue;
+			}
+			o->shutdown |= strcmp(name, "shutdown") == 0;
+			o->poweroff |= strcmp(name, "poweroff") == 0;
+			o->reboot |= strcmp(name, "reboot") == 0;
+			o->systemctl |= strcmp(name, "systemctl") == 0;
+		}
 	}
 	tb_ssh_capture_free(&cap);
 }
@@ -472,7 +494,10 @@ int tb_power_reboot_wait_for(struct tb_action *a, const struct tb_inventory *inv
 	return reboot_proven(a, inv, m, cur_os, before, expect, os_out, err);
 }
 
-/* Ask the running OS to power off or reboot (the connection may drop: fine). */
+/* Ask the running OS to power off or reboot (the connection may drop:
+ * fine), with what it has: FreeBSD `shutdown -p now` / `shutdown -r now`,
+ * else `poweroff` / `reboot`; Linux `systemctl poweroff|reboot`, else
+ * `poweroff` / `reboot`.  The step shows the command as it ran. */
 static int ssh_shutdown(struct tb_action *a, const struct tb_machine *m, const char *os, int reboot,
 			struct tb_error *err)
 {
@@ -480,18 +505,24 @@ static int ssh_shutdown(struct tb_action *a, const struct tb_machine *m, const c
 	static const char *const bsd_reboot[] = {"shutdown", "-r", "now", NULL};
 	static const char *const linux_off[] = {"systemctl", "poweroff", NULL};
 	static const char *const linux_reboot[] = {"systemctl", "reboot", NULL};
+	static const char *const plain_off[] = {"poweroff", NULL};
+	static const char *const plain_reboot[] = {"reboot", NULL};
+	const char *const *argv;
 	struct tb_ssh_capture cap;
 	struct tb_error e = {0};
-	char sys[64];
-	int bsd;
+	struct os_tools o;
 
-	uname_s(a, m, os, sys, sizeof(sys));
-	if (sys[0] == '\0')
+	os_tools(a, m, os, &o);
+	if (o.sys[0] == '\0')
 		return tb_fail(err, TB_ERR_UNREACHABLE, "", "%s (%s) did not say which OS it runs (uname -s)", m->name,
 			       os);
-	bsd = strcmp(sys, "FreeBSD") == 0;
-	tb_power_ssh(a, m, os, bsd ? (reboot ? bsd_reboot : bsd_off) : (reboot ? linux_reboot : linux_off), 15000, &cap,
-		     &e);
+	if (strcmp(o.sys, "FreeBSD") == 0)
+		argv = reboot ? (o.shutdown || !o.reboot ? bsd_reboot : plain_reboot)
+			      : (o.shutdown || !o.poweroff ? bsd_off : plain_off);
+	else
+		argv = reboot ? (o.systemctl || !o.reboot ? linux_reboot : plain_reboot)
+			      : (o.systemctl || !o.poweroff ? linux_off : plain_off);
+	tb_power_ssh(a, m, os, argv, 15000, &cap, &e);
 	tb_ssh_capture_free(&cap);
 	return 0;
 }

@@ -121,7 +121,8 @@ struct tb_services;
  * Do op to machine m and prove it: "on" ends when an OS persona answers ssh
  * (Wake-on-LAN resent every TB_WOL_RESEND_S while waiting); "off"/"soft" end
  * when nothing answers (through the BMC when there is one, else `shutdown -p
- * now` on FreeBSD or `systemctl poweroff` on Linux over ssh); "cycle" and
+ * now` on FreeBSD or `systemctl poweroff` on Linux over ssh, `poweroff` where
+ * those are missing); "cycle" and
  * "reset" end when an OS answers again.  Transient BMC errors are retried
  * with jittered backoff; credential and configuration errors fail at once.
  * Every wait is bounded by m's boot/shutdown timeouts; every step is

@@ -606,7 +606,7 @@ function confirmText(host, op) {
       confirm: 'Power off',
       lines: [now,
         bmc ? 'testbedd switches it off through its BMC (IPMI chassis power off), without a shutdown.'
-          : 'testbedd asks its OS to shut down (systemctl poweroff on Linux, shutdown -p now on FreeBSD) and waits until it no longer answers.',
+          : 'testbedd asks its OS to shut down (systemctl poweroff on Linux, shutdown -p now on FreeBSD, poweroff where those are missing) and waits until it no longer answers.',
         stops,
         !bmc && !wol ? `Nothing here can switch it on again: the inventory gives ${host.name} no IPMI and no Wake-on-LAN.` : null],
     };

@@ -6,7 +6,9 @@
 # proof (a step says both), the same value is an OS that did not reboot.  The
 # sim's personas have both, new at each boot (hostctl.sh boot_ids); its
 # reboot-fake fault drops every session and restarts sshd without a boot,
-# which testbedd took for a reboot before.
+# which testbedd took for a reboot before.  A FreeBSD without shutdown(8) on
+# its PATH is reset with reboot and powered off with poweroff (issue 21 item
+# 7), the steps showing the command as it ran.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 scratch_dir
@@ -50,6 +52,26 @@ check "... by shutdown -r now" grep -q "^ran on the host \$ ssh root@$NET.20 shu
 t1=$(sshc "root@$NET.20" sysctl -n kern.boottime)
 check "a step proves the reboot: kern.boottime was $t0, now $t1" grep -qF "right rebooted: its kern.boottime was $t0, now $t1" "$D/steps"
 check "... one boot, another kern.boottime" sh -c 'test "$1" = "$2" && test "$3" != "$4"' _ "$(boots right)" $((n0 + 1)) "$t0" "$t1"
+
+# ---- FreeBSD without shutdown(8) on its PATH: poweroff and reboot ----
+mv "$S/personas/freebsd/bin/shutdown" "$S/personas/freebsd/shutdown.away"
+n0=$(boots right)
+reset_right
+check "a reset from a FreeBSD without shutdown succeeds" test $rc = 0
+check "... by reboot" grep -q "^ran on the host \$ ssh root@$NET.20 reboot$" "$D/steps"
+check "... proven by kern.boottime, one boot" sh -c 'test "$1" = "$2"' _ "$(boots right)" $((n0 + 1))
+out=$(tb power right off 2>&1)
+A=$(echo "$out" | sed -n 's/^action \([0-9]*\) started.*/\1/p')
+tb action "$A" --wait >"$D/act" 2>&1
+rc=$?
+steps "$A" >"$D/steps"
+check "power right off from a FreeBSD without shutdown succeeds" test $rc = 0
+check "... by poweroff" grep -q "^ran on the host \$ ssh root@$NET.20 poweroff$" "$D/steps"
+check "... right is off" wait_power right off
+mv "$S/personas/freebsd/shutdown.away" "$S/personas/freebsd/bin/shutdown"
+tb power right on --wait >"$D/on" 2>&1
+check "power right on (Wake-on-LAN) brings FreeBSD back" test "$(answers right)" = freebsd
+t1=$(sshc "root@$NET.20" sysctl -n kern.boottime)
 
 # ---- an OS that drops its sessions but does not reboot: not taken for a reboot ----
 python3 - "$S/inventory.yaml" <<'PY'
