@@ -434,13 +434,14 @@ static int parse_boot(struct inv_ctx *c, const struct tb_ynode *map, const char 
 		if (e->os == NULL || e->entry == NULL)
 			return tb_fail(c->err, TB_ERR_NOMEM, "", "out of memory");
 	}
-	if ((rc = parse_boot_map(c, map, path, os, "esp_grubenv", tb_valid_path,
-				 "expected the absolute path where this OS mounts the GRUB environment block on the EFI "
-				 "system partition (\"/boot/efi/grubenv\")",
-				 &b->esp, &b->nesp)) != 0 ||
+	if ((rc = parse_boot_map(
+		     c, map, path, os, "esp_grubenv", tb_valid_path,
+		     "expected the absolute path where this OS mounts the GRUB environment block on the EFI "
+		     "system partition (\"/boot/efi/grubenv\")",
+		     &b->esp, &b->nesp)) != 0 ||
 	    (rc = parse_boot_map(c, map, path, os, "bmc", bmc_device,
-				 "expected the BMC boot device that brings this OS up: disk, pxe, cdrom or bios", &b->bmc,
-				 &b->nbmc)) != 0)
+				 "expected the BMC boot device that brings this OS up: disk, pxe, cdrom or bios",
+				 &b->bmc, &b->nbmc)) != 0)
 		return rc;
 	return parse_boot_efi(c, map, path, os, b);
 }
@@ -478,6 +479,7 @@ static int parse_link(struct inv_ctx *c, const char *name, const struct tb_ynode
 {
 	static const char *const keys[] = {"address", "address6", "ifname", "rate", NULL};
 	const struct tb_ynode *ifn, *rate;
+	const char *why;
 	char sub[512];
 	int rc;
 
@@ -487,6 +489,13 @@ static int parse_link(struct inv_ctx *c, const char *name, const struct tb_ynode
 	    (rc = inv_get_str(c, map, path, "address6", 0, valid_cidr6,
 			      "an IPv6 address with prefix length, such as 2001:2:0:10::2/64", &l->address6)) != 0)
 		return rc;
+	if (l->address6 != NULL && (why = tb_ipv6_unusable(l->address6)) != NULL) {
+		snprintf(sub, sizeof(sub), "%s.address6", path);
+		return inv_bad(c, tb_ynode_get(map, "address6"), sub,
+			       "%s is %s: expected a global or unique-local IPv6 address with prefix length, such as "
+			       "2001:2:0:10::2/64",
+			       l->address6, why);
+	}
 	if ((rate = tb_ynode_get(map, "rate")) != NULL) {
 		snprintf(sub, sizeof(sub), "%s.rate", path);
 		if ((rc = inv_want_kind(c, rate, sub, TB_Y_SCALAR)) != 0)

@@ -68,13 +68,34 @@ int tb_valid_cidr(const char *s)
 		return 0;
 	memcpy(buf, s, (size_t)(slash - s));
 	buf[slash - s] = '\0';
+	if (slash[1] == '\0' || strspn(slash + 1, "0123456789") != strlen(slash + 1) || strlen(slash + 1) > 3)
+		return 0; /* digits only: no sign, no blank */
 	errno = 0;
 	bits = strtol(slash + 1, &end, 10);
-	if (*end != '\0' || slash[1] == '\0' || errno != 0 || bits < 0)
+	if (*end != '\0' || errno != 0 || bits < 0)
 		return 0;
 	if (tb_valid_ipv4(buf))
 		return bits <= 32;
 	return inet_pton(AF_INET6, buf, &a6) == 1 && bits <= 128;
+}
+
+const char *tb_ipv6_unusable(const char *s)
+{
+	char a[64];
+	struct in6_addr x;
+
+	snprintf(a, sizeof(a), "%.*s", (int)strcspn(s, "/"), s);
+	if (inet_pton(AF_INET6, a, &x) != 1)
+		return "not an IPv6 address";
+	if (IN6_IS_ADDR_V4MAPPED(&x) || IN6_IS_ADDR_V4COMPAT(&x))
+		return "an IPv4-mapped address: a run would go over IPv4";
+	if (IN6_IS_ADDR_LINKLOCAL(&x))
+		return "link-local (fe80::/10): it needs an interface zone, which the inventory cannot give";
+	if (IN6_IS_ADDR_UNSPECIFIED(&x))
+		return "the unspecified address";
+	if (IN6_IS_ADDR_MULTICAST(&x))
+		return "a multicast address";
+	return NULL;
 }
 
 int tb_valid_path(const char *s)

@@ -13,8 +13,13 @@ int tb_valid_name(const char *s); /* machine, OS, link: [a-z0-9][a-z0-9_-]{0,31}
 #define TB_NAME_MAX 40
 int tb_valid_user(const char *s); /* a login name */
 int tb_valid_ipv4(const char *s);
-int tb_valid_address(const char *s);     /* IPv4, IPv6 or a DNS name */
-int tb_valid_cidr(const char *s);        /* address/prefix */
+int tb_valid_address(const char *s); /* IPv4, IPv6 or a DNS name */
+int tb_valid_cidr(const char *s);    /* address/prefix */
+/* Why the IPv6 address of s ("addr" or "addr/len") cannot carry a run to or
+ * from a host, or NULL when it can: an IPv4-mapped or -compatible one goes
+ * over IPv4 on the wire, a link-local one needs a zone, :: and multicast
+ * groups are no host; "not an IPv6 address" when it is none. */
+const char *tb_ipv6_unusable(const char *s);
 int tb_valid_path(const char *s);        /* absolute, no control characters */
 int tb_valid_env(const char *s);         /* an environment variable name */
 int tb_valid_fingerprint(const char *s); /* "SHA256:" + 43 base64 characters */
