@@ -1410,6 +1410,53 @@ static size_t count(const char *s, const char *needle)
 	return n;
 }
 
+/* The real Linux script on a kernel without IPv6 (ipv6.disable=1: no
+ * /proc/sys/net/ipv6; here a tmpfs hides it in a mount namespace of the
+ * test's own, unshare -m): the sysctl section is no error, the IPv4 values
+ * are there and IPv6 forwarding is left out.  Before, the key IPv6
+ * forwarding added made sysctl exit 1 and every read on such a host
+ * recorded an error of the section.  Skipped where unshare cannot run
+ * (not root). */
+static void test_script_without_ipv6(void **state)
+{
+	char *script = tb_hostmeta_script("linux", "lo");
+	const char *argv[] = {"/usr/bin/unshare",
+			      "-m",
+			      "sh",
+			      "-c",
+			      "mount -t tmpfs none /proc/sys/net/ipv6 && test ! -e /proc/sys/net/ipv6/conf && "
+			      "exec sh -c \"$0\"",
+			      script,
+			      NULL};
+	const json_t *errs, *e;
+	size_t len, i;
+	char *out;
+	json_t *r;
+
+	(void)state;
+	assert_non_null(script);
+	if (geteuid() != 0 || access("/proc/sys/net/ipv6", F_OK) != 0 || access(argv[0], X_OK) != 0) {
+		free(script);
+		skip();
+	}
+	out = run_capture(argv, &len);
+	assert_int_equal(count(out, TB_HOSTMETA_SECTION), 10);
+	r = parse_ok("linux", "lo", out, len);
+	errs = json_object_get(r, "errors");
+	json_array_foreach(errs, i, e)
+	{
+		if (strcmp(json_string_value(json_object_get(e, "section")), "sysctl") == 0)
+			fail_msg("sysctl section failed without IPv6: %s",
+				 json_string_value(json_object_get(e, "message")));
+	}
+	assert_true(json_is_boolean(tb_test_walk(r, "forwarding/ipv4", '/')));
+	assert_null(tb_test_walk(r, "forwarding/ipv6", '/'));
+	assert_true(json_is_string(tb_test_walk(r, "tcp/congestion_control", '/')));
+	json_decref(r);
+	free(out);
+	free(script);
+}
+
 /* The real script on this (Debian) machine, through /bin/sh and through the
  * login shells the caller's quoting is made for. */
 static void test_script_runs(void **state)
@@ -1728,12 +1775,19 @@ static void test_out_of_memory(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_samples),       cmocka_unit_test(test_every_file),
-		cmocka_unit_test(test_hosts),         cmocka_unit_test(test_odd_outputs),
-		cmocka_unit_test(test_parser_cases),  cmocka_unit_test(test_script_refused),
-		cmocka_unit_test(test_script_shape),  cmocka_unit_test(test_script_runs),
-		cmocka_unit_test(test_truncated),     cmocka_unit_test(test_garbage),
-		cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_shaping),
+		cmocka_unit_test(test_samples),
+		cmocka_unit_test(test_every_file),
+		cmocka_unit_test(test_hosts),
+		cmocka_unit_test(test_odd_outputs),
+		cmocka_unit_test(test_parser_cases),
+		cmocka_unit_test(test_script_refused),
+		cmocka_unit_test(test_script_shape),
+		cmocka_unit_test(test_script_runs),
+		cmocka_unit_test(test_script_without_ipv6),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_shaping),
 	};
 
 	tb_test_data_dir("hosts", data_dir, sizeof(data_dir));
