@@ -27,15 +27,19 @@ trap 'sim_down' EXIT
 trap 'exit 1' INT TERM HUP
 
 sim_up() {	# prefix block [sim up options...]
-	PFX=$1 BLK=$2
+	local pfx=$1
+	BLK=$2
 	shift 2
 	NET=198.18.$BLK
 	# a sim of this test left by a killed run (older than ctest's timeout): remove it
-	if [ -n "$(find /run/testbedd-sim/.registry/$PFX -mmin +11 2>/dev/null)" ]; then
-		diag "removing a stale sim $PFX"
-		"$SIM" down --prefix "$PFX" >/dev/null 2>&1
+	if [ -n "$(find /run/testbedd-sim/.registry/$pfx -mmin +11 2>/dev/null)" ]; then
+		diag "removing a stale sim $pfx"
+		"$SIM" down --prefix "$pfx" >/dev/null 2>&1
 	fi
-	S=$("$SIM" up --prefix "$PFX" --block "$BLK" "$@") || return 1
+	# PFX (what the EXIT trap takes down) only once the sim is ours: a prefix
+	# in use by another run (the same test run twice at once) stays up
+	S=$("$SIM" up --prefix "$pfx" --block "$BLK" "$@") || return 1
+	PFX=$pfx
 	MAC_left=02:18:$(printf %02x "$BLK"):00:00:01 MAC_right=02:18:$(printf %02x "$BLK"):00:00:02
 	export IPMI_PASSWORD
 	IPMI_PASSWORD=$(cat "$S/bmc-left.pass")
