@@ -4,6 +4,7 @@
 #include "run_latency.h"
 #include "run_profile.h"
 #include "run_idle.h"
+#include "netperf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -81,7 +82,9 @@ static void target_of(struct tb_services *sv, const struct tb_run_host *h, struc
 int tb_run_host_prepare(struct tb_services *sv, struct tb_run_host *h, struct tb_error *err)
 {
 	static const char *const argv[] = {
-		"sh", "-c", "uname -s; iperf3 --version 2>&1 | head -n 1; echo tbiperf2; iperf -v 2>&1 | head -n 1",
+		"sh", "-c",
+		"uname -s; iperf3 --version 2>&1 | head -n 1; echo tbiperf2; iperf -v 2>&1 | head -n 1; "
+		"echo tbnetperf; netperf -V 2>&1 | head -n 1",
 		NULL};
 	struct tb_ssh_target t;
 	struct tb_ssh_capture cap;
@@ -99,7 +102,7 @@ int tb_run_host_prepare(struct tb_services *sv, struct tb_run_host *h, struct tb
 	rc = tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, argv, 15000, 4096, &cap, err);
 	if (rc == 0) {
 		const char *ver = cap.out;
-		char *mark = strstr(cap.out, "tbiperf2\n");
+		char *mark = strstr(cap.out, "tbiperf2\n"), *np = strstr(cap.out, "tbnetperf\n");
 		struct tb_error e2 = {0};
 
 		/* the uname line too: caps knows Linux from it (--snd-timeout) */
@@ -107,13 +110,18 @@ int tb_run_host_prepare(struct tb_services *sv, struct tb_run_host *h, struct tb
 		if ((nl = strchr(cap.out, '\n')) != NULL)
 			ver = nl + 1;
 		memset(&h->tools, 0, sizeof(h->tools));
+		if (np != NULL) {
+			*np = '\0'; /* netperf -V's after */
+			if (tb_netperf_version_parse(np + 10, h->tools.netperf, sizeof(h->tools.netperf), &e2) != 0)
+				h->tools.netperf[0] = '\0';
+		}
 		if (mark != NULL) {
 			*mark = '\0'; /* iperf3's part before, iperf -v's after */
 			if (tb_iperf2_version_parse(mark + 9, h->tools.iperf2, sizeof(h->tools.iperf2), &e2) != 0)
 				h->tools.iperf2[0] = '\0';
 		}
 		h->tools.has_iperf3 = tb_iperf_caps_parse(cap.out, &h->tools.iperf3, &e2) == 0;
-		if (!h->tools.has_iperf3 && h->tools.iperf2[0] == '\0')
+		if (!h->tools.has_iperf3 && h->tools.iperf2[0] == '\0' && h->tools.netperf[0] == '\0')
 			rc = tb_fail(err, TB_ERR_REMOTE, "",
 				     "%s (%s): iperf3 --version said \"%.*s\": install iperf3 3.x there", h->m->name,
 				     h->os, (int)strcspn(ver, "\r\n") > 80 ? 80 : (int)strcspn(ver, "\r\n"), ver);
@@ -504,7 +512,7 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		    struct tb_run_host *sh, bool sample, struct outcome *o)
 {
 	struct run_server s;
-	struct run_sampler samplers[2] = {0};
+	struct run_samplers samplers = {0};
 	struct run_latency lat = {0};
 	struct run_profile prof;
 	struct client c = {.ctl = ctl,
@@ -535,18 +543,14 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		collect(&s, &c, o);
 		return;
 	}
-	if (sample) { /* the spec's "sample": both ends, for the run's length at most */
-		run_sampler_start(&samplers[0], sv, ch, r, "client", wall_s);
-		run_sampler_start(&samplers[1], sv, sh, r, "server", wall_s);
-	}
+	if (sample) /* the spec's "sample": both ends and the routers on the path, for the run's length at most */
+		run_samplers_start(&samplers, sv, ch, sh, r, wall_s);
 	run_latency_start(&lat, sv, ch, sh, r, p->omit_s + p->duration_s); /* the spec's "latency", if any */
 	run_profile_start(&prof, sv, ch, sh, r, wall_s);                   /* the spec's "profile", if any */
 	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, &e);
 	run_profile_stop(&prof, ctl->stop == 0); /* a stopped run's profile is not read */
-	if (sample) {
-		run_sampler_stop(&samplers[0]);
-		run_sampler_stop(&samplers[1]);
-	}
+	if (sample)
+		run_samplers_stop(&samplers);
 	run_latency_stop(&lat);
 	if (ln != 1) {
 		never_ran(sv, ctl, r, ch, sh, &s, ln, &e, o);

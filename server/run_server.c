@@ -23,6 +23,10 @@ static void line_of(struct run_server *s, const char *line, size_t len)
 	if (len == 11 && strncmp(line, "tblistening", 11) == 0) {
 		pthread_mutex_lock(&s->lock);
 		s->listening = 1;
+		/* a server with nothing to report (netperf's: the client has
+		 * both ends) is done as soon as it listens */
+		if (s->drv->server_stays && s->drv->parser_done(s->parser))
+			s->final_seen = 1;
 		pthread_cond_broadcast(&s->cond);
 		pthread_mutex_unlock(&s->lock);
 		return;

@@ -27,14 +27,15 @@ struct tb_tool_caps {
 	bool has_iperf3;
 	struct tb_iperf_caps iperf3; /* valid when has_iperf3 */
 	char iperf2[32];             /* "2.1.8" from `iperf -v`, "" when absent */
+	char netperf[32];            /* "2.7.0" from `netperf -V`, "" when absent */
 };
 
 /* One side's output parser: fed as bytes arrive, finished once. */
 struct tb_traffic_parser;
 
 struct tb_traffic_driver {
-	const char *name;   /* "iperf3", "iperf2": the spec's "tool" */
-	const char *binary; /* the process name on the host ("iperf3", "iperf") */
+	const char *name;   /* "iperf3", "iperf2", "netperf": the spec's "tool" */
+	const char *binary; /* the client's process name on the host ("iperf3", "iperf", "netperf") */
 	/* The server may stay after its test (iperf2 serves until stopped):
 	 * the run stops it by pid once the server printed its summary. */
 	bool server_stays;
@@ -73,11 +74,12 @@ struct tb_traffic_driver {
 	const char *(*error_class)(const json_t *result, char *msg, size_t len, bool *retry);
 };
 
-enum tb_tool { TB_TOOL_IPERF3 = 0, TB_TOOL_IPERF2 = 1 };
-#define TB_TOOL_COUNT 2
+enum tb_tool { TB_TOOL_IPERF3 = 0, TB_TOOL_IPERF2 = 1, TB_TOOL_NETPERF = 2 };
+#define TB_TOOL_COUNT 3
 
 extern const struct tb_traffic_driver tb_traffic_iperf3;
 extern const struct tb_traffic_driver tb_traffic_iperf2;
+extern const struct tb_traffic_driver tb_traffic_netperf;
 
 /* The driver of tool (NULL for a value that is none). */
 const struct tb_traffic_driver *tb_traffic_driver_for(int tool);

@@ -1,7 +1,7 @@
 /*
  * traffic_drivers.c - the table of traffic tools (traffic.h): one line per
- * driver, and the iperf3 and iperf2 drivers, each a thin layer over its pure
- * module (iperf.h, iperf2.h).
+ * driver, and the iperf3, iperf2 and netperf drivers, each a thin layer over
+ * its pure module (iperf.h, iperf2.h, netperf.h).
  */
 #include "traffic.h"
 
@@ -10,12 +10,14 @@
 #include <string.h>
 
 #include "iperf2.h"
+#include "netperf.h"
 
 const struct tb_traffic_driver *tb_traffic_driver_for(int tool)
 {
 	switch (tool) {
 	case TB_TOOL_IPERF3: return &tb_traffic_iperf3;
 	case TB_TOOL_IPERF2: return &tb_traffic_iperf2;
+	case TB_TOOL_NETPERF: return &tb_traffic_netperf;
 	default: return NULL;
 	}
 }
@@ -36,11 +38,13 @@ int tb_tool_parse(const char *name)
 }
 
 /* One side's parser, whichever tool: exactly one of the pointers is set,
- * or none (iperf3 -J: the whole output is parsed at finish). */
+ * or none (iperf3 -J: the whole output is parsed at finish; netperf: its
+ * client's omni line at finish, its server's output not at all). */
 struct tb_traffic_parser {
 	struct tb_iperf_stream *stream;
 	struct tb_iperf_text *text;
 	struct tb_iperf2_text *text2;
+	enum { NP_NONE, NP_CLIENT, NP_SERVER } netperf;
 };
 
 static struct tb_traffic_parser *parser_alloc(void)
@@ -117,9 +121,10 @@ static void parser_feed(struct tb_traffic_parser *ps, const char *data, size_t l
 		tb_iperf2_text_feed(ps->text2, data, len);
 }
 
+/* netserver has nothing to tell: the client reports both ends. */
 static bool parser_done(struct tb_traffic_parser *ps)
 {
-	return ps != NULL && ps->text2 != NULL && tb_iperf2_text_done(ps->text2);
+	return ps != NULL && ((ps->text2 != NULL && tb_iperf2_text_done(ps->text2)) || ps->netperf == NP_SERVER);
 }
 
 /* *result NULL (and 0) when a -J client printed nothing. */
@@ -137,6 +142,13 @@ static int parser_finish(struct tb_traffic_parser *ps, const char *all, size_t l
 		rc = tb_iperf_text_finish(ps->text, result, err);
 	else if (ps->text2 != NULL)
 		rc = tb_iperf2_text_finish(ps->text2, result, err);
+	else if (ps->netperf == NP_CLIENT)
+		rc = tb_netperf_parse(all, len, result, err);
+	else if (ps->netperf == NP_SERVER)
+		rc = (*result = json_pack("{s:[], s:n, s:n, s:i, s:n, s:n}", "intervals", "end", "error", "connected",
+					  0, "cookie", "version")) != NULL
+			     ? 0
+			     : tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	else if (len > 0)
 		rc = tb_iperf_parse_json(all, len, result, err);
 	free(ps);
@@ -277,4 +289,95 @@ const struct tb_traffic_driver tb_traffic_iperf2 = {
 	.parser_done = parser_done,
 	.parser_finish = parser_finish,
 	.error_class = i2_error_class,
+};
+
+/* ---- netperf ---- */
+
+static bool np_available(const struct tb_tool_caps *caps, char *why, size_t len)
+{
+	if (caps->netperf[0] == '\0')
+		snprintf(why, len,
+			 "no netperf there (`netperf -V`): install netperf and netserver (not packaged in "
+			 "Debian 12: from source, or your OS's package)");
+	return caps->netperf[0] != '\0';
+}
+
+static const char *np_version(const struct tb_tool_caps *caps)
+{
+	return caps->netperf;
+}
+
+static int np_server_argv(const struct tb_tool_caps *caps, const struct tb_iperf_params *p, unsigned int port,
+			  int idle_timeout_s, struct tb_argv *out, struct tb_error *err)
+{
+	(void)caps;
+	(void)idle_timeout_s;
+	return tb_netperf_server_argv(p, port, out, err);
+}
+
+static int np_client_argv(const struct tb_tool_caps *caps, const char *addr, unsigned int port,
+			  const struct tb_iperf_params *p, struct tb_argv *out, struct tb_error *err)
+{
+	(void)caps;
+	return tb_netperf_client_argv(addr, port, p, out, err);
+}
+
+/* netserver's control connection is TCP whatever the test's protocol. */
+static void np_listen_check(bool bsd, const struct tb_iperf_params *p, unsigned int port, char *buf, size_t len)
+{
+	(void)p;
+	if (bsd)
+		snprintf(buf, len, "sockstat -46 -l -P tcp -p %u | grep -q netserver", port);
+	else
+		snprintf(buf, len, "ss -Hltn 'sport = :%u' | grep -q .", port);
+}
+
+static struct tb_traffic_parser *np_parser_new(const struct tb_tool_caps *caps, const struct tb_iperf_params *p,
+					       bool client, tb_iperf_interval_fn on_interval, void *cls)
+{
+	struct tb_traffic_parser *ps = parser_alloc();
+
+	(void)caps;
+	(void)p;
+	(void)on_interval; /* no live intervals: netperf's need --enable-demo */
+	(void)cls;
+	if (ps != NULL)
+		ps->netperf = client ? NP_CLIENT : NP_SERVER;
+	return ps;
+}
+
+/* netperf says what went wrong on stderr and prints no values line. */
+static const char *np_error_class(const json_t *result, char *msg, size_t len, bool *retry)
+{
+	const char *etext = json_string_value(json_object_get(result, "error"));
+	const json_t *end = json_object_get(result, "end");
+
+	*retry = false;
+	if (json_is_object(end))
+		return NULL;
+	if (etext != NULL)
+		snprintf(msg, len, "netperf: %s", etext);
+	else
+		snprintf(msg, len, "netperf printed no result line (its stderr says why)");
+	if (etext != NULL && strstr(etext, "netserver listening") != NULL)
+		return "refused";
+	return "iperf_error";
+}
+
+const struct tb_traffic_driver tb_traffic_netperf = {
+	.name = "netperf",
+	.binary = "netperf",
+	.server_stays = true,
+	.merge_ends = false,
+	.available = np_available,
+	.version = np_version,
+	.server_argv = np_server_argv,
+	.client_argv = np_client_argv,
+	.params_args = tb_netperf_params_args,
+	.listen_check = np_listen_check,
+	.parser_new = np_parser_new,
+	.parser_feed = parser_feed,
+	.parser_done = parser_done,
+	.parser_finish = parser_finish,
+	.error_class = np_error_class,
 };

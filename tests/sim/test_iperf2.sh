@@ -12,6 +12,8 @@
 # nothing listens is classed "refused" (checked on the host: the driver
 # reads the output, tests/unit/test_iperf2_parse.c has the capture).  Bad
 # specs are refused naming "tool"; no iperf, iperf3 or timeout is left.
+# netperf (not on the sim's hosts: not packaged in Debian 12) plans with
+# its own command lines and its runs fail saying what to install.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 sim_testbedd tbi2 221 2
@@ -29,7 +31,7 @@ tools_left() {
 	echo $n
 }
 
-body=$(api POST /api/v1/matrices/plan '{"name":"bad","pairs":[{"client":"left","server":"right"}],"tool":"netperf"}')
+body=$(api POST /api/v1/matrices/plan '{"name":"bad","pairs":[{"client":"left","server":"right"}],"tool":"netpref"}')
 check "an unknown tool is refused (400) naming tool" test "$(st)" = 400 -a -n "$(echo "$body" | grep '"field": *"tool"')"
 body=$(api POST /api/v1/matrices/plan '{"name":"bad","pairs":[{"client":"left","server":"right"}],"tool":["iperf3","iperf2"],"directions":["bidir"]}')
 check "iperf2 beside bidir is refused (400) naming tool[1]" \
@@ -118,6 +120,22 @@ sys.exit(not ok)'
 out=$(sshc root@$NET.11 'iperf -c 198.19.20.2 -p 5999 -t 1 -i 1 -e; echo "exit $?"' 2>&1)
 check "iperf2 on the host: a refused connection exits 0 (the trap the driver reads around)" \
 	test -n "$(echo "$out" | grep 'connect failed')" -a -n "$(echo "$out" | grep '^exit 0$')"
+
+# netperf: not packaged in Debian 12, so not on the sim's hosts: the plan
+# shows its command lines, and each run fails saying what to install
+# (detected with netperf -V when the host is prepared)
+body=$(api POST /api/v1/matrices/plan '{"name":"np","pairs":[{"client":"left","server":"right"}],"protocols":["tcp"],"directions":["forward"],"duration_s":2,"repeats":1,"tool":"netperf"}')
+check "a netperf plan: 200, its run's tool and options netperf's" pyck "$body" '
+r = d["plan"]["plan"][0]
+print("# netperf args:", r["iperf_args"])
+sys.exit(not (r["tool"] == "netperf" and r["iperf_args"].startswith("-t TCP_STREAM -l 2 -f k -P 0 -- -o THROUGHPUT,")))'
+body=$(api POST /api/v1/matrices '{"name":"np","pairs":[{"client":"left","server":"right"}],"protocols":["tcp"],"directions":["forward"],"duration_s":2,"repeats":1,"tool":"netperf"}')
+M3=$(echo "$body" | jq_ 'd["matrix"]["id"]')
+WAIT=60 check "matrix $M3 (netperf, on hosts without it) ends failed" wait_state "$M3" failed
+check "its run says netperf is not there and what to install" pyck "$(api GET "/api/v1/matrices/$M3")" '
+r = d["matrix"]["runs"][0]
+print("#", r["error_class"], r["error_message"])
+sys.exit(not (r["state"] == "failed" and "no netperf there (`netperf -V`): install netperf" in r["error_message"]))'
 
 check "no iperf, iperf3 or timeout is left on a host" bash -c 'for _ in $(seq 30); do [ "$('"$(declare -f tools_left)"'; PFX='"$PFX"' tools_left)" = 0 ] && exit 0; sleep 0.2; done; exit 1'
 finish

@@ -360,7 +360,8 @@ static void versions(void **state)
 	assert_int_equal(tb_iperf2_version_parse("iperf 3.12 (cJSON 1.7.15)\n", v, sizeof(v), NULL), TB_ERR_INVALID);
 	assert_int_equal(tb_tool_parse("iperf2"), TB_TOOL_IPERF2);
 	assert_int_equal(tb_tool_parse("iperf3"), TB_TOOL_IPERF3);
-	assert_int_equal(tb_tool_parse("netperf"), -1);
+	assert_int_equal(tb_tool_parse("netperf"), TB_TOOL_NETPERF);
+	assert_int_equal(tb_tool_parse("netperf3"), -1);
 	assert_string_equal(tb_tool_name(TB_TOOL_IPERF2), "iperf2");
 }
 
