@@ -163,6 +163,9 @@ test('OS combinations plan with their boots, each with its estimate', { timeout:
   assert.equal(boots.length, api.boots.length);
   api.boots.forEach((b, i) => {
     assert.match(boots[i], new RegExp(`^${b.seq === null ? 'after the last run' : `before run ${b.seq}`}: ${b.machine} ${b.from ?? 'off'} → ${b.to}`));
+    // how each host will be switched (issue 21: the boot path the planner chose)
+    assert.ok(b.path, `the plan's boot ${i} names its path`);
+    assert.match(boots[i], new RegExp(` by ${b.path} `), `boot ${i} on the page says its path`);
   });
   assert.deepEqual(await planRows().evaluateAll((trs) => trs.map((tr) => tr.cells[2].textContent.trim().split(' (')[0])),
     api.plan.map((r) => `${r.client}@${r.client_os} → ${r.server}@${r.server_os}`));
