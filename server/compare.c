@@ -310,7 +310,10 @@ static json_t *row(const json_t *cur, const json_t *base, const char *metric, do
 					  isnan(j->change) ? json_null()
 							   : json_real(round(j->change * 100.0) / 100.0)) != 0 ||
 	      set_spread(r, cur, base, metric, j) != 0 ||
-	      json_object_set_new_nocheck(r, "verdict", json_string(j->verdict)) != 0;
+	      json_object_set_new_nocheck(r, "verdict", json_string(j->verdict)) != 0 ||
+	      /* what each side cost its hosts and did to latency (run_load.h), beside */
+	      json_object_set_nocheck(r, "load", key_of(cur, "load")) != 0 ||
+	      json_object_set_nocheck(r, "baseline_load", key_of(base, "load")) != 0;
 	if (bad) {
 		json_decref(r);
 		return NULL;

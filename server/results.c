@@ -10,6 +10,7 @@
 #include "csv.h"
 #include "matrix.h"
 #include "outbuf.h"
+#include "run_load.h"
 #include "stats.h"
 #include "store.h"
 #include "timeutil.h"
@@ -494,6 +495,48 @@ static void summarise_cells(json_t *cells, double noisy_cv)
 	}
 }
 
+/* Each run's load (run_load.h: CPU of its ends and routers, latency idle
+ * and loaded) as its "load" (null: none measured), each cell's as the
+ * median over its ok runs ("load", null: none). */
+static int add_loads(const struct tb_results_src *src, int64_t id, struct table *t, struct tb_error *err)
+{
+	json_t *loads, *per_cell = json_array(), *row, *cell;
+	size_t i;
+	int rc;
+
+	if (per_cell == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	if ((rc = tb_run_load_of_matrix(src->store, id, &loads, err)) != 0) {
+		json_decref(per_cell);
+		return rc;
+	}
+	json_array_foreach(t->runs, i, row)
+	{
+		char key[24];
+		json_t *l;
+		size_t c = (size_t)json_integer_value(json_object_get(row, "cell"));
+
+		snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(json_object_get(row, "id")));
+		l = json_object_get(loads, key);
+		json_object_set_new(row, "load", l != NULL ? json_incref(l) : json_null());
+		if (l == NULL || strcmp(json_string_value(json_object_get(row, "state")), "ok") != 0)
+			continue;
+		while (json_array_size(per_cell) <= c)
+			json_array_append_new(per_cell, json_array());
+		json_array_append(json_array_get(per_cell, c), l);
+	}
+	json_array_foreach(t->cells, i, cell)
+	{
+		json_t *l = i < json_array_size(per_cell) ? tb_run_load_cell(json_array_get(per_cell, i)) : NULL;
+
+		if (json_is_object(cell))
+			json_object_set_new(cell, "load", l != NULL ? l : json_null());
+	}
+	json_decref(per_cell);
+	json_decref(loads);
+	return 0;
+}
+
 static int build_table(const struct tb_results_src *src, int64_t id, double noisy_cv, struct table *t,
 		       struct tb_error *err)
 {
@@ -503,7 +546,8 @@ static int build_table(const struct tb_results_src *src, int64_t id, double nois
 	t->cells = json_array();
 	if (t->runs == NULL || t->cells == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	if ((rc = tb_store_run_each(src->store, id, NULL, on_row, t, err)) != 0)
+	if ((rc = tb_store_run_each(src->store, id, NULL, on_row, t, err)) != 0 ||
+	    (rc = add_loads(src, id, t, err)) != 0)
 		return rc;
 	summarise_cells(t->cells, noisy_cv);
 	return 0;
@@ -615,18 +659,27 @@ static const json_t *path_get(const json_t *o, const char *path)
 	return json_object_get(o, path);
 }
 
+/* The rows under cols; the load.* columns only when a row has a load (a
+ * matrix that sampled and measured nothing keeps the columns it had). */
 static void csv_rows(struct tb_outbuf *c, const json_t *rows, const char *const cols[])
 {
-	size_t i;
+	const char *use[160];
+	size_t i, n = 0;
 	json_t *row;
+	int load = 0;
 
-	tb_csv_header(c, cols);
+	json_array_foreach(rows, i, row) load |= json_is_object(json_object_get(row, "load"));
+	for (int k = 0; cols[k] != NULL && n + 1 < sizeof(use) / sizeof(use[0]); k++)
+		if (load || strncmp(cols[k], "load.", 5) != 0)
+			use[n++] = cols[k];
+	use[n] = NULL;
+	tb_csv_header(c, use);
 	json_array_foreach(rows, i, row)
 	{
 		if (json_is_null(row))
 			continue;
-		for (int k = 0; cols[k] != NULL; k++)
-			tb_csv_field(c, path_get(row, cols[k]), cols[k + 1] == NULL);
+		for (size_t k = 0; use[k] != NULL; k++)
+			tb_csv_field(c, path_get(row, use[k]), use[k + 1] == NULL);
 	}
 }
 
@@ -636,80 +689,124 @@ int tb_results_table_csv(const struct tb_results_src *src, int64_t id, int cells
 	return tb_results_table_csv_cv(src, id, cells, TB_STATS_NOISY_CV, out, len, err);
 }
 
+/* The columns of the runs' and the cells' CSV (dotted: a member's member). */
+static const char *const run_cols[] = {"id",
+				       "seq",
+				       "cell",
+				       "repeat",
+				       "client",
+				       "client_os",
+				       "server",
+				       "server_os",
+				       "link",
+				       "protocol",
+				       "direction",
+				       "family",
+				       "params.duration_s",
+				       "params.omit_s",
+				       "params.parallel",
+				       "params.bitrate",
+				       "params.length",
+				       "params.window",
+				       "params.congestion",
+				       "params.tos",
+				       "state",
+				       "error_class",
+				       "sender_bps",
+				       "receiver_bps",
+				       "retransmits",
+				       "lost_percent",
+				       "jitter_ms",
+				       "started_at",
+				       "finished_at",
+				       "cookie",
+				       "load.client_busiest",
+				       "load.client_busiest_mean",
+				       "load.client_busiest_max",
+				       "load.client_busy_mean",
+				       "load.client_interrupt_share",
+				       "load.client_mem_used_max_pct",
+				       "load.server_busiest",
+				       "load.server_busiest_mean",
+				       "load.server_busiest_max",
+				       "load.server_busy_mean",
+				       "load.server_interrupt_share",
+				       "load.server_mem_used_max_pct",
+				       "load.router",
+				       "load.router_busiest",
+				       "load.router_busiest_mean",
+				       "load.router_busiest_max",
+				       "load.router_busy_mean",
+				       "load.router_interrupt_share",
+				       "load.router_mem_used_max_pct",
+				       "load.latency_idle_median_ms",
+				       "load.latency_idle_p95_ms",
+				       "load.latency_load_median_ms",
+				       "load.latency_load_p95_ms",
+				       NULL};
+static const char *const cell_cols[] = {"cell",
+					"client",
+					"client_os",
+					"server",
+					"server_os",
+					"link",
+					"protocol",
+					"direction",
+					"family",
+					"params.duration_s",
+					"params.parallel",
+					"params.bitrate",
+					"runs",
+					"failed",
+					"stopped",
+					"n",
+					"sender_bps.mean",
+					"sender_bps.median",
+					"sender_bps.stdev",
+					"sender_bps.min",
+					"sender_bps.max",
+					"receiver_bps.mean",
+					"receiver_bps.median",
+					"receiver_bps.stdev",
+					"receiver_bps.min",
+					"receiver_bps.max",
+					"retransmits.median",
+					"lost_percent.median",
+					"jitter_ms.median",
+					"sender_bps.q1",
+					"sender_bps.q3",
+					"sender_bps.cv",
+					"sender_bps.noisy",
+					"sender_bps.values",
+					"receiver_bps.q1",
+					"receiver_bps.q3",
+					"receiver_bps.cv",
+					"receiver_bps.noisy",
+					"receiver_bps.values",
+					"load.client_busiest_mean",
+					"load.client_busiest_max",
+					"load.client_busy_mean",
+					"load.client_interrupt_share",
+					"load.client_mem_used_max_pct",
+					"load.server_busiest_mean",
+					"load.server_busiest_max",
+					"load.server_busy_mean",
+					"load.server_interrupt_share",
+					"load.server_mem_used_max_pct",
+					"load.router_busiest_mean",
+					"load.router_busiest_max",
+					"load.router_busy_mean",
+					"load.router_interrupt_share",
+					"load.router_mem_used_max_pct",
+					"load.latency_idle_median_ms",
+					"load.latency_idle_p95_ms",
+					"load.latency_load_median_ms",
+					"load.latency_load_p95_ms",
+					NULL};
+
 int tb_results_table_csv_cv(const struct tb_results_src *src, int64_t id, int cells, double noisy_cv, char **out,
 			    size_t *len, struct tb_error *err)
 {
-	static const char *const run_cols[] = {"id",
-					       "seq",
-					       "cell",
-					       "repeat",
-					       "client",
-					       "client_os",
-					       "server",
-					       "server_os",
-					       "link",
-					       "protocol",
-					       "direction",
-					       "family",
-					       "params.duration_s",
-					       "params.omit_s",
-					       "params.parallel",
-					       "params.bitrate",
-					       "params.length",
-					       "params.window",
-					       "params.congestion",
-					       "params.tos",
-					       "state",
-					       "error_class",
-					       "sender_bps",
-					       "receiver_bps",
-					       "retransmits",
-					       "lost_percent",
-					       "jitter_ms",
-					       "started_at",
-					       "finished_at",
-					       "cookie",
-					       NULL};
-	static const char *const cell_cols[] = {"cell",
-						"client",
-						"client_os",
-						"server",
-						"server_os",
-						"link",
-						"protocol",
-						"direction",
-						"family",
-						"params.duration_s",
-						"params.parallel",
-						"params.bitrate",
-						"runs",
-						"failed",
-						"stopped",
-						"n",
-						"sender_bps.mean",
-						"sender_bps.median",
-						"sender_bps.stdev",
-						"sender_bps.min",
-						"sender_bps.max",
-						"receiver_bps.mean",
-						"receiver_bps.median",
-						"receiver_bps.stdev",
-						"receiver_bps.min",
-						"receiver_bps.max",
-						"retransmits.median",
-						"lost_percent.median",
-						"jitter_ms.median",
-						"sender_bps.q1",
-						"sender_bps.q3",
-						"sender_bps.cv",
-						"sender_bps.noisy",
-						"sender_bps.values",
-						"receiver_bps.q1",
-						"receiver_bps.q3",
-						"receiver_bps.cv",
-						"receiver_bps.noisy",
-						"receiver_bps.values",
-						NULL};
 	struct table t = {0};
 	struct tb_outbuf c = {0};
 	int rc;

@@ -512,7 +512,7 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		    struct tb_run_host *sh, bool sample, struct outcome *o)
 {
 	struct run_server s;
-	struct run_sampler samplers[2] = {0};
+	struct run_samplers samplers = {0};
 	struct run_latency lat = {0};
 	struct run_profile prof;
 	struct client c = {.ctl = ctl,
@@ -543,18 +543,14 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		collect(&s, &c, o);
 		return;
 	}
-	if (sample) { /* the spec's "sample": both ends, for the run's length at most */
-		run_sampler_start(&samplers[0], sv, ch, r, "client", wall_s);
-		run_sampler_start(&samplers[1], sv, sh, r, "server", wall_s);
-	}
+	if (sample) /* the spec's "sample": both ends and the routers on the path, for the run's length at most */
+		run_samplers_start(&samplers, sv, ch, sh, r, wall_s);
 	run_latency_start(&lat, sv, ch, sh, r, p->omit_s + p->duration_s); /* the spec's "latency", if any */
 	run_profile_start(&prof, sv, ch, sh, r, wall_s);                   /* the spec's "profile", if any */
 	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, &e);
 	run_profile_stop(&prof, ctl->stop == 0); /* a stopped run's profile is not read */
-	if (sample) {
-		run_sampler_stop(&samplers[0]);
-		run_sampler_stop(&samplers[1]);
-	}
+	if (sample)
+		run_samplers_stop(&samplers);
 	run_latency_stop(&lat);
 	if (ln != 1) {
 		never_ran(sv, ctl, r, ch, sh, &s, ln, &e, o);

@@ -295,6 +295,13 @@ void tb_sample_reader_free(struct tb_sample_reader *r)
 }
 
 /* ---- a run's summary ---- */
+
+/* x cut to two decimals (toward zero, as the samples' shares are). */
+static double cents(double x)
+{
+	return (double)(long long)(x * 100.0) / 100.0;
+}
+
 json_t *tb_sample_summary(const json_t *samples)
 {
 	size_t n = json_array_size(samples), ncpu, busiest = 0;
@@ -338,13 +345,12 @@ json_t *tb_sample_summary(const json_t *samples)
 			top = mean;
 			busiest = i;
 		}
-		json_array_append_new(cpus, json_pack("{s:f, s:f}", "busy_mean",
-						      (double)(long long)(mean * 100.0) / 100.0, "busy_max", max[i]));
+		json_array_append_new(cpus, json_pack("{s:f, s:f}", "busy_mean", cents(mean), "busy_max", max[i]));
 	}
-	out = json_pack("{s:I, s:o, s:I, s:f, s:f}", "samples", (json_int_t)n, "cpu", cpus, "busiest",
-			(json_int_t)busiest, "interrupt_share",
-			busy_all > 0 ? (double)(long long)(intr / busy_all * 10000.0) / 100.0 : 0.0, "mem_used_max_pct",
-			mem_max);
+	out = json_pack("{s:I, s:o, s:I, s:f, s:f, s:f, s:f, s:f}", "samples", (json_int_t)n, "cpu", cpus, "busiest",
+			(json_int_t)busiest, "busiest_mean", cents(top), "busiest_max", max[busiest], "busy_mean",
+			cents(busy_all / (double)n / (double)ncpu), "interrupt_share",
+			busy_all > 0 ? cents(intr / busy_all * 100.0) : 0.0, "mem_used_max_pct", mem_max);
 	free(sum);
 	free(max);
 	return out;

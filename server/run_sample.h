@@ -68,8 +68,12 @@ void tb_sample_reader_free(struct tb_sample_reader *r);
 
 /* A run's summary of one host's samples (an array of tb_sample_delta's
  * objects): {"samples": n, "cpu": [{"busy_mean","busy_max"} per core],
- * "busiest": core of the highest mean busy, "interrupt_share": % of busy
- * time in interrupt and softirq, "mem_used_max_pct"}.  NULL when empty. */
+ * "busiest": core of the highest mean busy, "busiest_mean" and
+ * "busiest_max" its mean and max, "busy_mean": the mean of all cores,
+ * "interrupt_share": % of busy time in interrupt and softirq,
+ * "mem_used_max_pct"}; means cut to two decimals.  The one place a run's
+ * CPU figures are computed (run_load.c takes them for results, CSV and
+ * A/B).  NULL when empty. */
 json_t *tb_sample_summary(const json_t *samples);
 
 #endif /* TB_RUN_SAMPLE_H */

@@ -138,6 +138,11 @@ static const char *const migrations[] = {
 	"CREATE TABLE grub_saved (machine TEXT PRIMARY KEY, entry TEXT NOT NULL, read_at INTEGER NOT NULL);",
 	/* 13: the boot path a matrix's boot was planned to take (store_snapshots.c, matrix_boot.c) */
 	"ALTER TABLE matrix_boots ADD COLUMN path TEXT;",
+	/* 14: a run's CPU and memory samples, apart from the events that the
+	 * retention deletes (store_samples.c, run_sampler.c, run_load.c) */
+	"CREATE TABLE IF NOT EXISTS run_samples (run_id INTEGER NOT NULL REFERENCES runs(id), host TEXT NOT NULL,"
+	"  side TEXT NOT NULL, n INTEGER NOT NULL, at INTEGER NOT NULL, sample TEXT NOT NULL,"
+	"  PRIMARY KEY (run_id, host, n));",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

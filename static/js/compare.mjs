@@ -8,7 +8,10 @@
 // changed on the hosts between the two matrices (GET .../hosts/diff): kernel,
 // NIC driver and firmware, offloads, congestion control, buffers.  Below,
 // CSV of both, the A/B report, and the exact tbctl and curl commands a CI
-// job would run for the same gate.
+// job would run for the same gate.  Under each side's median, what its runs
+// cost their hosts and did to latency when they sampled (the cell's `load`,
+// `baseline_load`: the busiest core's mean busy % per end and router, the
+// loaded vs idle median RTT).
 
 import { api } from './api.mjs';
 import { h, replace } from './dom.mjs';
@@ -30,6 +33,19 @@ function valueNode(metric, v) {
   const text = metric === 'lost_percent' ? percent(v) : metric === 'retransmits' ? count(v)
     : typeof v === 'number' && Number.isFinite(v) ? `${v.toFixed(3)} ms` : '—';
   return h('span', { class: 'num' }, text);
+}
+
+/** A cell's load figures (ResultsCell.load) in one line, or null when none. */
+function loadNode(l) {
+  if (!l) return null;
+  const pct = (v) => (typeof v === 'number' ? `${Math.round(v)} %` : null);
+  const cpu = [['client', l.client_busiest_mean], ['server', l.server_busiest_mean], ['router', l.router_busiest_mean]]
+    .filter(([, v]) => typeof v === 'number').map(([k, v]) => `${k} ${pct(v)}`);
+  const ms = (v) => `${v.toFixed(2)} ms`;
+  const rtt = typeof l.latency_load_median_ms === 'number'
+    ? `RTT ${ms(l.latency_load_median_ms)}${typeof l.latency_idle_median_ms === 'number' ? ` (idle ${ms(l.latency_idle_median_ms)})` : ''}` : null;
+  const parts = [cpu.length ? `busiest core ${cpu.join(', ')}` : null, rtt].filter(Boolean);
+  return parts.length ? h('div', { class: 'cmp-load muted', title: 'median over the runs: the busiest core\'s mean busy %; the median RTT under load' }, parts.join('; ')) : null;
 }
 
 function iqrNode(metric, q1, q3) {
@@ -187,9 +203,9 @@ export function compareSection(id) {
       h('div', { class: 'muted' }, `${r.protocol} ${r.direction}`)),
     // a side's median, its interquartile range below it: seven columns fit beside the hosts diff
     h('td', { 'data-label': 'baseline', class: 'num cmp-base' }, h('span', { class: 'cmp-median' }, valueNode(m, r.baseline_median)),
-      h('div', { class: 'cmp-iqr-cell muted' }, 'IQR ', iqrNode(m, r.baseline_q1, r.baseline_q3))),
+      h('div', { class: 'cmp-iqr-cell muted' }, 'IQR ', iqrNode(m, r.baseline_q1, r.baseline_q3)), loadNode(r.baseline_load)),
     h('td', { 'data-label': 'this matrix', class: 'num cmp-now' }, h('span', { class: 'cmp-median' }, valueNode(m, r.median)),
-      h('div', { class: 'cmp-iqr-cell muted' }, 'IQR ', iqrNode(m, r.q1, r.q3))),
+      h('div', { class: 'cmp-iqr-cell muted' }, 'IQR ', iqrNode(m, r.q1, r.q3)), loadNode(r.load)),
     h('td', { 'data-label': 'change', class: 'num cmp-change' },
       typeof r.change_pct === 'number' ? `${r.change_pct > 0 ? '+' : ''}${r.change_pct.toFixed(2)} %` : '—'),
     h('td', { 'data-label': 'IQRs overlap', class: 'cmp-overlap' },

@@ -16,6 +16,10 @@
 // (kept once per host and second whichever way they came).  A run that
 // sampled nothing shows no such chart.
 //
+// The samples count from the run's start, or, with latency, from the loaded
+// stream's (its first load bin's at_ms - t): the idle probe runs before
+// iperf3, so that is when iperf3's intervals begin.
+//
 // A run whose spec asked for "latency" gets an RTT chart (RunLatencyChart):
 // the run.rtt events of the live tail, GET /runs/{id}/latency when the page
 // opens and again once the run has ended (with the idle vs loaded summary).
@@ -58,6 +62,7 @@ class RunPage {
   #samplesBox = h('div', { class: 'run-samples-box', hidden: true },
     h('h3', { id: 'run-samples-title' }, 'CPU and memory'));
   #started = null;         // when the run started (ms; t = 0 of the samples)
+  #loadStart = null;       // when the loaded latency stream (and iperf3) started (ms; t = 0 of the samples then)
   #latency = null;         // RunLatencyChart, made with the first RTT bin
   #latencyAsked = null;    // GET /runs/{id}/latency: null never, false while it ran, true after its end
   #latencyBox = h('div', { class: 'run-latency-box', hidden: true },
@@ -108,7 +113,7 @@ class RunPage {
       const { hosts } = await api('GET', `runs/${this.#id}/samples`);
       if (this.#stopped) return;
       for (const [host, x] of Object.entries(hosts ?? {})) {
-        for (const s of x.samples ?? []) this.#sample(run, host, x.side, Date.parse(s.at), s);
+        for (const s of x.samples ?? []) this.#sample(run, host, x.side, Date.parse(s.at), s, s.n);
       }
     } catch (err) {
       if (!this.#stopped && err.status !== 401) console.warn('testbedd: the run\'s samples:', err.message);
@@ -134,6 +139,12 @@ class RunPage {
   /** One RTT bin: the chart is made (and shown) with the first. */
   #rtt(phase, bin, tool) {
     if (this.#stopped || !bin) return;
+    // the idle probe ran before iperf3: the samples count from the loaded stream's start, as the intervals do
+    if (phase === 'load' && Number.isFinite(bin.at_ms) && Number.isFinite(bin.t)) {
+      const t0 = bin.at_ms - bin.t * 1000;
+      if (this.#loadStart === null || t0 < this.#loadStart) this.#loadStart = t0;
+      this.#samples?.setStart(this.#loadStart);
+    }
     if (!this.#latency) {
       this.#latency = new RunLatencyChart(`Run ${this.#id}`, `run-${this.#id}-latency`);
       this.#latencyBox.append(this.#latency.el);
@@ -143,15 +154,15 @@ class RunPage {
   }
 
   /** One sample of host: the chart is made (and shown) with the first. */
-  #sample(run, host, side, atMs, sample) {
+  #sample(run, host, side, atMs, sample, n) {
     if (this.#stopped || !sample?.cpu?.length) return;
     if (!this.#samples) {
-      const start = (run?.started_at ? Date.parse(run.started_at) : null) ?? this.#started ?? atMs;
+      const start = this.#loadStart ?? (run?.started_at ? Date.parse(run.started_at) : null) ?? this.#started ?? atMs;
       this.#samples = new RunSamplesChart(start, `Run ${this.#id}`, `run-${this.#id}-samples`);
       this.#samplesBox.append(this.#samples.el);
       this.#samplesBox.hidden = false;
     }
-    this.#samples.add(host, side, atMs, sample);
+    this.#samples.add(host, side, atMs, sample, n);
   }
 
   /** The run's events while it has not ended. */
@@ -160,11 +171,11 @@ class RunPage {
     this.#live = new LiveStream(['run.state', 'run.interval', 'run.sample', 'run.rtt'], { matrix: run.matrix });
     this.#live.addEventListener('run.rtt', (e) => {
       const d = e.detail.data;
-      if (d.run === this.#id) this.#rtt(d.phase, d.bin, d.tool);
+      if (d.run === this.#id) this.#rtt(d.phase, d.bin && { ...d.bin, at_ms: d.bin.at_ms ?? d.at_ms }, d.tool);
     });
     this.#live.addEventListener('run.sample', (e) => {
       const d = e.detail.data;
-      if (d.run === this.#id) this.#sample(null, d.host, d.side, Date.parse(e.detail.at), d.sample);
+      if (d.run === this.#id) this.#sample(null, d.host, d.side, Date.parse(e.detail.at), d.sample, d.n);
     });
     this.#live.addEventListener('run.state', (e) => { if (e.detail.data.run === this.#id) this.refresh(); });
     this.#live.addEventListener('run.interval', (e) => {

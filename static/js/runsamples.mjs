@@ -14,12 +14,18 @@
 // so far) drawn thick and named in the legend, interrupt + softirq of that
 // core dashed, and memory used % on the right axis.  Drawing is coalesced to
 // one per animation frame; samples may come twice (history then live tail):
-// they are keyed by host and second.
+// they are keyed by host and their number n (by second when they have none).
+//
+// t = 0 is the run's started_ms until setStart moves it: a run with latency
+// runs its idle probe (2-3 s) before iperf3 starts, so the run page moves it
+// to the start of the loaded latency stream, which starts with iperf3, and
+// the samples line up with iperf3's intervals (they were drawn 2-3 s late).
 //
 // Use (the run page):
 //   const samples = new RunSamplesChart(run.started_ms, `run ${run.id}`);
 //   page.append(samples.el);
-//   for (const ev of history) samples.add(ev.data.host, ev.data.side, Date.parse(ev.at), ev.data.sample);
+//   for (const ev of history) samples.add(ev.data.host, ev.data.side, Date.parse(ev.at), ev.data.sample, ev.data.n);
+//   samples.setStart(loadStartMs) once the loaded latency stream's start is known;
 //   live.addEventListener('run.sample', (e) => ...same add...);
 //   samples.dispose() when the page goes.
 
@@ -57,7 +63,7 @@ export function sampleSeries(points) {
 export class RunSamplesChart {
   #startMs;
   #label;
-  #hosts = new Map();   // host -> {side, points: Map(second -> {t, sample}), chart, observer, option, box}
+  #hosts = new Map();   // host -> {side, points: Map(n or 's'+second -> {atMs, sample}), chart, observer, option, box}
   #frame = 0;
 
   /** startMs: the run's started_ms (t = 0 of the interval chart); label names the run. */
@@ -72,8 +78,8 @@ export class RunSamplesChart {
     this.el.append(this.note, this.downloads);
   }
 
-  /** One sample of host (side 'client' or 'server'), read at atMs (ms since the epoch). */
-  add(host, side, atMs, sample) {
+  /** One sample of host (side 'client', 'server' or 'router'), read at atMs (ms since the epoch), its number n. */
+  add(host, side, atMs, sample, n) {
     if (!sample?.cpu?.length) return;
     let x = this.#hosts.get(host);
     if (!x) {
@@ -82,10 +88,19 @@ export class RunSamplesChart {
       this.#hosts.set(host, x);
       this.el.append(h('h4', {}, `${host} (${side})`), box);
     }
-    const t = Math.max(0, (atMs - this.#startMs) / 1000);
-    x.points.set(Math.round(t), { t: Math.round(t * 10) / 10, sample });
+    x.points.set(Number.isInteger(n) ? n : `s${Math.round(atMs / 1000)}`, { atMs, sample });
     this.#schedule();
   }
+
+  /** t = 0 at startMs (ms since the epoch) from now on: every point is drawn again. */
+  setStart(startMs) {
+    if (!Number.isFinite(startMs) || startMs === this.#startMs) return;
+    this.#startMs = startMs;
+    if (this.#hosts.size) this.#schedule();
+  }
+
+  /** The start t = 0 is counted from (ms since the epoch). */
+  get start() { return this.#startMs; }
 
   /** How many samples are held, all hosts together. */
   get points() { return [...this.#hosts.values()].reduce((n, x) => n + x.points.size, 0); }
@@ -109,7 +124,9 @@ export class RunSamplesChart {
     if (!echarts || !this.el.isConnected) return;
     for (const [host, x] of this.#hosts) {
       if (!x.chart) Object.assign(x, sizedChart(echarts, x.box));
-      x.option = option(host, sampleSeries([...x.points.values()]));
+      // samples before iperf3 started (the idle probe) have t < 0: drawn left of the axis' 0
+      const pts = [...x.points.values()].map(({ atMs, sample }) => ({ t: round1((atMs - this.#startMs) / 1000), sample }));
+      x.option = option(host, sampleSeries(pts));
       x.chart.setOption(x.option, { notMerge: true });
     }
     this.downloads.hidden = this.#hosts.size === 0;
@@ -130,7 +147,7 @@ function option(host, s) {
     tooltip: { trigger: 'axis', valueFormatter: (v) => `${v} %` },
     legend: { type: 'scroll', bottom: 0 },
     grid: { left: 48, right: 56, top: 36, bottom: 48 },
-    xAxis: { type: 'value', name: 's', min: 0 },
+    xAxis: { type: 'value', name: 's', min: (v) => Math.min(0, Math.floor(v.min)) },
     yAxis: [{ type: 'value', name: 'CPU %', min: 0, max: 100 }, { type: 'value', name: 'memory %', min: 0, max: 100 }],
     series,
   };
