@@ -10,16 +10,13 @@
 // core, and its busiest core's mean and memory's maximum are the summary's.
 // A run of a spec without "sample" shows no CPU/memory box at all.
 // The router on the path (its FreeBSD persona: the sim's sysctl stand-in
-// has no kern.cp_times of its own, so this test keeps a per-host override
-// of it moving from the kernel's /proc/stat, five counters per CPU) gets a
-// chart of its own, "router (router)".  With "latency": "irtt" the idle
+// answers kern.cp_times from the kernel's /proc/stat, five counters per
+// CPU) gets a chart of its own, "router (router)".  With "latency": "irtt" the idle
 // probe runs 2-3 s before iperf3: the samples are drawn from the loaded
 // stream's start (iperf3's), not the run's started_at.
 // Screenshots (1280x800 and a 390x844 phone) go to
 // $TB_BINARY_DIR/screenshots/run-samples-*.png.
 import { test, before, after } from 'node:test';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import assert from 'node:assert/strict';
 import { Bed, DESKTOP, PHONE, eventually, login, shoot } from './lib/testbed.mjs';
 
@@ -39,32 +36,16 @@ const bed = new Bed('run-samples');
 const pageErrors = bed.errors;
 let tbd;
 let page;
-let cpTimes = null;
-
-/** The router's kern.cp_times (FreeBSD: user nice system interrupt idle per CPU) from this kernel's /proc/stat. */
-function routerCounters(dir) {
-  const cpus = readFileSync('/proc/stat', 'utf8').split('\n').filter((l) => /^cpu[0-9]/.test(l))
-    .map((l) => l.split(/\s+/).slice(1).map(Number))
-    .map(([user, nice, system, idle, , irq, softirq]) => [user, nice, system, irq + softirq, idle].join(' '));
-  writeFileSync(path.join(dir, '.cp'), `${cpus.join(' ')}\n`, { mode: 0o644 });
-  renameSync(path.join(dir, '.cp'), path.join(dir, 'kern.cp_times'));
-}
 
 before(async () => {
   tbd = await bed.startTestbedd(bed.upSim(PREFIX, BLOCK));
   await bed.hostsUp();
-  const ov = path.join(bed.simDir, 'hosts', 'router', 'sysctl');
-  mkdirSync(ov, { recursive: true });
-  for (const [k, v] of [['vm.stats.vm.v_page_count', 2000000], ['vm.stats.vm.v_free_count', 1500000],
-    ['vm.stats.vm.v_inactive_count', 100000], ['hw.pagesize', 4096]]) writeFileSync(path.join(ov, k), String(v), { mode: 0o644 });
-  routerCounters(ov);
-  cpTimes = setInterval(() => routerCounters(ov), 300);
   page = await bed.openPage();
   await page.goto(`${tbd.base}/`);
   await login(page, tbd.adminToken);
 });
 
-after(() => { clearInterval(cpTimes); return bed.close(); });
+after(() => bed.close());
 
 /** Start spec: {matrix, run} ids once its run exists. */
 async function start(spec) {
