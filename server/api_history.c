@@ -15,7 +15,7 @@
 /* GET /api/v1/matrices/{id}/cells/{n}/history?metric=&limit=&name=&state=&since= */
 int api_matrix_cell_history(struct tb_request *rq, struct tb_reply *rp)
 {
-	struct tb_results_src src = {rq->sv->store, {0, -1}};
+	struct tb_results_src src = {0};
 	struct tb_matrix_filter f = {0};
 	const char *metric, *limit = tb_req_query(rq, "limit");
 	int64_t id, cell, n = TB_HISTORY_DEFAULT;
@@ -34,7 +34,7 @@ int api_matrix_cell_history(struct tb_request *rq, struct tb_reply *rp)
 					  tb_req_query(rq, "since"), &f, &rp->err)) != 0)
 		return rc;
 	f.limit = (int)n;
-	tb_runner_now(rq->sv->runner, &src.now);
+	src = tb_runner_results_src(rq->sv->runner, rq->sv->store);
 	if ((rc = tb_history_cell_json(&src, id, (int)cell, metric, &f, &j, &rp->err)) != 0)
 		return rc;
 	return tb_reply_json(rp, 200, json_pack("{s:o}", "history", j));

@@ -53,10 +53,7 @@ static int plan_of(struct tb_request *rq, const json_t *spec, int lean, struct t
  * (results never ask the runner themselves). */
 static struct tb_results_src results_src(struct tb_request *rq)
 {
-	struct tb_results_src src = {rq->sv->store, {0, -1}};
-
-	tb_runner_now(rq->sv->runner, &src.now);
-	return src;
+	return tb_runner_results_src(rq->sv->runner, rq->sv->store);
 }
 
 int api_matrix_id(struct tb_request *rq, struct tb_reply *rp, int64_t *id)

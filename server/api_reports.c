@@ -18,7 +18,7 @@ int api_matrix_report(struct tb_request *rq, struct tb_reply *rp)
 {
 	const char *format = tb_req_query(rq, "format"), *b = tb_req_query(rq, "baseline");
 	const char *metric;
-	struct tb_results_src src = {rq->sv->store, {0, -1}};
+	struct tb_results_src src = {0};
 	struct tb_report r;
 	int64_t id, base = 0;
 	int md, rc;
@@ -33,7 +33,7 @@ int api_matrix_report(struct tb_request *rq, struct tb_reply *rp)
 			       "baseline must be a matrix id (a positive whole number), got \"%.20s\"", b);
 	if ((rc = api_metric(rq, rp, NULL, &metric)) != 0)
 		return rc;
-	tb_runner_now(rq->sv->runner, &src.now);
+	src = tb_runner_results_src(rq->sv->runner, rq->sv->store);
 	if ((rc = tb_report_gather(rq->sv, &src, id, base, metric, &r, &rp->err)) != 0)
 		return rc;
 	rc = (md ? tb_report_md : tb_report_html)(&r, &rp->text, &rp->text_len);

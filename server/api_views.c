@@ -47,7 +47,7 @@ int api_metric(struct tb_request *rq, struct tb_reply *rp, const char *dflt, con
 /* GET /api/v1/matrices/{id}/os?a=C/S&b=C/S&metric=M&noisy_cv=X */
 int api_matrix_os(struct tb_request *rq, struct tb_reply *rp)
 {
-	struct tb_results_src src = {rq->sv->store, {0, -1}};
+	struct tb_results_src src = {0};
 	const char *a = tb_req_query(rq, "a"), *b = tb_req_query(rq, "b"), *metric;
 	double cv;
 	int64_t id;
@@ -64,7 +64,7 @@ int api_matrix_os(struct tb_request *rq, struct tb_reply *rp)
 			       "b must be an OS pair client_os/server_os (e.g. freebsd/freebsd), got \"%.40s\"", b);
 	if ((rc = api_metric(rq, rp, "receiver_bps", &metric)) != 0 || (rc = api_noisy_cv(rq, rp, &cv)) != 0)
 		return rc;
-	tb_runner_now(rq->sv->runner, &src.now);
+	src = tb_runner_results_src(rq->sv->runner, rq->sv->store);
 	if ((rc = tb_results_table_json_cv(&src, id, cv, &t, &rp->err)) != 0)
 		return rc;
 	rc = tb_osview_json(t, a, b, metric, cv, &j, &rp->err);

@@ -89,7 +89,11 @@ static json_t *matrix_json(const struct tb_results_src *src, const struct tb_mat
 	json_object_set_new(p, "pending", json_integer(m->npending));
 	json_object_set_new(p, "running", json_integer(m->nrunning));
 	{
-		int seq = src->now.matrix == m->id ? src->now.seq : -1;
+		int seq = -1;
+
+		for (int k = 0; k < src->nnow && k < TB_MX_NOW_MAX; k++)
+			if (src->now[k].matrix == m->id)
+				seq = src->now[k].seq;
 
 		json_object_set_new(p, "current_seq", seq >= 0 ? json_integer(seq) : json_null());
 	}

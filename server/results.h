@@ -22,15 +22,18 @@
 
 struct tb_store;
 
-/* What results read: the store, and what runs now, which the caller asks the
- * runner for (tb_runner_now): results never call the runner. */
+/* What results read: the store, and what runs now (every matrix running side
+ * by side, with its run in progress), which the caller asks the runner for
+ * (tb_runner_results_src): results never call the runner. */
+#define TB_MX_NOW_MAX 8
 struct tb_mx_now {
-	int64_t matrix; /* 0: nothing runs */
+	int64_t matrix; /* a matrix running */
 	int seq;        /* the seq of its run in progress, -1: none */
 };
 struct tb_results_src {
 	struct tb_store *store;
-	struct tb_mx_now now;
+	struct tb_mx_now now[TB_MX_NOW_MAX];
+	int nnow; /* how many of now[] run */
 };
 
 /* A matrix (api/openapi.yaml Matrix); parts adds "runs": [RunBrief] and

@@ -26,10 +26,9 @@
 
 void tb_rn_publish(struct tb_runner *r, int64_t id)
 {
-	struct tb_results_src src = {r->sv->store, {0, -1}};
+	struct tb_results_src src = tb_runner_results_src(r, r->sv->store);
 	json_t *j = NULL;
 
-	tb_runner_now(r, &src.now);
 	if (tb_results_matrix_json(&src, id, 0, &j, NULL) != 0)
 		return;
 	tb_runner_annotate(r, j);
@@ -646,11 +645,14 @@ int tb_runner_running(struct tb_runner *r, struct tb_mx_now *v, int max)
 	return n < max ? n : max;
 }
 
-void tb_runner_now(struct tb_runner *r, struct tb_mx_now *now)
+_Static_assert(TB_RUNNER_WORKERS <= TB_MX_NOW_MAX, "results.h must hold every running matrix");
+
+struct tb_results_src tb_runner_results_src(struct tb_runner *r, struct tb_store *st)
 {
-	now->matrix = 0;
-	now->seq = -1;
-	tb_runner_running(r, now, 1);
+	struct tb_results_src src = {.store = st};
+
+	src.nnow = tb_runner_running(r, src.now, TB_MX_NOW_MAX);
+	return src;
 }
 
 void tb_runner_annotate(struct tb_runner *r, json_t *m)

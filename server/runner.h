@@ -68,10 +68,9 @@ int tb_runner_cancel(struct tb_runner *r, int64_t id, struct tb_error *err);
  * TB_ERR_CONFLICT when it is queued, running, failed or succeeded. */
 int tb_runner_resume(struct tb_runner *r, int64_t id, struct tb_error *err);
 
-/* What runs now: the matrix that started first of those running (0: none)
- * and the seq of its run in progress (-1: none), for results (results.h) to
- * show.  tb_runner_running and tb_runner_annotate tell of every one. */
-void tb_runner_now(struct tb_runner *r, struct tb_mx_now *now);
+/* What results (results.h) read: st, and every matrix running now with the
+ * seq of its run in progress (r NULL: none).  One lock, no I/O. */
+struct tb_results_src tb_runner_results_src(struct tb_runner *r, struct tb_store *st);
 
 /* Every running matrix and its run in progress, in v[0..max); returns how
  * many (at most TB_RUNNER_WORKERS). */

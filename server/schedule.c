@@ -444,7 +444,7 @@ static void copy_ended(void *cls, const struct tb_gate_row *r)
 static const char *verdict_of(struct tb_schedule *sc, const struct ended *e, int64_t baseline, const struct due *p,
 			      json_t *detail)
 {
-	struct tb_results_src src = {sc->sv->store, {0, -1}};
+	struct tb_results_src src = {0};
 	struct tb_error err = {0};
 	json_t *cmp = NULL;
 	const char *v;
@@ -455,7 +455,7 @@ static const char *verdict_of(struct tb_schedule *sc, const struct ended *e, int
 	}
 	if (baseline == 0)
 		return "no_baseline";
-	tb_runner_now(sc->sv->runner, &src.now);
+	src = tb_runner_results_src(sc->sv->runner, sc->sv->store);
 	if (tb_compare_json(&src, e->matrix_id, baseline, p->max_drop, p->metric, &cmp, &err) != 0) {
 		json_object_set_new(detail, "message", json_string(err.message));
 		return "error";

@@ -132,7 +132,7 @@ static void ids_of(const json_t *list, char *buf, size_t len)
 static void list_is(struct fixture *f, const char *name, const char *st, const char *since, int offset, int limit,
 		    const char *want, int want_total)
 {
-	struct tb_results_src src = {f->st, {0, -1}};
+	struct tb_results_src src = {.store = f->st};
 	struct tb_matrix_filter flt = {.offset = offset, .limit = limit};
 	struct tb_error err = {0};
 	char got[128], exp[128] = "";
@@ -204,7 +204,7 @@ static double point_median(const json_t *p)
 static void test_cell_history(void **state)
 {
 	struct fixture *f = *state;
-	struct tb_results_src src = {f->st, {0, -1}};
+	struct tb_results_src src = {.store = f->st};
 	struct tb_matrix_filter flt = {.limit = 50};
 	struct tb_error err = {0};
 	json_t *j = NULL, *pts, *p;

@@ -95,7 +95,7 @@ static int teardown(void **state)
 static void test_what_runs_now_comes_from_the_caller(void **state)
 {
 	struct fixture *f = *state;
-	struct tb_results_src src = {f->st, {f->fast, 1}};
+	struct tb_results_src src = {.store = f->st, .now = {{f->fast, 1}}, .nnow = 1};
 	struct tb_error err = {0};
 	json_t *j = NULL;
 
@@ -107,7 +107,17 @@ static void test_what_runs_now_comes_from_the_caller(void **state)
 	assert_int_equal(tb_results_matrix_json(&src, f->slow, 0, &j, &err), 0);
 	assert_true(json_is_null(json_object_get(json_object_get(j, "progress"), "current_seq")));
 	json_decref(j);
-	src.now = (struct tb_mx_now){0, -1};
+	/* two matrices side by side: each shows its own run in progress */
+	src.now[1] = (struct tb_mx_now){f->slow, 0};
+	src.nnow = 2;
+	assert_int_equal(tb_results_matrix_json(&src, f->slow, 0, &j, &err), 0);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "progress"), "current_seq")), 0);
+	assert_true(json_is_integer(json_object_get(json_object_get(j, "progress"), "current_seq")));
+	json_decref(j);
+	assert_int_equal(tb_results_matrix_json(&src, f->fast, 0, &j, &err), 0);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "progress"), "current_seq")), 1);
+	json_decref(j);
+	src.nnow = 0;
 	assert_int_equal(tb_results_matrix_find_json(&src, &(struct tb_matrix_filter){.limit = 10}, &j, NULL, &err), 0);
 	assert_int_equal(json_array_size(j), 2);
 	json_decref(j);
@@ -117,7 +127,7 @@ static void test_what_runs_now_comes_from_the_caller(void **state)
 static void test_table_and_gate(void **state)
 {
 	struct fixture *f = *state;
-	struct tb_results_src src = {f->st, {0, -1}};
+	struct tb_results_src src = {.store = f->st};
 	struct tb_error err = {0};
 	json_t *t = NULL, *cell, *g = NULL;
 	char *csv = NULL;
@@ -159,7 +169,7 @@ static void test_table_and_gate(void **state)
 static void test_spread(void **state)
 {
 	struct fixture *f = *state;
-	struct tb_results_src src = {f->st, {0, -1}};
+	struct tb_results_src src = {.store = f->st};
 	struct tb_error err = {0};
 	json_t *t = NULL, *rx, *vals;
 	char *csv = NULL, *line2;
