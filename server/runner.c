@@ -225,7 +225,8 @@ static int start_on(struct tb_runner *r, struct tb_rn_worker *w, const struct tb
 
 /* One look at the queue (lock held): start, in FIFO order, every matrix a
  * worker is free for and whose hosts can be held; the others get their
- * reason.  A reason that changed goes to *events as [id, reason] to publish. */
+ * reason.  A reason or a place that changed (one ahead started or was
+ * canceled) goes to *events as [id, reason, position] to publish. */
 static void schedule(struct tb_runner *r, json_t *events)
 {
 	for (int i = 0; i < r->nqueue;) {
@@ -248,10 +249,12 @@ static void schedule(struct tb_runner *r, json_t *events)
 			}
 			snprintf(why, sizeof(why), "waiting for a worker: no thread could be started");
 		}
-		if (strcmp(why, q->why) != 0) {
+		if (strcmp(why, q->why) != 0 || q->pos != i + 1) {
+			if (strcmp(why, q->why) != 0)
+				tb_info("runner", "matrix %lld waits: %s", (long long)q->id, why);
 			snprintf(q->why, sizeof(q->why), "%s", why);
-			tb_info("runner", "matrix %lld waits: %s", (long long)q->id, why);
-			json_array_append_new(events, json_pack("[I, s]", (json_int_t)q->id, why));
+			q->pos = i + 1;
+			json_array_append_new(events, json_pack("[I, s, i]", (json_int_t)q->id, why, q->pos));
 		}
 		i++;
 	}
@@ -287,10 +290,12 @@ static void *scheduler(void *arg)
 		json_array_foreach(events, k, ev)
 		{
 			json_int_t id = json_integer_value(json_array_get(ev, 0));
+			json_t *why = json_array_get(ev, 1);
 
 			tb_events_publish(r->sv->events, "matrix.state", NULL, id,
-					  json_pack("{s:I, s:s, s:s}", "matrix", id, "state", "queued", "waiting_for",
-						    json_string_value(json_array_get(ev, 1))));
+					  json_pack("{s:I, s:s, s:O, s:{s:O, s:O}}", "matrix", id, "state", "queued",
+						    "waiting_for", why, "queue", "position", json_array_get(ev, 2),
+						    "waiting_for", why));
 		}
 		json_decref(events);
 		pthread_mutex_lock(&r->lock);

@@ -39,6 +39,7 @@ struct tb_rn_queued {
 	char actor[64];
 	struct tb_rn_names ns;
 	char why[TB_RUNNER_WHY_MAX]; /* why it waits ("" before the scheduler looked at it) */
+	int pos;                     /* its place in the queue last published (1: first; 0: none yet) */
 };
 
 /* One running matrix: its thread, the hosts it holds, its stop.  Fields

@@ -4,7 +4,8 @@
 # management network) run at the same time (their runs' stored times
 # overlap); a third on left->right waits in the queue, its reason naming the
 # matrix that holds left and its position, shown by ?state=queued, and runs
-# after that one; a queued matrix is canceled without running; testbedd
+# after that one; a queued matrix is canceled without running, and the one
+# behind it hears its new place (a matrix.state event); testbedd
 # stopped while two matrices run stops both (interrupted, every worker joined)
 # and a resume runs them again.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -25,6 +26,7 @@ check "testbedd starts on the sim's inventory" test -n "$DPID"
 check "left answers" wait_up left
 check "right answers" wait_up right
 check "the router answers" wait_up router
+check "the event stream is recorded" stamp_start matrix.state
 
 LR='"pairs":[{"client":"left","server":"right"}]'
 RR='"pairs":[{"client":"router","server":"relay","link":"mgmt"}]'
@@ -32,7 +34,8 @@ MA=$(api POST /api/v1/matrices "{\"name\":\"sb-a\",$LR,\"duration_s\":3,\"repeat
 MB=$(api POST /api/v1/matrices "{\"name\":\"sb-b\",$RR,\"duration_s\":3,\"repeats\":2}" | jq_ 'd["matrix"]["id"]')
 MC=$(api POST /api/v1/matrices "{\"name\":\"sb-c\",$LR,\"duration_s\":2}" | jq_ 'd["matrix"]["id"]')
 MD=$(api POST /api/v1/matrices "{\"name\":\"sb-d\",$LR,\"duration_s\":2}" | jq_ 'd["matrix"]["id"]')
-check "four matrices queued ($MA $MB $MC $MD)" test -n "$MA" -a -n "$MB" -a -n "$MC" -a -n "$MD"
+ME=$(api POST /api/v1/matrices "{\"name\":\"sb-e\",$LR,\"duration_s\":2}" | jq_ 'd["matrix"]["id"]')
+check "five matrices queued ($MA $MB $MC $MD $ME)" test -n "$MA" -a -n "$MB" -a -n "$MC" -a -n "$MD" -a -n "$ME"
 check "matrix $MA (left->right) runs" wait_state "$MA" running
 WAIT=20 check "matrix $MB (router->relay) runs beside it" wait_state "$MB" running
 why=""
@@ -54,9 +57,28 @@ sys.exit(not (q.get('position') == 2 and 'waiting for left: matrix' in (q.get('w
 body=$(api GET "/api/v1/matrices?state=queued")
 check "GET /matrices?state=queued lists the queue with positions" pyck "$body" "
 q = sorted((m['id'], m['queue']['position']) for m in d['matrices']); print('#', q)
-sys.exit(not (q == [($MC, 1), ($MD, 2)]))"
+sys.exit(not (q == [($MC, 1), ($MD, 2), ($ME, 3)]))"
 api POST "/api/v1/matrices/$MD/cancel" >/dev/null
 check "cancel of queued matrix $MD: 200, canceled" test "$(st)" = 200 -a "$(mstate "$MD")" = canceled
+last_pos() {	# the places matrix.state events gave $ME: the last one after a 3 (exit 1: no move from 3 yet)
+	python3 - "$DD/events.jsonl" "$ME" <<'PY'
+import json, sys
+ev = [e["data"]["data"] for e in map(json.loads, open(sys.argv[1])) if e.get("event") == "matrix.state"]
+pos = [(d.get("queue") or {}).get("position") for d in ev if d.get("matrix") == int(sys.argv[2])]
+pos = [p for p in pos if p is not None]
+after = pos[pos.index(3) + 1:] if 3 in pos else []
+print(after[-1] if after else "")
+sys.exit(not (after and after[-1] < 3))
+PY
+}
+for _ in $(seq 50); do last_pos >/dev/null && break; sleep 0.1; done
+check "matrix $ME, third, hears by an event that it moved up once $MD is canceled" last_pos
+body=$(api GET "/api/v1/matrices/$ME?runs=0")
+diag "matrix $ME: $(echo "$body" | jq_ 'd["matrix"].get("queue")'), the events' last place $(last_pos)"
+check "GET /matrices/$ME says the place the last event said (it is still queued)" pyck "$body" "
+sys.exit(not (d['matrix']['state'] == 'queued' and d['matrix']['queue']['position'] == int('$(last_pos)' or 0)))"
+api POST "/api/v1/matrices/$ME/cancel" >/dev/null
+check "cancel of queued matrix $ME: 200" test "$(st)" = 200
 check "matrix $MA succeeds" wait_state "$MA" succeeded
 check "matrix $MB succeeds" wait_state "$MB" succeeded
 check "matrix $MC succeeds after it" wait_state "$MC" succeeded
