@@ -233,7 +233,7 @@ static int power_on(struct tb_schedule *sc, const struct due *d, const struct of
 
 		snprintf(note, sizeof(note), "the schedule \"%s\" of spec %s is due and %s is off: powering it on",
 			 d->cron, d->name, m->name);
-		rc = tb_wake_power_on(sc->sv, m,
+		rc = tb_wake_power_on(sc->sv, m, d->author, /* on its behalf: its reservation lets it */
 				      json_pack("{s:s, s:s, s:s, s:s}", "action", "on", "reason", "schedule", "spec",
 						d->name, "cron", d->cron),
 				      note, &id, &e);

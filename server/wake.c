@@ -56,8 +56,8 @@ static struct slot *slot_of(struct tb_wake *w, const struct tb_machine *m, time_
 
 /* ---- the power-on action ---- */
 
-int tb_wake_power_on(struct tb_services *sv, const struct tb_machine *m, json_t *params, const char *note, int64_t *id,
-		     struct tb_error *err)
+int tb_wake_power_on(struct tb_services *sv, const struct tb_machine *m, const char *actor, json_t *params,
+		     const char *note, int64_t *id, struct tb_error *err)
 {
 	char holder[TB_HOLDER_MAX] = "";
 	int rc;
@@ -74,9 +74,9 @@ int tb_wake_power_on(struct tb_services *sv, const struct tb_machine *m, json_t 
 	}
 	/* the action takes the hold atomically: refused if anything took it
 	 * since the look above */
-	if ((rc = tb_power_start(sv, m->name, TB_POWER_ON, params, "schedule", note, id, err)) != 0)
+	if ((rc = tb_power_start(sv, m->name, TB_POWER_ON, params, actor, note, id, err)) != 0)
 		return rc;
-	tb_audit_self(sv, "schedule", "host.power", m->name, "ok");
+	tb_audit_self(sv, actor, "host.power", m->name, "ok");
 	return 0;
 }
 
@@ -91,7 +91,7 @@ static void fire(struct tb_wake *w, const struct tb_machine *m, time_t due, char
 	tb_time_format((int64_t)due, at);
 	snprintf(note, sizeof(note), "wake_schedule \"%s\" of %s names %s: powering it on", m->wake_schedule, m->name,
 		 at);
-	if (tb_wake_power_on(w->sv, m,
+	if (tb_wake_power_on(w->sv, m, "schedule",
 			     json_pack("{s:s, s:s, s:s}", "action", "on", "reason", "schedule", "wake_schedule",
 				       m->wake_schedule),
 			     note, &id, &e) != 0) {

@@ -46,14 +46,16 @@ json_t *tb_wake_json(struct tb_wake *w, const struct tb_machine *m);
 /*
  * Power m on as the wake schedule does (the one way testbedd wakes a host by
  * itself; the schedules of specs, schedule.h, use it too): a power "on"
- * action with actor "schedule", params (stolen: what the action records as
- * asked) and note (its first step: why), through tb_power_start, audited.
- * Nothing is done to a machine that is on already (an OS answers, or its BMC
- * says on): 0 with *id 0.  A machine that something holds: TB_ERR_CONFLICT
- * "held by ...".  A reservation refuses actor "schedule" as anybody else
- * (reserve.h).  Else *id gets the action's id.  Returns at once.
+ * action by actor ("schedule" for the wake schedule, a spec schedule's
+ * author for it), params (stolen: what the action records as asked) and note
+ * (its first step: why), through tb_power_start, audited.  Nothing is done
+ * to a machine that is on already (an OS answers, or its BMC says on): 0
+ * with *id 0.  A machine that something holds: TB_ERR_CONFLICT "held by
+ * ...".  A reservation lets its owner's actions through and refuses the
+ * others' (reserve.h): the wake schedule's always.  Else *id gets the
+ * action's id.  Returns at once.
  */
-int tb_wake_power_on(struct tb_services *sv, const struct tb_machine *m, json_t *params, const char *note, int64_t *id,
-		     struct tb_error *err);
+int tb_wake_power_on(struct tb_services *sv, const struct tb_machine *m, const char *actor, json_t *params,
+		     const char *note, int64_t *id, struct tb_error *err);
 
 #endif /* TB_WAKE_H */

@@ -2,12 +2,14 @@
 # A schedule whose host is off (issue 22 item 3): on the simulated testbed
 # left is powered off, then a library spec left -> right (1 s, 1 repeat)
 # gets the schedule "* * * * *".  When it comes due testbedd powers left on
-# first -- a power "on" action with actor schedule, the wake schedule's way
-# (wake.h tb_wake_power_on) -- waits for it in the schedule's ticker (no
-# thread blocks), and only then starts the matrix, which succeeds.  Without
-# the wake the matrix would start on a host that is off (and fail).  Before
-# that, while alice (another token) reserves left, the schedule's time fails
-# with a schedule.failed naming the reservation and left is not powered on.
+# first -- a power "on" action by the schedule's author with reason schedule,
+# the wake schedule's way (wake.h tb_wake_power_on) -- waits for it in the
+# schedule's ticker (no thread blocks), and only then starts the matrix, which
+# succeeds.  Without the wake the matrix would start on a host that is off
+# (and fail).  Before that, while alice (another token) reserves left, the
+# schedule's time fails with a schedule.failed naming the reservation and left
+# is not powered on; then the author reserves left itself, and its own
+# reservation lets the schedule wake left and run.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 sim_testbedd tbsw 223 2
@@ -15,10 +17,10 @@ both_answer
 
 action_field() { api GET "/api/v1/actions/$1" | python3 -c "import json,sys; a=json.load(sys.stdin)['action']; print($2)"; }
 action_is() { [ "$(action_field "$1" "a['state']")" = "$2" ]; }
-sched_actions() {	# machine: ids of its actions by actor schedule, oldest first
+sched_actions() {	# machine: ids of its actions for a schedule, oldest first
 	api GET "/api/v1/actions?host=$1&limit=100" | python3 -c '
 import json,sys
-print(" ".join(str(a["id"]) for a in reversed(json.load(sys.stdin)["actions"]) if a["actor"] == "schedule"))'
+print(" ".join(str(a["id"]) for a in reversed(json.load(sys.stdin)["actions"]) if (a.get("params") or {}).get("reason") == "schedule"))'
 }
 until_() {	# seconds command...: true once command is
 	local n=$1
@@ -55,11 +57,14 @@ check "alice reserves left (off)" grep -q "left granted to alice until" <<<"$out
 
 body=$(api PUT /api/v1/specs/wakes/schedule '{"cron":"* * * * *","baseline":"latest-passing"}')
 check "the schedule is set (200)" test "$(st)" = 200
+AUTHOR=$(echo "$body" | jq_ 'd["schedule"]["author"]')
 check "its time fails: a schedule.failed saying left is reserved by alice" \
 	until_ 80 reserved_failed
 failed_events | sed 's/^/# /'
-check "... and left was not powered on: no action by actor schedule" test -z "$(sched_actions left)"
+check "... and left was not powered on: no action for the schedule" test -z "$(sched_actions left)"
 check "alice releases left" env TESTBEDD_TOKEN_FILE="$DD/alice.token" "$BIN/tbctl" release
+out=$("$BIN/tbctl" reserve left --for 1h --note "the author's own" 2>&1)
+check "the schedule's author ($AUTHOR) reserves left itself" grep -q "left granted to $AUTHOR until" <<<"$out"
 
 A=""
 for _ in $(seq 1 400); do	# up to 80 s: the next minute
@@ -67,7 +72,8 @@ for _ in $(seq 1 400); do	# up to 80 s: the next minute
 	sleep 0.2
 done
 A=${A%% *}
-check "the schedule powers left on: an action by actor schedule" test -n "$A"
+check "the schedule powers left on through its author's reservation: an action for it" test -n "$A"
+check "... by the schedule's author, on whose behalf it acts" test "$(action_field "$A" "a['actor']")" = "$AUTHOR"
 check "... a power on, saying the spec" \
 	test "$(action_field "$A" "a['kind'] + ' ' + a['params']['action'] + ' ' + a['params']['reason'] + ' ' + a['params']['spec']")" = "power on schedule wakes"
 check "... its first step says why" \
@@ -94,6 +100,7 @@ body=$(api GET "/api/v1/matrices/$M/gate")
 check "GET /matrices/$M/gate: 200" test "$(st)" = 200
 check "no schedule.failed after the reserved time" test "$(failed_events | wc -l)" = 1
 check "the log says the hosts were powered on first" grep -q 'wakes: "\* \* \* \* \*" is due: powering on 1 host first (left)' "$DD/log"
+check "the author releases left" "$BIN/tbctl" release
 body=$(api DELETE /api/v1/specs/wakes/schedule)
 check "the schedule is deleted (204)" test "$(st)" = 204
 finish
