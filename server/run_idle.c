@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events.h"
 #include "hosts.h"
 #include "inventory.h"
 #include "log.h"
@@ -259,6 +260,16 @@ static void read_idle_opt(void *cls, const struct tb_matrix_row *m)
 	json_decref(spec);
 }
 
+/* The run r waits: a run.waiting event (host: its client) saying what is
+ * busy and for how long it may wait, so that a person sees why nothing runs. */
+static void publish_waiting(struct tb_services *sv, const struct tb_run_row *r, const struct tb_run_host *ch,
+			    const char *busy, int wait_s)
+{
+	tb_events_publish(sv->events, "run.waiting", ch->m->name, r->matrix_id,
+			  json_pack("{s:I, s:I, s:i, s:s, s:i}", "matrix", (json_int_t)r->matrix_id, "run",
+				    (json_int_t)r->id, "seq", r->seq, "busy", busy, "wait_s", wait_s));
+}
+
 void run_idle_wait(struct tb_services *sv, struct tb_run_ctl *ctl, const struct tb_run_row *r,
 		   const struct tb_run_host *ch, const struct tb_run_host *sh, struct run_idle_result *out)
 {
@@ -274,8 +285,10 @@ void run_idle_wait(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 		return;
 	until = start + (int64_t)o.wait_s * 1000;
 	while ((v = look_both(sv, &o, ch, sh, msg, sizeof(msg))) == 1) {
-		if (first[0] == '\0')
+		if (first[0] == '\0') {
 			snprintf(first, sizeof(first), "%s", msg);
+			publish_waiting(sv, r, ch, msg, o.wait_s);
+		}
 		if (ctl->stop || tb_monotonic_ms() + 1000 > until)
 			break;
 		for (int t = 0; t < 1000 && !ctl->stop; t += 50)

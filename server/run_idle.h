@@ -3,7 +3,9 @@
  * load, softirq share and any stray traffic tool (iperf3, iperf, netperf,
  * netserver) are looked at; a busy end makes the run wait, re-checking
  * every second for at most the spec's idle.wait_s, then fail with the error
- * class "busy_host" whose message names the end and what was busy.
+ * class "busy_host" whose message names the end and what was busy.  When it
+ * starts to wait, a run.waiting event {matrix, run, seq, busy, wait_s} says
+ * so; a run that waited keeps {waited_s, busy} as its summary's "idle".
  *
  * The spec's "idle" (matrix_spec.c checks its shape): false skips the
  * check; an object may give max_load (1-minute load average), and

@@ -13,7 +13,7 @@
 // has CSV and JSON downloads (export.mjs).
 //
 // The page opens its own event stream (GET /api/v1/events?matrix=ID:
-// matrix.state, matrix.boot, run.state, run.interval) before it fetches the
+// matrix.state, matrix.boot, run.state, run.interval, run.waiting) before it fetches the
 // matrix, and applies what arrives meanwhile after the fetch, so nothing
 // falls between the two.  An event may still be older than the fetched
 // state, so a run's state never goes back (pending < running < ended) and
@@ -43,7 +43,7 @@ const mrank = (s) => MATRIX_RANK[s] ?? 2;
 const RUN_EVENT_KEYS = ['state', 'error_class', 'error_message', 'sender_bps', 'receiver_bps', 'retransmits',
   'lost_percent', 'client_command', 'server_command'];
 const RUN_ROW_KEYS = [...RUN_EVENT_KEYS, 'client_os', 'server_os', 'started_at', 'finished_at', 'attempts'];
-const EVENT_TYPES = ['matrix.state', 'matrix.boot', 'run.state', 'run.interval'];
+const EVENT_TYPES = ['matrix.state', 'matrix.boot', 'run.state', 'run.interval', 'run.waiting'];
 
 /** Show matrix id in main (cell: the cell to show, or null); returns the function that stops the page. */
 export function renderMatrix(main, ctx, id, cell = null) {
@@ -224,6 +224,7 @@ class MatrixPage {
       this.#refreshMatrix();
       this.#now.boot(d);
     } else if (ev.type === 'run.interval') this.#now.interval(d);
+    else if (ev.type === 'run.waiting') this.#now.waiting(d);
   }
 
   #matrixState(d) {

@@ -1,7 +1,8 @@
 // nowrunning.mjs - the "Now running" section of a matrix page while it has
 // not ended: the current run (seq, round, state, its commands), its latest
 // bitrate of each side from run.interval events, or the boot in progress
-// (matrix.boot events), and the live charts (livecharts.mjs).  The iperf3
+// (matrix.boot events), a run waiting for idle hosts (run.waiting events: what
+// is busy), and the live charts (livecharts.mjs).  The iperf3
 // versions of a run are fetched once, to say when a client (iperf3 before
 // 3.17) reports its intervals only at its end.
 
@@ -18,6 +19,7 @@ export class NowRunning {
   #rates = new Map();      // run id -> {client, server}: the latest interval of each side
   #versions = new Map();   // run id -> {client_version, server_version} (or null: a pending fetch)
   #booting = null;         // the boot in progress {host, os, action}
+  #waiting = new Map();    // run id -> {busy, wait_s, since}: a pending run waiting for idle hosts
   #charts = new LiveCharts();
   #title = h('h2', { id: 'mx-current-title' }, 'Now running');
   #run = h('p', { class: 'mx-current-run' });
@@ -58,12 +60,20 @@ export class NowRunning {
   /** A run.state event d was applied to the runs table. */
   runState(d) {
     const r = this.#runs.get(d.run);
+    if (d.state !== 'pending') this.#waiting.delete(d.run);
     if (d.state === 'running') {
       this.#current = d.run;
       this.#charts.show(r);
     } else if (RUN_ENDED.has(d.state)) {
       this.#charts.ended(r);
     }
+    this.draw();
+  }
+
+  /** A run.waiting event d: run d.run waits for idle hosts (d.busy says what is busy). */
+  waiting(d) {
+    this.#waiting.set(d.run, { busy: d.busy, wait_s: d.wait_s, since: Date.now() });
+    this.#current = d.run;
     this.draw();
   }
 
@@ -116,7 +126,9 @@ export class NowRunning {
     const p = m.progress ?? {};
     this.el.dataset.run = String(r.id);
     this.el.dataset.seq = String(r.seq);
-    this.#title.textContent = r.state === 'running' ? 'Now running' : r.state === 'pending' ? 'Starting' : 'Last run';
+    const wait = r.state === 'pending' ? this.#waiting.get(r.id) : undefined;
+    this.#title.textContent = r.state === 'running' ? 'Now running' : wait ? 'Waiting for idle hosts'
+      : r.state === 'pending' ? 'Starting' : 'Last run';
     const commands = h('button', { type: 'button', class: 'link-quiet' }, 'Commands');
     commands.addEventListener('click', () => this.#onOpen(r));
     // the round (runs of a round go at once): "round 3 of 6, 2 runs at once"
@@ -128,6 +140,15 @@ export class NowRunning {
       statePill(r.state), ' ', commands);
     this.#what.textContent = `${pairText(r)} ${r.protocol} ${r.direction}:`;
     this.#drawRate(r, this.#askVersions(r));
+    if (wait) {
+      this.#bps.textContent = 'not started: an end is busy';
+      this.#note.hidden = false;
+      this.#note.dataset.waiting = 'yes';
+      this.#note.textContent = `Waiting since ${new Date(wait.since).toLocaleTimeString()}: ${wait.busy}. ` +
+        `The run starts once both ends are idle, or fails as busy_host after ${wait.wait_s} s (the spec's idle.wait_s).`;
+    } else {
+      delete this.#note.dataset.waiting;
+    }
   }
 
   /** Run r's latest bitrate of each side; v: its iperf3 versions (null until known). */

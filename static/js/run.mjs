@@ -210,6 +210,9 @@ class RunPage {
     add('bitrate', 'sender ', bitrateNode(r.sender_bps), ', receiver ', bitrateNode(r.receiver_bps));
     if (r.protocol === 'udp') add('UDP loss', percent(r.lost_percent));
     else add('retransmits', count(r.retransmits));
+    // the idle check before the run waited (the spec's idle): for how long and for what
+    const idle = r.summary?.idle;
+    if (idle) add('waited', h('span', { class: 'idle-waited' }, `${idle.waited_s.toFixed(1)} s for idle hosts: ${idle.busy}`));
     if (r.started_at) add('ran', absolute(r.started_at), r.finished_at ? ` to ${absolute(r.finished_at)}` : ' (running)');
     if (r.client_exit !== null || r.server_exit !== null) {
       add('exit codes', `client ${r.client_exit ?? '—'}, server ${r.server_exit ?? '—'}`);

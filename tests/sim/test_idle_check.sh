@@ -5,7 +5,7 @@
 # the stray iperf3 and its pid; with the stray stopped (by its pid) the same
 # matrix runs ok with nothing waited; a stray stopped 3 s into a run's wait
 # (wait_s 20) lets the run go on: it succeeds and its summary says it
-# waited and why.  "idle": false skips the check (a stray is ignored), a bad
+# waited and why, and a run.waiting event said so when the wait began.  "idle": false skips the check (a stray is ignored), a bad
 # idle value is refused naming its field.  No timing is asserted: "waited"
 # is only said when a look found the host busy.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -69,6 +69,7 @@ check "... and its run did not wait" pyck "$(api GET "/api/v1/runs/$R")" \
 
 # the stray stopped while the run waits for it
 check "a stray iperf3 listens on right again" stray_start
+check "the run.waiting events are recorded" stamp_start run.waiting
 M=$(start ',"idle":{"wait_s":20}')
 for _ in $(seq 100); do [ "$(mstate "$M")" = running ] && break; sleep 0.1; done
 sleep 3
@@ -84,6 +85,14 @@ check "its summary says it waited, and for the stray iperf3 on right" pyck "$bod
 i = d["run"]["summary"].get("idle") or {}
 sys.exit(not (d["run"]["state"] == "ok" and i.get("waited_s", 0) > 0
               and i.get("busy", "").startswith("right: a stray iperf3 (pid ")))'
+check "a run.waiting event said run $R waits for the stray on right, up to 20 s" python3 - "$DD/events.jsonl" "$R" <<'PY'
+import json, sys
+ev = [e["data"]["data"] for e in map(json.loads, open(sys.argv[1])) if e.get("event") == "run.waiting"]
+print("#", ev)
+sys.exit(not any(d["run"] == int(sys.argv[2]) and d["wait_s"] == 20 and d["busy"].startswith("right: a stray iperf3 (pid ")
+                 for d in ev))
+PY
+stamp_stop
 check "testbedd's log says the run waited" grep -q "waited .* s for idle hosts: right: a stray iperf3" "$DD/log"
 daemon_down
 check "testbedd's log has no sanitizer report" bash -c "! grep -A30 'Sanitizer' '$DD/log'"
