@@ -91,7 +91,8 @@
 
 #define TB_MATRIX_MAX_RUNS 100000
 #define TB_MATRIX_NAME_MAX 64
-#define TB_MATRIX_HOSTS_MAX 64 /* machines a matrix's pairs may name: the runner holds each */
+#define TB_MATRIX_HOSTS_MAX 64  /* machines a matrix's pairs may name: the runner holds each */
+#define TB_MATRIX_ROUTERS_MAX 8 /* routers its link profiles may change: held too */
 
 enum tb_matrix_order { TB_ORDER_SEQUENTIAL, TB_ORDER_INTERLEAVED, TB_ORDER_SHUFFLED };
 
@@ -234,6 +235,11 @@ json_t *tb_matrix_tunables_set_json(const struct tb_matrix_plan *plan, int set);
  * "loss_percent", "delay_ms", "queue", "routers": [names], "pipe": 1}
  * (new reference; NULL: none or out of memory).  linkprof.c applies it. */
 json_t *tb_matrix_linkprof_json(const struct tb_matrix_plan *plan, int i);
+
+/* The routers plan's link profiles are applied to (the runner holds them
+ * beside the pairs' ends), at most TB_MATRIX_ROUTERS_MAX, into out (valid
+ * while plan is); how many (0: no link_profiles). */
+int tb_matrix_plan_routers(const struct tb_matrix_plan *plan, const char *out[TB_MATRIX_ROUTERS_MAX]);
 
 const char *tb_iperf_proto_name(enum tb_iperf_proto p); /* "tcp", "udp" */
 const char *tb_iperf_dir_name(enum tb_iperf_dir d);     /* "forward", "reverse", "bidir" */

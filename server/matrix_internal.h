@@ -92,7 +92,7 @@ struct tb_mx_tunable {
  * pairs' links before a cell's runs; none = the unshaped entry (null). */
 #define TB_MX_LPROFS_MAX 8
 #define TB_MX_LPROF_NAME 32
-#define TB_MX_LPROF_ROUTERS 8
+#define TB_MX_LPROF_ROUTERS TB_MATRIX_ROUTERS_MAX
 struct tb_mx_lprof {
 	bool none;
 	char name[TB_MX_LPROF_NAME + 1];

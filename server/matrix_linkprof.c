@@ -285,6 +285,16 @@ json_t *tb_matrix_linkprof_json(const struct tb_matrix_plan *plan, int i)
 	return o;
 }
 
+int tb_matrix_plan_routers(const struct tb_matrix_plan *plan, const char *out[TB_MATRIX_ROUTERS_MAX])
+{
+	const struct tb_mx_spec *sp = plan->sp;
+	int n = 0;
+
+	for (int r = 0; sp != NULL && sp->nlprofs > 0 && r < sp->nlprouters && n < TB_MATRIX_ROUTERS_MAX; r++)
+		out[n++] = sp->lprouters[r];
+	return n;
+}
+
 json_t *tb_mx_linkprof_plan_json(const struct tb_matrix_plan *plan)
 {
 	const struct tb_mx_spec *sp = plan->sp;

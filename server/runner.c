@@ -44,7 +44,7 @@ void tb_rn_names_add(struct tb_rn_names *ns, const char *name)
 	for (int i = 0; i < ns->n; i++)
 		if (strcmp(ns->v[i], name) == 0)
 			return;
-	if (ns->n < TB_MATRIX_HOSTS_MAX) /* the spec's limit (matrix_spec.c): never more */
+	if (ns->n < (int)(sizeof(ns->v) / sizeof(ns->v[0]))) /* the spec's limits (matrix_spec.c): never more */
 		snprintf(ns->v[ns->n++], sizeof(ns->v[0]), "%s", name);
 }
 
@@ -447,7 +447,8 @@ int tb_runner_submit(struct tb_runner *r, const struct tb_matrix_plan *plan, con
 		.rerun_of = rerun_of,
 	};
 	struct tb_rn_queued *q;
-	int rc = 0;
+	const char *routers[TB_MATRIX_ROUTERS_MAX];
+	int rc = 0, nrouters;
 
 	if (rows == NULL || params == NULL || spec == NULL) {
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
@@ -493,10 +494,13 @@ int tb_runner_submit(struct tb_runner *r, const struct tb_matrix_plan *plan, con
 			.params = params[i],
 		};
 	}
+	nrouters = tb_matrix_plan_routers(plan, routers);
 	/* a host reserved by someone else: 409 now, not a matrix that waits (reserve.h) */
 	for (int i = 0; i < plan->nruns && rc == 0; i++)
 		if ((rc = tb_reserve_check(r->sv->reserve, plan->runs[i].client, actor, err)) == 0)
 			rc = tb_reserve_check(r->sv->reserve, plan->runs[i].server, actor, err);
+	for (int i = 0; i < nrouters && rc == 0; i++)
+		rc = tb_reserve_check(r->sv->reserve, routers[i], actor, err);
 	if (rc != 0 || (rc = tb_store_matrix_insert(r->sv->store, &m, rows, plan->nruns, id, err)) != 0)
 		goto out;
 	if ((q = queued_new(*id, plan->name, actor)) == NULL) {
@@ -508,6 +512,8 @@ int tb_runner_submit(struct tb_runner *r, const struct tb_matrix_plan *plan, con
 		tb_rn_names_add(&q->ns, plan->runs[i].client);
 		tb_rn_names_add(&q->ns, plan->runs[i].server);
 	}
+	for (int i = 0; i < nrouters; i++) /* its link profiles change them: no other matrix or action may */
+		tb_rn_names_add(&q->ns, routers[i]);
 	if ((rc = enqueue(r, q, err)) != 0)
 		tb_store_matrix_update(r->sv->store, *id, "failed", 0, tb_now(), "conflict", err->message, NULL);
 	else
@@ -582,10 +588,22 @@ static void read_name(void *cls, const struct tb_matrix_row *m)
 	snprintf(mn->state, sizeof(mn->state), "%s", m->state);
 }
 
+/* A run to go of a resumed matrix: its ends, and the routers its link
+ * profile changes (its stored params' link_profile.routers). */
 static void add_hosts(void *cls, const struct tb_run_row *row)
 {
+	json_t *p = row->params != NULL ? json_loads(row->params, 0, NULL) : NULL;
+	json_t *routers = json_object_get(json_object_get(p, "link_profile"), "routers"), *v;
+	size_t i;
+
 	tb_rn_names_add(cls, row->client);
 	tb_rn_names_add(cls, row->server);
+	json_array_foreach(routers, i, v)
+	{
+		if (json_is_string(v))
+			tb_rn_names_add(cls, json_string_value(v));
+	}
+	json_decref(p);
 }
 
 int tb_runner_resume(struct tb_runner *r, int64_t id, struct tb_error *err)

@@ -26,9 +26,10 @@ struct leftover {
 	int npids;
 };
 
-/* The machines a matrix holds while it runs (every client and server of its runs to go). */
+/* The machines a matrix holds while it runs (every client and server of its
+ * runs to go, and the routers its link profiles change). */
 struct tb_rn_names {
-	char v[TB_MATRIX_HOSTS_MAX][TB_NAME_MAX];
+	char v[TB_MATRIX_HOSTS_MAX + TB_MATRIX_ROUTERS_MAX][TB_NAME_MAX];
 	int n;
 };
 

@@ -5,7 +5,9 @@
 # overlap); a third on left->right waits in the queue, its reason naming the
 # matrix that holds left and its position, shown by ?state=queued, and runs
 # after that one; a queued matrix is canceled without running, and the one
-# behind it hears its new place (a matrix.state event); testbedd
+# behind it hears its new place (a matrix.state event); a matrix with a link
+# profile holds the router it shapes (a matrix from the router waits for it,
+# a power action on the router gets 409); testbedd
 # stopped while two matrices run stops both (interrupted, every worker joined)
 # and a resume runs them again.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -96,6 +98,23 @@ check "the runs of $MC started after the last run of $MA ended (a shared host se
 a, c = $A, $C
 import sys; sys.exit(not (c[0] >= a[1]))"
 check "no iperf3 left" no_iperf_left
+
+# ---- a matrix with link profiles holds the router it shapes ----
+MP=$(api POST /api/v1/matrices "{\"name\":\"sb-shaped\",$LR,\"duration_s\":2,\"repeats\":2,\"link_profiles\":[{\"name\":\"50M\",\"rate\":\"50M\"}]}" | jq_ 'd["matrix"]["id"]')
+check "matrix $MP (left->right, a link profile on the router) runs" wait_state "$MP" running
+MQ=$(api POST /api/v1/matrices "{\"name\":\"sb-router\",$RR,\"duration_s\":1}" | jq_ 'd["matrix"]["id"]')
+why=""
+for _ in $(seq 50); do
+	why=$(api GET "/api/v1/matrices/$MQ?runs=0" | jq_ '(d["matrix"].get("queue") or {}).get("waiting_for")')
+	[ "$why" != None ] && [ -n "$why" ] && break
+	sleep 0.2
+done
+diag "matrix $MQ: $why"
+check "matrix $MQ (router->relay) waits for the router, held by $MP" test "${why#waiting for router: matrix $MP (sb-shaped)}" != "$why"
+body=$(api POST /api/v1/hosts/router/power '{"action":"cycle"}')
+check "a power action on the router: 409 naming matrix $MP" sh -c 'test "$1" = 409 && printf "%s" "$2" | grep -q "matrix $3"' _ "$(st)" "$body" "$MP"
+check "matrix $MP succeeds" wait_state "$MP" succeeded
+check "matrix $MQ runs after it and succeeds" wait_state "$MQ" succeeded
 
 # ---- testbedd stopped while two matrices run: both interrupted, then resumed ----
 MA=$(api POST /api/v1/matrices "{\"name\":\"sb-e\",$LR,\"duration_s\":5,\"repeats\":2}" | jq_ 'd["matrix"]["id"]')
