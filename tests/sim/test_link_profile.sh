@@ -3,8 +3,9 @@
 # change (issue 20 item 4).  One mechanism: `sim link` writes dummynet pipe 1
 # of the router's FreeBSD persona, which its `ipfw` stand-in shows in
 # dummynet's format, and `ipfw pipe 1 config` over ssh sets what `sim
-# status` shows and what tc/nft do on the router's data-plane ports; delay is
-# refused (this kernel has no netem).  Then two tiny UDP matrices with
+# status` shows and what tc/nft do on the router's data-plane ports (queue N:
+# the tbf's limit, N full-size frames); delay is refused (this kernel has no
+# netem).  Then two tiny UDP matrices with
 # `sim link --loss 2` between them: the hosts diff of the second names the
 # router's pipe, plr 0.02 (before the shaping section: "nothing changed").
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -41,6 +42,12 @@ check "ipfw pipe 1 config ... delay 300: refused (non-zero), naming netem" sh -c
 check "... and the profile is as before" test "$(status_link)" = "('10000000bit', 5, 0)"
 check "ipfw pipe 2 config: refused (the router has one profile, pipe 1)" test "$(ipfw_r pipe 2 config bw 1Mbit/s >/dev/null 2>&1; echo $?)" != 0
 check "ipfw pipe 1 config plr 2: refused" test "$(ipfw_r pipe 1 config plr 2 >/dev/null 2>&1; echo $?)" != 0
+check "ipfw pipe 1 config bw 10Mbit/s queue 20" ipfw_r pipe 1 config bw 10Mbit/s queue 20
+check "ipfw pipe show: a 20-slot queue" sh -c 'printf "%s\n" "$1" | sed -n 2p | grep -q "^q131073  20 sl. 0 flows "' _ "$(ipfw_r pipe show)"
+tbf_lat() { ip netns exec "$PFX-router" tc -j qdisc show dev "$1" | python3 -c 'import json,sys; print([q["options"]["lat"] for q in json.load(sys.stdin) if q["kind"] == "tbf"][0])'; }
+check "tc: the tbf holds 20 full-size frames beyond its burst (latency 20 x 1514 B at 10 Mbit/s)" sh -c '
+for d in "$@"; do [ $(( $d - 20 * 1514 * 8 * 1000000 / 10000000 )) -le 1 ] && [ $(( $d - 20 * 1514 * 8 * 1000000 / 10000000 )) -ge -1 ] || exit 1; done' _ "$(tbf_lat ix0)" "$(tbf_lat ix1)"
+check "ipfw pipe 1 config queue 101: refused (2..100 slots)" test "$(ipfw_r pipe 1 config queue 101 >/dev/null 2>&1; echo $?)" != 0
 check "ipfw pipe 1 delete" ipfw_r pipe 1 delete
 check "after delete: ipfw pipe show is empty" test -z "$(ipfw_r pipe show)"
 check "after delete: no tbf and no drop rule" test -z "$(tbf_rate ix0)$(nft_rule)"

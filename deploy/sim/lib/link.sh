@@ -10,6 +10,8 @@
 #	loss=PCT	0..100, at most one decimal (dummynet: plr PCT/100)
 #	delay=MS	0 unless the kernel has netem (this one has not)
 #	pipe=1|		1 when pipe 1 is configured (ipfw pipe show lists it), else empty
+#	queue=SLOTS	dummynet's queue in slots (packets), 50 unless configured: the tbf's
+#			limit, SLOTS full-size frames (1514 bytes each)
 LINK_TC=/usr/sbin/tc
 LINK_NFT=/usr/sbin/nft
 LINK_PIPE=1
@@ -33,11 +35,12 @@ link_get() {	# key -> its value in $S/link (empty when absent)
 	sed -n "s/^$1=//p" "$S/link" 2>/dev/null
 }
 
-# link_apply NSEXEC RATE LOSS DELAY PIPE: the profile onto ix0/ix1 of the router and
-# into $S/link, under $S/link.lock.  NSEXEC runs a command in the router's network
-# namespace ("ip netns exec P-router" from the root namespace, "" inside it).
+# link_apply NSEXEC RATE LOSS DELAY PIPE [QUEUE]: the profile onto ix0/ix1 of the router
+# and into $S/link, under $S/link.lock.  NSEXEC runs a command in the router's network
+# namespace ("ip netns exec P-router" from the root namespace, "" inside it).  QUEUE:
+# slots (default 50, dummynet's), the tbf's limit in full-size frames.
 link_apply() {
-	local nsx=$1 rate=$2 loss=$3 delay=$4 pipe=$5 dev bits burst pm fd rc=0
+	local nsx=$1 rate=$2 loss=$3 delay=$4 pipe=$5 queue=${6:-50} dev bits burst pm fd rc=0 limit
 	exec {fd}>>"$S/link.lock"
 	flock "$fd"
 	for dev in ix0 ix1; do
@@ -49,10 +52,12 @@ link_apply() {
 			bits=$(rate_bits "$rate")
 			burst=$((bits / 8 / 100))
 			[ $burst -ge 32768 ] || burst=32768
+			limit=(latency 50ms)	# the sim's queue before dummynet's queue was simulated
+			[ "$queue" = 50 ] || limit=(limit $((queue * 1514 + burst)))
 			if [ "$delay" != 0 ]; then
-				$nsx "$LINK_TC" qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "$rate" burst "$burst" latency 50ms || { rc=1; break; }
+				$nsx "$LINK_TC" qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "$rate" burst "$burst" "${limit[@]}" || { rc=1; break; }
 			else
-				$nsx "$LINK_TC" qdisc add dev "$dev" root tbf rate "$rate" burst "$burst" latency 50ms || { rc=1; break; }
+				$nsx "$LINK_TC" qdisc add dev "$dev" root tbf rate "$rate" burst "$burst" "${limit[@]}" || { rc=1; break; }
 			fi
 		fi
 	done
@@ -67,7 +72,7 @@ link_apply() {
 			echo "table ip6 tbsim_link { chain loss { type filter hook forward priority 0; policy accept; numgen random mod 1000 < $pm drop; }; }"
 		fi
 	} | $nsx "$LINK_NFT" -f - || rc=1
-	[ $rc = 0 ] && printf 'rate=%s\nloss=%s\ndelay=%s\npipe=%s\n' "$rate" "$loss" "$delay" "$pipe" >"$S/link"
+	[ $rc = 0 ] && printf 'rate=%s\nloss=%s\ndelay=%s\npipe=%s\nqueue=%s\n' "$rate" "$loss" "$delay" "$pipe" "$queue" >"$S/link"
 	exec {fd}>&-
 	return $rc
 }
@@ -82,14 +87,16 @@ link_apply() {
 # the pipe's + 131072 and the scheduler's + 65536; then the scheduler line.
 link_pipe_show() {
 	[ "$(link_get pipe)" = "$LINK_PIPE" ] || return 0
-	awk -v n="$LINK_PIPE" -v b="$(rate_bits "$(link_get rate)")" -v l="$(link_get loss)" -v d="$(link_get delay)" 'BEGIN {
+	local q
+	q=$(link_get queue)
+	awk -v n="$LINK_PIPE" -v b="$(rate_bits "$(link_get rate)")" -v l="$(link_get loss)" -v d="$(link_get delay)" -v q="${q:-50}" 'BEGIN {
 		if (b == 0) bw = "unlimited     "
 		else if (b >= 1000000) bw = sprintf("%7.3f Mbit/s", b / 1000000)
 		else if (b >= 1000) bw = sprintf("%7.3f Kbit/s", b / 1000)
 		else bw = sprintf("%7.3f bit/s ", b)
 		printf "%05d: %s %4d ms burst 0\n", n, bw, d
 		plr = (l + 0 > 0) ? sprintf("plr %f", l / 100) : ""
-		printf "q%05d %3d sl.%s 0 flows (1 buckets) sched %d weight 0 lmax 0 pri 0 droptail\n", n + 131072, 50, plr, n + 65536
+		printf "q%05d %3d sl.%s 0 flows (1 buckets) sched %d weight 0 lmax 0 pri 0 droptail\n", n + 131072, q, plr, n + 65536
 		printf " sched %d type FIFO flags 0x0 0 buckets 0 active\n", n + 65536
 	}'
 }
