@@ -167,6 +167,27 @@ out:
 	return rc;
 }
 
+void tb_idle_drop_own(struct tb_idle_seen *seen, const long *own, int n)
+{
+	int kept = seen->nstrays < TB_IDLE_STRAYS_MAX ? seen->nstrays : TB_IDLE_STRAYS_MAX, k = 0;
+
+	for (int i = 0; i < kept; i++) {
+		bool mine = false;
+
+		for (int j = 0; j < n && !mine; j++)
+			mine = own[j] > 0 && own[j] == seen->stray_pid[i];
+		if (mine) {
+			seen->nstrays--;
+			continue;
+		}
+		if (k != i) {
+			seen->stray_pid[k] = seen->stray_pid[i];
+			memcpy(seen->stray_args[k], seen->stray_args[i], sizeof(seen->stray_args[k]));
+		}
+		k++;
+	}
+}
+
 bool tb_idle_busy(const struct tb_idle_opts *o, const struct tb_idle_seen *seen, const char *host, char *msg,
 		  size_t len)
 {
@@ -195,6 +216,14 @@ bool tb_idle_busy(const struct tb_idle_opts *o, const struct tb_idle_seen *seen,
 
 /* ---- looking at both ends ---- */
 
+#define OWN_MAX 16 /* the last runs' pids on each end: a server still exiting is one of them */
+
+/* The remote pids the last runs of a matrix started on each end. */
+struct own {
+	long pid[2][OWN_MAX];
+	int n[2];
+};
+
 struct look {
 	struct tb_services *sv;
 	const struct tb_run_host *h;
@@ -219,8 +248,8 @@ static void *look_run(void *cls)
 
 /* One look at both ends (the server's in a thread): 1 when one is busy
  * (msg says which), 0 when both are idle, -1 when a look failed (msg). */
-static int look_both(struct tb_services *sv, const struct tb_idle_opts *o, const struct tb_run_host *ch,
-		     const struct tb_run_host *sh, char *msg, size_t len)
+static int look_both(struct tb_services *sv, const struct tb_idle_opts *o, const struct own *own,
+		     const struct tb_run_host *ch, const struct tb_run_host *sh, char *msg, size_t len)
 {
 	struct look l[2] = {{.sv = sv, .h = ch, .o = o}, {.sv = sv, .h = sh, .o = o}};
 	pthread_t th;
@@ -243,8 +272,10 @@ static int look_both(struct tb_services *sv, const struct tb_idle_opts *o, const
 			snprintf(msg, len, "idle check on %s: %s (exit %d): %.200s", l[i].h->m->name, pe.message,
 				 l[i].cap.res.exit_status, l[i].cap.err != NULL ? l[i].cap.err : "");
 			verdict = -1;
-		} else if (tb_idle_busy(o, &seen, l[i].h->m->name, msg, len)) {
-			verdict = 1;
+		} else {
+			tb_idle_drop_own(&seen, own->pid[i], own->n[i]);
+			if (tb_idle_busy(o, &seen, l[i].h->m->name, msg, len))
+				verdict = 1;
 		}
 	}
 	tb_ssh_capture_free(&l[0].cap);
@@ -276,6 +307,7 @@ void run_idle_wait(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	struct tb_idle_opts o;
 	char msg[sizeof(out->message)], first[sizeof(out->message)] = "";
 	int64_t start = tb_monotonic_ms(), until;
+	struct own own = {0};
 	int v;
 
 	memset(out, 0, sizeof(*out));
@@ -283,8 +315,11 @@ void run_idle_wait(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	tb_store_matrix_get(sv->store, r->matrix_id, read_idle_opt, &o, NULL);
 	if (!o.enabled)
 		return;
+	/* none known (a store error): none dropped */
+	tb_store_run_recent_pids(sv->store, r->matrix_id, ch->m->name, own.pid[0], OWN_MAX, &own.n[0], NULL);
+	tb_store_run_recent_pids(sv->store, r->matrix_id, sh->m->name, own.pid[1], OWN_MAX, &own.n[1], NULL);
 	until = start + (int64_t)o.wait_s * 1000;
-	while ((v = look_both(sv, &o, ch, sh, msg, sizeof(msg))) == 1) {
+	while ((v = look_both(sv, &o, &own, ch, sh, msg, sizeof(msg))) == 1) {
 		if (first[0] == '\0') {
 			snprintf(first, sizeof(first), "%s", msg);
 			publish_waiting(sv, r, ch, msg, o.wait_s);

@@ -12,7 +12,9 @@
  * max_softirq_percent (the share of all CPU time in softirq over a 0.25 s
  * window; FreeBSD has no softirq: its interrupt share), both unchecked
  * unless given, and wait_s (0..3600, default 30).  Strays are always
- * checked.  A run's own server starts after the check, so it never counts;
+ * checked.  A run's own server starts after the check, so it never counts,
+ * and the processes earlier runs of its matrix started (their recorded
+ * pids: a server still exiting) do not either;
  * on Linux a process in another network namespace (a container, another sim
  * host on the same kernel) does not count either.
  *
@@ -62,6 +64,11 @@ const char *tb_idle_command(bool bsd, bool softirq);
  * of "pid args" lines).  TB_ERR_INVALID when the "@procs" section is
  * missing (the command did not run to its end). */
 int tb_idle_parse(bool bsd, const char *text, struct tb_idle_seen *out, struct tb_error *err);
+
+/* Drop from seen the strays whose pid is one of own[0..n) (processes this
+ * matrix's earlier runs started on that host, say a server still exiting):
+ * they are testbedd's, not strays. */
+void tb_idle_drop_own(struct tb_idle_seen *seen, const long *own, int n);
 
 /* Whether seen is busy under o; if so, a sentence naming what into msg:
  * "right: a stray iperf3 (pid 1234: iperf3 -s -p 5201) is running",

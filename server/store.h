@@ -390,6 +390,10 @@ int tb_store_matrix_interrupt(struct tb_store *st, const char *reason, int64_t n
 int tb_store_run_each(struct tb_store *st, int64_t matrix_id, const char *state, tb_run_row_fn fn, void *cls,
 		      struct tb_error *err);
 int tb_store_run_get(struct tb_store *st, int64_t run_id, tb_run_row_fn fn, void *cls, struct tb_error *err);
+/* The remote pids the last runs of a matrix to start recorded on host (as
+ * client or server), newest first, at most max into pids; *n how many. */
+int tb_store_run_recent_pids(struct tb_store *st, int64_t matrix_id, const char *host, long *pids, int max, int *n,
+			     struct tb_error *err);
 /* The first run (lowest seq) of each cell of a matrix with its commands
  * (NULL: not run yet), in cell order (strings valid during the call).  One
  * query reading only those columns. */

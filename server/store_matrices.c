@@ -421,6 +421,31 @@ int tb_store_run_each(struct tb_store *st, int64_t matrix_id, const char *state,
 	return 0;
 }
 
+int tb_store_run_recent_pids(struct tb_store *st, int64_t matrix_id, const char *host, long *pids, int max, int *n,
+			     struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	*n = 0;
+	if ((rc = st_prep(st,
+			  "SELECT CASE WHEN client = ?2 THEN coalesce(client_pid, 0) ELSE 0 END,"
+			  " CASE WHEN server = ?2 THEN coalesce(server_pid, 0) ELSE 0 END FROM runs"
+			  " WHERE matrix_id = ?1 AND (client = ?2 OR server = ?2) AND started_ms IS NOT NULL"
+			  " ORDER BY started_ms DESC LIMIT ?3",
+			  &s, err)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, matrix_id);
+	st_bind_text(s, 2, host);
+	sqlite3_bind_int(s, 3, max);
+	while (sqlite3_step(s) == SQLITE_ROW)
+		for (int c = 0; c < 2 && *n < max; c++)
+			if (sqlite3_column_int64(s, c) > 0)
+				pids[(*n)++] = (long)sqlite3_column_int64(s, c);
+	st_finish(st, s);
+	return 0;
+}
+
 int tb_store_run_get(struct tb_store *st, int64_t run_id, tb_run_row_fn fn, void *cls, struct tb_error *err)
 {
 	sqlite3_stmt *s;

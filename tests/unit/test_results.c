@@ -71,6 +71,44 @@ static int64_t finished_matrix(struct tb_store *st, const char *name, double bps
 	return id;
 }
 
+/* The pids the last runs of a matrix recorded on a host, newest first. */
+static void test_recent_pids(void **state)
+{
+	struct fixture *f = *state;
+	int64_t ids[2] = {0, 0};
+	long pids[4];
+	struct tb_error err = {0};
+	int n = -1;
+
+	assert_int_equal(tb_store_run_each(f->st, f->fast, NULL, take_ids, ids, &err), 0);
+	for (int i = 0; i < 2; i++) {
+		struct tb_run_row r = {.id = ids[i],
+				       .state = "ok",
+				       .started_ms = 1000 + i,
+				       .client_pid = 100 + i,
+				       .server_pid = 200 + i,
+				       .client_exit = -1,
+				       .server_exit = -1,
+				       .retransmits = -1,
+				       .sender_bps = -1,
+				       .receiver_bps = -1,
+				       .lost_percent = -1};
+
+		assert_int_equal(tb_store_run_update(f->st, &r, &err), 0);
+	}
+	assert_int_equal(tb_store_run_recent_pids(f->st, f->fast, "right", pids, 4, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(pids[0], 201); /* the run started last first */
+	assert_int_equal(pids[1], 200);
+	assert_int_equal(tb_store_run_recent_pids(f->st, f->fast, "left", pids, 1, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(pids[0], 101);
+	assert_int_equal(tb_store_run_recent_pids(f->st, f->slow, "right", pids, 4, &n, &err), 0);
+	assert_int_equal(n, 0); /* its runs recorded none */
+	assert_int_equal(tb_store_run_recent_pids(f->st, f->fast, "router", pids, 4, &n, &err), 0);
+	assert_int_equal(n, 0);
+}
+
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
@@ -269,6 +307,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_what_runs_now_comes_from_the_caller, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recent_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_and_gate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_first_commands, setup, teardown),

@@ -134,6 +134,31 @@ static void test_busy_sentences(void **state)
 	assert_false(tb_idle_busy(&o, &s, "left", msg, sizeof(msg)));
 }
 
+/* The processes the matrix's earlier runs started (a server still exiting)
+ * are not strays; the others stay, in their order. */
+static void test_own_pids_are_not_strays(void **state)
+{
+	struct tb_idle_opts o;
+	struct tb_idle_seen s;
+	char msg[256];
+	long mine[] = {99, 1234};
+
+	(void)state;
+	tb_idle_opts_from_json(NULL, &o);
+	assert_int_equal(tb_idle_parse(false, linux_look, &s, NULL), 0);
+	assert_int_equal(s.nstrays, 2);
+	tb_idle_drop_own(&s, mine, 2);
+	assert_int_equal(s.nstrays, 1);
+	assert_true(tb_idle_busy(&o, &s, "right", msg, sizeof(msg)));
+	assert_string_equal(msg, "right: a stray iperf (pid 77: iperf -s -u) is running");
+	mine[0] = 77;
+	tb_idle_drop_own(&s, mine, 2);
+	assert_int_equal(s.nstrays, 0);
+	assert_false(tb_idle_busy(&o, &s, "right", msg, sizeof(msg)));
+	tb_idle_drop_own(&s, mine, 0); /* nothing known: nothing dropped */
+	assert_int_equal(s.nstrays, 0);
+}
+
 /* The Linux command as a host runs it, here on this machine. */
 static void test_linux_command_here(void **state)
 {
@@ -163,6 +188,7 @@ int main(void)
 		cmocka_unit_test(test_parse_freebsd),
 		cmocka_unit_test(test_parse_partial),
 		cmocka_unit_test(test_busy_sentences),
+		cmocka_unit_test(test_own_pids_are_not_strays),
 		cmocka_unit_test(test_linux_command_here),
 	};
 
