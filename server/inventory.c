@@ -474,6 +474,13 @@ static int valid_cidr6(const char *s)
 	return strchr(s, ':') != NULL && tb_valid_cidr(s);
 }
 
+/* An IPv4 address with its prefix length ("10.0.10.2/24"): a link's
+ * address (its IPv6 one is address6). */
+static int valid_cidr4(const char *s)
+{
+	return strchr(s, ':') == NULL && tb_valid_cidr(s);
+}
+
 static int parse_link(struct inv_ctx *c, const char *name, const struct tb_ynode *map, const char *path,
 		      const struct tb_ynode *os, struct tb_link *l)
 {
@@ -484,8 +491,9 @@ static int parse_link(struct inv_ctx *c, const char *name, const struct tb_ynode
 	int rc;
 
 	if ((rc = inv_want_kind(c, map, path, TB_Y_MAP)) != 0 || (rc = inv_check_keys(c, map, path, keys)) != 0 ||
-	    (rc = inv_get_str(c, map, path, "address", 1, tb_valid_cidr,
-			      "an address with prefix length, such as 10.0.10.2/24", &l->address)) != 0 ||
+	    (rc = inv_get_str(c, map, path, "address", 1, valid_cidr4,
+			      "an IPv4 address with prefix length, such as 10.0.10.2/24 (an IPv6 one goes in address6)",
+			      &l->address)) != 0 ||
 	    (rc = inv_get_str(c, map, path, "address6", 0, valid_cidr6,
 			      "an IPv6 address with prefix length, such as 2001:2:0:10::2/64", &l->address6)) != 0)
 		return rc;

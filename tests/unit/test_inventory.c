@@ -206,7 +206,10 @@ static const struct bad_case bad[] = {
 	{HEAD HOST "    boot: {loader: grub, default: ubuntu, entries: {ubuntu: \"0\"}, efi: \"0001\"}\n",
 	 "machines.left.boot.efi"},
 	{HEAD HOST "    links:\n      lan10: {address: 10.0.10.2}\n",
-	 "t.yaml:9:24: machines.left.links.lan10.address: expected an address with prefix length"},
+	 "t.yaml:9:24: machines.left.links.lan10.address: expected an IPv4 address with prefix length"},
+	{HEAD HOST "    links:\n      lan10: {address: \"2001:2:0:10::2/64\"}\n",
+	 "t.yaml:9:24: machines.left.links.lan10.address: expected an IPv4 address with prefix length, such as "
+	 "10.0.10.2/24 (an IPv6 one goes in address6)"},
 	{HEAD HOST "    links:\n      lan10: {address: 10.0.10.2/24, rate: fast}\n",
 	 "t.yaml:9:44: machines.left.links.lan10.rate: expected the link's rate in bits/s, such as 10G"},
 	{HEAD HOST "    links:\n      lan10: {address: 10.0.10.2/24, rate: 10X}\n",
