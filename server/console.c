@@ -191,6 +191,7 @@ static void feed_close(struct tb_feed *tf)
 			break;
 		}
 	}
+	console_shed_locked(c);
 	console_wake_all(c);
 	pthread_mutex_unlock(&c->mu);
 	free(f);

@@ -142,7 +142,8 @@ int tb_ring_init(struct tb_ring *r, size_t cap); /* TB_ERR_NOMEM */
 void tb_ring_free(struct tb_ring *r);
 void tb_ring_append(struct tb_ring *r, const void *data, size_t len);
 uint64_t tb_ring_start(const struct tb_ring *r); /* oldest offset kept */
-/* Copy up to max bytes from *pos (moved up to the oldest kept when older);
+/* Copy up to max bytes from *pos (moved up to the oldest kept when older;
+ * a freed ring reads nothing, and an append to it is dropped);
  * *pos moves past them.  Returns the count. */
 size_t tb_ring_read(const struct tb_ring *r, uint64_t *pos, void *out, size_t max);
 

@@ -131,6 +131,13 @@ struct tb_consoles {
 	struct console *retired;
 };
 
+/* console_list.c: with c->mu held, free c's scrollback once nothing can
+ * read it any more: c stopped (a reload retired it, or the service closes),
+ * its thread returned, no viewer left and no successor still to copy it.
+ * The struct itself waits for the next reload's reaping; the scrollback,
+ * the bulk of it, goes at once. */
+void console_shed_locked(struct console *c);
+
 /* console_io.c: what console.c asks of the kinds of console. */
 /* 1 when m has a console of a kind read here (tcp, device, ipmi-sol). */
 int console_reads(const struct tb_machine *m);

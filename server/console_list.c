@@ -51,8 +51,10 @@ static void wait_prev(struct console *c)
 		pthread_mutex_unlock(&c->mu);
 		pthread_mutex_lock(&prev->mu);
 		done = prev->exited || closing || i >= 500;
-		if (done)
+		if (done) {
 			prev->successor_waits = 0;
+			console_shed_locked(prev);
+		}
 		pthread_mutex_unlock(&prev->mu);
 		if (done)
 			break;
@@ -71,6 +73,7 @@ static void *run(void *arg)
 	console_thread(c);
 	pthread_mutex_lock(&c->mu);
 	c->exited = 1;
+	console_shed_locked(c);
 	pthread_mutex_unlock(&c->mu);
 	return NULL;
 }
@@ -175,6 +178,14 @@ fail:
 	return rc;
 }
 
+void console_shed_locked(struct console *c)
+{
+	if (c->cs->closing && c->exited && c->nfeeds == 0 && !c->successor_waits && c->ring.buf != NULL) {
+		tb_ring_free(&c->ring);
+		tb_info("console", "%s: its scrollback is freed (stopped, no viewer left)", c->name);
+	}
+}
+
 /* Stop c's thread (it ends soon: poked) and end its viewers' streams, their
  * last event saying why (NULL: none, the service closes); its lease goes
  * with it.  Never blocks but on c->mu. */
@@ -187,6 +198,7 @@ static void stop(struct console *c, const char *why)
 	c->holder[0] = '\0';
 	c->gen++;
 	console_wake_all(c);
+	console_shed_locked(c);
 	pthread_mutex_unlock(&c->mu);
 	console_poke(c);
 }

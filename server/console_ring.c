@@ -37,6 +37,8 @@ void tb_ring_append(struct tb_ring *r, const void *data, size_t len)
 {
 	const unsigned char *p = data;
 
+	if (r->buf == NULL)
+		return;
 	if (len > r->cap) { /* only the last cap bytes can stay */
 		r->end += len - r->cap;
 		p += len - r->cap;
@@ -59,6 +61,8 @@ size_t tb_ring_read(const struct tb_ring *r, uint64_t *pos, void *out, size_t ma
 	unsigned char *o = out;
 	size_t done = 0;
 
+	if (r->buf == NULL) /* freed (console_shed_locked): nothing to read */
+		return 0;
 	if (*pos < tb_ring_start(r))
 		*pos = tb_ring_start(r);
 	while (done < max && *pos < r->end) {

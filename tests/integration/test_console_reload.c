@@ -6,7 +6,8 @@
  *     daemon connect, its stream reads what the server writes);
  *   - a console gone from the inventory: its reader lets go of the server,
  *     its viewers' streams end with an "end" event saying why, its lease and
- *     its routes are gone (404);
+ *     its routes are gone (404), and once its last viewer is gone its
+ *     scrollback is freed (not at the next reload);
  *   - a console whose definition changed (another port): the old server is
  *     let go, the new one connected, the old viewers told by an "end" event;
  *     the scrollback and its offsets go on (Last-Event-ID resumes) and the
@@ -34,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -159,6 +161,11 @@ static void test_reload_adds_removes_and_restarts_readers(void **state)
 	j = tb_test_api_expect(&d, NULL, "GET", "/api/v1/hosts/right", NULL, 200, &r);
 	assert_true(json_is_null(json_object_get(json_object_get(j, "host"), "console_state")));
 	tb_test_resp_free(&r);
+	/* its last viewer's stream ended: its scrollback is freed at once (before, at the next reload) */
+	tb_test_stream_close(&sr);
+	for (int i = 0; i < 100 && !tb_test_daemon_log_contains(&d, "right: its scrollback is freed"); i++)
+		nanosleep(&(struct timespec){.tv_nsec = 50 * 1000 * 1000}, NULL);
+	assert_true(tb_test_daemon_log_contains(&d, "right: its scrollback is freed"));
 
 	/* far: the old server let go, the new one connected, the old viewer told */
 	assert_true(closed_by_daemon(cf));
@@ -187,7 +194,6 @@ static void test_reload_adds_removes_and_restarts_readers(void **state)
 	assert_null(strstr(sl.buf, STREAM_END));
 
 	tb_test_stream_close(&sl);
-	tb_test_stream_close(&sr);
 	tb_test_stream_close(&sf);
 	assert_int_equal(tb_test_daemon_stop(&d), 0);
 	close(cl);
