@@ -409,9 +409,24 @@ static void build_nic_linux(json_t *nic, const struct parsed *ps, int *oom)
 	json_decref(ek);
 }
 
+/* Drop the errors of section name whose message has what. */
+static void drop_errors(struct parsed *ps, const char *name, const char *what)
+{
+	for (size_t i = json_array_size(ps->errors); i-- > 0;) {
+		const json_t *e = json_array_get(ps->errors, i);
+		const char *s = json_string_value(json_object_get(e, "section"));
+		const char *m = json_string_value(json_object_get(e, "message"));
+
+		if (s != NULL && strcmp(s, name) == 0 && m != NULL && strstr(m, what) != NULL)
+			json_array_remove(ps->errors, i);
+	}
+}
+
 /* nic on FreeBSD: ifconfig, then the device behind the interface: its
- * pciconf entry and dev.D.U sysctls. */
-static void build_nic_freebsd(json_t *nic, const char *iface, const struct parsed *ps, int *oom)
+ * pciconf entry and dev.D.U sysctls.  An interface that pciconf does not
+ * list (a cloned one: vlan, lagg, bridge, epair; the sim's veths) has no
+ * dev.D.U node: its "unknown oid" is that fact, not a failed part. */
+static void build_nic_freebsd(json_t *nic, const char *iface, struct parsed *ps, int *oom)
 {
 	char drv[32], unit[16], dev[64], oid[96];
 	json_t *ifc = usable(ps, S_IFCONFIG) ? hm_ifconfig_parse(usable(ps, S_IFCONFIG), oom) : NULL;
@@ -424,7 +439,12 @@ static void build_nic_freebsd(json_t *nic, const char *iface, const struct parse
 		json_array_foreach(pci, i, v) if (get_str(v, "name") != NULL && strcmp(get_str(v, "name"), dev) == 0)
 			entry = v;
 		hm_put_str(nic, "driver", hm_span_of(drv), oom);
-		if (ps->text[S_DEVFW] != NULL) { /* mlx4_core has no fw_version: "unknown oid", rc 1 */
+		if (pci != NULL && entry == NULL) {
+			drop_errors(ps, "dev_desc", "unknown oid");
+			drop_errors(ps, "dev_fw", "unknown oid");
+		}
+		if (ps->text[S_DEVFW] != NULL &&
+		    (pci == NULL || entry != NULL)) { /* mlx4_core has no fw_version: "unknown oid", rc 1 */
 			snprintf(oid, sizeof(oid), "dev.%s.%s.fw_version", drv, unit);
 			v = sysctl_value(usable(ps, S_DEVFW), oid, oom);
 			hm_put(nic, "firmware", v != NULL ? v : json_null(), oom);

@@ -1025,6 +1025,21 @@ static void test_odd_outputs(void **state)
 		 NULL,
 		 "@@testbedd-section nproc\n\n\n@@testbedd-rc 2\n",
 		 {"errors[0]/message=\"\"", "cpu=absent"}},
+		/* a FreeBSD interface pciconf does not list (cloned, or the sim's veth):
+		 * no dev.D.U node, and saying so is no failed part; a listed one's is */
+		{"freebsd",
+		 "data0",
+		 "@@testbedd-section pciconf\nix0@pci0:3:0:0:\tclass=0x020000 rev=0x01 hdr=0x00 vendor=0x8086 "
+		 "device=0x10fb subvendor=0x8086 subdevice=0x0003\n@@testbedd-rc 0\n"
+		 "@@testbedd-section dev_desc\nsysctl: unknown oid 'dev.data.0.%desc'\n@@testbedd-rc 1\n"
+		 "@@testbedd-section dev_fw\nsysctl: unknown oid 'dev.data.0.fw_version'\n@@testbedd-rc 1\n",
+		 {"errors=absent", "nic=absent"}},
+		{"freebsd",
+		 "ix0",
+		 "@@testbedd-section pciconf\nix0@pci0:3:0:0:\tclass=0x020000 rev=0x01 hdr=0x00 vendor=0x8086 "
+		 "device=0x10fb subvendor=0x8086 subdevice=0x0003\n@@testbedd-rc 0\n"
+		 "@@testbedd-section dev_fw\nsysctl: unknown oid 'dev.ix.0.fw_version'\n@@testbedd-rc 1\n",
+		 {"errors#=1", "errors[0]/section=\"dev_fw\"", "nic/driver=\"ix\"", "nic/firmware=null"}},
 		/* the script's own layout: an empty line before each rc line */
 		{"linux",
 		 NULL,
