@@ -257,6 +257,7 @@ struct outcome {
 	char message[512];
 	bool retry_busy;  /* busy, or the port was taken: try again */
 	bool retry_lost;  /* no stream connected (a lost UDP connect datagram): once more */
+	bool idle_busy;   /* the first look beside the start found an end busy: stopped before the client */
 	const char *tool; /* the driver's name */
 	json_t *idle;     /* owned: how long the idle check waited and why, or NULL */
 };
@@ -293,7 +294,7 @@ static void outcome_set(struct outcome *o, const char *klass, const char *fmt, .
 }
 
 /* The client's command line (timeout(1) around iperf3) into cargv, both
- * commands as they will be shown, the run marked running and published. */
+ * commands as they will be shown (mark_running stores and publishes them). */
 static int prepare(struct tb_services *sv, struct tb_run_row *r, const struct tb_traffic_driver *drv,
 		   const struct tb_iperf_params *p, struct tb_run_host *ch, struct tb_run_host *sh,
 		   struct run_server *s, struct tb_argv *cav, const char **cargv, char *wall, struct outcome *o)
@@ -332,11 +333,16 @@ static int prepare(struct tb_services *sv, struct tb_run_row *r, const struct tb
 	}
 	r->server_command = o->server_cmd;
 	r->client_command = o->client_cmd;
+	return 0;
+}
+
+/* r runs (its commands as prepare() made them): stored and published. */
+static void mark_running(struct tb_services *sv, struct tb_run_row *r)
+{
 	r->state = "running";
 	r->started_ms = tb_now_ms();
 	tb_store_run_update(sv->store, r, NULL);
 	publish_run(sv, r);
-	return 0;
 }
 
 /* The client, under the ssh watchdog (and timeout(1) on the host), opened
@@ -505,11 +511,31 @@ static void collect(struct run_server *s, struct client *c, struct outcome *o)
 	run_server_free(s);
 }
 
-/* One attempt at run r: the server started, the client let go when it
- * listens, both outputs parsed, the outcome classified into o. */
+/* The first idle look (beside the server's start) found an end busy: the
+ * server stopped by pid once it has one (it is starting), the client never
+ * run; o says so (idle_busy) for tb_run_execute to wait as run_idle.h says. */
+static void stop_for_idle(struct run_server *s, struct outcome *o)
+{
+	int64_t until = tb_monotonic_ms() + LISTEN_WAIT_MS;
+
+	pthread_mutex_lock(&s->lock);
+	while (s->pid <= 1 && !s->ended && s->listening == 0 && tb_monotonic_ms() < until) {
+		struct timespec ts = tb_cond_deadline(20);
+
+		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+	}
+	pthread_mutex_unlock(&s->lock);
+	run_server_finish(s, 0);
+	o->idle_busy = true;
+	outcome_set(o, "busy_host", "an end was busy at the run's start");
+}
+
+/* One attempt at run r: the server started (and, with look, one idle look
+ * at both ends beside it), the client let go when it listens (and both
+ * ends are idle), both outputs parsed, the outcome classified into o. */
 static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r,
 		    const struct tb_traffic_driver *drv, const struct tb_iperf_params *p, struct tb_run_host *ch,
-		    struct tb_run_host *sh, bool sample, struct outcome *o)
+		    struct tb_run_host *sh, bool sample, struct run_idle_look *look, struct outcome *o)
 {
 	struct run_server s;
 	struct run_samplers samplers = {0};
@@ -543,6 +569,12 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		collect(&s, &c, o);
 		return;
 	}
+	if (look != NULL && !run_idle_look_wait(look)) { /* before anything beside the run starts */
+		stop_for_idle(&s, o);
+		collect(&s, &c, o);
+		return;
+	}
+	mark_running(sv, r);
 	if (sample) /* the spec's "sample": both ends and the routers on the path, for the run's length at most */
 		run_samplers_start(&samplers, sv, ch, sh, r, wall_s);
 	run_latency_start(&lat, sv, ch, sh, r, p->omit_s + p->duration_s); /* the spec's "latency", if any */
@@ -678,6 +710,56 @@ static int commit(struct tb_services *sv, struct tb_run_row *r, struct outcome *
 	return rc;
 }
 
+/* The first look found an end busy (o->idle_busy): the run, still pending
+ * (its commands were not run), waits as run_idle.h says, into idle. */
+static void idle_again(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r, struct tb_run_host *ch,
+		       struct tb_run_host *sh, struct outcome *o, struct run_idle_result *idle)
+{
+	outcome_free(o); /* the run was not marked running: it stays pending */
+	r->client_command = r->server_command = NULL;
+	r->server_pid = 0;
+	run_idle_wait(sv, ctl, r, ch, sh, idle);
+}
+
+/* One attempt of r with the idle check (run_idle.h): the first look beside
+ * the first attempt's start (*looked: made), the wait when it found an end
+ * busy.  1: the attempt was stopped for the look and both ends are idle now
+ * (again, not counted); -1: the run ends with o's class (still busy, stopped,
+ * the look failed); 0: the attempt ran, o is its outcome. */
+static int attempt_idle(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r,
+			const struct tb_traffic_driver *drv, const struct tb_iperf_params *p, struct tb_run_host *ch,
+			struct tb_run_host *sh, bool sample, int *looked, struct run_idle_result *idle,
+			struct outcome *o)
+{
+	struct run_idle_look *look = NULL;
+
+	if (!*looked) {
+		*looked = 1;
+		/* "idle": false: the wait returns at once; no thread: it waits before, as it did */
+		if ((look = run_idle_look_start(sv, r, ch, sh)) == NULL)
+			run_idle_wait(sv, ctl, r, ch, sh, idle);
+	}
+	if (idle->klass == NULL)
+		attempt(sv, ctl, r, drv, p, ch, sh, sample, look, o);
+	run_idle_look_free(look);
+	if (idle->klass == NULL && o->idle_busy) {
+		if (ctl->stop) {
+			outcome_set(o, ctl->stop == TB_RUN_CANCEL ? "canceled" : "interrupted",
+				    "stopped before the client started");
+			return -1;
+		}
+		idle_again(sv, ctl, r, ch, sh, o, idle);
+		if (idle->klass == NULL)
+			return 1;
+	}
+	if (idle->klass != NULL) {
+		o->klass = idle->klass;
+		snprintf(o->message, sizeof(o->message), "%s", idle->message);
+		return -1;
+	}
+	return 0;
+}
+
 int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct tb_run_row *planned,
 		   struct tb_run_host *client, struct tb_run_host *server, const char **state_out,
 		   const char **class_out, struct tb_error *err)
@@ -710,20 +792,19 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 		o.klass = "iperf_error";
 		snprintf(o.message, sizeof(o.message), "stored parameters: %s", e.message);
 	}
-	if (rc == 0) { /* the spec's "idle": both ends idle first, or the run fails */
-		run_idle_wait(sv, ctl, &r, client, server, &idle);
-		if (idle.klass != NULL) {
-			o.klass = idle.klass;
-			snprintf(o.message, sizeof(o.message), "%s", idle.message);
-			rc = -1;
-		}
-	}
-	for (int tries = 1; rc == 0; tries++) {
+	/* the spec's "idle": the first look beside the first attempt's start
+	 * (run_idle.h); an end busy there: the wait, then the attempt again */
+	for (int tries = 1, looked = 0, extra = 0, v; rc == 0; tries++) {
 		r.attempts = tries;
 		r.port = PORT_BASE + (int)((r.id * 7 + tries) % PORT_SPAN);
-		attempt(sv, ctl, &r, drv, &p, client, server, sample, &o);
+		if ((v = attempt_idle(sv, ctl, &r, drv, &p, client, server, sample, &looked, &idle, &o)) < 0)
+			break;
+		if (v > 0) {
+			extra++; /* the attempt stopped for the look does not count */
+			continue;
+		}
 		max = o.retry_busy ? BUSY_TRIES : o.retry_lost ? LOST_TRIES : 1;
-		if (tries >= max || ctl->stop)
+		if (tries >= max + extra || ctl->stop)
 			break;
 		{
 			long wait = backoff / 2 + rand() % (backoff + 1);

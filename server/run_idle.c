@@ -167,16 +167,14 @@ out:
 	return rc;
 }
 
-void tb_idle_drop_own(struct tb_idle_seen *seen, const long *own, int n)
+/* Drop the kept strays for which drop(cls, i) says so (nstrays counts them out). */
+static void drop_where(struct tb_idle_seen *seen, bool (*drop)(const struct tb_idle_seen *, int, const void *),
+		       const void *cls)
 {
 	int kept = seen->nstrays < TB_IDLE_STRAYS_MAX ? seen->nstrays : TB_IDLE_STRAYS_MAX, k = 0;
 
 	for (int i = 0; i < kept; i++) {
-		bool mine = false;
-
-		for (int j = 0; j < n && !mine; j++)
-			mine = own[j] > 0 && own[j] == seen->stray_pid[i];
-		if (mine) {
+		if (drop(seen, i, cls)) {
 			seen->nstrays--;
 			continue;
 		}
@@ -186,6 +184,44 @@ void tb_idle_drop_own(struct tb_idle_seen *seen, const long *own, int n)
 		}
 		k++;
 	}
+}
+
+static bool on_port(const struct tb_idle_seen *seen, int i, const void *cls)
+{
+	char want[24];
+	const char *a = seen->stray_args[i], *at;
+	size_t n;
+
+	n = (size_t)snprintf(want, sizeof(want), " -p %d", *(const int *)cls);
+	for (at = strstr(a, want); at != NULL; at = strstr(at + 1, want))
+		if (at[n] == '\0' || at[n] == ' ')
+			return true;
+	return false;
+}
+
+void tb_idle_drop_port(struct tb_idle_seen *seen, int port)
+{
+	drop_where(seen, on_port, &port);
+}
+
+struct own_list {
+	const long *pid;
+	int n;
+};
+
+static bool is_own(const struct tb_idle_seen *seen, int i, const void *cls)
+{
+	const struct own_list *o = cls;
+
+	for (int j = 0; j < o->n; j++)
+		if (o->pid[j] > 0 && o->pid[j] == seen->stray_pid[i])
+			return true;
+	return false;
+}
+
+void tb_idle_drop_own(struct tb_idle_seen *seen, const long *own, int n)
+{
+	drop_where(seen, is_own, &(struct own_list){own, n});
 }
 
 bool tb_idle_busy(const struct tb_idle_opts *o, const struct tb_idle_seen *seen, const char *host, char *msg,
@@ -218,10 +254,12 @@ bool tb_idle_busy(const struct tb_idle_opts *o, const struct tb_idle_seen *seen,
 
 #define OWN_MAX 16 /* the last runs' pids on each end: a server still exiting is one of them */
 
-/* The remote pids the last runs of a matrix started on each end. */
+/* What on each end is testbedd's own, not a stray: the remote pids the last
+ * runs of the matrix started, and the run's server on port (0: none yet). */
 struct own {
 	long pid[2][OWN_MAX];
 	int n[2];
+	int port;
 };
 
 struct look {
@@ -274,6 +312,8 @@ static int look_both(struct tb_services *sv, const struct tb_idle_opts *o, const
 			verdict = -1;
 		} else {
 			tb_idle_drop_own(&seen, own->pid[i], own->n[i]);
+			if (own->port > 0)
+				tb_idle_drop_port(&seen, own->port);
 			if (tb_idle_busy(o, &seen, l[i].h->m->name, msg, len))
 				verdict = 1;
 		}
@@ -307,7 +347,7 @@ void run_idle_wait(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	struct tb_idle_opts o;
 	char msg[sizeof(out->message)], first[sizeof(out->message)] = "";
 	int64_t start = tb_monotonic_ms(), until;
-	struct own own = {0};
+	struct own own = {.port = r->port}; /* an attempt stopped for the first look: its server, going */
 	int v;
 
 	memset(out, 0, sizeof(*out));
@@ -346,4 +386,67 @@ void run_idle_wait(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	} else {
 		out->waited_ms = 0;
 	}
+}
+
+/* ---- the first look, beside the run's start ---- */
+
+struct run_idle_look {
+	struct tb_services *sv;
+	const struct tb_run_host *ch, *sh;
+	struct tb_idle_opts o;
+	struct own own;
+	pthread_t th;
+	int joined;
+	int verdict; /* look_both's */
+	char msg[512];
+};
+
+static void *look_thread(void *cls)
+{
+	struct run_idle_look *l = cls;
+
+	l->verdict = look_both(l->sv, &l->o, &l->own, l->ch, l->sh, l->msg, sizeof(l->msg));
+	return NULL;
+}
+
+struct run_idle_look *run_idle_look_start(struct tb_services *sv, const struct tb_run_row *r,
+					  const struct tb_run_host *ch, const struct tb_run_host *sh)
+{
+	struct run_idle_look *l = calloc(1, sizeof(*l));
+
+	if (l == NULL)
+		return NULL;
+	*l = (struct run_idle_look){.sv = sv, .ch = ch, .sh = sh, .own = {.port = r->port}};
+	tb_idle_opts_from_json(NULL, &l->o);
+	tb_store_matrix_get(sv->store, r->matrix_id, read_idle_opt, &l->o, NULL);
+	if (!l->o.enabled) {
+		free(l);
+		return NULL;
+	}
+	tb_store_run_recent_pids(sv->store, r->matrix_id, ch->m->name, l->own.pid[0], OWN_MAX, &l->own.n[0], NULL);
+	tb_store_run_recent_pids(sv->store, r->matrix_id, sh->m->name, l->own.pid[1], OWN_MAX, &l->own.n[1], NULL);
+	if (pthread_create(&l->th, NULL, look_thread, l) != 0) {
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+int run_idle_look_wait(struct run_idle_look *l)
+{
+	if (!l->joined) {
+		pthread_join(l->th, NULL);
+		l->joined = 1;
+		if (l->verdict != 0)
+			tb_debug("runner", "the first look beside the run's start: %s", l->msg);
+	}
+	return l->verdict == 0;
+}
+
+void run_idle_look_free(struct run_idle_look *l)
+{
+	if (l == NULL)
+		return;
+	run_idle_look_wait(l);
+	free(l);
 }

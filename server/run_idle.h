@@ -12,9 +12,10 @@
  * max_softirq_percent (the share of all CPU time in softirq over a 0.25 s
  * window; FreeBSD has no softirq: its interrupt share), both unchecked
  * unless given, and wait_s (0..3600, default 30).  Strays are always
- * checked.  A run's own server starts after the check, so it never counts,
- * and the processes earlier runs of its matrix started (their recorded
- * pids: a server still exiting) do not either;
+ * checked.  The first look is made while the run's server starts
+ * (run_idle_look_start): that server ("-p PORT", the run's port) is no
+ * stray, and neither are the processes earlier runs of its matrix started
+ * (their recorded pids: a server still exiting);
  * on Linux a process in another network namespace (a container, another sim
  * host on the same kernel) does not count either.
  *
@@ -65,6 +66,10 @@ const char *tb_idle_command(bool bsd, bool softirq);
  * missing (the command did not run to its end). */
 int tb_idle_parse(bool bsd, const char *text, struct tb_idle_seen *out, struct tb_error *err);
 
+/* Drop from seen the strays listening on port (their args have "-p PORT"):
+ * the run's own server, started beside the first look (run_idle_look_start). */
+void tb_idle_drop_port(struct tb_idle_seen *seen, int port);
+
 /* Drop from seen the strays whose pid is one of own[0..n) (processes this
  * matrix's earlier runs started on that host, say a server still exiting):
  * they are testbedd's, not strays. */
@@ -93,5 +98,25 @@ struct run_idle_result {
  * gives "ssh_error".  Blocks; logs a line when the run waited. */
 void run_idle_wait(struct tb_services *sv, struct tb_run_ctl *ctl, const struct tb_run_row *r,
 		   const struct tb_run_host *ch, const struct tb_run_host *sh, struct run_idle_result *out);
+
+/*
+ * The first look beside the run's start (no round trip of its own before
+ * it): one look at both ends in a thread of its own while the run's server
+ * starts on port r->port, whose own process is not a stray.  Only when it
+ * says both ends are idle does the client run; else the attempt is stopped
+ * before its client and the run goes through run_idle_wait (which waits,
+ * publishes run.waiting, or fails the run) and starts again.
+ *
+ * run_idle_look_start: NULL when the matrix's spec has "idle": false (or
+ * no thread could be made: then run_idle_wait before the run, as before).
+ * run_idle_look_wait: blocks until the look is done (a look's ssh is
+ * bounded at 15 s); 1 both ends idle, 0 not (busy, or the look failed).
+ * run_idle_look_free: joins the thread (done by then) and frees; NULL ok.
+ */
+struct run_idle_look;
+struct run_idle_look *run_idle_look_start(struct tb_services *sv, const struct tb_run_row *r,
+					  const struct tb_run_host *ch, const struct tb_run_host *sh);
+int run_idle_look_wait(struct run_idle_look *l);
+void run_idle_look_free(struct run_idle_look *l);
 
 #endif /* TB_RUN_IDLE_H */

@@ -159,6 +159,26 @@ static void test_own_pids_are_not_strays(void **state)
 	assert_int_equal(s.nstrays, 0);
 }
 
+/* The run's own server, started beside the first look, listens on the
+ * run's port: "-p PORT" as a word, not a longer port nor another option. */
+static void test_own_port_is_not_a_stray(void **state)
+{
+	static const char look[] = "@load\n0.10 0.10 0.10 1/100 1\n@cpu\ncpu0 1 0 1 100 0 0 0 0 0 0\n@procs\n"
+				   "10 iperf3 -s -1 -p 52010 --forceflush -i 1\n"
+				   "11 iperf3 -s -p 520100\n"
+				   "12 netserver -p 52010\n"
+				   "13 iperf -s -P 52010\n";
+	struct tb_idle_seen s;
+
+	(void)state;
+	assert_int_equal(tb_idle_parse(false, look, &s, NULL), 0);
+	assert_int_equal(s.nstrays, 4);
+	tb_idle_drop_port(&s, 52010);
+	assert_int_equal(s.nstrays, 2);
+	assert_int_equal(s.stray_pid[0], 11);
+	assert_int_equal(s.stray_pid[1], 13);
+}
+
 /* The Linux command as a host runs it, here on this machine. */
 static void test_linux_command_here(void **state)
 {
@@ -189,6 +209,7 @@ int main(void)
 		cmocka_unit_test(test_parse_partial),
 		cmocka_unit_test(test_busy_sentences),
 		cmocka_unit_test(test_own_pids_are_not_strays),
+		cmocka_unit_test(test_own_port_is_not_a_stray),
 		cmocka_unit_test(test_linux_command_here),
 	};
 
