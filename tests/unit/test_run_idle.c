@@ -14,6 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -179,24 +184,50 @@ static void test_own_port_is_not_a_stray(void **state)
 	assert_int_equal(s.stray_pid[1], 13);
 }
 
-/* The Linux command as a host runs it, here on this machine. */
+/* The Linux command as a host runs it, here on this machine, with an
+ * iperf3 server of the test's own (started and stopped by its pid) that
+ * must be among the strays with its args as it was started. */
 static void test_linux_command_here(void **state)
 {
 	FILE *f;
-	char *buf = calloc(1, 65536);
+	char *buf = calloc(1, 65536), port[16], want[64];
 	size_t n;
 	struct tb_idle_seen s;
+	pid_t child;
+	int found = 0;
 
 	(void)state;
 	assert_non_null(buf);
+	snprintf(port, sizeof(port), "%d", 50000 + (int)(getpid() % 9000));
+	snprintf(want, sizeof(want), "iperf3 -s -1 -B 127.0.0.1 -p %s", port);
+	if ((child = fork()) == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execl("/usr/bin/iperf3", "iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", port, (char *)NULL);
+		_exit(127);
+	}
+	assert_true(child > 0);
+	nanosleep(&(struct timespec){.tv_nsec = 300 * 1000 * 1000}, NULL);
 	f = popen(tb_idle_command(false, true), "r");
 	assert_non_null(f);
 	n = fread(buf, 1, 65535, f);
 	buf[n] = '\0';
 	pclose(f);
+	kill(child, SIGTERM);
+	waitpid(child, NULL, 0);
 	assert_int_equal(tb_idle_parse(false, buf, &s, NULL), 0);
 	assert_true(s.load1 >= 0);
 	assert_true(s.softirq_pct >= 0 && s.softirq_pct <= 100);
+	{ /* its line as the parser takes it ("pid args"; the parser keeps only the first few) */
+		char line[96];
+
+		snprintf(line, sizeof(line), "\n%ld %s\n", (long)child, want);
+		found = strstr(buf, line) != NULL && s.nstrays >= 1;
+	}
+	if (!found)
+		fail_msg("iperf3 (pid %ld, \"%s\") is not among the strays of:\n%s", (long)child, want, buf);
 	free(buf);
 }
 
