@@ -51,6 +51,7 @@ MODULE_OF = {
     "matrix_boot": "matrixboot",
     "run_exec": "run",
     "run_server": "run",
+    "run_host": "run",
     "run_internal": "run",
     "runner_internal": "runner",
     "runner_par": "runner",
