@@ -87,7 +87,7 @@ SSH=(ssh -F /dev/null -i "$S/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes
 MUX=(-o ControlMaster=auto -o "ControlPath=$tmp/cm-%C" -o ControlPersist=60)
 masters_close() { # close the multiplexing masters of C, by ssh -O exit, then by pid
 	local a p mp=""
-	for a in ${L_ADDR:-} ${R_ADDR:-}; do
+	for a in ${L_ADDR:-} ${R_ADDR:-} ${P2_C:-} ${P2_S:-}; do
 		p=$("${SSH[@]}" "${MUX[@]}" -O check "root@$a" 2>&1 | sed -n 's/.*(pid=\([0-9]*\)).*/\1/p')
 		[ -n "$p" ] || continue
 		mp="$mp $p"
@@ -412,7 +412,111 @@ masters_close
 say "   masters closed (ssh -O exit); ssh master processes left: $masters_left"
 [ "$masters_left" = 0 ] || die "ssh master processes outlived ssh -O exit and SIGTERM"
 
+# ---- D and E. two matrices at once (the goal holds with two running) -----------------------
+# a second, disjoint pair beside left -> right: the router (its freebsd persona) -> the
+# relay over the management network, as tests/sim/test_side_by_side.sh gives them
+NET_MG=${L_ADDR%.*}
+P2_C=$NET_MG.50 P2_S=$NET_MG.2
+python3 - "$inv" "$tmp/inv2.yaml" "$NET_MG" <<'PY' || die "cannot write the two-pair inventory"
+import sys
+src, dst, net = sys.argv[1:4]
+s = open(src).read()
+a = s.replace("        ifname: {freebsd: ix1}\n", "        ifname: {freebsd: ix1}\n      mgmt:\n        address: %s.50/24\n" % net, 1)
+b = a.replace("  relay:\n    role: relay\n", "  relay:\n    role: relay\n    links:\n      mgmt:\n        address: %s.2/24\n" % net, 1)
+if a == s or b == a:
+    sys.exit("the sim's inventory has not the router/relay shape this expects")
+open(dst, "w").write(b)
+PY
+spec2=$(printf '%s' "$spec" | python3 -c 'import json,sys
+s = json.load(sys.stdin); s["name"] = "bench2"; s["pairs"] = [{"client": "router", "server": "relay", "link": "mgmt"}]
+print(json.dumps(s))') || die "cannot make the second spec from: $spec"
+mkdir -p "$tmp/d"
+start_testbedd "$tmp/inv2.yaml" "$tmp/d"
+say "== D. testbedd, two matrices at once (pid $tb_pid): left -> right and router -> relay (management network), $nruns runs each"
+for _ in $(seq 100); do
+	n=$(api GET /api/v1/hosts | python3 -c 'import json,sys
+d=json.load(sys.stdin); print(sum(1 for h in d["hosts"] if h["state"]["reachability"]=="up"))' 2>/dev/null)
+	[ "${n:-0}" = 4 ] && break
+	sleep 0.1
+done
+[ "${n:-0}" = 4 ] || die "testbedd does not see the four machines up: $(api GET /api/v1/hosts)"
+printf '%s' "$spec2" >"$tmp/spec2.json"
+python3 -u - "$tb_url" "$tmp/d/state/admin.token" "$tmp/spec.json" "$tmp/spec2.json" "$duration" "$nruns" "$tmp/d.result" <<'PY' || die "the two testbedd matrices did not complete cleanly (above)"
+# POST both matrices at once and poll until both have ended; every run ok with a
+# result, and the two matrices' runs overlapping in time (side by side).
+import datetime, json, sys, time, urllib.error, urllib.request
+url, tokf, s1, s2, dur, nruns, outf = sys.argv[1:8]
+dur, nruns = float(dur), int(nruns)
+H = {"Authorization": "Bearer " + open(tokf).read().strip(), "Content-Type": "application/json"}
+def api(method, path, body=None):
+    req = urllib.request.Request(url + path, data=body.encode() if body else None, method=method, headers=H)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.load(r)
+    except urllib.error.HTTPError as e:
+        sys.exit("%s %s: %d %s" % (method, path, e.code, e.read().decode("utf-8", "replace")[:500]))
+TERMINAL = ("succeeded", "failed", "canceled", "interrupted")
+t0 = time.time()
+ids = [api("POST", "/api/v1/matrices", open(f).read())["matrix"]["id"] for f in (s1, s2)]
+ends, deadline = {}, t0 + nruns * (dur + 30) + 120
+while len(ends) < 2 and time.time() < deadline:
+    for i in ids:
+        if i not in ends and api("GET", "/api/v1/matrices/%d?runs=0" % i)["matrix"]["state"] in TERMINAL:
+            ends[i] = time.time()
+    time.sleep(0.05)
+if len(ends) < 2:
+    sys.exit("the matrices did not end within %.0f s" % (deadline - t0))
+wall = max(ends.values()) - t0
+ts = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+spans, bad = [], []
+for i in ids:
+    m = api("GET", "/api/v1/matrices/%d" % i)["matrix"]
+    runs = m["runs"]
+    bad += ["%d/%d %s %s" % (i, r["seq"], r.get("error_class"), r.get("error_message")) for r in runs
+            if r["state"] != "ok" or not r.get("sender_bps")]
+    if m["state"] != "succeeded" or len(runs) != nruns:
+        bad.append("matrix %d %s with %d runs" % (i, m["state"], len(runs)))
+    st = [ts(r["started_at"]) for r in runs if r.get("started_at")]
+    fi = [ts(r["finished_at"]) for r in runs if r.get("finished_at")]
+    spans.append((min(st), max(fi)) if st and fi else (0, 0))
+    print("   matrix %d %s: runs %s -> %s, %.3f s a run in the runner" % (i, m["state"],
+          datetime.datetime.utcfromtimestamp(spans[-1][0]).strftime("%H:%M:%S.%f")[:12],
+          datetime.datetime.utcfromtimestamp(spans[-1][1]).strftime("%H:%M:%S.%f")[:12],
+          (spans[-1][1] - spans[-1][0] - nruns * dur) / nruns))
+if bad:
+    sys.exit("   NOT CLEAN: " + "; ".join(bad))
+(a0, a1), (b0, b1) = spans
+overlap = min(a1, b1) - max(a0, b0)
+print("   both ended %.3f s after the POSTs; their runs overlap for %.1f s" % (wall, overlap))
+if overlap <= 0:
+    sys.exit("   NOT SIDE BY SIDE: the two matrices' runs did not overlap")
+open(outf, "w").write("wall %.4f\n" % wall)
+PY
+d_wall=$(get wall "$tmp/d.result")
+grep -i ' warn \| error ' "$tmp/d/testbedd.log" | head -5 | sed 's/^/   testbedd log: /'
+stop_pid "$tb_pid"
+say "== E. the multiplexed script, both pairs at once (left -> right; router $P2_C -> relay $P2_S)"
+t0=$EPOCHREALTIME
+(hand_script "$tmp/e1" 6500 "${MUX[@]}") >"$tmp/e1.log" 2>&1 &
+e1=$!
+(L_ADDR=$P2_C R_ADDR=$P2_S R_DATA=$P2_S hand_script "$tmp/e2" 6700 "${MUX[@]}") >"$tmp/e2.log" 2>&1 &
+e2=$!
+e_ok=1
+wait "$e1" || e_ok=0
+wait "$e2" || e_ok=0
+t1=$EPOCHREALTIME
+sed 's/^/   left -> right: /' "$tmp/e1.log"
+sed 's/^/   router -> relay: /' "$tmp/e2.log"
+[ "$e_ok" = 1 ] || die "the multiplexed script did not run both pairs cleanly"
+e_wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')
+masters_close
+say "   both pairs in $e_wall s; masters closed, ssh master processes left: $masters_left"
+[ "$masters_left" = 0 ] || die "ssh master processes outlived ssh -O exit and SIGTERM"
+
 a_ovh=$(ovh "$a_wall") b_ovh=$(ovh "$b_wall") c_ovh=$(ovh "$c_wall")
+d_ovh=$(ovh "$d_wall") e_ovh=$(ovh "$e_wall")
+r_mux2=$(fx "$d_ovh" "$e_ovh")
+v_ratio2=$(awk -v r="$r_mux2" 'BEGIN { print (r < 0.5 ? "PASS" : "BELOW GOAL") }')
 r_plain=$(fx "$a_ovh" "$b_ovh") r_mux=$(fx "$a_ovh" "$c_ovh")
 v_ratio=$(awk -v r="$r_mux" 'BEGIN { print (r < 0.5 ? "PASS" : "BELOW GOAL") }')
 v_abs=$(awk -v a="$a_ovh" 'BEGIN { print (a < 0.06 ? "PASS" : "BELOW GOAL") }')
@@ -481,10 +585,14 @@ printf '   %-34s %8.3f s %12.3f s\n' "B. plain ssh script" "$b_wall" "$b_ovh"
 printf '   %-34s %8.3f s %12.3f s\n' "C. multiplexed ssh script" "$c_wall" "$c_ovh"
 say "   testbedd/plain ${r_plain}x, testbedd/multiplexed ${r_mux}x"
 say "   goal: under half of the multiplexed script: $v_ratio; under 0.06 s a run: $v_abs (every result stored: yes)"
+printf '   %-34s %8.3f s %12.3f s\n' "D. testbedd, two matrices at once" "$d_wall" "$d_ovh"
+printf '   %-34s %8.3f s %12.3f s\n' "E. multiplexed script, both pairs" "$e_wall" "$e_ovh"
+say "   two at once: testbedd/multiplexed ${r_mux2}x; goal under half: $v_ratio2"
 say "   planner: 10,000 runs over 20 machines $(ms "$p_big") (goal < 1 s: $v_plan), 100 runs $(ms "$p_small"), ratio ${r_plan}x"
 row "matrix overhead/run, testbedd|$a_ovh s|plain ssh $b_ovh s|${r_plain}x||"
 row "matrix overhead/run vs multiplexed|$a_ovh s|ssh mux $c_ovh s|${r_mux}x|< 0.5x mux|$v_ratio"
 row "matrix overhead/run, absolute|$a_ovh s|||< 0.06 s|$v_abs"
 row "matrix overhead/run, in the runner|$a_in s|before run 0: $(ms "$a_before")|||"
+row "matrix overhead/run, two matrices at once|$d_ovh s|ssh mux, both pairs $e_ovh s|${r_mux2}x|< 0.5x mux|$v_ratio2"
 row "plan 10,000 runs over 20 machines|$(ms "$p_big")|100 runs $(ms "$p_small")|${r_plan}x|< 1 s|$v_plan"
 exit 0
