@@ -9,12 +9,15 @@
  *  "tunables": [
  *    {"linux": "net.ipv4.tcp_congestion_control", "freebsd": "net.inet.tcp.cc.algorithm",
  *     "values": ["cubic", {"linux": "reno", "freebsd": "newreno"}]},
- *    {"mtu": true, "values": [1500, 9000]}]
+ *    {"mtu": true, "values": [1500, 9000]},
+ *    {"offload": "tso", "values": ["on", "off"]}]
  *
  * A sysctl names at least one of "linux" and "freebsd" (a host of the other
  * family fails its cell, naming the field).  A value is a string or an
  * integer for both families, or an object giving it per family (each family
- * the tunable names).  MTU values are whole numbers 576..65535.
+ * the tunable names).  MTU values are whole numbers 576..65535.  An offload
+ * ("tso" or "lro") is the NIC's on both ends' interfaces on the pair's link
+ * (ethtool -K IF tso off; ifconfig IF -tso), its values "on" and "off".
  */
 #include "matrix_internal.h"
 
@@ -23,7 +26,8 @@
 #include <string.h>
 
 static const char *const fam_names[2] = {"linux", "freebsd"};
-static const char *const tun_keys[] = {"linux", "freebsd", "mtu", "values", NULL};
+static const char *const tun_keys[] = {"linux", "freebsd", "mtu", "offload", "values", NULL};
+static const char *const offloads[] = {"tso", "lro", NULL};
 
 /* A sysctl name: [A-Za-z0-9_] then [A-Za-z0-9_.-], with a dot, 3..63 bytes. */
 static int name_ok(const char *s)
@@ -59,6 +63,14 @@ static int scalar(const struct tb_mx_tunable *t, const json_t *v, const char *fi
 	char got[64];
 
 	tb_mx_describe(v, got, sizeof(got));
+	if (t->offload[0] != '\0') {
+		if (!json_is_string(v) ||
+		    (strcmp(json_string_value(v), "on") != 0 && strcmp(json_string_value(v), "off") != 0))
+			return tb_fail(err, TB_ERR_INVALID, field, "%s must be \"on\" or \"off\" (an offload), got %s",
+				       field, got);
+		snprintf(out, TB_MX_TUNABLE_TEXT, "%s", json_string_value(v));
+		return 0;
+	}
 	if (t->mtu) {
 		if (!json_is_integer(v) || json_integer_value(v) < 576 || json_integer_value(v) > 65535)
 			return tb_fail(err, TB_ERR_INVALID, field, "%s must be an MTU 576..65535, got %s", field, got);
@@ -149,6 +161,33 @@ static int parse_values(const json_t *obj, const char *tfield, struct tb_mx_tuna
 	return 0;
 }
 
+/* "offload": "tso" | "lro" (alone: no sysctl names, no mtu) into t. */
+static int parse_offload(const json_t *obj, const char *tfield, struct tb_mx_tunable *t, struct tb_error *err)
+{
+	const json_t *v = json_object_get(obj, "offload");
+	char field[TB_ERROR_FIELD_MAX], got[64];
+
+	if (v == NULL)
+		return 0;
+	snprintf(field, sizeof(field), "%s.offload", tfield);
+	tb_mx_describe(v, got, sizeof(got));
+	for (int k = 0; json_is_string(v) && offloads[k] != NULL; k++)
+		if (strcmp(json_string_value(v), offloads[k]) == 0)
+			snprintf(t->offload, sizeof(t->offload), "%s", offloads[k]);
+	if (t->offload[0] == '\0')
+		return tb_fail(err, TB_ERR_INVALID, field,
+			       "%s must be \"tso\" or \"lro\" (the NIC offload of both ends' interfaces), got %s",
+			       field, got);
+	if (t->mtu || json_object_get(obj, "linux") != NULL || json_object_get(obj, "freebsd") != NULL)
+		return tb_fail(err, TB_ERR_INVALID, field,
+			       "%s stands alone: an offload names no sysctl and no mtu (ethtool -K / ifconfig "
+			       "set it on the link's interface)",
+			       field);
+	snprintf(t->name[0], TB_MX_TUNABLE_TEXT, "%s", t->offload);
+	snprintf(t->name[1], TB_MX_TUNABLE_TEXT, "%s", t->offload);
+	return 0;
+}
+
 static int parse_one(const json_t *obj, int i, struct tb_mx_spec *sp, struct tb_error *err)
 {
 	struct tb_mx_tunable *t = &sp->tunables[i];
@@ -156,13 +195,15 @@ static int parse_one(const json_t *obj, int i, struct tb_mx_spec *sp, struct tb_
 	char tfield[32], field[TB_ERROR_FIELD_MAX], got[64];
 	const char *key;
 	const json_t *x;
+	int rc;
 
 	snprintf(tfield, sizeof(tfield), "tunables[%d]", i);
 	tb_mx_describe(obj, got, sizeof(got));
 	if (!json_is_object(obj))
 		return tb_fail(err, TB_ERR_INVALID, tfield,
-			       "%s must be an object {\"linux\": sysctl, \"freebsd\": sysctl, \"values\": [...]} or "
-			       "{\"mtu\": true, \"values\": [...]}, got %s",
+			       "%s must be an object {\"linux\": sysctl, \"freebsd\": sysctl, \"values\": [...]}, "
+			       "{\"mtu\": true, \"values\": [...]} or {\"offload\": \"tso\", \"values\": [...]}, "
+			       "got %s",
 			       tfield, got);
 	json_object_foreach((json_t *)obj, key, x)
 	{
@@ -176,7 +217,7 @@ static int parse_one(const json_t *obj, int i, struct tb_mx_spec *sp, struct tb_
 			tb_mx_sanitize(k2, sizeof(k2), key, 40);
 			snprintf(field, sizeof(field), "%s.%s", tfield, k2);
 			return tb_fail(err, TB_ERR_UNKNOWN_FIELD, field,
-				       "%s: unknown field; allowed here: linux, freebsd, mtu, values", field);
+				       "%s: unknown field; allowed here: linux, freebsd, mtu, offload, values", field);
 		}
 	}
 	if (mtu != NULL && !json_is_true(mtu)) {
@@ -184,7 +225,10 @@ static int parse_one(const json_t *obj, int i, struct tb_mx_spec *sp, struct tb_
 		return tb_fail(err, TB_ERR_INVALID, field, "%s must be true (or left out for a sysctl)", field);
 	}
 	t->mtu = mtu != NULL;
-	for (int f = 0; f < 2; f++) {
+	t->offload[0] = '\0';
+	if ((rc = parse_offload(obj, tfield, t, err)) != 0)
+		return rc;
+	for (int f = 0; f < 2 && t->offload[0] == '\0'; f++) {
 		const json_t *n = json_object_get(obj, fam_names[f]);
 
 		snprintf(field, sizeof(field), "%s.%s", tfield, fam_names[f]);
@@ -265,6 +309,8 @@ json_t *tb_mx_tunables_stored(const struct tb_mx_spec *sp)
 
 			if (t->mtu)
 				x = json_integer(strtoll(t->value[k][0], NULL, 10));
+			else if (t->offload[0] != '\0')
+				x = json_string(t->value[k][0]);
 			else
 				x = json_pack("{s:s?, s:s?}", "linux", t->name[0][0] ? t->value[k][0] : NULL, "freebsd",
 					      t->name[1][0] ? t->value[k][1] : NULL);
@@ -272,7 +318,9 @@ json_t *tb_mx_tunables_stored(const struct tb_mx_spec *sp)
 		}
 		if (t->mtu)
 			bad |= json_object_set_new(o, "mtu", json_true()) != 0;
-		for (int f = 0; f < 2 && !bad; f++)
+		if (t->offload[0] != '\0')
+			bad |= json_object_set_new(o, "offload", json_string(t->offload)) != 0;
+		for (int f = 0; f < 2 && !bad && t->offload[0] == '\0'; f++)
 			if (t->name[f][0] != '\0')
 				bad |= json_object_set_new(o, fam_names[f], json_string(t->name[f])) != 0;
 		bad |= json_object_set_new(o, "values", vals) != 0;
@@ -304,7 +352,10 @@ static json_t *set_values(const struct tb_mx_spec *sp, int set)
 	for (int i = 0; a != NULL && i < sp->ntunables; i++) {
 		const struct tb_mx_tunable *t = &sp->tunables[i];
 		json_t *o = json_pack("{s:i, s:s, s:s?, s:s?, s:{s:s, s:s}}", "tunable", i, "kind",
-				      t->mtu ? "mtu" : "sysctl", "linux", t->name[0][0] ? t->name[0] : NULL, "freebsd",
+				      t->mtu                  ? "mtu"
+				      : t->offload[0] != '\0' ? "offload"
+							      : "sysctl",
+				      "linux", t->name[0][0] ? t->name[0] : NULL, "freebsd",
 				      t->name[1][0] ? t->name[1] : NULL, "value", "linux", t->value[idx[i]][0],
 				      "freebsd", t->value[idx[i]][1]);
 
@@ -364,7 +415,8 @@ json_t *tb_mx_tunables_plan_json(const struct tb_matrix_plan *plan)
 		"{s:o, s:o, s:s, s:s}", "hosts", hosts, "sets", sets, "change",
 		"before the first run of a set on a host (both ends), each tunable of the set: the value found is "
 		"recorded in the journal first, then set (sysctl -w / sysctl name=value; ip link set dev IF mtu "
-		"N / ifconfig IF mtu N), then read back (a mismatch fails the run as tunable_error)",
+		"N / ifconfig IF mtu N; ethtool -K IF tso off / ifconfig IF -tso), then read back (a mismatch "
+		"fails the run as tunable_error)",
 		"restore",
 		"the recorded original values are set again when a host's next run wants another set or none, "
 		"before a boot, at the end of the matrix (also canceled or failed), and at start-up after a "

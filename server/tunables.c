@@ -20,6 +20,16 @@
 #define VALUE_MAX 256
 #define JOURNAL_SHOWN 500
 
+/* What a tunable is (the journal's kind). */
+enum kind { K_SYSCTL, K_MTU, K_OFFLOAD };
+
+static enum kind kind_of(const char *k)
+{
+	return k == NULL ? K_SYSCTL : strcmp(k, "mtu") == 0 ? K_MTU : strcmp(k, "offload") == 0 ? K_OFFLOAD : K_SYSCTL;
+}
+
+static const char *const kind_names[] = {"sysctl", "mtu", "offload"};
+
 /* Where a tunable lives: the machine, the persona it answers as, the OS family. */
 struct where {
 	const struct tb_machine *m;
@@ -82,16 +92,71 @@ static int remote(struct tb_services *sv, const struct where *w, const char *con
 	return rc;
 }
 
-/* The value of sysctl or interface name in force on w into out. */
-static int read_value(struct tb_services *sv, const struct where *w, bool mtu, const char *name, char *out, size_t len,
-		      char *msg, size_t mlen)
+/* An offload's name in the journal, "IF/feature", split. */
+static void offload_split(const char *name, char *ifn, size_t n, const char **feat)
 {
+	const char *slash = strchr(name, '/');
+
+	snprintf(ifn, n, "%.*s", slash != NULL ? (int)(slash - name) : (int)strlen(name), name);
+	*feat = slash != NULL ? slash + 1 : "";
+}
+
+/* The offload name ("IF/tso", "IF/lro") in force on w: "on" or "off".
+ * Linux: ethtool -k's "tcp-segmentation-offload: on" (or "... off [fixed]");
+ * FreeBSD: ifconfig's options=...<...,TSO4,...,LRO,...>. */
+static int read_offload(struct tb_services *sv, const struct where *w, const char *name, char *out, size_t len,
+			char *msg, size_t mlen)
+{
+	char ifn[VALUE_MAX], key[64], *text = malloc(16384);
+	const char *feat, *at;
+	const char *lin[] = {"ethtool", "-k", ifn, NULL};
+	const char *bsd[] = {"ifconfig", ifn, NULL};
+	int rc = -1;
+
+	offload_split(name, ifn, sizeof(ifn), &feat);
+	if (text == NULL || remote(sv, w, w->bsd ? bsd : lin, false, text, 16384, msg, mlen) != 0)
+		goto out;
+	if (!w->bsd) {
+		snprintf(key, sizeof(key),
+			 "%s: ", strcmp(feat, "tso") == 0 ? "tcp-segmentation-offload" : "large-receive-offload");
+		if ((at = strstr(text, key)) == NULL) {
+			snprintf(msg, mlen, "%s (%s): ethtool -k %s says nothing of %.*s", w->m->name, w->os, ifn,
+				 (int)strlen(key) - 2, key);
+			goto out;
+		}
+		at += strlen(key);
+		snprintf(out, len, "%.*s", (int)strcspn(at, " "), at);
+	} else {
+		const char *opt = strstr(text, "options="), *lt = opt != NULL ? strchr(opt, '<') : NULL;
+		const char *gt = lt != NULL ? strchr(lt, '>') : NULL;
+		const char *flag = strcmp(feat, "tso") == 0 ? "TSO4" : "LRO";
+		size_t fl = strlen(flag);
+		bool on = false;
+
+		for (at = lt; gt != NULL && at != NULL && at < gt; at = strchr(at + 1, ','))
+			on |= strncmp(at + 1, flag, fl) == 0 && (at[1 + fl] == ',' || at[1 + fl] == '>');
+		snprintf(out, len, "%s", on ? "on" : "off");
+	}
+	rc = 0;
+out:
+	free(text);
+	return rc;
+}
+
+/* The value of sysctl, interface (MTU) or offload name in force on w into out. */
+static int read_value(struct tb_services *sv, const struct where *w, enum kind k, const char *name, char *out,
+		      size_t len, char *msg, size_t mlen)
+{
+	bool mtu = k == K_MTU;
+
 	const char *sys[] = {"sysctl", "-n", name, NULL};
 	const char *lin[] = {"ip", "-o", "link", "show", "dev", name, NULL};
 	const char *bsd[] = {"ifconfig", name, NULL};
 	char text[VALUE_MAX * 4];
 	const char *at;
 
+	if (k == K_OFFLOAD)
+		return read_offload(sv, w, name, out, len, msg, mlen);
 	if (!mtu)
 		return remote(sv, w, sys, false, out, len, msg, mlen);
 	if (remote(sv, w, w->bsd ? bsd : lin, false, text, sizeof(text), msg, mlen) != 0)
@@ -106,16 +171,27 @@ static int read_value(struct tb_services *sv, const struct where *w, bool mtu, c
 	return 0;
 }
 
-static int write_value(struct tb_services *sv, const struct where *w, bool mtu, const char *name, const char *value,
+static int write_value(struct tb_services *sv, const struct where *w, enum kind k, const char *name, const char *value,
 		       char *msg, size_t mlen)
 {
-	char assign[2 * VALUE_MAX];
+	char assign[2 * VALUE_MAX], ifn[VALUE_MAX], flag[16];
+	const char *feat;
+	const char *loff[] = {"ethtool", "-K", ifn, "", value, NULL};
+	const char *boff[] = {"ifconfig", ifn, flag, NULL};
+	bool mtu = k == K_MTU;
+
 	const char *lsys[] = {"sysctl", "-w", assign, NULL};
 	const char *bsys[] = {"sysctl", assign, NULL};
 	const char *lmtu[] = {"ip", "link", "set", "dev", name, "mtu", value, NULL};
 	const char *bmtu[] = {"ifconfig", name, "mtu", value, NULL};
 
 	snprintf(assign, sizeof(assign), "%s=%s", name, value);
+	if (k == K_OFFLOAD) { /* ethtool -K IF tso off; ifconfig IF -tso */
+		offload_split(name, ifn, sizeof(ifn), &feat);
+		loff[3] = feat;
+		snprintf(flag, sizeof(flag), "%s%s", strcmp(value, "on") == 0 ? "" : "-", feat);
+		return remote(sv, w, w->bsd ? boff : loff, true, NULL, 0, msg, mlen);
+	}
 	if (mtu)
 		return remote(sv, w, w->bsd ? bmtu : lmtu, true, NULL, 0, msg, mlen);
 	return remote(sv, w, w->bsd ? bsys : lsys, true, NULL, 0, msg, mlen);
@@ -126,7 +202,8 @@ static int write_value(struct tb_services *sv, const struct where *w, bool mtu, 
 struct open_row {
 	int64_t id;
 	char host[TB_NAME_MAX], os[TB_NAME_MAX];
-	bool bsd, mtu;
+	bool bsd;
+	enum kind kind;
 	char name[VALUE_MAX], original[VALUE_MAX];
 	char answers[TB_NAME_MAX]; /* restore_pending: the OS the host answered in ("": none) */
 };
@@ -157,7 +234,7 @@ static void collect_open(void *cls, const struct tb_tunable_row *r)
 	snprintf(o->host, sizeof(o->host), "%s", r->host);
 	snprintf(o->os, sizeof(o->os), "%s", r->os);
 	o->bsd = strcmp(r->family, "freebsd") == 0;
-	o->mtu = strcmp(r->kind, "mtu") == 0;
+	o->kind = kind_of(r->kind);
 	snprintf(o->name, sizeof(o->name), "%s", r->name);
 	snprintf(o->original, sizeof(o->original), "%s", r->original);
 }
@@ -168,16 +245,23 @@ static int restore_row(struct tb_services *sv, const struct where *w, const stru
 	char now[VALUE_MAX], want[VALUE_MAX];
 
 	squeeze(o->original, want, sizeof(want));
-	if (write_value(sv, w, o->mtu, o->name, o->original, msg, mlen) != 0 ||
-	    read_value(sv, w, o->mtu, o->name, now, sizeof(now), msg, mlen) != 0)
+	if (write_value(sv, w, o->kind, o->name, o->original, msg, mlen) != 0 ||
+	    read_value(sv, w, o->kind, o->name, now, sizeof(now), msg, mlen) != 0)
 		goto failed;
 	if (strcmp(now, want) != 0) {
 		snprintf(msg, mlen, "%s (%s): %s %s restored to \"%s\", read back \"%s\"", w->m->name, w->os,
-			 o->mtu ? "the MTU of" : "sysctl", o->name, want, now);
+			 o->kind == K_MTU       ? "the MTU of"
+			 : o->kind == K_OFFLOAD ? "the offload"
+						: "sysctl",
+			 o->name, want, now);
 		goto failed;
 	}
 	tb_store_tunable_state(sv->store, o->id, "restored", NULL, tb_now(), NULL);
-	tb_info("tunables", "%s (%s): %s%s back to %s", w->m->name, w->os, o->mtu ? "MTU of " : "", o->name, want);
+	tb_info("tunables", "%s (%s): %s%s back to %s", w->m->name, w->os,
+		o->kind == K_MTU       ? "MTU of "
+		: o->kind == K_OFFLOAD ? "offload "
+				       : "",
+		o->name, want);
 	return 0;
 failed:
 	tb_store_tunable_state(sv->store, o->id, "applied", msg, 0, NULL);
@@ -261,12 +345,11 @@ void tb_tun_restore_pending(struct tb_services *sv)
 /* ---- applying ---- */
 
 /* Value of one entry of a set on family f: the name (NULL: none for f) and the value. */
-static int entry_of(const json_t *x, int f, bool *mtu, const char **name, const char **value, int *index)
+static int entry_of(const json_t *x, int f, enum kind *k, const char **name, const char **value, int *index)
 {
 	const char *fam = f ? "freebsd" : "linux";
 
-	*mtu = json_is_string(json_object_get(x, "kind")) &&
-	       strcmp(json_string_value(json_object_get(x, "kind")), "mtu") == 0;
+	*k = kind_of(json_string_value(json_object_get(x, "kind")));
 	*name = json_string_value(json_object_get(x, fam));
 	*value = json_string_value(json_object_get(json_object_get(x, "value"), fam));
 	*index = (int)json_integer_value(json_object_get(x, "tunable"));
@@ -279,31 +362,43 @@ static int apply_one(struct tb_services *sv, int64_t matrix_id, int seq, struct 
 {
 	struct where w = {h->m, h->p, h->os, h->bsd};
 	const char *fam = h->bsd ? "freebsd" : "linux", *name, *value;
-	char orig[VALUE_MAX], now[VALUE_MAX], want[VALUE_MAX], label[160];
+	char orig[VALUE_MAX], now[VALUE_MAX], want[VALUE_MAX], label[160], ofl[VALUE_MAX];
 	struct tb_error e = {0};
+	enum kind k;
 	bool mtu;
 	int idx;
 	int64_t id;
 
-	if (entry_of(x, h->bsd, &mtu, &name, &value, &idx) != 0) {
+	if (entry_of(x, h->bsd, &k, &name, &value, &idx) != 0) {
 		snprintf(msg, len, "tunables[%d].values: no %s value for %s (%s)", idx, fam, h->m->name, h->os);
 		return -1;
 	}
-	if (mtu)
-		name = tb_hostsnap_iface(h->m, h->os, link);
+	mtu = k == K_MTU;
+	if (k != K_SYSCTL) { /* on the link's interface; an offload's journal name is "IF/feature" */
+		const char *ifn = tb_hostsnap_iface(h->m, h->os, link), *feat = name;
+
+		name = ifn;
+		if (ifn != NULL && k == K_OFFLOAD) {
+			snprintf(ofl, sizeof(ofl), "%s/%s", ifn, feat != NULL ? feat : "");
+			name = ofl;
+		}
+	}
 	if (name == NULL) {
-		if (mtu)
+		if (k != K_SYSCTL)
 			snprintf(msg, len,
-				 "tunables[%d] (mtu): %s has no interface name for its link %s in %s in the inventory",
-				 idx, h->m->name, link, h->os);
+				 "tunables[%d] (%s): %s has no interface name for its link %s in %s in the inventory",
+				 idx, kind_names[k], h->m->name, link, h->os);
 		else
 			snprintf(msg, len, "tunables[%d].%s: the tunable names no %s sysctl, and %s answers as %s", idx,
 				 fam, fam, h->m->name, h->os);
 		return -1;
 	}
-	snprintf(label, sizeof(label), "tunables[%d] (%s%s) on %s (%s)", idx, mtu ? "mtu of " : "", name, h->m->name,
-		 h->os);
-	if (read_value(sv, &w, mtu, name, orig, sizeof(orig), msg, len) != 0) {
+	snprintf(label, sizeof(label), "tunables[%d] (%s%s) on %s (%s)", idx,
+		 mtu              ? "mtu of "
+		 : k == K_OFFLOAD ? "offload "
+				  : "",
+		 name, h->m->name, h->os);
+	if (read_value(sv, &w, k, name, orig, sizeof(orig), msg, len) != 0) {
 		char m[400];
 
 		snprintf(m, sizeof(m), "%s", msg);
@@ -316,7 +411,7 @@ static int apply_one(struct tb_services *sv, int64_t matrix_id, int seq, struct 
 					     .host = h->m->name,
 					     .os = h->os,
 					     .family = fam,
-					     .kind = mtu ? "mtu" : "sysctl",
+					     .kind = kind_names[k],
 					     .name = name,
 					     .original = orig,
 					     .applied = value,
@@ -329,11 +424,11 @@ static int apply_one(struct tb_services *sv, int64_t matrix_id, int seq, struct 
 		}
 	}
 	squeeze(value, want, sizeof(want));
-	if (write_value(sv, &w, mtu, name, value, now, sizeof(now)) != 0) {
+	if (write_value(sv, &w, k, name, value, now, sizeof(now)) != 0) {
 		snprintf(msg, len, "%s: setting \"%s\" failed: %s", label, value, now);
 		return -1;
 	}
-	if (read_value(sv, &w, mtu, name, now, sizeof(now), msg, len) != 0)
+	if (read_value(sv, &w, k, name, now, sizeof(now), msg, len) != 0)
 		return -1;
 	if (strcmp(now, want) != 0) {
 		snprintf(msg, len, "%s: set to \"%s\", read back \"%s\"", label, want, now);

@@ -7,7 +7,8 @@
 // {"wait_s": 60} wait: the matrix page's "Now running" section says "Waiting
 // for idle hosts" and names the stray and the 60 s it may wait, from the
 // run.waiting event, without a reload.  The stray stopped, the run goes on
-// and succeeds; its page says how long it waited and for what ("waited").
+// and succeeds; its page says how long it waited and for what ("waited"),
+// and the NIC offload it ran with (the spec's tunables: TSO off on both ends).
 // Screenshots go to $TB_BINARY_DIR/screenshots/run-idle-wait-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,6 +25,7 @@ const SPEC = {
   duration_s: 1,
   repeats: 1,
   idle: { wait_s: 60 },
+  tunables: [{ offload: 'tso', values: ['off'] }],
 };
 const bed = new Bed('run-idle-wait');
 let tbd;
@@ -84,6 +86,8 @@ test('the matrix page says a run waits for idle hosts and why; the run page says
   const { run: stored } = await tbd.get(`/api/v1/runs/${run.id}`);
   assert.equal(said, `${stored.summary.idle.waited_s.toFixed(1)} s for idle hosts: ${stored.summary.idle.busy}`);
   assert.ok(stored.summary.idle.waited_s > 0);
+  assert.equal((await page.locator('.run-page .tunables').textContent()).trim(), 'set 0: TSO off');
+  assert.equal(stored.params.tunables.values[0].kind, 'offload');
   await shoot(page, 'run-idle-wait-run');
   assert.deepEqual(bed.errors.filter((e) => !/Failed to load resource|net::ERR_|EventSource/.test(e)), []);
 });

@@ -13,7 +13,9 @@
 # kill -9 of testbedd mid-cell then a restart: the originals come back (the
 # latter from the journal).  Then the same sweep with both hosts
 # booted into the freebsd persona (its sysctl and ifconfig stand-ins: the
-# FreeBSD names and `ifconfig IF mtu N`).
+# FreeBSD names and `ifconfig IF mtu N`).  A TSO sweep (off, on) on both
+# ends' data0 as ubuntu: ethtool -K on the veths, read in the namespaces
+# while each run runs, journaled as data0/tso, restored.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 
@@ -92,6 +94,41 @@ sys.exit(not (d["open"] == 0 and len(r) >= 4 and all(x["state"] == "restored" an
  and {(x["host"], x["name"], x["original"]) for x in r} >= {("left", "net.ipv4.tcp_congestion_control", "'"$CC0"'"),
      ("right", "data0", "1500")} and {x["original"] for x in r if x["kind"] == "sysctl"} == {"'"$CC0"'"} and {x["applied"] for x in r if x["kind"] == "sysctl"} == {"'$A'", "reno"}))'
 
+# ---- a NIC offload swept: TSO off then on, on both ends' data0 (ethtool -K on the veth) ----
+tso() { ip netns exec "$PFX-$1" ethtool -k data0 | sed -n 's/^tcp-segmentation-offload: \([a-z]*\).*/\1/p'; }
+tso2() { echo "$(tso left) $(tso right)"; }
+TSO0=$(tso2)
+check "TSO is on on both ends' data0 before ($TSO0)" test "$TSO0" = "on on"
+api POST /api/v1/matrices/plan '{"name":"x","pairs":[{"client":"left","server":"right"}],"tunables":[{"offload":"gso","values":["on"]}]}' >"$DD/bad.json"
+check "offload gso: 400 naming tunables[0].offload" sh -c 'test "$(cat '"$DD"'/status)" = 400 && grep -q "\"field\": *\"tunables\[0\].offload\"" '"$DD"'/bad.json'
+M5=$(api POST /api/v1/matrices '{"name":"tso","pairs":[{"client":"left","server":"right"}],"duration_s":2,
+ "tunables":[{"offload":"tso","values":["off","on"]}]}' | jq_ 'd["matrix"]["id"]')
+watch_runs "$M5" tso2 "$DD/seen5" 300
+check "matrix $M5 (tso off, on) succeeds ($state)" test "$state" = succeeded
+diag "seen: $(sort -u "$DD/seen5" | tr '\n' ';')"
+check "while each run ran, both ends' TSO was its set's (off, then on)" python3 - "$DD/seen5" <<'PY'
+import sys
+seen = {}
+for line in open(sys.argv[1]):
+    seq, rest = line.split(" ", 1)
+    seen.setdefault(int(seq), set()).add(rest.strip())
+sys.exit(not (seen.get(0) == {"off off"} and seen.get(1) == {"on on"}))
+PY
+check "TSO is back on on both ends ($(tso2))" test "$(tso2)" = "on on"
+check "the journal: the offload rows (data0/tso, original on, applied off), restored" pyck "$(api GET '/api/v1/tunables?all=1')" '
+r = [x for x in d["rows"] if x["matrix"] == '"$M5"']
+print("#", sorted(set((x["host"], x["kind"], x["name"], x["original"], x["applied"], x["state"]) for x in r)))
+sys.exit(not (r and all(x["kind"] == "offload" and x["name"] == "data0/tso" and x["original"] == "on" and x["state"] == "restored" for x in r)
+ and {x["host"] for x in r} == {"left", "right"}))'
+# the FreeBSD persona's ifconfig stand-in: the veth's own TSO in options=, -tso/tso through ethtool
+FBIF=$S/personas/freebsd/bin/ifconfig
+check "ifconfig data0 (FreeBSD stand-in) -tso: no TSO4 in options=, and ethtool says off" sh -c '
+ip netns exec "$1-left" "$2" data0 -tso && ! ip netns exec "$1-left" "$2" data0 | grep -q "options=.*TSO4" &&
+ip netns exec "$1-left" ethtool -k data0 | grep -q "^tcp-segmentation-offload: off"' _ "$PFX" "$FBIF"
+check "ifconfig data0 tso: TSO4,TSO6 back in options=" sh -c '
+ip netns exec "$1-left" "$2" data0 tso && ip netns exec "$1-left" "$2" data0 | grep -q "options=.*TSO4,TSO6"' _ "$PFX" "$FBIF"
+check "ifconfig data0 lro: refused (a veth has no LRO)" sh -c '! ip netns exec "$1-left" "$2" data0 lro 2>/dev/null' _ "$PFX" "$FBIF"
+
 # ---- a value the kernel refuses: the run fails naming the tunable, nothing stays changed ----
 M2=$(api POST /api/v1/matrices '{"name":"refused","pairs":[{"client":"left","server":"right"}],"duration_s":1,
  "tunables":[{"mtu":true,"values":[1400]},{"linux":"net.ipv4.tcp_congestion_control","values":["nosuchcc"]}]}' | jq_ 'd["matrix"]["id"]')
@@ -147,7 +184,7 @@ FB0=$(fb4)
 FBCC=$(fbcc left)
 check "freebsd's originals: the same on both ends, MTU 1500 ($FB0)" test "$FB0" = "$FBCC 1500 $FBCC 1500"
 FSPEC='{"name":"tun-bsd","pairs":[{"client":"left","server":"right"}],"duration_s":1,"os":[{"left":"freebsd","right":"freebsd"}],
- "tunables":[{"linux":"net.ipv4.tcp_congestion_control","freebsd":"net.inet.tcp.cc.algorithm","values":[{"linux":"'$A'","freebsd":"cubic"},{"linux":"reno","freebsd":"newreno"}]},{"mtu":true,"values":[1500,1400]}]}'
+ "tunables":[{"linux":"net.ipv4.tcp_congestion_control","freebsd":"net.inet.tcp.cc.algorithm","values":[{"linux":"'$A'","freebsd":"cubic"},{"linux":"reno","freebsd":"newreno"}]},{"mtu":true,"values":[1500,1400]},{"offload":"tso","values":["off"]}]}'
 M4=$(api POST /api/v1/matrices "$FSPEC" | jq_ 'd["matrix"]["id"]')
 watch_runs "$M4" fb4 "$DD/seen4" 600
 check "matrix $M4 (both hosts booted into freebsd and back) succeeds ($state)" test "$state" = succeeded
@@ -163,12 +200,17 @@ for line in open(sys.argv[1]):
 sys.exit(not all(seen.get(k) == {v} for k, v in want.items()))
 PY
 check "freebsd's originals are back ($(fb4)), Linux's untouched ($(now4))" test "$(fb4)/$(now4)" = "$FB0/$ORIG"
+check "TSO set off through the FreeBSD stand-in (ifconfig data0 -tso) and back on ($(tso2))" pyck "$(api GET '/api/v1/tunables?all=1')" '
+r = [x for x in d["rows"] if x["matrix"] == '"$M4"' and x["kind"] == "offload"]
+print("#", sorted(set((x["host"], x["os"], x["name"], x["original"], x["applied"], x["state"]) for x in r)))
+sys.exit(not ({x["host"] for x in r} == {"left", "right"} and all(x["os"] == "freebsd" and x["name"] == "data0/tso"
+ and x["original"] == "on" and x["applied"] == "off" and x["state"] == "restored" for x in r) and "'"$(tso2)"'" == "on on"))'
 check "the journal: the FreeBSD rows by their FreeBSD names, all restored" pyck "$(api GET '/api/v1/tunables?all=1')" '
 r = [x for x in d["rows"] if x["matrix"] == '"$M4"']
 o = {x["original"] for x in r if x["kind"] == "sysctl"}
 print("#", sorted(set((x["host"], x["os"], x["family"], x["name"], x["original"], x["state"]) for x in r)))
 sys.exit(not (d["open"] == 0 and r and all(x["state"] == "restored" and x["os"] == "freebsd" and x["family"] == "freebsd" for x in r)
- and {x["name"] for x in r} == {"net.inet.tcp.cc.algorithm", "data0"} and o == {"'"$FBCC"'"}))'
+ and {x["name"] for x in r} == {"net.inet.tcp.cc.algorithm", "data0", "data0/tso"} and o == {"'"$FBCC"'"}))'
 
 daemon_down
 check "testbedd logged no error" sh -c "! grep -q 'Z error ' $DD/log"

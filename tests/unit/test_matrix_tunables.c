@@ -179,7 +179,41 @@ static const struct {
 	{"[{'linux':'a.b','values':[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]},{'linux':'c.d','values':[1,2,3,4,5,6,7,8,9,10,"
 	 "11,12,13,14,15,16]},{'mtu':true,'values':[1500,1400]}]",
 	 "tunables"},
+	/* an offload: tso or lro alone, its values on and off */
+	{"[{'offload':'gso','values':['on']}]", "tunables[0].offload"},
+	{"[{'offload':'tso','linux':'a.b','values':['on']}]", "tunables[0].offload"},
+	{"[{'offload':'tso','mtu':true,'values':['on']}]", "tunables[0].offload"},
+	{"[{'offload':'tso','values':['maybe']}]", "tunables[0].values[0]"},
+	{"[{'offload':'lro','values':[1]}]", "tunables[0].values[0]"},
+	{"[{'offload':'tso','values':['on']},{'offload':'tso','values':['off']}]", "tunables[1]"},
 };
+
+/* An offload sweep: its sets, the run's params (kind offload, the feature for
+ * both families) and the spec as stored. */
+static void test_offload(void **state)
+{
+	struct tb_matrix_plan *plan = mx_plan_ok("{'name':'o','pairs':[{'client':'left','server':'right'}],"
+						 "'tunables':[{'offload':'tso','values':['off','on']},"
+						 "{'offload':'lro','values':[{'linux':'off','freebsd':'on'}]}]}",
+						 1);
+	json_t *set = tb_matrix_tunables_set_json(plan, 0), *v0 = json_array_get(json_object_get(set, "values"), 0);
+	json_t *v1 = json_array_get(json_object_get(set, "values"), 1);
+	const json_t *stored = json_object_get(plan->spec, "tunables");
+
+	(void)state;
+	assert_int_equal(plan->nruns, 2);
+	assert_string_equal(json_string_value(json_object_get(v0, "kind")), "offload");
+	assert_string_equal(json_string_value(json_object_get(v0, "linux")), "tso");
+	assert_string_equal(json_string_value(json_object_get(v0, "freebsd")), "tso");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(v0, "value"), "linux")), "off");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(v1, "value"), "freebsd")), "on");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(stored, 0), "offload")), "tso");
+	assert_null(json_object_get(json_array_get(stored, 0), "linux"));
+	assert_string_equal(json_string_value(json_array_get(json_object_get(json_array_get(stored, 0), "values"), 1)),
+			    "on");
+	json_decref(set);
+	tb_matrix_plan_free(plan);
+}
 
 static void test_bad(void **state)
 {
@@ -225,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_none),
 		cmocka_unit_test(test_rounds),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_offload),
 		cmocka_unit_test(test_pairs_refused),
 	};
 
