@@ -19,10 +19,20 @@ struct acc {
 	json_int_t attempt; /* the run's last attempt (a retried run measured each) */
 };
 
+/* The run exists; its kept latency summary (its summary's "latency") into cls. */
+struct found {
+	int found;
+	json_t *kept;
+};
+
 static void run_exists(void *cls, const struct tb_run_row *row)
 {
-	(void)row;
-	*(int *)cls = 1;
+	struct found *f = cls;
+	json_t *s = row->summary != NULL ? json_loads(row->summary, 0, NULL) : NULL;
+
+	f->found = 1;
+	f->kept = json_incref(json_object_get(s, "latency"));
+	json_decref(s);
 }
 
 static void on_rtt_event(void *cls, const struct tb_event_row *ev)
@@ -68,19 +78,23 @@ static json_t *brief(const json_t *bins)
 	return out;
 }
 
-static json_t *reply(int64_t id, struct acc *a)
+/* The reply from the run's run.rtt events; when the event store's retention
+ * has taken them, the summary the run kept (stored, a run's "latency") with
+ * no bins. */
+static json_t *reply(int64_t id, struct acc *a, const json_t *kept)
 {
-	json_t *si = tb_rtt_phase_summary(a->idle), *sl = tb_rtt_phase_summary(a->load);
-	double mi = json_number_value(json_object_get(si, "median"));
-	double ml = json_number_value(json_object_get(sl, "median"));
-	json_t *ratio = json_is_number(json_object_get(si, "median")) &&
-					json_is_number(json_object_get(sl, "median")) && mi > 0
-				? json_real(round(ml / mi * 100) / 100)
-				: json_null();
+	json_t *sum;
 
-	return json_pack("{s:I, s:O?, s:O?, s:O?, s:{s:o, s:o, s:o}, s:{s:o, s:o}}", "run", (json_int_t)id, "tool",
-			 a->tool, "client", a->host, "server", a->server, "summary", "idle", si ? si : json_null(),
-			 "load", sl ? sl : json_null(), "median_ratio", ratio, "bins", "idle", brief(a->idle), "load",
+	if (json_array_size(a->idle) == 0 && json_array_size(a->load) == 0 && json_is_object(kept))
+		return json_pack("{s:I, s:O?, s:O?, s:O?, s:{s:O?, s:O?, s:O?}, s:{s:[], s:[]}}", "run", (json_int_t)id,
+				 "tool", json_object_get(kept, "tool"), "client", json_object_get(kept, "client"),
+				 "server", json_object_get(kept, "server"), "summary", "idle",
+				 json_object_get(kept, "idle"), "load", json_object_get(kept, "load"), "median_ratio",
+				 json_object_get(kept, "median_ratio"), "bins", "idle", "load");
+	if ((sum = tb_rtt_summary(a->idle, a->load)) == NULL)
+		return NULL;
+	return json_pack("{s:I, s:O?, s:O?, s:O?, s:o, s:{s:o, s:o}}", "run", (json_int_t)id, "tool", a->tool, "client",
+			 a->host, "server", a->server, "summary", sum, "bins", "idle", brief(a->idle), "load",
 			 brief(a->load));
 }
 
@@ -89,18 +103,19 @@ int api_run_latency(struct tb_request *rq, struct tb_reply *rp)
 	struct acc a = {json_array(), json_array(), NULL, NULL, NULL, 0};
 	json_t *out;
 	int64_t id;
-	int found = 0, rc;
+	struct found found = {0, NULL};
+	int rc;
 
 	if (tb_parse_id(rq->args[0], 1, &id) != 0)
 		rc = tb_fail(&rp->err, TB_ERR_INVALID, "id", "a run id is a positive whole number");
 	else if ((rc = tb_store_run_get(rq->sv->store, id, run_exists, &found, &rp->err)) != 0)
 		;
-	else if (!found)
+	else if (!found.found)
 		rc = tb_fail(&rp->err, TB_ERR_NOT_FOUND, "id", "no run %lld", (long long)id);
 	else if (a.idle == NULL || a.load == NULL)
 		rc = tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
 	else if ((rc = tb_store_run_events(rq->sv->store, id, "run.rtt", on_rtt_event, &a, &rp->err)) == 0) {
-		out = reply(id, &a);
+		out = reply(id, &a, found.kept);
 		rc = out != NULL ? tb_reply_json(rp, 200, out) : tb_fail(&rp->err, TB_ERR_NOMEM, "", "out of memory");
 	}
 	json_decref(a.idle);
@@ -108,5 +123,6 @@ int api_run_latency(struct tb_request *rq, struct tb_reply *rp)
 	json_decref(a.tool);
 	json_decref(a.host);
 	json_decref(a.server);
+	json_decref(found.kept);
 	return rc;
 }

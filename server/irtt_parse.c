@@ -278,3 +278,20 @@ json_t *tb_rtt_phase_summary(const json_t *bins)
 	free(v);
 	return out;
 }
+
+json_t *tb_rtt_summary(const json_t *idle, const json_t *load)
+{
+	json_t *si = tb_rtt_phase_summary(idle), *sl = tb_rtt_phase_summary(load);
+	const json_t *mi = json_object_get(si, "median"), *ml = json_object_get(sl, "median");
+	json_t *ratio = json_is_number(mi) && json_is_number(ml) && json_number_value(mi) > 0
+				? json_real(round(json_number_value(ml) / json_number_value(mi) * 100) / 100)
+				: json_null();
+
+	if (si == NULL || sl == NULL) {
+		json_decref(si);
+		json_decref(sl);
+		json_decref(ratio);
+		return NULL;
+	}
+	return json_pack("{s:o, s:o, s:o}", "idle", si, "load", sl, "median_ratio", ratio);
+}

@@ -49,4 +49,9 @@ void tb_rtt_reader_free(struct tb_rtt_reader *rd);
  * bins; n 0 and the figures null when there is none.  NULL: out of memory. */
 json_t *tb_rtt_phase_summary(const json_t *bins);
 
+/* {"idle": phase summary, "load": phase summary, "median_ratio": load's
+ * median / idle's (2 decimals; null when either is unknown)} of the two
+ * phases' bins.  NULL: out of memory. */
+json_t *tb_rtt_summary(const json_t *idle, const json_t *load);
+
 #endif /* TB_IRTT_PARSE_H */

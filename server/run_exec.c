@@ -173,6 +173,7 @@ struct outcome {
 	bool idle_busy;   /* the first look beside the start found an end busy: stopped before the client */
 	const char *tool; /* the driver's name */
 	json_t *idle;     /* owned: how long the idle check waited and why, or NULL */
+	json_t *latency;  /* owned: the RTT beside the run, summarised (run_latency.h), or NULL */
 };
 
 static void outcome_free(struct outcome *o)
@@ -180,6 +181,7 @@ static void outcome_free(struct outcome *o)
 	json_decref(o->client_result);
 	json_decref(o->server_result);
 	json_decref(o->idle);
+	json_decref(o->latency);
 	tb_outbuf_free(&o->cout);
 	tb_outbuf_free(&o->cerr);
 	tb_outbuf_free(&o->sout);
@@ -497,6 +499,8 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 	if (sample)
 		run_samplers_stop(&samplers);
 	run_latency_stop(&lat);
+	o->latency = lat.summary; /* kept with the run: its run.rtt events may go with the retention */
+	lat.summary = NULL;
 	if (ln != 1) {
 		never_ran(sv, ctl, r, ch, sh, &s, ln, &e, o);
 	} else {
@@ -609,6 +613,8 @@ static int commit(struct tb_services *sv, struct tb_run_row *r, struct outcome *
 				json_object_set_new(sum, "tool", json_string(o->tool));
 			if (o->idle != NULL)
 				json_object_set(sum, "idle", o->idle);
+			if (o->latency != NULL)
+				json_object_set(sum, "latency", o->latency);
 			summary = json_dumps(sum, JSON_COMPACT);
 			json_decref(sum);
 		}

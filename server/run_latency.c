@@ -39,7 +39,13 @@ static double interval_of(enum tb_rtt_tool t)
 static void publish_bin(struct run_latency *l, enum tb_rtt_tool tool, json_t *bin)
 {
 	double t = json_number_value(json_object_get(bin, "t"));
+	int k = strcmp(l->phase, "idle") == 0 ? 0 : 1;
 
+	pthread_mutex_lock(&l->lock);
+	if (l->bins[k] == NULL)
+		l->bins[k] = json_array();
+	json_array_append_new(l->bins[k], json_deep_copy(bin));
+	pthread_mutex_unlock(&l->lock);
 	l->published++;
 	tb_events_publish(l->sv->events, "run.rtt", l->client, l->r->matrix_id,
 			  json_pack("{s:I, s:I, s:i, s:i, s:s, s:s, s:s, s:s, s:I, s:o}", "matrix",
@@ -309,6 +315,21 @@ void run_latency_stop(struct run_latency *l)
 	tb_rtt_reader_free(l->reader);
 	l->reader = NULL;
 	stop_server(l);
+	if (l->bins[0] != NULL || l->bins[1] != NULL) {
+		json_t *none = json_array(),
+		       *s = tb_rtt_summary(l->bins[0] ? l->bins[0] : none, l->bins[1] ? l->bins[1] : none);
+
+		if (s != NULL && json_object_set_new(s, "tool", json_string(tool_name(l->tool))) == 0 &&
+		    json_object_set_new(s, "client", json_string(l->client)) == 0 &&
+		    json_object_set_new(s, "server", json_string(l->server)) == 0)
+			l->summary = s;
+		else
+			json_decref(s);
+		json_decref(none);
+	}
+	json_decref(l->bins[0]);
+	json_decref(l->bins[1]);
+	l->bins[0] = l->bins[1] = NULL;
 	pthread_mutex_destroy(&l->lock);
 	l->sv = NULL;
 }

@@ -47,6 +47,8 @@ struct run_latency {
 	long spid, cpid; /* the remote irtt server and stream, once known (lock) */
 	struct tb_rtt_reader *reader;
 	int published;
+	json_t *bins[2]; /* idle, load: copies of what was published, for the summary (lock) */
+	json_t *summary; /* after stop: {tool, client, server, idle, load, median_ratio}, or NULL (owned) */
 };
 
 /* Start latency for run r between client ch and server sh, the loaded
@@ -56,7 +58,9 @@ struct run_latency {
 int run_latency_start(struct run_latency *l, struct tb_services *sv, const struct tb_run_host *ch,
 		      const struct tb_run_host *sh, const struct tb_run_row *r, long load_s);
 /* Stop the stream and the server by pid and wait for their threads; the
- * last second goes out.  Safe after any start. */
+ * last second goes out, and l->summary is made from every bin published
+ * (the run keeps it: the run.rtt events may go with the event store's
+ * retention).  Safe after any start; the caller owns l->summary. */
 void run_latency_stop(struct run_latency *l);
 
 #endif /* TB_RUN_LATENCY_H */

@@ -8,7 +8,9 @@
 # at least 3 times the idle median and above the idle p95.  Also: run.rtt
 # events (phase idle and load) during the run, GET /api/v1/runs/{id}/latency
 # (summary, bins, tool irtt), no irtt left on a host, "latency": "ping" the
-# same with ping, a bad "latency" refused naming the field, and a spec
+# same with ping, a bad "latency" refused naming the field; the run keeps
+# the summary in its own (summary.latency), which GET /runs/ID/latency gives
+# once the event store's retention took the run.rtt events; and a spec
 # without it measures nothing.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
@@ -61,6 +63,24 @@ ok = len(b) >= 4 and all("rtt" not in x and x["n"] + x["lost"] >= 1 for x in b)
 ok = ok and all(x["min"] <= x["median"] <= x["max"] for x in b if x["n"])
 ok = ok and [x["t"] for x in b] == sorted(x["t"] for x in b) and all("at_ms" in x for x in b)
 sys.exit(not ok)'
+printf '%s' "$body" >"$DD/lat1.json"
+api GET "/api/v1/runs/$R" >"$DD/run.json"
+check "the run keeps the same summary in its own (summary.latency)" python3 - "$DD/run.json" "$DD/lat1.json" <<'PY'
+import json, sys
+k = json.load(open(sys.argv[1]))["run"]["summary"]["latency"]; s = json.load(open(sys.argv[2]))["summary"]
+sys.exit(not (k["idle"] == s["idle"] and k["load"] == s["load"] and k["median_ratio"] == s["median_ratio"]
+              and k["tool"] == "irtt" and k["client"] == "left"))
+PY
+# the event store's retention takes the run.rtt events (here: by hand): the summary stays
+sqlite3 "$DD/state/testbedd.db" "DELETE FROM events WHERE type = 'run.rtt'"
+api GET "/api/v1/runs/$R/latency" >"$DD/lat2.json"
+check "its run.rtt events gone, GET /runs/$R/latency still has the summary (no bins)" python3 - "$DD/lat2.json" "$DD/lat1.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))["summary"]
+print("#", d["summary"])
+sys.exit(not (d["summary"] == s and d["bins"] == {"idle": [], "load": []} and d["tool"] == "irtt"
+              and d["client"] == "left" and d["server"] == "right"))
+PY
 check "no irtt is left on a host" bash -c '
 for _ in $(seq 20); do
 	n=0
