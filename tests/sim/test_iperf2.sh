@@ -137,5 +137,17 @@ r = d["matrix"]["runs"][0]
 print("#", r["error_class"], r["error_message"])
 sys.exit(not (r["state"] == "failed" and "no netperf there (`netperf -V`): install netperf" in r["error_message"]))'
 
+# the FreeBSD persona's listen check for iperf2 (`sockstat -46 -l -P tcp -p PORT | grep -q
+# iperf`): iperf2 listens on IPv4 only, which the sockstat stand-in dropped with -46
+# (it kept only the last of -4 and -6), so every iperf2 run from freebsd failed
+ip netns exec "$PFX-right" iperf -s -p 5998 >/dev/null 2>&1 </dev/null &
+IP2=$!
+for _ in $(seq 50); do ip netns exec "$PFX-right" ss -Hltn 'sport = :5998' | grep -q . && break; sleep 0.1; done
+check "the FreeBSD stand-in's sockstat -46 -l -P tcp -p 5998 lists the IPv4 iperf2 server" sh -c \
+	'ip netns exec "$1-right" "$2/personas/freebsd/bin/sockstat" -46 -l -P tcp -p 5998 | grep -q iperf' _ "$PFX" "$S"
+check "... and -6 alone does not" sh -c \
+	'! ip netns exec "$1-right" "$2/personas/freebsd/bin/sockstat" -6 -l -P tcp -p 5998 | grep -q iperf' _ "$PFX" "$S"
+kill "$IP2" 2>/dev/null
+wait "$IP2" 2>/dev/null
 check "no iperf, iperf3 or timeout is left on a host" bash -c 'for _ in $(seq 30); do [ "$('"$(declare -f tools_left)"'; PFX='"$PFX"' tools_left)" = 0 ] && exit 0; sleep 0.2; done; exit 1'
 finish
