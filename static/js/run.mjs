@@ -206,7 +206,9 @@ class RunPage {
       add('error', h('code', { class: 'code' }, r.error_class ?? 'error'), ' ', r.error_message ?? '');
     }
     add('pair', pairText(r), r.link ? h('span', { class: 'muted' }, ` over ${r.link} (${r.server_address})`) : null);
-    add('iperf3', `client ${r.client_version ?? '?'}, server ${r.server_version ?? '?'}`);
+    // the traffic tool that ran (iperf2's binary is "iperf"), with both ends' versions
+    const tool = r.tool ?? 'iperf3';
+    add(tool, `client ${r.client_version ?? '?'}, server ${r.server_version ?? '?'}`);
     add('bitrate', 'sender ', bitrateNode(r.sender_bps), ', receiver ', bitrateNode(r.receiver_bps));
     if (r.protocol === 'udp') add('UDP loss', percent(r.lost_percent));
     else add('retransmits', count(r.retransmits));
@@ -266,7 +268,7 @@ class RunPage {
       this.#flame.el,
       h('section', { class: 'run-raw', 'aria-labelledby': 'run-raw-title' },
         h('h2', { id: 'run-raw-title' }, 'Raw output'),
-        h('p', { class: 'help' }, 'What iperf3 printed, unchanged. Open one to read it here, or follow its link.'),
+        h('p', { class: 'help' }, `What ${r.tool ?? 'iperf3'} printed, unchanged. Open one to read it here, or follow its link.`),
         ['client', 'server'].flatMap((side) => ['stdout', 'stderr'].map((stream) => rawOutput(r, side, stream)))));
   }
 }
