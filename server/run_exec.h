@@ -52,6 +52,7 @@ struct tb_run_ctl {
 	char client_pin[96];
 	long client_pid; /* > 0 while the client runs */
 	int signaled;    /* SIGINT was sent to the client */
+	int in_round;    /* set by the runner: one of a round's runs, started with the others at once */
 };
 
 /* Ask the run in progress to stop (why: TB_RUN_CANCEL or TB_RUN_SHUTDOWN):

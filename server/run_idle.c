@@ -411,6 +411,8 @@ struct run_idle_look {
 	struct own own;
 	pthread_t th;
 	int joined;
+	pthread_mutex_t lock;
+	int done;    /* the thread has its verdict (lock) */
 	int verdict; /* look_both's */
 	char msg[512];
 };
@@ -418,8 +420,12 @@ struct run_idle_look {
 static void *look_thread(void *cls)
 {
 	struct run_idle_look *l = cls;
+	int v = look_both(l->sv, &l->o, &l->own, l->ch, l->sh, l->msg, sizeof(l->msg));
 
-	l->verdict = look_both(l->sv, &l->o, &l->own, l->ch, l->sh, l->msg, sizeof(l->msg));
+	pthread_mutex_lock(&l->lock);
+	l->verdict = v;
+	l->done = 1;
+	pthread_mutex_unlock(&l->lock);
 	return NULL;
 }
 
@@ -439,11 +445,24 @@ struct run_idle_look *run_idle_look_start(struct tb_services *sv, const struct t
 	}
 	tb_store_run_recent_pids(sv->store, r->matrix_id, ch->m->name, l->own.pid[0], OWN_MAX, &l->own.n[0], NULL);
 	tb_store_run_recent_pids(sv->store, r->matrix_id, sh->m->name, l->own.pid[1], OWN_MAX, &l->own.n[1], NULL);
+	pthread_mutex_init(&l->lock, NULL);
 	if (pthread_create(&l->th, NULL, look_thread, l) != 0) {
+		pthread_mutex_destroy(&l->lock);
 		free(l);
 		return NULL;
 	}
 	return l;
+}
+
+int run_idle_look_poll(struct run_idle_look *l)
+{
+	int done, verdict;
+
+	pthread_mutex_lock(&l->lock);
+	done = l->done;
+	verdict = l->verdict;
+	pthread_mutex_unlock(&l->lock);
+	return !done ? -1 : verdict == 0;
 }
 
 int run_idle_look_wait(struct run_idle_look *l)
@@ -462,5 +481,6 @@ void run_idle_look_free(struct run_idle_look *l)
 	if (l == NULL)
 		return;
 	run_idle_look_wait(l);
+	pthread_mutex_destroy(&l->lock);
 	free(l);
 }

@@ -8,6 +8,7 @@
 
 #include "services.h"
 #include "hosts.h"
+#include "run_idle.h"
 #include "shquote.h"
 #include "store.h"
 #include "timeutil.h"
@@ -103,6 +104,16 @@ static void wait_50ms(struct run_server *s)
 	pthread_cond_timedwait(&s->cond, &s->lock, &ts);
 }
 
+void run_server_wait_pid(struct run_server *s, int wait_ms)
+{
+	int64_t until = tb_monotonic_ms() + wait_ms;
+
+	pthread_mutex_lock(&s->lock);
+	while (s->pid <= 1 && !s->ended && s->listening == 0 && tb_monotonic_ms() < until)
+		wait_50ms(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
 int run_client_gate(void *cls)
 {
 	struct run_gate *g = cls;
@@ -120,8 +131,21 @@ int run_client_gate(void *cls)
 		return -1;
 	if (st == 0)
 		return 0;
+	if (g->look != NULL) { /* listening: the look too (bounded by its ssh timeout) */
+		int idle = run_idle_look_poll(g->look);
+
+		if (idle < 0)
+			return 0;
+		if (idle == 0) {
+			g->listening = -2;
+			return -1;
+		}
+	}
 	g->r->server_pid = pid;
-	tb_store_run_update(g->store, g->r, NULL);
+	if (g->go != NULL)
+		g->go(g->go_cls); /* stores the run, its pid with it */
+	else
+		tb_store_run_update(g->store, g->r, NULL);
 	return 1;
 }
 

@@ -112,6 +112,7 @@ void tb_rn_run_round(struct tb_rn_worker *w, struct job *js, int n, struct tb_ru
 	pthread_mutex_unlock(&w->ctl.lock);
 	for (int k = 0; k < n; k++) {
 		p[k] = (struct par_job){w, &js[k], NULL, NULL, k == 0 ? &w->ctl : &w->par[k - 1], 0, false};
+		p[k].ctl->in_round = n > 1; /* the runs of a round may share a host: run_exec.c's idle look */
 		if (stop || tb_rn_resolve(w, &js[k], hs, nh, inv, &p[k].c, &p[k].s) != 0)
 			continue;
 		if (pthread_create(&p[k].th, NULL, par_main, &p[k]) == 0)
@@ -122,5 +123,6 @@ void tb_rn_run_round(struct tb_rn_worker *w, struct job *js, int n, struct tb_ru
 	for (int k = 0; k < n; k++)
 		if (p[k].started)
 			pthread_join(p[k].th, NULL);
+	w->ctl.in_round = 0; /* the matrix's own control, used by its single runs too */
 	tb_inv_current_put(w->r->sv->invs, inv);
 }
