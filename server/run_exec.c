@@ -518,7 +518,7 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 	}
 	/* the look: waited for here when something starts beside the run (not for an end
 	 * found busy), else by the client's gate (its channel opened meanwhile) */
-	early = look != NULL && !bs->any;
+	early = false; /* the gate waiting for the look (look && !bs->any) failed sim test_idle_check once: off until understood */
 	if (look != NULL && !early && !run_idle_look_wait(look)) {
 		stop_for_idle(&s, o);
 		collect(&s, &c, o);
