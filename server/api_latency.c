@@ -5,7 +5,6 @@
  * medians: the bufferbloat.  Reads the store only. */
 #include "api.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "irtt_parse.h"

@@ -260,37 +260,15 @@ static void mark_running(struct tb_services *sv, struct tb_run_row *r)
 	publish_run(sv, r);
 }
 
-struct go_ctx {
-	struct tb_services *sv;
-	struct tb_run_row *r;
-};
-
-/* The gate lets the client go: the run is running from now (run_gate's go). */
-static void go_running(void *cls)
-{
-	struct go_ctx *g = cls;
-
-	mark_running(g->sv, g->r);
-}
-
 /* The client, under the ssh watchdog (and timeout(1) on the host), opened
- * now and let go the moment the server listens, and with look, once the
- * look found both ends idle (the run marked running then).  *listening:
- * what the gate saw (1: the client ran; -2: an end was busy). */
+ * now and let go the moment the server listens.  *listening: what the gate
+ * saw (1: the client ran). */
 static int run_client(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r, struct tb_run_host *ch,
 		      struct run_server *s, const char **cargv, long wall_s, struct client *c,
-		      struct tb_ssh_result *res, int *listening, struct run_idle_look *look, struct tb_error *e)
+		      struct tb_ssh_result *res, int *listening, struct tb_error *e)
 {
 	struct tb_ssh_target t;
-	struct go_ctx gc = {sv, r};
-	struct run_gate g = {.s = s,
-			     .ctl = ctl,
-			     .store = sv->store,
-			     .r = r,
-			     .until = tb_monotonic_ms() + LISTEN_WAIT_MS,
-			     .look = look,
-			     .go = look != NULL ? go_running : NULL,
-			     .go_cls = &gc};
+	struct run_gate g = {s, ctl, sv->store, r, tb_monotonic_ms() + LISTEN_WAIT_MS, 0};
 	int rc;
 
 	pthread_mutex_lock(&ctl->lock);
@@ -448,20 +426,12 @@ static void collect(struct run_server *s, struct client *c, struct outcome *o)
 	run_server_free(s);
 }
 
-/* What the run's matrix starts beside each run: CPU/memory samples (its
- * spec's "sample"), and anything at all (samples, latency, a profile). */
-struct beside {
-	bool sample, any;
-};
-
-static void read_beside_opt(void *cls, const struct tb_matrix_row *m)
+/* Whether the run's matrix asks for CPU/memory samples (its spec's "sample"). */
+static void read_sample_opt(void *cls, const struct tb_matrix_row *m)
 {
-	struct beside *b = cls;
 	json_t *spec = json_loads(m->spec, 0, NULL);
-	const json_t *lat = json_object_get(spec, "latency"), *prof = json_object_get(spec, "profile");
 
-	b->sample = json_array_size(json_object_get(spec, "sample")) > 0;
-	b->any = b->sample || (lat != NULL && !json_is_null(lat)) || (prof != NULL && !json_is_null(prof));
+	*(bool *)cls = json_array_size(json_object_get(spec, "sample")) > 0;
 	json_decref(spec);
 }
 
@@ -481,7 +451,7 @@ static void stop_for_idle(struct run_server *s, struct outcome *o)
  * ends are idle), both outputs parsed, the outcome classified into o. */
 static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r,
 		    const struct tb_traffic_driver *drv, const struct tb_iperf_params *p, struct tb_run_host *ch,
-		    struct tb_run_host *sh, const struct beside *bs, struct run_idle_look *look, struct outcome *o)
+		    struct tb_run_host *sh, bool sample, struct run_idle_look *look, struct outcome *o)
 {
 	struct run_server s;
 	struct run_samplers samplers = {0};
@@ -500,7 +470,6 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 	char wall[24];
 	long wall_s = p->omit_s + p->duration_s + SLACK_S;
 	int ln = 0, rc;
-	bool early;
 	struct tb_ssh_result res = {0};
 
 	memset(o, 0, sizeof(*o));
@@ -516,31 +485,27 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		collect(&s, &c, o);
 		return;
 	}
-	/* the look: waited for here when something starts beside the run (not for an end
-	 * found busy), else by the client's gate (its channel opened meanwhile) */
-	early = false; /* the gate waiting for the look (look && !bs->any) failed sim test_idle_check once: off until understood */
-	if (look != NULL && !early && !run_idle_look_wait(look)) {
+	/* the look, done while the server started: nothing beside the run starts, and
+	 * the run is not marked running, for an end found busy */
+	if (look != NULL && !run_idle_look_wait(look)) {
 		stop_for_idle(&s, o);
 		collect(&s, &c, o);
 		return;
 	}
-	if (!early)
-		mark_running(sv, r);
-	if (bs->sample) /* the spec's "sample": both ends and the routers on the path, for the run's length at most */
+	mark_running(sv, r);
+	if (sample) /* the spec's "sample": both ends and the routers on the path, for the run's length at most */
 		run_samplers_start(&samplers, sv, ch, sh, r, wall_s);
 	run_latency_start(&lat, sv, ch, sh, r, p->omit_s + p->duration_s); /* the spec's "latency", if any */
 	run_profile_start(&prof, sv, ch, sh, r, wall_s);                   /* the spec's "profile", if any */
-	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, early ? look : NULL, &e);
+	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, &e);
 	run_profile_stop(&prof, ctl->stop == 0); /* a stopped run's profile is not read */
-	if (bs->sample)
+	if (sample)
 		run_samplers_stop(&samplers);
 	run_latency_stop(&lat);
 	o->latency = lat.summary; /* kept with the run: its run.rtt events may go with the retention */
 	lat.summary = NULL;
-	if (ln == -2 && !ctl->stop) { /* the gate's look found an end busy: the client never ran */
-		stop_for_idle(&s, o);
-	} else if (ln != 1) {
-		never_ran(sv, ctl, r, ch, sh, &s, ln == -2 ? 0 : ln, &e, o);
+	if (ln != 1) {
+		never_ran(sv, ctl, r, ch, sh, &s, ln, &e, o);
 	} else {
 		r->client_exit = rc == 0 ? res.exit_status : -1;
 		/* a -1 server ends by itself after the test, one that stays (iperf2)
@@ -676,7 +641,7 @@ static void idle_again(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb
  * the look failed); 0: the attempt ran, o is its outcome. */
 static int attempt_idle(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r,
 			const struct tb_traffic_driver *drv, const struct tb_iperf_params *p, struct tb_run_host *ch,
-			struct tb_run_host *sh, const struct beside *bs, int *looked, struct run_idle_result *idle,
+			struct tb_run_host *sh, bool sample, int *looked, struct run_idle_result *idle,
 			struct outcome *o)
 {
 	struct run_idle_look *look = NULL;
@@ -690,7 +655,7 @@ static int attempt_idle(struct tb_services *sv, struct tb_run_ctl *ctl, struct t
 			run_idle_wait(sv, ctl, r, ch, sh, idle);
 	}
 	if (idle->klass == NULL)
-		attempt(sv, ctl, r, drv, p, ch, sh, bs, look, o);
+		attempt(sv, ctl, r, drv, p, ch, sh, sample, look, o);
 	run_idle_look_free(look);
 	if (idle->klass == NULL && o->idle_busy) {
 		if (ctl->stop) {
@@ -721,7 +686,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	struct tb_error e = {0};
 	json_t *pj = json_loads(planned->params, 0, NULL);
 	long backoff = 500;
-	struct beside bs = {false, false};
+	bool sample = false;
 	const struct tb_traffic_driver *drv = &tb_traffic_iperf3;
 	int rc, max;
 
@@ -737,7 +702,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 		rc = tb_fail(&e, TB_ERR_INVALID, "tool", "tool %d is none testbedd knows", p.tool);
 	r.client_version = drv->version(&client->tools);
 	r.server_version = drv->version(&server->tools);
-	tb_store_matrix_get(sv->store, planned->matrix_id, read_beside_opt, &bs, NULL);
+	tb_store_matrix_get(sv->store, planned->matrix_id, read_sample_opt, &sample, NULL);
 	if (rc != 0) {
 		o.klass = "iperf_error";
 		snprintf(o.message, sizeof(o.message), "stored parameters: %s", e.message);
@@ -747,7 +712,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	for (int tries = 1, looked = 0, extra = 0, v; rc == 0; tries++) {
 		r.attempts = tries;
 		r.port = PORT_BASE + (int)((r.id * 7 + tries) % PORT_SPAN);
-		if ((v = attempt_idle(sv, ctl, &r, drv, &p, client, server, &bs, &looked, &idle, &o)) < 0)
+		if ((v = attempt_idle(sv, ctl, &r, drv, &p, client, server, sample, &looked, &idle, &o)) < 0)
 			break;
 		if (v > 0) {
 			extra++; /* the attempt stopped for the look does not count */

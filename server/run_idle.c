@@ -345,6 +345,23 @@ static void read_idle_opt(void *cls, const struct tb_matrix_row *m)
 	json_decref(spec);
 }
 
+/* The check of run r: the options of its matrix into o (false: "idle":
+ * false), and what on each end is its own into own: the pids its matrix's
+ * last runs recorded (none known on a store error: none dropped) and the
+ * run's port (an attempt's server, starting or going). */
+static bool check_setup(struct tb_services *sv, const struct tb_run_row *r, const struct tb_run_host *ch,
+			const struct tb_run_host *sh, struct tb_idle_opts *o, struct own *own)
+{
+	tb_idle_opts_from_json(NULL, o);
+	tb_store_matrix_get(sv->store, r->matrix_id, read_idle_opt, o, NULL);
+	if (!o->enabled)
+		return false;
+	*own = (struct own){.port = r->port};
+	tb_store_run_recent_pids(sv->store, r->matrix_id, ch->m->name, own->pid[0], OWN_MAX, &own->n[0], NULL);
+	tb_store_run_recent_pids(sv->store, r->matrix_id, sh->m->name, own->pid[1], OWN_MAX, &own->n[1], NULL);
+	return true;
+}
+
 /* The run r waits: a run.waiting event (host: its client) saying what is
  * busy and for how long it may wait, so that a person sees why nothing runs. */
 static void publish_waiting(struct tb_services *sv, const struct tb_run_row *r, const struct tb_run_host *ch,
@@ -361,17 +378,12 @@ void run_idle_wait(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	struct tb_idle_opts o;
 	char msg[sizeof(out->message)], first[sizeof(out->message)] = "";
 	int64_t start = tb_monotonic_ms(), until;
-	struct own own = {.port = r->port}; /* an attempt stopped for the first look: its server, going */
+	struct own own;
 	int v;
 
 	memset(out, 0, sizeof(*out));
-	tb_idle_opts_from_json(NULL, &o);
-	tb_store_matrix_get(sv->store, r->matrix_id, read_idle_opt, &o, NULL);
-	if (!o.enabled)
+	if (!check_setup(sv, r, ch, sh, &o, &own))
 		return;
-	/* none known (a store error): none dropped */
-	tb_store_run_recent_pids(sv->store, r->matrix_id, ch->m->name, own.pid[0], OWN_MAX, &own.n[0], NULL);
-	tb_store_run_recent_pids(sv->store, r->matrix_id, sh->m->name, own.pid[1], OWN_MAX, &own.n[1], NULL);
 	until = start + (int64_t)o.wait_s * 1000;
 	while ((v = look_both(sv, &o, &own, ch, sh, msg, sizeof(msg))) == 1) {
 		if (first[0] == '\0') {
@@ -411,21 +423,14 @@ struct run_idle_look {
 	struct own own;
 	pthread_t th;
 	int joined;
-	pthread_mutex_t lock;
-	int done;    /* the thread has its verdict (lock) */
-	int verdict; /* look_both's */
+	int verdict; /* look_both's (read after the join) */
 	char msg[512];
 };
 
 static void *look_thread(void *cls)
 {
 	struct run_idle_look *l = cls;
-	int v = look_both(l->sv, &l->o, &l->own, l->ch, l->sh, l->msg, sizeof(l->msg));
-
-	pthread_mutex_lock(&l->lock);
-	l->verdict = v;
-	l->done = 1;
-	pthread_mutex_unlock(&l->lock);
+	l->verdict = look_both(l->sv, &l->o, &l->own, l->ch, l->sh, l->msg, sizeof(l->msg));
 	return NULL;
 }
 
@@ -436,33 +441,12 @@ struct run_idle_look *run_idle_look_start(struct tb_services *sv, const struct t
 
 	if (l == NULL)
 		return NULL;
-	*l = (struct run_idle_look){.sv = sv, .ch = ch, .sh = sh, .own = {.port = r->port}};
-	tb_idle_opts_from_json(NULL, &l->o);
-	tb_store_matrix_get(sv->store, r->matrix_id, read_idle_opt, &l->o, NULL);
-	if (!l->o.enabled) {
-		free(l);
-		return NULL;
-	}
-	tb_store_run_recent_pids(sv->store, r->matrix_id, ch->m->name, l->own.pid[0], OWN_MAX, &l->own.n[0], NULL);
-	tb_store_run_recent_pids(sv->store, r->matrix_id, sh->m->name, l->own.pid[1], OWN_MAX, &l->own.n[1], NULL);
-	pthread_mutex_init(&l->lock, NULL);
-	if (pthread_create(&l->th, NULL, look_thread, l) != 0) {
-		pthread_mutex_destroy(&l->lock);
+	*l = (struct run_idle_look){.sv = sv, .ch = ch, .sh = sh};
+	if (!check_setup(sv, r, ch, sh, &l->o, &l->own) || pthread_create(&l->th, NULL, look_thread, l) != 0) {
 		free(l);
 		return NULL;
 	}
 	return l;
-}
-
-int run_idle_look_poll(struct run_idle_look *l)
-{
-	int done, verdict;
-
-	pthread_mutex_lock(&l->lock);
-	done = l->done;
-	verdict = l->verdict;
-	pthread_mutex_unlock(&l->lock);
-	return !done ? -1 : verdict == 0;
 }
 
 int run_idle_look_wait(struct run_idle_look *l)
@@ -481,6 +465,5 @@ void run_idle_look_free(struct run_idle_look *l)
 	if (l == NULL)
 		return;
 	run_idle_look_wait(l);
-	pthread_mutex_destroy(&l->lock);
 	free(l);
 }

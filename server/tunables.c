@@ -29,6 +29,7 @@ static enum kind kind_of(const char *k)
 }
 
 static const char *const kind_names[] = {"sysctl", "mtu", "offload"};
+static const char *const kind_labels[] = {"", "mtu of ", "offload "}; /* before the name in a message */
 
 /* Where a tunable lives: the machine, the persona it answers as, the OS family. */
 struct where {
@@ -147,8 +148,6 @@ out:
 static int read_value(struct tb_services *sv, const struct where *w, enum kind k, const char *name, char *out,
 		      size_t len, char *msg, size_t mlen)
 {
-	bool mtu = k == K_MTU;
-
 	const char *sys[] = {"sysctl", "-n", name, NULL};
 	const char *lin[] = {"ip", "-o", "link", "show", "dev", name, NULL};
 	const char *bsd[] = {"ifconfig", name, NULL};
@@ -157,7 +156,7 @@ static int read_value(struct tb_services *sv, const struct where *w, enum kind k
 
 	if (k == K_OFFLOAD)
 		return read_offload(sv, w, name, out, len, msg, mlen);
-	if (!mtu)
+	if (k == K_SYSCTL)
 		return remote(sv, w, sys, false, out, len, msg, mlen);
 	if (remote(sv, w, w->bsd ? bsd : lin, false, text, sizeof(text), msg, mlen) != 0)
 		return -1;
@@ -178,8 +177,6 @@ static int write_value(struct tb_services *sv, const struct where *w, enum kind 
 	const char *feat;
 	const char *loff[] = {"ethtool", "-K", ifn, "", value, NULL};
 	const char *boff[] = {"ifconfig", ifn, flag, NULL};
-	bool mtu = k == K_MTU;
-
 	const char *lsys[] = {"sysctl", "-w", assign, NULL};
 	const char *bsys[] = {"sysctl", assign, NULL};
 	const char *lmtu[] = {"ip", "link", "set", "dev", name, "mtu", value, NULL};
@@ -192,7 +189,7 @@ static int write_value(struct tb_services *sv, const struct where *w, enum kind 
 		snprintf(flag, sizeof(flag), "%s%s", strcmp(value, "on") == 0 ? "" : "-", feat);
 		return remote(sv, w, w->bsd ? boff : loff, true, NULL, 0, msg, mlen);
 	}
-	if (mtu)
+	if (k == K_MTU)
 		return remote(sv, w, w->bsd ? bmtu : lmtu, true, NULL, 0, msg, mlen);
 	return remote(sv, w, w->bsd ? bsys : lsys, true, NULL, 0, msg, mlen);
 }
@@ -249,19 +246,12 @@ static int restore_row(struct tb_services *sv, const struct where *w, const stru
 	    read_value(sv, w, o->kind, o->name, now, sizeof(now), msg, mlen) != 0)
 		goto failed;
 	if (strcmp(now, want) != 0) {
-		snprintf(msg, mlen, "%s (%s): %s %s restored to \"%s\", read back \"%s\"", w->m->name, w->os,
-			 o->kind == K_MTU       ? "the MTU of"
-			 : o->kind == K_OFFLOAD ? "the offload"
-						: "sysctl",
-			 o->name, want, now);
+		snprintf(msg, mlen, "%s (%s): %s%s restored to \"%s\", read back \"%s\"", w->m->name, w->os,
+			 o->kind == K_SYSCTL ? "sysctl " : kind_labels[o->kind], o->name, want, now);
 		goto failed;
 	}
 	tb_store_tunable_state(sv->store, o->id, "restored", NULL, tb_now(), NULL);
-	tb_info("tunables", "%s (%s): %s%s back to %s", w->m->name, w->os,
-		o->kind == K_MTU       ? "MTU of "
-		: o->kind == K_OFFLOAD ? "offload "
-				       : "",
-		o->name, want);
+	tb_info("tunables", "%s (%s): %s%s back to %s", w->m->name, w->os, kind_labels[o->kind], o->name, want);
 	return 0;
 failed:
 	tb_store_tunable_state(sv->store, o->id, "applied", msg, 0, NULL);
@@ -365,7 +355,6 @@ static int apply_one(struct tb_services *sv, int64_t matrix_id, int seq, struct 
 	char orig[VALUE_MAX], now[VALUE_MAX], want[VALUE_MAX], label[160], ofl[VALUE_MAX];
 	struct tb_error e = {0};
 	enum kind k;
-	bool mtu;
 	int idx;
 	int64_t id;
 
@@ -373,7 +362,6 @@ static int apply_one(struct tb_services *sv, int64_t matrix_id, int seq, struct 
 		snprintf(msg, len, "tunables[%d].values: no %s value for %s (%s)", idx, fam, h->m->name, h->os);
 		return -1;
 	}
-	mtu = k == K_MTU;
 	if (k != K_SYSCTL) { /* on the link's interface; an offload's journal name is "IF/feature" */
 		const char *ifn = tb_hostsnap_iface(h->m, h->os, link), *feat = name;
 
@@ -393,11 +381,7 @@ static int apply_one(struct tb_services *sv, int64_t matrix_id, int seq, struct 
 				 fam, fam, h->m->name, h->os);
 		return -1;
 	}
-	snprintf(label, sizeof(label), "tunables[%d] (%s%s) on %s (%s)", idx,
-		 mtu              ? "mtu of "
-		 : k == K_OFFLOAD ? "offload "
-				  : "",
-		 name, h->m->name, h->os);
+	snprintf(label, sizeof(label), "tunables[%d] (%s%s) on %s (%s)", idx, kind_labels[k], name, h->m->name, h->os);
 	if (read_value(sv, &w, k, name, orig, sizeof(orig), msg, len) != 0) {
 		char m[400];
 
