@@ -639,6 +639,14 @@ static int parse_links(struct inv_ctx *c, const struct tb_ynode *n, const char *
 	return 0;
 }
 
+/* A reason a person wrote (cannot_delay): 1..200 bytes of printable text. */
+static int valid_reason(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 1 && n <= 200 && tb_text_refused(s, n) < 0;
+}
+
 static int parse_machine(struct inv_ctx *c, const char *name, const struct tb_ynode *map,
 			 const struct tb_ynode *machines, struct tb_machine *m)
 {
@@ -653,6 +661,7 @@ static int parse_machine(struct inv_ctx *c, const char *name, const struct tb_yn
 					   "wake_schedule",
 					   "boot_timeout_s",
 					   "shutdown_timeout_s",
+					   "cannot_delay",
 					   NULL};
 	static const char *const roles[] = {"host", "router", "relay", NULL};
 	const struct tb_ynode *n, *os;
@@ -671,7 +680,9 @@ static int parse_machine(struct inv_ctx *c, const char *name, const struct tb_yn
 			      &m->mac)) != 0 ||
 	    (rc = inv_get_int(c, map, path, "idle_poweroff_min", 0, 10080, &m->idle_poweroff_min)) != 0 ||
 	    (rc = inv_get_int(c, map, path, "boot_timeout_s", 5, 3600, &m->boot_timeout_s)) != 0 ||
-	    (rc = inv_get_int(c, map, path, "shutdown_timeout_s", 5, 3600, &m->shutdown_timeout_s)) != 0)
+	    (rc = inv_get_int(c, map, path, "shutdown_timeout_s", 5, 3600, &m->shutdown_timeout_s)) != 0 ||
+	    (rc = inv_get_str(c, map, path, "cannot_delay", 0, valid_reason, "why, in 1..200 printable characters",
+			      &m->cannot_delay)) != 0)
 		return rc;
 	m->role = (enum tb_role)role;
 	if ((rc = parse_personas(c, map, path, m, &os)) != 0)
@@ -802,6 +813,7 @@ static void machine_free(struct tb_machine *m)
 	free(m->name);
 	free(m->mac);
 	free(m->wake_schedule);
+	free(m->cannot_delay);
 	for (size_t i = 0; i < m->npower; i++)
 		inv_power_clear(&m->power[i]);
 	free(m->power);

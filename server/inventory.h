@@ -135,6 +135,10 @@ struct tb_machine {
 	struct tb_cron wake;    /* wake_schedule parsed */
 	int boot_timeout_s;     /* power on or boot: until an OS answers (300) */
 	int shutdown_timeout_s; /* off: until nothing answers (120) */
+	/* A router that cannot delay packets, and why (the sim's kernel has no
+	 * netem): a matrix's link profile with a delay is refused in its plan.
+	 * NULL: it can (dummynet's delay, tc netem). */
+	char *cannot_delay;
 };
 
 struct tb_inventory {

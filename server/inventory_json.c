@@ -89,11 +89,11 @@ json_t *tb_machine_to_json(const struct tb_machine *m)
 	case TB_CONSOLE_IPMI_SOL: console = json_pack("{s:s}", "type", "ipmi-sol"); break;
 	case TB_CONSOLE_NONE: break;
 	}
-	j = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i}", "name", m->name, "role",
+	j = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:o}", "name", m->name, "role",
 		      tb_role_name(m->role), "mac", str_or_null(m->mac), "power", power, "console",
 		      console ? console : json_null(), "boot", boot ? boot : json_null(), "os", os, "links", links,
 		      "idle_poweroff_min", m->idle_poweroff_min >= 0 ? json_integer(m->idle_poweroff_min) : json_null(),
 		      "wake_schedule", str_or_null(m->wake_schedule), "boot_timeout_s", m->boot_timeout_s,
-		      "shutdown_timeout_s", m->shutdown_timeout_s);
+		      "shutdown_timeout_s", m->shutdown_timeout_s, "cannot_delay", str_or_null(m->cannot_delay));
 	return j;
 }

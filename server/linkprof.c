@@ -12,6 +12,7 @@
 #include "inventory.h"
 #include "log.h"
 #include "services.h"
+#include "shaper.h"
 #include "ssh.h"
 #include "store.h"
 #include "timeutil.h"
@@ -19,6 +20,7 @@
 #define CMD_TIMEOUT_MS 15000
 #define SLOTS 8 /* matrices with a profile at once (TB_RUNNER_WORKERS is 4) */
 #define ROUTERS 8
+#define ROUTER_IFS 8 /* a Linux router's link interfaces shaped */
 
 /* What one matrix has in force: the profile index (-1: none yet, -2:
  * unknown after a failure) and the routers it touched. */
@@ -52,127 +54,181 @@ static struct slot *slot_of(int64_t matrix_id, bool create)
 	return free_slot;
 }
 
-/* argv as root on router name's FreeBSD persona: its exit status (-1: not
- * run, with msg), stdout into *out (malloc'd) when out. */
-static int on_router(struct tb_services *sv, const char *name, const char *const argv[], char **out, char *msg,
+/* A router as it answers now: its persona, and for a Linux one the
+ * interfaces of its links (the inventory held until router_close). */
+struct router {
+	struct tb_inventory *inv;
+	const struct tb_machine *m;
+	const struct tb_persona *p;
+	bool bsd;
+	int nifs;
+	const char *ifs[ROUTER_IFS];
+};
+
+static void router_close(struct tb_services *sv, struct router *r)
+{
+	if (r->inv != NULL)
+		tb_inv_current_put(sv->invs, r->inv);
+	r->inv = NULL;
+}
+
+/* Router name as it answers (asked when the prober has not seen it). */
+static int router_open(struct tb_services *sv, const char *name, struct router *r, char *msg, size_t len)
+{
+	char os[64];
+
+	memset(r, 0, sizeof(*r));
+	r->inv = tb_inv_current_get(sv->invs);
+	r->m = tb_inventory_find(r->inv, name);
+	if (r->m == NULL) {
+		snprintf(msg, len, "router %s: no longer in the inventory", name);
+		return -1;
+	}
+	if (!tb_hosts_answering(sv->hosts, name, os, sizeof(os)) &&
+	    !tb_hosts_probe_one(sv->hosts, r->m, os, sizeof(os))) {
+		snprintf(msg, len, "router %s does not answer", name);
+		return -1;
+	}
+	r->p = tb_machine_persona(r->m, os);
+	r->bsd = strcmp(os, "freebsd") == 0;
+	for (size_t i = 0; r->p != NULL && !r->bsd && i < r->m->nlinks; i++)
+		for (size_t k = 0; k < r->m->links[i].nifnames && r->nifs < ROUTER_IFS; k++)
+			if (strcmp(r->m->links[i].ifnames[k].os, os) == 0)
+				r->ifs[r->nifs++] = r->m->links[i].ifnames[k].ifname;
+	if (r->p == NULL || (!r->bsd && r->nifs == 0)) {
+		snprintf(msg, len, "router %s answers as %s, %s", name, os,
+			 r->p == NULL ? "not a persona of its inventory entry"
+				      : "whose links name no interface (links.NAME.ifname) to shape");
+		return -1;
+	}
+	return 0;
+}
+
+/* argv as root on r: its exit status (-1: not run, with msg), stdout into
+ * *out (malloc'd) when out. */
+static int on_router(struct tb_services *sv, const struct router *r, const char *const argv[], char **out, char *msg,
 		     size_t len)
 {
-	struct tb_inventory *inv = tb_inv_current_get(sv->invs);
-	const struct tb_machine *m = tb_inventory_find(inv, name);
-	const struct tb_persona *p = m != NULL ? tb_machine_persona(m, "freebsd") : NULL;
-	const char *full[16];
+	const char *full[TB_ARGV_MAX + 4];
 	struct tb_ssh_target t;
 	struct tb_ssh_capture cap = {0};
 	struct tb_error e = {0};
-	char os[64], pin[96];
+	char pin[96];
 	int rc = -1;
 
-	if (m == NULL || p == NULL) {
-		snprintf(msg, len, "router %s: %s", name,
-			 m == NULL ? "no longer in the inventory" : "has no freebsd persona");
-		goto out;
-	}
-	if ((!tb_hosts_answering(sv->hosts, name, os, sizeof(os)) || strcmp(os, "freebsd") != 0) &&
-	    (!tb_hosts_probe_one(sv->hosts, m, os, sizeof(os)) || strcmp(os, "freebsd") != 0)) {
-		snprintf(msg, len, "router %s does not answer as freebsd (dummynet)", name);
-		goto out;
-	}
-	tb_persona_as_root(p, argv, full, sizeof(full) / sizeof(full[0]));
-	tb_hosts_target(sv->hosts, m, p, &t, pin, sizeof(pin));
-	if (tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, full, CMD_TIMEOUT_MS, 8192, &cap, &e) != 0) {
-		snprintf(msg, len, "router %s: %s", name, e.message);
+	tb_persona_as_root(r->p, argv, full, sizeof(full) / sizeof(full[0]));
+	tb_hosts_target(sv->hosts, r->m, r->p, &t, pin, sizeof(pin));
+	if (tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, full, CMD_TIMEOUT_MS, 16384, &cap, &e) != 0) {
+		snprintf(msg, len, "router %s: %s", r->m->name, e.message);
 		goto out;
 	}
 	rc = cap.res.exit_status;
 	if (rc != 0)
-		snprintf(msg, len, "router %s (freebsd): %s exited with %d: %.200s", name, argv[0], rc,
-			 cap.err != NULL ? cap.err : "");
+		snprintf(msg, len, "router %s (%s): %s %s exited with %d: %.200s", r->m->name, r->p->os, argv[0],
+			 argv[1], rc, cap.err != NULL ? cap.err : "");
 	if (out != NULL && (*out = strdup(cap.out != NULL ? cap.out : "")) == NULL) {
 		snprintf(msg, len, "out of memory");
 		rc = -1;
 	}
 out:
 	tb_ssh_capture_free(&cap);
-	tb_inv_current_put(sv->invs, inv);
 	return rc;
 }
 
-/* Pipe 1 as `ipfw pipe 1 show` says on router name: *pipe a new reference
- * (NULL: no pipe 1); 0 or -1 with msg. */
-static int read_back(struct tb_services *sv, const char *name, json_t **pipe, char *msg, size_t len)
+/* dummynet pipe 1 for s on r, read back. */
+static int apply_ipfw(struct tb_services *sv, const struct router *r, const struct tb_shape *s, char *msg, size_t len)
 {
 	static const char *const show[] = {"ipfw", "pipe", "1", "show", NULL};
-	char *text = NULL;
-	json_t *all;
+	struct tb_argv a;
+	char *text = NULL, why[300] = "";
+	json_t *all = NULL;
+	int rc;
 
-	*pipe = NULL;
-	if (on_router(sv, name, show, &text, msg, len) != 0) {
+	if (tb_shape_ipfw_argv(s, &a) != 0) {
+		snprintf(msg, len, "router %s: the ipfw command is too long", r->m->name);
+		return -1;
+	}
+	/* deleting a pipe that is not there fails: the read back says whether it is gone */
+	if (on_router(sv, r, a.v, NULL, msg, len) != 0 && !s->none)
+		return -1;
+	if (on_router(sv, r, show, &text, msg, len) != 0) {
 		free(text);
 		return -1;
 	}
 	all = tb_hostmeta_ipfw_pipes(text);
 	free(text);
-	*pipe = json_incref(json_object_get(all, "1"));
+	rc = tb_shape_ipfw_check(s, json_object_get(all, "1"), why, sizeof(why));
 	json_decref(all);
-	return 0;
+	if (rc != 0)
+		snprintf(msg, len, "router %s (freebsd): %s", r->m->name, why);
+	return rc;
 }
 
-static double dabs(double x)
+/* s as the root qdisc of each of r's link interfaces, read back. */
+static int apply_tc(struct tb_services *sv, const struct router *r, const struct tb_shape *s, char *msg, size_t len)
 {
-	return x < 0 ? -x : x;
-}
+	static const char *const show[] = {"tc", "qdisc", "show", NULL};
+	struct tb_argv a;
+	char *text = NULL, why[300] = "", key[64];
+	json_t *all;
+	int rc = 0;
 
-/* Profile lp on router name, read back. */
-static int apply_one(struct tb_services *sv, const json_t *lp, const char *name, char *msg, size_t len)
-{
-	static const char *const del[] = {"ipfw", "-q", "pipe", "1", "delete", NULL};
-	double bps = json_number_value(json_object_get(lp, "rate_bps"));
-	double plr = json_number_value(json_object_get(lp, "loss_percent")) / 100.0;
-	const json_t *queue = json_object_get(lp, "queue");
-	const char *argv[12] = {"ipfw", "-q", "pipe", "1", "config", "bw"};
-	char bw[40], plrs[32], qs[16];
-	json_t *got = NULL;
-	double gbw, gplr;
-	int n = 6;
-
-	if (json_is_null(json_object_get(lp, "name"))) { /* unshaped: no pipe 1 (deleting none is fine) */
-		(void)on_router(sv, name, del, NULL, msg, len);
-		if (read_back(sv, name, &got, msg, len) != 0)
-			return -1;
-		if (got != NULL) {
-			snprintf(msg, len, "router %s: ipfw pipe 1 show still lists pipe 1 after its delete", name);
-			json_decref(got);
+	for (int i = 0; i < r->nifs; i++) {
+		if (tb_shape_tc_argv(s, r->ifs[i], &a) != 0) {
+			snprintf(msg, len, "router %s: the tc command is too long", r->m->name);
 			return -1;
 		}
-		return 0;
+		/* a delete where the kernel's default is in force fails ("handle of zero"): read back */
+		if (on_router(sv, r, a.v, NULL, msg, len) != 0 && !tb_shape_tc_empty(s))
+			return -1;
 	}
-	snprintf(bw, sizeof(bw), "%.0fbit/s", bps);
-	argv[n++] = bw;
-	if (plr > 0) {
-		snprintf(plrs, sizeof(plrs), "%.6f", plr);
-		argv[n++] = "plr";
-		argv[n++] = plrs;
-	}
-	if (json_is_integer(queue)) {
-		snprintf(qs, sizeof(qs), "%lld", (long long)json_integer_value(queue));
-		argv[n++] = "queue";
-		argv[n++] = qs;
-	}
-	argv[n] = NULL;
-	if (on_router(sv, name, argv, NULL, msg, len) != 0 || read_back(sv, name, &got, msg, len) != 0)
-		return -1;
-	gbw = json_number_value(json_object_get(got, "bw_bps"));
-	gplr = json_number_value(json_object_get(got, "plr"));
-	if (got == NULL || dabs(gbw - bps) > bps * 0.001 + 0.5 || dabs(gplr - plr) > 1e-6) {
-		snprintf(msg, len,
-			 "router %s: ipfw pipe 1 show reads back %s (bw %.0f bit/s, plr %g) where bw %.0f bit/s, "
-			 "plr %g was set",
-			 name, got == NULL ? "no pipe 1" : "pipe 1", gbw, gplr, bps, plr);
-		json_decref(got);
+	if (on_router(sv, r, show, &text, msg, len) != 0) {
+		free(text);
 		return -1;
 	}
-	json_decref(got);
-	return 0;
+	all = tb_hostmeta_tc_qdisc(text);
+	free(text);
+	for (int i = 0; rc == 0 && i < r->nifs; i++) {
+		snprintf(key, sizeof(key), "%s root", r->ifs[i]);
+		if ((rc = tb_shape_tc_check(s, r->ifs[i], json_object_get(all, key), why, sizeof(why))) != 0)
+			snprintf(msg, len, "router %s (%s): %s", r->m->name, r->p->os, why);
+	}
+	json_decref(all);
+	return rc;
+}
+
+/* Shape s on router name (s->none: remove it), read back. */
+static int apply_one(struct tb_services *sv, const struct tb_shape *s, const char *name, char *msg, size_t len)
+{
+	struct router r;
+	int rc = router_open(sv, name, &r, msg, len);
+
+	if (rc == 0)
+		rc = r.bsd ? apply_ipfw(sv, &r, s, msg, len) : apply_tc(sv, &r, s, msg, len);
+	router_close(sv, &r);
+	return rc;
+}
+
+/* What a matrix set on router name removed, read back. */
+static int remove_one(struct tb_services *sv, const char *name, char *msg, size_t len)
+{
+	const struct tb_shape none = {.none = true};
+
+	return apply_one(sv, &none, name, msg, len);
+}
+
+/* The shape of lp (a run's params' "link_profile"). */
+static struct tb_shape shape_of(const json_t *lp)
+{
+	const json_t *queue = json_object_get(lp, "queue");
+
+	return (struct tb_shape){
+		.none = json_is_null(json_object_get(lp, "name")),
+		.bps = json_number_value(json_object_get(lp, "rate_bps")),
+		.loss = json_number_value(json_object_get(lp, "loss_percent")),
+		.delay_ms = (int)json_number_value(json_object_get(lp, "delay_ms")),
+		.queue = json_is_integer(queue) ? (int)json_integer_value(queue) : 0,
+	};
 }
 
 /* The journal row of router k of s open before its pipe is configured
@@ -216,6 +272,7 @@ int tb_lp_ensure(struct tb_services *sv, int64_t matrix_id, const json_t *lp, ch
 	const json_t *routers = json_object_get(lp, "routers"), *r;
 	int index = (int)json_integer_value(json_object_get(lp, "index"));
 	const char *name = json_string_value(json_object_get(lp, "name"));
+	const struct tb_shape shape = shape_of(lp);
 	struct slot *s;
 	size_t i;
 	int rc = 0;
@@ -252,7 +309,7 @@ int tb_lp_ensure(struct tb_services *sv, int64_t matrix_id, const json_t *lp, ch
 			rc = -1;
 			break;
 		}
-		if (apply_one(sv, lp, json_string_value(r), why, sizeof(why)) != 0) {
+		if (apply_one(sv, &shape, json_string_value(r), why, sizeof(why)) != 0) {
 			snprintf(msg, len, "link_profiles[%d] (%s): %s", index, name != NULL ? name : "unshaped", why);
 			rc = -1;
 			break;
@@ -271,7 +328,6 @@ int tb_lp_ensure(struct tb_services *sv, int64_t matrix_id, const json_t *lp, ch
 
 void tb_lp_end(struct tb_services *sv, int64_t matrix_id)
 {
-	static const char *const del[] = {"ipfw", "-q", "pipe", "1", "delete", NULL};
 	struct slot copy;
 	struct slot *s;
 
@@ -286,22 +342,18 @@ void tb_lp_end(struct tb_services *sv, int64_t matrix_id)
 		return;
 	for (int i = 0; i < copy.nrouters; i++) {
 		char msg[400] = "";
-		json_t *got = NULL;
 
-		(void)on_router(sv, copy.routers[i], del, NULL, msg, sizeof(msg));
-		if (read_back(sv, copy.routers[i], &got, msg, sizeof(msg)) != 0 || got != NULL) {
-			if (got != NULL)
-				snprintf(msg, sizeof(msg), "ipfw pipe 1 show still lists it");
+		if (remove_one(sv, copy.routers[i], msg, sizeof(msg)) != 0) {
 			tb_warn("linkprof",
-				"matrix %lld: pipe 1 on %s not removed: %s (the journal keeps it: removed at "
-				"the next start)",
+				"matrix %lld: the link profile on %s not removed: %s (the journal keeps it: removed "
+				"at the next start)",
 				(long long)matrix_id, copy.routers[i], msg);
 			journal_done(sv, &copy, i, msg);
 		} else {
-			tb_info("linkprof", "matrix %lld: pipe 1 removed on %s", (long long)matrix_id, copy.routers[i]);
+			tb_info("linkprof", "matrix %lld: the link profile removed on %s", (long long)matrix_id,
+				copy.routers[i]);
 			journal_done(sv, &copy, i, NULL);
 		}
-		json_decref(got);
 	}
 }
 
@@ -341,7 +393,6 @@ static void collect_open(void *cls, int64_t id, int64_t matrix_id, const char *r
 
 void tb_lp_remove_pending(struct tb_services *sv)
 {
-	static const char *const del[] = {"ipfw", "-q", "pipe", "1", "delete", NULL};
 	struct open_rows rs = {0};
 	struct tb_error e = {0};
 
@@ -353,23 +404,20 @@ void tb_lp_remove_pending(struct tb_services *sv)
 	for (int i = 0; i < rs.n; i++) {
 		struct slot one = {.matrix_id = rs.v[i].matrix_id, .nrouters = 1, .jid = {rs.v[i].id}};
 		char msg[400] = "";
-		json_t *got = NULL;
 
 		snprintf(one.routers[0], sizeof(one.routers[0]), "%s", rs.v[i].router);
-		(void)on_router(sv, rs.v[i].router, del, NULL, msg, sizeof(msg));
-		if (read_back(sv, rs.v[i].router, &got, msg, sizeof(msg)) != 0 || got != NULL) {
-			if (got != NULL)
-				snprintf(msg, sizeof(msg), "ipfw pipe 1 show still lists it");
+		if (remove_one(sv, rs.v[i].router, msg, sizeof(msg)) != 0) {
 			tb_warn("linkprof",
-				"journal row %lld (matrix %lld): pipe 1 on %s stays until the next start: %s",
+				"journal row %lld (matrix %lld): the link profile on %s stays until the next start: "
+				"%s",
 				(long long)rs.v[i].id, (long long)rs.v[i].matrix_id, rs.v[i].router, msg);
 			journal_done(sv, &one, 0, msg);
 		} else {
-			tb_info("linkprof", "journal row %lld: pipe 1 of matrix %lld removed on %s after a crash",
+			tb_info("linkprof",
+				"journal row %lld: the link profile of matrix %lld removed on %s after a crash",
 				(long long)rs.v[i].id, (long long)rs.v[i].matrix_id, rs.v[i].router);
 			journal_done(sv, &one, 0, NULL);
 		}
-		json_decref(got);
 	}
 	free(rs.v);
 }

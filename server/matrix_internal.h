@@ -94,6 +94,9 @@ struct tb_mx_tunable {
 #define TB_MX_LPROFS_MAX 8
 #define TB_MX_LPROF_NAME 32
 #define TB_MX_LPROF_ROUTERS TB_MATRIX_ROUTERS_MAX
+#define TB_MX_LPROF_IFS 8 /* a Linux router's link interfaces shaped (linkprof.c: as many) */
+#define TB_MX_SHAPE_IPFW 1u
+#define TB_MX_SHAPE_TC 2u
 struct tb_mx_lprof {
 	bool none;
 	char name[TB_MX_LPROF_NAME + 1];
@@ -131,6 +134,11 @@ struct tb_mx_spec {
 	struct tb_mx_lprof lprofs[TB_MX_LPROFS_MAX];
 	int nlprouters; /* the routers on the pairs' links */
 	char lprouters[TB_MX_LPROF_ROUTERS][TB_NAME_MAX];
+	/* each one's shapers by the personas it has: TB_MX_SHAPE_IPFW (freebsd,
+	 * dummynet) and/or TB_MX_SHAPE_TC (a Linux one, on these interfaces) */
+	unsigned lprouter_shapers[TB_MX_LPROF_ROUTERS];
+	int lprouter_nifs[TB_MX_LPROF_ROUTERS];
+	char lprouter_ifs[TB_MX_LPROF_ROUTERS][TB_MX_LPROF_IFS][TB_NAME_MAX];
 	json_t *stored; /* the spec as stored (owned) */
 };
 

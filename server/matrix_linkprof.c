@@ -7,19 +7,22 @@
  *  "link_profiles": [{"name": "20M", "rate": "20M", "loss_percent": 0.5,
  *                     "delay_ms": 0, "queue": 50}, null]
  *
- * null is the unshaped cell (the pipe removed).  rate: a bitrate as iperf's
- * ("20M", 20000000; null or "0": unlimited); loss_percent 0..100; queue
- * 2..100 dummynet slots (null: its default).  The routers: every machine of
- * role router with a link named like a pair's link, each with a FreeBSD
- * persona (dummynet pipe 1); a Linux router (tc) is not driven yet.  A delay
- * is refused here, before anything runs: the simulated router's kernel has
- * no netem and testbedd does not tell a real dummynet from it yet.
+ * null is the unshaped cell (nothing shapes the router).  rate: a bitrate as
+ * iperf's ("20M", 20000000; null or "0": unlimited); loss_percent 0..100;
+ * delay_ms 0..10000; queue 2..100 slots (null: the shaper's default).  The
+ * routers: every machine of role router with a link named like a pair's
+ * link; a freebsd persona is shaped with dummynet (pipe 1), a Linux one with
+ * tc on its link interfaces (shaper.h has the commands).  A delay on a
+ * router whose inventory entry says `cannot_delay` (the sim's: its kernel
+ * has no netem) is refused here, before anything runs, with its reason.
  */
 #include "matrix_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "shaper.h"
 
 #define LP_PIPE 1
 
@@ -97,12 +100,7 @@ static int parse_numbers(const json_t *obj, const char *lfield, struct tb_mx_lpr
 	if ((v = json_object_get(obj, "delay_ms")) != NULL && !json_is_null(v)) {
 		if ((rc = tb_mx_get_int(v, field, 0, 10000, "ms", &n, err)) != 0)
 			return rc;
-		if (n > 0)
-			return tb_fail(err, TB_ERR_INVALID, field,
-				       "%s: a delay is refused: the router's kernel cannot delay (the simulated "
-				       "FreeBSD router runs on a Linux kernel without netem, and testbedd does not "
-				       "apply a dummynet delay yet); give 0",
-				       field);
+		l->delay_ms = (int)n;
 	}
 	return 0;
 }
@@ -149,9 +147,52 @@ static int parse_one(const json_t *obj, int i, struct tb_mx_spec *sp, struct tb_
 	return 0;
 }
 
-/* The routers on the pairs' links into sp: each pair needs one, with a FreeBSD persona. */
+/* The shapers router m has (TB_MX_SHAPE_*) and, for tc, its link
+ * interfaces into router slot r of sp. */
+static unsigned router_shapers(const struct tb_machine *m, struct tb_mx_spec *sp, int r)
+{
+	unsigned k = 0;
+
+	sp->lprouter_nifs[r] = 0;
+	for (size_t o = 0; o < m->nos; o++) {
+		const char *os = m->os[o].os;
+
+		if (strcmp(os, "freebsd") == 0) {
+			k |= TB_MX_SHAPE_IPFW;
+			continue;
+		}
+		k |= TB_MX_SHAPE_TC;
+		for (size_t i = 0; i < m->nlinks; i++)
+			for (size_t f = 0; f < m->links[i].nifnames && sp->lprouter_nifs[r] < TB_MX_LPROF_IFS; f++)
+				if (strcmp(m->links[i].ifnames[f].os, os) == 0)
+					snprintf(sp->lprouter_ifs[r][sp->lprouter_nifs[r]++], TB_NAME_MAX, "%s",
+						 m->links[i].ifnames[f].ifname);
+	}
+	return k;
+}
+
+/* A delay where router m cannot delay: 400 naming the first such profile. */
+static int delay_possible(const struct tb_machine *m, const struct tb_mx_spec *sp, struct tb_error *err)
+{
+	for (int i = 0; m->cannot_delay != NULL && i < sp->nlprofs; i++) {
+		char field[48];
+
+		if (sp->lprofs[i].none || sp->lprofs[i].delay_ms <= 0)
+			continue;
+		snprintf(field, sizeof(field), "link_profiles[%d].delay_ms", i);
+		return tb_fail(err, TB_ERR_INVALID, field,
+			       "%s: router %s cannot delay packets (its inventory entry says: %s); give 0 or another "
+			       "router",
+			       field, m->name, m->cannot_delay);
+	}
+	return 0;
+}
+
+/* The routers on the pairs' links into sp: each pair needs one. */
 static int find_routers(const struct tb_inventory *inv, struct tb_mx_spec *sp, struct tb_error *err)
 {
+	int rc;
+
 	sp->nlprouters = 0;
 	for (int p = 0; p < sp->npairs; p++) {
 		int found = 0;
@@ -165,11 +206,6 @@ static int find_routers(const struct tb_inventory *inv, struct tb_mx_spec *sp, s
 			if (!on)
 				continue;
 			found = 1;
-			if (tb_machine_persona(m, "freebsd") == NULL)
-				return tb_fail(err, TB_ERR_INVALID, "link_profiles",
-					       "link_profiles: router %s on link %s has no freebsd persona: only "
-					       "dummynet (ipfw pipe) is applied yet, not a Linux router's tc",
-					       m->name, sp->pairs[p].link);
 			for (int r = 0; r < sp->nlprouters; r++)
 				seen |= strcmp(sp->lprouters[r], m->name) == 0;
 			if (seen)
@@ -178,6 +214,15 @@ static int find_routers(const struct tb_inventory *inv, struct tb_mx_spec *sp, s
 				return tb_fail(err, TB_ERR_INVALID, "link_profiles",
 					       "link_profiles: the pairs' links pass more than %d routers",
 					       TB_MX_LPROF_ROUTERS);
+			if ((rc = delay_possible(m, sp, err)) != 0)
+				return rc;
+			sp->lprouter_shapers[sp->nlprouters] = router_shapers(m, sp, sp->nlprouters);
+			if ((sp->lprouter_shapers[sp->nlprouters] & TB_MX_SHAPE_TC) &&
+			    sp->lprouter_nifs[sp->nlprouters] == 0)
+				return tb_fail(err, TB_ERR_INVALID, "link_profiles",
+					       "link_profiles: router %s (Linux: tc) names no interface for its links "
+					       "(links.NAME.ifname in the inventory)",
+					       m->name);
 			snprintf(sp->lprouters[sp->nlprouters++], TB_NAME_MAX, "%s", m->name);
 		}
 		if (!found)
@@ -248,20 +293,64 @@ json_t *tb_mx_linkprof_stored(const struct tb_mx_spec *sp)
 	return a;
 }
 
-/* The ipfw commands that make profile l the one in force (one line each). */
-static json_t *commands(const struct tb_mx_lprof *l)
+static struct tb_shape shape_of(const struct tb_mx_lprof *l)
 {
-	char cmd[160];
-	int n;
+	return (struct tb_shape){
+		.none = l->none, .bps = l->bps, .loss = l->loss, .delay_ms = l->delay_ms, .queue = l->queue};
+}
 
-	if (l->none)
-		return json_pack("[s]", "ipfw -q pipe 1 delete (its absence read back)");
-	n = snprintf(cmd, sizeof(cmd), "ipfw -q pipe %d config bw %.0fbit/s", LP_PIPE, l->bps);
-	if (l->loss > 0 && n > 0 && (size_t)n < sizeof(cmd))
-		n += snprintf(cmd + n, sizeof(cmd) - (size_t)n, " plr %.6f", l->loss / 100.0);
-	if (l->queue > 0 && n > 0 && (size_t)n < sizeof(cmd))
-		snprintf(cmd + n, sizeof(cmd) - (size_t)n, " queue %d", l->queue);
-	return json_pack("[s, s]", cmd, "ipfw pipe 1 show (read back: bw and plr as set)");
+/* argv as one line onto a, with prefix; -1 when it won't fit.  Its words
+ * need no quoting: fixed words, numbers and inventory interface names
+ * (tb_valid_ifname). */
+static int add_line(json_t *a, const char *prefix, const struct tb_argv *v)
+{
+	char line[512];
+	size_t n = (size_t)snprintf(line, sizeof(line), "%s", prefix);
+
+	for (int i = 0; i < v->n && n < sizeof(line); i++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s", i > 0 ? " " : "", v->v[i]);
+	return n < sizeof(line) ? json_array_append_new(a, json_string(line)) : -1;
+}
+
+/* The commands that make profile l the one in force on the routers (one
+ * line each): dummynet's, then each Linux router's tc lines named by it. */
+static json_t *commands(const struct tb_mx_spec *sp, const struct tb_mx_lprof *l)
+{
+	const struct tb_shape s = shape_of(l);
+	json_t *a = json_array();
+	struct tb_argv v;
+	unsigned all = 0;
+	int rc = a != NULL ? 0 : -1;
+
+	for (int r = 0; r < sp->nlprouters; r++)
+		all |= sp->lprouter_shapers[r];
+	if ((all & TB_MX_SHAPE_IPFW) && rc == 0) {
+		rc = tb_shape_ipfw_argv(&s, &v) != 0 ? -1 : add_line(a, "", &v);
+		if (rc == 0)
+			rc = json_array_append_new(a,
+						   json_string(l->none ? "ipfw pipe 1 show (read back: no pipe 1)"
+								       : "ipfw pipe 1 show (read back: bw, delay and "
+									 "plr as set)"));
+	}
+	for (int r = 0; r < sp->nlprouters && rc == 0; r++) {
+		char prefix[TB_NAME_MAX + 8];
+
+		if (!(sp->lprouter_shapers[r] & TB_MX_SHAPE_TC))
+			continue;
+		snprintf(prefix, sizeof(prefix), "%s: ", sp->lprouters[r]);
+		for (int i = 0; i < sp->lprouter_nifs[r] && rc == 0; i++)
+			rc = tb_shape_tc_argv(&s, sp->lprouter_ifs[r][i], &v) != 0 ? -1 : add_line(a, prefix, &v);
+		if (rc == 0)
+			rc = json_array_append_new(a, json_sprintf("%stc qdisc show (read back: %s)", prefix,
+								   tb_shape_tc_empty(&s)
+									   ? "no root qdisc of ours"
+									   : "kind, rate, delay and loss as set"));
+	}
+	if (rc != 0) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
 }
 
 json_t *tb_matrix_linkprof_json(const struct tb_matrix_plan *plan, int i)
@@ -314,21 +403,23 @@ json_t *tb_mx_linkprof_plan_json(const struct tb_matrix_plan *plan)
 	for (int r = 0; routers != NULL && r < sp->nlprouters; r++)
 		json_array_append_new(routers, json_string(sp->lprouters[r]));
 	for (int k = 0; profiles != NULL && k < sp->nlprofs; k++) {
-		if (json_array_append_new(profiles,
-					  json_pack("{s:i, s:o, s:o, s:i, s:i}", "index", k, "profile",
-						    profile_json(&sp->lprofs[k]), "commands", commands(&sp->lprofs[k]),
-						    "first_seq", first[k], "last_seq", last[k])) != 0) {
+		if (json_array_append_new(profiles, json_pack("{s:i, s:o, s:o, s:i, s:i}", "index", k, "profile",
+							      profile_json(&sp->lprofs[k]), "commands",
+							      commands(sp, &sp->lprofs[k]), "first_seq", first[k],
+							      "last_seq", last[k])) != 0) {
 			json_decref(profiles);
 			profiles = NULL;
 		}
 	}
 	return json_pack(
 		"{s:o, s:o, s:s, s:s}", "routers", routers, "profiles", profiles, "apply",
-		"before the first run of a profile, on each router (its FreeBSD persona, as root): dummynet pipe 1 "
-		"configured with the profile's bw, plr and queue (null: pipe 1 deleted), then read back with ipfw "
-		"pipe 1 show (a mismatch fails the run as link_profile_error); each run records its profile",
+		"before the first run of a profile, on each router as root: on FreeBSD dummynet pipe 1 configured with "
+		"the profile's bw, delay, plr and queue (null: pipe 1 deleted), read back with ipfw pipe 1 show; on "
+		"Linux the root qdisc of each of its link interfaces (tbf for a rate alone, netem with a loss or a "
+		"delay; null: deleted), read back with tc qdisc show; a mismatch fails the run as link_profile_error; "
+		"each run records its profile",
 		"remove",
-		"ipfw -q pipe 1 delete on each router at the end of the matrix, however it ends (succeeded, failed, "
-		"canceled, testbedd stopped), and at start-up after a crash (a journal row is written before a router's "
-		"pipe is first configured)");
+		"on each router at the end of the matrix, however it ends (succeeded, failed, canceled, testbedd "
+		"stopped), and at start-up after a crash (a journal row is written before a router is first shaped): "
+		"ipfw -q pipe 1 delete on FreeBSD, tc qdisc del dev IF root on each link interface on Linux");
 }

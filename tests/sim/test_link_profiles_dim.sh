@@ -88,7 +88,7 @@ check "after kill -9 the pipe is still there" test -n "$(pipe)"
 check "testbedd restarts on the same state" daemon_again "$S/inventory.yaml" --probe-interval 2
 for _ in $(seq 100); do [ -z "$(pipe)" ] && break; sleep 0.2; done
 check "after the restart: no pipe on the router (from the journal)" test -z "$(pipe)"
-check "testbedd logged the removal after the crash" grep -q "pipe 1 of matrix $M3 removed on router after a crash" "$DD/log"
+check "testbedd logged the removal after the crash" grep -q "the link profile of matrix $M3 removed on router after a crash" "$DD/log"
 check "no iperf3 left on the hosts" no_iperf_left
 # stopped here so that a sanitizer build's report (leaks come at exit) is in the log
 daemon_down

@@ -25,6 +25,7 @@ static const char INV[] =
 		"right", "host",
 		"198.18.0.12") "    links:\n      lan20: {address: 198.19.20.2/24}\n"
 			       "  router:\n    role: router\n    os: {freebsd: {address: 198.18.0.13}}\n"
+			       "    cannot_delay: \"no netem here\"\n"
 			       "    links:\n      lan10: {address: 198.19.10.1/24}\n      lan20: {address: 198.19.20.1/24}\n";
 
 static struct tb_inventory *inv;
@@ -147,7 +148,7 @@ static const struct {
 	const char *says;
 } bad[] = {
 	{"{'name':'x'," PAIR ",'link_profiles':[{'name':'geo','rate':'50M','loss_percent':0.5,'delay_ms':600}]}",
-	 "link_profiles[0].delay_ms", "netem"},
+	 "link_profiles[0].delay_ms", "router router cannot delay packets (its inventory entry says: no netem here)"},
 	{"{'name':'x'," PAIR ",'link_profiles':[{'name':'a','bogus':1}]}", "link_profiles[0].bogus", "unknown"},
 	{"{'name':'x'," PAIR ",'link_profiles':[{'rate':'1M'}]}", "link_profiles[0].name", "required"},
 	{"{'name':'x'," PAIR ",'link_profiles':[{'name':'a;b'}]}", "link_profiles[0].name", "letters"},
@@ -188,8 +189,8 @@ static void test_bad(void **state)
 	}
 }
 
-/* A router without a FreeBSD persona (mxfix's sim inventory: ubuntu only) is refused, naming it. */
-static void test_linux_router_refused(void **state)
+/* A Linux router without interfaces for its links (mxfix's sim inventory) is refused, naming it. */
+static void test_linux_router_without_ifnames(void **state)
 {
 	struct tb_matrix_plan *plan = NULL;
 	struct tb_error err = {0};
@@ -197,8 +198,50 @@ static void test_linux_router_refused(void **state)
 	(void)state;
 	assert_int_not_equal(mx_plan_text("{'name':'x'," PAIR "," LP "}", mx_inv_sim, 1, &plan, &err), 0);
 	assert_string_equal(err.field, "link_profiles");
-	assert_non_null(strstr(err.message, "router"));
-	assert_non_null(strstr(err.message, "freebsd"));
+	assert_non_null(strstr(err.message, "router router (Linux: tc) names no interface"));
+}
+
+/* A Linux router: tc on each link interface in the plan; a delay is planned (no cannot_delay). */
+static void test_linux_router(void **state)
+{
+	static const char linv[] =
+		"version: 1\nssh: {user: root, key_file: /k}\nmachines:\n" MACHINE("left", "host", "198.18.0.11") "    links:\n      lan10: {address: 198.19.10.2/24}\n" MACHINE(
+			"right", "host",
+			"198.18.0.12") "    links:\n      lan20: {address: 198.19.20.2/24}\n"
+				       "  router:\n    role: router\n    os: {debian: {address: 198.18.0.13}}\n"
+				       "    links:\n      lan10: {address: 198.19.10.1/24, ifname: {debian: eth1}}\n"
+				       "      lan20: {address: 198.19.20.1/24, ifname: {debian: eth2}}\n";
+	struct tb_inventory *li = mx_load_inv(linv);
+	struct tb_matrix_plan *plan = NULL;
+	struct tb_error err = {0};
+	json_t *j, *p0, *p1;
+
+	(void)state;
+	assert_non_null(li);
+	if (mx_plan_text("{'name':'x'," PAIR ",'link_profiles':[{'name':'20M','rate':'20M','queue':20},"
+			 "{'name':'geo','rate':'50M','loss_percent':0.5,'delay_ms':600},null]}",
+			 li, 1, &plan, &err) != 0)
+		fail_msg("%s (%s)", err.message, err.field);
+	j = tb_matrix_plan_json(plan);
+	p0 = json_object_get(json_array_get(json_object_get(json_object_get(j, "link_profiles"), "profiles"), 0),
+			     "commands");
+	p1 = json_object_get(json_array_get(json_object_get(json_object_get(j, "link_profiles"), "profiles"), 1),
+			     "commands");
+	assert_int_equal(json_array_size(p0), 3);
+	assert_string_equal(
+		json_string_value(json_array_get(p0, 0)),
+		"router: tc qdisc replace dev eth1 root handle 1: tbf rate 20000000bit burst 32768 limit 63048");
+	assert_string_equal(
+		json_string_value(json_array_get(p0, 1)),
+		"router: tc qdisc replace dev eth2 root handle 1: tbf rate 20000000bit burst 32768 limit 63048");
+	assert_string_equal(
+		json_string_value(json_array_get(p1, 0)),
+		"router: tc qdisc replace dev eth1 root handle 1: netem delay 600ms loss 0.5% rate 50000000bit");
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(j, "link_profiles"), "remove")),
+			       "tc qdisc del"));
+	json_decref(j);
+	tb_matrix_plan_free(plan);
+	tb_inventory_free(li);
 }
 
 int main(void)
@@ -208,7 +251,8 @@ int main(void)
 		cmocka_unit_test(test_plan_and_stored),
 		cmocka_unit_test(test_none),
 		cmocka_unit_test(test_bad),
-		cmocka_unit_test(test_linux_router_refused),
+		cmocka_unit_test(test_linux_router_without_ifnames),
+		cmocka_unit_test(test_linux_router),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
