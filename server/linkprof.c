@@ -135,6 +135,26 @@ out:
 	return rc;
 }
 
+/* Whether r's ruleset sends packets into pipe 1: testbedd configures the
+ * pipe, the operator's rules use it. */
+static int ruled(struct tb_services *sv, const struct router *r, char *msg, size_t len)
+{
+	static const char *const list[] = {"ipfw", "list", NULL};
+	char *text = NULL;
+	int rc = on_router(sv, r, list, &text, msg, len) != 0 ? -1 : 0;
+
+	if (rc == 0 && !tb_shape_ipfw_ruled(text)) {
+		snprintf(msg, len,
+			 "router %s (freebsd): no ipfw rule sends packets into pipe 1 (`ipfw list` has no \"pipe 1\" "
+			 "action), so the profile would shape nothing: add one on the router, e.g. `ipfw add 100 pipe "
+			 "1 ip from any to any out xmit IF` for the pair's interfaces",
+			 r->m->name);
+		rc = -1;
+	}
+	free(text);
+	return rc;
+}
+
 /* dummynet pipe 1 for s on r, read back. */
 static int apply_ipfw(struct tb_services *sv, const struct router *r, const struct tb_shape *s, char *msg, size_t len)
 {
@@ -159,9 +179,11 @@ static int apply_ipfw(struct tb_services *sv, const struct router *r, const stru
 	free(text);
 	rc = tb_shape_ipfw_check(s, json_object_get(all, "1"), why, sizeof(why));
 	json_decref(all);
-	if (rc != 0)
+	if (rc != 0) {
 		snprintf(msg, len, "router %s (freebsd): %s", r->m->name, why);
-	return rc;
+		return rc;
+	}
+	return s->none ? 0 : ruled(sv, r, msg, len);
 }
 
 /* s as the root qdisc of each of r's link interfaces, read back. */

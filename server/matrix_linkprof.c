@@ -331,6 +331,9 @@ static json_t *commands(const struct tb_mx_spec *sp, const struct tb_mx_lprof *l
 						   json_string(l->none ? "ipfw pipe 1 show (read back: no pipe 1)"
 								       : "ipfw pipe 1 show (read back: bw, delay and "
 									 "plr as set)"));
+		if (rc == 0 && !l->none)
+			rc = json_array_append_new(
+				a, json_string("ipfw list (a rule of the router's must send packets into pipe 1)"));
 	}
 	for (int r = 0; r < sp->nlprouters && rc == 0; r++) {
 		char prefix[TB_NAME_MAX + 8];

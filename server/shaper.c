@@ -119,6 +119,30 @@ int tb_shape_ipfw_check(const struct tb_shape *s, const json_t *pipe, char *msg,
 	return -1;
 }
 
+bool tb_shape_ipfw_ruled(const char *text)
+{
+	const char *line = text;
+
+	while (line != NULL && *line != '\0') {
+		char buf[256], *save = NULL, *w;
+		const char *nl = strchr(line, '\n');
+		size_t n = nl != NULL ? (size_t)(nl - line) : strlen(line);
+		bool pipe = false;
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)(n < sizeof(buf) ? n : sizeof(buf) - 1), line);
+		/* "NNNNN [set S] [prob P] pipe 1 ...": the action, then its number */
+		for (w = strtok_r(buf, " \t", &save); w != NULL; w = strtok_r(NULL, " \t", &save)) {
+			if (pipe && strcmp(w, "1") == 0)
+				return true;
+			pipe = strcmp(w, "pipe") == 0;
+			if (strcmp(w, "from") == 0)
+				break; /* the body: a "pipe" after it is no action */
+		}
+		line = nl != NULL ? nl + 1 : NULL;
+	}
+	return false;
+}
+
 /* The number before unit in a tc word ("20Mbit", "600ms", "0.5%"): 1 and
  * *out scaled, else 0. */
 static int tc_number(const char *w, double *out)

@@ -6,7 +6,9 @@
  *
  * FreeBSD: pipe 1, `ipfw -q pipe 1 config bw Nbit/s [delay D] [plr P]
  * [queue Q]`, read back with `ipfw pipe 1 show` (hostmeta.h's parser);
- * the unshaped profile is `ipfw -q pipe 1 delete`.
+ * the unshaped profile is `ipfw -q pipe 1 delete`.  The router's own
+ * ruleset sends traffic into the pipe (testbedd adds no rule to someone's
+ * firewall): `ipfw list` must show one, or the profile would shape nothing.
  *
  * Linux: the root qdisc of each of the router's link interfaces (egress:
  * both directions of a run through the router are shaped, as dummynet's
@@ -54,6 +56,10 @@ int tb_shape_tc_argv(const struct tb_shape *s, const char *ifname, struct tb_arg
 /* pipe: pipe 1 as read back (tb_hostmeta_ipfw_pipes' "1"; NULL: none).
  * 0 when it is what s sets, else -1 with msg saying what was read. */
 int tb_shape_ipfw_check(const struct tb_shape *s, const json_t *pipe, char *msg, size_t len);
+/* Whether `ipfw list` (text) has a rule that sends packets into pipe 1
+ * ("00100 pipe 1 ip from any to any out xmit ix1"): a pipe without one
+ * shapes nothing. */
+bool tb_shape_ipfw_ruled(const char *text);
 /* qdisc: IF's root qdisc as read back (tb_hostmeta_tc_qdisc's "IF root":
  * {"kind", "options"}; NULL: the kernel's default).  The rate tc prints
  * ("20Mbit", "123456Kbit") is compared within 0.5 %. */

@@ -10,6 +10,8 @@
 # shaped run's rate, measured in the same matrix), each run stores its
 # profile, and pipe 1 is gone afterwards.  A cancel mid-cell removes it too,
 # and after kill -9 mid-cell the restarted testbedd removes it from its journal.
+# Without a rule in the router's ruleset that sends packets into pipe 1 the
+# run fails saying so (the pipe alone would shape nothing).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 # a sanitizer build: whole stacks in its report (jansson has no frame pointers)
@@ -89,6 +91,17 @@ check "testbedd restarts on the same state" daemon_again "$S/inventory.yaml" --p
 for _ in $(seq 100); do [ -z "$(pipe)" ] && break; sleep 0.2; done
 check "after the restart: no pipe on the router (from the journal)" test -z "$(pipe)"
 check "testbedd logged the removal after the crash" grep -q "the link profile of matrix $M3 removed on router after a crash" "$DD/log"
+# ---- the router's ruleset sends nothing into pipe 1: the run fails saying so ----
+check "the router's ruleset has its two pipe 1 rules" test "$(sshc "root@$R" ipfw list | grep -c ' pipe 1 ')" = 2
+sshc "root@$R" ipfw -q delete 100 110
+M4=$(api POST /api/v1/matrices '{"name":"lpr","pairs":[{"client":"left","server":"right"}],"duration_s":1,"link_profiles":[{"name":"20M","rate":"20M"}]}' | jq_ 'd["matrix"]["id"]')
+check "matrix $M4 ends failed" wait_state "$M4" failed
+body=$(api GET "/api/v1/runs/$(api GET "/api/v1/matrices/$M4" | jq_ 'd["matrix"]["runs"][0]["id"]')")
+diag "$(echo "$body" | jq_ 'd["run"]["error_class"] + ": " + d["run"]["error_message"]')"
+check "its run failed as link_profile_error: no ipfw rule sends packets into pipe 1" pyck "$body" '
+r = d["run"]; sys.exit(not (r["error_class"] == "link_profile_error" and "no ipfw rule sends packets into pipe 1" in r["error_message"]))'
+check "after it: no pipe on the router" test -z "$(pipe)"
+sshc "root@$R" ipfw -q add 100 pipe 1 ip from any to any out xmit ix0
 check "no iperf3 left on the hosts" no_iperf_left
 # stopped here so that a sanitizer build's report (leaks come at exit) is in the log
 daemon_down

@@ -137,13 +137,25 @@ static void test_ipfw_check(void **state)
 	json_decref(b);
 }
 
+/* `ipfw list`: a rule whose action is pipe 1, not a pipe named in a body. */
+static void test_ipfw_ruled(void **state)
+{
+	(void)state;
+	assert_true(tb_shape_ipfw_ruled("00100 allow ip from any to any via lo0\n"
+					"00200 pipe 1 ip from any to any out xmit ix1\n"
+					"65535 allow ip from any to any\n"));
+	assert_true(tb_shape_ipfw_ruled("00300 prob 0.5 pipe 1 ip from 10.0.0.0/8 to any\n"));
+	assert_false(tb_shape_ipfw_ruled("00200 pipe 2 ip from any to any\n65535 allow ip from any to any\n"));
+	assert_false(tb_shape_ipfw_ruled("00200 allow ip from any to any pipe 1\n"));
+	assert_false(tb_shape_ipfw_ruled("65535 allow ip from any to any\n"));
+	assert_false(tb_shape_ipfw_ruled(""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ipfw_argv),
-		cmocka_unit_test(test_tc_argv),
-		cmocka_unit_test(test_tc_check),
-		cmocka_unit_test(test_ipfw_check),
+		cmocka_unit_test(test_ipfw_argv),  cmocka_unit_test(test_tc_argv),    cmocka_unit_test(test_tc_check),
+		cmocka_unit_test(test_ipfw_check), cmocka_unit_test(test_ipfw_ruled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
