@@ -18,11 +18,13 @@ struct lacks {
 	bool parallel; /* parallel over 1 refused */
 	bool bitrate;  /* a bitrate (but 0: as fast as it can) refused */
 	bool udp_rev;  /* udp with reverse refused */
+	bool rev;      /* any reverse refused (request/response: the client asks) */
 };
 
 static const struct lacks lacks[] = {
-	{TB_TOOL_IPERF2, "iperf2", {TB_MX_OMIT, TB_MX_ZEROCOPY, TB_MX_AFFINITY}, 3, false, false, false},
-	{TB_TOOL_NETPERF, "netperf", {TB_MX_OMIT, TB_MX_ZEROCOPY}, 2, true, true, true},
+	{TB_TOOL_IPERF2, "iperf2", {TB_MX_OMIT, TB_MX_ZEROCOPY, TB_MX_AFFINITY}, 3, false, false, false, false},
+	{TB_TOOL_NETPERF, "netperf", {TB_MX_OMIT, TB_MX_ZEROCOPY}, 2, true, true, true, false},
+	{TB_TOOL_NETPERF_RR, "netperf-rr", {TB_MX_OMIT, TB_MX_ZEROCOPY}, 2, true, true, false, true},
 };
 
 static const char *key_of(enum tb_mx_axis a)
@@ -83,6 +85,11 @@ static int check_one(const struct tb_mx_spec *sp, const struct lacks *l, const c
 		return tb_fail(err, TB_ERR_INVALID, field,
 			       "%s is %s, which sends as fast as it can (a rate needs a netperf built with "
 			       "--enable-intervals): unset iperf.bitrate or give 0, or take %s out of tool",
+			       field, l->name, l->name);
+	if (l->rev && rev)
+		return tb_fail(err, TB_ERR_INVALID, field,
+			       "%s is %s, a request/response test (TCP_RR, UDP_RR): the client asks and the server "
+			       "answers, so it has no reverse: take reverse out of directions or %s out of tool",
 			       field, l->name, l->name);
 	if (l->udp_rev && udp && rev)
 		return tb_fail(err, TB_ERR_INVALID, field,

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NSEL 12 /* the fields of TB_NETPERF_SELECTORS */
+#define NSEL 13        /* the most fields of a selectors line (TB_NETPERF_RR_SELECTORS) */
+#define NSEL_STREAM 12 /* TB_NETPERF_SELECTORS */
 enum { F_THR, F_UNITS, F_ELAPSED, F_PROTO, F_DIR, F_LSENT, F_LCALLS, F_LRECVD, F_RSENT, F_RRECVD, F_RCALLS, F_RETR };
+enum { R_THR, R_UNITS, R_ELAPSED, R_PROTO, R_RATE, R_MEAN, R_P50, R_P90, R_P99, R_REQ, R_RESP, R_LSENT, R_LRECVD };
 
 int tb_netperf_version_parse(const char *text, char *out, size_t len, struct tb_error *err)
 {
@@ -46,8 +48,18 @@ const char *tb_netperf_test(const struct tb_iperf_params *p, struct tb_error *er
 	return p->dir == TB_IPERF_REVERSE ? "TCP_MAERTS" : "TCP_STREAM";
 }
 
+const char *tb_netperf_rr_test(const struct tb_iperf_params *p, struct tb_error *err)
+{
+	if (p->dir != TB_IPERF_FORWARD) {
+		tb_fail(err, TB_ERR_INVALID, "direction",
+			"netperf-rr (tool) runs forward only: the client asks, the server answers");
+		return NULL;
+	}
+	return p->proto == TB_IPERF_UDP ? "UDP_RR" : "TCP_RR";
+}
+
 /* What netperf cannot do as testbedd runs it: the field and why. */
-static int refuse(const struct tb_iperf_params *p, struct tb_error *err)
+static int refuse(const struct tb_iperf_params *p, bool rr, struct tb_error *err)
 {
 	if (p->parallel > 1)
 		return tb_fail(err, TB_ERR_INVALID, "parallel",
@@ -60,7 +72,7 @@ static int refuse(const struct tb_iperf_params *p, struct tb_error *err)
 		return tb_fail(err, TB_ERR_INVALID, "bitrate",
 			       "netperf (tool) sends as fast as it can (a rate needs a netperf built with "
 			       "--enable-intervals): unset bitrate or give 0");
-	return tb_netperf_test(p, err) == NULL ? TB_ERR_INVALID : 0;
+	return (rr ? tb_netperf_rr_test(p, err) : tb_netperf_test(p, err)) == NULL ? TB_ERR_INVALID : 0;
 }
 
 static int addn(struct tb_argv *a, long v)
@@ -80,17 +92,17 @@ static int add_pair(struct tb_argv *a, const char *l, const char *r)
 	return tb_argv_add(a, w);
 }
 
-int tb_netperf_params_args(const struct tb_iperf_params *p, struct tb_argv *a, struct tb_error *err)
+static int args(const struct tb_iperf_params *p, bool rr, struct tb_argv *a, struct tb_error *err)
 {
-	char tos[16], cpu[24];
+	char tos[16], cpu[24], len[24];
 	int rc, bad;
 
 	tb_argv_reset(a);
-	if ((rc = tb_iperf_params_check(p, err)) != 0 || (rc = refuse(p, err)) != 0)
+	if ((rc = tb_iperf_params_check(p, err)) != 0 || (rc = refuse(p, rr, err)) != 0)
 		return rc;
-	bad = tb_argv_add(a, "-t") || tb_argv_add(a, tb_netperf_test(p, err)) || tb_argv_add(a, "-l") ||
-	      addn(a, p->duration_s) || tb_argv_add(a, "-f") || tb_argv_add(a, "k") || tb_argv_add(a, "-P") ||
-	      tb_argv_add(a, "0");
+	bad = tb_argv_add(a, "-t") || tb_argv_add(a, rr ? tb_netperf_rr_test(p, err) : tb_netperf_test(p, err)) ||
+	      tb_argv_add(a, "-l") || addn(a, p->duration_s) || tb_argv_add(a, "-f") || tb_argv_add(a, "k") ||
+	      tb_argv_add(a, "-P") || tb_argv_add(a, "0");
 	if (p->family == 6)
 		bad = bad || tb_argv_add(a, "-6");
 	if (p->affinity[0] != '\0') { /* iperf3's -A n (both ends) or n,m */
@@ -98,11 +110,16 @@ int tb_netperf_params_args(const struct tb_iperf_params *p, struct tb_argv *a, s
 		bad = bad || tb_argv_add(a, "-T") ||
 		      (strchr(cpu, ',') != NULL ? tb_argv_add(a, cpu) : add_pair(a, cpu, cpu));
 	}
-	bad = bad || tb_argv_add(a, "--") || tb_argv_add(a, "-o") || tb_argv_add(a, TB_NETPERF_SELECTORS);
-	if (p->proto == TB_IPERF_UDP)
+	bad = bad || tb_argv_add(a, "--") || tb_argv_add(a, "-o") ||
+	      tb_argv_add(a, rr ? TB_NETPERF_RR_SELECTORS : TB_NETPERF_SELECTORS);
+	if (rr && p->length > 0) { /* the request and the response */
+		snprintf(len, sizeof(len), "%ld", (long)p->length);
+		bad = bad || tb_argv_add(a, "-r") || add_pair(a, len, len);
+	} else if (!rr && p->proto == TB_IPERF_UDP) {
 		bad = bad || tb_argv_add(a, "-m") || addn(a, p->length > 0 ? p->length : TB_NETPERF_UDP_LEN);
-	else if (p->length > 0)
+	} else if (!rr && p->length > 0) {
 		bad = bad || tb_argv_add(a, "-m") || addn(a, p->length);
+	}
 	if (p->window > 0)
 		bad = bad || tb_argv_add(a, "-s") || addn(a, p->window) || tb_argv_add(a, "-S") || addn(a, p->window);
 	if (p->tos >= 0) {
@@ -118,13 +135,23 @@ int tb_netperf_params_args(const struct tb_iperf_params *p, struct tb_argv *a, s
 	return 0;
 }
 
-int tb_netperf_client_argv(const char *addr, unsigned int port, const struct tb_iperf_params *p, struct tb_argv *out,
-			   struct tb_error *err)
+int tb_netperf_params_args(const struct tb_iperf_params *p, struct tb_argv *a, struct tb_error *err)
+{
+	return args(p, false, a, err);
+}
+
+int tb_netperf_rr_params_args(const struct tb_iperf_params *p, struct tb_argv *a, struct tb_error *err)
+{
+	return args(p, true, a, err);
+}
+
+static int client_argv(const char *addr, unsigned int port, const struct tb_iperf_params *p, bool rr,
+		       struct tb_argv *out, struct tb_error *err)
 {
 	struct tb_argv opts;
 	int rc, bad;
 
-	if ((rc = tb_netperf_params_args(p, &opts, err)) != 0)
+	if ((rc = args(p, rr, &opts, err)) != 0)
 		return rc;
 	tb_argv_reset(out);
 	bad = tb_argv_add(out, "netperf") || tb_argv_add(out, "-H") || tb_argv_add(out, addr) ||
@@ -138,13 +165,25 @@ int tb_netperf_client_argv(const char *addr, unsigned int port, const struct tb_
 	return 0;
 }
 
+int tb_netperf_client_argv(const char *addr, unsigned int port, const struct tb_iperf_params *p, struct tb_argv *out,
+			   struct tb_error *err)
+{
+	return client_argv(addr, port, p, false, out, err);
+}
+
+int tb_netperf_rr_client_argv(const char *addr, unsigned int port, const struct tb_iperf_params *p, struct tb_argv *out,
+			      struct tb_error *err)
+{
+	return client_argv(addr, port, p, true, out, err);
+}
+
 int tb_netperf_server_argv(const struct tb_iperf_params *p, unsigned int port, struct tb_argv *out,
 			   struct tb_error *err)
 {
 	int rc, bad;
 
 	tb_argv_reset(out);
-	if ((rc = tb_iperf_params_check(p, err)) != 0 || (rc = refuse(p, err)) != 0)
+	if ((rc = tb_iperf_params_check(p, err)) != 0 || (rc = refuse(p, false, err)) != 0)
 		return rc;
 	bad = tb_argv_add(out, "netserver") || tb_argv_add(out, "-D") || tb_argv_add(out, "-p") ||
 	      addn(out, (long)port);
@@ -215,7 +254,29 @@ static json_t *ends(char *f[NSEL])
 	return json_pack("{s:o*, s:o*}", "sender", snd, "receiver", rcv);
 }
 
-int tb_netperf_parse(const char *text, size_t len, json_t **result, struct tb_error *err)
+/* A latency or rate figure: null where netperf printed -1 (not measured). */
+static json_t *fig(const char *s)
+{
+	double v = val(s);
+
+	return v >= 0 ? json_real(v) : json_null();
+}
+
+/* The values of a request/response line into end {sender, receiver, rr}. */
+static json_t *rr_ends(char *f[NSEL])
+{
+	double secs = val(f[R_ELAPSED]);
+
+	return json_pack("{s:o*, s:o*, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o}}", "sender",
+			 end_of(val(f[R_LSENT]), secs, -1), "receiver", end_of(val(f[R_LRECVD]), secs, -1), "rr",
+			 "transactions_per_s", fig(f[R_RATE]), "mean_latency_us", fig(f[R_MEAN]), "p50_latency_us",
+			 fig(f[R_P50]), "p90_latency_us", fig(f[R_P90]), "p99_latency_us", fig(f[R_P99]),
+			 "request_bytes", fig(f[R_REQ]), "response_bytes", fig(f[R_RESP]));
+}
+
+/* The client's output with values lines of nsel fields, made an end by ends_of. */
+static int parse(const char *text, size_t len, int nsel, json_t *(*ends_of)(char *f[NSEL]), json_t **result,
+		 struct tb_error *err)
 {
 	char *copy = malloc(len + 1), *line, *save = NULL, *f[NSEL] = {0}, *values = NULL;
 	json_t *error = json_null(), *end = json_null();
@@ -229,14 +290,14 @@ int tb_netperf_parse(const char *text, size_t len, json_t **result, struct tb_er
 		char probe[512], *g[NSEL];
 
 		snprintf(probe, sizeof(probe), "%s", line);
-		if (split(probe, g) == NSEL && strcmp(g[F_UNITS], "Throughput Units") != 0 &&
+		if (split(probe, g) == nsel && strcmp(g[F_UNITS], "Throughput Units") != 0 &&
 		    strcmp(g[0], "THROUGHPUT") != 0 && strcmp(g[0], "Throughput") != 0)
 			values = line; /* the last one wins */
 		else if (json_is_null(error) && strspn(line, " \t") < strlen(line))
 			error = json_string(line);
 	}
-	if (values != NULL && split(values, f) == NSEL) {
-		end = ends(f);
+	if (values != NULL && split(values, f) == nsel) {
+		end = ends_of(f);
 		json_decref(error);
 		error = json_null();
 	}
@@ -246,4 +307,14 @@ int tb_netperf_parse(const char *text, size_t len, json_t **result, struct tb_er
 	if (*result == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 	return 0;
+}
+
+int tb_netperf_parse(const char *text, size_t len, json_t **result, struct tb_error *err)
+{
+	return parse(text, len, NSEL_STREAM, ends, result, err);
+}
+
+int tb_netperf_rr_parse(const char *text, size_t len, json_t **result, struct tb_error *err)
+{
+	return parse(text, len, NSEL, rr_ends, result, err);
 }

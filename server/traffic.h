@@ -34,7 +34,7 @@ struct tb_tool_caps {
 struct tb_traffic_parser;
 
 struct tb_traffic_driver {
-	const char *name;   /* "iperf3", "iperf2", "netperf": the spec's "tool" */
+	const char *name;   /* "iperf3", "iperf2", "netperf", "netperf-rr": the spec's "tool" */
 	const char *binary; /* the client's process name on the host ("iperf3", "iperf", "netperf") */
 	/* The server may stay after its test (iperf2 serves until stopped):
 	 * the run stops it by pid once the server printed its summary. */
@@ -74,12 +74,14 @@ struct tb_traffic_driver {
 	const char *(*error_class)(const json_t *result, char *msg, size_t len, bool *retry);
 };
 
-enum tb_tool { TB_TOOL_IPERF3 = 0, TB_TOOL_IPERF2 = 1, TB_TOOL_NETPERF = 2 };
-#define TB_TOOL_COUNT 3
+/* netperf-rr: netperf's request/response test (TCP_RR, UDP_RR). */
+enum tb_tool { TB_TOOL_IPERF3 = 0, TB_TOOL_IPERF2 = 1, TB_TOOL_NETPERF = 2, TB_TOOL_NETPERF_RR = 3 };
+#define TB_TOOL_COUNT 4
 
 extern const struct tb_traffic_driver tb_traffic_iperf3;
 extern const struct tb_traffic_driver tb_traffic_iperf2;
 extern const struct tb_traffic_driver tb_traffic_netperf;
+extern const struct tb_traffic_driver tb_traffic_netperf_rr;
 
 /* The driver of tool (NULL for a value that is none). */
 const struct tb_traffic_driver *tb_traffic_driver_for(int tool);

@@ -18,6 +18,7 @@ const struct tb_traffic_driver *tb_traffic_driver_for(int tool)
 	case TB_TOOL_IPERF3: return &tb_traffic_iperf3;
 	case TB_TOOL_IPERF2: return &tb_traffic_iperf2;
 	case TB_TOOL_NETPERF: return &tb_traffic_netperf;
+	case TB_TOOL_NETPERF_RR: return &tb_traffic_netperf_rr;
 	default: return NULL;
 	}
 }
@@ -44,7 +45,7 @@ struct tb_traffic_parser {
 	struct tb_iperf_stream *stream;
 	struct tb_iperf_text *text;
 	struct tb_iperf2_text *text2;
-	enum { NP_NONE, NP_CLIENT, NP_SERVER } netperf;
+	enum { NP_NONE, NP_CLIENT, NP_CLIENT_RR, NP_SERVER } netperf;
 };
 
 static struct tb_traffic_parser *parser_alloc(void)
@@ -144,6 +145,8 @@ static int parser_finish(struct tb_traffic_parser *ps, const char *all, size_t l
 		rc = tb_iperf2_text_finish(ps->text2, result, err);
 	else if (ps->netperf == NP_CLIENT)
 		rc = tb_netperf_parse(all, len, result, err);
+	else if (ps->netperf == NP_CLIENT_RR)
+		rc = tb_netperf_rr_parse(all, len, result, err);
 	else if (ps->netperf == NP_SERVER)
 		rc = (*result = json_pack("{s:[], s:n, s:n, s:i, s:n, s:n}", "intervals", "end", "error", "connected",
 					  0, "cookie", "version")) != NULL
@@ -338,11 +341,10 @@ static struct tb_traffic_parser *np_parser_new(const struct tb_tool_caps *caps, 
 	struct tb_traffic_parser *ps = parser_alloc();
 
 	(void)caps;
-	(void)p;
 	(void)on_interval; /* no live intervals: netperf's need --enable-demo */
 	(void)cls;
 	if (ps != NULL)
-		ps->netperf = client ? NP_CLIENT : NP_SERVER;
+		ps->netperf = !client ? NP_SERVER : p->tool == TB_TOOL_NETPERF_RR ? NP_CLIENT_RR : NP_CLIENT;
 	return ps;
 }
 
@@ -374,6 +376,32 @@ const struct tb_traffic_driver tb_traffic_netperf = {
 	.server_argv = np_server_argv,
 	.client_argv = np_client_argv,
 	.params_args = tb_netperf_params_args,
+	.listen_check = np_listen_check,
+	.parser_new = np_parser_new,
+	.parser_feed = parser_feed,
+	.parser_done = parser_done,
+	.parser_finish = parser_finish,
+	.error_class = np_error_class,
+};
+
+static int nprr_client_argv(const struct tb_tool_caps *caps, const char *addr, unsigned int port,
+			    const struct tb_iperf_params *p, struct tb_argv *out, struct tb_error *err)
+{
+	(void)caps;
+	return tb_netperf_rr_client_argv(addr, port, p, out, err);
+}
+
+/* netperf's request/response test: its server, checks and errors are netperf's. */
+const struct tb_traffic_driver tb_traffic_netperf_rr = {
+	.name = "netperf-rr",
+	.binary = "netperf",
+	.server_stays = true,
+	.merge_ends = false,
+	.available = np_available,
+	.version = np_version,
+	.server_argv = np_server_argv,
+	.client_argv = nprr_client_argv,
+	.params_args = tb_netperf_rr_params_args,
 	.listen_check = np_listen_check,
 	.parser_new = np_parser_new,
 	.parser_feed = parser_feed,

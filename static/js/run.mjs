@@ -210,6 +210,14 @@ class RunPage {
     const tool = r.tool ?? 'iperf3';
     add(tool, `client ${r.client_version ?? '?'}, server ${r.server_version ?? '?'}`);
     add('bitrate', 'sender ', bitrateNode(r.sender_bps), ', receiver ', bitrateNode(r.receiver_bps));
+    // netperf's request/response test: transactions and their latency (µs), as netperf measured them
+    const rr = r.summary?.client?.rr;
+    if (rr) {
+      const us = (x) => (x === null || x === undefined ? '—' : `${Number(x).toFixed(0)} µs`);
+      add('transactions', h('span', { class: 'rr' },
+        `${rr.transactions_per_s === null ? '—' : Number(rr.transactions_per_s).toFixed(1)} /s; latency mean ${us(rr.mean_latency_us)}, `
+        + `p50 ${us(rr.p50_latency_us)}, p90 ${us(rr.p90_latency_us)}, p99 ${us(rr.p99_latency_us)}`));
+    }
     if (r.protocol === 'udp') add('UDP loss', percent(r.lost_percent));
     else add('retransmits', count(r.retransmits));
     // the idle check before the run waited (the spec's idle): for how long and for what
@@ -238,6 +246,7 @@ class RunPage {
     if (lp) {
       const what = lp.name === null ? 'no pipe'
         : [lp.rate_bps > 0 ? `${lp.rate_bps / 1e6} Mbit/s` : 'unlimited', `${lp.loss_percent} % loss`,
+          lp.delay_ms > 0 ? `${lp.delay_ms} ms delay` : null,
           lp.queue !== null ? `queue ${lp.queue}` : null].filter(Boolean).join(', ');
       add('link profile', h('span', { class: 'link-profile' }, `${lp.name ?? 'unshaped'}: `,
         h('code', { class: 'code' }, what), ` on ${lp.routers.join(', ')}`));

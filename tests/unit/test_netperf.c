@@ -257,7 +257,9 @@ static void test_spec(void **state)
 		 "no reverse UDP"},
 		{"'tool':'netperf','protocols':['udp'],'iperf':{'bitrate':'100M'}", "tool", "as fast as it can"},
 		{"'tool':'netperf','directions':['bidir']", "tool", "no bidir"},
-		{"'tool':'netpref'", "tool", "\"netperf\""},
+		{"'tool':'netpref'", "tool", "\"netperf-rr\""},
+		{"'tool':['iperf3','netperf-rr'],'directions':['forward','reverse']", "tool[1]", "no reverse"},
+		{"'tool':'netperf-rr','iperf':{'parallel':[2]}", "tool", "one connection"},
 	};
 
 	(void)state;
@@ -286,11 +288,73 @@ static void test_spec(void **state)
 	}
 }
 
+/* Request/response (netperf-rr): TCP_RR or UDP_RR forward, -r LEN,LEN, the RR selectors. */
+static void test_rr(void **state)
+{
+	struct tb_iperf_params p = params(TB_IPERF_TCP, TB_IPERF_FORWARD);
+	struct tb_error e = {0};
+	struct tb_argv a;
+
+	(void)state;
+	p.tool = TB_TOOL_NETPERF_RR;
+	assert_int_equal(tb_netperf_rr_client_argv("198.19.20.2", 5201, &p, &a, &e), 0);
+	assert_string_equal(joined(&a),
+			    "netperf -H 198.19.20.2 -p 5201 -t TCP_RR -l 10 -f k -P 0 -- -o " TB_NETPERF_RR_SELECTORS);
+	p.proto = TB_IPERF_UDP;
+	p.length = 64;
+	assert_int_equal(tb_netperf_rr_params_args(&p, &a, &e), 0);
+	assert_string_equal(joined(&a), "-t UDP_RR -l 10 -f k -P 0 -- -o " TB_NETPERF_RR_SELECTORS " -r 64,64");
+	p.dir = TB_IPERF_REVERSE;
+	assert_int_equal(tb_netperf_rr_params_args(&p, &a, &e), TB_ERR_INVALID);
+	assert_string_equal(e.field, "direction");
+	assert_ptr_equal(tb_traffic_driver_for(TB_TOOL_NETPERF_RR), &tb_traffic_netperf_rr);
+	assert_int_equal(tb_tool_parse("netperf-rr"), TB_TOOL_NETPERF_RR);
+	assert_string_equal(tb_traffic_netperf_rr.binary, "netperf");
+}
+
+/* The RR values line (built from the documented omni format: latencies in
+ * microseconds, -1 where netperf measured nothing) into end.rr. */
+static void test_rr_parse(void **state)
+{
+	static const char out[] = "10162.45,Trans/s,10.00,TCP,10162.45,98.21,91,115,180,1,1,101625,101625\n";
+	static const char nop99[] = "5000.00,Trans/s,2.00,UDP,5000.00,199.80,190,230,-1,64,64,640000,640000\n";
+	static const char refused[] = "establish control: are you sure there is a netserver listening on "
+				      "198.19.20.2 at port 12865?\n";
+	struct tb_error e = {0};
+	json_t *r = NULL;
+	const json_t *end, *rr;
+
+	(void)state;
+	assert_int_equal(tb_netperf_rr_parse(out, sizeof(out) - 1, &r, &e), 0);
+	end = json_object_get(r, "end");
+	rr = json_object_get(end, "rr");
+	assert_true(json_real_value(json_object_get(rr, "transactions_per_s")) == 10162.45);
+	assert_true(json_real_value(json_object_get(rr, "mean_latency_us")) == 98.21);
+	assert_true(json_real_value(json_object_get(rr, "p50_latency_us")) == 91);
+	assert_true(json_real_value(json_object_get(rr, "p90_latency_us")) == 115);
+	assert_true(json_real_value(json_object_get(rr, "p99_latency_us")) == 180);
+	assert_true(json_real_value(json_object_get(rr, "request_bytes")) == 1);
+	assert_true(json_number_value(json_object_get(json_object_get(end, "sender"), "bytes")) == 101625);
+	assert_true(json_number_value(json_object_get(json_object_get(end, "receiver"), "bits_per_second")) ==
+		    101625 * 8 / 10.0);
+	assert_int_equal(json_integer_value(json_object_get(r, "connected")), 1);
+	json_decref(r);
+	assert_int_equal(tb_netperf_rr_parse(nop99, sizeof(nop99) - 1, &r, &e), 0);
+	assert_true(json_is_null(json_object_get(json_object_get(json_object_get(r, "end"), "rr"), "p99_latency_us")));
+	json_decref(r);
+	/* a stream test's line is no RR line, and netserver's absence is the error */
+	assert_int_equal(tb_netperf_rr_parse(refused, sizeof(refused) - 1, &r, &e), 0);
+	assert_true(json_is_null(json_object_get(r, "end")));
+	assert_non_null(strstr(json_string_value(json_object_get(r, "error")), "netserver listening"));
+	json_decref(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_version), cmocka_unit_test(test_command_lines), cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_parse),   cmocka_unit_test(test_driver),        cmocka_unit_test(test_spec),
+		cmocka_unit_test(test_rr),      cmocka_unit_test(test_rr_parse),
 	};
 
 	return cmocka_run_group_tests(tests, mx_setup, mx_teardown);
