@@ -277,8 +277,8 @@ int tb_mx_value_parse(enum tb_mx_axis axis, const json_t *v, const char *field, 
 	case TB_MX_TOOL:
 		if (!json_is_string(v) || tb_tool_parse(json_string_value(v)) < 0)
 			return tb_fail(err, TB_ERR_INVALID, field,
-				       "%s must be \"iperf3\", \"iperf2\", \"netperf\" or \"netperf-rr\", got %s", field,
-				       got);
+				       "%s must be \"iperf3\", \"iperf2\", \"netperf\" or \"netperf-rr\", got %s",
+				       field, got);
 		x.num = tb_tool_parse(json_string_value(v));
 		snprintf(x.str, sizeof(x.str), "%s", json_string_value(v));
 		break;
