@@ -83,6 +83,7 @@ struct tb_mx_combo {
 #define TB_MX_TUNABLE_SETS_MAX 256 /* their cross product: the plan lists each set */
 struct tb_mx_tunable {
 	bool mtu;
+	bool irq;        /* the interrupts of both ends' link interfaces: values are CPU lists */
 	char offload[8]; /* a NIC offload ("tso", "lro"; "": not one): name[] has it for both families */
 	char name[2][TB_MX_TUNABLE_TEXT];
 	int n;

@@ -18,15 +18,20 @@
  * the tunable names).  MTU values are whole numbers 576..65535.  An offload
  * ("tso" or "lro") is the NIC's on both ends' interfaces on the pair's link
  * (ethtool -K IF tso off; ifconfig IF -tso), its values "on" and "off".
+ * Interrupt placement ({"irq": true, "values": ["0", "2-3"]}) is the CPUs
+ * both ends' link interfaces' interrupts may run on (cpulist.h): every IRQ
+ * of the interface gets the value's list.
  */
 #include "matrix_internal.h"
+
+#include "cpulist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const fam_names[2] = {"linux", "freebsd"};
-static const char *const tun_keys[] = {"linux", "freebsd", "mtu", "offload", "values", NULL};
+static const char *const tun_keys[] = {"linux", "freebsd", "mtu", "offload", "irq", "values", NULL};
 static const char *const offloads[] = {"tso", "lro", NULL};
 
 /* A sysctl name: [A-Za-z0-9_] then [A-Za-z0-9_.-], with a dot, 3..63 bytes. */
@@ -69,6 +74,21 @@ static int scalar(const struct tb_mx_tunable *t, const json_t *v, const char *fi
 			return tb_fail(err, TB_ERR_INVALID, field, "%s must be \"on\" or \"off\" (an offload), got %s",
 				       field, got);
 		snprintf(out, TB_MX_TUNABLE_TEXT, "%s", json_string_value(v));
+		return 0;
+	}
+	if (t->irq) {
+		struct tb_cpuset cpus;
+
+		if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) < TB_CPUS_MAX)
+			snprintf(out, TB_MX_TUNABLE_TEXT, "%lld", (long long)json_integer_value(v));
+		else if (json_is_string(v) && json_string_length(v) < TB_MX_TUNABLE_TEXT &&
+			 strspn(json_string_value(v), "0123456789,-") == json_string_length(v) &&
+			 tb_cpulist_parse(json_string_value(v), &cpus) == 0)
+			snprintf(out, TB_MX_TUNABLE_TEXT, "%s", json_string_value(v));
+		else
+			return tb_fail(err, TB_ERR_INVALID, field,
+				       "%s must be a CPU list such as \"2\", \"0-3\" or \"0,2\" (CPUs 0..%d), got %s",
+				       field, TB_CPUS_MAX - 1, got);
 		return 0;
 	}
 	if (t->mtu) {
@@ -123,7 +143,7 @@ static int parse_value(struct tb_mx_tunable *t, const json_t *v, const char *vfi
 		snprintf(field, sizeof(field), "%s.%s", vfield, fam_names[f]);
 		t->value[k][f][0] = '\0';
 		if (x == NULL || json_is_null(x)) {
-			if (t->mtu || t->name[f][0] != '\0')
+			if (t->mtu || t->irq || t->name[f][0] != '\0')
 				return tb_fail(err, TB_ERR_INVALID, field, "%s is required: the tunable is set on %s",
 					       field, fam_names[f]);
 			continue;
@@ -191,7 +211,7 @@ static int parse_offload(const json_t *obj, const char *tfield, struct tb_mx_tun
 static int parse_one(const json_t *obj, int i, struct tb_mx_spec *sp, struct tb_error *err)
 {
 	struct tb_mx_tunable *t = &sp->tunables[i];
-	const json_t *mtu = json_object_get(obj, "mtu");
+	const json_t *mtu = json_object_get(obj, "mtu"), *irq = json_object_get(obj, "irq");
 	char tfield[32], field[TB_ERROR_FIELD_MAX], got[64];
 	const char *key;
 	const json_t *x;
@@ -202,8 +222,8 @@ static int parse_one(const json_t *obj, int i, struct tb_mx_spec *sp, struct tb_
 	if (!json_is_object(obj))
 		return tb_fail(err, TB_ERR_INVALID, tfield,
 			       "%s must be an object {\"linux\": sysctl, \"freebsd\": sysctl, \"values\": [...]}, "
-			       "{\"mtu\": true, \"values\": [...]} or {\"offload\": \"tso\", \"values\": [...]}, "
-			       "got %s",
+			       "{\"mtu\": true, \"values\": [...]}, {\"offload\": \"tso\", \"values\": [...]} or "
+			       "{\"irq\": true, \"values\": [...]}, got %s",
 			       tfield, got);
 	json_object_foreach((json_t *)obj, key, x)
 	{
@@ -217,7 +237,8 @@ static int parse_one(const json_t *obj, int i, struct tb_mx_spec *sp, struct tb_
 			tb_mx_sanitize(k2, sizeof(k2), key, 40);
 			snprintf(field, sizeof(field), "%s.%s", tfield, k2);
 			return tb_fail(err, TB_ERR_UNKNOWN_FIELD, field,
-				       "%s: unknown field; allowed here: linux, freebsd, mtu, offload, values", field);
+				       "%s: unknown field; allowed here: linux, freebsd, mtu, offload, irq, values",
+				       field);
 		}
 	}
 	if (mtu != NULL && !json_is_true(mtu)) {
@@ -225,10 +246,22 @@ static int parse_one(const json_t *obj, int i, struct tb_mx_spec *sp, struct tb_
 		return tb_fail(err, TB_ERR_INVALID, field, "%s must be true (or left out for a sysctl)", field);
 	}
 	t->mtu = mtu != NULL;
+	if (irq != NULL) {
+		snprintf(field, sizeof(field), "%s.irq", tfield);
+		if (!json_is_true(irq))
+			return tb_fail(err, TB_ERR_INVALID, field, "%s must be true (or left out)", field);
+		if (t->mtu || json_object_get(obj, "offload") != NULL || json_object_get(obj, "linux") != NULL ||
+		    json_object_get(obj, "freebsd") != NULL)
+			return tb_fail(err, TB_ERR_INVALID, field,
+				       "%s stands alone: interrupt placement names no sysctl, mtu or offload (it sets "
+				       "the CPUs of both ends' link interfaces' interrupts)",
+				       field);
+	}
+	t->irq = irq != NULL;
 	t->offload[0] = '\0';
 	if ((rc = parse_offload(obj, tfield, t, err)) != 0)
 		return rc;
-	for (int f = 0; f < 2 && t->offload[0] == '\0'; f++) {
+	for (int f = 0; f < 2 && t->offload[0] == '\0' && !t->irq; f++) {
 		const json_t *n = json_object_get(obj, fam_names[f]);
 
 		snprintf(field, sizeof(field), "%s.%s", tfield, fam_names[f]);
@@ -246,14 +279,17 @@ static int parse_one(const json_t *obj, int i, struct tb_mx_spec *sp, struct tb_
 				       field, fam_names[f], f == 0 ? "net.core.rmem_max" : "kern.ipc.maxsockbuf", got);
 		snprintf(t->name[f], TB_MX_TUNABLE_TEXT, "%s", json_string_value(n));
 	}
-	if (!t->mtu && t->name[0][0] == '\0' && t->name[1][0] == '\0')
+	if (t->irq)
+		memset(t->name, 0, sizeof(t->name));
+	if (!t->mtu && !t->irq && t->name[0][0] == '\0' && t->name[1][0] == '\0')
 		return tb_fail(err, TB_ERR_INVALID, tfield,
 			       "%s names no sysctl: give \"linux\", \"freebsd\" or both (or \"mtu\": true)", tfield);
 	for (int k = 0; k < i; k++) {
 		const struct tb_mx_tunable *o = &sp->tunables[k];
 		int f = t->name[0][0] != '\0' ? 0 : 1;
 
-		if ((t->mtu && o->mtu) || (!t->mtu && strcmp(o->name[f], t->name[f]) == 0))
+		if ((t->mtu && o->mtu) || (t->irq && o->irq) ||
+		    (!t->mtu && !t->irq && !o->irq && strcmp(o->name[f], t->name[f]) == 0))
 			return tb_fail(err, TB_ERR_INVALID, tfield, "%s sets what tunables[%d] sets already", tfield,
 				       k);
 	}
@@ -309,7 +345,7 @@ json_t *tb_mx_tunables_stored(const struct tb_mx_spec *sp)
 
 			if (t->mtu)
 				x = json_integer(strtoll(t->value[k][0], NULL, 10));
-			else if (t->offload[0] != '\0')
+			else if (t->offload[0] != '\0' || t->irq)
 				x = json_string(t->value[k][0]);
 			else
 				x = json_pack("{s:s?, s:s?}", "linux", t->name[0][0] ? t->value[k][0] : NULL, "freebsd",
@@ -318,6 +354,8 @@ json_t *tb_mx_tunables_stored(const struct tb_mx_spec *sp)
 		}
 		if (t->mtu)
 			bad |= json_object_set_new(o, "mtu", json_true()) != 0;
+		if (t->irq)
+			bad |= json_object_set_new(o, "irq", json_true()) != 0;
 		if (t->offload[0] != '\0')
 			bad |= json_object_set_new(o, "offload", json_string(t->offload)) != 0;
 		for (int f = 0; f < 2 && !bad && t->offload[0] == '\0'; f++)
@@ -353,6 +391,7 @@ static json_t *set_values(const struct tb_mx_spec *sp, int set)
 		const struct tb_mx_tunable *t = &sp->tunables[i];
 		json_t *o = json_pack("{s:i, s:s, s:s?, s:s?, s:{s:s, s:s}}", "tunable", i, "kind",
 				      t->mtu                  ? "mtu"
+				      : t->irq                ? "irq"
 				      : t->offload[0] != '\0' ? "offload"
 							      : "sysctl",
 				      "linux", t->name[0][0] ? t->name[0] : NULL, "freebsd",
@@ -415,7 +454,8 @@ json_t *tb_mx_tunables_plan_json(const struct tb_matrix_plan *plan)
 		"{s:o, s:o, s:s, s:s}", "hosts", hosts, "sets", sets, "change",
 		"before the first run of a set on a host (both ends), each tunable of the set: the value found is "
 		"recorded in the journal first, then set (sysctl -w / sysctl name=value; ip link set dev IF mtu "
-		"N / ifconfig IF mtu N; ethtool -K IF tso off / ifconfig IF -tso), then read back (a mismatch "
+		"N / ifconfig IF mtu N; ethtool -K IF tso off / ifconfig IF -tso; each IRQ of the interface: "
+		"echo LIST > /proc/irq/N/smp_affinity_list / cpuset -l LIST -x N), then read back (a mismatch "
 		"fails the run as tunable_error)",
 		"restore",
 		"the recorded original values are set again when a host's next run wants another set or none, "

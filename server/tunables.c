@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpulist.h"
 #include "hosts.h"
 #include "hostsnap.h"
 #include "inventory.h"
@@ -21,15 +22,18 @@
 #define JOURNAL_SHOWN 500
 
 /* What a tunable is (the journal's kind). */
-enum kind { K_SYSCTL, K_MTU, K_OFFLOAD };
+enum kind { K_SYSCTL, K_MTU, K_OFFLOAD, K_IRQ };
+
+static const char *const kind_names[] = {"sysctl", "mtu", "offload", "irq"};
+static const char *const kind_labels[] = {"", "mtu of ", "offload ", "interrupts of "}; /* before the name */
 
 static enum kind kind_of(const char *k)
 {
-	return k == NULL ? K_SYSCTL : strcmp(k, "mtu") == 0 ? K_MTU : strcmp(k, "offload") == 0 ? K_OFFLOAD : K_SYSCTL;
+	for (int i = K_MTU; k != NULL && i <= K_IRQ; i++)
+		if (strcmp(k, kind_names[i]) == 0)
+			return (enum kind)i;
+	return K_SYSCTL;
 }
-
-static const char *const kind_names[] = {"sysctl", "mtu", "offload"};
-static const char *const kind_labels[] = {"", "mtu of ", "offload "}; /* before the name in a message */
 
 /* Where a tunable lives: the machine, the persona it answers as, the OS family. */
 struct where {
@@ -91,6 +95,63 @@ static int remote(struct tb_services *sv, const struct where *w, const char *con
 	rc = rc != 0 || cap.res.exit_status != 0 ? -1 : 0;
 	tb_ssh_capture_free(&cap);
 	return rc;
+}
+
+/*
+ * An interface's interrupts, "N=LIST N=LIST" (cpulist.h), and setting them:
+ * Linux, its device's MSI vectors (/sys/class/net/IF/device/msi_irqs, else
+ * its legacy irq) and /proc/irq/N/smp_affinity_list; FreeBSD, the lines of
+ * `vmstat -ai` named "IF:..." and `cpuset -g -x N` / `cpuset -l LIST -x N`.
+ * VALUE is one list for every IRQ or "N=LIST ..." IRQ by IRQ (a restore).
+ * "none" when the interface has none (a virtual one).
+ */
+static const char IRQS_LINUX[] =
+	"d=/sys/class/net/$1/device; if [ -d $d/msi_irqs ]; then irqs=$(ls $d/msi_irqs); "
+	"elif [ -r $d/irq ]; then irqs=$(cat $d/irq); else irqs=; fi; [ -n \"$irqs\" ] || { echo none; exit 0; }; ";
+static const char IRQS_FREEBSD[] =
+	"irqs=$(vmstat -ai | awk -v d=\"$1:\" 'index($2, d) == 1 { sub(/^irq/, \"\", $1); sub(/:$/, \"\", $1); "
+	"print $1 }'); [ -n \"$irqs\" ] || { echo none; exit 0; }; ";
+static const char IRQ_PICK[] = "l=$2; case \" $2\" in *\" $i=\"*) l=\" $2\"; l=${l#*\" $i=\"}; l=${l%% *};; esac; ";
+
+/* The interrupts of interface ifn on w, "N=LIST ...", into out. */
+static int read_irqs(struct tb_services *sv, const struct where *w, const char *ifn, char *out, size_t len, char *msg,
+		     size_t mlen)
+{
+	char script[1024];
+	const char *argv[] = {"sh", "-c", script, "sh", ifn, NULL};
+
+	snprintf(script, sizeof(script), "%sfor i in $irqs; do printf '%%s=%%s ' $i \"$(%s)\"; done; echo",
+		 w->bsd ? IRQS_FREEBSD : IRQS_LINUX,
+		 w->bsd ? "cpuset -g -x $i | sed 's/.*mask: //; s/ //g'" : "cat /proc/irq/$i/smp_affinity_list");
+	if (remote(sv, w, argv, false, out, len, msg, mlen) != 0)
+		return -1;
+	if (strcmp(out, "none") == 0 || out[0] == '\0') {
+		snprintf(msg, mlen,
+			 "%s (%s): %s has no interrupts of its own (%s): a virtual interface has none to place",
+			 w->m->name, w->os, ifn,
+			 w->bsd ? "no line of vmstat -ai names it" : "no /sys/class/net/IF/device/msi_irqs or irq");
+		return -1;
+	}
+	return 0;
+}
+
+/* value (one CPU list, or "N=LIST ..." IRQ by IRQ) onto ifn's interrupts on w. */
+static int write_irqs(struct tb_services *sv, const struct where *w, const char *ifn, const char *value, char *msg,
+		      size_t mlen)
+{
+	char script[1024];
+	const char *argv[] = {"sh", "-c", script, "sh", ifn, value, NULL};
+
+	snprintf(script, sizeof(script), "%sfor i in $irqs; do %s%s || exit 1; done",
+		 w->bsd ? IRQS_FREEBSD : IRQS_LINUX, IRQ_PICK,
+		 w->bsd ? "cpuset -l \"$l\" -x $i" : "echo \"$l\" > /proc/irq/$i/smp_affinity_list");
+	return remote(sv, w, argv, true, NULL, 0, msg, mlen);
+}
+
+/* Whether now (read back) is want: the same CPUs for interrupts, else the same text. */
+static bool same_value(enum kind k, const char *now, const char *want)
+{
+	return k == K_IRQ ? tb_cpulist_irqs_match(now, want) : strcmp(now, want) == 0;
 }
 
 /* An offload's name in the journal, "IF/feature", split. */
@@ -156,6 +217,8 @@ static int read_value(struct tb_services *sv, const struct where *w, enum kind k
 
 	if (k == K_OFFLOAD)
 		return read_offload(sv, w, name, out, len, msg, mlen);
+	if (k == K_IRQ)
+		return read_irqs(sv, w, name, out, len, msg, mlen);
 	if (k == K_SYSCTL)
 		return remote(sv, w, sys, false, out, len, msg, mlen);
 	if (remote(sv, w, w->bsd ? bsd : lin, false, text, sizeof(text), msg, mlen) != 0)
@@ -191,6 +254,8 @@ static int write_value(struct tb_services *sv, const struct where *w, enum kind 
 	}
 	if (k == K_MTU)
 		return remote(sv, w, w->bsd ? bmtu : lmtu, true, NULL, 0, msg, mlen);
+	if (k == K_IRQ)
+		return write_irqs(sv, w, name, value, msg, mlen);
 	return remote(sv, w, w->bsd ? bsys : lsys, true, NULL, 0, msg, mlen);
 }
 
@@ -245,7 +310,7 @@ static int restore_row(struct tb_services *sv, const struct where *w, const stru
 	if (write_value(sv, w, o->kind, o->name, o->original, msg, mlen) != 0 ||
 	    read_value(sv, w, o->kind, o->name, now, sizeof(now), msg, mlen) != 0)
 		goto failed;
-	if (strcmp(now, want) != 0) {
+	if (!same_value(o->kind, now, want)) {
 		snprintf(msg, mlen, "%s (%s): %s%s restored to \"%s\", read back \"%s\"", w->m->name, w->os,
 			 o->kind == K_SYSCTL ? "sysctl " : kind_labels[o->kind], o->name, want, now);
 		goto failed;
@@ -414,7 +479,7 @@ static int apply_one(struct tb_services *sv, int64_t matrix_id, int seq, struct 
 	}
 	if (read_value(sv, &w, k, name, now, sizeof(now), msg, len) != 0)
 		return -1;
-	if (strcmp(now, want) != 0) {
+	if (!same_value(k, now, want)) {
 		snprintf(msg, len, "%s: set to \"%s\", read back \"%s\"", label, want, now);
 		return -1;
 	}

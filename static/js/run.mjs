@@ -233,8 +233,9 @@ class RunPage {
     const tun = r.params?.tunables;
     if (tun) {
       add('tunables', h('span', { class: 'tunables' }, `set ${tun.set}: `, ...tun.values.flatMap((t, i) => {
-        // an MTU or an offload (TSO, LRO) is the link interface's on both ends; a sysctl is named per OS
-        const what = t.kind === 'mtu' ? 'MTU' : t.kind === 'offload' ? String(t.linux ?? t.freebsd).toUpperCase() : null;
+        // an MTU, an offload (TSO, LRO) or the interrupts' CPUs are the link interface's on both ends; a sysctl is named per OS
+        const what = t.kind === 'mtu' ? 'MTU' : t.kind === 'irq' ? 'IRQs on CPUs'
+          : t.kind === 'offload' ? String(t.linux ?? t.freebsd).toUpperCase() : null;
         const os = (fam) => (what ? `${what} ${t.value[fam]} (${fam})` : `${t[fam]} = ${t.value[fam]}`);
         const text = what && t.value.linux === t.value.freebsd ? `${what} ${t.value.linux}`
           : ['linux', 'freebsd'].filter((fam) => what || t[fam]).map(os).join(', ');

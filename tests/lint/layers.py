@@ -25,7 +25,7 @@ import sys
 # Bottom to top.  A module is named by the stem of its files.
 LAYERS = [
     # 1. base: no state of their own, used by everyone
-    ("base", "error log timeutil outbuf csv crypto validate shquote cron stats yamltree grubcfg hostmeta iperf iperf2 netperf traffic irtt ticker wipe machtab services feed proxy flame shaper"),
+    ("base", "error log timeutil outbuf csv crypto validate shquote cron stats yamltree grubcfg hostmeta iperf iperf2 netperf traffic irtt ticker wipe machtab services feed proxy flame shaper cpulist"),
     # 2. adapters: the store, processes, ssh, raw frames, the bus, the inventory, who calls
     ("adapters", "store proc ssh rawframe events inventory invadmin auth ratelimit audit metrics"),
     # 3. pure domain: the matrix spec and planner

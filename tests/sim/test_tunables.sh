@@ -139,6 +139,16 @@ sys.exit(not (r["error_class"] == "tunable_error" and r["error_message"].startsw
  and "net.ipv4.tcp_congestion_control" in r["error_message"]))'
 check "the MTU it had set is back ($(now4))" test "$(now4)" = "$ORIG"
 
+# ---- interrupt placement: a veth has no interrupts, so the run fails saying so, nothing stays changed ----
+M7=$(api POST /api/v1/matrices '{"name":"irq","pairs":[{"client":"left","server":"right"}],"duration_s":1,
+ "tunables":[{"mtu":true,"values":[1400]},{"irq":true,"values":["0"]}]}' | jq_ 'd["matrix"]["id"]')
+check "matrix $M7 (irq) fails" wait_state "$M7" failed
+check "its run failed as tunable_error: data0 has no interrupts of its own" pyck "$(api GET "/api/v1/matrices/$M7")" '
+r = d["matrix"]["runs"][0]; print("#", r["error_class"], r["error_message"])
+sys.exit(not (r["error_class"] == "tunable_error" and r["error_message"].startswith("tunables[1] (interrupts of data0) on left (ubuntu): cannot read it")
+ and "data0 has no interrupts of its own" in r["error_message"]))'
+check "the MTU it had set is back ($(now4))" test "$(now4)" = "$ORIG"
+
 # ---- a vector sysctl: "a b c" one argv word, read back with tabs; two of its three values: a read-back mismatch ----
 rmem() { ip netns exec "$PFX-$1" sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' '; }
 RMEM0=$(rmem left)

@@ -186,7 +186,36 @@ static const struct {
 	{"[{'offload':'tso','values':['maybe']}]", "tunables[0].values[0]"},
 	{"[{'offload':'lro','values':[1]}]", "tunables[0].values[0]"},
 	{"[{'offload':'tso','values':['on']},{'offload':'tso','values':['off']}]", "tunables[1]"},
+	/* interrupt placement: irq alone, its values CPU lists */
+	{"[{'irq':false,'values':['0']}]", "tunables[0].irq"},
+	{"[{'irq':true,'linux':'a.b','values':['0']}]", "tunables[0].irq"},
+	{"[{'irq':true,'mtu':true,'values':['0']}]", "tunables[0].irq"},
+	{"[{'irq':true,'values':['3-1']}]", "tunables[0].values[0]"},
+	{"[{'irq':true,'values':['0;reboot']}]", "tunables[0].values[0]"},
+	{"[{'irq':true,'values':[4096]}]", "tunables[0].values[0]"},
+	{"[{'irq':true,'values':['0']},{'irq':true,'values':['1']}]", "tunables[1]"},
 };
+
+/* Interrupt placement: kind irq, a CPU list for both families, stored as given. */
+static void test_irq(void **state)
+{
+	struct tb_matrix_plan *plan = mx_plan_ok("{'name':'i','pairs':[{'client':'left','server':'right'}],"
+						 "'tunables':[{'irq':true,'values':['0','2-3',1]}]}",
+						 1);
+	json_t *set = tb_matrix_tunables_set_json(plan, 1), *v0 = json_array_get(json_object_get(set, "values"), 0);
+	const json_t *stored = json_array_get(json_object_get(plan->spec, "tunables"), 0);
+
+	(void)state;
+	assert_int_equal(plan->nruns, 3);
+	assert_string_equal(json_string_value(json_object_get(v0, "kind")), "irq");
+	assert_true(json_is_null(json_object_get(v0, "linux")));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(v0, "value"), "linux")), "2-3");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(v0, "value"), "freebsd")), "2-3");
+	assert_true(json_is_true(json_object_get(stored, "irq")));
+	assert_string_equal(json_string_value(json_array_get(json_object_get(stored, "values"), 2)), "1");
+	json_decref(set);
+	tb_matrix_plan_free(plan);
+}
 
 /* An offload sweep: its sets, the run's params (kind offload, the feature for
  * both families) and the spec as stored. */
@@ -260,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_rounds),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_offload),
+		cmocka_unit_test(test_irq),
 		cmocka_unit_test(test_pairs_refused),
 	};
 
