@@ -365,6 +365,10 @@ function panel(title, series, yAxes) {
   const axis = { axisLine: { lineStyle: { color: c.muted } }, axisLabel: { color: c.muted }, nameTextStyle: { color: c.muted } };
   return {
     backgroundColor: 'transparent',
+    // no transitions: a live chart takes a point a second, and ECharts' axis and
+    // label animations (300 ms each time the scale moves) kept the page's main
+    // thread busy in long tasks that delayed the next interval (tests/bench/page_profile.mjs)
+    animation: false,
     title: {
       text: title, left: 0, top: 0, textStyle: { fontSize: 12, fontWeight: 'normal', color: c.fg },
       subtextStyle: { color: c.muted },

@@ -4,7 +4,7 @@
 // --only views runs it).
 //
 //   TB_BINARY_DIR=build/bench node tests/bench/chart_delay.mjs [--duration S] [--smoke] [--summary FILE]
-//     [--live-only] [--trace-sends]
+//     [--live-only] [--trace-sends] [--bitrate 1G]
 //
 // Where the delay goes (issue 20): an EventSource in a Web Worker (off the
 // page's main thread) stamps the same events, the page's long tasks are
@@ -49,6 +49,10 @@ const duration = Number(opt('--duration', smoke ? 5 : 20));
 const summary = opt('--summary', null);
 const liveOnly = args.includes('--live-only');     // section 1 only
 const traceSends = args.includes('--trace-sends'); // strace testbedd's socket writes (slows it a little)
+// the runs' iperf.bitrate ("1G"): the sim's hosts share this machine's CPUs with the browser, and an
+// unlimited TCP run through its veths (about 11 Gbit/s) keeps both busy, which a real testbed's
+// separate hosts do not do to the control host's browser
+const bitrate = opt('--bitrate', null);
 const GROWN = smoke ? 1000 : 5000;       // intervals a side in the grown run
 const SIM = path.join(sourceDir, 'deploy', 'sim', 'sim');
 
@@ -102,7 +106,7 @@ try {
   console.log(`== 1. iperf3 interval -> the browser's chart: 2 TCP runs of ${duration} s, left -> right`);
   const { matrix } = await tbd.post('/api/v1/matrices', {
     name: 'chart-delay', pairs: [{ client: 'left', server: 'right' }], protocols: ['tcp'], directions: ['forward'],
-    duration_s: duration, repeats: 2, concurrency: 'none',
+    duration_s: duration, repeats: 2, concurrency: 'none', ...(bitrate ? { iperf: { bitrate } } : {}),
   });
   await page.goto(`${tbd.base}/#/matrices/${matrix.id}`);
   // the same stream read by a worker, off the page's main thread (where the charts draw)
@@ -119,6 +123,17 @@ try {
     } catch { /* no worker */ }
     window.__sse = [];
     window.__long = [];
+    window.__loaf = [];
+    try { // long animation frames with what ran in them: where the page's time went
+      new PerformanceObserver((l) => {
+        for (const e of l.getEntries()) {
+          window.__loaf.push({
+            dur: e.duration, render: e.startTime + e.duration - e.renderStart,
+            scripts: e.scripts.map((x) => `${x.invoker} ${x.sourceFunctionName} ${x.sourceURL.split('/').pop()} ${x.duration.toFixed(0)}`),
+          });
+        }
+      }).observe({ type: 'long-animation-frame' });
+    } catch { /* no long animation frame timing */ }
     try {
       new PerformanceObserver((l) => {
         for (const e of l.getEntries()) window.__long.push({ start: performance.timeOrigin + e.startTime, dur: e.duration });
@@ -216,6 +231,11 @@ try {
     console.log(`   socket write -> browser SSE:        p50 ${ms(pct(sendToSse, 50))} ms  p99 ${ms(pct(sendToSse, 99))} ms`);
   }
   console.log(`   events over 50 ms from event to SSE: ${late}; of them during or just after a long task (>= 50 ms) of the page: ${lateInLongTask}; long tasks: ${longTasks.length}, longest ${ms(Math.max(0, ...longTasks.map((t) => t.dur)))} ms`);
+  {
+    const loaf = await page.evaluate(() => window.__loaf ?? []);
+    const worst = [...loaf].sort((a, b) => b.dur - a.dur).slice(0, 6);
+    console.log(`   long animation frames while the runs ran: ${loaf.length}; the longest: ${worst.map((f) => `${f.dur.toFixed(0)} ms (rendering ${f.render.toFixed(0)}) [${f.scripts.join('; ')}]`).join(' | ')}`);
+  }
   row('interval -> SSE p99 (page / worker)', `${ms(pct(toSse, 99))} ms`, `worker ${ms(pct(toWorker, 99))} ms`, '', '', '');
   if (n < 5) {
     console.log('chart_delay: ERROR: too few intervals matched to say anything');
