@@ -14,7 +14,7 @@ import { h, replace } from './dom.mjs';
 
 const PROTOCOLS = ['tcp', 'udp'];
 const DIRECTIONS = ['forward', 'reverse', 'bidir'];
-const TOOLS = ['iperf3', 'iperf2', 'netperf']; // the spec's "tool": several ticked compare them cell by cell
+const TOOLS = ['iperf3', 'iperf2', 'netperf', 'netperf-rr']; // the spec's "tool": several ticked compare them cell by cell (netperf-rr: TCP_RR)
 const FAMILIES = ['ipv4', 'ipv6']; // the spec's "family": ipv6 needs the links' address6
 const ORDERS = ['interleaved', 'sequential', 'shuffled'];
 // [key, label, kind, help]: kind int (whole numbers), size (int or "256K"), text

@@ -353,11 +353,22 @@ function bars(name, data, axis) {
   return { name, type: 'bar', yAxisIndex: axis, barMaxWidth: 8, data, animation: false, large: data.length > 400 };
 }
 
-/** The page's colours (app.css custom properties), so the charts follow its light and dark. */
+/**
+ * The page's colours (app.css custom properties), so the charts follow its
+ * light and dark: read once per scheme (getComputedStyle at every live point
+ * made the browser recompute the page's style before each draw).
+ */
+const colourCache = new Map();
 function colours() {
-  const css = getComputedStyle(document.documentElement);
-  const v = (name, dflt) => css.getPropertyValue(name).trim() || dflt;
-  return { fg: v('--fg', '#16181d'), muted: v('--muted', '#5b6270'), line: v('--line', '#d5d9e0') };
+  const scheme = dark() ? 'dark' : 'light';
+  let c = colourCache.get(scheme);
+  if (!c) {
+    const css = getComputedStyle(document.documentElement);
+    const v = (name, dflt) => css.getPropertyValue(name).trim() || dflt;
+    c = { fg: v('--fg', '#16181d'), muted: v('--muted', '#5b6270'), line: v('--line', '#d5d9e0') };
+    if (css.getPropertyValue('--fg').trim()) colourCache.set(scheme, c); /* not before app.css is in */
+  }
+  return c;
 }
 
 function panel(title, series, yAxes) {

@@ -1,8 +1,10 @@
 // planview.mjs - the plan on "New matrix": POST /api/v1/matrices/plan and
 // what it answers: the summary (runs, cells, order, rounds, estimate), the
 // boots it needs, the rounds as a timeline and the runs in the order they
-// run, a page at a time ("Show the next 500 runs").  A plan whose spec has
-// changed since is marked stale.
+// run, a page at a time ("Show the next 500 runs"); what it changes on the
+// hosts (tunable sets) and routers (link profiles, with their exact
+// commands) and how it puts them back.  A plan whose spec has changed since
+// is marked stale.
 
 import { api } from './api.mjs';
 import { announce, h, replace } from './dom.mjs';
@@ -46,6 +48,8 @@ export class PlanView {
       planSummary(plan),
       h('p', { class: 'help plan-stale' }, 'The spec changed since this plan: plan again to see its runs.'),
       plan.boots?.length ? drawBoots(plan) : null,
+      plan.tunables ? drawTunables(plan) : null,
+      plan.link_profiles ? drawLinkProfiles(plan) : null,
       plan.rounds < plan.runs ? drawTimeline(plan) : null,
       runsTable(plan, next));
     this.el.hidden = false;
@@ -74,6 +78,49 @@ function drawBoots(plan) {
       h('strong', {}, b.machine), ` ${b.from ?? 'off'} → `, h('strong', {}, b.to),
       b.path ? h('span', { class: 'boot-path', title: 'the boot path: how the host will be switched' }, ` by ${b.path}`) : '',
       h('span', { class: 'muted' }, ` (about ${duration(b.estimated_s * 1000)})`)))));
+}
+
+/**
+ * The runs of a set ("runs 0–3": a set's runs go together) or of a profile
+ * ("first run 0, last run 6": a profile's alternate with the others inside a set).
+ */
+function runsOf(x, together = true) {
+  if (x.first_seq < 0) return 'no runs';
+  if (x.first_seq === x.last_seq) return `run ${x.first_seq}`;
+  return together ? `runs ${x.first_seq}–${x.last_seq}` : `first run ${x.first_seq}, last run ${x.last_seq}`;
+}
+
+/** The tunable sets: each set's values per OS, the runs it is in force for, how it is changed and restored. */
+function drawTunables(plan) {
+  const t = plan.tunables;
+  const value = (v) => {
+    const what = v.kind === 'mtu' ? 'MTU' : v.kind === 'irq' ? 'IRQs on CPUs'
+      : v.kind === 'offload' ? String(v.linux ?? v.freebsd).toUpperCase() : null;
+    if (what) return v.value.linux === v.value.freebsd ? `${what} ${v.value.linux}` : `${what} ${v.value.linux} (linux), ${v.value.freebsd} (freebsd)`;
+    return ['linux', 'freebsd'].filter((f) => v[f]).map((f) => `${v[f]} = ${v.value[f]}`).join(', ');
+  };
+  return h('section', { class: 'plan-tunables', 'aria-labelledby': 'plan-tunables-title' },
+    h('h3', { id: 'plan-tunables-title' }, `${t.sets.length} tunable set${t.sets.length === 1 ? '' : 's'}`,
+      h('span', { class: 'muted' }, ` on ${t.hosts.join(', ')}`)),
+    h('p', { class: 'help' }, t.change),
+    h('ol', { class: 'plan-sets', start: 0 }, t.sets.map((s) => h('li', { dataset: { set: String(s.set) } },
+      h('span', { class: 'plan-when' }, runsOf(s)), ': ',
+      ...s.values.flatMap((v, i) => [i ? '; ' : '', h('code', { class: 'code' }, value(v))])))),
+    h('p', { class: 'help' }, t.restore));
+}
+
+/** The link profiles: the routers, each profile's exact commands and runs, how they are removed. */
+function drawLinkProfiles(plan) {
+  const l = plan.link_profiles;
+  const name = (p) => (p === null ? 'unshaped' : p.name);
+  return h('section', { class: 'plan-linkprof', 'aria-labelledby': 'plan-linkprof-title' },
+    h('h3', { id: 'plan-linkprof-title' }, `${l.profiles.length} link profile${l.profiles.length === 1 ? '' : 's'}`,
+      h('span', { class: 'muted' }, ` on ${l.routers.join(', ')}`)),
+    h('p', { class: 'help' }, l.apply),
+    h('ol', { class: 'plan-profiles', start: 0 }, l.profiles.map((p) => h('li', { dataset: { profile: String(p.index) } },
+      h('strong', {}, name(p.profile)), h('span', { class: 'plan-when' }, ` (${runsOf(p, false)})`),
+      h('pre', { class: 'cmd' }, h('code', {}, p.commands.join('\n')))))),
+    h('p', { class: 'help' }, l.remove));
 }
 
 /** The rounds as a timeline: one block per round, as wide as its share of the time, its runs stacked. */

@@ -255,3 +255,20 @@ wait_text() {	# file text [seconds]: the decoded stream contains text
 	$DEC "$1" | tail -5 | sed 's/^/#   /'
 	return 1
 }
+
+running() {	# the seq of the run of matrix $1 running now ("" none), and the matrix's state
+	api GET "/api/v1/matrices/$1" | jq_ '" ".join(map(str, [r["seq"] for r in d["matrix"]["runs"] if r["state"] == "running"][:1] + [d["matrix"]["state"]]))'
+}
+watch_runs() {	# matrix values-fn file tenths: "seq values" lines into file while
+	# its runs run, until it ends; the matrix's last state in $state
+	: >"$3"
+	for _ in $(seq "$4"); do
+		read -r run state <<<"$(running "$1")"
+		[ -z "$state" ] && { state=$run; run=""; }
+		values=$($2)
+		# recorded only when the same run still runs after the values were read
+		[ -n "$run" ] && [ "$(running "$1")" = "$run running" ] && echo "$run $values" >>"$3"
+		case $state in succeeded|failed|canceled) break ;; esac
+		sleep 0.1
+	done
+}

@@ -47,15 +47,8 @@ check "an unknown field: 400" test "$(st)" = 400
 
 # ---- run it, reading pipe 1 on the router while each run runs ----
 M=$(api POST /api/v1/matrices "$SPEC" | jq_ 'd["matrix"]["id"]')
-: >"$DD/seen"
-for _ in $(seq 300); do
-	s=$(api GET "/api/v1/matrices/$M" | jq_ '" ".join([str(r["seq"]) for r in d["matrix"]["runs"] if r["state"] == "running"][:1] + [d["matrix"]["state"]])')
-	read -r run state <<<"$s"
-	[ -z "$state" ] && { state=$run; run=""; }
-	[ -n "$run" ] && echo "$run $(pipe | head -n 1 | tr -s ' ')" >>"$DD/seen"
-	case $state in succeeded|failed|canceled) break ;; esac
-	sleep 0.2
-done
+pipe_line() { pipe | head -n 1 | tr -s ' '; }
+watch_runs "$M" pipe_line "$DD/seen" 600
 diag "seen: $(sort -u "$DD/seen" | tr '\n' ';')"
 check "matrix $M succeeded" test "$(mstate "$M")" = succeeded
 check "while run 0 ran: pipe 1 at 20 Mbit/s on the router" grep -q "^0 00001: 20.000 Mbit/s" "$DD/seen"

@@ -46,15 +46,8 @@ e = d["error"]; sys.exit(not (e["field"] == "link_profiles[1].delay_ms" and "can
 
 # ---- run it, reading the qdiscs on the router while each run runs ----
 M=$(api POST /api/v1/matrices "$SPEC" | jq_ 'd["matrix"]["id"]')
-: >"$DD/seen"
-for _ in $(seq 300); do
-	s=$(api GET "/api/v1/matrices/$M" | jq_ '" ".join([str(r["seq"]) for r in d["matrix"]["runs"] if r["state"] == "running"][:1] + [d["matrix"]["state"]])')
-	read -r run state <<<"$s"
-	[ -z "$state" ] && { state=$run; run=""; }
-	[ -n "$run" ] && echo "$run $(ours | tr -s ' ' | tr '\n' '|')" >>"$DD/seen"
-	case $state in succeeded|failed|canceled) break ;; esac
-	sleep 0.2
-done
+ours_line() { ours | tr -s ' ' | tr '\n' '|'; }
+watch_runs "$M" ours_line "$DD/seen" 600
 diag "seen: $(sort -u "$DD/seen" | tr '\n' ';')"
 check "matrix $M succeeded" test "$(mstate "$M")" = succeeded
 check "while run 0 ran: a 20 Mbit/s tbf on ix0 and on ix1" grep -q "^0 qdisc tbf 1: dev ix0 root refcnt [0-9]* rate 20Mbit .*|qdisc tbf 1: dev ix1 root refcnt [0-9]* rate 20Mbit" "$DD/seen"
