@@ -4,7 +4,6 @@
 #include "run_latency.h"
 #include "run_profile.h"
 #include "run_idle.h"
-#include "run_summary.h"
 #include "netperf.h"
 
 #include <stdarg.h>
@@ -97,11 +96,7 @@ static int client_pid(void *cls, long pid)
 	c->ctl->client_pid = pid;
 	pthread_mutex_unlock(&c->ctl->lock);
 	c->r->client_pid = pid;
-	/* a client opened while the idle look runs (its shell waiting for the go) is
-	 * stored with the run when it is let go (go_running): until then the run
-	 * waits, its commands not run */
-	if (c->r->state != NULL && strcmp(c->r->state, "running") == 0)
-		tb_store_run_update(c->store, c->r, NULL);
+	tb_store_run_update(c->store, c->r, NULL);
 	return 0;
 }
 
@@ -140,6 +135,31 @@ void tb_run_ctl_stop(struct tb_services *sv, struct tb_run_ctl *ctl, int why)
 }
 
 /* ---- one attempt, then the outcome ---- */
+
+static double num(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+
+	return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+/* Figures of the run from a normalised result: sender/receiver bitrate, ... */
+static void figures(struct tb_run_row *r, const json_t *result, bool stopped)
+{
+	const json_t *end = json_object_get(result, "end");
+	const json_t *snd = json_object_get(end, "sender"), *rcv = json_object_get(end, "receiver");
+
+	r->sender_bps = num(snd, "bits_per_second");
+	r->receiver_bps = num(rcv, "bits_per_second");
+	r->retransmits = (int64_t)num(snd, "retransmits");
+	r->lost_percent = num(rcv, "lost_percent");
+	/* a client stopped by SIGINT never hears the server's figures: its
+	 * receiver side says 0, which is not a measurement */
+	if (stopped && num(rcv, "bytes") == 0) {
+		r->receiver_bps = -1;
+		r->lost_percent = -1;
+	}
+}
 
 struct outcome {
 	json_t *client_result; /* owned */
@@ -240,37 +260,15 @@ static void mark_running(struct tb_services *sv, struct tb_run_row *r)
 	publish_run(sv, r);
 }
 
-struct go_ctx {
-	struct tb_services *sv;
-	struct tb_run_row *r;
-};
-
-/* The gate lets the client go: the run is running from now (run_gate's go). */
-static void go_running(void *cls)
-{
-	struct go_ctx *g = cls;
-
-	mark_running(g->sv, g->r);
-}
-
 /* The client, under the ssh watchdog (and timeout(1) on the host), opened
- * now and let go the moment the server listens, and with look, once the
- * look found both ends idle (the run marked running then).  *listening:
- * what the gate saw (1: the client ran; -2: an end was busy). */
+ * now and let go the moment the server listens.  *listening: what the gate
+ * saw (1: the client ran). */
 static int run_client(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r, struct tb_run_host *ch,
 		      struct run_server *s, const char **cargv, long wall_s, struct client *c,
-		      struct tb_ssh_result *res, int *listening, struct run_idle_look *look, struct tb_error *e)
+		      struct tb_ssh_result *res, int *listening, struct tb_error *e)
 {
 	struct tb_ssh_target t;
-	struct go_ctx gc = {sv, r};
-	struct run_gate g = {.s = s,
-			     .ctl = ctl,
-			     .store = sv->store,
-			     .r = r,
-			     .until = tb_monotonic_ms() + LISTEN_WAIT_MS,
-			     .look = look,
-			     .go = look != NULL ? go_running : NULL,
-			     .go_cls = &gc};
+	struct run_gate g = {s, ctl, sv->store, r, tb_monotonic_ms() + LISTEN_WAIT_MS, 0};
 	int rc;
 
 	pthread_mutex_lock(&ctl->lock);
@@ -429,20 +427,11 @@ static void collect(struct run_server *s, struct client *c, struct outcome *o)
 }
 
 /* Whether the run's matrix asks for CPU/memory samples (its spec's "sample"). */
-/* What the run's matrix starts beside each run: CPU/memory samples (its
- * spec's "sample"), and anything at all (samples, latency, a profile). */
-struct beside {
-	bool sample, any;
-};
-
-static void read_beside_opt(void *cls, const struct tb_matrix_row *m)
+static void read_sample_opt(void *cls, const struct tb_matrix_row *m)
 {
-	struct beside *b = cls;
 	json_t *spec = json_loads(m->spec, 0, NULL);
-	const json_t *lat = json_object_get(spec, "latency"), *prof = json_object_get(spec, "profile");
 
-	b->sample = json_array_size(json_object_get(spec, "sample")) > 0;
-	b->any = b->sample || (lat != NULL && !json_is_null(lat)) || (prof != NULL && !json_is_null(prof));
+	*(bool *)cls = json_array_size(json_object_get(spec, "sample")) > 0;
 	json_decref(spec);
 }
 
@@ -462,7 +451,7 @@ static void stop_for_idle(struct run_server *s, struct outcome *o)
  * ends are idle), both outputs parsed, the outcome classified into o. */
 static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r,
 		    const struct tb_traffic_driver *drv, const struct tb_iperf_params *p, struct tb_run_host *ch,
-		    struct tb_run_host *sh, const struct beside *bs, struct run_idle_look *look, struct outcome *o)
+		    struct tb_run_host *sh, bool sample, struct run_idle_look *look, struct outcome *o)
 {
 	struct run_server s;
 	struct run_samplers samplers = {0};
@@ -481,7 +470,6 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 	char wall[24];
 	long wall_s = p->omit_s + p->duration_s + SLACK_S;
 	int ln = 0, rc;
-	bool early;
 	struct tb_ssh_result res = {0};
 
 	memset(o, 0, sizeof(*o));
@@ -497,32 +485,27 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		collect(&s, &c, o);
 		return;
 	}
-	/* the look, done while the server starts: waited for here when something starts
-	 * beside the run (not for an end found busy), else by the client's gate (its channel
-	 * opened meanwhile); the run is not marked running for an end found busy */
-	early = look != NULL && !bs->any;
-	if (look != NULL && !early && !run_idle_look_wait(look)) {
+	/* the look, done while the server started: nothing beside the run starts, and
+	 * the run is not marked running, for an end found busy */
+	if (look != NULL && !run_idle_look_wait(look)) {
 		stop_for_idle(&s, o);
 		collect(&s, &c, o);
 		return;
 	}
-	if (!early)
-		mark_running(sv, r);
-	if (bs->sample) /* the spec's "sample": both ends and the routers on the path, for the run's length at most */
+	mark_running(sv, r);
+	if (sample) /* the spec's "sample": both ends and the routers on the path, for the run's length at most */
 		run_samplers_start(&samplers, sv, ch, sh, r, wall_s);
 	run_latency_start(&lat, sv, ch, sh, r, p->omit_s + p->duration_s); /* the spec's "latency", if any */
 	run_profile_start(&prof, sv, ch, sh, r, wall_s);                   /* the spec's "profile", if any */
-	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, early ? look : NULL, &e);
+	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, &e);
 	run_profile_stop(&prof, ctl->stop == 0); /* a stopped run's profile is not read */
-	if (bs->sample)
+	if (sample)
 		run_samplers_stop(&samplers);
 	run_latency_stop(&lat);
 	o->latency = lat.summary; /* kept with the run: its run.rtt events may go with the retention */
 	lat.summary = NULL;
-	if (ln == -2 && !ctl->stop) { /* the gate's look found an end busy: the client never ran */
-		stop_for_idle(&s, o);
-	} else if (ln != 1) {
-		never_ran(sv, ctl, r, ch, sh, &s, ln == -2 ? 0 : ln, &e, o);
+	if (ln != 1) {
+		never_ran(sv, ctl, r, ch, sh, &s, ln, &e, o);
 	} else {
 		r->client_exit = rc == 0 ? res.exit_status : -1;
 		/* a -1 server ends by itself after the test, one that stays (iperf2)
@@ -534,6 +517,47 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		server_broke(&s, sh, o);
 	}
 	collect(&s, &c, o);
+}
+
+/* A tool whose client reports only its own side (iperf2): the other side's
+ * end (the receiver's, or with -R the sender's) from the server's result,
+ * into the client's end, where figures() reads both. */
+static void merge_ends(struct outcome *o)
+{
+	json_t *cend = json_object_get(o->client_result, "end");
+	json_t *send = json_object_get(o->server_result, "end");
+	static const char *const sides[] = {"sender", "receiver"};
+
+	if (!json_is_object(send) || o->client_result == NULL)
+		return;
+	if (!json_is_object(cend)) {
+		cend = json_object();
+		if (cend == NULL || json_object_set_new(o->client_result, "end", cend) != 0)
+			return;
+	}
+	for (int i = 0; i < 2; i++)
+		if (json_object_get(cend, sides[i]) == NULL && json_object_get(send, sides[i]) != NULL)
+			json_object_set(cend, sides[i], json_object_get(send, sides[i]));
+}
+
+/* Intervals of a result as rows for the store (data strings malloc'd). */
+static size_t interval_rows(const json_t *result, const char *side, struct tb_interval_row *rows, size_t at, size_t max)
+{
+	const json_t *iv = json_object_get(result, "intervals");
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(iv, i, v)
+	{
+		if (at >= max)
+			break;
+		rows[at].side = side;
+		rows[at].seq = (int)i;
+		rows[at].data = json_dumps(v, JSON_COMPACT);
+		if (rows[at].data != NULL)
+			at++;
+	}
+	return at;
 }
 
 static int commit(struct tb_services *sv, struct tb_run_row *r, struct outcome *o, struct tb_error *err)
@@ -553,9 +577,42 @@ static int commit(struct tb_services *sv, struct tb_run_row *r, struct outcome *
 
 	if (rows == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	n = tb_run_interval_rows(o->client_result, "client", rows, n, nc + ns);
-	n = tb_run_interval_rows(o->server_result, "server", rows, n, nc + ns);
-	summary = tb_run_summary(o->client_result, o->server_result, o->tool, o->idle, o->latency);
+	n = interval_rows(o->client_result, "client", rows, n, nc + ns);
+	n = interval_rows(o->server_result, "server", rows, n, nc + ns);
+	{
+		json_t *sum = json_object();
+		json_t *cend = json_object_get(o->client_result, "end");
+		json_t *send = json_object_get(o->server_result, "end");
+
+		if (sum != NULL) {
+			json_object_set(sum, "client", cend != NULL ? cend : json_null());
+			json_object_set(sum, "server", send != NULL ? send : json_null());
+			if (o->client_result != NULL) {
+				static const char *const keep[] = {"cookie",     "version", "system_info", "timesecs",
+								   "test_start", "error",   NULL};
+
+				for (int i = 0; keep[i] != NULL; i++) {
+					json_t *v = json_object_get(o->client_result, keep[i]);
+
+					if (v != NULL)
+						json_object_set(sum, keep[i], v);
+				}
+			}
+			{
+				json_t *se = json_object_get(o->server_result, "error");
+
+				json_object_set_new(sum, "server_error", se != NULL ? json_incref(se) : json_null());
+			}
+			if (o->tool != NULL)
+				json_object_set_new(sum, "tool", json_string(o->tool));
+			if (o->idle != NULL)
+				json_object_set(sum, "idle", o->idle);
+			if (o->latency != NULL)
+				json_object_set(sum, "latency", o->latency);
+			summary = json_dumps(sum, JSON_COMPACT);
+			json_decref(sum);
+		}
+	}
 	r->summary = summary;
 	rc = tb_store_run_finish(sv->store, r, rows, n, raw, 4, err);
 	for (size_t i = 0; i < n; i++)
@@ -584,7 +641,7 @@ static void idle_again(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb
  * the look failed); 0: the attempt ran, o is its outcome. */
 static int attempt_idle(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r,
 			const struct tb_traffic_driver *drv, const struct tb_iperf_params *p, struct tb_run_host *ch,
-			struct tb_run_host *sh, const struct beside *bs, int *looked, struct run_idle_result *idle,
+			struct tb_run_host *sh, bool sample, int *looked, struct run_idle_result *idle,
 			struct outcome *o)
 {
 	struct run_idle_look *look = NULL;
@@ -598,7 +655,7 @@ static int attempt_idle(struct tb_services *sv, struct tb_run_ctl *ctl, struct t
 			run_idle_wait(sv, ctl, r, ch, sh, idle);
 	}
 	if (idle->klass == NULL)
-		attempt(sv, ctl, r, drv, p, ch, sh, bs, look, o);
+		attempt(sv, ctl, r, drv, p, ch, sh, sample, look, o);
 	run_idle_look_free(look);
 	if (idle->klass == NULL && o->idle_busy) {
 		if (ctl->stop) {
@@ -629,7 +686,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	struct tb_error e = {0};
 	json_t *pj = json_loads(planned->params, 0, NULL);
 	long backoff = 500;
-	struct beside bs = {false, false};
+	bool sample = false;
 	const struct tb_traffic_driver *drv = &tb_traffic_iperf3;
 	int rc, max;
 
@@ -645,7 +702,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 		rc = tb_fail(&e, TB_ERR_INVALID, "tool", "tool %d is none testbedd knows", p.tool);
 	r.client_version = drv->version(&client->tools);
 	r.server_version = drv->version(&server->tools);
-	tb_store_matrix_get(sv->store, planned->matrix_id, read_beside_opt, &bs, NULL);
+	tb_store_matrix_get(sv->store, planned->matrix_id, read_sample_opt, &sample, NULL);
 	if (rc != 0) {
 		o.klass = "iperf_error";
 		snprintf(o.message, sizeof(o.message), "stored parameters: %s", e.message);
@@ -655,7 +712,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	for (int tries = 1, looked = 0, extra = 0, v; rc == 0; tries++) {
 		r.attempts = tries;
 		r.port = PORT_BASE + (int)((r.id * 7 + tries) % PORT_SPAN);
-		if ((v = attempt_idle(sv, ctl, &r, drv, &p, client, server, &bs, &looked, &idle, &o)) < 0)
+		if ((v = attempt_idle(sv, ctl, &r, drv, &p, client, server, sample, &looked, &idle, &o)) < 0)
 			break;
 		if (v > 0) {
 			extra++; /* the attempt stopped for the look does not count */
@@ -683,9 +740,9 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	r.error_message = o.klass != NULL ? o.message : NULL;
 	r.cookie = json_string_value(json_object_get(o.client_result, "cookie"));
 	if (drv->merge_ends)
-		tb_run_merge_ends(o.client_result, o.server_result);
-	tb_run_figures(&r, o.client_result,
-		       o.klass != NULL && (strcmp(o.klass, "canceled") == 0 || strcmp(o.klass, "interrupted") == 0));
+		merge_ends(&o);
+	figures(&r, o.client_result,
+		o.klass != NULL && (strcmp(o.klass, "canceled") == 0 || strcmp(o.klass, "interrupted") == 0));
 	if (o.klass == NULL)
 		r.state = "ok";
 	else if (strcmp(o.klass, "canceled") == 0)

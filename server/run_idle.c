@@ -423,21 +423,14 @@ struct run_idle_look {
 	struct own own;
 	pthread_t th;
 	int joined;
-	pthread_mutex_t lock;
-	int done;    /* the thread has its verdict (lock) */
-	int verdict; /* look_both's */
+	int verdict; /* look_both's (read after the join) */
 	char msg[512];
 };
 
 static void *look_thread(void *cls)
 {
 	struct run_idle_look *l = cls;
-	int v = look_both(l->sv, &l->o, &l->own, l->ch, l->sh, l->msg, sizeof(l->msg));
-
-	pthread_mutex_lock(&l->lock);
-	l->verdict = v;
-	l->done = 1;
-	pthread_mutex_unlock(&l->lock);
+	l->verdict = look_both(l->sv, &l->o, &l->own, l->ch, l->sh, l->msg, sizeof(l->msg));
 	return NULL;
 }
 
@@ -449,28 +442,11 @@ struct run_idle_look *run_idle_look_start(struct tb_services *sv, const struct t
 	if (l == NULL)
 		return NULL;
 	*l = (struct run_idle_look){.sv = sv, .ch = ch, .sh = sh};
-	if (!check_setup(sv, r, ch, sh, &l->o, &l->own)) {
-		free(l);
-		return NULL;
-	}
-	pthread_mutex_init(&l->lock, NULL);
-	if (pthread_create(&l->th, NULL, look_thread, l) != 0) {
-		pthread_mutex_destroy(&l->lock);
+	if (!check_setup(sv, r, ch, sh, &l->o, &l->own) || pthread_create(&l->th, NULL, look_thread, l) != 0) {
 		free(l);
 		return NULL;
 	}
 	return l;
-}
-
-int run_idle_look_poll(struct run_idle_look *l)
-{
-	int done, verdict;
-
-	pthread_mutex_lock(&l->lock);
-	done = l->done;
-	verdict = l->verdict;
-	pthread_mutex_unlock(&l->lock);
-	return !done ? -1 : verdict == 0;
 }
 
 int run_idle_look_wait(struct run_idle_look *l)
@@ -489,6 +465,5 @@ void run_idle_look_free(struct run_idle_look *l)
 	if (l == NULL)
 		return;
 	run_idle_look_wait(l);
-	pthread_mutex_destroy(&l->lock);
 	free(l);
 }

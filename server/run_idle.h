@@ -117,8 +117,6 @@ struct run_idle_look;
 struct run_idle_look *run_idle_look_start(struct tb_services *sv, const struct tb_run_row *r,
 					  const struct tb_run_host *ch, const struct tb_run_host *sh);
 int run_idle_look_wait(struct run_idle_look *l);
-/* Without blocking: -1 the look is not done yet, 1 both ends idle, 0 not. */
-int run_idle_look_poll(struct run_idle_look *l);
 void run_idle_look_free(struct run_idle_look *l);
 
 #endif /* TB_RUN_IDLE_H */

@@ -67,22 +67,17 @@ void run_server_free(struct run_server *s);
  * while the server starts; it runs the moment the server listens.  The
  * server's pid is stored before the client runs, as for a crash's cleanup.
  */
-struct run_idle_look;
 struct run_gate {
 	struct run_server *s;
 	struct tb_run_ctl *ctl;
 	struct tb_store *store;
 	struct tb_run_row *r;
 	int64_t until;
-	int listening;              /* what the gate saw last: 1, -1 (failed or timed out), 0; -2 an end busy (look) */
-	struct run_idle_look *look; /* the first idle look, or NULL: the client waits for it too */
-	void (*go)(void *cls);      /* called as the client is let go (the run marked running), or NULL */
-	void *go_cls;
+	int listening; /* what the gate saw last: 1, -1 (failed or timed out), 0 */
 };
 
-/* A tb_ssh_gate_fn: 1 when the server listens and the look (if any) found
- * both ends idle (the server's pid stored first, go called), 0 not yet, -1
- * never (failed, timed out, an end busy, or the run was asked to stop). */
+/* A tb_ssh_gate_fn: 1 when the server listens (its pid stored first), 0 not
+ * yet, -1 never (failed, timed out, or the run was asked to stop). */
 int run_client_gate(void *cls);
 
 #endif /* TB_RUN_INTERNAL_H */

@@ -8,7 +8,6 @@
 
 #include "services.h"
 #include "hosts.h"
-#include "run_idle.h"
 #include "shquote.h"
 #include "store.h"
 #include "timeutil.h"
@@ -131,21 +130,8 @@ int run_client_gate(void *cls)
 		return -1;
 	if (st == 0)
 		return 0;
-	if (g->look != NULL) { /* listening: the look too (bounded by its ssh timeout) */
-		int idle = run_idle_look_poll(g->look);
-
-		if (idle < 0)
-			return 0;
-		if (idle == 0) {
-			g->listening = -2;
-			return -1;
-		}
-	}
 	g->r->server_pid = pid;
-	if (g->go != NULL)
-		g->go(g->go_cls); /* stores the run, its pid with it */
-	else
-		tb_store_run_update(g->store, g->r, NULL);
+	tb_store_run_update(g->store, g->r, NULL);
 	return 1;
 }
 
