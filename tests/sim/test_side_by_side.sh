@@ -32,7 +32,7 @@ check "the event stream is recorded" stamp_start matrix.state
 
 LR='"pairs":[{"client":"left","server":"right"}]'
 RR='"pairs":[{"client":"router","server":"relay","link":"mgmt"}]'
-MA=$(api POST /api/v1/matrices "{\"name\":\"sb-a\",$LR,\"duration_s\":3,\"repeats\":2}" | jq_ 'd["matrix"]["id"]')
+MA=$(api POST /api/v1/matrices "{\"name\":\"sb-a\",$LR,\"duration_s\":5,\"repeats\":2}" | jq_ 'd["matrix"]["id"]')
 MB=$(api POST /api/v1/matrices "{\"name\":\"sb-b\",$RR,\"duration_s\":3,\"repeats\":2}" | jq_ 'd["matrix"]["id"]')
 MC=$(api POST /api/v1/matrices "{\"name\":\"sb-c\",$LR,\"duration_s\":2}" | jq_ 'd["matrix"]["id"]')
 MD=$(api POST /api/v1/matrices "{\"name\":\"sb-d\",$LR,\"duration_s\":2}" | jq_ 'd["matrix"]["id"]')
