@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-fast_unwind_on_malloc=0}
 
-sim_up tbrl 185 --router-linux || { nok "sim up"; finish; }
+sim_up tblq 185 --router-linux || { nok "sim up"; finish; }
 ok "sim up --router-linux (prefix $PFX)"
 daemon_up "$S/inventory.yaml" --probe-interval 2
 check "testbedd starts on the sim's inventory" test -n "$DPID"
