@@ -27,12 +27,7 @@ const char *tb_hostsnap_iface(const struct tb_machine *m, const char *os, const 
 			l = &m->links[i];
 	if (l == NULL && m->nlinks > 0)
 		l = &m->links[0];
-	if (l == NULL)
-		return NULL;
-	for (size_t k = 0; k < l->nifnames; k++)
-		if (strcmp(l->ifnames[k].os, os) == 0)
-			return l->ifnames[k].ifname;
-	return NULL;
+	return tb_link_ifname(l, os);
 }
 
 int tb_hostsnap_take(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m, const struct tb_persona *p,

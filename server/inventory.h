@@ -177,6 +177,11 @@ void tb_inventory_free(struct tb_inventory *inv);
 
 const struct tb_machine *tb_inventory_find(const struct tb_inventory *inv, const char *name);
 const struct tb_persona *tb_machine_persona(const struct tb_machine *m, const char *os);
+/* The interface name link l has in OS os (its ifname), or NULL. */
+const char *tb_link_ifname(const struct tb_link *l, const char *os);
+/* The interface names m's links have in os, in the links' order, into
+ * out[0..max): how many (a link without one for os is left out). */
+int tb_machine_ifnames(const struct tb_machine *m, const char *os, const char *out[], int max);
 /* in as root on p: out is in with "sudo" "-n" in front when p does not log
  * in as root, cut to max entries with the NULL. */
 void tb_persona_as_root(const struct tb_persona *p, const char *const in[], const char *out[], size_t max);

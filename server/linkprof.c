@@ -91,10 +91,8 @@ static int router_open(struct tb_services *sv, const char *name, struct router *
 	}
 	r->p = tb_machine_persona(r->m, os);
 	r->bsd = strcmp(os, "freebsd") == 0;
-	for (size_t i = 0; r->p != NULL && !r->bsd && i < r->m->nlinks; i++)
-		for (size_t k = 0; k < r->m->links[i].nifnames && r->nifs < ROUTER_IFS; k++)
-			if (strcmp(r->m->links[i].ifnames[k].os, os) == 0)
-				r->ifs[r->nifs++] = r->m->links[i].ifnames[k].ifname;
+	if (r->p != NULL && !r->bsd)
+		r->nifs = tb_machine_ifnames(r->m, os, r->ifs, ROUTER_IFS);
 	if (r->p == NULL || (!r->bsd && r->nifs == 0)) {
 		snprintf(msg, len, "router %s answers as %s, %s", name, os,
 			 r->p == NULL ? "not a persona of its inventory entry"

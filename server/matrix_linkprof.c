@@ -147,26 +147,25 @@ static int parse_one(const json_t *obj, int i, struct tb_mx_spec *sp, struct tb_
 	return 0;
 }
 
-/* The shapers router m has (TB_MX_SHAPE_*) and, for tc, its link
- * interfaces into router slot r of sp. */
+/* The shapers router m has (TB_MX_SHAPE_*) and, for tc, the interfaces of
+ * its links in its first Linux persona, into router slot r of sp. */
 static unsigned router_shapers(const struct tb_machine *m, struct tb_mx_spec *sp, int r)
 {
+	const char *ifs[TB_MX_LPROF_IFS];
 	unsigned k = 0;
 
 	sp->lprouter_nifs[r] = 0;
 	for (size_t o = 0; o < m->nos; o++) {
-		const char *os = m->os[o].os;
-
-		if (strcmp(os, "freebsd") == 0) {
+		if (strcmp(m->os[o].os, "freebsd") == 0) {
 			k |= TB_MX_SHAPE_IPFW;
 			continue;
 		}
+		if (k & TB_MX_SHAPE_TC)
+			continue;
 		k |= TB_MX_SHAPE_TC;
-		for (size_t i = 0; i < m->nlinks; i++)
-			for (size_t f = 0; f < m->links[i].nifnames && sp->lprouter_nifs[r] < TB_MX_LPROF_IFS; f++)
-				if (strcmp(m->links[i].ifnames[f].os, os) == 0)
-					snprintf(sp->lprouter_ifs[r][sp->lprouter_nifs[r]++], TB_NAME_MAX, "%s",
-						 m->links[i].ifnames[f].ifname);
+		sp->lprouter_nifs[r] = tb_machine_ifnames(m, m->os[o].os, ifs, TB_MX_LPROF_IFS);
+		for (int i = 0; i < sp->lprouter_nifs[r]; i++)
+			snprintf(sp->lprouter_ifs[r][i], TB_NAME_MAX, "%s", ifs[i]);
 	}
 	return k;
 }

@@ -45,6 +45,20 @@ export function pairText(r) {
 }
 
 /** "left → right tcp forward" */
+/**
+ * One value of a tunable set (matrix params' tunables.values[i]) as text: an
+ * MTU, an offload (TSO, LRO) or the interrupts' CPUs are the link
+ * interface's on both ends ("MTU 1400", "IRQs on CPUs 2-3"); a sysctl is
+ * named per OS ("net.ipv4.tcp_congestion_control = reno, net.inet.tcp.cc.algorithm = newreno").
+ */
+export function tunableText(t) {
+  const what = t.kind === 'mtu' ? 'MTU' : t.kind === 'irq' ? 'IRQs on CPUs'
+    : t.kind === 'offload' ? String(t.linux ?? t.freebsd).toUpperCase() : null;
+  const os = (fam) => (what ? `${what} ${t.value[fam]} (${fam})` : `${t[fam]} = ${t.value[fam]}`);
+  return what && t.value.linux === t.value.freebsd ? `${what} ${t.value.linux}`
+    : ['linux', 'freebsd'].filter((fam) => what || t[fam]).map(os).join(', ');
+}
+
 export function runTitle(r) {
   return `${r.client} → ${r.server} ${r.protocol} ${r.direction}`;
 }

@@ -9,7 +9,7 @@
 import { api } from './api.mjs';
 import { announce, h, replace } from './dom.mjs';
 import { exportBar, rowsOfTable } from './export.mjs';
-import { errorText, pairText } from './format.mjs';
+import { errorText, pairText, tunableText } from './format.mjs';
 import { duration } from './time.mjs';
 
 const PLAN_ROWS = 500;        // a plan may have 100000 runs: the API answers a page of them, the table shows this many at a time
@@ -93,19 +93,13 @@ function runsOf(x, together = true) {
 /** The tunable sets: each set's values per OS, the runs it is in force for, how it is changed and restored. */
 function drawTunables(plan) {
   const t = plan.tunables;
-  const value = (v) => {
-    const what = v.kind === 'mtu' ? 'MTU' : v.kind === 'irq' ? 'IRQs on CPUs'
-      : v.kind === 'offload' ? String(v.linux ?? v.freebsd).toUpperCase() : null;
-    if (what) return v.value.linux === v.value.freebsd ? `${what} ${v.value.linux}` : `${what} ${v.value.linux} (linux), ${v.value.freebsd} (freebsd)`;
-    return ['linux', 'freebsd'].filter((f) => v[f]).map((f) => `${v[f]} = ${v.value[f]}`).join(', ');
-  };
   return h('section', { class: 'plan-tunables', 'aria-labelledby': 'plan-tunables-title' },
     h('h3', { id: 'plan-tunables-title' }, `${t.sets.length} tunable set${t.sets.length === 1 ? '' : 's'}`,
       h('span', { class: 'muted' }, ` on ${t.hosts.join(', ')}`)),
     h('p', { class: 'help' }, t.change),
     h('ol', { class: 'plan-sets', start: 0 }, t.sets.map((s) => h('li', { dataset: { set: String(s.set) } },
       h('span', { class: 'plan-when' }, runsOf(s)), ': ',
-      ...s.values.flatMap((v, i) => [i ? '; ' : '', h('code', { class: 'code' }, value(v))])))),
+      ...s.values.flatMap((v, i) => [i ? '; ' : '', h('code', { class: 'code' }, tunableText(v))])))),
     h('p', { class: 'help' }, t.restore));
 }
 

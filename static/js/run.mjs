@@ -31,7 +31,7 @@ import { RunLatencyChart } from './runlatency.mjs';
 import { RunFlame } from './runflame.mjs';
 import { hostLine } from './hostmeta.mjs';
 import { h, replace } from './dom.mjs';
-import { bitrateNode, count, pairText, percent, RUN_ENDED, runTitle, statePill } from './format.mjs';
+import { bitrateNode, count, pairText, percent, RUN_ENDED, runTitle, statePill, tunableText } from './format.mjs';
 import { LiveStream } from './live.mjs';
 import { absolute } from './time.mjs';
 
@@ -232,15 +232,8 @@ class RunPage {
     // the tunable set in force on both ends (set, read back and restored by testbedd)
     const tun = r.params?.tunables;
     if (tun) {
-      add('tunables', h('span', { class: 'tunables' }, `set ${tun.set}: `, ...tun.values.flatMap((t, i) => {
-        // an MTU, an offload (TSO, LRO) or the interrupts' CPUs are the link interface's on both ends; a sysctl is named per OS
-        const what = t.kind === 'mtu' ? 'MTU' : t.kind === 'irq' ? 'IRQs on CPUs'
-          : t.kind === 'offload' ? String(t.linux ?? t.freebsd).toUpperCase() : null;
-        const os = (fam) => (what ? `${what} ${t.value[fam]} (${fam})` : `${t[fam]} = ${t.value[fam]}`);
-        const text = what && t.value.linux === t.value.freebsd ? `${what} ${t.value.linux}`
-          : ['linux', 'freebsd'].filter((fam) => what || t[fam]).map(os).join(', ');
-        return [i > 0 ? '; ' : '', h('code', { class: 'code' }, text)];
-      })));
+      add('tunables', h('span', { class: 'tunables' }, `set ${tun.set}: `,
+        ...tun.values.flatMap((t, i) => [i > 0 ? '; ' : '', h('code', { class: 'code' }, tunableText(t))])));
     }
     // the link profile in force on the routers (applied, read back and removed by testbedd)
     const lp = r.params?.link_profile;

@@ -38,6 +38,8 @@ sys.exit(not (l["routers"] == ["router"]
  and c[0] == "router: tc qdisc replace dev ix0 root handle 1: tbf rate 20000000bit burst 32768 limit 108468"
  and c[1].startswith("router: tc qdisc replace dev ix1 root handle 1: tbf") and c[2].startswith("router: tc qdisc show")
  and n[0] == "router: tc qdisc del dev ix0 root" and "tc qdisc del" in l["remove"]))'
+check "GET /hosts/router gives the inventory's cannot_delay (the sim's kernel has no netem)" pyck "$(api GET /api/v1/hosts/router)" '
+sys.exit(not "netem" in (d["host"].get("cannot_delay") or ""))'
 bad=$(api POST /api/v1/matrices/plan '{"name":"x","pairs":[{"client":"left","server":"right"}],"link_profiles":[null,{"name":"geo","rate":"50M","loss_percent":0.5,"delay_ms":600}]}')
 diag "$bad"
 check "a delay: 400 naming link_profiles[1].delay_ms, with the inventory's reason" pyck "$bad" '
