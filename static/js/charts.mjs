@@ -17,9 +17,8 @@
 // panel is drawn one animation frame after the bitrate panel, so that no
 // frame does both.
 //
-// Two panels: bitrate (sender and receiver side; each stream too when there
-// are several), and for TCP the sender's retransmits, cwnd and RTT, for UDP
-// the receiver's jitter and loss.
+// Two panels, whose series intervalseries.mjs defines (the live plot of a
+// matrix page draws the same ones, liveplot.mjs).
 //
 // Every chart downloads as PNG and SVG (chartExportBar): the PNG from the
 // drawn canvases (getDataURL), the SVG drawn again by ECharts' SVG renderer
@@ -28,6 +27,7 @@
 
 import { h } from './dom.mjs';
 import { download } from './export.mjs';
+import { detailNone, detailTitle, intervalSeries } from './intervalseries.mjs';
 
 let lib = null;
 
@@ -66,8 +66,6 @@ export function sizedChart(echarts, el) {
   observer.observe(el);
   return { chart, observer };
 }
-
-const GBIT = 1e9;
 
 export class IntervalChart {
   #protocol;
@@ -172,11 +170,9 @@ export class IntervalChart {
     const s = this.#series();
     this.#options[0] = panel('bitrate (Gbit/s)', s.rate, [{ name: '' }]);
     this.#apply(0, this.#options[0]);
-    const detail = panel(this.#protocol === 'udp' ? 'jitter and loss' : 'retransmits, cwnd, RTT', s.detail, s.axes);
-    if (s.detail.length === 0) {
-      // iperf3 before 3.17 gives the client's intervals only when it ends
-      detail.title.subtext = `None yet: they come with the ${this.#protocol === 'udp' ? 'receiver' : 'sender'}'s intervals.`;
-    }
+    const detail = panel(detailTitle(this.#protocol), s.detail, s.axes);
+    // iperf3 before 3.17 gives the client's intervals only when it ends
+    if (s.detail.length === 0) detail.title.subtext = detailNone(this.#protocol);
     this.#options[1] = detail;
     cancelAnimationFrame(this.#detailFrame);
     this.#detailFrame = requestAnimationFrame(() => {
@@ -210,39 +206,11 @@ export class IntervalChart {
     });
   }
 
-  /** The series of both panels from the intervals held. */
+  /** The series of both panels from the intervals held, as ECharts series. */
   #series() {
-    const rate = [];
-    const detail = [];
     const sorted = (side) => [...this.#sides[side].entries()].sort((a, b) => a[0] - b[0]).map(([, iv]) => iv);
-    const bySide = { client: sorted('client'), server: sorted('server') };
-    for (const side of ['client', 'server']) {
-      const ivs = bySide[side];
-      if (ivs.length === 0) continue;
-      const role = ivs[0].sum?.sender ? 'sender' : 'receiver';
-      const label = `${role} (${side})`;
-      rate.push(line(label, ivs.map((iv) => [iv.end, (iv.sum?.bits_per_second ?? null) / GBIT, iv.omitted])));
-      const nstreams = ivs[0].streams?.length ?? 0;
-      for (let k = 0; nstreams > 1 && k < nstreams; k++) {
-        rate.push(line(`${label} stream ${k + 1}`, ivs.map((iv) => [iv.end, (iv.streams?.[k]?.bits_per_second ?? null) / GBIT]),
-          { thin: true }));
-      }
-      if (this.#protocol === 'tcp' && role === 'sender') {
-        detail.push(bars(`retransmits (${side})`, ivs.map((iv) => [iv.end, iv.sum?.retransmits ?? null]), 0));
-        detail.push(line(`cwnd KiB (${side})`, ivs.map((iv) => [iv.end, sumOf(iv.streams, 'snd_cwnd') / 1024]), { axis: 1 }));
-        if (ivs.some((iv) => iv.streams?.some((st) => st.rtt_us != null))) {
-          detail.push(line(`RTT ms (${side})`, ivs.map((iv) => [iv.end, meanOf(iv.streams, 'rtt_us') / 1000]), { axis: 2 }));
-        }
-      }
-      if (this.#protocol === 'udp' && role === 'receiver') {
-        detail.push(line(`jitter ms (${side})`, ivs.map((iv) => [iv.end, iv.sum?.jitter_ms ?? null]), { axis: 0 }));
-        detail.push(bars(`loss % (${side})`, ivs.map((iv) => [iv.end, iv.sum?.lost_percent ?? null]), 1));
-      }
-    }
-    const axes = this.#protocol === 'udp'
-      ? [{ name: 'ms' }, { name: '%', position: 'right' }]
-      : [{ name: 'retr' }, { name: 'KiB', position: 'right' }, { name: 'ms', position: 'right', offset: 48 }];
-    return { rate, detail, axes };
+    const s = intervalSeries(this.#protocol, { client: sorted('client'), server: sorted('server') });
+    return { rate: s.rate.map(echartsSeries), detail: s.detail.map(echartsSeries), axes: s.axes };
   }
 }
 
@@ -330,27 +298,18 @@ export function chartColours() {
   return colours();
 }
 
-function sumOf(streams, key) {
-  const v = (streams ?? []).map((st) => st[key]).filter((x) => typeof x === 'number');
-  return v.length ? v.reduce((a, b) => a + b, 0) : null;
-}
-
-function meanOf(streams, key) {
-  const v = (streams ?? []).map((st) => st[key]).filter((x) => typeof x === 'number');
-  return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
-}
-
-function line(name, data, { axis = 0, thin = false } = {}) {
+/** An ECharts series from one of intervalSeries()'s. */
+function echartsSeries(x) {
+  if (x.kind === 'bar') {
+    return { name: x.name, type: 'bar', yAxisIndex: x.axis, barMaxWidth: 8, data: x.points.map(([px, py]) => [px, py]),
+      animation: false, large: x.points.length > 400 };
+  }
   return {
-    name, type: 'line', yAxisIndex: axis, showSymbol: data.length < 40, symbolSize: 4, sampling: 'lttb',
-    lineStyle: { width: thin ? 1 : 2 }, emphasis: { focus: 'series' },
-    data: data.map(([x, y, omitted]) => ({ value: [x, y], itemStyle: omitted ? { opacity: 0.35 } : undefined })),
+    name: x.name, type: 'line', yAxisIndex: x.axis, showSymbol: x.points.length < 40, symbolSize: 4, sampling: 'lttb',
+    lineStyle: { width: x.thin ? 1 : 2 }, emphasis: { focus: 'series' },
+    data: x.points.map(([px, py, omitted]) => ({ value: [px, py], itemStyle: omitted ? { opacity: 0.35 } : undefined })),
     animation: false,
   };
-}
-
-function bars(name, data, axis) {
-  return { name, type: 'bar', yAxisIndex: axis, barMaxWidth: 8, data, animation: false, large: data.length > 400 };
 }
 
 /**

@@ -13,9 +13,12 @@
 
 import { api } from './api.mjs';
 
+const CLOSED = 2;   // EventSource.CLOSED
+
 export class LiveStream extends EventTarget {
   #types;
   #params;
+  #source;
   #es = null;
   #timer = null;
   #backoff = 1000;
@@ -25,12 +28,15 @@ export class LiveStream extends EventTarget {
 
   /**
    * types: the event types to subscribe to, e.g. ['host.state'];
-   * params: more filters for GET /api/v1/events, e.g. {matrix: 12}.
+   * params: more filters for GET /api/v1/events, e.g. {matrix: 12};
+   * source(url, names): what reads the stream, an EventSource or one with
+   * its interface (the matrix page's, read by its plot worker: livecharts.mjs).
    */
-  constructor(types, params = {}) {
+  constructor(types, params = {}, { source = (url) => new EventSource(url) } = {}) {
     super();
     this.#types = types;
     this.#params = params;
+    this.#source = source;
     this.state = 'stopped';
     this.lastId = null;
     this.#opened = new Promise((resolve) => { this.#resolveOpened = resolve; });
@@ -65,7 +71,7 @@ export class LiveStream extends EventTarget {
   }
 
   #open() {
-    const es = new EventSource(this.#url());
+    const es = this.#source(this.#url(), [...this.#types, 'stream', 'reset']);
     this.#es = es;
     es.addEventListener('open', () => {
       if (es !== this.#es) return;
@@ -75,8 +81,8 @@ export class LiveStream extends EventTarget {
     });
     es.addEventListener('error', () => {
       if (es !== this.#es) return;
-      this.#setState(this.state === 'connecting' && es.readyState !== EventSource.CLOSED ? 'connecting' : 'reconnecting');
-      if (es.readyState === EventSource.CLOSED) this.#reopen(this.#backoff);
+      this.#setState(this.state === 'connecting' && es.readyState !== CLOSED ? 'connecting' : 'reconnecting');
+      if (es.readyState === CLOSED) this.#reopen(this.#backoff);
     });
     const deliver = (e) => {
       if (es !== this.#es) return;

@@ -118,6 +118,7 @@ class MatrixPage {
     clearInterval(this.#ticker);
     clearTimeout(this.#resultsTimer);
     this.#live.stop();
+    this.#now.stop();
     this.#marks.disconnect();
     delete this.#main.dataset.matrixState;
   }
@@ -125,7 +126,8 @@ class MatrixPage {
   // ---------------------------------------------------------------- the stream
 
   #listen() {
-    const live = new LiveStream(EVENT_TYPES, { matrix: this.#id });
+    // read by the live plots' worker, which draws each interval before the page has it
+    const live = new LiveStream(EVENT_TYPES, { matrix: this.#id }, { source: (url, names) => this.#now.eventSource(url, names) });
     const onEvent = (e) => { if (this.#loaded) this.#apply(e.detail); else this.#queue.push(e.detail); };
     for (const t of EVENT_TYPES) live.addEventListener(t, onEvent);
     live.addEventListener('reset', () => { this.#queue = []; this.#load(); });

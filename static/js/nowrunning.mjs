@@ -20,7 +20,7 @@ export class NowRunning {
   #versions = new Map();   // run id -> {client_version, server_version} (or null: a pending fetch)
   #booting = null;         // the boot in progress {host, os, action}
   #waiting = new Map();    // run id -> {busy, wait_s, since}: a pending run waiting for idle hosts
-  #charts = new LiveCharts();
+  #charts;
   #title = h('h2', { id: 'mx-current-title' }, 'Now running');
   #run = h('p', { class: 'mx-current-run' });
   #what = h('span', { class: 'live-what' });
@@ -28,8 +28,12 @@ export class NowRunning {
   #at = h('span', { class: 'live-at muted' });
   #note = h('p', { class: 'help live-note', hidden: true });
 
-  /** runs: the page's RunsTable; matrix(): the matrix shown; onOpen(r) opens run r. */
-  constructor(runs, matrix, onOpen) {
+  /**
+   * runs: the page's RunsTable; matrix(): the matrix shown; onOpen(r) opens
+   * run r; plots: false leaves the live plots out (the status page).
+   */
+  constructor(runs, matrix, onOpen, { plots = true } = {}) {
+    this.#charts = new LiveCharts(plots);
     this.#runs = runs;
     this.#matrix = matrix;
     this.#onOpen = onOpen;
@@ -43,6 +47,16 @@ export class NowRunning {
     this.#rates.clear();
     this.#charts.clear();
     this.#current = null;
+  }
+
+  /** The page is left. */
+  stop() {
+    this.#charts.stop();
+  }
+
+  /** The page's LiveStream's source: the live plots' worker reads the stream (livecharts.mjs). */
+  eventSource(url, names) {
+    return this.#charts.eventSource(url, names);
   }
 
   /** The runs table was loaded: chart the running runs, show the one of seq (the matrix's current_seq). */

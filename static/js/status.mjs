@@ -434,7 +434,7 @@ class Running {
   #start(m) {
     this.#id = m.id;
     this.#runs = new RunsTable(m.id, (r) => { location.hash = `#/runs/${r.id}`; });
-    this.#now = new NowRunning(this.#runs, () => this.#m, (r) => { location.hash = `#/runs/${r.id}`; });
+    this.#now = new NowRunning(this.#runs, () => this.#m, (r) => { location.hash = `#/runs/${r.id}`; }, { plots: false });
     replace(this.#slot, this.#now.el);
     this.#set(m);
     const live = new LiveStream(['matrix.state', 'matrix.boot', 'run.state', 'run.interval'], { matrix: m.id });

@@ -120,6 +120,7 @@ try {
     try {
       const w = new Worker(`__bench_sse_worker.js?m=${id}`);
       w.onmessage = (e) => { window.__wsse[e.data.id] = e.data.at; };
+      w.onerror = (e) => { window.__wsseError = e.message ?? 'the worker failed'; };
     } catch { /* no worker */ }
     window.__sse = [];
     window.__long = [];
@@ -183,6 +184,8 @@ try {
   const sends = sendTrace ? parseSends(readFileSync(sendsOut, 'utf8')) : null;
   const longTasks = await page.evaluate(() => window.__long);
   const wsse = await page.evaluate(() => window.__wsse);
+  const wsseError = await page.evaluate(() => window.__wsseError);
+  if (wsseError) console.log(`   the bench's worker: ${wsseError}`);
   const sse = await page.evaluate(() => window.__sse);
   const drawn = await page.evaluate(() => window.__drawn);
   const toEvent = [];

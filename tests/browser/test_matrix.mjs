@@ -662,6 +662,57 @@ test('a late viewer of two pairs at once: a chart each, starting with the interv
   }
 });
 
+test('the live plot is drawn by a worker, and by the page itself where the browser has no OffscreenCanvas', { timeout: 90_000 }, async () => {
+  const { status, body } = await apiPost('/api/v1/matrices', { name: 'plots', pairs: [{ client: 'left', server: 'right' }],
+    protocols: ['tcp'], directions: ['forward'], duration_s: 10, repeats: 1 });
+  assert.equal(status, 201, JSON.stringify(body));
+  const id = body.matrix.id;
+  const runId = await eventually(async () => (await tbd.get(`/api/v1/matrices/${id}`)).matrix.runs[0]?.id, SOON, 'the matrix has no run');
+  await page.goto(`${tbd.base}/`);   // (logged in by the tests before, unless run alone)
+  const token = page.getByLabel('API token');
+  await token.or(page.locator('h1', { hasText: 'Hosts' })).first().waitFor();
+  if (await token.isVisible()) await login(tbd.adminToken);
+  // a second tab of the same session, in a browser without OffscreenCanvas (Safari before 16.4)
+  const plain = await page.context().newPage();
+  await plain.addInitScript(() => { delete window.OffscreenCanvas; });
+  try {
+    for (const [p, drawer] of [[page, 'worker'], [plain, 'page']]) {
+      await p.goto(`${tbd.base}/#/matrices/${id}`);
+      const box = p.locator(`.live-chart[data-run="${runId}"] .live-plot`);
+      await box.waitFor({ timeout: 60_000 });
+      await eventually(async () => Number(await box.getAttribute('data-drawn')) >= 2, 30_000, `${drawer}: the plot drew no points`);
+      const rate = box.locator('canvas.chart-rate');
+      // a canvas handed to a worker (transferControlToOffscreen) has no context on the page
+      assert.equal(await rate.evaluate((c) => { try { return c.getContext('2d') ? 'page' : 'none'; } catch { return 'worker'; } }), drawer);
+      const line = await seriesPixels(p, await rate.screenshot());
+      assert.ok(line > 100, `${drawer}: the bitrate line is on the canvas (${line} pixels of the first series' colour)`);
+      // the events reach the page either way: the live bitrate shows
+      await eventually(async () => /bit\/s/.test(await p.locator('.mx-current .live-bps').innerText()), SOON,
+        `${drawer}: the page shows no live bitrate`);
+    }
+  } finally {
+    await plain.close();
+  }
+  await eventually(async () => (await tbd.get(`/api/v1/matrices/${id}`)).matrix.state === 'succeeded', 60_000, 'the plots matrix did not succeed');
+});
+
+/** Pixels of a PNG (a screenshot) near the first series' colour of ECharts' light or dark palette. */
+function seriesPixels(p, png) {
+  return p.evaluate(async (bytes) => {
+    const bmp = await createImageBitmap(new Blob([new Uint8Array(bytes)], { type: 'image/png' }));
+    const c = document.createElement('canvas');
+    c.width = bmp.width;
+    c.height = bmp.height;
+    const g = c.getContext('2d');
+    g.drawImage(bmp, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    const near = (i, [r, gr, b]) => Math.abs(d[i] - r) < 40 && Math.abs(d[i + 1] - gr) < 40 && Math.abs(d[i + 2] - b) < 40;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (near(i, [0x54, 0x70, 0xc6]) || near(i, [0x49, 0x92, 0xff])) n++;
+    return n;
+  }, [...png]);
+}
+
 test('no script errors on the pages', () => {
   const real = pageErrors.filter((e) => !/Failed to load resource|net::ERR_|EventSource/.test(e));
   assert.deepEqual(real, []);
