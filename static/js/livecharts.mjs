@@ -130,7 +130,7 @@ export class LiveCharts {
     this.#sizes.observe(e.box);
     const worker = this.#failed ? null : this.#startWorker();
     if (!worker) {
-      e.data.canvases = [rate, detail];
+      e.data.attach([rate, detail]);
       e.data.size = this.#size(e.box);
       e.data.style = style();
       this.#draw(e);

@@ -31,12 +31,19 @@ const FONT = 'system-ui, sans-serif';
  */
 export class LiveRun {
   #sides = { client: new Map(), server: new Map() };
+  #drawn = ['', ''];     // what each panel was last drawn from (its series' names and lengths, size, style)
 
   constructor(protocol, canvases) {
     this.protocol = protocol;
     this.canvases = canvases;     // [rate, detail]
     this.size = null;
     this.style = null;
+  }
+
+  /** Draw on canvases ([rate, detail]) from now on, whole at the next draw(). */
+  attach(canvases) {
+    this.canvases = canvases;
+    this.#drawn = ['', ''];
   }
 
   /** Take interval n of side; false when it was held already (or is not one). */
@@ -63,7 +70,15 @@ export class LiveRun {
       { title: 'bitrate (Gbit/s)', series: s.rate, axes: [{ name: '' }], note: s.rate.length ? '' : 'Waiting for the first interval…' },
       { title: detailTitle(this.protocol), series: s.detail, axes: s.axes, note: s.detail.length ? '' : detailNone(this.protocol) },
     ];
-    panels.forEach((p, i) => drawPanel(this.canvases[i], this.size.width, this.size.height[i], this.size.ratio, p, this.style));
+    // a panel whose series, size and colours are as last drawn is left as it is (a receiver's
+    // interval changes the bitrate panel only): half the drawing of most points
+    panels.forEach((p, i) => {
+      const mark = JSON.stringify([p.series.map((x) => [x.name, x.points.length]), p.note, this.size.width,
+        this.size.height[i], this.size.ratio, this.style]);
+      if (mark === this.#drawn[i]) return;
+      this.#drawn[i] = mark;
+      drawPanel(this.canvases[i], this.size.width, this.size.height[i], this.size.ratio, p, this.style);
+    });
     return true;
   }
 }

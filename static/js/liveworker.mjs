@@ -39,7 +39,7 @@ self.onmessage = (e) => {
     streams.delete(m.id);
   } else if (m.op === 'chart') {
     const r = runOf(m.run, m.protocol);
-    r.canvases = m.canvases;
+    r.attach(m.canvases);
     r.size = m.size;
     style = m.style ?? style;
     mark(m.run);

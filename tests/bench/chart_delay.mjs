@@ -178,6 +178,7 @@ try {
   const toSse = [];
   const toChart = [];
   const sseToChart = [];
+  const worstOf = [];
   const toSend = [];
   const sendToSse = [];
   let late = 0;
@@ -200,18 +201,21 @@ try {
         if (longTasks.some((t) => t.start <= ev.at && t.start + t.dur >= ev.at - 50)) lateInLongTask++;
       }
       if (shown) {
+        worstOf.push({ chart: shown.at - wrote.t, event: ev.published - wrote.t, sse: ev.at - wrote.t, run: runId, n: ev.n });
         toChart.push(shown.at - wrote.t);
         sseToChart.push(shown.at - ev.at);
       }
     }
   }
   const n = toChart.length;
+  const worst = worstOf.sort((a, b) => b.chart - a.chart).slice(0, 3);
   console.log(`   ${n} server intervals matched (of ${sse.filter((e) => e.side === 'server').length} events, `
     + `${[...writes.values()].reduce((a, w) => a + w.length, 0)} traced writes)`);
   console.log(`   iperf3 write -> testbedd's event:  p50 ${ms(pct(toEvent, 50))} ms  p99 ${ms(pct(toEvent, 99))} ms`);
   console.log(`   iperf3 write -> browser SSE:       p50 ${ms(pct(toSse, 50))} ms  p99 ${ms(pct(toSse, 99))} ms`);
   console.log(`   iperf3 write -> point on the chart: p50 ${ms(pct(toChart, 50))} ms  p99 ${ms(pct(toChart, 99))} ms`);
   console.log(`   browser SSE -> point on the chart: p50 ${ms(pct(sseToChart, 50))} ms  p99 ${ms(pct(sseToChart, 99))} ms`);
+  console.log(`   the slowest to the chart (write -> event, -> page SSE, -> chart): ${worst.map((x) => `run ${x.run} #${x.n}: ${ms(x.event)}, ${ms(x.sse)}, ${ms(x.chart)} ms`).join('; ')}`);
   if (sends) {
     console.log(`   testbedd's event -> its socket write: p50 ${ms(pct(toSend, 50))} ms  p99 ${ms(pct(toSend, 99))} ms (strace: slower than untraced)`);
     console.log(`   socket write -> browser SSE:        p50 ${ms(pct(sendToSse, 50))} ms  p99 ${ms(pct(sendToSse, 99))} ms`);
