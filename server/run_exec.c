@@ -310,7 +310,9 @@ static void never_ran(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_
 	} else {
 		outcome_set(o, "iperf_error", "the %s server on %s did not listen on port %d: %.300s", s->drv->name,
 			    sh->m->name, r->port, s->out.len ? tb_outbuf_str(&s->out) : tb_outbuf_str(&s->errb));
-		o->retry_busy = strstr(tb_outbuf_str(&s->out), "in use") != NULL;
+		/* the port is taken ("Address already in use", on stderr): the next try takes another */
+		o->retry_busy = strstr(tb_outbuf_str(&s->out), "in use") != NULL ||
+				strstr(tb_outbuf_str(&s->errb), "in use") != NULL;
 	}
 }
 

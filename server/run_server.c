@@ -40,7 +40,21 @@ static void line_of(struct run_server *s, const char *line, size_t len)
 	}
 	if (len > 7 && strncmp(line, "tbexit ", 7) == 0) {
 		s->exit_code = (int)strtol(line + 7, NULL, 10);
+		pthread_mutex_lock(&s->lock);
+		if (s->listening == 0 && s->drv->listen_line != NULL) { /* it ended before it listened */
+			s->listening = -1;
+			pthread_cond_broadcast(&s->cond);
+		}
+		pthread_mutex_unlock(&s->lock);
 		return;
+	}
+	if (s->drv->listen_line != NULL && strncmp(line, s->drv->listen_line, strlen(s->drv->listen_line)) == 0) {
+		pthread_mutex_lock(&s->lock);
+		if (s->listening == 0) {
+			s->listening = 1;
+			pthread_cond_broadcast(&s->cond);
+		}
+		pthread_mutex_unlock(&s->lock);
 	}
 	tb_outbuf_add(&s->out, line, len);
 	tb_outbuf_add(&s->out, "\n", 1);
@@ -168,7 +182,8 @@ void run_server_free(struct run_server *s)
 }
 
 /* The script that runs the server and says when it listens:
- *   timeout --foreground W TOOL -s ... & p=$!; echo tbpid $p; <poll>; wait $p; echo tbexit $? */
+ *   timeout --foreground W TOOL -s ... & p=$!; echo tbpid $p; <poll>; wait $p; echo tbexit $?
+ * with no poll when the tool says so itself (drv->listen_line). */
 static char *server_script(const struct tb_run_host *h, const struct tb_traffic_driver *drv,
 			   const struct tb_iperf_params *p, unsigned int port, long wall_s, struct tb_error *err)
 {
@@ -189,19 +204,24 @@ static char *server_script(const struct tb_run_host *h, const struct tb_traffic_
 	argv[n] = NULL;
 	if ((q = tb_sh_quote_argv(argv, err)) == NULL)
 		return NULL;
-	drv->listen_check(h->bsd, p, port, check, sizeof(check));
+	if (drv->listen_line != NULL)
+		check[0] = '\0';
+	else
+		drv->listen_check(h->bsd, p, port, check, sizeof(check));
 	need = strlen(q) + strlen(check) + 400;
 	if ((script = malloc(need)) == NULL) {
 		free(q);
 		tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		return NULL;
 	}
-	snprintf(
-		script, need,
-		"%s & p=$!; echo tbpid $p; n=0; until %s; do n=$((n+1)); if [ $n -ge 1000 ] || ! kill -0 $p 2>/dev/null;"
-		" then echo tbnolisten; n=-1; break; fi; sleep 0.002; done; [ $n -ge 0 ] && echo tblistening; wait $p;"
-		" echo tbexit $?",
-		q, check);
+	if (drv->listen_line != NULL)
+		snprintf(script, need, "%s & p=$!; echo tbpid $p; wait $p; echo tbexit $?", q);
+	else
+		snprintf(script, need,
+			 "%s & p=$!; echo tbpid $p; n=0; until %s; do n=$((n+1)); if [ $n -ge 1000 ] || ! kill -0 $p "
+			 "2>/dev/null; then echo tbnolisten; n=-1; break; fi; sleep 0.002; done; [ $n -ge 0 ] && echo "
+			 "tblistening; wait $p; echo tbexit $?",
+			 q, check);
 	free(q);
 	return script;
 }

@@ -192,6 +192,7 @@ const struct tb_traffic_driver tb_traffic_iperf3 = {
 	.client_argv = i3_client_argv,
 	.params_args = tb_iperf_params_args,
 	.listen_check = i3_listen_check,
+	.listen_line = "Server listening on ", /* after listen(2), on 3.12 and 3.21 alike (strace) */
 	.parser_new = i3_parser_new,
 	.parser_feed = parser_feed,
 	.parser_done = parser_done,

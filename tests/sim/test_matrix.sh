@@ -281,6 +281,38 @@ ports=$(for seq in 0 1; do api GET "/api/v1/runs/$(api GET "/api/v1/matrices/$MF
 check "... on two server ports of right" test "$ports" = 2
 check "no iperf3 left after the fan-in" no_iperf_left
 
+# ---- 4b. right's iperf3 cannot listen: every port the runs take is held ----
+# (iperf3's "Server listening on PORT" line is the listen signal; a server that exits
+# before it says so is a server that did not listen, and "in use" tries another port)
+ip netns exec "$PFX-right" python3 -c '
+import socket, time
+held = []
+for port in range(5201, 6001):
+    s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past the earlier runs TIME_WAIT
+    s.bind(("::", port))
+    s.listen(1)
+    held.append(s)
+print("held", flush=True)
+time.sleep(90)' >"$S/ports-held" 2>&1 &
+HOLD=$!
+for _ in $(seq 50); do grep -q held "$S/ports-held" && break; sleep 0.1; done
+check "ports 5201-6000 of right are held" grep -q held "$S/ports-held"
+M4=$(api POST /api/v1/matrices '{"name":"nolisten","pairs":[{"client":"left","server":"right"}],"duration_s":2}' | jq_ 'd["matrix"]["id"]')
+check "matrix $M4 ends failed" wait_state "$M4" failed
+check "its run failed as iperf_error after 4 tries: the server did not listen, in iperf3's words" pyck "$(api GET "/api/v1/matrices/$M4")" '
+r = d["matrix"]["runs"][0]; print("#", r["attempts"], r["error_message"])
+sys.exit(not (r["error_class"] == "iperf_error" and r["attempts"] == 4 and "did not listen on port" in r["error_message"]
+              and "Address already in use" in r["error_message"]))'
+R4=$(api GET "/api/v1/matrices/$M4" | jq_ 'd["matrix"]["runs"][0]["id"]')
+check "the server command polls nothing: iperf3 says when it listens" pyck "$(api GET "/api/v1/runs/$R4")" '
+c = d["run"]["server_command"]; print("#", c)
+sys.exit(not ("iperf3 -s" in c and "ss -H" not in c and "until" not in c))'
+kill "$HOLD"
+wait "$HOLD" 2>/dev/null
+check "no iperf3 left after the failed starts" no_iperf_left
+
 # ---- 5. sshd stopped on the server mid-run: ssh_error, the matrix goes on ----
 body=$(api POST /api/v1/matrices '{"name":"sshd","pairs":[{"client":"left","server":"right"},{"client":"left","server":"router","link":"lan10"}],"duration_s":4}')
 M5=$(echo "$body" | jq_ 'd["matrix"]["id"]')
