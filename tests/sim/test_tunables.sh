@@ -35,7 +35,7 @@ A=$CC0 B=reno
 [ "$A" = reno ] && A=$(ip netns exec "$PFX-left" sysctl -n net.ipv4.tcp_allowed_congestion_control | tr ' ' '\n' | grep -vx reno | head -n 1)
 diag "sweeping net.ipv4.tcp_congestion_control $A/$B (allowed: $(sysctl -n net.ipv4.tcp_allowed_congestion_control))"
 TUN='[{"linux":"net.ipv4.tcp_congestion_control","freebsd":"net.inet.tcp.cc.algorithm","values":["'$A'",{"linux":"'$B'","freebsd":"newreno"}]},{"mtu":true,"values":[1500,1400]}]'
-SPEC='{"name":"tun","pairs":[{"client":"left","server":"right"}],"duration_s":2,"tunables":'$TUN'}'
+SPEC='{"name":"tun","pairs":[{"client":"left","server":"right"}],"duration_s":3,"tunables":'$TUN'}'
 
 # ---- the plan ----
 body=$(api POST /api/v1/matrices/plan "$SPEC")
@@ -85,7 +85,7 @@ TSO0=$(tso2)
 check "TSO is on on both ends' data0 before ($TSO0)" test "$TSO0" = "on on"
 api POST /api/v1/matrices/plan '{"name":"x","pairs":[{"client":"left","server":"right"}],"tunables":[{"offload":"gso","values":["on"]}]}' >"$DD/bad.json"
 check "offload gso: 400 naming tunables[0].offload" sh -c 'test "$(cat '"$DD"'/status)" = 400 && grep -q "\"field\": *\"tunables\[0\].offload\"" '"$DD"'/bad.json'
-M5=$(api POST /api/v1/matrices '{"name":"tso","pairs":[{"client":"left","server":"right"}],"duration_s":2,
+M5=$(api POST /api/v1/matrices '{"name":"tso","pairs":[{"client":"left","server":"right"}],"duration_s":4,
  "tunables":[{"offload":"tso","values":["off","on"]}]}' | jq_ 'd["matrix"]["id"]')
 watch_runs "$M5" tso2 "$DD/seen5" 300
 check "matrix $M5 (tso off, on) succeeds ($state)" test "$state" = succeeded
