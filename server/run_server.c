@@ -182,14 +182,15 @@ void run_server_free(struct run_server *s)
 }
 
 /* The script that runs the server and says when it listens:
- *   timeout --foreground W TOOL -s ... & p=$!; echo tbpid $p; <poll>; wait $p; echo tbexit $?
- * with no poll when the tool says so itself (drv->listen_line). */
+ *   timeout --foreground W TOOL -s ... & p=$!; echo tbpid $p; [POLL] wait $p; echo tbexit $?
+ * POLL: the driver's listen check until it holds (then tblistening), or the
+ * server gone (tbnolisten); none when the tool says so itself (listen_line). */
 static char *server_script(const struct tb_run_host *h, const struct tb_traffic_driver *drv,
 			   const struct tb_iperf_params *p, unsigned int port, long wall_s, struct tb_error *err)
 {
 	struct tb_argv av;
 	const char *argv[TB_ARGV_MAX + 4];
-	char wall[24], check[160], *q, *script;
+	char wall[24], poll[448] = "", *q, *script;
 	size_t need;
 	int n = 0;
 
@@ -204,24 +205,22 @@ static char *server_script(const struct tb_run_host *h, const struct tb_traffic_
 	argv[n] = NULL;
 	if ((q = tb_sh_quote_argv(argv, err)) == NULL)
 		return NULL;
-	if (drv->listen_line != NULL)
-		check[0] = '\0';
-	else
+	if (drv->listen_line == NULL) {
+		char check[160];
+
 		drv->listen_check(h->bsd, p, port, check, sizeof(check));
-	need = strlen(q) + strlen(check) + 400;
+		snprintf(poll, sizeof(poll),
+			 "n=0; until %s; do n=$((n+1)); if [ $n -ge 1000 ] || ! kill -0 $p 2>/dev/null; then echo "
+			 "tbnolisten; n=-1; break; fi; sleep 0.002; done; [ $n -ge 0 ] && echo tblistening; ",
+			 check);
+	}
+	need = strlen(q) + strlen(poll) + 64;
 	if ((script = malloc(need)) == NULL) {
 		free(q);
 		tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		return NULL;
 	}
-	if (drv->listen_line != NULL)
-		snprintf(script, need, "%s & p=$!; echo tbpid $p; wait $p; echo tbexit $?", q);
-	else
-		snprintf(script, need,
-			 "%s & p=$!; echo tbpid $p; n=0; until %s; do n=$((n+1)); if [ $n -ge 1000 ] || ! kill -0 $p "
-			 "2>/dev/null; then echo tbnolisten; n=-1; break; fi; sleep 0.002; done; [ $n -ge 0 ] && echo "
-			 "tblistening; wait $p; echo tbexit $?",
-			 q, check);
+	snprintf(script, need, "%s & p=$!; echo tbpid $p; %swait $p; echo tbexit $?", q, poll);
 	free(q);
 	return script;
 }

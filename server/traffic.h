@@ -54,15 +54,14 @@ struct tb_traffic_driver {
 			   const struct tb_iperf_params *p, struct tb_argv *out, struct tb_error *err);
 	/* The client options of p alone, for plans (no address or port). */
 	int (*params_args)(const struct tb_iperf_params *p, struct tb_argv *out, struct tb_error *err);
-	/* A shell test, true once the server listens on port (ss on Linux,
-	 * sockstat on FreeBSD); never a connection to it. */
-	void (*listen_check)(bool bsd, const struct tb_iperf_params *p, unsigned int port, char *buf, size_t len);
-	/* What the server prints at the start of a line once it listens, or
-	 * NULL.  Given, that line is the listen signal and nothing is polled
-	 * (listen_check unused): iperf3 writes "Server listening on PORT" right
-	 * after listen(2), flushed (--forceflush); each poll of ss or sockstat
-	 * costs a few forks on the server host before every run. */
+	/* How the run knows the server listens, one of the two: listen_line,
+	 * what the server prints at the start of a line once it listens (iperf3
+	 * writes "Server listening on PORT" right after listen(2), flushed by
+	 * --forceflush), else listen_check, a shell test polled on the server
+	 * host until true (ss on Linux, sockstat on FreeBSD; a few forks a
+	 * round), never a connection to it. */
 	const char *listen_line;
+	void (*listen_check)(bool bsd, const struct tb_iperf_params *p, unsigned int port, char *buf, size_t len);
 	/* Parsers of one side's output: live intervals to on_interval (may be
 	 * NULL), the whole result at finish (all: every stdout byte, for a
 	 * tool that parses at the end).  client: the client's side. */

@@ -39,14 +39,13 @@ export class LiveCharts {
   #pending = new Set();    // runs to draw on the page
   #frame = 0;
   #sizes = new ResizeObserver((entries) => { for (const en of entries) this.#resized(en.target); });
-  #media = window.matchMedia?.('(prefers-color-scheme: dark)') ?? null;
+  #media = null;           // prefers-color-scheme, followed from the first plot on
   #onScheme = () => this.#restyle();
 
   /** plots: false draws nothing (the status page shows numbers, not plots). */
   constructor(plots = true) {
     this.#plots = plots;
     this.el = h('div', { class: 'live-charts' });
-    this.#media?.addEventListener('change', this.#onScheme);
   }
 
   /** A run (a row of the runs table: id, seq, client, server, protocol, direction, state) is in progress. */
@@ -67,11 +66,14 @@ export class LiveCharts {
     this.#prune();
   }
 
-  /** A run.interval event's data. */
+  /**
+   * A run.interval event's data.  With a worker it came through the
+   * worker's stream, which drew it already: the page only counts it.
+   */
   interval(r, side, n, interval) {
     if (!this.#plots) return;
     if (!this.#runs.has(r.id)) this.show(r);
-    this.#take(this.#runs.get(r.id), [[side, n, interval]]);
+    this.#take(this.#runs.get(r.id), [[side, n, interval]], false);
   }
 
   /** Run r (its row) ended. */
@@ -117,6 +119,10 @@ export class LiveCharts {
 
   /** A fresh plot element for e, given to the worker (or drawn here). */
   #plot(e) {
+    if (!this.#media && window.matchMedia) {
+      this.#media = window.matchMedia('(prefers-color-scheme: dark)');
+      this.#media.addEventListener('change', this.#onScheme);
+    }
     const label = `Run ${e.r.seq}`;
     const rate = h('canvas', { class: 'chart chart-rate', role: 'img', 'aria-label': `${label}: bitrate per interval` });
     const detail = h('canvas', {
@@ -139,7 +145,7 @@ export class LiveCharts {
     const canvases = [rate.transferControlToOffscreen(), detail.transferControlToOffscreen()];
     worker.postMessage({ op: 'chart', run: e.r.id, protocol: e.r.protocol, canvases, size: this.#size(e.box), style: style() },
       canvases);
-    this.#toWorker(e, this.#held(e));
+    this.#toWorker(e, e.data.entries());
   }
 
   #startWorker() {
@@ -179,22 +185,18 @@ export class LiveCharts {
     }
   }
 
-  #take(e, list) {
+  /** Intervals of e's run ([side, n, interval]); toWorker: the worker has not seen them all (the history). */
+  #take(e, list, toWorker) {
+    if (this.#worker && toWorker) this.#toWorker(e, list);
     let added = false;
     for (const [side, n, iv] of list) added = e.data.add(side, n, iv) || added;
     if (!added) return;
     e.box.dataset.points = String(Math.max(this.#count(e), e.drawn));
-    if (this.#worker) this.#toWorker(e, list);
-    else this.#draw(e);
+    if (!this.#worker) this.#draw(e);
   }
 
   #toWorker(e, list) {
     if (list.length) this.#worker.postMessage({ op: 'intervals', run: e.r.id, protocol: e.r.protocol, list });
-  }
-
-  /** Every interval e holds, as [side, n, interval]. */
-  #held(e) {
-    return e.data.entries();
   }
 
   #count(e) {
@@ -269,7 +271,7 @@ export class LiveCharts {
       const { run } = await api('GET', `runs/${e.r.id}`);
       const list = [];
       for (const side of ['client', 'server']) (run.intervals?.[side] ?? []).forEach((iv, n) => list.push([side, n, iv]));
-      if (this.#runs.get(e.r.id) === e) this.#take(e, list);
+      if (this.#runs.get(e.r.id) === e) this.#take(e, list, true);
     } catch { /* the live tail still comes */ }
   }
 }

@@ -422,6 +422,7 @@ class Running {
     this.#generation += 1;
     this.#live?.stop();
     this.#live = null;
+    this.#now?.stop();
     clearInterval(this.#ticker);
     this.#ticker = null;
     this.#id = null;

@@ -686,6 +686,11 @@ test('the live plot is drawn by a worker, and by the page itself where the brows
       assert.equal(await rate.evaluate((c) => { try { return c.getContext('2d') ? 'page' : 'none'; } catch { return 'worker'; } }), drawer);
       const line = await seriesPixels(p, await rate.screenshot());
       assert.ok(line > 100, `${drawer}: the bitrate line is on the canvas (${line} pixels of the first series' colour)`);
+      if (drawer === 'worker') {
+        // the worker reads the page's own stream: the page holds the app's stream and the matrix's, no third
+        await eventually(async () => (await sseClients()) === 2, SOON,
+          async () => `the one page open holds ${await sseClients()} event streams, not 2`);
+      }
       // the events reach the page either way: the live bitrate shows
       await eventually(async () => /bit\/s/.test(await p.locator('.mx-current .live-bps').innerText()), SOON,
         `${drawer}: the page shows no live bitrate`);
@@ -695,6 +700,12 @@ test('the live plot is drawn by a worker, and by the page itself where the brows
   }
   await eventually(async () => (await tbd.get(`/api/v1/matrices/${id}`)).matrix.state === 'succeeded', 60_000, 'the plots matrix did not succeed');
 });
+
+/** testbedd's open event streams (GET /metrics, testbedd_sse_clients). */
+async function sseClients() {
+  const res = await fetch(`${tbd.base}/metrics`, { headers: { Authorization: `Bearer ${tbd.adminToken}` } });
+  return Number(/^testbedd_sse_clients (\d+)$/m.exec(await res.text())?.[1]);
+}
 
 /** Pixels of a PNG (a screenshot) near the first series' colour of ECharts' light or dark palette. */
 function seriesPixels(p, png) {
