@@ -9,7 +9,7 @@
 
 import { MiniBox, rangeOf } from './boxplot.mjs';
 import { h, replace } from './dom.mjs';
-import { bitrateNode, pairText } from './format.mjs';
+import { bitrateNode, pairText, paramText } from './format.mjs';
 
 export class CellsTable {
   #head = h('tr');
@@ -51,7 +51,7 @@ export class CellsTable {
       h('td', { 'data-label': 'client → server', class: 'pair' }, pairText(c)),
       h('td', { 'data-label': 'protocol' }, c.protocol),
       h('td', { 'data-label': 'direction' }, c.direction),
-      swept.length ? h('td', { 'data-label': 'swept' }, h('code', {}, swept.filter((k) => c.params?.[k] != null).map((k) => `${k}=${c.params[k]}`).join(' '))) : null,
+      swept.length ? h('td', { 'data-label': 'swept' }, h('code', {}, swept.filter((k) => c.params?.[k] != null).map((k) => paramText(k, c.params[k])).join(' '))) : null,
       h('td', { 'data-label': 'n', class: 'num n', title: `${c.n} ok of ${c.runs} runs${c.failed ? `, ${c.failed} failed` : ''}` },
         `${c.n}`, c.runs !== c.n ? h('span', { class: 'muted' }, ` of ${c.runs}`) : null),
       h('td', { 'data-label': 'sender (median)', class: 'num sender' }, bitrateNode(c.sender_bps?.median)),

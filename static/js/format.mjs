@@ -59,6 +59,15 @@ export function tunableText(t) {
     : ['linux', 'freebsd'].filter((fam) => what || t[fam]).map(os).join(', ');
 }
 
+/**
+ * A run's or cell's parameter as "key=value": a tunable set as its values
+ * (tunableText), any other object as JSON, never "[object Object]".
+ */
+export function paramText(key, value) {
+  if (key === 'tunables' && Array.isArray(value?.values)) return `tunables=${value.values.map(tunableText).join('; ')}`;
+  return `${key}=${value !== null && typeof value === 'object' ? JSON.stringify(value) : value}`;
+}
+
 export function runTitle(r) {
   return `${r.client} → ${r.server} ${r.protocol} ${r.direction}`;
 }

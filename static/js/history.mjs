@@ -14,7 +14,7 @@ import { boxData } from './boxplot.mjs';
 import { chartColours, chartExportBar, loadECharts, sizedChart } from './charts.mjs';
 import { h, replace } from './dom.mjs';
 import { exportBar } from './export.mjs';
-import { bitrate, count, matrixPageFailed, pairText, percent, statePill } from './format.mjs';
+import { bitrate, count, matrixPageFailed, pairText, paramText, percent, statePill } from './format.mjs';
 import { absolute } from './time.mjs';
 
 const METRICS = {
@@ -136,7 +136,7 @@ class HistoryPage {
   #draw(hist) {
     const m = METRICS[this.#metric];
     const k = hist.key;
-    const params = Object.entries(k.params ?? {}).filter(([, b]) => b !== null).map(([a, b]) => `${a}=${b}`).join(' ');
+    const params = Object.entries(k.params ?? {}).filter(([, b]) => b !== null).map(([a, b]) => paramText(a, b)).join(' ');
     replace(this.#key, pairText(k), ` · ${k.protocol} ${k.direction}`, params ? [' · ', h('code', {}, params)] : null,
       k.link ? h('span', { class: 'muted' }, ` over ${k.link}`) : null);
     this.#points = hist.points;

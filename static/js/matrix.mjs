@@ -28,7 +28,7 @@ import { CellsTable } from './cellstable.mjs';
 import { compareSection } from './compare.mjs';
 import { h, replace } from './dom.mjs';
 import { exportBar, rowsOfTable } from './export.mjs';
-import { bitrateNode, MATRIX_ENDED, pairText, RUN_ENDED, statePill } from './format.mjs';
+import { bitrateNode, MATRIX_ENDED, pairText, paramText, RUN_ENDED, statePill } from './format.mjs';
 import { ResultsGrid } from './grid.mjs';
 import { hostsSection } from './hostmeta.mjs';
 import { LiveStream } from './live.mjs';
@@ -276,7 +276,7 @@ class MatrixPage {
     }
     const any = c ?? runs[0];
     const pick = this.#runs.pick(n);
-    const params = Object.entries(any.params ?? {}).filter(([, v]) => v !== null).map(([k, v]) => `${k}=${v}`).join(' ');
+    const params = Object.entries(any.params ?? {}).filter(([, v]) => v !== null).map(([k, v]) => paramText(k, v)).join(' ');
     replace(this.#cellPanel,
       h('div', { class: 'section-head' },
         h('h2', { id: 'mx-cell-title' }, `Cell ${n}`),

@@ -13,7 +13,7 @@ import { api } from './api.mjs';
 import { MiniBox, rangeOf } from './boxplot.mjs';
 import { h, replace } from './dom.mjs';
 import { exportBar } from './export.mjs';
-import { bitrate, count, matrixPageFailed, percent } from './format.mjs';
+import { bitrate, count, matrixPageFailed, paramText, percent } from './format.mjs';
 
 const METRICS = {
   receiver_bps: { label: 'receiver bitrate', unit: 'Gbit/s', scale: 1e-9, text: bitrate },
@@ -209,7 +209,7 @@ class OsPage {
         s.loss ? h('strong', { class: 'loss-mark' }, ` loss ${s.gap_percent.toFixed(1)} %`) : null);
     };
     const mw = r.mann_whitney;
-    const params = this.#swept.filter((k) => r.params?.[k] != null).map((k) => `${k}=${r.params[k]}`).join(' ');
+    const params = this.#swept.filter((k) => r.params?.[k] != null).map((k) => paramText(k, r.params[k])).join(' ');
     let box = h('span', { class: 'muted' }, '—');
     if (r.a?.stats || r.b?.stats) {
       const b = new MiniBox(`${r.protocol} ${r.direction}: ${m.label} per run, A and B`);

@@ -668,10 +668,7 @@ test('the live plot is drawn by a worker, and by the page itself where the brows
   assert.equal(status, 201, JSON.stringify(body));
   const id = body.matrix.id;
   const runId = await eventually(async () => (await tbd.get(`/api/v1/matrices/${id}`)).matrix.runs[0]?.id, SOON, 'the matrix has no run');
-  await page.goto(`${tbd.base}/`);   // (logged in by the tests before, unless run alone)
-  const token = page.getByLabel('API token');
-  await token.or(page.locator('h1', { hasText: 'Hosts' })).first().waitFor();
-  if (await token.isVisible()) await login(tbd.adminToken);
+  await loggedIn();
   // a second tab of the same session, in a browser without OffscreenCanvas (Safari before 16.4)
   const plain = await page.context().newPage();
   await plain.addInitScript(() => { delete window.OffscreenCanvas; });
@@ -700,6 +697,30 @@ test('the live plot is drawn by a worker, and by the page itself where the brows
   }
   await eventually(async () => (await tbd.get(`/api/v1/matrices/${id}`)).matrix.state === 'succeeded', 60_000, 'the plots matrix did not succeed');
 });
+
+test('a swept tunable reads as its values in the per-cell table and the grid, never as an object', { timeout: 120_000 }, async () => {
+  const { status, body } = await apiPost('/api/v1/matrices', { name: 'mtu', pairs: [{ client: 'left', server: 'right' }],
+    protocols: ['tcp'], directions: ['forward'], duration_s: 1, repeats: 1, idle: false,
+    tunables: [{ mtu: true, values: [1500, 1400] }] });
+  assert.equal(status, 201, JSON.stringify(body));
+  const id = body.matrix.id;
+  await eventually(async () => (await tbd.get(`/api/v1/matrices/${id}`)).matrix.state === 'succeeded', 90_000,
+    async () => `the mtu matrix did not succeed: ${JSON.stringify((await tbd.get(`/api/v1/matrices/${id}`)).matrix.runs)}`);
+  await loggedIn();
+  await page.goto(`${tbd.base}/#/matrices/${id}`);
+  const swept = page.locator('.cells-table td[data-label="swept"]');
+  await eventually(async () => (await swept.count()) === 2, SOON, 'the per-cell table has no swept column of 2 cells');
+  assert.deepEqual((await swept.allInnerTexts()).map((x) => x.trim()), ['tunables=MTU 1500', 'tunables=MTU 1400']);
+  assert.doesNotMatch(await page.locator('main').innerText(), /\[object Object\]/, 'no parameter shows as [object Object]');
+});
+
+/** The page logged in (by the tests before, or here when a test runs alone). */
+async function loggedIn() {
+  await page.goto(`${tbd.base}/`);
+  const token = page.getByLabel('API token');
+  await token.or(page.locator('h1', { hasText: 'Hosts' })).first().waitFor();
+  if (await token.isVisible()) await login(tbd.adminToken);
+}
 
 /** testbedd's open event streams (GET /metrics, testbedd_sse_clients). */
 async function sseClients() {
