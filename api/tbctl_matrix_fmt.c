@@ -136,7 +136,8 @@ double mx_median_of(const json_t *cell, const char *key)
 	return mx_jnum(json_object_get(cell, key), "median", -1);
 }
 
-/* A run's parameters the way iperf3 takes them: "-t 10 -P 4 -b 1G". */
+/* A run's parameters the way iperf3 takes them ("-t 10 -P 4 -b 1G"), then
+ * its cell's other dimensions: "-t 3 tool=iperf2 set=2 link=satellite". */
 void mx_fmt_params(char *buf, size_t n, const json_t *p)
 {
 	size_t used = 0;
@@ -171,6 +172,15 @@ void mx_fmt_params(char *buf, size_t n, const json_t *p)
 		ADD(" -Z");
 	if ((s = tbctl_jstr(p, "affinity")) != NULL)
 		ADD(" -A %s", s);
+	/* what else the run's cell is: IPv6, another tool, a tunable set, a link profile */
+	if ((s = tbctl_jstr(p, "family")) != NULL && strcmp(s, "ipv6") == 0)
+		ADD(" -6");
+	if ((s = tbctl_jstr(p, "tool")) != NULL)
+		ADD(" tool=%s", s);
+	if (json_is_object(json_object_get(p, "tunables")))
+		ADD(" set=%lld", tbctl_jint(json_object_get(p, "tunables"), "set", 0));
+	if (json_is_object(json_object_get(p, "link_profile")))
+		ADD(" link=%s", mx_str_or(json_object_get(p, "link_profile"), "name", "none"));
 #undef ADD
 	if (buf[0] == ' ')
 		memmove(buf, buf + 1, strlen(buf));

@@ -54,6 +54,9 @@ watch_runs "$M" now4 "$DD/seen" 300
 check "matrix $M succeeds ($state)" test "$state" = succeeded
 [ "$state" = succeeded ] || diag "$(api GET "/api/v1/matrices/$M" | jq_ '[(r["seq"], r["state"], r["error_class"], r["error_message"]) for r in d["matrix"]["runs"]]')"
 diag "seen: $(sort -u "$DD/seen" | tr '\n' ';')"
+check "tbctl matrix show: each run's PARAMS name its tunable set" sh -c '
+out=$(timeout 60 "$1" matrix show "$2") || exit 1
+for n in 0 1 2 3; do printf "%s\n" "$out" | grep -q -- "-t 3 set=$n " || { printf "# %s\n" "$out"; exit 1; }; done' _ "$BIN/tbctl" "$M"
 check "while each run ran, both namespaces had its set's values" python3 - "$DD/seen" "$A" <<'PY'
 import sys
 a = sys.argv[2]
