@@ -308,13 +308,38 @@ static size_t descendants(pid_t root, pid_t *out, size_t max)
 	return nout;
 }
 
-/* Freeze the tree so that nothing escapes by reparenting, then kill it. */
+/* SIGSTOP pid and wait (up to 200 ms) until /proc says it is stopped: a fork
+ * under way ends first, so its child is there to be found by the next listing. */
+static void stop_and_wait(pid_t pid)
+{
+	char path[64], stat[512];
+
+	kill(pid, SIGSTOP);
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	for (int i = 0; i < 100; i++) {
+		FILE *f = fopen(path, "r");
+		size_t n = f != NULL ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
+		const char *close;
+
+		if (f != NULL)
+			fclose(f);
+		stat[n] = '\0';
+		close = strrchr(stat, ')');
+		if (close == NULL || close[1] == '\0' || strchr("TtZ", close[2]) != NULL)
+			return;
+		msleep(2);
+	}
+}
+
+/* Freeze the tree round after round so that nothing escapes by forking or
+ * reparenting (sshd's connection child forks the session after auth), then
+ * kill it. */
 static void kill_tree(pid_t root)
 {
 	pid_t found[512], all[512];
 	size_t nall = 0;
 
-	kill(root, SIGSTOP);
+	stop_and_wait(root);
 	for (int round = 0; round < 10; round++) {
 		size_t n = descendants(root, found, 512), added = 0;
 
@@ -325,7 +350,7 @@ static void kill_tree(pid_t root)
 				;
 			if (j == nall && nall < 512) {
 				all[nall++] = found[i];
-				kill(found[i], SIGSTOP);
+				stop_and_wait(found[i]);
 				added++;
 			}
 		}

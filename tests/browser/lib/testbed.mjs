@@ -124,6 +124,41 @@ function descendants(pid) {
   return out;
 }
 
+/** The state letter of pid from /proc/pid/stat (R, S, D, T, Z...), null when gone. */
+function procState(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat[stat.lastIndexOf(')') + 2];
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * SIGSTOP pid and every descendant, round after round until no new one
+ * appears: each is waited for until it is stopped (a fork under way ends
+ * first, and its child shows in the next round).  sshd forks per
+ * connection, and that child forks the session after auth: a child forked
+ * after a single listing would live on, serving the connection it holds.
+ * Returns the descendants (not pid).
+ */
+async function freezeTree(pid) {
+  const stopped = new Set();
+  const stop = async (p) => {
+    stopped.add(p);
+    try { process.kill(p, 'SIGSTOP'); } catch { return; }
+    for (let i = 0; i < 100 && !['T', 't', 'Z', null].includes(procState(p)); i++) await sleep(2);
+  };
+  await stop(pid);
+  for (let round = 0; round < 20; round++) {
+    const fresh = descendants(pid).filter((k) => !stopped.has(k));
+    if (fresh.length === 0) break;
+    for (const k of fresh) await stop(k);
+  }
+  stopped.delete(pid);
+  return [...stopped];
+}
+
 function alive(pid) {
   try {
     process.kill(pid, 0);
@@ -156,15 +191,14 @@ class Proc {
 
   /**
    * SIGTERM (then SIGKILL after ms) to the process and every descendant, by
-   * pid.  The process is stopped (SIGSTOP) first, so that it forks no child
-   * after its children were listed (sshd forks one per connection).
+   * pid.  The whole tree is stopped (SIGSTOP) first, so that nothing forks a
+   * child after the children were listed (freezeTree).
    */
   async stop(ms = 5000) {
     let kids = [];
     if (this.running) {
-      this.child.kill('SIGSTOP');
-      kids = descendants(this.pid);
-      for (const k of kids) { try { process.kill(k, 'SIGTERM'); } catch { /* gone */ } }
+      kids = await freezeTree(this.pid);
+      for (const k of kids) { try { process.kill(k, 'SIGTERM'); process.kill(k, 'SIGCONT'); } catch { /* gone */ } }
       this.child.kill('SIGTERM');
       this.child.kill('SIGCONT');
     }
@@ -196,6 +230,11 @@ export class Sshd {
     // "256 SHA256:... comment (ED25519)"
     this.fingerprint = execFileSync('ssh-keygen', ['-lf', `${this.hostKey}.pub`], { encoding: 'utf8' }).split(' ')[1];
     assert.match(this.fingerprint, /^SHA256:[A-Za-z0-9+/]{43}$/);
+    // The sessions' HOME is the test's own (as tests/support/sshd.c's): bash
+    // run by sshd reads ~/.bashrc, and the control host's root may have one
+    // that is slow or waits on a lock (pyenv init: up to 60 s a command).
+    const home = path.join(dir, 'home');
+    mkdirSync(home, { mode: 0o700 });
     this.config = path.join(dir, 'sshd_config');
     writeFileSync(this.config, [
       `ListenAddress 127.0.0.1:${port}`,
@@ -208,6 +247,7 @@ export class Sshd {
       'PermitRootLogin prohibit-password',
       `AuthorizedKeysFile ${path.join(dir, 'authorized_keys')}`,
       'LogLevel ERROR',
+      `SetEnv HOME=${home}`,
       '',
     ].join('\n'));
   }
