@@ -125,6 +125,37 @@ char *tb_hostmeta_script(const char *kind, const char *iface)
 	return script;
 }
 
+char *tb_hostmeta_script_any(const char *iface)
+{
+	char *lx = tb_hostmeta_script("linux", iface), *bsd = tb_hostmeta_script("freebsd", iface), *script = NULL;
+	size_t cap;
+
+	if (lx != NULL && bsd != NULL) {
+		cap = strlen(lx) + strlen(bsd) + 256;
+		if ((script = malloc(cap)) != NULL)
+			snprintf(script, cap,
+				 "case ${" TB_HOSTMETA_KERNEL_VAR ":-$(uname -s)} in FreeBSD) echo '" TB_HOSTMETA_KIND
+				 "freebsd'; %s;; *) echo '" TB_HOSTMETA_KIND "linux'; %s;; esac",
+				 bsd, lx);
+	}
+	free(lx);
+	free(bsd);
+	return script;
+}
+
+const char *tb_hostmeta_kind(const char *text, size_t len)
+{
+	size_t k = strlen(TB_HOSTMETA_KIND);
+
+	if (text == NULL || len < k || memcmp(text, TB_HOSTMETA_KIND, k) != 0)
+		return NULL;
+	if (len >= k + 7 && memcmp(text + k, "freebsd", 7) == 0)
+		return "freebsd";
+	if (len >= k + 5 && memcmp(text + k, "linux", 5) == 0)
+		return "linux";
+	return NULL;
+}
+
 /* ---- the whole output ---- */
 
 enum {

@@ -80,6 +80,25 @@
  */
 char *tb_hostmeta_script(const char *kind, const char *iface);
 
+/* The first line of tb_hostmeta_script_any's output: this, then the kind. */
+#define TB_HOSTMETA_KIND "@@testbedd-kind "
+/* The shell variable that tb_hostmeta_script_any reads the kernel's name
+ * from when a script before it set it (as `uname -s` prints it). */
+#define TB_HOSTMETA_KERNEL_VAR "tb_kernel"
+
+/*
+ * The script for a host whose kind is not known beforehand: the host's own
+ * `uname -s` (or $tb_kernel, when set) picks the FreeBSD part or else the
+ * Linux one, and its output starts with a line TB_HOSTMETA_KIND "freebsd"
+ * or "linux" (tb_hostmeta_kind).  The same iface rules and NULLs as
+ * tb_hostmeta_script; it ends with `exit 0`: put it last.
+ */
+char *tb_hostmeta_script_any(const char *iface);
+
+/* The kind that the output of tb_hostmeta_script_any (text, len bytes)
+ * starts with: "linux", "freebsd", or NULL when it starts otherwise. */
+const char *tb_hostmeta_kind(const char *text, size_t len);
+
 /*
  * The script's output (text, len bytes, need not end in NUL) -> *out, a
  * new object as above.  Never fails on odd or truncated input: what cannot

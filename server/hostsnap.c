@@ -30,38 +30,34 @@ const char *tb_hostsnap_iface(const struct tb_machine *m, const char *os, const 
 	return tb_link_ifname(l, os);
 }
 
-int tb_hostsnap_take(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m, const struct tb_persona *p,
-		     const char *os, bool bsd, const char *iface, struct tb_error *err)
+char *tb_hostsnap_script(const struct tb_machine *m, const char *os, const char **iface)
 {
-	struct tb_ssh_target t;
-	struct tb_ssh_capture cap = {0};
-	struct tb_snapshot_row row = {0};
-	char pin[96], *script = NULL, *command = NULL, *data = NULL;
-	const char *argv[4];
-	json_t *meta = NULL;
-	int has = 0, rc;
+	char *script = tb_hostmeta_script_any(*iface);
 
-	if ((rc = tb_store_snapshot_has(sv->store, matrix_id, m->name, os, &has, err)) != 0 || has)
-		return rc;
-	script = tb_hostmeta_script(bsd ? "freebsd" : "linux", iface);
-	if (script == NULL && iface != NULL) {
+	if (script == NULL && *iface != NULL) {
 		/* a name the script refuses (the inventory allows more): no NIC part */
-		tb_warn("hostsnap", "%s (%s): interface name \"%s\" is not described", m->name, os, iface);
-		iface = NULL;
-		script = tb_hostmeta_script(bsd ? "freebsd" : "linux", NULL);
+		tb_warn("hostsnap", "%s (%s): interface name \"%s\" is not described", m->name, os, *iface);
+		*iface = NULL;
+		script = tb_hostmeta_script_any(NULL);
 	}
-	if (script == NULL)
-		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	argv[0] = "sh";
-	argv[1] = "-c";
-	argv[2] = script;
-	argv[3] = NULL;
-	tb_hosts_target(sv->hosts, m, p, &t, pin, sizeof(pin));
-	rc = tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, argv, SNAP_TIMEOUT_MS, SNAP_MAX_BYTES, &cap, err);
-	if (rc != 0)
-		goto out;
-	if (tb_hostmeta_parse(bsd ? "freebsd" : "linux", iface, cap.out, cap.out_len, &meta) != 0 ||
-	    (data = json_dumps(meta, JSON_COMPACT)) == NULL || (command = tb_hosts_command_shown(p, argv)) == NULL) {
+	return script;
+}
+
+int tb_hostsnap_store(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m, const struct tb_persona *p,
+		      const char *os, const char *iface, const char *const argv[], const char *out, size_t len,
+		      struct tb_error *err)
+{
+	const char *kind = tb_hostmeta_kind(out, len);
+	struct tb_snapshot_row row = {0};
+	char *command = NULL, *data = NULL;
+	json_t *meta = NULL;
+	int rc;
+
+	if (kind == NULL)
+		return tb_fail(err, TB_ERR_REMOTE, "", "%s (%s): the metadata script printed no kind line: \"%.*s\"",
+			       m->name, os, (int)(len > 80 ? 80 : strcspn(out, "\n")), out);
+	if (tb_hostmeta_parse(kind, iface, out, len, &meta) != 0 || (data = json_dumps(meta, JSON_COMPACT)) == NULL ||
+	    (command = tb_hosts_command_shown(p, argv)) == NULL) {
 		rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 		goto out;
 	}
@@ -72,44 +68,75 @@ int tb_hostsnap_take(struct tb_services *sv, int64_t matrix_id, const struct tb_
 	row.interface = iface;
 	row.command = command;
 	row.data = data;
-	row.raw = cap.out;
-	row.raw_len = cap.out_len;
+	row.raw = out;
+	row.raw_len = len;
 	rc = tb_store_snapshot_put(sv->store, &row, err);
 	if (rc == 0)
 		tb_events_publish(
 			sv->events, "matrix.host", m->name, matrix_id,
 			json_pack("{s:I, s:s, s:s}", "matrix", (json_int_t)matrix_id, "host", m->name, "os", os));
 out:
-	tb_ssh_capture_free(&cap);
 	json_decref(meta);
-	free(script);
 	free(command);
 	free(data);
 	return rc;
 }
 
+/* One exec of the either-OS script (prefix before it, "" for none) on m as
+ * persona p, and its output stored. */
+static int take(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m, const struct tb_persona *p,
+		const char *os, const char *prefix, const char *iface, struct tb_error *err)
+{
+	struct tb_ssh_target t;
+	struct tb_ssh_capture cap = {0};
+	char pin[96], *script, *full;
+	const char *argv[4] = {"sh", "-c", NULL, NULL};
+	size_t n;
+	int has = 0, rc;
+
+	if ((rc = tb_store_snapshot_has(sv->store, matrix_id, m->name, os, &has, err)) != 0 || has)
+		return rc;
+	script = tb_hostsnap_script(m, os, &iface);
+	n = strlen(prefix) + (script != NULL ? strlen(script) : 0) + 1;
+	if (script == NULL || (full = malloc(n)) == NULL) {
+		free(script);
+		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
+	}
+	snprintf(full, n, "%s%s", prefix, script);
+	argv[2] = full;
+	tb_hosts_target(sv->hosts, m, p, &t, pin, sizeof(pin));
+	rc = tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, argv, SNAP_TIMEOUT_MS, SNAP_MAX_BYTES, &cap, err);
+	if (rc == 0)
+		rc = tb_hostsnap_store(sv, matrix_id, m, p, os, iface, argv, cap.out, cap.out_len, err);
+	tb_ssh_capture_free(&cap);
+	free(script);
+	free(full);
+	return rc;
+}
+
+int tb_hostsnap_take(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m, const struct tb_persona *p,
+		     const char *os, bool bsd, const char *iface, struct tb_error *err)
+{
+	return take(sv, matrix_id, m, p, os,
+		    bsd ? TB_HOSTMETA_KERNEL_VAR "=FreeBSD; " : TB_HOSTMETA_KERNEL_VAR "=Linux; ", iface, err);
+}
+
 int tb_hostsnap_take_machine(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m,
 			     struct tb_error *err)
 {
-	static const char *const argv[] = {"uname", "-s", NULL};
-	const struct tb_persona *p;
-	struct tb_ssh_target t;
-	struct tb_ssh_capture cap = {0};
-	char os[TB_NAME_MAX], pin[96];
-	int rc;
-
+	const struct tb_persona *p = NULL;
+	char os[TB_NAME_MAX];
+	/* the persona that answered last, at once; a probe only when none did or it is gone */
+	bool guessed = tb_hosts_answering(sv->hosts, m->name, os, sizeof(os)) &&
+		       (p = tb_machine_persona(m, os)) != NULL;
+	if (guessed && take(sv, matrix_id, m, p, os, "", tb_hostsnap_iface(m, os, NULL), err) == 0)
+		return 0;
 	if (!tb_hosts_probe_one(sv->hosts, m, os, sizeof(os)))
 		return tb_fail(err, TB_ERR_UNREACHABLE, "", "%s does not answer ssh in any of its OS personas",
 			       m->name);
 	if ((p = tb_machine_persona(m, os)) == NULL)
 		return tb_fail(err, TB_ERR_INTERNAL, "", "%s answers as %s, which it has no persona for", m->name, os);
-	tb_hosts_target(sv->hosts, m, p, &t, pin, sizeof(pin));
-	rc = tb_ssh_run_capture(tb_hosts_pool(sv->hosts), &t, argv, SNAP_TIMEOUT_MS, 4096, &cap, err);
-	if (rc == 0)
-		rc = tb_hostsnap_take(sv, matrix_id, m, p, os, strncmp(cap.out, "FreeBSD", 7) == 0,
-				      tb_hostsnap_iface(m, os, NULL), err);
-	tb_ssh_capture_free(&cap);
-	return rc;
+	return take(sv, matrix_id, m, p, os, "", tb_hostsnap_iface(m, os, NULL), err);
 }
 
 /* ---- views ---- */

@@ -22,6 +22,19 @@ struct tb_persona;
  * run's link when m has it, else m's first link): its name, or NULL. */
 const char *tb_hostsnap_iface(const struct tb_machine *m, const char *os, const char *link);
 
+/* The script that takes a snapshot (tb_hostmeta_script_any) about *iface,
+ * without the NIC part (*iface set to NULL, a warning logged) when the
+ * script refuses that name; NULL when out of memory. */
+char *tb_hostsnap_script(const struct tb_machine *m, const char *os, const char **iface);
+
+/* Store the snapshot of m (persona p, OS os) for matrix_id from the output
+ * (out, len bytes) of a tb_hostsnap_script that ran as argv (stored as the
+ * command, as shown to a user), and publish matrix.host.  0, or
+ * TB_ERR_REMOTE when out has no kind line, or the store's error. */
+int tb_hostsnap_store(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m, const struct tb_persona *p,
+		      const char *os, const char *iface, const char *const argv[], const char *out, size_t len,
+		      struct tb_error *err);
+
 /*
  * Take the snapshot of m (answering as persona p, OS os; bsd: FreeBSD
  * userland) for matrix_id unless it has one for that OS: one ssh exec of at
@@ -31,8 +44,9 @@ const char *tb_hostsnap_iface(const struct tb_machine *m, const char *os, const 
 int tb_hostsnap_take(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m, const struct tb_persona *p,
 		     const char *os, bool bsd, const char *iface, struct tb_error *err);
 
-/* The same for a machine that runs no iperf3 (a router): which persona
- * answers, and its `uname -s`, are asked first (blocking: three ssh execs). */
+/* The same for a machine that runs no iperf3 (a router), in the persona
+ * that answered last (one ssh exec); when none did, or that exec fails, a
+ * probe finds the one that answers and the exec is made there. */
 int tb_hostsnap_take_machine(struct tb_services *sv, int64_t matrix_id, const struct tb_machine *m,
 			     struct tb_error *err);
 

@@ -213,7 +213,7 @@ static const char *current_os(struct tb_services *sv, struct tb_run_host *h)
 {
 	struct tb_error e = {0};
 
-	if (!h->ready && tb_run_host_prepare(sv, h, &e) != 0)
+	if (!h->ready && tb_run_host_prepare(sv, h, NULL, &e) != 0)
 		h->os[0] = '\0';
 	if (!h->initial_known) {
 		h->initial_known = true;
@@ -237,7 +237,7 @@ int tb_matrix_host_os(struct tb_services *sv, int64_t matrix_id, const char *hol
 		return 0;
 	h->ready = false;
 	if (tb_matrix_boot(sv, matrix_id, holder, h->m->name, from, want, seq, stop, &e) == 0 &&
-	    tb_run_host_prepare(sv, h, &e) == 0 && strcmp(h->os, want) == 0)
+	    tb_run_host_prepare(sv, h, NULL, &e) == 0 && strcmp(h->os, want) == 0)
 		return 0;
 	if (e.message[0] == '\0')
 		snprintf(e.message, sizeof(e.message), "it answers as %s", h->os);

@@ -59,12 +59,26 @@ struct tb_run_ctl {
  * SIGINT to its client if one runs (blocking: one short ssh command). */
 void tb_run_ctl_stop(struct tb_services *sv, struct tb_run_ctl *ctl, int why);
 
+/* A matrix's metadata of a host, taken with its preparation: matrix_id's,
+ * when the host is in OS want (NULL: any), about the data-plane interface
+ * of link (NULL: the host's first; hostsnap.h). */
+struct tb_run_snap {
+	int64_t matrix_id;
+	const char *want;
+	const char *link;
+};
+
 /*
- * Learn what h answers as: probe, then `uname -s; iperf3 --version; iperf -v`
- * once.  0, or TB_ERR_UNREACHABLE / TB_ERR_REMOTE (neither iperf3 3.x nor
- * iperf 2) with err.  A run whose tool the host lacks fails with its reason.
+ * Learn what h answers as: `uname -s; iperf3 --version; iperf -v; netperf
+ * -V` in one exec on the persona that answered last, or where a probe finds
+ * one answering when none did or that exec failed.  With snap, the same exec
+ * takes the matrix's metadata of h (hostsnap.h) when snap wants h's OS and
+ * h->snapped_os is not it (then set).  0, or TB_ERR_UNREACHABLE /
+ * TB_ERR_REMOTE (no traffic tool) with err.  A run whose tool the host lacks
+ * fails with its reason.  Blocks: one ssh exec, or a probe and one.
  */
-int tb_run_host_prepare(struct tb_services *sv, struct tb_run_host *h, struct tb_error *err);
+int tb_run_host_prepare(struct tb_services *sv, struct tb_run_host *h, const struct tb_run_snap *snap,
+			struct tb_error *err);
 
 /*
  * Execute planned run r (id, matrix_id, seq, addresses and params set) and

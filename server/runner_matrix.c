@@ -209,8 +209,8 @@ void tb_rn_run_job(struct tb_rn_worker *w, struct job *j, struct tb_run_host *c,
 		fail_run(w->r->sv, j, "boot_error", msg);
 		goto out;
 	}
-	if ((!c->ready && tb_run_host_prepare(w->r->sv, c, &e) != 0) ||
-	    (!s->ready && tb_run_host_prepare(w->r->sv, s, &e) != 0)) {
+	if ((!c->ready && tb_run_host_prepare(w->r->sv, c, NULL, &e) != 0) ||
+	    (!s->ready && tb_run_host_prepare(w->r->sv, s, NULL, &e) != 0)) {
 		fail_run(w->r->sv, j, "ssh_error", e.message);
 		goto out;
 	}

@@ -34,9 +34,13 @@ static void *warm_main(void *arg)
 		if (tb_hostsnap_take_machine(a->w->r->sv, a->w->id, a->router, &e) != 0)
 			tb_warn("runner", "matrix %lld: the metadata of router %s was not taken: %s",
 				(long long)a->w->id, a->router->name, e.message);
-	} else if (tb_run_host_prepare(a->w->r->sv, a->h, &e) == 0 &&
-		   (a->want == NULL || strcmp(a->want, a->h->os) == 0)) {
-		tb_rn_snapshot(a->w, a->j, a->h);
+	} else {
+		/* the metadata in the same exec as the versions */
+		struct tb_run_snap snap = {a->j->row.matrix_id, a->want, a->j->row.link};
+
+		if (tb_run_host_prepare(a->w->r->sv, a->h, &snap, &e) == 0 &&
+		    (a->want == NULL || strcmp(a->want, a->h->os) == 0))
+			tb_rn_snapshot(a->w, a->j, a->h); /* when that exec did not take it */
 	}
 	return NULL;
 }

@@ -110,6 +110,10 @@ sys.exit(not (m["kind"] == "linux" and m["release"] == "6.8.0-134-generic" and m
  and n["driver"] == "veth" and n["mtu"] > 0 and t["congestion_control"] in t["congestion_available"]
  and len(t["rmem"]) == 3 and m["forwarding"]["ipv4"] is False
  and h["command"].startswith("ssh root@") and "sh -c" in h["command"] and "ethtool -i" in h["command"]))'
+# taken in the same exec as the tools' versions before the first run (the command shown is the one that ran)
+check "left's metadata came with its iperf3 --version, in one command" pyck "$hosts" '
+h = [h for h in d["hosts"] if h["host"] == "left"][0]; print("#", h["command"][:160])
+sys.exit(not ("iperf3 --version" in h["command"] and "@@testbedd-metadata" in h["command"]))'
 check "the router: FreeBSD 14.1, forwarding on, its NIC and socket-buffer sysctls" pyck "$hosts" '
 h = [h for h in d["hosts"] if h["host"] == "router"][0]; m = h["metadata"]; t = m.get("tcp", {})
 print("#", m.get("release"), m.get("forwarding"), m.get("nic", {}).get("interface"), t)
@@ -118,6 +122,9 @@ sys.exit(not (m["kind"] == "freebsd" and m["release"] == "14.1-RELEASE-p5" and m
  and m["nic"]["interface"] == "ix0" and m["nic"]["mtu"] > 0))'
 raw=$(api GET "/api/v1/matrices/$M1/hosts/raw?host=router&os=freebsd")
 check "the raw output of a snapshot, section by section" sh -c "test '$(st)' = 200 && printf '%s' \"\$1\" | grep -q '^@@testbedd-section sysctl'" _ "$raw"
+check "the raw output starts with the kind the host's uname picked" sh -c "printf '%s' \"\$1\" | head -n 1 | grep -qx '@@testbedd-kind freebsd'" _ "$raw"
+raw=$(api GET "/api/v1/matrices/$M1/hosts/raw?host=left&os=ubuntu")
+check "left's raw output: its metadata only (no versions before the kind line)" sh -c "printf '%s' \"\$1\" | head -n 1 | grep -qx '@@testbedd-kind linux' && ! printf '%s' \"\$1\" | grep -q '^iperf 3'" _ "$raw"
 api GET "/api/v1/matrices/$M1/hosts/raw?host=router&os=ubuntu" >/dev/null
 check "raw of a host and OS the matrix did not see: 404" test "$(st)" = 404
 api GET "/api/v1/matrices/999999/hosts" >/dev/null
@@ -314,7 +321,9 @@ wait "$HOLD" 2>/dev/null
 check "no iperf3 left after the failed starts" no_iperf_left
 
 # ---- 5. sshd stopped on the server mid-run: ssh_error, the matrix goes on ----
-body=$(api POST /api/v1/matrices '{"name":"sshd","pairs":[{"client":"left","server":"right"},{"client":"left","server":"router","link":"lan10"}],"duration_s":4}')
+# (8 s runs: the kill lands mid-run even when the machine is loaded; with 4 s a
+# slow poll and a slow walk over the namespace's pids once came after the run)
+body=$(api POST /api/v1/matrices '{"name":"sshd","pairs":[{"client":"left","server":"right"},{"client":"left","server":"router","link":"lan10"}],"duration_s":8}')
 M5=$(echo "$body" | jq_ 'd["matrix"]["id"]')
 check "matrix $M5 runs" wait_run "$M5" 0 running
 sleep 1.5

@@ -1549,6 +1549,66 @@ static void test_script_runs(void **state)
 	free(bsd_script);
 }
 
+/* The either-OS script (tb_hostmeta_script_any), as the runner runs it
+ * (sh -c through the login shells): this Linux machine's own uname picks
+ * the Linux part and the output says so first; with $tb_kernel set by a
+ * script before it (the runner's versions), FreeBSD's part runs instead,
+ * without asking uname again. */
+static void test_script_any(void **state)
+{
+	static const char *const shells[] = {"/bin/sh", "/bin/bash", "/usr/bin/tcsh"};
+	static const char *const prefixes[] = {"", TB_HOSTMETA_KERNEL_VAR "=FreeBSD; "};
+	char *any = tb_hostmeta_script_any("lo");
+	int ran = 0;
+
+	(void)state;
+	assert_non_null(any);
+	assert_null(tb_hostmeta_script_any("-lo")); /* the same names refused as tb_hostmeta_script */
+	for (size_t i = 0; i < sizeof(shells) / sizeof(shells[0]); i++)
+		for (size_t k = 0; k < 2; k++) {
+			char *script = malloc(strlen(prefixes[k]) + strlen(any) + 1), *line, *out;
+			const char *sh_argv[] = {"sh", "-c", script, NULL};
+			struct tb_error err;
+			const char *kind;
+			size_t len;
+			json_t *r;
+
+			if (access(shells[i], X_OK) != 0) {
+				free(script);
+				continue;
+			}
+			assert_non_null(script);
+			strcpy(stpcpy(script, prefixes[k]), any);
+			tb_error_clear(&err);
+			assert_non_null(line = tb_ssh_command_line(sh_argv, &err));
+			{
+				const char *argv[] = {shells[i], "-c", line, NULL};
+
+				out = run_capture(argv, &len);
+			}
+			ran++;
+			kind = tb_hostmeta_kind(out, len);
+			assert_non_null(kind);
+			assert_string_equal(kind, k == 0 ? "linux" : "freebsd");
+			assert_int_equal(count(out, TB_HOSTMETA_RC),
+					 k == 0 ? 10 : 7); /* "lo": no FreeBSD device sections */
+			r = parse_ok(kind, "lo", out, len);
+			assert_string_equal(json_string_value(json_object_get(r, "kind")), kind);
+			assert_string_equal(json_string_value(json_object_get(r, "kernel")), "Linux");
+			if (k == 0)
+				assert_int_equal(json_integer_value(tb_test_walk(r, "nic/mtu", '/')), 65536);
+			json_decref(r);
+			free(out);
+			free(line);
+			free(script);
+		}
+	assert_true(ran >= 4);
+	assert_null(tb_hostmeta_kind("Linux\n", 6));
+	assert_null(tb_hostmeta_kind(TB_HOSTMETA_KIND "solaris\n", strlen(TB_HOSTMETA_KIND) + 8));
+	assert_null(tb_hostmeta_kind(NULL, 0));
+	free(any);
+}
+
 /* ---- robustness ---- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -1790,19 +1850,13 @@ static void test_out_of_memory(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_samples),
-		cmocka_unit_test(test_every_file),
-		cmocka_unit_test(test_hosts),
-		cmocka_unit_test(test_odd_outputs),
-		cmocka_unit_test(test_parser_cases),
-		cmocka_unit_test(test_script_refused),
-		cmocka_unit_test(test_script_shape),
-		cmocka_unit_test(test_script_runs),
-		cmocka_unit_test(test_script_without_ipv6),
-		cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_garbage),
-		cmocka_unit_test(test_out_of_memory),
-		cmocka_unit_test(test_shaping),
+		cmocka_unit_test(test_samples),       cmocka_unit_test(test_every_file),
+		cmocka_unit_test(test_hosts),         cmocka_unit_test(test_odd_outputs),
+		cmocka_unit_test(test_parser_cases),  cmocka_unit_test(test_script_refused),
+		cmocka_unit_test(test_script_shape),  cmocka_unit_test(test_script_runs),
+		cmocka_unit_test(test_script_any),    cmocka_unit_test(test_script_without_ipv6),
+		cmocka_unit_test(test_truncated),     cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_shaping),
 	};
 
 	tb_test_data_dir("hosts", data_dir, sizeof(data_dir));

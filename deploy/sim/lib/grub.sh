@@ -4,7 +4,8 @@
 S=$1 H=$2 name=${3##*/}
 shift 3
 HD=$S/hosts/$H
-persona=$(cat "$HD/persona" 2>/dev/null)
+persona=
+read -r persona 2>/dev/null <"$HD/persona"
 env=$HD/boot/grub/grubenv
 case $name in
 grub-editenv)

@@ -1,12 +1,13 @@
 #!/bin/bash
 # uname.sh STATE HOST ARGV0 ARGS...: uname as the host's current persona answers it.
+# Bash builtins only (read, case, substrings): no fork, so that it costs about
+# what the real uname does (a probe and every metadata script run it).
 S=$1 H=$2
 shift 3
-persona=$(cat "$S/hosts/$H/persona" 2>/dev/null)
+persona=
+read -r persona 2>/dev/null <"$S/hosts/$H/persona"
 [ -n "$persona" ] && [ -d "$S/personas/$persona" ] || persona=ubuntu
 P=$S/personas/$persona
-f() { cat "$P/uname.$1"; }
-all() { sed "s/@HOST@/$H/" "$P/uname.a"; }
 want=""
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -27,16 +28,23 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ -n "$want" ] || want=s
-case $want in *a*) all; exit 0 ;; esac
-out=""
-for k in $(echo "$want" | grep -o . ); do
+case $want in
+*a*)
+	read -r line <"$P/uname.a"
+	printf '%s\n' "${line//@HOST@/$H}"
+	exit 0 ;;
+esac
+for ((i = 0; i < ${#want}; i++)); do
+	k=${want:i:1}
 	case "snrvmpioKUb" in *$k*) ;; *) if [ "$persona" = freebsd ]; then echo "uname: illegal option -- $k" >&2; echo "usage: uname [-abiKmnoprsUv]" >&2; else echo "uname: invalid option -- '$k'" >&2; echo "Try 'uname --help' for more information." >&2; fi; exit 1 ;; esac
 done
 # print in the system's fixed order
 if [ "$persona" = freebsd ]; then order="s n r v m p i K U b"; else order="s n r v m p i o"; fi
+out=""
 for k in $order; do
 	case $want in *$k*) ;; *) continue ;; esac
-	if [ "$k" = n ]; then v=$H; else v=$(f "$k" 2>/dev/null); fi
+	v=
+	if [ "$k" = n ]; then v=$H; else read -r v 2>/dev/null <"$P/uname.$k"; fi
 	out="${out:+$out }$v"
 done
 printf '%s\n' "$out"
