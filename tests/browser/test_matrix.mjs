@@ -681,7 +681,11 @@ test('the live plot is drawn by a worker, and by the page itself where the brows
       const rate = box.locator('canvas.chart-rate');
       // a canvas handed to a worker (transferControlToOffscreen) has no context on the page
       assert.equal(await rate.evaluate((c) => { try { return c.getContext('2d') ? 'page' : 'none'; } catch { return 'worker'; } }), drawer);
-      const line = await seriesPixels(p, await rate.screenshot());
+      // the page's screenshot of the canvas's box: an element screenshot waits for the element to be
+      // "stable" over animation frames, which a loaded machine once did not give it within 30 s
+      await p.bringToFront();
+      await rate.evaluate((c) => c.scrollIntoView({ block: 'center' }));
+      const line = await seriesPixels(p, await p.screenshot({ clip: await rate.boundingBox() }));
       assert.ok(line > 100, `${drawer}: the bitrate line is on the canvas (${line} pixels of the first series' colour)`);
       if (drawer === 'worker') {
         // the worker reads the page's own stream: the page holds the app's stream and the matrix's, no third
