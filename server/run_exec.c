@@ -655,6 +655,7 @@ static int attempt_idle(struct tb_services *sv, struct tb_run_ctl *ctl, struct t
 		 * before its server starts, so that none sees another's server as a stray */
 		if (ctl->in_round || (look = run_idle_look_start(sv, r, ch, sh)) == NULL)
 			run_idle_wait(sv, ctl, r, ch, sh, idle);
+		tb_run_round_looked(ctl); /* no server of the round starts before all have looked */
 	}
 	if (idle->klass == NULL)
 		attempt(sv, ctl, r, drv, p, ch, sh, sample, look, o);

@@ -44,16 +44,42 @@ struct tb_run_host {
 
 enum tb_run_stop { TB_RUN_GO = 0, TB_RUN_CANCEL = 1, TB_RUN_SHUTDOWN = 2 };
 
+/*
+ * The runs of one round start at once and may share a host (concurrency
+ * pairs): each makes its first idle look before its server starts, and none
+ * starts its server before every run of the round has looked, so that no
+ * look sees another run's server as a stray.  tb_run_round_looked: the run
+ * looked (or never will: it failed before, or did not start); once per
+ * run, later calls do nothing.  It then waits, at most TB_RUN_ROUND_WAIT_MS,
+ * for the others (a run stuck in its look holds no other one for longer).
+ */
+#define TB_RUN_ROUND_WAIT_MS 20000
+struct tb_run_round {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int pending; /* runs that have not looked yet */
+};
+void tb_run_round_init(struct tb_run_round *rd, int n);
+void tb_run_round_destroy(struct tb_run_round *rd);
+
 /* Shared between the run and a thread that stops it (lock guards all). */
 struct tb_run_ctl {
 	pthread_mutex_t lock;
 	volatile int stop; /* enum tb_run_stop */
 	struct tb_ssh_target client_t;
 	char client_pin[96];
-	long client_pid; /* > 0 while the client runs */
-	int signaled;    /* SIGINT was sent to the client */
-	int in_round;    /* set by the runner: one of a round's runs, started with the others at once */
+	long client_pid;            /* > 0 while the client runs */
+	int signaled;               /* SIGINT was sent to the client */
+	int in_round;               /* set by the runner: one of a round's runs, started with the others at once */
+	struct tb_run_round *round; /* the round's look barrier (set with in_round), else NULL */
+	int round_looked;           /* this run passed the barrier (tb_run_round_looked) */
 };
+
+/* The run of ctl looked (see struct tb_run_round): blocks until the round's
+ * other runs have, TB_RUN_ROUND_WAIT_MS at most.  No round: nothing. */
+void tb_run_round_looked(struct tb_run_ctl *ctl);
+/* The same without the wait: for a run that will not look (not started). */
+void tb_run_round_skip(struct tb_run_ctl *ctl);
 
 /* Ask the run in progress to stop (why: TB_RUN_CANCEL or TB_RUN_SHUTDOWN):
  * SIGINT to its client if one runs (blocking: one short ssh command). */

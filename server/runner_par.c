@@ -93,6 +93,7 @@ static void *par_main(void *arg)
 	struct par_job *p = arg;
 
 	tb_rn_run_job(p->w, p->j, p->c, p->s, p->ctl);
+	tb_run_round_skip(p->ctl); /* a run that ended before its look holds the others no longer */
 	return NULL;
 }
 
@@ -102,6 +103,7 @@ void tb_rn_run_round(struct tb_rn_worker *w, struct job *js, int n, struct tb_ru
 {
 	struct tb_inventory *inv = tb_inv_current_get(w->r->sv->invs);
 	struct par_job p[TB_RUNNER_PARALLEL];
+	struct tb_run_round rd;
 	int stop;
 
 	/* reset the other slots, then look at the matrix's stop: a cancel that
@@ -114,19 +116,30 @@ void tb_rn_run_round(struct tb_rn_worker *w, struct job *js, int n, struct tb_ru
 	pthread_mutex_lock(&w->ctl.lock);
 	stop = w->ctl.stop;
 	pthread_mutex_unlock(&w->ctl.lock);
+	tb_run_round_init(&rd, n);
 	for (int k = 0; k < n; k++) {
 		p[k] = (struct par_job){w, &js[k], NULL, NULL, k == 0 ? &w->ctl : &w->par[k - 1], 0, false};
 		p[k].ctl->in_round = n > 1; /* the runs of a round may share a host: run_exec.c's idle look */
-		if (stop || tb_rn_resolve(w, &js[k], hs, nh, inv, &p[k].c, &p[k].s) != 0)
+		p[k].ctl->round = n > 1 ? &rd : NULL;
+		p[k].ctl->round_looked = 0;
+		if (stop || tb_rn_resolve(w, &js[k], hs, nh, inv, &p[k].c, &p[k].s) != 0) {
+			tb_run_round_skip(p[k].ctl); /* it never looks: the others do not wait for it */
 			continue;
-		if (pthread_create(&p[k].th, NULL, par_main, &p[k]) == 0)
+		}
+		if (pthread_create(&p[k].th, NULL, par_main, &p[k]) == 0) {
 			p[k].started = true;
-		else
-			tb_rn_run_job(w, &js[k], p[k].c, p[k].s, p[k].ctl); /* no thread: in turn */
+		} else {
+			tb_run_round_skip(p[k].ctl); /* no thread: in turn, after the round's others */
+			p[k].ctl->round = NULL;
+			tb_rn_run_job(w, &js[k], p[k].c, p[k].s, p[k].ctl);
+		}
 	}
 	for (int k = 0; k < n; k++)
 		if (p[k].started)
 			pthread_join(p[k].th, NULL);
+	for (int k = 0; k < n; k++)
+		p[k].ctl->round = NULL;
+	tb_run_round_destroy(&rd);
 	w->ctl.in_round = 0; /* the matrix's own control, used by its single runs too */
 	tb_inv_current_put(w->r->sv->invs, inv);
 }
