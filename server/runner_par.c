@@ -45,6 +45,16 @@ static void *warm_main(void *arg)
 	return NULL;
 }
 
+/* Whether name is one of hs[0..n): a router that runs traffic itself gets
+ * its metadata with its preparation, not a second time beside it. */
+static bool is_run_host(const struct tb_run_host *hs, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (hs[i].m != NULL && strcmp(hs[i].m->name, name) == 0)
+			return true;
+	return false;
+}
+
 void tb_rn_warm_up(struct tb_rn_worker *wk, struct jobs *js, struct tb_run_host *hs, int *nh)
 {
 	struct tb_inventory *inv = tb_inv_current_get(wk->r->sv->invs);
@@ -65,7 +75,7 @@ void tb_rn_warm_up(struct tb_rn_worker *wk, struct jobs *js, struct tb_run_host 
 					       NULL, 0};
 		}
 	for (size_t i = 0; w != NULL && i < inv->nmachines; i++)
-		if (inv->machines[i].role == TB_ROLE_ROUTER)
+		if (inv->machines[i].role == TB_ROLE_ROUTER && !is_run_host(hs, *nh, inv->machines[i].name))
 			w[n++] = (struct warm){wk, NULL, NULL, NULL, &inv->machines[i], 0};
 	for (int i = 0; i < n; i++)
 		if (pthread_create(&w[i].th, NULL, warm_main, &w[i]) != 0) {
