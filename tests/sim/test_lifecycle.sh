@@ -3,7 +3,8 @@
 # block clash with a running sim is refused; two sims run at once; the inventory is
 # testbedd's format with the real host keys; `down` leaves nothing (namespaces,
 # links, addresses, mounts, processes, nft tables), also after a crash halfway
-# through `up`, and running it twice is safe.
+# through `up`, and running it twice is safe; a killed run's sim (no process of it
+# left) is taken down by the next `up` of its prefix.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 
@@ -133,6 +134,25 @@ for delay in 0.4 1.2 2.0; do
 	check "after up was killed at ${delay}s, down leaves no trace" eval '! traces_of $C'
 	check "... and no process of it" eval '! procs_alive /tmp/tbtl-pids.$$'
 done
+
+# a killed run: every process of the sim gone, its names, links and files left;
+# the next up with that prefix takes them down first (one still running is refused above)
+S=$("$SIM" up --prefix $C --block 249 2>/dev/null)
+check "up $C" test $? = 0 -a -d "$S"
+cp "$S/pids" /tmp/tbtl-pids.$$
+victims=$(awk '{ print $1 }' "$S/pids"; for n in $C-left $C-right $C-router $C-relay; do ip netns pids $n; done)
+kill -KILL $victims 2>/dev/null
+for i in $(seq 1 50); do procs_alive /tmp/tbtl-pids.$$ 2>/dev/null || break; sleep 0.1; done
+check "killed: none of its processes runs, its namespaces are left" eval '! procs_alive /tmp/tbtl-pids.$$ && ip netns list | grep -q "^$C-left"'
+err=$("$SIM" up --prefix $C --block 249 2>&1 >/tmp/tbtl-dir.$$)
+rc=$?
+S=$(cat /tmp/tbtl-dir.$$)
+check "a new up with its prefix takes the dead sim's traces down and comes up (exit $rc)" test $rc = 0 -a -d "$S"
+check "... saying so" grep -q "left traces but none of its processes runs" <<<"$err"
+NET=198.18.249
+check "... and the new sim answers ssh" wait_ssh $NET.11
+"$SIM" down --prefix $C >/dev/null 2>&1
 check "this machine is as before" test "$(snapshot)" = "$before"
+rm -f /tmp/tbtl-dir.$$
 rm -f /tmp/tbtl-pids.$$
 finish
