@@ -96,7 +96,11 @@ static int client_pid(void *cls, long pid)
 	c->ctl->client_pid = pid;
 	pthread_mutex_unlock(&c->ctl->lock);
 	c->r->client_pid = pid;
-	tb_store_run_update(c->store, c->r, NULL);
+	/* a client whose shell waits for the go while the first look runs is stored with
+	 * the run when it is let go (beside_go): until then the run is pending, its
+	 * commands not run */
+	if (c->r->state != NULL && strcmp(c->r->state, "running") == 0)
+		tb_store_run_update(c->store, c->r, NULL);
 	return 0;
 }
 
@@ -260,17 +264,71 @@ static void mark_running(struct tb_services *sv, struct tb_run_row *r)
 	publish_run(sv, r);
 }
 
+/* What starts with the run the moment its client is let go: the run marked
+ * running, then what the spec starts beside it (samples of both ends and
+ * the routers on the path, latency, a profile).  Nothing of it for an end
+ * found busy by the first look. */
+struct beside {
+	struct tb_services *sv;
+	struct tb_run_row *r;
+	const struct tb_run_host *ch, *sh;
+	const struct tb_iperf_params *p;
+	bool sample, started;
+	struct run_samplers samplers;
+	struct run_latency lat;
+	struct run_profile prof;
+};
+
+/* The gate's go (struct run_gate). */
+static void beside_go(void *cls)
+{
+	struct beside *b = cls;
+	long wall_s = b->p->omit_s + b->p->duration_s + SLACK_S;
+
+	mark_running(b->sv, b->r);
+	if (b->sample) /* the spec's "sample": for the run's length at most */
+		run_samplers_start(&b->samplers, b->sv, b->ch, b->sh, b->r, wall_s);
+	run_latency_start(&b->lat, b->sv, b->ch, b->sh, b->r, b->p->omit_s + b->p->duration_s); /* "latency" */
+	run_profile_start(&b->prof, b->sv, b->ch, b->sh, b->r, wall_s);                         /* "profile" */
+	b->started = true;
+}
+
+/* The client ended (or never ran): what started beside it stops; its latency summary into o. */
+static void beside_stop(struct beside *b, bool read_profile, json_t **latency)
+{
+	if (!b->started)
+		return;
+	run_profile_stop(&b->prof, read_profile);
+	if (b->sample)
+		run_samplers_stop(&b->samplers);
+	run_latency_stop(&b->lat);
+	*latency = b->lat.summary; /* kept with the run: its run.rtt events may go with the retention */
+	b->lat.summary = NULL;
+}
+
 /* The client, under the ssh watchdog (and timeout(1) on the host), opened
- * now and let go the moment the server listens.  *listening: what the gate
- * saw (1: the client ran). */
+ * now (with look, the client end's look run first in its shell) and let go
+ * the moment the server listens and both ends are idle (b then started).
+ * *listening: what the gate saw (1: the client ran; -2: an end was busy). */
 static int run_client(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r, struct tb_run_host *ch,
 		      struct run_server *s, const char **cargv, long wall_s, struct client *c,
-		      struct tb_ssh_result *res, int *listening, struct tb_error *e)
+		      struct run_idle_look *look, struct beside *b, struct tb_ssh_result *res, int *listening,
+		      struct tb_error *e)
 {
 	struct tb_ssh_target t;
-	struct run_gate g = {s, ctl, sv->store, r, tb_monotonic_ms() + LISTEN_WAIT_MS, 0};
+	struct tb_ssh_before before;
+	struct run_gate g = {.s = s,
+			     .ctl = ctl,
+			     .store = sv->store,
+			     .r = r,
+			     .until = tb_monotonic_ms() + LISTEN_WAIT_MS,
+			     .look = look,
+			     .go = beside_go,
+			     .go_cls = b};
 	int rc;
 
+	if (look != NULL)
+		run_idle_look_before(look, 0, &before);
 	pthread_mutex_lock(&ctl->lock);
 	target_of(sv, ch, &ctl->client_t, ctl->client_pin, sizeof(ctl->client_pin));
 	ctl->client_pid = 0;
@@ -281,7 +339,8 @@ static int run_client(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_
 		rc = TB_ERR_CANCELED;
 	else
 		rc = tb_ssh_spawn_gated(tb_hosts_pool(sv->hosts), &t, cargv, LISTEN_WAIT_MS + (wall_s + 5) * 1000,
-					run_client_gate, &g, client_pid, client_output, c, res, e);
+					run_client_gate, &g, look != NULL ? &before : NULL, client_pid, client_output,
+					c, res, e);
 	*listening = g.listening;
 	pthread_mutex_lock(&ctl->lock);
 	ctl->client_pid = 0;
@@ -437,7 +496,7 @@ static void read_sample_opt(void *cls, const struct tb_matrix_row *m)
 	json_decref(spec);
 }
 
-/* The first idle look (beside the server's start) found an end busy: the
+/* The first idle look (made by the run's own commands) found an end busy: the
  * server stopped by pid once it has one (it is starting), the client never
  * run; o says so (idle_busy) for tb_run_execute to wait as run_idle.h says. */
 static void stop_for_idle(struct run_server *s, struct outcome *o)
@@ -448,17 +507,16 @@ static void stop_for_idle(struct run_server *s, struct outcome *o)
 	outcome_set(o, "busy_host", "an end was busy at the run's start");
 }
 
-/* One attempt at run r: the server started (and, with look, one idle look
- * at both ends beside it), the client let go when it listens (and both
- * ends are idle), both outputs parsed, the outcome classified into o. */
+/* One attempt at run r: the server started and the client opened at once
+ * (with look, each end's first look made first in its shell), the client
+ * let go when the server listens and both ends are idle, both outputs
+ * parsed, the outcome classified into o. */
 static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r,
 		    const struct tb_traffic_driver *drv, const struct tb_iperf_params *p, struct tb_run_host *ch,
 		    struct tb_run_host *sh, bool sample, struct run_idle_look *look, struct outcome *o)
 {
 	struct run_server s;
-	struct run_samplers samplers = {0};
-	struct run_latency lat = {0};
-	struct run_profile prof;
+	struct beside b = {.sv = sv, .r = r, .ch = ch, .sh = sh, .p = p, .sample = sample};
 	struct client c = {.ctl = ctl,
 			   .store = sv->store,
 			   .r = r,
@@ -468,6 +526,7 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 	struct pub spub = {sv, r, "server", sh->m->name, 0}, cpub = {sv, r, "client", ch->m->name, 0};
 	struct tb_error e = {0};
 	struct tb_argv cav;
+	struct tb_ssh_before sbefore;
 	const char *cargv[TB_ARGV_MAX + 4];
 	char wall[24];
 	long wall_s = p->omit_s + p->duration_s + SLACK_S;
@@ -480,34 +539,21 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		run_server_free(&s);
 		return;
 	}
+	if (look != NULL)
+		run_idle_look_before(look, 1, &sbefore);
 	s.parser = drv->parser_new(&sh->tools, p, false, publish_interval, &spub);
 	c.parser = drv->parser_new(&ch->tools, p, true, publish_interval, &cpub);
-	if (s.parser == NULL || c.parser == NULL || run_server_start(&s) != 0) {
+	if (s.parser == NULL || c.parser == NULL || run_server_start(&s, look != NULL ? &sbefore : NULL) != 0) {
 		outcome_set(o, "iperf_error", "out of memory or threads");
 		collect(&s, &c, o);
 		return;
 	}
-	/* the look, done while the server started: nothing beside the run starts, and
-	 * the run is not marked running, for an end found busy */
-	if (look != NULL && !run_idle_look_wait(look)) {
+	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, look, &b, &res, &ln, &e);
+	beside_stop(&b, ctl->stop == 0, &o->latency); /* a stopped run's profile is not read */
+	if (ln == -2 && !ctl->stop) {                 /* the look found an end busy: the client never ran */
 		stop_for_idle(&s, o);
-		collect(&s, &c, o);
-		return;
-	}
-	mark_running(sv, r);
-	if (sample) /* the spec's "sample": both ends and the routers on the path, for the run's length at most */
-		run_samplers_start(&samplers, sv, ch, sh, r, wall_s);
-	run_latency_start(&lat, sv, ch, sh, r, p->omit_s + p->duration_s); /* the spec's "latency", if any */
-	run_profile_start(&prof, sv, ch, sh, r, wall_s);                   /* the spec's "profile", if any */
-	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, &res, &ln, &e);
-	run_profile_stop(&prof, ctl->stop == 0); /* a stopped run's profile is not read */
-	if (sample)
-		run_samplers_stop(&samplers);
-	run_latency_stop(&lat);
-	o->latency = lat.summary; /* kept with the run: its run.rtt events may go with the retention */
-	lat.summary = NULL;
-	if (ln != 1) {
-		never_ran(sv, ctl, r, ch, sh, &s, ln, &e, o);
+	} else if (ln != 1) {
+		never_ran(sv, ctl, r, ch, sh, &s, ln == -2 ? 0 : ln, &e, o);
 	} else {
 		r->client_exit = rc == 0 ? res.exit_status : -1;
 		/* a -1 server ends by itself after the test, one that stays (iperf2)
@@ -650,10 +696,10 @@ static int attempt_idle(struct tb_services *sv, struct tb_run_ctl *ctl, struct t
 
 	if (!*looked) {
 		*looked = 1;
-		/* "idle": false: the wait returns at once; no thread: it waits before, as it did.  The
+		/* "idle": false: the wait returns at once; no memory: it waits before, as it did.  The
 		 * runs of a round start at once and may share a host (concurrency pairs): each looks
 		 * before its server starts, so that none sees another's server as a stray */
-		if (ctl->in_round || (look = run_idle_look_start(sv, r, ch, sh)) == NULL)
+		if (ctl->in_round || (look = run_idle_look_new(sv, r, ch, sh)) == NULL)
 			run_idle_wait(sv, ctl, r, ch, sh, idle);
 		tb_run_round_looked(ctl); /* no server of the round starts before all have looked */
 	}

@@ -298,6 +298,30 @@ static void *look_run(void *cls)
 	return NULL;
 }
 
+/* The verdict of end i's look (its output text, or rc/e when its ssh failed):
+ * 1 busy, 0 idle, -1 the look failed (msg says which, either way). */
+static int verdict_of(const struct tb_idle_opts *o, const struct own *own, int i, const struct tb_run_host *h, int rc,
+		      const struct tb_error *e, const char *text, int exit_status, const char *errtext, char *msg,
+		      size_t len)
+{
+	struct tb_idle_seen seen;
+	struct tb_error pe = {0};
+
+	if (rc != 0) {
+		snprintf(msg, len, "idle check on %s: %s", h->m->name, e->message);
+		return -1;
+	}
+	if (tb_idle_parse(h->bsd, text, &seen, &pe) != 0) {
+		snprintf(msg, len, "idle check on %s: %s (exit %d): %.200s", h->m->name, pe.message, exit_status,
+			 errtext != NULL ? errtext : "");
+		return -1;
+	}
+	tb_idle_drop_own(&seen, own->pid[i], own->n[i]);
+	if (own->port > 0)
+		tb_idle_drop_port(&seen, own->port);
+	return tb_idle_busy(o, &seen, h->m->name, msg, len) ? 1 : 0;
+}
+
 /* One look at both ends (the server's in a thread): 1 when one is busy
  * (msg says which), 0 when both are idle, -1 when a look failed (msg). */
 static int look_both(struct tb_services *sv, const struct tb_idle_opts *o, const struct own *own,
@@ -313,25 +337,9 @@ static int look_both(struct tb_services *sv, const struct tb_idle_opts *o, const
 		pthread_join(th, NULL);
 	else
 		look_run(&l[1]);
-	for (int i = 0; i < 2 && verdict == 0; i++) {
-		struct tb_idle_seen seen;
-		struct tb_error pe = {0};
-
-		if (l[i].rc != 0) {
-			snprintf(msg, len, "idle check on %s: %s", l[i].h->m->name, l[i].e.message);
-			verdict = -1;
-		} else if (tb_idle_parse(l[i].h->bsd, l[i].cap.out, &seen, &pe) != 0) {
-			snprintf(msg, len, "idle check on %s: %s (exit %d): %.200s", l[i].h->m->name, pe.message,
-				 l[i].cap.res.exit_status, l[i].cap.err != NULL ? l[i].cap.err : "");
-			verdict = -1;
-		} else {
-			tb_idle_drop_own(&seen, own->pid[i], own->n[i]);
-			if (own->port > 0)
-				tb_idle_drop_port(&seen, own->port);
-			if (tb_idle_busy(o, &seen, l[i].h->m->name, msg, len))
-				verdict = 1;
-		}
-	}
+	for (int i = 0; i < 2 && verdict == 0; i++)
+		verdict = verdict_of(o, own, i, l[i].h, l[i].rc, &l[i].e, l[i].cap.out, l[i].cap.res.exit_status,
+				     l[i].cap.err, msg, len);
 	tb_ssh_capture_free(&l[0].cap);
 	tb_ssh_capture_free(&l[1].cap);
 	return verdict;
@@ -414,56 +422,104 @@ void run_idle_wait(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	}
 }
 
-/* ---- the first look, beside the run's start ---- */
+/* ---- the first look, made by the run's own commands ---- */
+
+struct look_end {
+	struct run_idle_look *l;
+	int side; /* 0 client, 1 server */
+};
 
 struct run_idle_look {
-	struct tb_services *sv;
-	const struct tb_run_host *ch, *sh;
+	const struct tb_run_host *h[2]; /* client, server */
 	struct tb_idle_opts o;
 	struct own own;
-	pthread_t th;
-	int joined;
-	int verdict; /* look_both's (read after the join) */
+	struct look_end end[2];
+	pthread_mutex_t lock;
+	char *text[2]; /* each end's look output once its script ended (lock) */
+	bool nomem;    /* a copy failed: the look counts as failed */
+	int verdict;   /* 0: not yet; 1 both idle; -1 busy or failed */
 	char msg[512];
 };
 
-static void *look_thread(void *cls)
+/* A tb_ssh_before's done (on the exec's thread): an end's look ended. */
+static void look_done(void *cls, const char *text, size_t len)
 {
-	struct run_idle_look *l = cls;
-	l->verdict = look_both(l->sv, &l->o, &l->own, l->ch, l->sh, l->msg, sizeof(l->msg));
-	return NULL;
+	struct look_end *e = cls;
+	struct run_idle_look *l = e->l;
+	char *copy = malloc(len + 1);
+
+	if (copy != NULL)
+		memcpy(copy, text, len + 1);
+	pthread_mutex_lock(&l->lock);
+	free(l->text[e->side]);
+	l->text[e->side] = copy;
+	l->nomem |= copy == NULL;
+	pthread_mutex_unlock(&l->lock);
 }
 
-struct run_idle_look *run_idle_look_start(struct tb_services *sv, const struct tb_run_row *r,
-					  const struct tb_run_host *ch, const struct tb_run_host *sh)
+struct run_idle_look *run_idle_look_new(struct tb_services *sv, const struct tb_run_row *r,
+					const struct tb_run_host *ch, const struct tb_run_host *sh)
 {
 	struct run_idle_look *l = calloc(1, sizeof(*l));
 
 	if (l == NULL)
 		return NULL;
-	*l = (struct run_idle_look){.sv = sv, .ch = ch, .sh = sh};
-	if (!check_setup(sv, r, ch, sh, &l->o, &l->own) || pthread_create(&l->th, NULL, look_thread, l) != 0) {
+	if (!check_setup(sv, r, ch, sh, &l->o, &l->own)) {
 		free(l);
 		return NULL;
 	}
+	l->h[0] = ch;
+	l->h[1] = sh;
+	for (int i = 0; i < 2; i++)
+		l->end[i] = (struct look_end){l, i};
+	pthread_mutex_init(&l->lock, NULL);
 	return l;
 }
 
-int run_idle_look_wait(struct run_idle_look *l)
+void run_idle_look_before(struct run_idle_look *l, int side, struct tb_ssh_before *b)
 {
-	if (!l->joined) {
-		pthread_join(l->th, NULL);
-		l->joined = 1;
-		if (l->verdict != 0)
-			tb_debug("runner", "the first look beside the run's start: %s", l->msg);
+	*b = (struct tb_ssh_before){.script = tb_idle_command(l->h[side]->bsd, l->o.max_softirq_pct >= 0),
+				    .done = look_done,
+				    .cls = &l->end[side]};
+}
+
+int run_idle_look_verdict(struct run_idle_look *l)
+{
+	char *text[2];
+	bool nomem;
+
+	if (l->verdict != 0)
+		return l->verdict;
+	pthread_mutex_lock(&l->lock);
+	text[0] = l->text[0];
+	text[1] = l->text[1];
+	nomem = l->nomem;
+	pthread_mutex_unlock(&l->lock);
+	if (nomem) {
+		snprintf(l->msg, sizeof(l->msg), "idle check: out of memory");
+		l->verdict = -1;
+	} else if (text[0] != NULL && text[1] != NULL) {
+		/* written once each (the exec's thread), read here after both came */
+		l->verdict = 1;
+		for (int i = 0; i < 2 && l->verdict == 1; i++) {
+			struct tb_error none = {0};
+
+			if (verdict_of(&l->o, &l->own, i, l->h[i], 0, &none, text[i], 0, "", l->msg, sizeof(l->msg)) !=
+			    0)
+				l->verdict = -1;
+		}
 	}
-	return l->verdict == 0;
+	if (l->verdict < 0)
+		tb_debug("runner", "the first look at the run's ends: %s", l->msg);
+	return l->verdict;
 }
 
 void run_idle_look_free(struct run_idle_look *l)
 {
 	if (l == NULL)
 		return;
-	run_idle_look_wait(l);
+	free(l->text[0]);
+	free(l->text[1]);
+	pthread_mutex_destroy(&l->lock);
 	free(l);
 }

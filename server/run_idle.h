@@ -12,15 +12,17 @@
  * max_softirq_percent (the share of all CPU time in softirq over a 0.25 s
  * window; FreeBSD has no softirq: its interrupt share), both unchecked
  * unless given, and wait_s (0..3600, default 30).  Strays are always
- * checked.  The first look is made while the run's server starts
- * (run_idle_look_start): that server ("-p PORT", the run's port) is no
- * stray, and neither are the processes earlier runs of its matrix started
+ * checked.  The first look is made by the run's own commands, before its
+ * server starts and before its client's shell waits for the go
+ * (run_idle_look_new); the run's server ("-p PORT", the run's port) is no
+ * stray where the look may see it (an end that is both), and neither are the processes earlier runs of its matrix started
  * (their recorded pids: a server still exiting);
  * on Linux a process in another network namespace (a container, another sim
  * host on the same kernel) does not count either.
  *
- * Cost: one ssh command per end per look, both ends at once (a thread for
- * the server end); 0.25 s more when max_softirq_percent is set.
+ * Cost: the first look, none of its own (a few ms in each end's shell); a
+ * look while waiting, one ssh command per end, both ends at once (a thread
+ * for the server end); 0.25 s more when max_softirq_percent is set.
  *
  * The parser and the verdict are pure; run_idle_wait blocks (ssh, sleeps).
  */
@@ -67,7 +69,7 @@ const char *tb_idle_command(bool bsd, bool softirq);
 int tb_idle_parse(bool bsd, const char *text, struct tb_idle_seen *out, struct tb_error *err);
 
 /* Drop from seen the strays listening on port (their args have "-p PORT"):
- * the run's own server, started beside the first look (run_idle_look_start). */
+ * the run's own server, where a look may see it (run_idle_look_new). */
 void tb_idle_drop_port(struct tb_idle_seen *seen, int port);
 
 /* Drop from seen the strays whose pid is one of own[0..n) (processes this
@@ -100,23 +102,28 @@ void run_idle_wait(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 		   const struct tb_run_host *ch, const struct tb_run_host *sh, struct run_idle_result *out);
 
 /*
- * The first look beside the run's start (no round trip of its own before
- * it): one look at both ends in a thread of its own while the run's server
- * starts on port r->port, whose own process is not a stray.  Only when it
- * says both ends are idle does the client run; else the attempt is stopped
- * before its client and the run goes through run_idle_wait (which waits,
- * publishes run.waiting, or fails the run) and starts again.
+ * The first look at a run's ends, made by the run's own commands (no ssh
+ * exec of its own): the server's exec and the client's gated shell run the
+ * look's script first (tb_ssh_before, ssh.h), the server's before it
+ * starts, the client's before its pid line.  Only when both ends are idle
+ * is the client let go; else the attempt is stopped before its client and
+ * the run goes through run_idle_wait (which waits, publishes run.waiting,
+ * or fails the run) and starts again.
  *
- * run_idle_look_start: NULL when the matrix's spec has "idle": false (or
- * no thread could be made: then run_idle_wait before the run, as before).
- * run_idle_look_wait: blocks until the look is done (a look's ssh is
- * bounded at 15 s); 1 both ends idle, 0 not (busy, or the look failed).
- * run_idle_look_free: joins the thread (done by then) and frees; NULL ok.
+ * run_idle_look_new: NULL when the matrix's spec has "idle": false (or no
+ * memory: then run_idle_wait before the run, as before).
+ * run_idle_look_before: what end side (0 client, 1 server) runs first.
+ * run_idle_look_verdict: 1 both ends looked and are idle, 0 not both
+ * looked yet, -1 one is busy or its look's output is not one (logged).
+ * Called by one thread (the client's gate); the looks' ends come on others.
+ * run_idle_look_free: after both execs ended; NULL ok.
  */
+struct tb_ssh_before;
 struct run_idle_look;
-struct run_idle_look *run_idle_look_start(struct tb_services *sv, const struct tb_run_row *r,
-					  const struct tb_run_host *ch, const struct tb_run_host *sh);
-int run_idle_look_wait(struct run_idle_look *l);
+struct run_idle_look *run_idle_look_new(struct tb_services *sv, const struct tb_run_row *r,
+					const struct tb_run_host *ch, const struct tb_run_host *sh);
+void run_idle_look_before(struct run_idle_look *l, int side, struct tb_ssh_before *b);
+int run_idle_look_verdict(struct run_idle_look *l);
 void run_idle_look_free(struct run_idle_look *l);
 
 #endif /* TB_RUN_IDLE_H */

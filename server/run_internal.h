@@ -43,6 +43,7 @@ struct run_server {
 	struct tb_traffic_parser *parser; /* the server's output, live */
 	int final_seen;                   /* the server printed its summary (drv->server_stays) */
 	const struct tb_run_row *r;
+	struct tb_ssh_before before; /* .script NULL: none; else run first (the idle look) */
 };
 
 /* Set s up to serve run r (params p, tool drv) on host sh: its target, the
@@ -51,8 +52,9 @@ struct run_server {
 int run_server_init(struct run_server *s, struct tb_services *sv, const struct tb_run_host *sh,
 		    const struct tb_run_row *r, const struct tb_traffic_driver *drv, const struct tb_iperf_params *p,
 		    long wall_s, struct tb_error *err);
-/* Start the server's ssh session in s->th: 0, or -1 (no thread). */
-int run_server_start(struct run_server *s);
+/* Start the server's ssh session in s->th, with before's script (NULL:
+ * none) run first in its shell: 0, or -1 (no thread). */
+int run_server_start(struct run_server *s, const struct tb_ssh_before *before);
 /* Wait at most wait_ms until the server's pid is known (or it listens, or
  * its session ended): then run_server_finish can stop it by pid. */
 void run_server_wait_pid(struct run_server *s, int wait_ms);
@@ -64,20 +66,27 @@ void run_server_free(struct run_server *s);
 
 /*
  * The client's gate (tb_ssh_spawn_gated): its channel and shell are opened
- * while the server starts; it runs the moment the server listens.  The
- * server's pid is stored before the client runs, as for a crash's cleanup.
+ * while the server starts; it runs the moment the server listens and, with
+ * look, both ends' first look found them idle.  The server's pid is stored
+ * before the client runs, as for a crash's cleanup; then go(go_cls) (what
+ * starts with the run), then the client.
  */
+struct run_idle_look;
 struct run_gate {
 	struct run_server *s;
 	struct tb_run_ctl *ctl;
 	struct tb_store *store;
 	struct tb_run_row *r;
 	int64_t until;
-	int listening; /* what the gate saw last: 1, -1 (failed or timed out), 0 */
+	int listening;              /* what the gate saw last: 1, -1 (failed or timed out), -2 (an end busy), 0 */
+	struct run_idle_look *look; /* NULL: no look */
+	void (*go)(void *cls);      /* NULL: nothing */
+	void *go_cls;
 };
 
-/* A tb_ssh_gate_fn: 1 when the server listens (its pid stored first), 0 not
- * yet, -1 never (failed, timed out, or the run was asked to stop). */
+/* A tb_ssh_gate_fn: 1 when the server listens and the look found both ends
+ * idle (the server's pid stored, go called), 0 not yet, -1 never (failed,
+ * timed out, an end busy, or the run was asked to stop). */
 int run_client_gate(void *cls);
 
 #endif /* TB_RUN_INTERNAL_H */

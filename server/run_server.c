@@ -8,6 +8,7 @@
 
 #include "services.h"
 #include "hosts.h"
+#include "run_idle.h"
 #include "shquote.h"
 #include "store.h"
 #include "timeutil.h"
@@ -92,7 +93,10 @@ static void *server_thread(void *arg)
 	struct run_server *s = arg;
 	const char *argv[] = {"sh", "-c", s->script, NULL};
 	struct tb_ssh_result res;
-	int rc = tb_ssh_exec(tb_hosts_pool(s->sv->hosts), &s->t, argv, s->timeout_ms, server_output, s, &res, &s->err);
+	int rc = s->before.script != NULL ? tb_ssh_exec_before(tb_hosts_pool(s->sv->hosts), &s->t, &s->before, argv,
+							       s->timeout_ms, server_output, s, &res, &s->err)
+					  : tb_ssh_exec(tb_hosts_pool(s->sv->hosts), &s->t, argv, s->timeout_ms,
+							server_output, s, &res, &s->err);
 
 	if (s->line.len > 0) {
 		line_of(s, tb_outbuf_str(&s->line), s->line.len);
@@ -133,19 +137,26 @@ int run_client_gate(void *cls)
 	int st;
 	long pid;
 
+	int looked = g->look != NULL ? run_idle_look_verdict(g->look) : 1;
+
 	pthread_mutex_lock(&g->s->lock);
 	st = g->s->listening;
 	pid = g->s->pid;
 	pthread_mutex_unlock(&g->s->lock);
-	if (st == 0 && tb_monotonic_ms() >= g->until)
-		st = -1;
+	if (looked < 0) {
+		st = -2;
+	} else if ((st == 0 || looked == 0) && tb_monotonic_ms() >= g->until) {
+		st = st == 1 ? -2 : -1; /* a look that never ended counts as one that failed */
+	}
 	g->listening = st;
 	if (g->ctl->stop || st < 0)
 		return -1;
-	if (st == 0)
+	if (st == 0 || looked == 0)
 		return 0;
 	g->r->server_pid = pid;
 	tb_store_run_update(g->store, g->r, NULL);
+	if (g->go != NULL)
+		g->go(g->go_cls);
 	return 1;
 }
 
@@ -245,7 +256,9 @@ int run_server_init(struct run_server *s, struct tb_services *sv, const struct t
 	return s->script != NULL ? 0 : -1;
 }
 
-int run_server_start(struct run_server *s)
+int run_server_start(struct run_server *s, const struct tb_ssh_before *before)
 {
+	if (before != NULL)
+		s->before = *before;
 	return pthread_create(&s->th, NULL, server_thread, s) == 0 ? 0 : -1;
 }

@@ -335,14 +335,82 @@ static void describe(const char *const argv[], char *buf, size_t len)
 		memcpy(buf + len - 4, "...", 3);
 }
 
-static int exec_prefixed_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *prefix,
-			       const char *const argv[], long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls,
-			       tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res, struct tb_error *err)
+/* ---- a script before the command, in the same shell ---- */
+
+#define BEFORE_END "@@tb-before-end"
+#define BEFORE_MAX 65536
+
+/* What comes before the BEFORE_END line goes to b->done, the rest on. */
+struct before_filter {
+	const struct tb_ssh_before *b;
+	tb_ssh_output_fn next;
+	void *next_cls;
+	struct tb_outbuf text; /* the script's output so far (BEFORE_MAX kept) */
+	size_t start;          /* where the current line begins in text */
+	size_t n;              /* bytes of the current line that came */
+	char head[24];         /* its first bytes: is it the end line? */
+	bool done;
+};
+
+static int before_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
+{
+	struct before_filter *f = cls;
+
+	while (!f->done && stream == TB_SSH_STDOUT && len > 0) {
+		const char *nl = memchr(data, '\n', len);
+		size_t k = nl != NULL ? (size_t)(nl - data) : len;
+
+		tb_outbuf_add(&f->text, data, k);
+		if (f->n < sizeof(f->head))
+			memcpy(f->head + f->n, data, k < sizeof(f->head) - f->n ? k : sizeof(f->head) - f->n);
+		f->n += k;
+		data += k + (nl != NULL);
+		len -= k + (nl != NULL);
+		if (nl == NULL)
+			break;
+		if (f->n == strlen(BEFORE_END) && memcmp(f->head, BEFORE_END, f->n) == 0) {
+			f->done = true;
+			if (f->start < f->text.len)
+				f->text.len = f->start;
+			if (f->text.len > 0) /* the newline before_prefix put before the end line */
+				f->text.len--;
+			if (f->text.p != NULL)
+				f->text.p[f->text.len] = '\0';
+			f->b->done(f->b->cls, tb_outbuf_str(&f->text), f->text.len);
+			break;
+		}
+		tb_outbuf_add(&f->text, "\n", 1);
+		f->start = f->text.len; /* (past max: the end line's bytes are not kept either) */
+		f->n = 0;
+	}
+	if (!f->done && stream == TB_SSH_STDOUT)
+		return 0;
+	if (len > 0 && f->next != NULL)
+		return f->next(f->next_cls, stream, data, len);
+	return 0;
+}
+
+/* The prefix that runs b's script first: its output, stderr with it, then
+ * a newline (its last line may have none) and the end line, then prefix. */
+static char *before_prefix(const struct tb_ssh_before *b, const char *prefix)
+{
+	struct tb_outbuf p = {0};
+
+	tb_outbuf_printf(&p, "{ %s; } 2>&1; echo; echo %s; %s", b->script, BEFORE_END, prefix);
+	return p.nomem ? (tb_outbuf_free(&p), NULL) : tb_outbuf_take(&p);
+}
+
+/* argv after prefix (and with before, its script first: before_filter) in one exec. */
+static int exec_prefixed_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
+			       const struct tb_ssh_before *before, const char *prefix, const char *const argv[],
+			       long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls, tb_ssh_output_fn on_output,
+			       void *cls, struct tb_ssh_result *res, struct tb_error *err)
 {
 	struct tb_ssh_result local;
 	struct tb_error qerr;
 	struct run r = {0};
-	char *line, what[96];
+	struct before_filter f = {.b = before, .next = on_output, .next_cls = cls, .text = {.max = BEFORE_MAX}};
+	char *line, *pre = NULL, what[96];
 	int rc;
 
 	if (res == NULL)
@@ -350,16 +418,20 @@ static int exec_prefixed_gated(struct tb_ssh_pool *pool, const struct tb_ssh_tar
 	result_init(res);
 	if ((rc = check_call(t, argv, timeout_ms, err)) != 0)
 		return rc;
-	line = tb_ssh_command_line_prefixed(prefix, argv, &qerr);
+	if (before != NULL && (pre = before_prefix(before, prefix)) == NULL)
+		return tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory");
+	line = tb_ssh_command_line_prefixed(pre != NULL ? pre : prefix, argv, &qerr);
+	free(pre);
 	if (line == NULL)
 		return tb_fail(err, qerr.code, qerr.field, "%s (%s): %s", mname(t), oname(t), qerr.message);
-	r.out = on_output;
-	r.cls = cls;
+	r.out = before != NULL ? before_output : on_output;
+	r.cls = before != NULL ? (void *)&f : cls;
 	r.gate = gate;
 	r.gate_cls = gate_cls;
 	describe(argv, what, sizeof(what));
 	rc = run_line(pool, t, what, line, timeout_ms, &r, res, err);
 	free(line);
+	tb_outbuf_free(&f.text);
 	return rc;
 }
 
@@ -367,13 +439,20 @@ static int exec_prefixed(struct tb_ssh_pool *pool, const struct tb_ssh_target *t
 			 const char *const argv[], long timeout_ms, tb_ssh_output_fn on_output, void *cls,
 			 struct tb_ssh_result *res, struct tb_error *err)
 {
-	return exec_prefixed_gated(pool, t, prefix, argv, timeout_ms, NULL, NULL, on_output, cls, res, err);
+	return exec_prefixed_gated(pool, t, NULL, prefix, argv, timeout_ms, NULL, NULL, on_output, cls, res, err);
 }
 
 int tb_ssh_exec(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *const argv[], long timeout_ms,
 		tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res, struct tb_error *err)
 {
 	return exec_prefixed(pool, t, WATCHDOG, argv, timeout_ms, on_output, cls, res, err);
+}
+
+int tb_ssh_exec_before(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const struct tb_ssh_before *before,
+		       const char *const argv[], long timeout_ms, tb_ssh_output_fn on_output, void *cls,
+		       struct tb_ssh_result *res, struct tb_error *err)
+{
+	return exec_prefixed_gated(pool, t, before, WATCHDOG, argv, timeout_ms, NULL, NULL, on_output, cls, res, err);
 }
 
 /* ---- spawn: the first stdout line is the pid ---- */
@@ -473,8 +552,9 @@ static int spawn_output(void *cls, enum tb_ssh_stream stream, const char *data, 
 #define GATE "echo $$; IFS= read -r tbgo && [ \"$tbgo\" = go ] || exit 125; "
 
 static int spawn_common(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *const argv[],
-			long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls, tb_ssh_pid_fn on_pid,
-			tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res, struct tb_error *err)
+			long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls, const struct tb_ssh_before *before,
+			tb_ssh_pid_fn on_pid, tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res,
+			struct tb_error *err)
 {
 	struct tb_ssh_result local;
 	struct spawn sp = {0};
@@ -486,8 +566,8 @@ static int spawn_common(struct tb_ssh_pool *pool, const struct tb_ssh_target *t,
 	sp.on_output = on_output;
 	sp.cls = cls;
 	if (gate != NULL)
-		rc = exec_prefixed_gated(pool, t, GATE WATCHDOG, argv, timeout_ms, gate, gate_cls, spawn_output, &sp,
-					 res, err);
+		rc = exec_prefixed_gated(pool, t, before, GATE WATCHDOG, argv, timeout_ms, gate, gate_cls, spawn_output,
+					 &sp, res, err);
 	else
 		rc = exec_prefixed(pool, t, WATCHDOG "; echo $$", argv, timeout_ms, spawn_output, &sp, res, err);
 	if (sp.nomem) {
@@ -514,16 +594,17 @@ int tb_ssh_spawn(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const 
 		 tb_ssh_pid_fn on_pid, tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res,
 		 struct tb_error *err)
 {
-	return spawn_common(pool, t, argv, timeout_ms, NULL, NULL, on_pid, on_output, cls, res, err);
+	return spawn_common(pool, t, argv, timeout_ms, NULL, NULL, NULL, on_pid, on_output, cls, res, err);
 }
 
 int tb_ssh_spawn_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *const argv[],
-		       long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls, tb_ssh_pid_fn on_pid,
-		       tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res, struct tb_error *err)
+		       long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls, const struct tb_ssh_before *before,
+		       tb_ssh_pid_fn on_pid, tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res,
+		       struct tb_error *err)
 {
 	if (gate == NULL)
 		return tb_fail(err, TB_ERR_INVALID, "gate", "a gated spawn needs a gate");
-	return spawn_common(pool, t, argv, timeout_ms, gate, gate_cls, on_pid, on_output, cls, res, err);
+	return spawn_common(pool, t, argv, timeout_ms, gate, gate_cls, before, on_pid, on_output, cls, res, err);
 }
 
 /* ---- capture ---- */

@@ -156,6 +156,26 @@ int tb_ssh_exec(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const c
 		tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res, struct tb_error *err);
 
 /*
+ * A script run first, in the same shell as the command (no exec of its own):
+ * its output, stderr with it (64 KiB kept), goes to done(cls, text, len)
+ * once it ended, before any byte of the command's reaches the caller; done
+ * is never called when the exec ends first.  script: one line, a constant of
+ * testbedd's (nothing of a request reaches it), not shown as the command.
+ * For a check at the start of a command that must not cost an exec
+ * (run_idle.h's look at a run's ends).  Called on the exec's thread.
+ */
+struct tb_ssh_before {
+	const char *script;
+	void (*done)(void *cls, const char *text, size_t len);
+	void *cls;
+};
+
+/* tb_ssh_exec with before's script first (before->done as above). */
+int tb_ssh_exec_before(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const struct tb_ssh_before *before,
+		       const char *const argv[], long timeout_ms, tb_ssh_output_fn on_output, void *cls,
+		       struct tb_ssh_result *res, struct tb_error *err);
+
+/*
  * tb_ssh_exec for a command that may have to be stopped from elsewhere: runs
  *	/bin/sh -c '<watchdog>; echo $$; exec ARGV'
  * so that on_pid gets the command's remote pid (exec keeps it) before
@@ -176,12 +196,15 @@ int tb_ssh_spawn(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const 
  * sets up the watchdog and execs argv).  -1 from gate: argv never runs (EOF
  * ends the shell with 125), TB_ERR_CANCELED.  For a client that must start
  * the moment its server listens, without a channel open and a shell start
- * in between.  timeout_ms counts from now, the wait included.
+ * in between.  timeout_ms counts from now, the wait included.  before (NULL:
+ * none): a script run first, before the pid line (struct tb_ssh_before); the
+ * gate is asked meanwhile too (a gate that needs its output waits for done).
  */
 typedef int (*tb_ssh_gate_fn)(void *cls);
 int tb_ssh_spawn_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *const argv[],
-		       long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls, tb_ssh_pid_fn on_pid,
-		       tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res, struct tb_error *err);
+		       long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls, const struct tb_ssh_before *before,
+		       tb_ssh_pid_fn on_pid, tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res,
+		       struct tb_error *err);
 
 /*
  * Run `kill -s SIG PID` on the target.  sig is one of "TERM", "KILL", "INT",

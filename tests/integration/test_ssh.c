@@ -685,7 +685,7 @@ static void test_spawn_gated(void **state)
 	g.answer = 1;
 	start = now_ms();
 	g.open_at = start + 300;
-	rc = tb_ssh_spawn_gated(pool, &t, argv, 10000, test_gate, &g, spawn_on_pid, spawn_on_output, &c, &c.res,
+	rc = tb_ssh_spawn_gated(pool, &t, argv, 10000, test_gate, &g, NULL, spawn_on_pid, spawn_on_output, &c, &c.res,
 				&c.err);
 	expect_ok(rc, &c.err);
 	assert_true(c.pid > 1);
@@ -711,15 +711,114 @@ static void test_spawn_gated(void **state)
 		g.sp = &c;
 		g.answer = -1;
 		g.open_at = now_ms() + 100;
-		rc = tb_ssh_spawn_gated(pool, &t, targv, 10000, test_gate, &g, spawn_on_pid, spawn_on_output, &c,
+		rc = tb_ssh_spawn_gated(pool, &t, targv, 10000, test_gate, &g, NULL, spawn_on_pid, spawn_on_output, &c,
 					&c.res, &c.err);
 	}
 	assert_int_equal(rc, TB_ERR_CANCELED);
 	assert_true(c.pid > 1);
 	assert_true(wait_gone(c.pid, 3000));
 	assert_int_equal(access(path, F_OK), -1); /* touch never ran */
-	assert_int_equal(tb_ssh_spawn_gated(pool, &t, argv, 1000, NULL, NULL, NULL, NULL, NULL, NULL, &c.err),
+	assert_int_equal(tb_ssh_spawn_gated(pool, &t, argv, 1000, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &c.err),
 			 TB_ERR_INVALID);
+	pthread_cond_destroy(&c.cond);
+	pthread_mutex_destroy(&c.lock);
+}
+
+/* What a tb_ssh_before's done got, and when (outputs of the command seen by then). */
+struct before_seen {
+	struct spawn_ctx *sp;
+	int calls;
+	char text[512];
+	int outputs_then; /* the command's outputs already passed on when done came */
+	long pid_then;    /* the spawn's pid already reported when done came */
+};
+
+static void before_done(void *cls, const char *text, size_t len)
+{
+	struct before_seen *b = cls;
+
+	b->calls++;
+	snprintf(b->text, sizeof(b->text), "%.*s", (int)len, text);
+	pthread_mutex_lock(&b->sp->lock);
+	b->outputs_then = b->sp->outputs;
+	b->pid_then = b->sp->pid;
+	pthread_mutex_unlock(&b->sp->lock);
+}
+
+/* A script before the command, in its shell: its output (stderr with it,
+ * a line longer than the end mark, a line with no newline at its end)
+ * goes to done, once, before the command's first byte; the command's
+ * output is its own; in the gated spawn the look comes before the pid
+ * line, the gate is let go, the command runs in the same shell (one exec:
+ * the before's $$ is the pid reported); a command that never gets there
+ * (the exec fails first) never calls done. */
+static void test_before(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	const char *argv[] = {"sh", "-c", "echo cmd-out; echo cmd-err >&2", NULL};
+	struct spawn_ctx c;
+	struct before_seen b;
+	struct tb_ssh_before before = {.script = "echo @look; echo \"pid $$\"; echo warn >&2; "
+						 "printf '%080d\\n' 7; printf tail",
+				       .done = before_done,
+				       .cls = &b};
+	struct gate_ctx g;
+	char want[64];
+	int rc;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	pthread_mutex_init(&c.lock, NULL);
+	pthread_cond_init(&c.cond, NULL);
+	memset(&b, 0, sizeof(b));
+	b.sp = &c;
+	rc = tb_ssh_exec_before(pool, &t, &before, argv, 10000, spawn_on_output, &c, &c.res, &c.err);
+	expect_ok(rc, &c.err);
+	assert_int_equal(b.calls, 1);
+	assert_int_equal(b.outputs_then, 0);
+	assert_non_null(strstr(b.text, "@look\npid "));
+	assert_non_null(strstr(b.text, "\nwarn\n")); /* its stderr with it */
+	assert_non_null(strstr(b.text, "00000007\ntail"));
+	assert_int_equal(b.text[strlen(b.text) - 1], 'l'); /* "tail": no newline added */
+	assert_null(strstr(b.text, "@@tb-before-end"));
+	assert_non_null(strstr(c.out, "cmd-out\n"));
+	assert_non_null(strstr(c.out, "cmd-err\n"));
+	assert_null(strstr(c.out, "@look"));
+	assert_null(strstr(c.out, "warn"));
+
+	/* gated: the look, then the pid line (the same shell), then the go */
+	memset(&c.out, 0, sizeof(c.out));
+	c.out_len = 0;
+	c.outputs = 0;
+	c.pid = 0;
+	memset(&b, 0, sizeof(b));
+	b.sp = &c;
+	memset(&g, 0, sizeof(g));
+	g.sp = &c;
+	g.answer = 1;
+	g.open_at = now_ms() + 100;
+	rc = tb_ssh_spawn_gated(pool, &t, argv, 10000, test_gate, &g, &before, spawn_on_pid, spawn_on_output, &c,
+				&c.res, &c.err);
+	expect_ok(rc, &c.err);
+	assert_int_equal(b.calls, 1);
+	assert_int_equal(b.pid_then, 0); /* before the pid line */
+	assert_true(c.pid > 1);
+	snprintf(want, sizeof(want), "pid %ld\n", c.pid);
+	assert_non_null(strstr(b.text, want)); /* one shell: the look's $$ is the command's pid */
+	assert_non_null(strstr(c.out, "cmd-out\n"));
+	assert_null(strstr(c.out, "@look"));
+
+	/* the exec fails before the script ends: done never comes */
+	{
+		struct tb_ssh_before quits = {.script = "exit 3", .done = before_done, .cls = &b};
+
+		memset(&b, 0, sizeof(b));
+		b.sp = &c;
+		rc = tb_ssh_exec_before(pool, &t, &quits, argv, 10000, spawn_on_output, &c, &c.res, &c.err);
+		assert_int_equal(rc, 0);
+		assert_int_equal(c.res.exit_status, 3);
+		assert_int_equal(b.calls, 0);
+	}
 	pthread_cond_destroy(&c.cond);
 	pthread_mutex_destroy(&c.lock);
 }
@@ -888,6 +987,7 @@ int main(void)
 		cmocka_unit_test(test_timeout_stops_remote_command),
 		cmocka_unit_test(test_spawn_and_kill),
 		cmocka_unit_test(test_spawn_gated),
+		cmocka_unit_test(test_before),
 		cmocka_unit_test(test_cancel_from_callback),
 		cmocka_unit_test(test_pool_reuses_sessions),
 		cmocka_unit_test(test_pool_idle_timeout),
