@@ -50,14 +50,15 @@ enum tb_run_stop { TB_RUN_GO = 0, TB_RUN_CANCEL = 1, TB_RUN_SHUTDOWN = 2 };
  * starts its server before every run of the round has looked, so that no
  * look sees another run's server as a stray.  tb_run_round_looked: the run
  * looked (or never will: it failed before, or did not start); once per
- * run, later calls do nothing.  It then waits, at most TB_RUN_ROUND_WAIT_MS,
- * for the others (a run stuck in its look holds no other one for longer).
+ * run, later calls do nothing.  It then waits, at most wait_ms
+ * (TB_RUN_ROUND_WAIT_MS), for the others (a run stuck in its look holds no other one for longer).
  */
 #define TB_RUN_ROUND_WAIT_MS 20000
 struct tb_run_round {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int pending; /* runs that have not looked yet */
+	int wait_ms; /* how long a run waits for the others: TB_RUN_ROUND_WAIT_MS (init) */
 };
 void tb_run_round_init(struct tb_run_round *rd, int n);
 void tb_run_round_destroy(struct tb_run_round *rd);

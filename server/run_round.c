@@ -13,6 +13,7 @@ void tb_run_round_init(struct tb_run_round *rd, int n)
 	pthread_mutex_init(&rd->lock, NULL);
 	tb_cond_init(&rd->cond);
 	rd->pending = n;
+	rd->wait_ms = TB_RUN_ROUND_WAIT_MS;
 }
 
 void tb_run_round_destroy(struct tb_run_round *rd)
@@ -37,10 +38,11 @@ void tb_run_round_skip(struct tb_run_ctl *ctl)
 void tb_run_round_looked(struct tb_run_ctl *ctl)
 {
 	struct tb_run_round *rd = ctl->round;
-	int64_t until = tb_monotonic_ms() + TB_RUN_ROUND_WAIT_MS;
+	int64_t until;
 
 	if (rd == NULL || ctl->round_looked)
 		return;
+	until = tb_monotonic_ms() + rd->wait_ms;
 	tb_run_round_skip(ctl);
 	pthread_mutex_lock(&rd->lock);
 	while (rd->pending > 0 && !ctl->stop && tb_monotonic_ms() < until) {

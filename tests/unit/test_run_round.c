@@ -2,7 +2,9 @@
  * test_run_round.c - the look barrier of a round's runs (server/run_round.c):
  * no run passes it before every run of the round has looked or been
  * skipped; a run that never looks (skipped) holds no one; a second call is
- * nothing; a stop lets a waiting run go; with no round nothing waits.
+ * nothing; a stop lets a waiting run go; one that never comes holds the
+ * others for the round's bound only (20 s by default); with no round
+ * nothing waits.
  * Real threads; the order is checked with a counter under a lock.
  */
 #include <pthread.h>
@@ -93,11 +95,36 @@ static void test_stop_and_no_round(void **state)
 	tb_run_round_destroy(&rd);
 }
 
+/* A run of the round that neither looks nor is skipped (stuck in its look)
+ * holds the others for wait_ms, not longer. */
+static void test_bounded(void **state)
+{
+	struct tb_run_round rd;
+	struct tb_run_ctl waiting = {0};
+	int64_t t0, took;
+
+	(void)state;
+	tb_run_round_init(&rd, 2);
+	assert_int_equal(rd.wait_ms, TB_RUN_ROUND_WAIT_MS);
+	assert_int_equal(TB_RUN_ROUND_WAIT_MS, 20000);
+	rd.wait_ms = 300;
+	waiting.round = &rd;
+	t0 = tb_monotonic_ms();
+	tb_run_round_looked(&waiting);
+	took = tb_monotonic_ms() - t0;
+	assert_true(took >= 300); /* it did wait for the other */
+	assert_true(took < 3000); /* and went at the bound */
+	assert_int_equal(rd.pending, 1);
+	assert_int_equal(waiting.round_looked, 1);
+	tb_run_round_destroy(&rd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_one_passes_before_all_looked),
 		cmocka_unit_test(test_stop_and_no_round),
+		cmocka_unit_test(test_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
