@@ -13,6 +13,7 @@
 #include "events.h"
 #include "validate.h"
 #include "metrics.h"
+#include "ssh.h"
 #include "notify.h"
 
 static int valid_types(const char *s)
@@ -68,6 +69,28 @@ static void host_gauge(void *cls, const char *machine, const char *reachability,
 			 strcmp(reachability, "up") == 0 ? 1 : 0);
 }
 
+/* The ssh session pool's counters (ssh.h): how the hosts' commands got their sessions. */
+static void ssh_metrics(struct tb_ssh_pool *pool, struct tb_outbuf *b)
+{
+	struct tb_ssh_pool_stats st;
+
+	tb_ssh_pool_stats(pool, &st);
+	tb_outbuf_printf(
+		b,
+		"# HELP testbedd_ssh_sessions_opened_total SSH sessions made (connect, key exchange, login).\n"
+		"# TYPE testbedd_ssh_sessions_opened_total counter\ntestbedd_ssh_sessions_opened_total %lu\n"
+		"# HELP testbedd_ssh_session_reuses_total Commands that ran on a pooled session.\n"
+		"# TYPE testbedd_ssh_session_reuses_total counter\ntestbedd_ssh_session_reuses_total %lu\n"
+		"# HELP testbedd_ssh_standby_commands_total Commands that started in a standby shell (no "
+		"channel open, no shell start: a matrix's next run).\n"
+		"# TYPE testbedd_ssh_standby_commands_total counter\ntestbedd_ssh_standby_commands_total %lu\n"
+		"# HELP testbedd_ssh_sessions_discarded_total Sessions closed as broken, expired or surplus.\n"
+		"# TYPE testbedd_ssh_sessions_discarded_total counter\ntestbedd_ssh_sessions_discarded_total %lu\n"
+		"# HELP testbedd_ssh_sessions_idle Sessions idle in the pool now.\n"
+		"# TYPE testbedd_ssh_sessions_idle gauge\ntestbedd_ssh_sessions_idle %u\n",
+		st.connects, st.reuses, st.standbys, st.discards, st.idle);
+}
+
 int api_metrics(struct tb_request *rq, struct tb_reply *rp)
 {
 	struct tb_outbuf b = {0};
@@ -76,6 +99,7 @@ int api_metrics(struct tb_request *rq, struct tb_reply *rp)
 	tb_outbuf_printf(&b, "# HELP testbedd_host_up 1 when an OS persona of the host answers ssh, else 0.\n"
 			     "# TYPE testbedd_host_up gauge\n");
 	tb_hosts_each_state(rq->sv->hosts, host_gauge, &b);
+	ssh_metrics(tb_hosts_pool(rq->sv->hosts), &b);
 	tb_notify_metrics(rq->sv->notify, &b);
 	rp->text_len = b.len;
 	rp->text = b.nomem ? NULL : tb_outbuf_take(&b);

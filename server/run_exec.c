@@ -1,8 +1,6 @@
 /* run_exec.c - one traffic tool run between two hosts.  See run_exec.h. */
 #include "run_exec.h"
-#include "run_sampler.h"
-#include "run_latency.h"
-#include "run_profile.h"
+#include "run_beside.h"
 #include "run_idle.h"
 #include "netperf.h"
 
@@ -39,6 +37,8 @@ struct pub {
 	const char *side;
 	const char *host;
 	int n;
+	struct run_beside *beside; /* the server's: its kick_at-th interval kicks the next run's shells */
+	int kick_at;
 };
 
 static void publish_interval(void *cls, json_t *interval)
@@ -49,6 +49,8 @@ static void publish_interval(void *cls, json_t *interval)
 			  json_pack("{s:I, s:I, s:i, s:s, s:i, s:o}", "matrix", (json_int_t)pb->r->matrix_id, "run",
 				    (json_int_t)pb->r->id, "seq", pb->r->seq, "side", pb->side, "n", pb->n++,
 				    "interval", interval));
+	if (pb->beside != NULL && pb->n == pb->kick_at)
+		run_beside_ahead(pb->beside); /* the test's last second */
 }
 
 static void publish_run(struct tb_services *sv, const struct tb_run_row *r)
@@ -97,7 +99,7 @@ static int client_pid(void *cls, long pid)
 	pthread_mutex_unlock(&c->ctl->lock);
 	c->r->client_pid = pid;
 	/* a client whose shell waits for the go while the first look runs is stored with
-	 * the run when it is let go (beside_go): until then the run is pending, its
+	 * the run when it is let go (go_running): until then the run is pending, its
 	 * commands not run */
 	if (c->r->state != NULL && strcmp(c->r->state, "running") == 0)
 		tb_store_run_update(c->store, c->r, NULL);
@@ -264,46 +266,14 @@ static void mark_running(struct tb_services *sv, struct tb_run_row *r)
 	publish_run(sv, r);
 }
 
-/* What starts with the run the moment its client is let go: the run marked
- * running, then what the spec starts beside it (samples of both ends and
- * the routers on the path, latency, a profile).  Nothing of it for an end
- * found busy by the first look. */
-struct beside {
-	struct tb_services *sv;
-	struct tb_run_row *r;
-	const struct tb_run_host *ch, *sh;
-	const struct tb_iperf_params *p;
-	bool sample, started;
-	struct run_samplers samplers;
-	struct run_latency lat;
-	struct run_profile prof;
-};
-
-/* The gate's go (struct run_gate). */
-static void beside_go(void *cls)
+/* The gate's go (struct run_gate): the run is running from now, then what
+ * starts beside it (run_beside.h). */
+static void go_running(void *cls)
 {
-	struct beside *b = cls;
-	long wall_s = b->p->omit_s + b->p->duration_s + SLACK_S;
+	struct run_beside *b = cls;
 
 	mark_running(b->sv, b->r);
-	if (b->sample) /* the spec's "sample": for the run's length at most */
-		run_samplers_start(&b->samplers, b->sv, b->ch, b->sh, b->r, wall_s);
-	run_latency_start(&b->lat, b->sv, b->ch, b->sh, b->r, b->p->omit_s + b->p->duration_s); /* "latency" */
-	run_profile_start(&b->prof, b->sv, b->ch, b->sh, b->r, wall_s);                         /* "profile" */
-	b->started = true;
-}
-
-/* The client ended (or never ran): what started beside it stops; its latency summary into o. */
-static void beside_stop(struct beside *b, bool read_profile, json_t **latency)
-{
-	if (!b->started)
-		return;
-	run_profile_stop(&b->prof, read_profile);
-	if (b->sample)
-		run_samplers_stop(&b->samplers);
-	run_latency_stop(&b->lat);
-	*latency = b->lat.summary; /* kept with the run: its run.rtt events may go with the retention */
-	b->lat.summary = NULL;
+	run_beside_start(b);
 }
 
 /* The client, under the ssh watchdog (and timeout(1) on the host), opened
@@ -312,7 +282,7 @@ static void beside_stop(struct beside *b, bool read_profile, json_t **latency)
  * *listening: what the gate saw (1: the client ran; -2: an end was busy). */
 static int run_client(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r, struct tb_run_host *ch,
 		      struct run_server *s, const char **cargv, long wall_s, struct client *c,
-		      struct run_idle_look *look, struct beside *b, struct tb_ssh_result *res, int *listening,
+		      struct run_idle_look *look, struct run_beside *b, struct tb_ssh_result *res, int *listening,
 		      struct tb_error *e)
 {
 	struct tb_ssh_target t;
@@ -323,7 +293,7 @@ static int run_client(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_
 			     .r = r,
 			     .until = tb_monotonic_ms() + LISTEN_WAIT_MS,
 			     .look = look,
-			     .go = beside_go,
+			     .go = go_running,
 			     .go_cls = b};
 	int rc;
 
@@ -516,14 +486,28 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		    struct tb_run_host *sh, bool sample, struct run_idle_look *look, struct outcome *o)
 {
 	struct run_server s;
-	struct beside b = {.sv = sv, .r = r, .ch = ch, .sh = sh, .p = p, .sample = sample};
+	struct run_beside b = {.sv = sv,
+			       .ctl = ctl,
+			       .r = r,
+			       .ch = ch,
+			       .sh = sh,
+			       .load_s = p->omit_s + p->duration_s,
+			       .wall_s = p->omit_s + p->duration_s + SLACK_S,
+			       .sample = sample};
 	struct client c = {.ctl = ctl,
 			   .store = sv->store,
 			   .r = r,
 			   .out = {.max = RUN_OUT_MAX},
 			   .errb = {.max = RUN_ERR_MAX},
 			   .drv = drv};
-	struct pub spub = {sv, r, "server", sh->m->name, 0}, cpub = {sv, r, "client", ch->m->name, 0};
+	struct pub spub = {sv,
+			   r,
+			   "server",
+			   sh->m->name,
+			   0,
+			   &b,
+			   p->omit_s + p->duration_s > 1 ? p->omit_s + p->duration_s - 1 : 1},
+		   cpub = {sv, r, "client", ch->m->name, 0, NULL, 0};
 	struct tb_error e = {0};
 	struct tb_argv cav;
 	struct tb_ssh_before sbefore;
@@ -543,14 +527,16 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		run_idle_look_before(look, 1, &sbefore);
 	s.parser = drv->parser_new(&sh->tools, p, false, publish_interval, &spub);
 	c.parser = drv->parser_new(&ch->tools, p, true, publish_interval, &cpub);
+	run_beside_init(&b);
 	if (s.parser == NULL || c.parser == NULL || run_server_start(&s, look != NULL ? &sbefore : NULL) != 0) {
 		outcome_set(o, "iperf_error", "out of memory or threads");
 		collect(&s, &c, o);
+		run_beside_free(&b);
 		return;
 	}
 	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, look, &b, &res, &ln, &e);
-	beside_stop(&b, ctl->stop == 0, &o->latency); /* a stopped run's profile is not read */
-	if (ln == -2 && !ctl->stop) {                 /* the look found an end busy: the client never ran */
+	run_beside_stop(&b, ctl->stop == 0, &o->latency); /* a stopped run's profile is not read */
+	if (ln == -2 && !ctl->stop) {                     /* the look found an end busy: the client never ran */
 		stop_for_idle(&s, o);
 	} else if (ln != 1) {
 		never_ran(sv, ctl, r, ch, sh, &s, ln == -2 ? 0 : ln, &e, o);
@@ -564,7 +550,8 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 		classify(ctl, ch, rc, &e, &res, &c, wall_s, o);
 		server_broke(&s, sh, o);
 	}
-	collect(&s, &c, o);
+	collect(&s, &c, o); /* the server's thread (which may kick b's ahead) joined */
+	run_beside_free(&b);
 }
 
 /* A tool whose client reports only its own side (iperf2): the other side's

@@ -74,6 +74,13 @@ struct tb_run_ctl {
 	int in_round;               /* set by the runner: one of a round's runs, started with the others at once */
 	struct tb_run_round *round; /* the round's look barrier (set with in_round), else NULL */
 	int round_looked;           /* this run passed the barrier (tb_run_round_looked) */
+	/* the next run's ends, set by the runner (nahead 0: none known): as this
+	 * run's client is let go, each gets a standby shell (tb_ssh_standby), so
+	 * that the next run's commands start without a channel open and a shell
+	 * start; their strings are the inventory's, held by the runner */
+	struct tb_ssh_target ahead[2];
+	char ahead_pin[2][96];
+	int nahead;
 };
 
 /* The run of ctl looked (see struct tb_run_round): blocks until the round's

@@ -11,6 +11,7 @@
 #include "services.h"
 #include "events.h"
 #include "hostsnap.h"
+#include "hosts.h"
 #include "matrix_boot.h"
 #include "inventory.h"
 #include "linkprof.h"
@@ -255,13 +256,44 @@ int tb_rn_resolve(struct tb_rn_worker *w, struct job *j, struct tb_run_host *hs,
 	return 0;
 }
 
-static void run_one(struct tb_rn_worker *w, struct job *j, struct tb_run_host *hs, int *nh)
+/* The ends of next (NULL: none) that are ready in the OS it wants, into
+ * w->ctl's ahead targets: this run's start gives them standby shells
+ * (run_ahead.h).  A host not met yet, or to be booted first, gets none. */
+static void set_ahead(struct tb_rn_worker *w, const struct job *next, struct tb_run_host *hs, int nh)
+{
+	struct tb_run_ctl *ctl = &w->ctl;
+
+	pthread_mutex_lock(&ctl->lock);
+	ctl->nahead = 0;
+	for (int k = 0; next != NULL && k < 2; k++) {
+		const char *name = k == 0 ? next->client : next->server;
+		const char *want = k == 0 ? next->row.want_client_os : next->row.want_server_os;
+
+		for (int i = 0; i < nh; i++) {
+			const struct tb_run_host *h = &hs[i];
+
+			if (h->m == NULL || strcmp(h->m->name, name) != 0 || !h->ready || h->p == NULL ||
+			    (want != NULL && strcmp(want, h->os) != 0))
+				continue;
+			tb_hosts_target(w->r->sv->hosts, h->m, h->p, &ctl->ahead[ctl->nahead],
+					ctl->ahead_pin[ctl->nahead], sizeof(ctl->ahead_pin[0]));
+			ctl->nahead++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctl->lock);
+}
+
+static void run_one(struct tb_rn_worker *w, struct job *j, const struct job *next, struct tb_run_host *hs, int *nh)
 {
 	struct tb_inventory *inv = tb_inv_current_get(w->r->sv->invs);
 	struct tb_run_host *c, *s;
 
-	if (tb_rn_resolve(w, j, hs, nh, inv, &c, &s) == 0)
+	if (tb_rn_resolve(w, j, hs, nh, inv, &c, &s) == 0) {
+		set_ahead(w, next, hs, *nh); /* (its hosts are this inventory's too) */
 		tb_rn_run_job(w, j, c, s, &w->ctl);
+	}
+	set_ahead(w, NULL, hs, *nh);
 	tb_inv_current_put(w->r->sv->invs, inv);
 }
 
@@ -374,7 +406,7 @@ void tb_rn_run_matrix(struct tb_rn_worker *w)
 		w->seq = js.v[i].row.seq;
 		pthread_mutex_unlock(&r->lock);
 		if (n == 1)
-			run_one(w, &js.v[i], hs, &nh);
+			run_one(w, &js.v[i], i + 1 < js.n ? &js.v[i + 1] : NULL, hs, &nh);
 		else
 			tb_rn_run_round(w, &js.v[i], n, hs, &nh);
 		tb_rn_publish(r, id);

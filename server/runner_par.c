@@ -9,6 +9,7 @@
 #include "services.h"
 #include "inventory.h"
 #include "hostsnap.h"
+#include "hosts.h"
 #include "log.h"
 #include "runner_internal.h"
 
@@ -39,8 +40,16 @@ static void *warm_main(void *arg)
 		struct tb_run_snap snap = {a->j->row.matrix_id, a->want, a->j->row.link};
 
 		if (tb_run_host_prepare(a->w->r->sv, a->h, &snap, &e) == 0 &&
-		    (a->want == NULL || strcmp(a->want, a->h->os) == 0))
+		    (a->want == NULL || strcmp(a->want, a->h->os) == 0)) {
+			struct tb_ssh_target t;
+			char pin[96];
+
 			tb_rn_snapshot(a->w, a->j, a->h); /* when that exec did not take it */
+			/* a standby shell for its first run (run_ahead.h), while the other hosts get ready */
+			tb_hosts_target(a->w->r->sv->hosts, a->h->m, a->h->p, &t, pin, sizeof(pin));
+			if (tb_ssh_standby(tb_hosts_pool(a->w->r->sv->hosts), &t, &e) != 0)
+				tb_debug("runner", "no standby shell on %s: %s", a->h->m->name, e.message);
+		}
 	}
 	return NULL;
 }

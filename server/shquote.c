@@ -93,9 +93,9 @@ char *tb_sh_quote_argv(const char *const argv[], struct tb_error *err)
 	return sb_finish(&b, err);
 }
 
-char *tb_ssh_command_line_prefixed(const char *prefix, const char *const argv[], struct tb_error *err)
+char *tb_ssh_script_prefixed(const char *prefix, const char *const argv[], struct tb_error *err)
 {
-	struct tb_outbuf script = {0}, line = {0};
+	struct tb_outbuf script = {0};
 	bool has_nl = false;
 
 	if (check_argv(argv, err) != 0)
@@ -125,8 +125,12 @@ char *tb_ssh_command_line_prefixed(const char *prefix, const char *const argv[],
 		tb_outbuf_add(&script, " ", 1);
 		quote_word(&script, argv[i], i == 0, true);
 	}
-	if (script.nomem)
-		return sb_finish(&script, err);
+	return sb_finish(&script, err);
+}
+
+char *tb_ssh_login_line(const char *script, struct tb_error *err)
+{
+	struct tb_outbuf line = {0};
 
 	/*
 	 * The login shell's view: one single-quoted word.  ' -> '\'' and
@@ -134,17 +138,27 @@ char *tb_ssh_command_line_prefixed(const char *prefix, const char *const argv[],
 	 * everything else is literal once newlines are gone.
 	 */
 	tb_outbuf_puts(&line, "/bin/sh -c '");
-	for (size_t i = 0; i < script.len; i++) {
-		if (script.p[i] == '\'')
+	for (const char *p = script; *p != '\0'; p++) {
+		if (*p == '\'')
 			tb_outbuf_add(&line, "'\\''", 4);
-		else if (script.p[i] == '!')
+		else if (*p == '!')
 			tb_outbuf_add(&line, "'\\!'", 4);
 		else
-			tb_outbuf_add(&line, &script.p[i], 1);
+			tb_outbuf_add(&line, p, 1);
 	}
 	tb_outbuf_add(&line, "'", 1);
-	tb_outbuf_free(&script);
 	return sb_finish(&line, err);
+}
+
+char *tb_ssh_command_line_prefixed(const char *prefix, const char *const argv[], struct tb_error *err)
+{
+	char *script = tb_ssh_script_prefixed(prefix, argv, err), *line;
+
+	if (script == NULL)
+		return NULL;
+	line = tb_ssh_login_line(script, err);
+	free(script);
+	return line;
 }
 
 char *tb_ssh_command_line(const char *const argv[], struct tb_error *err)

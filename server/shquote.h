@@ -69,4 +69,10 @@ char *tb_ssh_command_line(const char *const argv[], struct tb_error *err);
  */
 char *tb_ssh_command_line_prefixed(const char *prefix, const char *const argv[], struct tb_error *err);
 
+/* tb_ssh_command_line_prefixed in its two steps: the /bin/sh script (one
+ * line: prefix, then `exec` and the quoted words), and the login shell's
+ * line that runs a script as `/bin/sh -c '...'`.  NULL with *err as above. */
+char *tb_ssh_script_prefixed(const char *prefix, const char *const argv[], struct tb_error *err);
+char *tb_ssh_login_line(const char *script, struct tb_error *err);
+
 #endif /* TB_SHQUOTE_H */

@@ -31,6 +31,12 @@ static int min_ms(long long a, long long b)
 	return m < 0 ? 0 : (int)m;
 }
 
+static void result_init(struct tb_ssh_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->exit_status = -1;
+}
+
 /* ---- running one command ---- */
 
 /*
@@ -205,26 +211,92 @@ static enum pump_end pump(struct conn *c, ssh_channel ch, struct run *r, long lo
 }
 
 /*
- * Open a channel (retrying once on a new session when a pooled one is dead),
- * exec line, stream, and give the session back.  what names the command in
- * messages.
+ * A standby shell: the login shell runs /bin/sh, which waits for one line on
+ * its stdin and evals it (the script a command would have been exec'd as);
+ * EOF (the channel closed, the session dropped) ends it with 125, having run
+ * nothing.  It uses no CPU while it waits.
  */
-static int run_line(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *what, const char *line,
-		    long timeout_ms, struct run *r, struct tb_ssh_result *res, struct tb_error *err)
+#define STANDBY "/bin/sh -c 'IFS= read -r tbline || exit 125; eval \"$tbline\"'"
+
+/* c's standby channel, taken off it, when its shell still waits (no byte,
+ * no EOF came from it); else NULL (a dead one is freed). */
+static ssh_channel standby_take(struct conn *c)
 {
-	struct ssh_channel_callbacks_struct cb;
+	ssh_channel ch = c->standby;
+
+	if (ch == NULL)
+		return NULL;
+	c->standby = NULL;
+	if (ssh_channel_is_open(ch) && !ssh_channel_is_eof(ch) && ssh_channel_poll(ch, 0) == 0 &&
+	    ssh_channel_poll(ch, 1) == 0)
+		return ch;
+	tb_debug("ssh", "a standby shell ended before it was used; a new channel instead");
+	ssh_channel_free(ch);
+	return NULL;
+}
+
+int tb_ssh_standby(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, struct tb_error *err)
+{
+	struct tb_ssh_result res;
 	struct conn *c = NULL;
-	ssh_channel ch = NULL;
-	bool reused = false, healthy = true;
-	long long deadline;
-	int rc = 0;
+	bool reused = false;
+	int rc;
+
+	if (pool == NULL || t == NULL)
+		return tb_fail(err, TB_ERR_INVALID, NULL, "a standby shell needs a pool and a target");
+	result_init(&res);
+	for (int attempt = 0;; attempt++) {
+		ssh_channel ch;
+
+		if ((rc = tb_ssh_conn_get(pool, t, attempt == 0, &c, &reused, &res, err)) != 0)
+			return rc;
+		if (c->standby != NULL) { /* one waits already */
+			tb_ssh_conn_put(pool, c, true);
+			return 0;
+		}
+		ch = ssh_channel_new(c->s);
+		if (ch != NULL && ssh_channel_open_session(ch) == SSH_OK) {
+			if (ssh_channel_request_exec(ch, STANDBY) == SSH_OK) {
+				c->standby = ch;
+				tb_ssh_conn_put(pool, c, true);
+				return 0;
+			}
+			rc = tb_fail(err, TB_ERR_REMOTE, mname(t), "%s (%s) refused the standby shell (%s)", mname(t),
+				     oname(t), ssh_get_error(c->s));
+			ssh_channel_free(ch);
+			tb_ssh_conn_put(pool, c, ssh_is_connected(c->s));
+			return rc;
+		}
+		ssh_channel_free(ch);
+		tb_ssh_conn_put(pool, c, false);
+		if (!(reused && attempt == 0))
+			return tb_fail(err, TB_ERR_UNREACHABLE, mname(t), "%s (%s): no channel for a standby shell",
+				       mname(t), oname(t));
+	}
+}
+
+/* A session to t and a channel on it: a standby shell's when the session
+ * has one (*standby), else a new session channel (retrying once on a new
+ * session when a pooled one is dead).  0, or an error (nothing held). */
+static int get_channel(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, struct conn **cp, ssh_channel *chp,
+		       bool *standby, struct tb_ssh_result *res, struct tb_error *err)
+{
+	bool reused = false;
+	int rc;
 
 	for (int attempt = 0;; attempt++) {
-		rc = tb_ssh_conn_get(pool, t, attempt == 0, &c, &reused, res, err);
-		if (rc != 0)
+		struct conn *c;
+		ssh_channel ch;
+
+		if ((rc = tb_ssh_conn_get(pool, t, attempt == 0, &c, &reused, res, err)) != 0)
 			return rc;
 		res->reused = reused;
-		ch = ssh_channel_new(c->s);
+		*cp = c;
+		if ((*chp = standby_take(c)) != NULL) {
+			*standby = true;
+			break;
+		}
+		ch = *chp = ssh_channel_new(c->s);
 		if (ch != NULL && ssh_channel_open_session(ch) == SSH_OK)
 			break;
 		if (reused && attempt == 0) {
@@ -246,7 +318,26 @@ static int run_line(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, con
 	}
 	if (reused)
 		tb_ssh_pool_count(pool, COUNT_REUSES);
+	return 0;
+}
 
+/*
+ * Open a channel (get_channel), exec line (or, in a standby shell, hand it
+ * script), stream, and give the session back.  what names the command in
+ * messages.
+ */
+static int run_line(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, const char *what, const char *line,
+		    const char *script, long timeout_ms, struct run *r, struct tb_ssh_result *res, struct tb_error *err)
+{
+	struct ssh_channel_callbacks_struct cb;
+	struct conn *c = NULL;
+	ssh_channel ch = NULL;
+	bool healthy = true, standby = false;
+	long long deadline;
+	int rc;
+
+	if ((rc = get_channel(pool, t, &c, &ch, &standby, res, err)) != 0)
+		return rc;
 	memset(&cb, 0, sizeof(cb));
 	ssh_callbacks_init(&cb);
 	cb.userdata = r;
@@ -255,7 +346,18 @@ static int run_line(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, con
 	ssh_set_channel_callbacks(ch, &cb);
 
 	deadline = tb_monotonic_ms() + timeout_ms;
-	if (ssh_channel_request_exec(ch, line) != SSH_OK) {
+	if (standby) {
+		/* the shell waits for one line: the script it evals (STANDBY) */
+		tb_ssh_pool_count(pool, COUNT_STANDBYS);
+		if (ssh_channel_write(ch, script, (uint32_t)strlen(script)) != (int)strlen(script) ||
+		    ssh_channel_write(ch, "\n", 1) != 1) {
+			healthy = ssh_is_connected(c->s);
+			rc = tb_fail(err, healthy ? TB_ERR_REMOTE : TB_ERR_UNREACHABLE, mname(t),
+				     "%s (%s): could not hand `%s` to its waiting shell (%s)", mname(t), oname(t), what,
+				     ssh_get_error(c->s));
+			goto out;
+		}
+	} else if (ssh_channel_request_exec(ch, line) != SSH_OK) {
 		healthy = ssh_is_connected(c->s);
 		rc = tb_fail(err, healthy ? TB_ERR_REMOTE : TB_ERR_UNREACHABLE, mname(t),
 			     "%s (%s) refused to run `%s` (%s); check its sshd log", mname(t), oname(t), what,
@@ -311,12 +413,6 @@ static int check_call(const struct tb_ssh_target *t, const char *const argv[], l
 		return tb_fail(err, TB_ERR_INVALID, "timeout_ms", "%s (%s): a command needs a timeout > 0 ms, got %ld",
 			       mname(t), oname(t), timeout_ms);
 	return 0;
-}
-
-static void result_init(struct tb_ssh_result *res)
-{
-	memset(res, 0, sizeof(*res));
-	res->exit_status = -1;
 }
 
 /* argv as sh would read it, for messages: one line, at most len - 1 bytes. */
@@ -410,7 +506,7 @@ static int exec_prefixed_gated(struct tb_ssh_pool *pool, const struct tb_ssh_tar
 	struct tb_error qerr;
 	struct run r = {0};
 	struct before_filter f = {.b = before, .next = on_output, .next_cls = cls, .text = {.max = BEFORE_MAX}};
-	char *line, *pre = NULL, what[96];
+	char *line, *script, *pre = NULL, what[96];
 	int rc;
 
 	if (res == NULL)
@@ -420,17 +516,21 @@ static int exec_prefixed_gated(struct tb_ssh_pool *pool, const struct tb_ssh_tar
 		return rc;
 	if (before != NULL && (pre = before_prefix(before, prefix)) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory");
-	line = tb_ssh_command_line_prefixed(pre != NULL ? pre : prefix, argv, &qerr);
+	script = tb_ssh_script_prefixed(pre != NULL ? pre : prefix, argv, &qerr);
 	free(pre);
-	if (line == NULL)
+	line = script != NULL ? tb_ssh_login_line(script, &qerr) : NULL;
+	if (line == NULL) {
+		free(script);
 		return tb_fail(err, qerr.code, qerr.field, "%s (%s): %s", mname(t), oname(t), qerr.message);
+	}
 	r.out = before != NULL ? before_output : on_output;
 	r.cls = before != NULL ? (void *)&f : cls;
 	r.gate = gate;
 	r.gate_cls = gate_cls;
 	describe(argv, what, sizeof(what));
-	rc = run_line(pool, t, what, line, timeout_ms, &r, res, err);
+	rc = run_line(pool, t, what, line, script, timeout_ms, &r, res, err);
 	free(line);
+	free(script);
 	tb_outbuf_free(&f.text);
 	return rc;
 }

@@ -114,6 +114,7 @@ struct tb_ssh_pool_stats {
 	unsigned long reuses;   /* commands that ran on an idle session */
 	unsigned long discards; /* sessions closed as broken, expired or surplus */
 	unsigned long retries;  /* commands retried after a dead pooled session */
+	unsigned long standbys; /* commands that started in a standby shell (tb_ssh_standby) */
 	unsigned int idle;      /* sessions idle in the pool now */
 };
 
@@ -205,6 +206,21 @@ int tb_ssh_spawn_gated(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, 
 		       long timeout_ms, tb_ssh_gate_fn gate, void *gate_cls, const struct tb_ssh_before *before,
 		       tb_ssh_pid_fn on_pid, tb_ssh_output_fn on_output, void *cls, struct tb_ssh_result *res,
 		       struct tb_error *err);
+
+/*
+ * A standby shell for t, so that the next command to t starts without a
+ * channel open and a shell start: a channel is opened now on an idle session
+ * to t (a new one when none is idle) and its shell waits, blocked on its
+ * stdin (no CPU), for the script of the next tb_ssh_exec, spawn, kill or
+ * capture to t, which then runs in it exactly as it would have been exec'd
+ * (`/bin/sh`, the same script).  One per idle session; a call when one
+ * waits already does nothing.  A standby that ended meanwhile is dropped
+ * and the command opens its own channel; an unused one goes with its
+ * session (the pool's idle expiry: its shell reads EOF and exits 125,
+ * having run nothing).  Blocks for a channel open and an exec request (and a
+ * connect when no session is idle).  0, or an error (then nothing waits).
+ */
+int tb_ssh_standby(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, struct tb_error *err);
 
 /*
  * Run `kill -s SIG PID` on the target.  sig is one of "TERM", "KILL", "INT",

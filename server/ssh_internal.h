@@ -40,7 +40,8 @@ struct conn {
 	long timeout_s;       /* the session's normal SSH_OPTIONS_TIMEOUT */
 	long long idle_since; /* tb_monotonic_ms() when checked in */
 	char host_fp[TB_SSH_FP_MAX];
-	struct conn *next; /* the pool's idle list */
+	ssh_channel standby; /* NULL, or a shell waiting for its script (tb_ssh_standby) */
+	struct conn *next;   /* the pool's idle list */
 };
 
 /* ---- the target's fields with their defaults, for messages and options ---- */
@@ -92,14 +93,15 @@ void tb_ssh_conn_close(struct conn *c);
 
 /* ---- ssh_pool.c ---- */
 
-enum pool_counter { COUNT_CONNECTS, COUNT_REUSES, COUNT_DISCARDS, COUNT_RETRIES };
+enum pool_counter { COUNT_CONNECTS, COUNT_REUSES, COUNT_DISCARDS, COUNT_RETRIES, COUNT_STANDBYS };
 
 /* Count one event in pool's stats (takes its mutex briefly).  NULL pool: no-op. */
 void tb_ssh_pool_count(struct tb_ssh_pool *pool, enum pool_counter which);
 
 /*
  * Check an idle session for t out of the pool (when reuse and pool != NULL;
- * *reused set, res->host_fp filled) or make a new one with tb_ssh_conn_open.
+ * *reused set, res->host_fp filled; one carrying a standby shell first) or
+ * make a new one with tb_ssh_conn_open.
  * On 0, *out is the caller's until tb_ssh_conn_put.  Blocks when it has to
  * connect; takes the pool's mutex briefly.
  */

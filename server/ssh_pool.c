@@ -99,6 +99,7 @@ void tb_ssh_pool_count(struct tb_ssh_pool *pool, enum pool_counter which)
 	case COUNT_REUSES: pool->st.reuses++; break;
 	case COUNT_DISCARDS: pool->st.discards++; break;
 	case COUNT_RETRIES: pool->st.retries++; break;
+	case COUNT_STANDBYS: pool->st.standbys++; break;
 	}
 	pthread_mutex_unlock(&pool->lock);
 }
@@ -131,15 +132,17 @@ int tb_ssh_conn_get(struct tb_ssh_pool *pool, const struct tb_ssh_target *t, boo
 	if (pool != NULL && reuse) {
 		pthread_mutex_lock(&pool->lock);
 		pool_prune(pool, tb_monotonic_ms(), &dead);
-		for (struct conn **pp = &pool->idle; *pp != NULL; pp = &(*pp)->next) {
-			if (strcmp((*pp)->key, key) == 0) {
-				c = *pp;
-				*pp = c->next;
-				c->next = NULL;
-				pool->st.idle--;
-				break;
+		/* one with a standby shell first (its command starts at once), else the newest */
+		for (int pass = 0; pass < 2 && c == NULL; pass++)
+			for (struct conn **pp = &pool->idle; *pp != NULL; pp = &(*pp)->next) {
+				if (strcmp((*pp)->key, key) == 0 && (pass == 1 || (*pp)->standby != NULL)) {
+					c = *pp;
+					*pp = c->next;
+					c->next = NULL;
+					pool->st.idle--;
+					break;
+				}
 			}
-		}
 		pthread_mutex_unlock(&pool->lock);
 		conn_close_list(dead);
 		if (c != NULL && !ssh_is_connected(c->s)) {
@@ -192,6 +195,24 @@ void tb_ssh_conn_put(struct tb_ssh_pool *pool, struct conn *c, bool healthy)
 	for (struct conn *i = pool->idle; i != NULL; i = i->next)
 		if (strcmp(i->key, c->key) == 0)
 			same++;
+	if (same >= pool->max_idle && same > 0 && c->standby != NULL) {
+		/* a session with a standby shell is kept before a plain one: the oldest plain one goes */
+		struct conn **victim = NULL;
+
+		for (struct conn **pp = &pool->idle; *pp != NULL; pp = &(*pp)->next)
+			if (strcmp((*pp)->key, c->key) == 0 && (*pp)->standby == NULL)
+				victim = pp;
+		if (victim != NULL) {
+			struct conn *v = *victim;
+
+			*victim = v->next;
+			v->next = dead;
+			dead = v;
+			pool->st.idle--;
+			pool->st.discards++;
+			same--;
+		}
+	}
 	if (same < pool->max_idle) {
 		c->idle_since = tb_monotonic_ms();
 		c->next = pool->idle;

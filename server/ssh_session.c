@@ -37,6 +37,10 @@ int tb_ssh_lib_init(struct tb_error *err)
 /* Disconnect and free c's libssh session, if any; c itself stays. */
 static void conn_end_session(struct conn *c)
 {
+	if (c->standby != NULL) { /* its shell reads EOF and exits 125 */
+		ssh_channel_free(c->standby);
+		c->standby = NULL;
+	}
 	if (c->s != NULL) {
 		ssh_disconnect(c->s);
 		ssh_free(c->s);

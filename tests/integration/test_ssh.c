@@ -12,7 +12,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <dirent.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,7 +182,14 @@ static void test_exec_streams_live(void **state)
 }
 
 /* Hostile arguments arrive byte-exact: printf '%s\0' ARGS on the server. */
+static void check_roundtrip_on(struct tb_ssh_pool *p, const struct tb_ssh_target *t, const char *const *args);
+
 static void check_roundtrip(const struct tb_ssh_target *t, const char *const *args)
+{
+	check_roundtrip_on(NULL, t, args);
+}
+
+static void check_roundtrip_on(struct tb_ssh_pool *p, const struct tb_ssh_target *t, const char *const *args)
 {
 	const char *argv[400];
 	char expected[65536];
@@ -200,7 +209,7 @@ static void check_roundtrip(const struct tb_ssh_target *t, const char *const *ar
 		elen += l + 1;
 	}
 	argv[n] = NULL;
-	rc = tb_ssh_run_capture(NULL, t, argv, 10000, sizeof(expected), &cap, &err);
+	rc = tb_ssh_run_capture(p, t, argv, 10000, sizeof(expected), &cap, &err);
 	expect_ok(rc, &err);
 	if (cap.out_len != elen || memcmp(cap.out, expected, elen) != 0)
 		fail_msg("arguments changed on the way: sent %zu bytes, got %zu (stderr: %s)", elen, cap.out_len,
@@ -263,6 +272,18 @@ static void test_hostile_argv_tcsh(void **state)
 	/* the watchdog works under csh too */
 	t.machine = "router";
 	check_timeout_stops(NULL, &t);
+	/* and a standby shell: csh starts /bin/sh, which evals the same script */
+	{
+		struct tb_ssh_pool *p = tb_ssh_pool_new(2, 60);
+		struct tb_ssh_pool_stats st;
+
+		assert_non_null(p);
+		assert_int_equal(tb_ssh_standby(p, &t, &err), 0);
+		check_roundtrip_on(p, &t, hostile);
+		tb_ssh_pool_stats(p, &st);
+		assert_int_equal(st.standbys, 1);
+		tb_ssh_pool_free(p);
+	}
 	tb_sshd_stop(d);
 }
 
@@ -823,6 +844,144 @@ static void test_before(void **state)
 	pthread_mutex_destroy(&c.lock);
 }
 
+static long standby_pid_now(const struct tb_sshd *d);
+
+/* The pid of the standby shell ("IFS= read -r tbline ...") under sshd d,
+ * waited for up to wait_ms (sshd answers the exec request before its child
+ * has become the shell), or 0. */
+static long standby_pid(const struct tb_sshd *d, long wait_ms)
+{
+	long long until = now_ms() + wait_ms;
+	long pid;
+
+	while ((pid = standby_pid_now(d)) == 0 && now_ms() < until)
+		msleep(10);
+	return pid;
+}
+
+static long standby_pid_now(const struct tb_sshd *d)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	long found = 0;
+
+	while (dir != NULL && found == 0 && (de = readdir(dir)) != NULL) {
+		char path[64], buf[512];
+		long pid = strtol(de->d_name, NULL, 10), anc;
+		FILE *f;
+		size_t n;
+
+		if (pid <= 1)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		/* "/bin/sh" "-c" "IFS= read -r tbline ..." */
+		if (n < 24 || strcmp(buf, "/bin/sh") != 0 || strcmp(buf + 8, "-c") != 0 ||
+		    strncmp(buf + 11, "IFS= read -r tbline", 19) != 0)
+			continue;
+		/* one of this test's sshd's descendants, not another test's */
+		for (anc = pid; anc > 1 && anc != (long)d->pid;) {
+			char line[128];
+
+			snprintf(path, sizeof(path), "/proc/%ld/status", anc);
+			if ((f = fopen(path, "r")) == NULL)
+				break;
+			anc = 0;
+			while (fgets(line, sizeof(line), f) != NULL)
+				if (strncmp(line, "PPid:", 5) == 0)
+					anc = strtol(line + 5, NULL, 10);
+			fclose(f);
+		}
+		if (anc == (long)d->pid)
+			found = pid;
+	}
+	if (dir != NULL)
+		closedir(dir);
+	return found;
+}
+
+/* `echo out; exit 7` on p's session to t: its output and status come back. */
+static void check_status_cmd(struct tb_ssh_pool *p, const struct tb_ssh_target *t)
+{
+	const char *status[] = {"sh", "-c", "echo out; exit 7", NULL};
+	struct tb_ssh_capture cap;
+	struct tb_error err = {0};
+	int rc = tb_ssh_run_capture(p, t, status, 10000, 4096, &cap, &err);
+
+	expect_ok(rc, &err);
+	assert_string_equal(cap.out, "out\n");
+	assert_int_equal(cap.res.exit_status, 7);
+	tb_ssh_capture_free(&cap);
+}
+
+/* A standby shell (tb_ssh_standby) runs the next command exactly as an exec
+ * would (every hostile argument intact, the exit status, spawn's pid is
+ * the command's own), once: the command after it opens a channel as
+ * before; a second call while one waits adds none; one whose shell died
+ * meanwhile is not used and the command still runs. */
+static void test_standby(void **state)
+{
+	struct tb_ssh_target t = target_of(&sshd);
+	struct tb_ssh_pool *p = tb_ssh_pool_new(2, 60);
+	struct tb_ssh_pool_stats st;
+	struct tb_error err = {0};
+	long shell;
+	int rc;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(tb_ssh_standby(p, &t, &err), 0);
+	assert_int_equal(tb_ssh_standby(p, &t, &err), 0); /* one waits already */
+	shell = standby_pid(&sshd, 3000);
+	assert_true(shell > 1); /* it is there, waiting */
+	check_roundtrip_on(p, &t, hostile);
+	tb_ssh_pool_stats(p, &st);
+	assert_int_equal(st.standbys, 1);
+	assert_int_equal(standby_pid(&sshd, 0), 0); /* used up */
+
+	/* no standby: the next command opens its own channel */
+	check_status_cmd(p, &t);
+	tb_ssh_pool_stats(p, &st);
+	assert_int_equal(st.standbys, 1);
+
+	/* in a standby: the same status; spawn's pid is the command's own */
+	assert_int_equal(tb_ssh_standby(p, &t, &err), 0);
+	check_status_cmd(p, &t);
+	{
+		const char *me[] = {"sh", "-c", "echo $$", NULL};
+		struct spawn_ctx c;
+		char want[32];
+
+		memset(&c, 0, sizeof(c));
+		pthread_mutex_init(&c.lock, NULL);
+		pthread_cond_init(&c.cond, NULL);
+		assert_int_equal(tb_ssh_standby(p, &t, &err), 0);
+		rc = tb_ssh_spawn(p, &t, me, 10000, spawn_on_pid, spawn_on_output, &c, &c.res, &c.err);
+		expect_ok(rc, &c.err);
+		snprintf(want, sizeof(want), "%ld\n", c.pid);
+		assert_string_equal(c.out, want);
+		pthread_cond_destroy(&c.cond);
+		pthread_mutex_destroy(&c.lock);
+	}
+	tb_ssh_pool_stats(p, &st);
+	assert_int_equal(st.standbys, 3);
+
+	/* a standby whose shell died: not used, the command runs all the same */
+	assert_int_equal(tb_ssh_standby(p, &t, &err), 0);
+	shell = standby_pid(&sshd, 3000);
+	assert_true(shell > 1);
+	assert_int_equal(kill((pid_t)shell, SIGKILL), 0);
+	assert_true(wait_gone(shell, 3000));
+	check_status_cmd(p, &t);
+	tb_ssh_pool_stats(p, &st);
+	assert_int_equal(st.standbys, 3);
+	tb_ssh_pool_free(p);
+}
+
 static int cancel_on_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
 {
 	return 1;
@@ -988,6 +1147,7 @@ int main(void)
 		cmocka_unit_test(test_spawn_and_kill),
 		cmocka_unit_test(test_spawn_gated),
 		cmocka_unit_test(test_before),
+		cmocka_unit_test(test_standby),
 		cmocka_unit_test(test_cancel_from_callback),
 		cmocka_unit_test(test_pool_reuses_sessions),
 		cmocka_unit_test(test_pool_idle_timeout),

@@ -96,6 +96,10 @@ sys.exit(not (len(c) == 4 and all(x["n"] == 2 and x["receiver_bps"]["median"] > 
 csv=$(curl -s -H "Authorization: Bearer $TOK" "$TESTBEDD_URL/api/v1/matrices/$M1/results?format=csv")
 check "results as CSV: a header and 8 rows" test "$(echo "$csv" | grep -c .)" = 9
 check "no iperf3 left after the matrix" no_iperf_left
+# runs 1-7 started in the standby shells the run before opened on their ends (run_ahead.h)
+sb=$(curl -s -H "Authorization: Bearer $TOK" "$TESTBEDD_URL/metrics" | sed -n 's/^testbedd_ssh_standby_commands_total //p')
+diag "commands started in a standby shell: $sb"
+check "the later runs' commands started in standby shells (metrics: $sb >= 7)" test "${sb:-0}" -ge 7
 
 # ---- 1b. what each host was: the metadata snapshot ----
 hosts=$(api GET "/api/v1/matrices/$M1/hosts")
