@@ -562,6 +562,20 @@ struct spawn_ctx {
 	long long took;
 };
 
+/* A zeroed spawn_ctx with its lock and condition, and their end. */
+static void spawn_ctx_init(struct spawn_ctx *c)
+{
+	memset(c, 0, sizeof(*c));
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+}
+
+static void spawn_ctx_end(struct spawn_ctx *c)
+{
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->lock);
+}
+
 static int spawn_on_pid(void *cls, long pid)
 {
 	struct spawn_ctx *c = cls;
@@ -612,9 +626,7 @@ static void test_spawn_and_kill(void **state)
 	long pid;
 	int rc;
 
-	memset(&c, 0, sizeof(c));
-	pthread_mutex_init(&c.lock, NULL);
-	pthread_cond_init(&c.cond, NULL);
+	spawn_ctx_init(&c);
 	assert_int_equal(pthread_create(&th, NULL, spawn_thread, &c), 0);
 
 	clock_gettime(CLOCK_REALTIME, &until);
@@ -655,8 +667,7 @@ static void test_spawn_and_kill(void **state)
 	assert_int_equal(tb_ssh_kill(pool, &t, 1, "TERM", &err), TB_ERR_INVALID);
 	assert_int_equal(tb_ssh_kill(pool, &t, -1, "KILL", &err), TB_ERR_INVALID);
 	assert_int_equal(tb_ssh_kill(pool, &t, pid, "STOP; reboot", &err), TB_ERR_INVALID);
-	pthread_cond_destroy(&c.cond);
-	pthread_mutex_destroy(&c.lock);
+	spawn_ctx_end(&c);
 }
 
 /* A gate that opens (1) or refuses (-1) after delay_ms, counting its calls. */
@@ -698,9 +709,7 @@ static void test_spawn_gated(void **state)
 	int rc;
 
 	(void)state;
-	memset(&c, 0, sizeof(c));
-	pthread_mutex_init(&c.lock, NULL);
-	pthread_cond_init(&c.cond, NULL);
+	spawn_ctx_init(&c);
 	memset(&g, 0, sizeof(g));
 	g.sp = &c;
 	g.answer = 1;
@@ -741,8 +750,7 @@ static void test_spawn_gated(void **state)
 	assert_int_equal(access(path, F_OK), -1); /* touch never ran */
 	assert_int_equal(tb_ssh_spawn_gated(pool, &t, argv, 1000, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &c.err),
 			 TB_ERR_INVALID);
-	pthread_cond_destroy(&c.cond);
-	pthread_mutex_destroy(&c.lock);
+	spawn_ctx_end(&c);
 }
 
 /* What a tb_ssh_before's done got, and when (outputs of the command seen by then). */
@@ -788,9 +796,7 @@ static void test_before(void **state)
 	int rc;
 
 	(void)state;
-	memset(&c, 0, sizeof(c));
-	pthread_mutex_init(&c.lock, NULL);
-	pthread_cond_init(&c.cond, NULL);
+	spawn_ctx_init(&c);
 	memset(&b, 0, sizeof(b));
 	b.sp = &c;
 	rc = tb_ssh_exec_before(pool, &t, &before, argv, 10000, spawn_on_output, &c, &c.res, &c.err);
@@ -840,8 +846,7 @@ static void test_before(void **state)
 		assert_int_equal(c.res.exit_status, 3);
 		assert_int_equal(b.calls, 0);
 	}
-	pthread_cond_destroy(&c.cond);
-	pthread_mutex_destroy(&c.lock);
+	spawn_ctx_end(&c);
 }
 
 static long standby_pid_now(const struct tb_sshd *d);
@@ -956,16 +961,13 @@ static void test_standby(void **state)
 		struct spawn_ctx c;
 		char want[32];
 
-		memset(&c, 0, sizeof(c));
-		pthread_mutex_init(&c.lock, NULL);
-		pthread_cond_init(&c.cond, NULL);
+		spawn_ctx_init(&c);
 		assert_int_equal(tb_ssh_standby(p, &t, &err), 0);
 		rc = tb_ssh_spawn(p, &t, me, 10000, spawn_on_pid, spawn_on_output, &c, &c.res, &c.err);
 		expect_ok(rc, &c.err);
 		snprintf(want, sizeof(want), "%ld\n", c.pid);
 		assert_string_equal(c.out, want);
-		pthread_cond_destroy(&c.cond);
-		pthread_mutex_destroy(&c.lock);
+		spawn_ctx_end(&c);
 	}
 	tb_ssh_pool_stats(p, &st);
 	assert_int_equal(st.standbys, 3);
