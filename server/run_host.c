@@ -27,11 +27,11 @@ static void target_of(struct tb_services *sv, const struct tb_run_host *h, struc
 }
 
 /* What prepare() asks every host: its kernel's name, which the metadata
- * script after it reads (hostmeta.h), and each traffic tool's version. */
+ * script after it reads (hostmeta.h), and each traffic tool's version.
+ * Whole outputs (the parsers find their line): no `| head` fork each. */
 static const char versions[] = TB_HOSTMETA_KERNEL_VAR
 	"=$(uname -s); echo \"$" TB_HOSTMETA_KERNEL_VAR "\"; "
-	"iperf3 --version 2>&1 | head -n 1; echo tbiperf2; iperf -v 2>&1 | head -n 1; "
-	"echo tbnetperf; netperf -V 2>&1 | head -n 1";
+	"iperf3 --version 2>&1; echo tbiperf2; iperf -v 2>&1; echo tbnetperf; netperf -V 2>&1";
 /* the line between the versions and the metadata script's output */
 #define META_MARK "@@testbedd-metadata"
 
