@@ -43,6 +43,7 @@ struct tb_metrics {
 	size_t nauth;
 	struct counter pruned[MAX_PRUNED];
 	size_t npruned;
+	uint64_t looks[2]; /* apart, in the run's commands */
 };
 
 struct tb_metrics *tb_metrics_new(void)
@@ -132,6 +133,15 @@ void tb_metrics_pruned(struct tb_metrics *m, const char *table, unsigned long lo
 		count(m, m->pruned, &m->npruned, MAX_PRUNED, table, 0, n);
 }
 
+void tb_metrics_idle_look(struct tb_metrics *m, int in_commands)
+{
+	if (m == NULL)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->looks[in_commands != 0]++;
+	pthread_mutex_unlock(&m->lock);
+}
+
 void tb_metrics_sse(struct tb_metrics *m, int delta)
 {
 	pthread_mutex_lock(&m->lock);
@@ -139,43 +149,9 @@ void tb_metrics_sse(struct tb_metrics *m, int delta)
 	pthread_mutex_unlock(&m->lock);
 }
 
-void tb_metrics_render(struct tb_metrics *m, struct tb_events *ev, struct tb_outbuf *out)
+/* The request-duration histograms of the n series in copy. */
+static void render_durations(const struct series *copy, size_t n, struct tb_outbuf *out)
 {
-	struct series *copy;
-	struct tb_events_stats es;
-	struct counter auth[MAX_AUTH_SERIES], pruned[MAX_PRUNED];
-	size_t n, nauth, npruned;
-	long sse;
-	uint64_t overflow;
-
-	copy = malloc(sizeof(m->s));
-	if (copy == NULL) {
-		out->nomem = true;
-		return;
-	}
-	pthread_mutex_lock(&m->lock);
-	n = m->n;
-	memcpy(copy, m->s, n * sizeof(*copy));
-	sse = m->sse;
-	overflow = m->overflow;
-	nauth = m->nauth;
-	memcpy(auth, m->auth, sizeof(auth));
-	npruned = m->npruned;
-	memcpy(pruned, m->pruned, sizeof(pruned));
-	pthread_mutex_unlock(&m->lock);
-
-	tb_outbuf_printf(out, "# HELP testbedd_build_info testbedd's version.\n# TYPE testbedd_build_info gauge\n");
-	tb_outbuf_printf(out, "testbedd_build_info{version=\"%s\"} 1\n", TB_VERSION);
-	tb_outbuf_printf(out, "# HELP testbedd_http_requests_total HTTP requests by route, method and status.\n"
-			      "# TYPE testbedd_http_requests_total counter\n");
-	for (size_t i = 0; i < n; i++)
-		tb_outbuf_printf(out, "testbedd_http_requests_total{route=\"%s\",method=\"%s\",status=\"%u\"} %llu\n",
-				 copy[i].route, copy[i].method, copy[i].status, (unsigned long long)copy[i].count);
-	tb_outbuf_printf(out,
-			 "# HELP testbedd_http_requests_unrecorded_total Requests beyond the series limit.\n"
-			 "# TYPE testbedd_http_requests_unrecorded_total counter\n"
-			 "testbedd_http_requests_unrecorded_total %llu\n",
-			 (unsigned long long)overflow);
 	tb_outbuf_printf(out, "# HELP testbedd_http_request_duration_seconds Time from request to reply.\n"
 			      "# TYPE testbedd_http_request_duration_seconds histogram\n");
 	for (size_t i = 0; i < n; i++) {
@@ -206,6 +182,47 @@ void tb_metrics_render(struct tb_metrics *m, struct tb_events *ev, struct tb_out
 			"testbedd_http_request_duration_seconds_count{route=\"%s\",method=\"%s\",status=\"%u\"} %llu\n",
 			copy[i].route, copy[i].method, copy[i].status, (unsigned long long)copy[i].count);
 	}
+}
+
+void tb_metrics_render(struct tb_metrics *m, struct tb_events *ev, struct tb_outbuf *out)
+{
+	struct series *copy;
+	struct tb_events_stats es;
+	struct counter auth[MAX_AUTH_SERIES], pruned[MAX_PRUNED];
+	size_t n, nauth, npruned;
+	long sse;
+	uint64_t overflow, looks[2];
+
+	copy = malloc(sizeof(m->s));
+	if (copy == NULL) {
+		out->nomem = true;
+		return;
+	}
+	pthread_mutex_lock(&m->lock);
+	n = m->n;
+	memcpy(copy, m->s, n * sizeof(*copy));
+	sse = m->sse;
+	overflow = m->overflow;
+	nauth = m->nauth;
+	memcpy(auth, m->auth, sizeof(auth));
+	npruned = m->npruned;
+	memcpy(pruned, m->pruned, sizeof(pruned));
+	memcpy(looks, m->looks, sizeof(looks));
+	pthread_mutex_unlock(&m->lock);
+
+	tb_outbuf_printf(out, "# HELP testbedd_build_info testbedd's version.\n# TYPE testbedd_build_info gauge\n");
+	tb_outbuf_printf(out, "testbedd_build_info{version=\"%s\"} 1\n", TB_VERSION);
+	tb_outbuf_printf(out, "# HELP testbedd_http_requests_total HTTP requests by route, method and status.\n"
+			      "# TYPE testbedd_http_requests_total counter\n");
+	for (size_t i = 0; i < n; i++)
+		tb_outbuf_printf(out, "testbedd_http_requests_total{route=\"%s\",method=\"%s\",status=\"%u\"} %llu\n",
+				 copy[i].route, copy[i].method, copy[i].status, (unsigned long long)copy[i].count);
+	tb_outbuf_printf(out,
+			 "# HELP testbedd_http_requests_unrecorded_total Requests beyond the series limit.\n"
+			 "# TYPE testbedd_http_requests_unrecorded_total counter\n"
+			 "testbedd_http_requests_unrecorded_total %llu\n",
+			 (unsigned long long)overflow);
+	render_durations(copy, n, out);
 	free(copy);
 	tb_outbuf_printf(out,
 			 "# HELP testbedd_http_auth_failures_total Requests refused before their caller was known"
@@ -234,4 +251,12 @@ void tb_metrics_render(struct tb_metrics *m, struct tb_events *ev, struct tb_out
 			 "# TYPE testbedd_events_dropped_subscribers_total counter\n"
 			 "testbedd_events_dropped_subscribers_total %llu\n",
 			 (unsigned long long)es.dropped_subscribers);
+	tb_outbuf_printf(out,
+			 "# HELP testbedd_run_idle_looks_total Idle checks of a run's two ends, by how they were "
+			 "made: in the run's own ssh commands, or apart (a busy end's wait, a round's runs, a "
+			 "look in the commands that did not report).\n"
+			 "# TYPE testbedd_run_idle_looks_total counter\n"
+			 "testbedd_run_idle_looks_total{how=\"in_commands\"} %llu\n"
+			 "testbedd_run_idle_looks_total{how=\"apart\"} %llu\n",
+			 (unsigned long long)looks[1], (unsigned long long)looks[0]);
 }

@@ -28,6 +28,11 @@ void tb_metrics_auth_failure(struct tb_metrics *m, const char *route, unsigned i
 /* n rows the retention deleted from table (a static string, "audit"). */
 void tb_metrics_pruned(struct tb_metrics *m, const char *table, unsigned long long n);
 
+/* One idle check of a run's two ends (run_idle.h): made by the run's own
+ * ssh commands (in_commands), or apart from them (a busy end's wait, a
+ * round's runs, a look in the commands that did not report). */
+void tb_metrics_idle_look(struct tb_metrics *m, int in_commands);
+
 /* SSE streams open now (+1 on open, -1 on close). */
 void tb_metrics_sse(struct tb_metrics *m, int delta);
 

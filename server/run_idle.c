@@ -10,6 +10,7 @@
 #include "hosts.h"
 #include "inventory.h"
 #include "log.h"
+#include "metrics.h"
 #include "run_exec.h"
 #include "run_sample.h"
 #include "services.h"
@@ -332,6 +333,7 @@ static int look_both(struct tb_services *sv, const struct tb_idle_opts *o, const
 	bool threaded = pthread_create(&th, NULL, look_run, &l[1]) == 0;
 	int verdict = 0;
 
+	tb_metrics_idle_look(sv->metrics, 0);
 	look_run(&l[0]);
 	if (threaded)
 		pthread_join(th, NULL);
@@ -430,6 +432,7 @@ struct look_end {
 };
 
 struct run_idle_look {
+	struct tb_metrics *metrics;
 	const struct tb_run_host *h[2]; /* client, server */
 	struct tb_idle_opts o;
 	struct own own;
@@ -468,6 +471,7 @@ struct run_idle_look *run_idle_look_new(struct tb_services *sv, const struct tb_
 		free(l);
 		return NULL;
 	}
+	l->metrics = sv->metrics;
 	l->h[0] = ch;
 	l->h[1] = sh;
 	for (int i = 0; i < 2; i++)
@@ -500,6 +504,7 @@ int run_idle_look_verdict(struct run_idle_look *l)
 		l->verdict = -1;
 	} else if (text[0] != NULL && text[1] != NULL) {
 		/* written once each (the exec's thread), read here after both came */
+		tb_metrics_idle_look(l->metrics, 1);
 		l->verdict = 1;
 		for (int i = 0; i < 2 && l->verdict == 1; i++) {
 			struct tb_error none = {0};

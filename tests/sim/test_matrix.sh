@@ -100,6 +100,14 @@ check "no iperf3 left after the matrix" no_iperf_left
 sb=$(curl -s -H "Authorization: Bearer $TOK" "$TESTBEDD_URL/metrics" | sed -n 's/^testbedd_ssh_standby_commands_total //p')
 diag "commands started in a standby shell: $sb"
 check "the later runs' commands started in standby shells (metrics: $sb >= 7)" test "${sb:-0}" -ge 7
+# each run's idle check was made by its own two commands (run_idle.h): none apart.  A look in the
+# commands that never reports falls back to separate looks after 8 s: every run still passes, so
+# only this count shows it
+lk=$(curl -s -H "Authorization: Bearer $TOK" "$TESTBEDD_URL/metrics")
+lin=$(echo "$lk" | sed -n 's/^testbedd_run_idle_looks_total{how="in_commands"} //p')
+lap=$(echo "$lk" | sed -n 's/^testbedd_run_idle_looks_total{how="apart"} //p')
+check "the 8 runs' idle checks were made in their own commands (metrics: in_commands $lin = 8, apart $lap = 0)" \
+	test "${lin:-x}" = 8 -a "${lap:-x}" = 0
 
 # ---- 1b. what each host was: the metadata snapshot ----
 hosts=$(api GET "/api/v1/matrices/$M1/hosts")
