@@ -44,6 +44,7 @@ struct tb_metrics {
 	struct counter pruned[MAX_PRUNED];
 	size_t npruned;
 	uint64_t looks[2]; /* apart, in the run's commands */
+	uint64_t ahead[2]; /* servers started ahead: stopped unused, used */
 };
 
 struct tb_metrics *tb_metrics_new(void)
@@ -142,6 +143,15 @@ void tb_metrics_idle_look(struct tb_metrics *m, int in_commands)
 	pthread_mutex_unlock(&m->lock);
 }
 
+void tb_metrics_server_ahead(struct tb_metrics *m, int used)
+{
+	if (m == NULL)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->ahead[used != 0]++;
+	pthread_mutex_unlock(&m->lock);
+}
+
 void tb_metrics_sse(struct tb_metrics *m, int delta)
 {
 	pthread_mutex_lock(&m->lock);
@@ -191,7 +201,7 @@ void tb_metrics_render(struct tb_metrics *m, struct tb_events *ev, struct tb_out
 	struct counter auth[MAX_AUTH_SERIES], pruned[MAX_PRUNED];
 	size_t n, nauth, npruned;
 	long sse;
-	uint64_t overflow, looks[2];
+	uint64_t overflow, looks[2], ahead[2];
 
 	copy = malloc(sizeof(m->s));
 	if (copy == NULL) {
@@ -208,6 +218,7 @@ void tb_metrics_render(struct tb_metrics *m, struct tb_events *ev, struct tb_out
 	npruned = m->npruned;
 	memcpy(pruned, m->pruned, sizeof(pruned));
 	memcpy(looks, m->looks, sizeof(looks));
+	memcpy(ahead, m->ahead, sizeof(ahead));
 	pthread_mutex_unlock(&m->lock);
 
 	tb_outbuf_printf(out, "# HELP testbedd_build_info testbedd's version.\n# TYPE testbedd_build_info gauge\n");
@@ -259,4 +270,11 @@ void tb_metrics_render(struct tb_metrics *m, struct tb_events *ev, struct tb_out
 			 "testbedd_run_idle_looks_total{how=\"in_commands\"} %llu\n"
 			 "testbedd_run_idle_looks_total{how=\"apart\"} %llu\n",
 			 (unsigned long long)looks[1], (unsigned long long)looks[0]);
+	tb_outbuf_printf(out,
+			 "# HELP testbedd_run_servers_ahead_total Runs' servers started in the last second of the "
+			 "run before: used by their run, or stopped unused.\n"
+			 "# TYPE testbedd_run_servers_ahead_total counter\n"
+			 "testbedd_run_servers_ahead_total{how=\"used\"} %llu\n"
+			 "testbedd_run_servers_ahead_total{how=\"stopped\"} %llu\n",
+			 (unsigned long long)ahead[1], (unsigned long long)ahead[0]);
 }

@@ -33,6 +33,10 @@ void tb_metrics_pruned(struct tb_metrics *m, const char *table, unsigned long lo
  * round's runs, a look in the commands that did not report). */
 void tb_metrics_idle_look(struct tb_metrics *m, int in_commands);
 
+/* A run's server started ahead, in the last second of the run before
+ * (run_early.h): used by its run, or stopped unused. */
+void tb_metrics_server_ahead(struct tb_metrics *m, int used);
+
 /* SSE streams open now (+1 on open, -1 on close). */
 void tb_metrics_sse(struct tb_metrics *m, int delta);
 

@@ -1,5 +1,8 @@
 /* run_beside.c - what runs beside a run.  See run_beside.h. */
 #include "run_beside.h"
+#include "run_early.h"
+#include "run_exec.h"
+#include "store.h"
 
 void run_beside_init(struct run_beside *b)
 {
@@ -22,6 +25,7 @@ void run_beside_start(struct run_beside *b)
 
 void run_beside_ahead(struct run_beside *b)
 {
+	run_early_kick(b->ctl, b->r->port); /* the next run's server, when the runner planned it */
 	run_ahead_kick(&b->ahead);
 }
 

@@ -4,7 +4,8 @@
  * CPU and memory samples of both ends and the routers on the path (the
  * spec's "sample", run_sampler.h), the latency stream ("latency",
  * run_latency.h), a profile ("profile", run_profile.h), and, in the
- * test's last second, standby shells for the next run's ends (run_ahead.h).  Nothing of it for a run whose
+ * test's last second, the next run's server (run_early.h) and standby shells
+ * for its ends (run_ahead.h).  Nothing of it for a run whose
  * client never ran (an end found busy, the server did not listen).
  *
  * Blocking: run_beside_start waits for the latency's idle probe (2-3 s)
@@ -51,8 +52,9 @@ struct run_beside {
 void run_beside_init(struct run_beside *b);
 void run_beside_free(struct run_beside *b);
 void run_beside_start(struct run_beside *b);
-/* The run's test is in its last second: the next run's standby shells
- * (run_ahead.h).  Any thread, between init and free (after stop: nothing). */
+/* The run's test is in its last second: the next run's server started
+ * ahead (run_early.h) and standby shells (run_ahead.h).  Any thread, between
+ * init and free (after stop: no shells). */
 void run_beside_ahead(struct run_beside *b);
 /* Stop what started (nothing when nothing did); the latency summary (owned,
  * NULL when none) into *latency. */

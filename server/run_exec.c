@@ -1,6 +1,7 @@
 /* run_exec.c - one traffic tool run between two hosts.  See run_exec.h. */
 #include "run_exec.h"
 #include "run_beside.h"
+#include "run_early.h"
 #include "run_idle.h"
 #include "netperf.h"
 
@@ -22,11 +23,8 @@
 #include "iperf2.h"
 
 #define LISTEN_WAIT_MS 8000 /* server started -> listening */
-#define SLACK_S 15          /* client watchdog: omit + duration + this */
 #define BUSY_TRIES 4
-#define LOST_TRIES 2 /* a client stopped by timeout(1) with no stream connected */
-#define PORT_BASE 5201
-#define PORT_SPAN 800
+#define LOST_TRIES 2     /* a client stopped by timeout(1) with no stream connected */
 #define TIMEOUT_EXIT 124 /* timeout(1): the command ran out of time */
 
 /* ---- events ---- */
@@ -167,21 +165,6 @@ static void figures(struct tb_run_row *r, const json_t *result, bool stopped)
 	}
 }
 
-struct outcome {
-	json_t *client_result; /* owned */
-	json_t *server_result; /* owned */
-	struct tb_outbuf cout, cerr, sout, serr;
-	char *client_cmd, *server_cmd;
-	const char *klass; /* NULL: ok */
-	char message[512];
-	bool retry_busy;  /* busy, or the port was taken: try again */
-	bool retry_lost;  /* no stream connected (a lost UDP connect datagram): once more */
-	bool idle_busy;   /* the first look beside the start found an end busy: stopped before the client */
-	const char *tool; /* the driver's name */
-	json_t *idle;     /* owned: how long the idle check waited and why, or NULL */
-	json_t *latency;  /* owned: the RTT beside the run, summarised (run_latency.h), or NULL */
-};
-
 static void outcome_free(struct outcome *o)
 {
 	json_decref(o->client_result);
@@ -214,18 +197,20 @@ static void outcome_set(struct outcome *o, const char *klass, const char *fmt, .
 	va_end(ap);
 }
 
-/* The client's command line (timeout(1) around iperf3) into cargv, both
+/* s set up for r (unless ready: started ahead for it, run_early.h), the
+ * client's command line (timeout(1) around iperf3) into cargv, both
  * commands as they will be shown (mark_running stores and publishes them). */
 static int prepare(struct tb_services *sv, struct tb_run_row *r, const struct tb_traffic_driver *drv,
 		   const struct tb_iperf_params *p, struct tb_run_host *ch, struct tb_run_host *sh,
-		   struct run_server *s, struct tb_argv *cav, const char **cargv, char *wall, struct outcome *o)
+		   struct run_server *s, bool ready, struct tb_argv *cav, const char **cargv, char *wall,
+		   struct outcome *o)
 {
 	long wall_s = p->omit_s + p->duration_s + SLACK_S;
 	struct tb_error e = {0};
 	char why[160];
 	int n = 0;
 
-	if (run_server_init(s, sv, sh, r, drv, p, wall_s, &e) != 0 ||
+	if ((!ready && run_server_init(s, sv, sh, r, drv, p, wall_s, &e) != 0) ||
 	    drv->client_argv(&ch->tools, r->server_address, (unsigned int)r->port, p, cav, &e) != 0) {
 		outcome_set(o, "iperf_error", "%s", e.message);
 		return -1;
@@ -483,9 +468,10 @@ static void stop_for_idle(struct run_server *s, struct outcome *o)
  * parsed, the outcome classified into o. */
 static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_run_row *r,
 		    const struct tb_traffic_driver *drv, const struct tb_iperf_params *p, struct tb_run_host *ch,
-		    struct tb_run_host *sh, bool sample, struct run_idle_look *look, struct outcome *o)
+		    struct tb_run_host *sh, bool sample, struct run_idle_look *look, struct run_early *early,
+		    struct outcome *o)
 {
-	struct run_server s;
+	struct run_server own, *s = early != NULL ? run_early_server(early) : &own; /* early's: started ahead */
 	struct run_beside b = {.sv = sv,
 			       .ctl = ctl,
 			       .r = r,
@@ -519,39 +505,47 @@ static void attempt(struct tb_services *sv, struct tb_run_ctl *ctl, struct tb_ru
 
 	memset(o, 0, sizeof(*o));
 	o->tool = drv->name;
-	if (prepare(sv, r, drv, p, ch, sh, &s, &cav, cargv, wall, o) != 0) {
-		run_server_free(&s);
+	if (prepare(sv, r, drv, p, ch, sh, s, early != NULL, &cav, cargv, wall, o) != 0) {
+		run_server_wait_pid(s, s->started ? LISTEN_WAIT_MS : 0); /* one started ahead: stopped */
+		run_server_finish(s, 0);
+		run_server_free(s);
+		run_early_free(early);
 		return;
 	}
 	if (look != NULL)
 		run_idle_look_before(look, 1, &sbefore);
-	s.parser = drv->parser_new(&sh->tools, p, false, publish_interval, &spub);
+	run_server_set_parser(s, drv->parser_new(&sh->tools, p, false, publish_interval, &spub));
 	c.parser = drv->parser_new(&ch->tools, p, true, publish_interval, &cpub);
 	run_beside_init(&b);
-	if (s.parser == NULL || c.parser == NULL || run_server_start(&s, look != NULL ? &sbefore : NULL) != 0) {
+	if (s->parser == NULL || c.parser == NULL ||
+	    (!s->started && run_server_start(s, look != NULL ? &sbefore : NULL) != 0)) {
 		outcome_set(o, "iperf_error", "out of memory or threads");
-		collect(&s, &c, o);
+		run_server_wait_pid(s, s->started ? LISTEN_WAIT_MS : 0);
+		run_server_finish(s, 0);
+		collect(s, &c, o);
 		run_beside_free(&b);
+		run_early_free(early);
 		return;
 	}
-	rc = run_client(sv, ctl, r, ch, &s, cargv, wall_s, &c, look, &b, &res, &ln, &e);
+	rc = run_client(sv, ctl, r, ch, s, cargv, wall_s, &c, look, &b, &res, &ln, &e);
 	run_beside_stop(&b, ctl->stop == 0, &o->latency); /* a stopped run's profile is not read */
 	if (ln == -2 && !ctl->stop) {                     /* the look found an end busy: the client never ran */
-		stop_for_idle(&s, o);
+		stop_for_idle(s, o);
 	} else if (ln != 1) {
-		never_ran(sv, ctl, r, ch, sh, &s, ln == -2 ? 0 : ln, &e, o);
+		never_ran(sv, ctl, r, ch, sh, s, ln == -2 ? 0 : ln, &e, o);
 	} else {
 		r->client_exit = rc == 0 ? res.exit_status : -1;
 		/* a -1 server ends by itself after the test, one that stays (iperf2)
 		 * prints its summary: give it a moment, then stop it */
-		run_server_finish(&s, 3000);
-		r->server_exit = s.exit_code;
+		run_server_finish(s, 3000);
+		r->server_exit = s->exit_code;
 		parse_client(&c, rc, o);
 		classify(ctl, ch, rc, &e, &res, &c, wall_s, o);
-		server_broke(&s, sh, o);
+		server_broke(s, sh, o);
 	}
-	collect(&s, &c, o); /* the server's thread (which may kick b's ahead) joined */
+	collect(s, &c, o); /* the server's thread (which may kick b's ahead) joined */
 	run_beside_free(&b);
+	run_early_free(early);
 }
 
 /* A tool whose client reports only its own side (iperf2): the other side's
@@ -573,89 +567,6 @@ static void merge_ends(struct outcome *o)
 	for (int i = 0; i < 2; i++)
 		if (json_object_get(cend, sides[i]) == NULL && json_object_get(send, sides[i]) != NULL)
 			json_object_set(cend, sides[i], json_object_get(send, sides[i]));
-}
-
-/* Intervals of a result as rows for the store (data strings malloc'd). */
-static size_t interval_rows(const json_t *result, const char *side, struct tb_interval_row *rows, size_t at, size_t max)
-{
-	const json_t *iv = json_object_get(result, "intervals");
-	size_t i;
-	json_t *v;
-
-	json_array_foreach(iv, i, v)
-	{
-		if (at >= max)
-			break;
-		rows[at].side = side;
-		rows[at].seq = (int)i;
-		rows[at].data = json_dumps(v, JSON_COMPACT);
-		if (rows[at].data != NULL)
-			at++;
-	}
-	return at;
-}
-
-static int commit(struct tb_services *sv, struct tb_run_row *r, struct outcome *o, struct tb_error *err)
-{
-	size_t nc = json_array_size(json_object_get(o->client_result, "intervals"));
-	size_t ns = json_array_size(json_object_get(o->server_result, "intervals"));
-	struct tb_interval_row *rows = calloc(nc + ns + 1, sizeof(*rows));
-	struct tb_raw_row raw[4] = {
-		{"client", "stdout", tb_outbuf_str(&o->cout), o->cout.len},
-		{"client", "stderr", tb_outbuf_str(&o->cerr), o->cerr.len},
-		{"server", "stdout", tb_outbuf_str(&o->sout), o->sout.len},
-		{"server", "stderr", tb_outbuf_str(&o->serr), o->serr.len},
-	};
-	char *summary = NULL;
-	size_t n = 0;
-	int rc;
-
-	if (rows == NULL)
-		return tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
-	n = interval_rows(o->client_result, "client", rows, n, nc + ns);
-	n = interval_rows(o->server_result, "server", rows, n, nc + ns);
-	{
-		json_t *sum = json_object();
-		json_t *cend = json_object_get(o->client_result, "end");
-		json_t *send = json_object_get(o->server_result, "end");
-
-		if (sum != NULL) {
-			json_object_set(sum, "client", cend != NULL ? cend : json_null());
-			json_object_set(sum, "server", send != NULL ? send : json_null());
-			if (o->client_result != NULL) {
-				static const char *const keep[] = {"cookie",     "version", "system_info", "timesecs",
-								   "test_start", "error",   NULL};
-
-				for (int i = 0; keep[i] != NULL; i++) {
-					json_t *v = json_object_get(o->client_result, keep[i]);
-
-					if (v != NULL)
-						json_object_set(sum, keep[i], v);
-				}
-			}
-			{
-				json_t *se = json_object_get(o->server_result, "error");
-
-				json_object_set_new(sum, "server_error", se != NULL ? json_incref(se) : json_null());
-			}
-			if (o->tool != NULL)
-				json_object_set_new(sum, "tool", json_string(o->tool));
-			if (o->idle != NULL)
-				json_object_set(sum, "idle", o->idle);
-			if (o->latency != NULL)
-				json_object_set(sum, "latency", o->latency);
-			summary = json_dumps(sum, JSON_COMPACT);
-			json_decref(sum);
-		}
-	}
-	r->summary = summary;
-	rc = tb_store_run_finish(sv->store, r, rows, n, raw, 4, err);
-	for (size_t i = 0; i < n; i++)
-		free((void *)rows[i].data);
-	free(rows);
-	free(summary);
-	r->summary = NULL;
-	return rc;
 }
 
 /* The first look found an end busy (o->idle_busy): the run, still pending
@@ -680,18 +591,25 @@ static int attempt_idle(struct tb_services *sv, struct tb_run_ctl *ctl, struct t
 			struct outcome *o)
 {
 	struct run_idle_look *look = NULL;
+	struct run_early *early = NULL;
 
 	if (!*looked) {
 		*looked = 1;
+		/* the server started ahead for this attempt, its look with it (run_early.h) */
+		if ((early = run_early_take(ctl, r, sh)) != NULL)
+			look = run_early_look(early);
 		/* "idle": false: the wait returns at once; no memory: it waits before, as it did.  The
 		 * runs of a round start at once and may share a host (concurrency pairs): each looks
 		 * before its server starts, so that none sees another's server as a stray */
-		if (ctl->in_round || (look = run_idle_look_new(sv, r, ch, sh)) == NULL)
+		if (look == NULL &&
+		    (ctl->in_round || early != NULL || (look = run_idle_look_new(sv, r, ch, sh)) == NULL))
 			run_idle_wait(sv, ctl, r, ch, sh, idle);
 		tb_run_round_looked(ctl); /* no server of the round starts before all have looked */
 	}
 	if (idle->klass == NULL)
-		attempt(sv, ctl, r, drv, p, ch, sh, sample, look, o);
+		attempt(sv, ctl, r, drv, p, ch, sh, sample, look, early, o); /* early: freed there */
+	else
+		run_early_drop(ctl, &early);
 	run_idle_look_free(look);
 	if (idle->klass == NULL && o->idle_busy) {
 		if (ctl->stop) {
@@ -747,7 +665,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	 * (run_idle.h); an end busy there: the wait, then the attempt again */
 	for (int tries = 1, looked = 0, extra = 0, v; rc == 0; tries++) {
 		r.attempts = tries;
-		r.port = PORT_BASE + (int)((r.id * 7 + tries) % PORT_SPAN);
+		r.port = run_port(r.id, tries);
 		if ((v = attempt_idle(sv, ctl, &r, drv, &p, client, server, sample, &looked, &idle, &o)) < 0)
 			break;
 		if (v > 0) {
@@ -790,7 +708,7 @@ int tb_run_execute(struct tb_services *sv, struct tb_run_ctl *ctl, const struct 
 	r.finished_ms = tb_now_ms();
 	if (r.started_ms == 0)
 		r.started_ms = r.finished_ms;
-	rc = commit(sv, &r, &o, err);
+	rc = run_commit(sv, &r, &o, err);
 	publish_run(sv, &r);
 	*state_out = r.state;
 	*class_out = r.error_class;

@@ -25,6 +25,7 @@ struct tb_services;
 struct tb_machine;
 struct tb_persona;
 struct tb_run_row;
+struct run_early;
 
 /* A host as this matrix found it: the persona that answers and its traffic tools. */
 struct tb_run_host {
@@ -81,6 +82,9 @@ struct tb_run_ctl {
 	struct tb_ssh_target ahead[2];
 	char ahead_pin[2][96];
 	int nahead;
+	/* the next run's server, started in this run's last second, and this
+	 * run's, started in the last one's: set by the runner (run_early.h) */
+	struct run_early *early_next, *early_now;
 };
 
 /* The run of ctl looked (see struct tb_run_round): blocks until the round's

@@ -275,6 +275,7 @@ struct own {
 	long pid[2][OWN_MAX];
 	int n[2];
 	int port;
+	int also_port; /* the run before's, still running (run_idle_look_also_port); 0: none */
 };
 
 struct look {
@@ -320,6 +321,8 @@ static int verdict_of(const struct tb_idle_opts *o, const struct own *own, int i
 	tb_idle_drop_own(&seen, own->pid[i], own->n[i]);
 	if (own->port > 0)
 		tb_idle_drop_port(&seen, own->port);
+	if (own->also_port > 0)
+		tb_idle_drop_port(&seen, own->also_port);
 	return tb_idle_busy(o, &seen, h->m->name, msg, len) ? 1 : 0;
 }
 
@@ -517,6 +520,16 @@ int run_idle_look_verdict(struct run_idle_look *l)
 	if (l->verdict < 0)
 		tb_debug("runner", "the first look at the run's ends: %s", l->msg);
 	return l->verdict;
+}
+
+bool run_idle_look_strays_only(const struct run_idle_look *l)
+{
+	return l->o.max_load < 0 && l->o.max_softirq_pct < 0;
+}
+
+void run_idle_look_also_port(struct run_idle_look *l, int port)
+{
+	l->own.also_port = port;
 }
 
 void run_idle_look_free(struct run_idle_look *l)

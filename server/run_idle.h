@@ -125,5 +125,11 @@ struct run_idle_look *run_idle_look_new(struct tb_services *sv, const struct tb_
 void run_idle_look_before(struct run_idle_look *l, int side, struct tb_ssh_before *b);
 int run_idle_look_verdict(struct run_idle_look *l);
 void run_idle_look_free(struct run_idle_look *l);
+/* For a look made while the run before still runs (its server started
+ * ahead, run_early.h): whether the verdict reads the strays only (no
+ * max_load or max_softirq_percent: a test's load would count), and that
+ * run's port, whose processes are no strays either.  Before the looks. */
+bool run_idle_look_strays_only(const struct run_idle_look *l);
+void run_idle_look_also_port(struct run_idle_look *l, int port);
 
 #endif /* TB_RUN_IDLE_H */

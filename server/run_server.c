@@ -26,7 +26,7 @@ static void line_of(struct run_server *s, const char *line, size_t len)
 		s->listening = 1;
 		/* a server with nothing to report (netperf's: the client has
 		 * both ends) is done as soon as it listens */
-		if (s->drv->server_stays && s->drv->parser_done(s->parser))
+		if (s->drv->server_stays && s->parser != NULL && s->drv->parser_done(s->parser))
 			s->final_seen = 1;
 		pthread_cond_broadcast(&s->cond);
 		pthread_mutex_unlock(&s->lock);
@@ -59,6 +59,14 @@ static void line_of(struct run_server *s, const char *line, size_t len)
 	}
 	tb_outbuf_add(&s->out, line, len);
 	tb_outbuf_add(&s->out, "\n", 1);
+	pthread_mutex_lock(&s->lock);
+	if (s->parser == NULL) { /* started ahead of its run: the run's parser comes later */
+		tb_outbuf_add(&s->held, line, len);
+		tb_outbuf_add(&s->held, "\n", 1);
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	pthread_mutex_unlock(&s->lock);
 	s->drv->parser_feed(s->parser, line, len);
 	s->drv->parser_feed(s->parser, "\n", 1);
 	if (s->drv->server_stays && !s->final_seen && s->drv->parser_done(s->parser)) {
@@ -67,6 +75,18 @@ static void line_of(struct run_server *s, const char *line, size_t len)
 		pthread_cond_broadcast(&s->cond);
 		pthread_mutex_unlock(&s->lock);
 	}
+}
+
+void run_server_set_parser(struct run_server *s, struct tb_traffic_parser *parser)
+{
+	/* under the lock: the server's thread sees the parser, or holds its line
+	 * for it, never both; the held lines come first */
+	pthread_mutex_lock(&s->lock);
+	if (parser != NULL && s->held.len > 0)
+		s->drv->parser_feed(parser, tb_outbuf_str(&s->held), s->held.len);
+	s->held.len = 0;
+	s->parser = parser;
+	pthread_mutex_unlock(&s->lock);
 }
 
 static int server_output(void *cls, enum tb_ssh_stream stream, const char *data, size_t len)
@@ -179,12 +199,15 @@ void run_server_finish(struct run_server *s, int wait_ms)
 		s->killed = 1;
 		tb_ssh_kill(tb_hosts_pool(s->sv->hosts), &s->t, s->pid, "TERM", &e);
 	}
-	pthread_join(s->th, NULL);
+	if (s->started)
+		pthread_join(s->th, NULL);
+	s->started = false;
 }
 
 void run_server_free(struct run_server *s)
 {
 	tb_outbuf_free(&s->line);
+	tb_outbuf_free(&s->held);
 	tb_outbuf_free(&s->out);
 	tb_outbuf_free(&s->errb);
 	free(s->script);
@@ -247,6 +270,7 @@ int run_server_init(struct run_server *s, struct tb_services *sv, const struct t
 	s->out.max = RUN_OUT_MAX;
 	s->errb.max = RUN_ERR_MAX;
 	s->line.max = 65536;
+	s->held.max = 65536;
 	s->exit_code = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	tb_cond_init(&s->cond);
@@ -260,5 +284,6 @@ int run_server_start(struct run_server *s, const struct tb_ssh_before *before)
 {
 	if (before != NULL)
 		s->before = *before;
-	return pthread_create(&s->th, NULL, server_thread, s) == 0 ? 0 : -1;
+	s->started = pthread_create(&s->th, NULL, server_thread, s) == 0;
+	return s->started ? 0 : -1;
 }

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "matrix.h"
 #include "run_exec.h"
+#include "run_early.h"
 #include "runner_internal.h"
 #include "store.h"
 #include "timeutil.h"
@@ -256,44 +257,60 @@ int tb_rn_resolve(struct tb_rn_worker *w, struct job *j, struct tb_run_host *hs,
 	return 0;
 }
 
-/* The ends of next (NULL: none) that are ready in the OS it wants, into
- * w->ctl's ahead targets: this run's start gives them standby shells
- * (run_ahead.h).  A host not met yet, or to be booted first, gets none. */
-static void set_ahead(struct tb_rn_worker *w, const struct job *next, struct tb_run_host *hs, int nh)
+/* Host name of hs[0..nh) when it is ready in OS want (NULL: any), else NULL:
+ * a host not met yet, or to be booted first. */
+static const struct tb_run_host *ready_in(const struct tb_run_host *hs, int nh, const char *name, const char *want)
+{
+	for (int i = 0; i < nh; i++)
+		if (hs[i].m != NULL && strcmp(hs[i].m->name, name) == 0)
+			return hs[i].ready && hs[i].p != NULL && (want == NULL || strcmp(want, hs[i].os) == 0) ? &hs[i]
+													       : NULL;
+	return NULL;
+}
+
+/* Before j runs: the run after it (next, NULL: none), when it follows at once
+ * (early: alone in its round, no pause) on ends ready in the OS it wants, as
+ * j's are, gets its server started in j's last second (run_early.h); its
+ * ends ready, standby shells then (run_ahead.h), the server's only without. */
+static void set_ahead(struct tb_rn_worker *w, const struct job *j, const struct job *next, bool early,
+		      struct tb_run_host *hs, int nh)
 {
 	struct tb_run_ctl *ctl = &w->ctl;
+	const struct tb_run_host *end[2] = {NULL, NULL};
 
+	if (next != NULL) {
+		end[0] = ready_in(hs, nh, next->client, next->row.want_client_os);
+		end[1] = ready_in(hs, nh, next->server, next->row.want_server_os);
+	}
+	run_early_next_up(ctl, j->row.id); /* j's own, started in the last run's last second */
+	if (early && end[0] != NULL && end[1] != NULL && ready_in(hs, nh, j->client, j->row.want_client_os) != NULL &&
+	    ready_in(hs, nh, j->server, j->row.want_server_os) != NULL)
+		run_early_plan(w->r->sv, ctl, &j->row, &next->row, end[0], end[1]);
 	pthread_mutex_lock(&ctl->lock);
 	ctl->nahead = 0;
-	for (int k = 0; next != NULL && k < 2; k++) {
-		const char *name = k == 0 ? next->client : next->server;
-		const char *want = k == 0 ? next->row.want_client_os : next->row.want_server_os;
-
-		for (int i = 0; i < nh; i++) {
-			const struct tb_run_host *h = &hs[i];
-
-			if (h->m == NULL || strcmp(h->m->name, name) != 0 || !h->ready || h->p == NULL ||
-			    (want != NULL && strcmp(want, h->os) != 0))
-				continue;
-			tb_hosts_target(w->r->sv->hosts, h->m, h->p, &ctl->ahead[ctl->nahead],
-					ctl->ahead_pin[ctl->nahead], sizeof(ctl->ahead_pin[0]));
-			ctl->nahead++;
-			break;
-		}
+	for (int k = 0; k < 2; k++) {
+		if (end[k] == NULL || (k == 1 && ctl->early_next != NULL))
+			continue;
+		tb_hosts_target(w->r->sv->hosts, end[k]->m, end[k]->p, &ctl->ahead[ctl->nahead],
+				ctl->ahead_pin[ctl->nahead], sizeof(ctl->ahead_pin[0]));
+		ctl->nahead++;
 	}
 	pthread_mutex_unlock(&ctl->lock);
 }
 
-static void run_one(struct tb_rn_worker *w, struct job *j, const struct job *next, struct tb_run_host *hs, int *nh)
+static void run_one(struct tb_rn_worker *w, struct job *j, const struct job *next, bool early, struct tb_run_host *hs,
+		    int *nh)
 {
 	struct tb_inventory *inv = tb_inv_current_get(w->r->sv->invs);
 	struct tb_run_host *c, *s;
 
 	if (tb_rn_resolve(w, j, hs, nh, inv, &c, &s) == 0) {
-		set_ahead(w, next, hs, *nh); /* (its hosts are this inventory's too) */
+		set_ahead(w, j, next, early, hs, *nh); /* (its hosts are this inventory's too) */
 		tb_rn_run_job(w, j, c, s, &w->ctl);
 	}
-	set_ahead(w, NULL, hs, *nh);
+	pthread_mutex_lock(&w->ctl.lock);
+	w->ctl.nahead = 0;
+	pthread_mutex_unlock(&w->ctl.lock);
 	tb_inv_current_put(w->r->sv->invs, inv);
 }
 
@@ -405,16 +422,26 @@ void tb_rn_run_matrix(struct tb_rn_worker *w)
 		pthread_mutex_lock(&r->lock);
 		w->seq = js.v[i].row.seq;
 		pthread_mutex_unlock(&r->lock);
-		if (n == 1)
-			run_one(w, &js.v[i], i + 1 < js.n ? &js.v[i + 1] : NULL, hs, &nh);
-		else
+		if (n == 1) {
+			const struct job *next = i + 1 < js.n ? &js.v[i + 1] : NULL;
+			/* next alone in its round, at once: its server may start in this run's last second */
+			bool early = next != NULL && mv.pause_ms == 0 &&
+				     (i + 2 >= js.n || js.v[i + 2].row.round != next->row.round);
+
+			run_one(w, &js.v[i], next, early, hs, &nh);
+		} else {
+			run_early_drop(&w->ctl, &w->ctl.early_next); /* none for a round */
+			run_early_drop(&w->ctl, &w->ctl.early_now);
 			tb_rn_run_round(w, &js.v[i], n, hs, &nh);
+		}
 		tb_rn_publish(r, id);
 		i += n;
 		if (mv.pause_ms > 0 && i < js.n)
 			for (int t = 0; t < mv.pause_ms && !w->ctl.stop; t += 50)
 				tb_sleep_ms(50, NULL);
 	}
+	run_early_drop(&w->ctl, &w->ctl.early_next); /* a server started ahead for a run that did not come */
+	run_early_drop(&w->ctl, &w->ctl.early_now);
 	restore_tunables(r->sv, id, hs, nh); /* whatever ended the matrix, before any boot back */
 	tb_lp_end(r->sv, id);                /* the routers' pipe gone, whatever ended the matrix (linkprof.h) */
 	if (mv.restore && !w->ctl.stop) {

@@ -108,6 +108,11 @@ lin=$(echo "$lk" | sed -n 's/^testbedd_run_idle_looks_total{how="in_commands"} /
 lap=$(echo "$lk" | sed -n 's/^testbedd_run_idle_looks_total{how="apart"} //p')
 check "the 8 runs' idle checks were made in their own commands (metrics: in_commands $lin = 8, apart $lap = 0)" \
 	test "${lin:-x}" = 8 -a "${lap:-x}" = 0
+# runs 1-7: each one's server started in the last second of the run before (run_early.h), none unused
+ahu=$(echo "$lk" | sed -n 's/^testbedd_run_servers_ahead_total{how="used"} //p')
+ahs=$(echo "$lk" | sed -n 's/^testbedd_run_servers_ahead_total{how="stopped"} //p')
+check "runs 1-7 used their servers started in the run before's last second (metrics: used $ahu = 7, stopped $ahs = 0)" \
+	test "${ahu:-x}" = 7 -a "${ahs:-x}" = 0
 
 # ---- 1b. what each host was: the metadata snapshot ----
 hosts=$(api GET "/api/v1/matrices/$M1/hosts")
@@ -167,6 +172,27 @@ r=d["run"]
 sys.exit(not (r["state"] == "canceled" and r["error_class"] == "canceled" and 1 <= len(r["intervals"]["client"]) < 8))'
 check "the run not started stays pending" test "$(run_state "$M2" 1)" = pending
 check "no iperf3 left after the cancel" no_iperf_left
+
+# a cancel in a run's last second, after the next run's server started ahead (two iperf3
+# servers on right: this run's and the next one's): that one is stopped by pid, nothing left
+servers_on_right() {
+	local p n=0
+	for p in $(ip netns pids "$PFX-right" 2>/dev/null); do
+		case "$(ps -o args= -p "$p" 2>/dev/null)" in "iperf3 -s"*) n=$((n + 1)) ;; esac
+	done
+	echo $n
+}
+two_servers() { for _ in $(seq 100); do [ "$(servers_on_right)" -ge 2 ] && return 0; sleep 0.05; done; return 1; }
+body=$(api POST /api/v1/matrices '{"name":"cancel-ahead","pairs":[{"client":"left","server":"right"}],"duration_s":4,"repeats":2}')
+M2B=$(echo "$body" | jq_ 'd["matrix"]["id"]')
+check "matrix $M2B runs" wait_run "$M2B" 0 running
+check "in run 0's last second the next run's server listens beside its own on right" two_servers
+api POST "/api/v1/matrices/$M2B/cancel" >/dev/null
+check "matrix $M2B ends canceled" wait_state "$M2B" canceled
+check "run 1 never ran: pending" test "$(run_state "$M2B" 1)" = pending
+ahs=$(curl -s -H "Authorization: Bearer $TOK" "$TESTBEDD_URL/metrics" | sed -n 's/^testbedd_run_servers_ahead_total{how="stopped"} //p')
+check "the server started ahead for run 1 was stopped unused (metrics: stopped $ahs = 1)" test "${ahs:-x}" = 1
+check "no iperf3 left after that cancel" no_iperf_left
 
 # ---- 3. kill -9 mid-run, restart, resume ----
 body=$(api POST /api/v1/matrices '{"name":"crash","pairs":[{"client":"left","server":"right"}],"directions":["forward","reverse"],"duration_s":3,"repeats":2}')
