@@ -6,7 +6,8 @@
 # matrix runs ok with nothing waited; a stray stopped 3 s into a run's wait
 # (wait_s 20) lets the run go on: it succeeds and its summary says it
 # waited and why, and a run.waiting event said so when the wait began.  "idle": false skips the check (a stray is ignored), a bad
-# idle value is refused naming its field.  No timing is asserted: "waited"
+# idle value is refused naming its field; on the router (the FreeBSD persona: pgrep and
+# ps) a stray makes a left -> router run fail as busy_host naming it.  No timing is asserted: "waited"
 # is only said when a look found the host busy.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
@@ -94,6 +95,26 @@ sys.exit(not any(d["run"] == int(sys.argv[2]) and d["wait_s"] == 20 and d["busy"
 PY
 stamp_stop
 check "testbedd's log says the run waited" grep -q "waited .* s for idle hosts: right: a stray iperf3" "$DD/log"
+
+# the FreeBSD persona's look (pgrep -x, ps; the router): a stray in the router's own
+# namespace is seen, one on another host is not (FreeBSD's pgrep sees its own machine)
+ip netns exec "$PFX-router" iperf3 -s -p 5999 >/dev/null 2>&1 </dev/null &
+STRAY=$!
+ip netns exec "$PFX-left" iperf3 -s -p 5997 >/dev/null 2>&1 </dev/null &
+OTHER=$!
+sleep 0.5
+check "the router's pgrep -x 'iperf3|iperf|netperf|netserver' finds its stray, not left's" \
+	test "$(sshc "root@$NET.50" "pgrep -x 'iperf3|iperf|netperf|netserver'")" = "$STRAY"
+kill "$OTHER" 2>/dev/null
+wait "$OTHER" 2>/dev/null
+body=$(api POST /api/v1/matrices '{"name":"idle-bsd","pairs":[{"client":"left","server":"router"}],
+ "protocols":["tcp"],"directions":["forward"],"duration_s":2,"repeats":1,"idle":{"wait_s":3}}')
+M=$(echo "$body" | jq_ 'd["matrix"]["id"]') || diag "POST /api/v1/matrices: $(st) $body"
+WAIT=60 check "matrix $M (left -> router, a stray on the router, as freebsd) fails" wait_state "$M" failed
+check "... as busy_host naming the router, the stray iperf3 and its pid" pyck "$(api GET "/api/v1/runs/$(run_of "$M")")" '
+r=d["run"]
+sys.exit(not (r["error_class"] == "busy_host" and r["error_message"].startswith("router: a stray iperf3 (pid '"$STRAY"': iperf3 -s -p 5999) is running")))'
+stray_stop
 daemon_down
 check "testbedd's log has no sanitizer report" bash -c "! grep -A30 'Sanitizer' '$DD/log'"
 finish
