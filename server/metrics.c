@@ -134,22 +134,24 @@ void tb_metrics_pruned(struct tb_metrics *m, const char *table, unsigned long lo
 		count(m, m->pruned, &m->npruned, MAX_PRUNED, table, 0, n);
 }
 
-void tb_metrics_idle_look(struct tb_metrics *m, int in_commands)
+/* One more in counter[yes != 0] of m (NULL: none kept). */
+static void count_pair(struct tb_metrics *m, uint64_t *counter, int yes)
 {
 	if (m == NULL)
 		return;
 	pthread_mutex_lock(&m->lock);
-	m->looks[in_commands != 0]++;
+	counter[yes != 0]++;
 	pthread_mutex_unlock(&m->lock);
+}
+
+void tb_metrics_idle_look(struct tb_metrics *m, int in_commands)
+{
+	count_pair(m, m != NULL ? m->looks : NULL, in_commands);
 }
 
 void tb_metrics_server_ahead(struct tb_metrics *m, int used)
 {
-	if (m == NULL)
-		return;
-	pthread_mutex_lock(&m->lock);
-	m->ahead[used != 0]++;
-	pthread_mutex_unlock(&m->lock);
+	count_pair(m, m != NULL ? m->ahead : NULL, used);
 }
 
 void tb_metrics_sse(struct tb_metrics *m, int delta)
