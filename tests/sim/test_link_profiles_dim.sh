@@ -25,7 +25,7 @@ pipe() { sshc "root@$R" ipfw pipe show; }
 check "no pipe before the matrix" test -z "$(pipe)"
 
 LP='[{"name":"20M","rate":"20M"},null]'
-SPEC='{"name":"lp","pairs":[{"client":"left","server":"right"}],"duration_s":3,"link_profiles":'$LP'}'
+SPEC='{"name":"lp","pairs":[{"client":"left","server":"right"}],"duration_s":8,"link_profiles":'$LP'}'
 
 # ---- the plan ----
 body=$(api POST /api/v1/matrices/plan "$SPEC")

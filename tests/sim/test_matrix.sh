@@ -175,15 +175,25 @@ check "no iperf3 left after the cancel" no_iperf_left
 
 # a cancel in a run's last second, after the next run's server started ahead (two iperf3
 # servers on right: this run's and the next one's): that one is stopped by pid, nothing left
-servers_on_right() {
-	local p n=0
+servers_on_right() {	# iperf3 servers in right's namespace: one fork (ip), the rest bash builtins
+	local p n=0 av
 	for p in $(ip netns pids "$PFX-right" 2>/dev/null); do
-		case "$(ps -o args= -p "$p" 2>/dev/null)" in "iperf3 -s"*) n=$((n + 1)) ;; esac
+		mapfile -d '' -t av 2>/dev/null </proc/$p/cmdline || continue
+		[ "${av[0]:-}" = iperf3 ] && [ "${av[1]:-}" = -s ] && n=$((n + 1))
 	done
 	echo $n
 }
-two_servers() { for _ in $(seq 100); do [ "$(servers_on_right)" -ge 2 ] && return 0; sleep 0.05; done; return 1; }
-body=$(api POST /api/v1/matrices '{"name":"cancel-ahead","pairs":[{"client":"left","server":"right"}],"duration_s":4,"repeats":2}')
+# until both run 0's server and the one started ahead for run 1 are there: only in run 0's
+# last second (the kick comes at its 7th server interval of 8; run 1, the last, has none)
+two_servers() {
+	for _ in $(seq 500); do # about 12 s: run 0 is 8 s
+		[ "$(servers_on_right)" -ge 2 ] && return 0
+		sleep 0.02
+	done
+	diag "run 0 is $(run_state "$M2B" 0); iperf3 servers on right: $(servers_on_right)"
+	return 1
+}
+body=$(api POST /api/v1/matrices '{"name":"cancel-ahead","pairs":[{"client":"left","server":"right"}],"duration_s":8,"repeats":2}')
 M2B=$(echo "$body" | jq_ 'd["matrix"]["id"]')
 check "matrix $M2B runs" wait_run "$M2B" 0 running
 check "in run 0's last second the next run's server listens beside its own on right" two_servers
