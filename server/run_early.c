@@ -27,28 +27,27 @@ struct run_early {
 	struct tb_ssh_before before;
 };
 
-/* Whether params (a run's, JSON) set nothing between runs: no tunables, no
+/* Whether pj (a run's params) sets nothing between runs: no tunables, no
  * link profile (the runner sets those after the run before has ended). */
-static bool sets_nothing(const char *params)
+static bool sets_nothing(const json_t *pj)
 {
-	json_t *pj = json_loads(params != NULL ? params : "", 0, NULL);
 	const json_t *tun = json_object_get(pj, "tunables"), *lp = json_object_get(pj, "link_profile");
-	bool none = pj != NULL && (tun == NULL || json_is_null(tun)) && (lp == NULL || json_is_null(lp));
 
-	json_decref(pj);
-	return none;
+	return pj != NULL && (tun == NULL || json_is_null(tun)) && (lp == NULL || json_is_null(lp));
 }
 
 void run_early_plan(struct tb_services *sv, struct tb_run_ctl *ctl, const struct tb_run_row *now,
 		    const struct tb_run_row *next, const struct tb_run_host *ch, const struct tb_run_host *sh)
 {
-	json_t *pj = json_loads(next->params, 0, NULL);
+	json_t *pn = json_loads(now->params != NULL ? now->params : "", 0, NULL);
+	json_t *pj = json_loads(next->params != NULL ? next->params : "", 0, NULL);
 	struct tb_iperf_params p;
 	struct tb_error e = {0};
 	struct run_early *x = NULL;
-	bool ok = pj != NULL && sets_nothing(now->params) && sets_nothing(next->params) &&
-		  tb_matrix_params_from_json(pj, &p, &e) == 0 && tb_traffic_driver_for(p.tool) == &tb_traffic_iperf3;
+	bool ok = sets_nothing(pn) && sets_nothing(pj) && tb_matrix_params_from_json(pj, &p, &e) == 0 &&
+		  tb_traffic_driver_for(p.tool) == &tb_traffic_iperf3;
 
+	json_decref(pn);
 	json_decref(pj);
 	run_early_drop(ctl, &ctl->early_next);
 	if (!ok || (x = calloc(1, sizeof(*x))) == NULL)

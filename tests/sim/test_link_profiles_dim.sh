@@ -53,6 +53,10 @@ diag "seen: $(sort -u "$DD/seen" | tr '\n' ';')"
 check "matrix $M succeeded" test "$(mstate "$M")" = succeeded
 check "while run 0 ran: pipe 1 at 20 Mbit/s on the router" grep -q "^0 00001: 20.000 Mbit/s" "$DD/seen"
 check "while run 1 ran: no pipe" sh -c "grep -q '^1' '$DD/seen' && ! grep -q '^1 00001' '$DD/seen'"
+# a run after one with a link profile gets no server started ahead (run_early.h: the profile
+# is changed between the runs)
+ahu=$(curl -s -H "Authorization: Bearer $(cat "$TESTBEDD_TOKEN_FILE")" "$TESTBEDD_URL/metrics" | sed -n 's/^testbedd_run_servers_ahead_total{how="used"} //p')
+check "run 1 (after a link profile's run) had no server started ahead (metrics: used $ahu = 0)" test "${ahu:-x}" = 0
 check "afterwards: no pipe on the router" test -z "$(pipe)"
 check "afterwards: sim status says rate none" test "$("$SIM" status --prefix "$PFX" --json | jq_ 'd["link"]["rate"]')" = none
 ids=$(api GET "/api/v1/matrices/$M" | jq_ '" ".join(str(r["id"]) for r in sorted(d["matrix"]["runs"], key=lambda r: r["seq"]))')
