@@ -16,6 +16,7 @@
 #include "services.h"
 #include "ssh.h"
 #include "store.h"
+#include "timeutil.h"
 
 struct run_early {
 	struct tb_metrics *metrics;
@@ -25,7 +26,14 @@ struct run_early {
 	struct run_server s;
 	struct run_idle_look *look; /* its server end runs before the server; NULL: no idle check */
 	struct tb_ssh_before before;
+	int64_t kicked_ms; /* when its server was started (tb_now_ms) */
 };
+
+/* A server started ahead and not taken by then is not used: its timeout(1)
+ * (the run's length + SLACK_S from its start) or iperf3's --idle-timeout
+ * could end it during its test.  One kicked in the run before's last second
+ * is about a second old; the first run's waits for the routers' metadata. */
+#define FRESH_MS 10000
 
 /* Whether pj (a run's params) sets nothing between runs: no tunables, no
  * link profile (the runner sets those after the run before has ended). */
@@ -39,7 +47,7 @@ static bool sets_nothing(const json_t *pj)
 void run_early_plan(struct tb_services *sv, struct tb_run_ctl *ctl, const struct tb_run_row *now,
 		    const struct tb_run_row *next, const struct tb_run_host *ch, const struct tb_run_host *sh)
 {
-	json_t *pn = json_loads(now->params != NULL ? now->params : "", 0, NULL);
+	json_t *pn = now == NULL ? json_object() : json_loads(now->params != NULL ? now->params : "", 0, NULL);
 	json_t *pj = json_loads(next->params != NULL ? next->params : "", 0, NULL);
 	struct tb_iperf_params p;
 	struct tb_error e = {0};
@@ -80,6 +88,7 @@ void run_early_kick(struct tb_run_ctl *ctl, int running_port)
 			run_idle_look_also_port(x->look, running_port);
 			run_idle_look_before(x->look, 1, &x->before);
 		}
+		x->kicked_ms = tb_now_ms();
 		if (run_server_start(&x->s, x->look != NULL ? &x->before : NULL) == 0)
 			tb_debug("runner", "matrix %lld run %d: its server starts ahead on %s, port %d",
 				 (long long)x->row.matrix_id, x->row.seq, x->s.t.machine, x->row.port);
@@ -115,7 +124,8 @@ struct run_early *run_early_take(struct tb_run_ctl *ctl, const struct tb_run_row
 	pthread_mutex_lock(&x->s.lock);
 	gone = x->s.ended || x->s.listening < 0;
 	pthread_mutex_unlock(&x->s.lock);
-	if (gone || x->row.id != r->id || x->row.port != r->port || x->sh != sh || x->p != sh->p) {
+	if (gone || (x->s.started && tb_now_ms() - x->kicked_ms > FRESH_MS) || x->row.id != r->id ||
+	    x->row.port != r->port || x->sh != sh || x->p != sh->p) {
 		run_early_drop(ctl, &x);
 		return NULL;
 	}

@@ -107,6 +107,10 @@ void tb_rn_snapshot(struct tb_rn_worker *w, const struct job *j, struct tb_run_h
 /* One run on hosts c and s, stopped through ctl. */
 void tb_rn_run_job(struct tb_rn_worker *w, struct job *j, struct tb_run_host *c, struct tb_run_host *s,
 		   struct tb_run_ctl *ctl);
+/* Before the first run, its hosts ready (the routers' metadata may still be
+ * being taken): its server started ahead (run_early.h) when it is alone in
+ * its round on ends ready in the OS it wants. */
+void tb_rn_first_ahead(struct tb_rn_worker *w, const struct jobs *js, const struct tb_run_host *hs, int nh);
 /* The hosts of j with inventory inv's machines; -1 (the run failed) when one is gone. */
 int tb_rn_resolve(struct tb_rn_worker *w, struct job *j, struct tb_run_host *hs, int *nh,
 		  const struct tb_inventory *inv, struct tb_run_host **c, struct tb_run_host **s);

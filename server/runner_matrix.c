@@ -298,6 +298,22 @@ static void set_ahead(struct tb_rn_worker *w, const struct job *j, const struct 
 	pthread_mutex_unlock(&ctl->lock);
 }
 
+void tb_rn_first_ahead(struct tb_rn_worker *w, const struct jobs *js, const struct tb_run_host *hs, int nh)
+{
+	const struct job *j = &js->v[0];
+	const struct tb_run_host *c = ready_in(hs, nh, j->client, j->row.want_client_os),
+				 *s = ready_in(hs, nh, j->server, j->row.want_server_os);
+	int stop;
+
+	pthread_mutex_lock(&w->ctl.lock);
+	stop = w->ctl.stop;
+	pthread_mutex_unlock(&w->ctl.lock);
+	if (stop || c == NULL || s == NULL || (js->n > 1 && js->v[1].row.round == j->row.round))
+		return;
+	run_early_plan(w->r->sv, &w->ctl, NULL, &j->row, c, s);
+	run_early_kick(&w->ctl, 0); /* nothing runs yet */
+}
+
 static void run_one(struct tb_rn_worker *w, struct job *j, const struct job *next, bool early, struct tb_run_host *hs,
 		    int *nh)
 {

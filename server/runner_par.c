@@ -16,7 +16,9 @@
 /* Before the first run, every host at once: what it answers as and its
  * iperf3 (tb_run_host_prepare), its metadata when its first run wants the
  * OS it is in, and the routers' metadata: one ssh round trip of time, not
- * one per host.  What fails here is tried again before the host's runs. */
+ * one per host.  What fails here is tried again before the host's runs.
+ * The first run's server starts as soon as the hosts are ready, while the
+ * routers' metadata (the longer script) is still being taken. */
 struct warm {
 	struct tb_rn_worker *w;
 	const struct job *j; /* the host's first run (NULL: a router) */
@@ -91,9 +93,13 @@ void tb_rn_warm_up(struct tb_rn_worker *wk, struct jobs *js, struct tb_run_host 
 			warm_main(&w[i]);
 			w[i].w = NULL; /* no thread to join */
 		}
-	for (int i = 0; i < n; i++)
-		if (w[i].w != NULL)
-			pthread_join(w[i].th, NULL);
+	for (int pass = 0; pass < 2; pass++) { /* the hosts, then the routers */
+		for (int i = 0; i < n; i++)
+			if (w[i].w != NULL && (w[i].router == NULL) == (pass == 0))
+				pthread_join(w[i].th, NULL);
+		if (pass == 0 && w != NULL)
+			tb_rn_first_ahead(wk, js, hs, *nh);
+	}
 	free(w);
 	tb_inv_current_put(wk->r->sv->invs, inv);
 }
