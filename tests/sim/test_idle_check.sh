@@ -7,8 +7,10 @@
 # (wait_s 20) lets the run go on: it succeeds and its summary says it
 # waited and why, and a run.waiting event said so when the wait began.  "idle": false skips the check (a stray is ignored), a bad
 # idle value is refused naming its field; on the router (the FreeBSD persona: pgrep and
-# ps) a stray makes a left -> router run fail as busy_host naming it.  No timing is asserted: "waited"
-# is only said when a look found the host busy.
+# ps) a stray makes a left -> router run fail as busy_host naming it; a router whose metadata
+# hangs 12 s (its pciconf made slow by this test) gets run 0's server started ahead stopped
+# unused and the run its own.  No timing is asserted: "waited" is only said when a look found
+# the host busy.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-fast_unwind_on_malloc=0}
@@ -115,6 +117,25 @@ check "... as busy_host naming the router, the stray iperf3 and its pid" pyck "$
 r=d["run"]
 sys.exit(not (r["error_class"] == "busy_host" and r["error_message"].startswith("router: a stray iperf3 (pid '"$STRAY"': iperf3 -s -p 5999) is running")))'
 stray_stop
+
+# a router whose metadata hangs (this test makes its pciconf sleep 12 s): run 0's server, started
+# ahead as soon as left and right were ready, is not used after 10 s (its timeout(1) would end it
+# during the test): it is stopped and the run starts its own
+ahead() { curl -s -H "Authorization: Bearer $(cat "$TESTBEDD_TOKEN_FILE")" "$TESTBEDD_URL/metrics" |
+	sed -n "s/^testbedd_run_servers_ahead_total{how=\"$1\"} //p"; }
+stopped0=$(ahead stopped)
+PCICONF=$S/personas/freebsd/bin/pciconf
+cp "$PCICONF" "$S/pciconf.real"
+printf '#!/bin/bash\nsleep 12\nexec %s "$@"\n' "$S/pciconf.real" >"$PCICONF"
+M=$(start ',"idle":false')
+WAIT=60 check "matrix $M (the router's metadata 12 s) succeeds" wait_state "$M" succeeded
+cp "$S/pciconf.real" "$PCICONF"
+stopped1=$(ahead stopped)
+check "run 0's server started ahead was stopped unused after 10 s (metrics: stopped $stopped0 -> $stopped1)" \
+	test "$stopped1" = $((stopped0 + 1))
+check "... and run 0 ran ok with its own server, the router's metadata stored" pyck "[$(api GET "/api/v1/runs/$(run_of "$M")"), $(api GET "/api/v1/matrices/$M/hosts")]" '
+r, h = d[0]["run"], d[1]["hosts"]; print("#", r["state"], [x["host"] for x in h])
+sys.exit(not (r["state"] == "ok" and "router" in [x["host"] for x in h]))'
 daemon_down
 check "testbedd's log has no sanitizer report" bash -c "! grep -A30 'Sanitizer' '$DD/log'"
 finish
