@@ -9,16 +9,20 @@
 #include "run_exec.h"
 #include "services.h"
 
+void run_ahead_one(struct tb_services *sv, const struct tb_ssh_target *t)
+{
+	struct tb_error e = {0};
+
+	if (tb_ssh_standby(tb_hosts_pool(sv->hosts), t, &e) != 0)
+		tb_debug("runner", "no standby shell on %s: %s", t->machine, e.message);
+}
+
 static void *ahead_main(void *arg)
 {
 	struct run_ahead *a = arg;
 
-	for (int i = 0; i < a->n; i++) {
-		struct tb_error e = {0};
-
-		if (tb_ssh_standby(tb_hosts_pool(a->sv->hosts), &a->t[i], &e) != 0)
-			tb_debug("runner", "no standby shell on %s: %s", a->t[i].machine, e.message);
-	}
+	for (int i = 0; i < a->n; i++)
+		run_ahead_one(a->sv, &a->t[i]);
 	return NULL;
 }
 

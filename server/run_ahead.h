@@ -43,5 +43,9 @@ void run_ahead_kick(struct run_ahead *a);
 /* Wait for that thread (done long before: a channel open each) and close a
  * for kicks; safe when none came. */
 void run_ahead_join(struct run_ahead *a);
+/* A standby shell on t, opened in this thread (a channel open); a failure
+ * is only logged: the next command opens its own channel.  The warm-up's,
+ * for each host's first run. */
+void run_ahead_one(struct tb_services *sv, const struct tb_ssh_target *t);
 
 #endif /* TB_RUN_AHEAD_H */

@@ -11,6 +11,7 @@
 #include "hostsnap.h"
 #include "hosts.h"
 #include "log.h"
+#include "run_ahead.h"
 #include "runner_internal.h"
 
 /* Before the first run, every host at once: what it answers as and its
@@ -49,8 +50,7 @@ static void *warm_main(void *arg)
 			tb_rn_snapshot(a->w, a->j, a->h); /* when that exec did not take it */
 			/* a standby shell for its first run (run_ahead.h), while the other hosts get ready */
 			tb_hosts_target(a->w->r->sv->hosts, a->h->m, a->h->p, &t, pin, sizeof(pin));
-			if (tb_ssh_standby(tb_hosts_pool(a->w->r->sv->hosts), &t, &e) != 0)
-				tb_debug("runner", "no standby shell on %s: %s", a->h->m->name, e.message);
+			run_ahead_one(a->w->r->sv, &t);
 		}
 	}
 	return NULL;
