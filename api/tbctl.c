@@ -119,7 +119,18 @@ static const char usage_shared[] =
 	"  inventory check FILE               check a proposed inventory on the server\n"
 	"                                     (FILE:LINE:COL as --check-config; \"-\": stdin)\n"
 	"  inventory reload                   re-read the inventory file, as SIGHUP; a bad\n"
-	"                                     one is refused and the old kept (admin)\n";
+	"                                     one is refused and the old kept (admin)\n"
+	"  spec push NAME FILE                store a matrix spec as NAME's next version\n"
+	"                                     (operator); spec list, spec show NAME [V],\n"
+	"                                     spec diff NAME A B (one line per change)\n"
+	"  schedule set NAME CRON [--baseline latest-passing|ID] [--metric M]\n"
+	"               [--max-drop PCT]      start NAME's latest version when CRON comes\n"
+	"                                     due (five fields, testbedd's time zone) and\n"
+	"                                     gate it against the baseline (operator);\n"
+	"                                     schedule rm NAME stops it\n"
+	"  schedules                          each schedule, its next time and its last\n"
+	"                                     verdicts, newest right (P pass, F fail,\n"
+	"                                     n no baseline, E error)\n";
 
 static const char usage_options[] = "\n"
 				    "Options:\n"
@@ -226,6 +237,9 @@ static const struct command commands[] = {
 	 "notify list|add RULE.json|set ID RULE.json|rm ID|test ID|deliveries ID"},
 	{"inventory", NULL, 2, 3, 0, 1, tbctl_cmd_inventory, "inventory show|check FILE|reload"},
 	{"spec", NULL, 2, 5, 0, 1, tbctl_cmd_spec, "spec push NAME FILE | list | show NAME [V] | diff NAME A B"},
+	{"schedule", NULL, 3, 4, TBCTL_OPT_BASELINE | TBCTL_OPT_METRIC | TBCTL_OPT_MAX_DROP, 1, tbctl_cmd_schedule,
+	 "schedule set NAME CRON [--baseline latest-passing|ID] [--metric M] [--max-drop PCT] | rm NAME"},
+	{"schedules", NULL, 1, 1, 0, 1, tbctl_cmd_schedules, "schedules"},
 	{"reserve", NULL, 2, TBCTL_MAX_POS, TBCTL_OPT_FOR | TBCTL_OPT_NOTE | TBCTL_OPT_WAIT, 1, tbctl_cmd_reserve,
 	 "reserve HOST... --for DURATION [--note TEXT] [--wait]"},
 	{"release", NULL, 1, 2, 0, 1, tbctl_cmd_release, "release [ID]"},

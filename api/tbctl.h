@@ -167,7 +167,9 @@ int tbctl_cmd_matrix_hosts(const struct tbctl_ctx *ctx);
 int tbctl_cmd_notify(const struct tbctl_ctx *ctx);
 int tbctl_cmd_inventory(const struct tbctl_ctx *ctx); /* tbctl_cmd_inventory.c */
 int tbctl_cmd_spec(const struct tbctl_ctx *ctx);      /* tbctl_cmd_spec.c */
-int tbctl_cmd_reserve(const struct tbctl_ctx *ctx);   /* tbctl_cmd_reserve.c */
+int tbctl_cmd_schedule(const struct tbctl_ctx *ctx);  /* tbctl_cmd_schedule.c */
+int tbctl_cmd_schedules(const struct tbctl_ctx *ctx);
+int tbctl_cmd_reserve(const struct tbctl_ctx *ctx); /* tbctl_cmd_reserve.c */
 int tbctl_cmd_release(const struct tbctl_ctx *ctx);
 int tbctl_cmd_reservations(const struct tbctl_ctx *ctx);
 

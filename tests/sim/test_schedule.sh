@@ -6,6 +6,7 @@
 # of the same name (one started by hand first), stores the verdict with the
 # matrix (GET /matrices/{id}/gate, GET /schedules' last verdicts) and
 # publishes it as a matrix.gate event; a bad cron is a 400 naming cron.
+# tbctl schedule set / schedules / schedule rm do the same from a shell.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 sim_testbedd tbsc 218 2
@@ -21,9 +22,20 @@ WAIT=60 check "the baseline matrix $B succeeds" wait_state "$B" succeeded
 body=$(api PUT /api/v1/specs/sched/schedule '{"cron":"* * 31 2 x","baseline":"latest-passing"}')
 check "a bad cron: 400 naming cron" test "$(st)" = 400 -a -n "$(echo "$body" | grep '"field": *"cron"')"
 
+out=$(tb schedule set sched '* * *' 2>&1)
+rc=$?
+diag "$out"
+check "tbctl schedule set with a bad cron: exit 2 and the server's reason" test $rc = 2 -a -n "$(echo "$out" | grep 'has 3 fields')"
+out=$(tb schedule set sched '* * * * *' --baseline x1 2>&1)
+check "tbctl schedule set --baseline x1: exit 1, nothing sent" test $? = 1 -a -n "$(echo "$out" | grep 'latest-passing or a matrix id')"
+
 stamp_start matrix.gate
 body=$(api PUT /api/v1/specs/sched/schedule '{"cron":"* * * * *","baseline":"latest-passing","metric":"receiver_bps","max_drop":95}')
 check "the schedule is set (200) with a next time" pyck "$body" 'sys.exit(not (d["schedule"]["next_at"] and d["schedule"]["cron"] == "* * * * *"))'
+out=$(tb schedule set sched '* * * * *' --baseline latest-passing --metric receiver_bps --max-drop 90)
+diag "$out"
+check "tbctl schedule set replaces it and says so" grep -q '^sched: "\* \* \* \* \*" against latest-passing, receiver_bps may drop 90%, next 20' <<<"$out"
+check "... GET /schedules has max_drop 90" pyck "$(api GET /api/v1/schedules)" 'sys.exit(not (d["schedules"][0]["max_drop"] == 90))'
 
 M=""
 for _ in $(seq 1 400); do	# up to 80 s: the next minute, then a 1 s run
@@ -50,6 +62,17 @@ sys.exit(not any(e["data"]["matrix"] == int(sys.argv[2]) and e["data"]["verdict"
 PY
 body=$(api GET /api/v1/matrices/$B/gate)
 check "a matrix started by hand has no gate (404)" test "$(st)" = 404
+out=$(tb schedules)
+diag "$out"
+OUT=$out check "tbctl schedules: sched, its cron, next time and its verdict letter, newest right" pyck "$(api GET "/api/v1/matrices/$M/gate")" '
+import os; v = d["gate"]["verdict"]; out = os.environ["OUT"]
+row = [l for l in out.splitlines() if l.startswith("sched ")]
+sys.exit(not (row and "* * * * *" in row[0] and "latest-passing" in row[0] and
+              ("P" if v == "pass" else "F") + "  (matrix '"$M"': " + v + ")" in row[0]))'
+out=$(tb schedule rm sched)
+check "tbctl schedule rm: deleted" test "$out" = "sched: no longer scheduled"
+check "... GET /schedules is empty" pyck "$(api GET /api/v1/schedules)" 'sys.exit(len(d["schedules"]) != 0)'
+check "tbctl schedules says there are none" grep -q '^no schedules' <<<"$(tb schedules)"
 body=$(api DELETE /api/v1/specs/sched/schedule)
-check "the schedule is deleted (204)" test "$(st)" = 204
+check "a second delete: 404" test "$(st)" = 404
 finish
