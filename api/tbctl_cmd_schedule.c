@@ -4,7 +4,8 @@
  * tbctl schedules: a spec's recurring matrix and its CI gate (PUT/DELETE
  * /api/v1/specs/NAME/schedule, GET /api/v1/schedules).  The list shows each
  * schedule's next time and its last verdicts, newest right, one letter each
- * (P pass, F fail, n no baseline, E error).
+ * (P pass, F fail, n no baseline, E error), and under the table why a
+ * schedule's last time started no matrix, when it did not.
  */
 #include "tbctl.h"
 #include "tbctl_http.h"
@@ -121,6 +122,20 @@ static int print_list(const json_t *list)
 	if (rc == 0)
 		tbctl_table_print(t, stdout);
 	tbctl_table_free(t);
+	json_array_foreach(list, i, s)
+	{
+		const json_t *f = json_object_get(s, "last_failure");
+
+		if (rc != 0 || !json_is_object(f))
+			continue;
+		/* the server's strings (a reservation's note) without control characters */
+		tbctl_print_safe(stdout, tbctl_jstr(s, "name") ? tbctl_jstr(s, "name") : "?");
+		printf(": not started at ");
+		tbctl_print_safe(stdout, tbctl_jstr(f, "at") ? tbctl_jstr(f, "at") : "?");
+		printf(": ");
+		tbctl_print_safe(stdout, tbctl_jstr(f, "message") ? tbctl_jstr(f, "message") : "?");
+		printf("\n");
+	}
 	return rc;
 }
 

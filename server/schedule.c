@@ -43,6 +43,8 @@ struct due {
 	char author[128];
 	double max_drop;
 	int64_t next_at;
+	int64_t failed_at; /* its last time did not start a matrix (0: it did) */
+	char failure[512]; /* why */
 };
 
 /* A schedule whose time came while hosts of its spec were off: the power-on
@@ -98,6 +100,8 @@ static void copy_due(void *cls, const struct tb_schedule_row *r)
 	snprintf(d->author, sizeof(d->author), "%s", r->author);
 	d->max_drop = r->max_drop;
 	d->next_at = r->next_at;
+	d->failed_at = r->failed_at;
+	snprintf(d->failure, sizeof(d->failure), "%s", r->failure != NULL ? r->failure : "");
 }
 
 /* The next time of pattern after t (INT64_MAX: never). */
@@ -157,6 +161,8 @@ static int start_one(struct tb_schedule *sc, const struct due *d, int64_t *id, s
 	if (tb_store_gate_insert(sv->store, *id, d->name, version, pinned, err) != 0)
 		tb_warn("schedule", "%s: matrix %lld started, its gate not recorded: %s", d->name, (long long)*id,
 			err->message);
+	if (d->failed_at != 0 && tb_store_schedule_set_failure(sv->store, d->name, 0, NULL, err) != 0)
+		tb_warn("schedule", "%s: its last failure not cleared: %s", d->name, err->message);
 	return 0;
 }
 
@@ -164,7 +170,12 @@ static int start_one(struct tb_schedule *sc, const struct due *d, int64_t *id, s
  * notification rule can deliver, beside the log line. */
 static void publish_failed(struct tb_schedule *sc, const struct due *d, int64_t next, const struct tb_error *err)
 {
+	struct tb_error e2 = {0};
+
 	tb_warn("schedule", "%s: not started: %s", d->name, err->message);
+	/* kept with the schedule until a time starts one (GET /schedules' last_failure) */
+	if (tb_store_schedule_set_failure(sc->sv->store, d->name, tb_now(), err->message, &e2) != 0)
+		tb_warn("schedule", "%s: its failure not recorded: %s", d->name, e2.message);
 	tb_events_publish(sc->sv->events, "schedule.failed", NULL, 0,
 			  json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:o}", "spec", d->name, "cron", d->cron, "error",
 				    "code", tb_err_name(err->code), "field", err->field, "message", err->message,
@@ -613,7 +624,7 @@ int tb_schedule_put(struct tb_store *st, const char *name, const json_t *body, c
 	json_decref(spec);
 	rc = tb_store_schedule_put(st,
 				   &(struct tb_schedule_row){name, d.cron, d.baseline, d.metric, d.max_drop, author,
-							     next_time(d.cron, tb_now()), 0},
+							     next_time(d.cron, tb_now()), 0, 0, NULL},
 				   err);
 	return rc != 0 ? rc : tb_schedule_list_json(st, name, out, err);
 }
@@ -671,9 +682,13 @@ int tb_schedule_list_json(struct tb_store *st, const char *name, json_t **out, s
 			json_array_set(last, a, json_array_get(last, b - 1));
 			json_array_set_new(last, b - 1, x);
 		}
-		o = json_pack("{s:s, s:s, s:s, s:s, s:f, s:s, s:o, s:o}", "name", d->name, "cron", d->cron, "baseline",
-			      d->baseline, "metric", d->metric, "max_drop", d->max_drop, "author", d->author, "next_at",
-			      d->next_at < INT64_MAX ? tb_time_json(d->next_at) : json_null(), "last", last);
+		o = json_pack("{s:s, s:s, s:s, s:s, s:f, s:s, s:o, s:o, s:o}", "name", d->name, "cron", d->cron,
+			      "baseline", d->baseline, "metric", d->metric, "max_drop", d->max_drop, "author",
+			      d->author, "next_at", d->next_at < INT64_MAX ? tb_time_json(d->next_at) : json_null(),
+			      "last", last, "last_failure",
+			      d->failed_at != 0
+				      ? json_pack("{s:o, s:s}", "at", tb_time_json(d->failed_at), "message", d->failure)
+				      : json_null());
 		if (o == NULL || json_array_append_new(arr, o) != 0) {
 			rc = tb_fail(err, TB_ERR_NOMEM, "", "out of memory");
 			goto out;

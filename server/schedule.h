@@ -20,6 +20,8 @@
  *   {"spec":NAME, "cron":PATTERN, "error":{"code", "field", "message"},
  *    "next_at":TIME|null}
  *
+ * and keeps it with the schedule (its last_failure) until a time starts one.
+ *
  * A host of the spec that is off (the prober sees it down, its BMC does not
  * say on) and has a power method is powered on first, the wake schedule's
  * way (wake.h tb_wake_power_on: an action with actor "schedule"); the

@@ -143,6 +143,10 @@ static const char *const migrations[] = {
 	"CREATE TABLE IF NOT EXISTS run_samples (run_id INTEGER NOT NULL REFERENCES runs(id), host TEXT NOT NULL,"
 	"  side TEXT NOT NULL, n INTEGER NOT NULL, at INTEGER NOT NULL, sample TEXT NOT NULL,"
 	"  PRIMARY KEY (run_id, host, n));",
+	/* 15: why a schedule's last time did not start its matrix (cleared when
+	 * one starts: store_specs.c, schedule.c) */
+	"ALTER TABLE spec_schedules ADD COLUMN failed_at INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE spec_schedules ADD COLUMN failure TEXT;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -165,16 +165,18 @@ int tb_store_schedule_each(struct tb_store *st, const char *name, int64_t due_by
 
 	if ((rc = st_prep(
 		     st,
-		     "SELECT name, cron, baseline, metric, max_drop, author, next_at, created_at FROM spec_schedules"
-		     " WHERE (?1 IS NULL OR name = ?1) AND (?2 = 0 OR next_at <= ?2) ORDER BY name",
+		     "SELECT name, cron, baseline, metric, max_drop, author, next_at, created_at, failed_at, failure"
+		     " FROM spec_schedules WHERE (?1 IS NULL OR name = ?1) AND (?2 = 0 OR next_at <= ?2) ORDER BY name",
 		     &s, err)) != 0)
 		return rc;
 	st_bind_text(s, 1, name);
 	sqlite3_bind_int64(s, 2, due_by);
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-		r = (struct tb_schedule_row){st_col_text(s, 0),          st_col_text(s, 1),           st_col_text(s, 2),
-					     st_col_text(s, 3),          sqlite3_column_double(s, 4), st_col_text(s, 5),
-					     sqlite3_column_int64(s, 6), sqlite3_column_int64(s, 7)};
+		r = (struct tb_schedule_row){st_col_text(s, 0),           st_col_text(s, 1),
+					     st_col_text(s, 2),           st_col_text(s, 3),
+					     sqlite3_column_double(s, 4), st_col_text(s, 5),
+					     sqlite3_column_int64(s, 6),  sqlite3_column_int64(s, 7),
+					     sqlite3_column_int64(s, 8),  st_col_text(s, 9)};
 		fn(cls, &r);
 	}
 	if (step != SQLITE_DONE)
@@ -192,6 +194,20 @@ int tb_store_schedule_set_next(struct tb_store *st, const char *name, int64_t ne
 		return rc;
 	sqlite3_bind_int64(s, 1, next_at);
 	st_bind_text(s, 2, name);
+	return st_finish_write(st, s, err);
+}
+
+int tb_store_schedule_set_failure(struct tb_store *st, const char *name, int64_t at, const char *why,
+				  struct tb_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = st_prep(st, "UPDATE spec_schedules SET failed_at = ?, failure = ? WHERE name = ?", &s, err)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, why != NULL ? at : 0);
+	st_bind_text(s, 2, why);
+	st_bind_text(s, 3, name);
 	return st_finish_write(st, s, err);
 }
 

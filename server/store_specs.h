@@ -48,6 +48,8 @@ struct tb_schedule_row {
 	const char *author;   /* who set it: the matrices' actor */
 	int64_t next_at;      /* when it starts next (epoch seconds) */
 	int64_t created_at;
+	int64_t failed_at;   /* when its last time did not start a matrix; 0: it did (or none came) */
+	const char *failure; /* why (NULL when failed_at is 0) */
 };
 typedef void (*tb_schedule_row_fn)(void *cls, const struct tb_schedule_row *r);
 
@@ -60,6 +62,10 @@ int tb_store_schedule_delete(struct tb_store *st, const char *name, struct tb_er
 int tb_store_schedule_each(struct tb_store *st, const char *name, int64_t due_by, tb_schedule_row_fn fn, void *cls,
 			   struct tb_error *err);
 int tb_store_schedule_set_next(struct tb_store *st, const char *name, int64_t next_at, struct tb_error *err);
+/* name's time at `at` did not start its matrix, for why (at 0, why NULL:
+ * one did; the failure is cleared). */
+int tb_store_schedule_set_failure(struct tb_store *st, const char *name, int64_t at, const char *why,
+				  struct tb_error *err);
 
 /* ---- the CI gate's verdict per scheduled matrix ---- */
 

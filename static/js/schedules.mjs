@@ -2,7 +2,10 @@
 // pattern, its next time and its last verdicts as a row of coloured squares,
 // newest right (MaDDash's view of a recurring test).  Each square links to
 // its matrix; its colour is the CI gate's verdict (pass, fail, no_baseline,
-// error) or "pending" while the matrix runs.  Text, never markup.
+// error) or "pending" while the matrix runs.  When a schedule's last time
+// started no matrix (a host reserved by someone else, one that did not power
+// on), a line under its row says when and why, until a time starts one.
+// Text, never markup.
 
 import { api } from './api.mjs';
 import { h, replace } from './dom.mjs';
@@ -22,14 +25,24 @@ function square(g) {
   });
 }
 
-function row(s) {
+/** Why s's last time started no matrix: a line under its row, or nothing. */
+function failure(s) {
+  const f = s.last_failure;
+  if (!f) return [];
+  return [h('tr', { class: 'schedule-failure', dataset: { scheduleFailure: s.name } },
+    h('td', { colspan: 5, role: 'note' }, 'Not started at ',
+      h('time', { datetime: f.at, title: absolute(f.at) }, absolute(f.at)), `: ${f.message}`))];
+}
+
+function rows(s) {
   const baseline = s.baseline === 'latest-passing' ? 'latest passing' : `matrix ${s.baseline}`;
-  return h('tr', { dataset: { schedule: s.name } },
+  return [h('tr', { dataset: { schedule: s.name } },
     h('th', { scope: 'row' }, h('a', { href: `#/matrices?name=${encodeURIComponent(s.name)}` }, s.name)),
     h('td', {}, h('code', {}, s.cron)),
     h('td', {}, s.next_at ? h('time', { datetime: s.next_at, title: absolute(s.next_at) }, absolute(s.next_at)) : 'never'),
     h('td', {}, `${s.metric}, drop ≤ ${s.max_drop} % vs ${baseline}`),
-    h('td', { class: 'gate-row' }, s.last.length ? s.last.map(square) : h('span', { class: 'muted' }, 'none yet')));
+    h('td', { class: 'gate-row' }, s.last.length ? s.last.map(square) : h('span', { class: 'muted' }, 'none yet'))),
+  ...failure(s)];
 }
 
 /**
@@ -51,7 +64,7 @@ export function schedulesSection() {
         body)));
   api('GET', 'schedules').then((r) => {
     const list = r?.schedules ?? [];
-    replace(body, list.map(row));
+    replace(body, list.flatMap(rows));
     section.hidden = list.length === 0;
   }).catch(() => { /* the list of matrices says what went wrong */ });
   return section;

@@ -4,7 +4,10 @@
 // cron, next time and gate; within the next minute the schedule starts a
 // matrix (it fails: no host answers), its gate is judged (no baseline: no
 // matrix of that name ever succeeded) and the row shows one square linking
-// to that matrix, coloured by the verdict.  No schedule: no section.
+// to that matrix, coloured by the verdict.  No schedule: no section.  Before
+// that, while another operator (alice) reserves left, the first time starts
+// nothing: a line under the row says when and why (her reservation) until a
+// later time starts a matrix and clears it.
 // Screenshots (desktop and phone) go to $TB_BINARY_DIR/screenshots/schedules-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -47,8 +50,25 @@ test('a schedule lists with its next time, then a square per verdict', async () 
   const spec = { name: 'nightly', pairs: [{ client: 'right', server: 'left' }], duration_s: 1, repeats: 1 };
   const pushed = await call('POST', '/api/v1/specs', spec);
   assert.equal(pushed.status, 201, JSON.stringify(pushed.json));
+  const alice = (await tbd.post('/api/v1/tokens', { name: 'alice', role: 'operator' })).secret;
+  const resv = await tbd.call('POST', '/api/v1/reservations', {
+    hosts: ['left'], until: new Date(Date.now() + 3600_000).toISOString().replace(/\.\d+Z$/, 'Z'), note: 'bisect',
+  }, alice);
+  assert.equal(resv.status, 201, JSON.stringify(resv.json));
   const put = await call('PUT', '/api/v1/specs/nightly/schedule', { cron: '* * * * *', max_drop: 10 });
   assert.equal(put.status, 200);
+
+  // the first time: left reserved by alice, nothing starts
+  const failed = await eventually(async () => (await call('GET', '/api/v1/schedules')).json.schedules[0].last_failure,
+    80_000, 'the schedule recorded no failure');
+  assert.match(failed.message, /left is reserved by alice/);
+  await page.reload();
+  const note = page.locator('section.schedules tr.schedule-failure[data-schedule-failure="nightly"]');
+  await note.waitFor();
+  assert.match(await note.textContent(), /^Not started at .+: left is reserved by alice until .+ \(reservation \d+: bisect\)$/);
+  assert.equal(await note.locator('td').getAttribute('colspan'), '5');
+  await shoot(page, 'schedules-failed', { fullPage: false });
+  assert.equal((await tbd.call('DELETE', `/api/v1/reservations/${resv.json.reservation.id}`, undefined, alice)).status, 204);
 
   const gate = await eventually(async () => (await call('GET', '/api/v1/schedules')).json.schedules[0].last.find((g) => g.verdict),
     80_000, 'the schedule started and judged no matrix');
@@ -64,5 +84,6 @@ test('a schedule lists with its next time, then a square per verdict', async () 
   assert.equal(await sq.getAttribute('href'), `#/matrices/${gate.matrix}`);
   assert.match(await sq.getAttribute('class'), /gate-no_baseline/);
   assert.match(await sq.getAttribute('aria-label'), new RegExp(`matrix ${gate.matrix}: no baseline`));
+  assert.equal(await page.locator('section.schedules tr.schedule-failure').count(), 0, 'a started time clears the line');
   await shoot(page, 'schedules');
 });

@@ -62,6 +62,12 @@ check "its time fails: a schedule.failed saying left is reserved by alice" \
 	until_ 80 reserved_failed
 failed_events | sed 's/^/# /'
 check "... and left was not powered on: no action for the schedule" test -z "$(sched_actions left)"
+check "GET /schedules keeps it as the schedule's last_failure, with its time" pyck "$(api GET /api/v1/schedules)" '
+f = d["schedules"][0]["last_failure"]; print("#", f)
+sys.exit(not (f and f["at"] and "left is reserved by alice" in f["message"]))'
+out=$("$BIN/tbctl" schedules)
+diag "$out"
+check "tbctl schedules says it under the table" grep -q '^wakes: not started at 20.*: left is off and is not powered on: left is reserved by alice' <<<"$out"
 check "alice releases left" env TESTBEDD_TOKEN_FILE="$DD/alice.token" "$BIN/tbctl" release
 out=$("$BIN/tbctl" reserve left --for 1h --note "the author's own" 2>&1)
 check "the schedule's author ($AUTHOR) reserves left itself" grep -q "left granted to $AUTHOR until" <<<"$out"
@@ -99,6 +105,7 @@ sys.exit(not (a and m >= a))"
 body=$(api GET "/api/v1/matrices/$M/gate")
 check "GET /matrices/$M/gate: 200" test "$(st)" = 200
 check "no schedule.failed after the reserved time" test "$(failed_events | wc -l)" = 1
+check "the started matrix cleared last_failure" pyck "$(api GET /api/v1/schedules)" 'sys.exit(d["schedules"][0]["last_failure"] is not None)'
 check "the log says the hosts were powered on first" grep -q 'wakes: "\* \* \* \* \*" is due: powering on 1 host first (left)' "$DD/log"
 check "the author releases left" "$BIN/tbctl" release
 body=$(api DELETE /api/v1/specs/wakes/schedule)
