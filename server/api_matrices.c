@@ -10,6 +10,7 @@
 
 #include "services.h"
 #include "inventory.h"
+#include "log.h"
 #include "compare.h"
 #include "history.h"
 #include "hostsnap.h"
@@ -17,6 +18,7 @@
 #include "matrix.h"
 #include "results.h"
 #include "runner.h"
+#include "schedule.h"
 #include "store.h"
 #include "timeutil.h"
 #include "validate.h"
@@ -71,9 +73,16 @@ static int reply_matrix(struct tb_request *rq, struct tb_reply *rp, unsigned int
 	json_t *j;
 	int rc;
 
+	struct tb_error e = {0};
+	json_t *gate = NULL;
+
 	if ((rc = tb_results_matrix_json(&src, id, parts, &j, &rp->err)) != 0)
 		return rc;
 	tb_runner_annotate(rq->sv->runner, j); /* a queued matrix's position and reason */
+	/* a scheduled matrix's gate (schedule.h); null for the others, or when it cannot be read */
+	if (tb_schedule_gate_json(rq->sv->store, id, &gate, &e) != 0 && e.code != TB_ERR_NOT_FOUND)
+		tb_warn("api", "matrix %lld: its gate: %s", (long long)id, e.message);
+	json_object_set_new(j, "gate", gate != NULL ? gate : json_null());
 	return tb_reply_json(rp, status, json_pack("{s:o}", "matrix", j));
 }
 

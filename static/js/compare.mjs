@@ -262,5 +262,13 @@ export function compareSection(id) {
   return {
     el,
     refresh() { if (shownQuery) compare(shownQuery); },
+    /** Compare with q = {baseline, max_drop, metric} (a scheduled matrix's gate), the form filled in. */
+    show(q) {
+      baseline.value = q.baseline;
+      maxDrop.value = q.max_drop;
+      if (q.metric) metric.value = q.metric;
+      compare({ baseline: baseline.value, max_drop: maxDrop.value, metric: metric.value });
+      el.scrollIntoView({ block: 'start' });
+    },
   };
 }

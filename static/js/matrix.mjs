@@ -6,6 +6,8 @@
 // results grid (grid.mjs), the runs table filling in as runs end
 // (runstable.mjs), the summary per cell (cellstable.mjs), the hosts
 // (hostmeta.mjs), the comparison with a baseline (compare.mjs) and the spec;
+// a matrix a schedule started says its CI gate's verdict under the head
+// (gateline.mjs: the matrix's `gate`, read again when its matrix.gate event comes);
 // a run opens on its own page (#/runs/ID, run.mjs).  A cell has a permalink,
 // #/matrices/ID?cell=N: the page scrolls to it, marks it in the grid and the
 // per-cell table and shows its runs and a link to its history across
@@ -13,7 +15,7 @@
 // has CSV and JSON downloads (export.mjs).
 //
 // The page opens its own event stream (GET /api/v1/events?matrix=ID:
-// matrix.state, matrix.boot, run.state, run.interval, run.waiting) before it fetches the
+// matrix.state, matrix.boot, run.state, run.interval, run.waiting, matrix.gate) before it fetches the
 // matrix, and applies what arrives meanwhile after the fetch, so nothing
 // falls between the two.  An event may still be older than the fetched
 // state, so a run's state never goes back (pending < running < ended) and
@@ -28,6 +30,7 @@ import { CellsTable } from './cellstable.mjs';
 import { compareSection } from './compare.mjs';
 import { h, replace } from './dom.mjs';
 import { exportBar, rowsOfTable } from './export.mjs';
+import { gateLine } from './gateline.mjs';
 import { bitrateNode, MATRIX_ENDED, pairText, paramText, RUN_ENDED, statePill } from './format.mjs';
 import { ResultsGrid } from './grid.mjs';
 import { hostsSection } from './hostmeta.mjs';
@@ -43,7 +46,7 @@ const mrank = (s) => MATRIX_RANK[s] ?? 2;
 const RUN_EVENT_KEYS = ['state', 'error_class', 'error_message', 'sender_bps', 'receiver_bps', 'retransmits',
   'lost_percent', 'client_command', 'server_command'];
 const RUN_ROW_KEYS = [...RUN_EVENT_KEYS, 'client_os', 'server_os', 'started_at', 'finished_at', 'attempts'];
-const EVENT_TYPES = ['matrix.state', 'matrix.boot', 'run.state', 'run.interval', 'run.waiting'];
+const EVENT_TYPES = ['matrix.state', 'matrix.boot', 'run.state', 'run.interval', 'run.waiting', 'matrix.gate'];
 
 /** Show matrix id in main (cell: the cell to show, or null); returns the function that stops the page. */
 export function renderMatrix(main, ctx, id, cell = null) {
@@ -78,6 +81,7 @@ class MatrixPage {
   #cells = new CellsTable();
   #hosts;
   #comparison;
+  #gate;
   #live;
   #ticker;
 
@@ -95,6 +99,7 @@ class MatrixPage {
     this.#now = new NowRunning(this.#runs, () => this.#m, open);
     this.#grid = new ResultsGrid((n) => this.#focusCell(n));
     this.#comparison = compareSection(id);
+    this.#gate = gateLine(id, (q) => this.#comparison.show(q));
     this.#hosts = hostsSection(id);
     this.#body = h('div', { class: 'mx-body', hidden: true },
       h('section', { class: 'mx-status', 'aria-label': 'Progress' }, this.#progress.nodes, this.#actions.nodes),
@@ -108,7 +113,7 @@ class MatrixPage {
     // the grid and the tables redraw themselves (the grid again when the link rates come): mark the cell again
     this.#marks = new MutationObserver(() => this.#markCell());
     this.#marks.observe(this.#body, { childList: true, subtree: true });
-    replace(main, this.#head.nodes, this.#status, this.#streamNote, this.#body);
+    replace(main, this.#head.nodes, this.#gate.el, this.#status, this.#streamNote, this.#body);
     this.#listen();
     this.#ticker = setInterval(() => { if (this.#loaded && this.#m?.state === 'running') this.#progress.draw(this.#m); }, 1000);
   }
@@ -153,6 +158,7 @@ class MatrixPage {
       this.#runs.load(list);
       this.#m = null;
       this.#setMatrix(matrix);
+      this.#gate.take(matrix.gate);
       this.#now.loaded(matrix.progress?.current_seq);
       this.#status.hidden = true;
       this.#body.hidden = false;
@@ -227,6 +233,7 @@ class MatrixPage {
       this.#now.boot(d);
     } else if (ev.type === 'run.interval') this.#now.interval(d);
     else if (ev.type === 'run.waiting') this.#now.waiting(d);
+    else if (ev.type === 'matrix.gate') this.#gate.refresh();
   }
 
   #matrixState(d) {

@@ -7,7 +7,8 @@
 // to that matrix, coloured by the verdict.  No schedule: no section.  Before
 // that, while another operator (alice) reserves left, the first time starts
 // nothing: a line under the row says when and why (her reservation) until a
-// later time starts a matrix and clears it.
+// later time starts a matrix and clears it.  That matrix's page says under
+// its head that the schedule started it and its gate's verdict.
 // Screenshots (desktop and phone) go to $TB_BINARY_DIR/screenshots/schedules-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -86,4 +87,13 @@ test('a schedule lists with its next time, then a square per verdict', async () 
   assert.match(await sq.getAttribute('aria-label'), new RegExp(`matrix ${gate.matrix}: no baseline`));
   assert.equal(await page.locator('section.schedules tr.schedule-failure').count(), 0, 'a started time clears the line');
   await shoot(page, 'schedules');
+
+  // the matrix's own page: started by the schedule, its gate's verdict
+  await sq.click();
+  const line = page.locator('p.mx-gate');
+  await line.waitFor();
+  assert.equal(await line.getAttribute('data-verdict'), 'no_baseline');
+  assert.equal(await line.textContent(),
+    ' Started by the schedule of nightly (version 1): has no baseline to compare with (no earlier matrix of nightly passed).');
+  assert.equal(await line.locator('button').count(), 0, 'no comparison without a baseline');
 });

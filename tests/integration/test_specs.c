@@ -182,6 +182,8 @@ static void test_schedule_api(void **state)
 	};
 	struct tb_test_resp r;
 	json_t *sc;
+	long long id;
+	char path[64];
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -206,8 +208,19 @@ static void test_schedule_api(void **state)
 	assert_int_equal(json_array_size(json_object_get(r.json, "schedules")), 1);
 	sc = json_array_get(json_object_get(r.json, "schedules"), 0);
 	assert_int_equal(json_array_size(json_object_get(sc, "last")), 0);
+	assert_true(json_is_null(json_object_get(sc, "last_failure"))); /* no time came yet */
 	tb_test_resp_free(&r);
-	tb_test_api_expect(&D, NULL, "GET", "/api/v1/matrices/1/gate", NULL, 404, &r);
+	/* a matrix started by hand: no gate, and null as the matrix's gate */
+	tb_test_api_expect(&D, NULL, "POST", "/api/v1/matrices", v1, 201, &r);
+	id = json_integer_value(json_object_get(json_object_get(r.json, "matrix"), "id"));
+	assert_true(id > 0);
+	tb_test_resp_free(&r);
+	snprintf(path, sizeof(path), "/api/v1/matrices/%lld/gate", id);
+	tb_test_api_expect(&D, NULL, "GET", path, NULL, 404, &r);
+	tb_test_resp_free(&r);
+	snprintf(path, sizeof(path), "/api/v1/matrices/%lld", id);
+	tb_test_api_expect(&D, NULL, "GET", path, NULL, 200, &r);
+	assert_true(json_is_null(json_object_get(json_object_get(r.json, "matrix"), "gate")));
 	tb_test_resp_free(&r);
 	tb_test_api_expect(&D, NULL, "DELETE", "/api/v1/specs/nightly/schedule", NULL, 204, &r);
 	tb_test_resp_free(&r);
