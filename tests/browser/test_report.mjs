@@ -1,8 +1,12 @@
 // The report to publish and the A/B section, in Debian's Chromium (headless,
 // playwright-core), against the real testbedd and the simulated testbed
 // (deploy/sim, prefix tbar, block 203): two matrices of one spec (left ->
-// right, tcp and udp at 10 Mbit/s, forward, 1 s, 3 repeats).
+// right, tcp and udp at 10 Mbit/s, forward, 1 s, 3 repeats), the second
+// started by a schedule of the spec with the first as its pinned baseline.
 //
+// The second's page says under its head that the schedule started it and its
+// gate's verdict against the first; "Show the comparison" fills and runs the
+// A/B section with the gate's baseline.
 // The matrix page: the A/B section compares with the first matrix and shows
 // both medians and IQRs as the API gives them, the hosts diff beside the
 // table, and links to the CSVs and the A/B report; the head's "Report: HTML"
@@ -57,9 +61,17 @@ async function shoot(p, name) {
   await p.setViewportSize(DESKTOP);
 }
 
-test('two matrices of one spec run on the sim', { timeout: 300_000 }, async () => {
+test('two matrices of one spec run on the sim, the second started by its schedule', { timeout: 300_000 }, async () => {
   A = await tbd.runMatrix(SPEC, 120_000);
-  B = await tbd.runMatrix(SPEC, 120_000);
+  assert.equal((await tbd.call('POST', '/api/v1/specs', SPEC)).status, 201);
+  const put = await tbd.call('PUT', `/api/v1/specs/${SPEC.name}/schedule`, { cron: '* * * * *', baseline: A, max_drop: 50 });
+  assert.equal(put.status, 200, JSON.stringify(put.json));
+  const g = await eventually(async () => (await tbd.call('GET', '/api/v1/schedules')).json.schedules[0].last.find((x) => x.verdict),
+    150_000, 'the schedule started and judged no matrix');
+  assert.equal(g.state, 'succeeded');
+  assert.equal(g.baseline, A);
+  B = g.matrix;
+  assert.equal((await tbd.call('DELETE', `/api/v1/specs/${SPEC.name}/schedule`)).status, 204);
 });
 
 test('the A/B section: both medians and IQRs as the API gives them, the hosts diff beside, CSV and report links', { timeout: 60_000 }, async () => {
@@ -69,11 +81,23 @@ test('the A/B section: both medians and IQRs as the API gives them, the hosts di
   await page.goto(`${tbd.base}/#/matrices/${B}`);
   const section = page.locator('section.mx-compare');
   await section.waitFor();
+  // started by the schedule: its gate under the head, and the comparison it was judged by one click away
+  const gate = (await tbd.get(`/api/v1/matrices/${B}/gate`)).gate;
+  const line = page.locator('p.mx-gate');
+  await line.waitFor();
+  assert.equal(await line.getAttribute('data-verdict'), gate.verdict);
+  assert.match(await line.textContent(), new RegExp(`^ Started by the schedule of report-ab \\(version 1\\): ${gate.verdict === 'pass'
+    ? 'passed' : 'failed'} the gate against matrix ${A} \\(receiver_bps, drop ≤ 50 %\\): `));
+  await line.getByRole('button', { name: 'Show the comparison' }).click();
+  await section.locator('table.cmp-table tbody tr').first().waitFor();
+  assert.equal(await page.getByLabel('Baseline matrix').inputValue(), String(A));
+  assert.equal(await page.getByLabel('Largest drop allowed (%)').inputValue(), '50');
+  assert.match(await section.locator('.cmp-verdict').innerText(), new RegExp(`^${gate.verdict === 'pass' ? 'Pass' : 'Fail'}: `));
   assert.deepEqual(await page.locator('#cmp-metric option').evaluateAll((os) => os.map((o) => o.value)),
     ['receiver_bps', 'sender_bps', 'lost_percent', 'retransmits', 'jitter_ms']);
   await page.getByLabel('Baseline matrix').fill(String(A));
   await page.getByLabel('Largest drop allowed (%)').fill('50');
-  await section.getByRole('button', { name: 'Compare' }).click();
+  await section.getByRole('button', { name: 'Compare', exact: true }).click();
   await section.locator('table.cmp-table tbody tr').first().waitFor();
   const api = (await tbd.get(`/api/v1/matrices/${B}/compare?baseline=${A}&max_drop=50`)).compare;
   const shown = await section.locator('table.cmp-table tbody tr').evaluateAll((trs) => trs.map((tr) => ({
@@ -178,7 +202,7 @@ test('a rate put on the router between two matrices shows as link shaping in wha
     await page.goto(`${tbd.base}/#/matrices/${C}`);
     const section = page.locator('section.mx-compare');
     await page.getByLabel('Baseline matrix').fill(String(B));
-    await section.getByRole('button', { name: 'Compare' }).click();
+    await section.getByRole('button', { name: 'Compare', exact: true }).click();
     const row = section.locator('.cmp-diff tbody tr[data-kind="link shaping"]');
     await eventually(async () => (await row.count()) === 1, SOON, 'no link shaping row in what changed');
     assert.equal(await row.locator('td').first().innerText(), 'router@freebsd\nlink shaping');
