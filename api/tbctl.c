@@ -130,7 +130,7 @@ static const char usage_shared[] =
 	"                                     schedule rm NAME stops it\n"
 	"  schedules                          each schedule, its next time and its last\n"
 	"                                     verdicts, newest right (P pass, F fail,\n"
-	"                                     n no baseline, E error)\n";
+	"                                     n no baseline, E error, . running)\n";
 
 static const char usage_options[] = "\n"
 				    "Options:\n"

@@ -4,7 +4,7 @@
  * tbctl schedules: a spec's recurring matrix and its CI gate (PUT/DELETE
  * /api/v1/specs/NAME/schedule, GET /api/v1/schedules).  The list shows each
  * schedule's next time and its last verdicts, newest right, one letter each
- * (P pass, F fail, n no baseline, E error), and under the table why a
+ * (P pass, F fail, n no baseline, E error, . running), and under the table why a
  * schedule's last time started no matrix, when it did not.
  */
 #include "tbctl.h"
@@ -55,7 +55,8 @@ static json_t *body(const struct tbctl_args *a, const char *cron)
 	return b;
 }
 
-/* A verdict's letter in the row of the last ones. */
+/* A verdict's letter in the row of the last ones ('.': not judged yet, the
+ * matrix still runs). */
 static char letter(const char *verdict)
 {
 	static const struct {
@@ -63,7 +64,9 @@ static char letter(const char *verdict)
 		char c;
 	} v[] = {{"pass", 'P'}, {"fail", 'F'}, {"no_baseline", 'n'}, {"error", 'E'}};
 
-	for (size_t i = 0; verdict != NULL && i < sizeof(v) / sizeof(v[0]); i++)
+	if (verdict == NULL)
+		return '.';
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		if (strcmp(verdict, v[i].name) == 0)
 			return v[i].c;
 	return '?';
@@ -114,7 +117,7 @@ static int print_list(const json_t *list)
 		if (n > 0) { /* the newest's matrix after the row */
 			v = json_array_get(json_object_get(s, "last"), json_array_size(json_object_get(s, "last")) - 1);
 			snprintf(last + n, sizeof(last) - n, "  (matrix %lld: %s)", tbctl_jint(v, "matrix", 0),
-				 tbctl_jstr(v, "verdict") ? tbctl_jstr(v, "verdict") : "?");
+				 tbctl_jstr(v, "verdict") ? tbctl_jstr(v, "verdict") : "running");
 		}
 		if (rc == 0)
 			rc = tbctl_table_add(t, cells);
