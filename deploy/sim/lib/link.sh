@@ -31,8 +31,14 @@ have_netem() {	# in a throwaway network namespace: does this kernel have the net
 }
 netem_reason() { echo "this kernel ($(cat /proc/sys/kernel/osrelease)) has no netem qdisc (tc answers \"Specified qdisc kind is unknown\"), so the sim cannot add delay; only a rate (tbf) and loss (nftables) are available here"; }
 
-link_get() {	# key -> its value in $S/link (empty when absent)
-	sed -n "s/^$1=//p" "$S/link" 2>/dev/null
+link_get() {	# key -> its value in $S/link (empty when absent); bash's own read, no fork of sed
+	local k v
+	[ -r "$S/link" ] || return 0
+	while IFS= read -r k; do
+		v=${k#*=}
+		[ "${k%%=*}" = "$1" ] && [ "$k" != "$v" ] && printf '%s\n' "$v"
+	done <"$S/link"
+	return 0
 }
 
 # link_apply NSEXEC RATE LOSS DELAY PIPE [QUEUE]: the profile onto ix0/ix1 of the router
