@@ -65,7 +65,12 @@ void tb_idle_opts_from_json(const json_t *idle, struct tb_idle_opts *out)
 #define LINUX_CPUS "while read -r c r; do case $c in cpu[0-9]*) echo \"$c $r\";; esac; done </proc/stat; "
 #define LINUX_LOAD "echo @load; read -r l </proc/loadavg; echo \"$l\"; echo @cpu; " LINUX_CPUS
 #define LINUX_CPU2 "sleep 0.25; echo @cpu; " LINUX_CPUS
-#define BSD_LOAD "echo @load; sysctl -n vm.loadavg; echo @cpu; sysctl -n kern.cp_times; "
+/* FreeBSD: one sysctl for both, split into its words by a function's
+ * arguments (vm.loadavg is "{ 1m 5m 15m }"); no newline in the script: a
+ * standby shell reads it as one line (ssh.h) */
+#define BSD_LOAD                                                                                              \
+	"tbload() { echo @load; [ $# -ge 5 ] && echo \"$1 $2 $3 $4 $5\" && shift 5; echo @cpu; echo \"$*\"; " \
+	"}; tbload $(sysctl -n vm.loadavg kern.cp_times 2>/dev/null); "
 #define BSD_CPU2 "sleep 0.25; echo @cpu; sysctl -n kern.cp_times; "
 
 const char *tb_idle_command(bool bsd, bool softirq)
