@@ -47,13 +47,13 @@ static bool sets_nothing(const json_t *pj)
 void run_early_plan(struct tb_services *sv, struct tb_run_ctl *ctl, const struct tb_run_row *now,
 		    const struct tb_run_row *next, const struct tb_run_host *ch, const struct tb_run_host *sh)
 {
-	json_t *pn = now == NULL ? json_object() : json_loads(now->params != NULL ? now->params : "", 0, NULL);
+	json_t *pn = now != NULL ? json_loads(now->params != NULL ? now->params : "", 0, NULL) : NULL;
 	json_t *pj = json_loads(next->params != NULL ? next->params : "", 0, NULL);
 	struct tb_iperf_params p;
 	struct tb_error e = {0};
 	struct run_early *x = NULL;
-	bool ok = sets_nothing(pn) && sets_nothing(pj) && tb_matrix_params_from_json(pj, &p, &e) == 0 &&
-		  tb_traffic_driver_for(p.tool) == &tb_traffic_iperf3;
+	bool ok = (now == NULL || sets_nothing(pn)) && sets_nothing(pj) &&
+		  tb_matrix_params_from_json(pj, &p, &e) == 0 && tb_traffic_driver_for(p.tool) == &tb_traffic_iperf3;
 
 	json_decref(pn);
 	json_decref(pj);

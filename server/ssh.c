@@ -514,6 +514,10 @@ static int exec_prefixed_gated(struct tb_ssh_pool *pool, const struct tb_ssh_tar
 	result_init(res);
 	if ((rc = check_call(t, argv, timeout_ms, err)) != 0)
 		return rc;
+	/* one line (ssh.h): a standby shell reads one line, and a newline would
+	 * end the look there without a word; refused loudly instead */
+	if (before != NULL && strpbrk(before->script, "\r\n") != NULL)
+		return tb_fail(err, TB_ERR_INVALID, NULL, "a before script is one line (testbedd's bug)");
 	if (before != NULL && (pre = before_prefix(before, prefix)) == NULL)
 		return tb_fail(err, TB_ERR_NOMEM, NULL, "out of memory");
 	script = tb_ssh_script_prefixed(pre != NULL ? pre : prefix, argv, &qerr);

@@ -2,11 +2,10 @@
 // version, the CI gate's verdict against its baseline and the cells that
 // fell, with a button that opens the comparison (compare.mjs) with the
 // gate's own baseline, metric and allowed change.  The gate comes with the
-// matrix (its `gate`, null for a matrix no schedule started: hidden); GET
-// /matrices/ID/gate again when a matrix.gate event comes (it is judged after
-// the matrix ends).  Text, never markup.
+// matrix (its `gate`, null for a matrix no schedule started: hidden), then
+// from its matrix.gate event (it is judged after the matrix ends; the
+// event's data is the gate's detail).  Text, never markup.
 
-import { api } from './api.mjs';
 import { h, replace } from './dom.mjs';
 
 const WORDS = {
@@ -14,10 +13,9 @@ const WORDS = {
   error: 'was not judged',
 };
 
-/** The line for matrix id; onCompare({baseline, max_drop, metric}) opens the comparison. */
-export function gateLine(id, onCompare) {
+/** The line of a matrix's gate; onCompare({baseline, max_drop, metric}) opens the comparison. */
+export function gateLine(onCompare) {
   const el = h('p', { class: 'mx-gate', hidden: true, role: 'status' });
-  let asked = 0;
 
   function draw(g) {
     const d = g.detail ?? {};
@@ -53,14 +51,10 @@ export function gateLine(id, onCompare) {
     else el.hidden = true;
   }
 
-  /** Its matrix.gate event came: read the verdict. */
-  async function refresh() {
-    const mine = ++asked;
-    try {
-      const { gate } = await api('GET', `matrices/${id}/gate`);
-      if (mine === asked) draw(gate);
-    } catch { /* the line stays as it was */ }
+  /** Its matrix.gate event came (d: {spec, version, baseline, verdict, metric, max_drop, compared, dropped, message?}). */
+  function judged(d) {
+    draw({ spec: d.spec, version: d.version, baseline: d.baseline, verdict: d.verdict, detail: d });
   }
 
-  return { el, take, refresh };
+  return { el, take, judged };
 }

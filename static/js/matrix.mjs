@@ -7,7 +7,7 @@
 // (runstable.mjs), the summary per cell (cellstable.mjs), the hosts
 // (hostmeta.mjs), the comparison with a baseline (compare.mjs) and the spec;
 // a matrix a schedule started says its CI gate's verdict under the head
-// (gateline.mjs: the matrix's `gate`, read again when its matrix.gate event comes);
+// (gateline.mjs: the matrix's `gate`, then its matrix.gate event);
 // a run opens on its own page (#/runs/ID, run.mjs).  A cell has a permalink,
 // #/matrices/ID?cell=N: the page scrolls to it, marks it in the grid and the
 // per-cell table and shows its runs and a link to its history across
@@ -99,7 +99,7 @@ class MatrixPage {
     this.#now = new NowRunning(this.#runs, () => this.#m, open);
     this.#grid = new ResultsGrid((n) => this.#focusCell(n));
     this.#comparison = compareSection(id);
-    this.#gate = gateLine(id, (q) => this.#comparison.show(q));
+    this.#gate = gateLine((q) => this.#comparison.show(q));
     this.#hosts = hostsSection(id);
     this.#body = h('div', { class: 'mx-body', hidden: true },
       h('section', { class: 'mx-status', 'aria-label': 'Progress' }, this.#progress.nodes, this.#actions.nodes),
@@ -233,7 +233,7 @@ class MatrixPage {
       this.#now.boot(d);
     } else if (ev.type === 'run.interval') this.#now.interval(d);
     else if (ev.type === 'run.waiting') this.#now.waiting(d);
-    else if (ev.type === 'matrix.gate') this.#gate.refresh();
+    else if (ev.type === 'matrix.gate') this.#gate.judged(d);
   }
 
   #matrixState(d) {

@@ -66,18 +66,29 @@ test('two matrices of one spec run on the sim, the second started by its schedul
   assert.equal((await tbd.call('POST', '/api/v1/specs', SPEC)).status, 201);
   const put = await tbd.call('PUT', `/api/v1/specs/${SPEC.name}/schedule`, { cron: '* * * * *', baseline: A, max_drop: 50 });
   assert.equal(put.status, 200, JSON.stringify(put.json));
+  // its page opened while it runs: the gate line waits, then its matrix.gate event draws the verdict
+  const started = await eventually(async () => (await tbd.call('GET', '/api/v1/schedules')).json.schedules[0].last[0],
+    90_000, 'the schedule started no matrix');
+  await page.goto(`${tbd.base}/`);
+  await login(page, tbd.adminToken);
+  await page.goto(`${tbd.base}/#/matrices/${started.matrix}`);
+  const line = page.locator('p.mx-gate');
+  await line.waitFor();
+  assert.equal(await line.getAttribute('data-verdict'), 'pending', 'the page opened after the gate was judged');
+  assert.match(await line.textContent(), /the gate is judged when it ends\.$/);
+  await page.locator('p.mx-gate:not([data-verdict="pending"])').waitFor({ timeout: 60_000 });
   const g = await eventually(async () => (await tbd.call('GET', '/api/v1/schedules')).json.schedules[0].last.find((x) => x.verdict),
     150_000, 'the schedule started and judged no matrix');
   assert.equal(g.state, 'succeeded');
   assert.equal(g.baseline, A);
+  assert.equal(g.matrix, started.matrix);
+  assert.equal(await line.getAttribute('data-verdict'), g.verdict, 'the event drew the stored verdict');
   B = g.matrix;
   assert.equal((await tbd.call('DELETE', `/api/v1/specs/${SPEC.name}/schedule`)).status, 204);
 });
 
 test('the A/B section: both medians and IQRs as the API gives them, the hosts diff beside, CSV and report links', { timeout: 60_000 }, async () => {
-  await page.goto(`${tbd.base}/`);
-  await login(page, tbd.adminToken);
-  pageErrors.length = 0;   // the login page's whoami before logging in is a 401
+  pageErrors.length = 0;   // logged in in the test before; the login page's whoami before it is a 401
   await page.goto(`${tbd.base}/#/matrices/${B}`);
   const section = page.locator('section.mx-compare');
   await section.waitFor();

@@ -780,7 +780,7 @@ static void before_done(void *cls, const char *text, size_t len)
  * output is its own; in the gated spawn the look comes before the pid
  * line, the gate is let go, the command runs in the same shell (one exec:
  * the before's $$ is the pid reported); a command that never gets there
- * (the exec fails first) never calls done. */
+ * (the exec fails first) never calls done; a script of two lines is refused. */
 static void test_before(void **state)
 {
 	struct tb_ssh_target t = target_of(&sshd);
@@ -844,6 +844,15 @@ static void test_before(void **state)
 		rc = tb_ssh_exec_before(pool, &t, &quits, argv, 10000, spawn_on_output, &c, &c.res, &c.err);
 		assert_int_equal(rc, 0);
 		assert_int_equal(c.res.exit_status, 3);
+		assert_int_equal(b.calls, 0);
+	}
+	/* a script of two lines is refused, nothing run (a standby shell would read its first line only) */
+	{
+		struct tb_ssh_before two = {.script = "echo a\necho b", .done = before_done, .cls = &b};
+
+		memset(&b, 0, sizeof(b));
+		rc = tb_ssh_exec_before(pool, &t, &two, argv, 10000, spawn_on_output, &c, &c.res, &c.err);
+		assert_int_equal(rc, TB_ERR_INVALID);
 		assert_int_equal(b.calls, 0);
 	}
 	spawn_ctx_end(&c);
